@@ -1,0 +1,1 @@
+"""The codemods, one module each; importable as `jaxfix.codemods`. The registry finds them here."""

@@ -1,0 +1,39 @@
+"""ModuleContext: the shared analyses of one parsed module, each computed on first use."""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, ParentNodeProvider
+
+
+class ModuleContext:
+    def __init__(self, wrapper: MetadataWrapper) -> None:
+        self.wrapper = wrapper
+        self.module: cst.Module = wrapper.module
+
+    @cached_property
+    def names(self):
+        from jaxfix.analysis.names import JaxNames
+
+        return JaxNames(self.wrapper)
+
+    @cached_property
+    def parents(self):
+        return self.wrapper.resolve(ParentNodeProvider)
+
+    @cached_property
+    def traced(self):
+        from jaxfix.analysis.traced import TracedAnalysis
+
+        return TracedAnalysis(self)
+
+    @cached_property
+    def arrays(self):
+        from jaxfix.analysis.arrays import ArrayAnalysis
+
+        return ArrayAnalysis(self)
+
+    def code_for(self, node: cst.CSTNode) -> str:
+        return self.module.code_for_node(node)

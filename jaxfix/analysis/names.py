@@ -1,0 +1,81 @@
+"""Import aliases resolved to qualified names (`tm` → `jax.tree_map`, `jnp.sum` → `jax.numpy.sum`).
+
+Built on LibCST's QualifiedNameProvider, which follows `import x as y` and `from x import y as z` through scopes,
+so a name that a local variable shadows does not resolve to the JAX function.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import Iterable
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, QualifiedNameProvider, QualifiedNameSource
+
+from jaxfix.diagnostics import ImportSpec
+
+
+class JaxNames:
+    def __init__(self, wrapper: MetadataWrapper) -> None:
+        self._wrapper = wrapper
+        self._qualified = wrapper.resolve(QualifiedNameProvider)
+
+    def qualified(self, node: cst.CSTNode) -> str | None:
+        """The dotted name an expression refers to through imports, or None (a local, an attribute of a value)."""
+        value = self._qualified.get(node)
+        if value is None:
+            return None
+        names = value() if callable(value) else value
+        imported = sorted(q.name for q in names if q.source is QualifiedNameSource.IMPORT)
+        return imported[0] if imported else None
+
+    def matches(self, node: cst.CSTNode, names: Iterable[str]) -> bool:
+        qualified = self.qualified(node)
+        return qualified is not None and qualified in names
+
+    def callee(self, call: cst.Call) -> str | None:
+        return self.qualified(call.func)
+
+    @cached_property
+    def _module_aliases(self) -> dict[str, str]:
+        """Module name → the local name a top-level `import` binds to it (`jax.numpy` → `jnp`)."""
+        aliases: dict[str, str] = {}
+        for statement in self._wrapper.module.body:
+            if not isinstance(statement, cst.SimpleStatementLine):
+                continue
+            for small in statement.body:
+                if isinstance(small, cst.Import):
+                    for alias in small.names:
+                        dotted = _dotted(alias.name)
+                        if alias.asname is not None:
+                            aliases.setdefault(dotted, _dotted(alias.asname.name))
+                        else:
+                            aliases.setdefault(dotted.split(".")[0], dotted.split(".")[0])
+                            aliases.setdefault(dotted, dotted)
+                elif isinstance(small, cst.ImportFrom) and small.module is not None and not small.relative:
+                    if isinstance(small.names, cst.ImportStar):
+                        continue
+                    base = _dotted(small.module)
+                    for alias in small.names:
+                        local = _dotted(alias.asname.name) if alias.asname else _dotted(alias.name)
+                        aliases.setdefault(f"{base}.{_dotted(alias.name)}", local)
+        return aliases
+
+    def expression_for(self, qualified_name: str) -> tuple[cst.BaseExpression, ImportSpec | None]:
+        """An expression that names `qualified_name` here, reusing an imported alias of its module when the
+        module has one (`jnp.zeros`), else spelled in full with the import it needs (`jax.tree.map`, `import jax`)."""
+        parts = qualified_name.split(".")
+        for cut in range(len(parts), 0, -1):
+            module = ".".join(parts[:cut])
+            local = self._module_aliases.get(module)
+            if local is not None:
+                return cst.parse_expression(".".join([local, *parts[cut:]])), None
+        return cst.parse_expression(qualified_name), ImportSpec(parts[0])
+
+
+def _dotted(node: cst.BaseExpression) -> str:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return f"{_dotted(node.value)}.{node.attr.value}"
+    raise TypeError(f"not a dotted name: {node!r}")

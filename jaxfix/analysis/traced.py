@@ -1,0 +1,684 @@
+"""Which functions run under JAX tracing, and which values inside them are traced.
+
+A function is traced when a JAX transformation wraps it (`@jax.jit`, `partial(jax.jit, ...)`, `jax.vmap(f)`,
+`eqx.filter_jit`, ...), when it is a body passed to lax control flow (`lax.scan(step, ...)`), when a traced
+function of the same module calls it, or when it is defined inside a traced function and used there.
+
+Values are classified per function into three kinds, joined by `max`:
+- STATIC: known at trace time (literals, `.shape`/`.ndim`/`.dtype`/`.size`, `len(...)`, `is None`, static
+  arguments, module constants, indices of a static `range`);
+- TRACED: depends on a traced argument or on a JAX computation;
+- UNKNOWN: anything else. Codemods treat UNKNOWN as "do not rewrite".
+The analysis is flow-insensitive: a name's kind is the join over all its bindings in the function.
+"""
+
+from __future__ import annotations
+
+import builtins
+import enum
+from dataclasses import dataclass, field
+from typing import Iterable, Iterator, Union
+
+import libcst as cst
+from libcst.metadata import ScopeProvider
+
+from jaxfix.analysis.context import ModuleContext
+
+
+class Kind(enum.IntEnum):
+    STATIC = 0
+    UNKNOWN = 1
+    TRACED = 2
+
+
+def join(kinds: Iterable[Kind]) -> Kind:
+    return max(kinds, default=Kind.STATIC)
+
+
+FunctionNode = Union[cst.FunctionDef, cst.Lambda]
+
+# Transformations that trace the function passed as their first argument (or that they decorate).
+_JIT_LIKE = {
+    "jax.jit",
+    "jax.pmap",
+    "jax.experimental.pjit.pjit",
+    "jax.pjit",
+}
+_GRAD_LIKE = {"jax.grad", "jax.value_and_grad", "jax.jacfwd", "jax.jacrev", "jax.hessian"}
+_VMAP_LIKE = {"jax.vmap"}
+_OTHER_TRANSFORMS = {
+    "jax.checkpoint",
+    "jax.remat",
+    "jax.ad_checkpoint.checkpoint",
+    "jax.custom_jvp",
+    "jax.custom_vjp",
+    "jax.named_call",
+    "jax.make_jaxpr",
+    "jax.eval_shape",
+    "jax.linearize",
+    "jax.jvp",
+    "jax.vjp",
+    "jax.shard_map",
+    "jax.experimental.shard_map.shard_map",
+    "jax.lax.map",
+    "jax.lax.associative_scan",
+}
+# Equinox's filtered transformations treat every non-array argument as static, so argument kinds are unknown.
+_FILTERED = {
+    "equinox.filter_jit",
+    "equinox.filter_vmap",
+    "equinox.filter_pmap",
+    "equinox.filter_grad",
+    "equinox.filter_value_and_grad",
+    "equinox.filter_checkpoint",
+}
+TRANSFORMS = _JIT_LIKE | _GRAD_LIKE | _VMAP_LIKE | _OTHER_TRANSFORMS | _FILTERED
+
+# lax control flow: the argument positions (and keyword names) that hold traced bodies.
+LAX_BODIES: dict[str, tuple[tuple[int, ...], tuple[str, ...]]] = {
+    "jax.lax.scan": ((0,), ("f",)),
+    "jax.lax.fori_loop": ((2,), ("body_fun",)),
+    "jax.lax.while_loop": ((0, 1), ("cond_fun", "body_fun")),
+    "jax.lax.cond": ((1, 2), ("true_fun", "false_fun")),
+    "jax.lax.switch": ((1,), ("branches",)),
+    "jax.lax.custom_root": ((0, 2, 3), ("f", "solve", "tangent_solve")),
+    "jax.lax.custom_linear_solve": ((0, 2, 3), ("matvec", "solve", "transpose_solve")),
+}
+# Functions passed here run on the host with concrete values: never traced.
+HOST_CALLBACKS = {
+    "jax.pure_callback",
+    "jax.debug.callback",
+    "jax.experimental.io_callback",
+    "jax.experimental.host_callback.id_tap",
+    "jax.experimental.host_callback.call",
+}
+_PARTIAL = {"functools.partial"}
+TREE_MAPS = {"jax.tree.map", "jax.tree_util.tree_map", "jax.tree_map"}
+
+STATIC_ATTRIBUTES = frozenset({"shape", "ndim", "dtype", "size", "weak_type", "sharding", "aval"})
+STATIC_CALLS = frozenset(
+    {
+        "len",
+        "isinstance",
+        "issubclass",
+        "type",
+        "callable",
+        "hasattr",
+        "id",
+        "jax.numpy.shape",
+        "jax.numpy.ndim",
+        "jax.numpy.size",
+        "jax.numpy.dtype",
+        "jax.numpy.result_type",
+        "jax.numpy.issubdtype",
+        "jax.numpy.finfo",
+        "jax.numpy.iinfo",
+        "jax.numpy.promote_types",
+        "jax.devices",
+        "jax.device_count",
+        "jax.local_device_count",
+        "jax.process_index",
+        "numpy.shape",
+        "numpy.ndim",
+        "numpy.dtype",
+        "numpy.finfo",
+        "numpy.iinfo",
+    }
+)
+_BUILTINS = frozenset(dir(builtins))
+
+
+@dataclass
+class _Function:
+    node: FunctionNode
+    parent: "_Function | None"
+    params: list[str] = field(default_factory=list)
+    bindings: list[tuple[str, object]] = field(default_factory=list)  # (name, expression or Kind)
+    param_kinds: dict[str, Kind] = field(default_factory=dict)
+    env: dict[str, Kind] = field(default_factory=dict)
+
+
+class TracedAnalysis:
+    def __init__(self, context: ModuleContext) -> None:
+        self._context = context
+        self._names = context.names
+        self._scopes = context.wrapper.resolve(ScopeProvider)
+        self._functions: dict[FunctionNode, _Function] = {}
+        self._module_env: dict[str, Kind] = {}
+        self._traced: set[FunctionNode] = set()
+        self._collect()
+        self._solve()
+
+    # ---- queries -------------------------------------------------------------------------------------------
+
+    def is_traced(self, function: FunctionNode) -> bool:
+        return function in self._traced
+
+    def enclosing_function(self, node: cst.CSTNode) -> FunctionNode | None:
+        parents = self._context.parents
+        current = parents.get(node)
+        while current is not None and not isinstance(current, (cst.FunctionDef, cst.Lambda)):
+            current = parents.get(current)
+        return current
+
+    def in_traced_code(self, node: cst.CSTNode) -> bool:
+        """Whether `node` runs while JAX traces: inside a traced function's body (not its decorators)."""
+        function = self.enclosing_function(node)
+        return function is not None and function in self._traced
+
+    def param_kind(self, function: FunctionNode, name: str) -> Kind:
+        return self._functions[function].param_kinds.get(name, Kind.UNKNOWN)
+
+    def kind(self, expr: cst.BaseExpression) -> Kind:
+        """The kind of an expression where it stands (inside its enclosing function)."""
+        function = self.enclosing_function(expr)
+        return self._kind(expr, self._functions[function] if function is not None else None)
+
+    def traced_functions(self) -> Iterator[FunctionNode]:
+        return iter(self._traced)
+
+    # ---- collection ----------------------------------------------------------------------------------------
+
+    def _collect(self) -> None:
+        collector = _BindingCollector(self)
+        self._context.module.visit(collector)
+        self._module_bindings = collector.module_bindings
+
+    def _register(self, node: FunctionNode, parent: _Function | None) -> _Function:
+        info = _Function(node, parent, params=_param_names(node.params))
+        self._functions[node] = info
+        return info
+
+    # ---- solving -------------------------------------------------------------------------------------------
+
+    def _solve(self) -> None:
+        self._module_env = self._solve_env(None, self._module_bindings, {})
+        seeds = self._seed_traced()
+        for function, kinds in seeds:
+            self._mark(function, kinds)
+        for _ in range(20):  # fixed point: calls from traced code trace callees and refine their parameters
+            changed = False
+            for function in list(self._traced):
+                info = self._functions[function]
+                info.env = self._solve_env(info, info.bindings, info.param_kinds)
+            for function in list(self._traced):
+                changed |= self._propagate_from(self._functions[function])
+            if not changed:
+                break
+        for function in self._traced:
+            info = self._functions[function]
+            info.env = self._solve_env(info, info.bindings, info.param_kinds)
+
+    def _mark(self, function: FunctionNode, kinds: dict[str, Kind]) -> bool:
+        """Record `function` as traced with parameter kinds joined into what is known; True if anything changed."""
+        info = self._functions.get(function)
+        if info is None:
+            return False
+        changed = function not in self._traced
+        self._traced.add(function)
+        for name in info.params:
+            old = info.param_kinds.get(name)
+            new = kinds.get(name, Kind.UNKNOWN)
+            new = new if old is None else max(old, new)
+            if new != old:
+                info.param_kinds[name] = new
+                changed = True
+        return changed
+
+    def _seed_traced(self) -> list[tuple[FunctionNode, dict[str, Kind]]]:
+        seeds: list[tuple[FunctionNode, dict[str, Kind]]] = []
+        for node, info in self._functions.items():
+            if isinstance(node, cst.FunctionDef):
+                for decorator in node.decorators:
+                    transform = self._transform_of(decorator.decorator)
+                    if transform is not None:
+                        name, call = transform
+                        seeds.append((node, self._param_kinds_for(name, call, info, bound_positional=0)))
+        for call in self._all_calls:
+            callee = self._names.callee(call)
+            if callee is None:
+                continue
+            if callee in TRANSFORMS and call.args:
+                for function, bound in self._functions_in(call.args[0].value):
+                    seeds.append((function, self._param_kinds_for(callee, call, self._functions[function], bound)))
+            elif callee in _PARTIAL and call.args and self._names.qualified(call.args[0].value) in TRANSFORMS:
+                pass  # partial(jax.jit, ...) used as a decorator is handled with decorators
+            elif callee in LAX_BODIES:
+                positions, keywords = LAX_BODIES[callee]
+                for index, arg in enumerate(call.args):
+                    is_body = (arg.keyword is None and index in positions) or (
+                        arg.keyword is not None and arg.keyword.value in keywords
+                    )
+                    if is_body:
+                        for function, _ in self._functions_in(arg.value):
+                            seeds.append((function, {p: Kind.TRACED for p in self._functions[function].params}))
+        return seeds
+
+    def _transform_of(self, decorator: cst.BaseExpression) -> tuple[str, cst.Call | None] | None:
+        """`@jax.jit`, `@jax.jit(static_argnums=1)`, `@partial(jax.jit, ...)` → ("jax.jit", call with options)."""
+        name = self._names.qualified(decorator)
+        if name in TRANSFORMS:
+            return name, None
+        if isinstance(decorator, cst.Call):
+            callee = self._names.callee(decorator)
+            if callee in TRANSFORMS and not any(a.keyword is None for a in decorator.args):
+                return callee, decorator
+            if callee in _PARTIAL and decorator.args:
+                inner = self._names.qualified(decorator.args[0].value)
+                if inner in TRANSFORMS:
+                    return inner, decorator
+        return None
+
+    def _functions_in(self, expr: cst.BaseExpression) -> Iterator[tuple[FunctionNode, int]]:
+        """Functions an argument expression denotes, with how many leading parameters `partial` binds."""
+        if isinstance(expr, cst.Lambda):
+            yield expr, 0
+        elif isinstance(expr, cst.Name):
+            for definition in self._definitions(expr):
+                yield definition, 0
+        elif isinstance(expr, (cst.List, cst.Tuple)):
+            for element in expr.elements:
+                yield from self._functions_in(element.value)
+        elif isinstance(expr, cst.Call) and self._names.callee(expr) in _PARTIAL and expr.args:
+            bound = sum(1 for a in expr.args[1:] if a.keyword is None and not a.star)
+            for function, inner in self._functions_in(expr.args[0].value):
+                yield function, inner + bound
+        elif isinstance(expr, cst.Call) and self._names.callee(expr) in TRANSFORMS and expr.args:
+            yield from self._functions_in(expr.args[0].value)
+
+    def _definitions(self, name: cst.Name) -> Iterator[cst.FunctionDef]:
+        scope = self._scopes.get(name)
+        if scope is None:
+            return
+        for assignment in scope[name.value]:
+            node = getattr(assignment, "node", None)
+            if isinstance(node, cst.FunctionDef) and node in self._functions:
+                yield node
+
+    def _param_kinds_for(self, transform: str, call: cst.Call | None, info: _Function, bound_positional: int) -> dict[str, Kind]:
+        """Parameter kinds implied by one transformation and its options."""
+        params = info.params
+        kinds = {p: Kind.TRACED for p in params}
+        for p in params[:bound_positional]:
+            kinds[p] = Kind.STATIC  # bound by functools.partial: a constant of the traced function
+        if params and params[0] in ("self", "cls") and isinstance(info.node, cst.FunctionDef):
+            kinds[params[0]] = Kind.UNKNOWN
+        if transform in _FILTERED:
+            return {p: Kind.UNKNOWN for p in params}
+        options = {a.keyword.value: a.value for a in (call.args if call else ()) if a.keyword is not None}
+        if transform in _JIT_LIKE:
+            for key in ("static_argnums", "static_broadcasted_argnums"):
+                if key in options:
+                    numbers = _literal_ints(options[key])
+                    if numbers is None:
+                        return {p: Kind.UNKNOWN for p in params}
+                    for n in numbers:
+                        index = bound_positional + n if n >= 0 else len(params) + n
+                        if 0 <= index < len(params):
+                            kinds[params[index]] = Kind.STATIC
+            if "static_argnames" in options:
+                names = _literal_strs(options["static_argnames"])
+                if names is None:
+                    return {p: Kind.UNKNOWN for p in params}
+                for name in names:
+                    if name in kinds:
+                        kinds[name] = Kind.STATIC
+        elif transform in _GRAD_LIKE:
+            argnums = _literal_ints(options["argnums"]) if "argnums" in options else [0]
+            if argnums is None:
+                return {p: Kind.UNKNOWN for p in params}
+            free = params[bound_positional:]
+            for index, p in enumerate(free):
+                if index not in argnums:
+                    kinds[p] = Kind.UNKNOWN  # concrete unless the caller is itself traced
+        elif transform in _VMAP_LIKE and "in_axes" in options:
+            axes = options["in_axes"]
+            if isinstance(axes, (cst.Tuple, cst.List)):
+                free = params[bound_positional:]
+                for index, element in enumerate(axes.elements):
+                    if index < len(free) and isinstance(element.value, cst.Name) and element.value.value == "None":
+                        kinds[free[index]] = Kind.UNKNOWN
+        return kinds
+
+    def _propagate_from(self, info: _Function) -> bool:
+        """Calls inside a traced function trace the same-module functions they reach; nested functions that the
+        traced body uses are traced too (unless handed to a host callback)."""
+        changed = False
+        for call in self._calls_in.get(info.node, ()):
+            for function in self._definitions_of_callee(call):
+                callee = self._functions[function]
+                kinds = _bind_arguments(callee.params, call, lambda e: self._kind(e, info))
+                changed |= self._mark(function, kinds)
+        for nested in self._nested.get(info.node, ()):
+            if nested in self._host_only:
+                continue
+            changed |= self._mark(nested, {})
+        return changed
+
+    def _definitions_of_callee(self, call: cst.Call) -> Iterator[cst.FunctionDef]:
+        if isinstance(call.func, cst.Name) and call.func.value not in _BUILTINS:
+            yield from self._definitions(call.func)
+
+    # ---- kinds of expressions ------------------------------------------------------------------------------
+
+    def _solve_env(self, info: _Function | None, bindings, params: dict[str, Kind]) -> dict[str, Kind]:
+        env: dict[str, Kind] = dict(params)
+        local_names = {name for name, _ in bindings}
+        for name in local_names - set(params):
+            env[name] = Kind.STATIC
+        for _ in range(50):
+            changed = False
+            for name, source in bindings:
+                value = source if isinstance(source, Kind) else self._kind(source, info, env)
+                new = max(env[name], value)
+                if new != env[name]:
+                    env[name] = new
+                    changed = True
+            if not changed:
+                break
+        return env
+
+    def _lookup(self, name: str, info: _Function | None, env: dict[str, Kind] | None) -> Kind:
+        if env is not None and name in env:
+            return env[name]
+        scope = info
+        while scope is not None:
+            if name in scope.env:
+                return scope.env[name]
+            if name in scope.params:
+                return scope.param_kinds.get(name, Kind.UNKNOWN)
+            if any(n == name for n, _ in scope.bindings):
+                return Kind.UNKNOWN  # a function not analysed as traced: its locals are unknown
+            scope = scope.parent
+        if name in self._module_env:
+            return self._module_env[name]
+        if name in _BUILTINS:
+            return Kind.STATIC
+        return Kind.UNKNOWN
+
+    def _kind(self, expr: cst.BaseExpression, info: _Function | None, env: dict[str, Kind] | None = None) -> Kind:
+        kind = lambda e: self._kind(e, info, env)  # noqa: E731
+        if isinstance(expr, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.Ellipsis)):
+            return Kind.STATIC
+        if isinstance(expr, cst.ConcatenatedString):
+            return join([kind(expr.left), kind(expr.right)])
+        if isinstance(expr, cst.FormattedString):
+            return join(kind(p.expression) for p in expr.parts if isinstance(p, cst.FormattedStringExpression))
+        if isinstance(expr, cst.Name):
+            if expr.value in ("True", "False", "None"):
+                return Kind.STATIC
+            return self._lookup(expr.value, info, env)
+        if isinstance(expr, cst.Attribute):
+            if expr.attr.value in STATIC_ATTRIBUTES:
+                return Kind.STATIC
+            if self._names.qualified(expr) is not None:
+                return Kind.STATIC  # a module attribute such as jnp.float32 or jax.numpy.pi
+            return kind(expr.value)
+        if isinstance(expr, cst.Subscript):
+            parts = [kind(expr.value)]
+            for element in expr.slice:
+                if isinstance(element.slice, cst.Index):
+                    parts.append(kind(element.slice.value))
+                else:
+                    parts.extend(kind(x) for x in (element.slice.lower, element.slice.upper, element.slice.step) if x)
+            return join(parts)
+        if isinstance(expr, cst.Call):
+            return self._call_kind(expr, kind)
+        if isinstance(expr, cst.BinaryOperation):
+            return join([kind(expr.left), kind(expr.right)])
+        if isinstance(expr, cst.UnaryOperation):
+            return kind(expr.expression)
+        if isinstance(expr, cst.BooleanOperation):
+            return join([kind(expr.left), kind(expr.right)])
+        if isinstance(expr, cst.Comparison):
+            if all(isinstance(c.operator, (cst.Is, cst.IsNot)) for c in expr.comparisons) and all(
+                isinstance(c.comparator, cst.Name) and c.comparator.value == "None" for c in expr.comparisons
+            ):
+                return Kind.STATIC
+            return join([kind(expr.left), *(kind(c.comparator) for c in expr.comparisons)])
+        if isinstance(expr, cst.IfExp):
+            return join([kind(expr.test), kind(expr.body), kind(expr.orelse)])
+        if isinstance(expr, (cst.Tuple, cst.List, cst.Set)):
+            return join(kind(e.value) for e in expr.elements)
+        if isinstance(expr, cst.Dict):
+            parts = []
+            for element in expr.elements:
+                if isinstance(element, cst.DictElement):
+                    parts.extend([kind(element.key), kind(element.value)])
+                else:
+                    parts.append(kind(element.value))
+            return join(parts)
+        if isinstance(expr, cst.Lambda):
+            return Kind.STATIC
+        if isinstance(expr, cst.NamedExpr):
+            return kind(expr.value)
+        if isinstance(expr, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+            return self._comprehension_kind(expr, info, env)
+        return Kind.UNKNOWN
+
+    def _call_kind(self, call: cst.Call, kind) -> Kind:
+        callee = self._names.callee(call)
+        if callee is None and isinstance(call.func, cst.Name) and call.func.value in _BUILTINS:
+            if self._lookup(call.func.value, None, None) is Kind.STATIC and call.func.value in STATIC_CALLS:
+                return Kind.STATIC
+            callee = call.func.value
+        if callee in STATIC_CALLS:
+            return Kind.STATIC
+        arguments = join(kind(a.value) for a in call.args)
+        if callee is not None and (callee.startswith("jax.") or callee.startswith("jaxlib.")):
+            return Kind.TRACED
+        if isinstance(call.func, cst.Attribute):
+            return join([kind(call.func.value), arguments])  # a method: x.sum(), params.get("w")
+        if callee in _BUILTINS:
+            return arguments
+        return Kind.TRACED if arguments is Kind.TRACED else Kind.UNKNOWN
+
+    def _comprehension_kind(self, expr, info, env) -> Kind:
+        inner = dict(env or {})
+        parts = []
+        clause = expr.for_in
+        while clause is not None:
+            iter_kind = self._kind(clause.iter, info, inner)
+            parts.append(iter_kind)
+            for name in _target_names(clause.target):
+                inner[name] = iter_kind
+            parts.extend(self._kind(i.test, info, inner) for i in clause.ifs)
+            clause = clause.inner_for_in
+        if isinstance(expr, cst.DictComp):
+            parts.extend([self._kind(expr.key, info, inner), self._kind(expr.value, info, inner)])
+        else:
+            parts.append(self._kind(expr.elt, info, inner))
+        return join(parts)
+
+
+class _BindingCollector(cst.CSTVisitor):
+    """Records every function, the names each binds (with the expression bound), the calls it makes, the
+    functions nested in it, and which nested functions are only ever handed to host callbacks."""
+
+    def __init__(self, analysis: TracedAnalysis) -> None:
+        super().__init__()
+        self.analysis = analysis
+        self.stack: list[_Function] = []
+        self.module_bindings: list[tuple[str, object]] = []
+        analysis._all_calls = []
+        analysis._calls_in = {}
+        analysis._nested = {}
+        analysis._host_only = set()
+        self._class_depth = 0
+
+    def _bind(self, name: str, source) -> None:
+        if self._class_depth and not self.stack:
+            return
+        (self.stack[-1].bindings if self.stack else self.module_bindings).append((name, source))
+
+    def _enter_function(self, node: FunctionNode) -> None:
+        parent = self.stack[-1] if self.stack else None
+        info = self.analysis._register(node, parent)
+        if parent is not None:
+            self.analysis._nested.setdefault(parent.node, []).append(node)
+        self.stack.append(info)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._bind(node.name.value, Kind.STATIC)
+        self._enter_function(node)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.stack.pop()
+
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        self._enter_function(node)
+
+    def leave_Lambda(self, original_node: cst.Lambda) -> None:
+        self.stack.pop()
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._bind(node.name.value, Kind.STATIC)
+        self._class_depth += 1
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self._class_depth -= 1
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.analysis._all_calls.append(node)
+        if self.stack:
+            self.analysis._calls_in.setdefault(self.stack[-1].node, []).append(node)
+        if self.analysis._names.callee(node) in HOST_CALLBACKS and node.args:
+            for function, _ in self.analysis._functions_in(node.args[0].value):
+                self.analysis._host_only.add(function)
+            if isinstance(node.args[0].value, cst.Lambda):
+                self.analysis._host_only.add(node.args[0].value)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            for name in _target_names(target.target):
+                self._bind(name, node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            for name in _target_names(node.target):
+                self._bind(name, node.value)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        for name in _target_names(node.target):
+            self._bind(name, node.value)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        for name in _target_names(node.target):
+            self._bind(name, node.value)
+
+    def visit_For(self, node: cst.For) -> None:
+        iterable = node.iter
+        callee = iterable.func.value if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) else None
+        if callee == "enumerate" and iterable.args and isinstance(node.target, cst.Tuple) and len(node.target.elements) == 2:
+            for name in _target_names(node.target.elements[0].value):
+                self._bind(name, Kind.STATIC)
+            for name in _target_names(node.target.elements[1].value):
+                self._bind(name, iterable.args[0].value)
+            return
+        if callee == "zip" and isinstance(node.target, cst.Tuple) and len(node.target.elements) == len(iterable.args):
+            for element, arg in zip(node.target.elements, iterable.args):
+                for name in _target_names(element.value):
+                    self._bind(name, arg.value)
+            return
+        for name in _target_names(node.target):
+            self._bind(name, iterable)
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            for name in _target_names(node.asname.name):
+                self._bind(name, Kind.UNKNOWN)
+
+    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        if node.name is not None:
+            self._bind(node.name.name.value, Kind.STATIC)
+
+    def visit_Import(self, node: cst.Import) -> None:
+        for alias in node.names:
+            local = alias.asname.name if alias.asname else alias.name
+            while isinstance(local, cst.Attribute):
+                local = local.value
+            self._bind(local.value, Kind.STATIC)
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        if isinstance(node.names, cst.ImportStar):
+            return
+        for alias in node.names:
+            local = alias.asname.name if alias.asname else alias.name
+            if isinstance(local, cst.Name):
+                self._bind(local.value, Kind.STATIC)
+
+    def visit_Global(self, node: cst.Global) -> None:
+        for item in node.names:
+            self._bind(item.name.value, Kind.UNKNOWN)
+
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+        for item in node.names:
+            self._bind(item.name.value, Kind.UNKNOWN)
+
+
+def _target_names(target: cst.BaseExpression) -> list[str]:
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for element in target.elements for n in _target_names(element.value)]
+    if isinstance(target, cst.StarredElement):
+        return _target_names(target.value)
+    return []  # attributes and subscripts bind no local name
+
+
+def _param_names(params: cst.Parameters) -> list[str]:
+    names = [p.name.value for p in (*params.posonly_params, *params.params)]
+    if isinstance(params.star_arg, cst.Param):
+        names.append(params.star_arg.name.value)
+    names.extend(p.name.value for p in params.kwonly_params)
+    if params.star_kwarg is not None:
+        names.append(params.star_kwarg.name.value)
+    return names
+
+
+def _bind_arguments(params: list[str], call: cst.Call, kind_of) -> dict[str, Kind]:
+    """Parameter kinds from one call site: positional by order, keywords by name, the rest unknown."""
+    kinds: dict[str, Kind] = {}
+    position = 0
+    for arg in call.args:
+        if arg.star:
+            return {p: max(kinds.get(p, Kind.STATIC), kind_of(arg.value)) for p in params} | {
+                p: Kind.UNKNOWN for p in params if p not in kinds
+            }
+        if arg.keyword is not None:
+            if arg.keyword.value in params:
+                kinds[arg.keyword.value] = kind_of(arg.value)
+        elif position < len(params):
+            kinds[params[position]] = kind_of(arg.value)
+            position += 1
+    return kinds
+
+
+def _literal_ints(expr: cst.BaseExpression) -> list[int] | None:
+    if isinstance(expr, cst.Integer):
+        return [int(expr.value)]
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus) and isinstance(expr.expression, cst.Integer):
+        return [-int(expr.expression.value)]
+    if isinstance(expr, (cst.Tuple, cst.List)):
+        values: list[int] = []
+        for element in expr.elements:
+            inner = _literal_ints(element.value)
+            if inner is None:
+                return None
+            values.extend(inner)
+        return values
+    return None
+
+
+def _literal_strs(expr: cst.BaseExpression) -> list[str] | None:
+    if isinstance(expr, cst.SimpleString):
+        return [expr.evaluated_value]
+    if isinstance(expr, (cst.Tuple, cst.List)):
+        values: list[str] = []
+        for element in expr.elements:
+            inner = _literal_strs(element.value)
+            if inner is None:
+                return None
+            values.extend(inner)
+        return values
+    return None

@@ -1,0 +1,157 @@
+"""The `jaxfix` command: options in, one engine call, a renderer out. Exit codes: 0 clean, 1 findings (or, with
+--diff, changes to make), 2 errors."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from jaxfix import __version__, config, registry
+from jaxfix.discovery import discover
+from jaxfix.engine import FileResult, Settings, process_files
+from jaxfix.report import diff, text
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    help="Find JAX performance anti-patterns and rewrite them into the idioms.",
+)
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+PathsArg = typer.Argument(..., help="Files or folders to look at.", show_default=False)
+SelectOpt = typer.Option(None, "--select", help="Only these codes, code prefixes (JF1) or names; comma-separated.")
+IgnoreOpt = typer.Option(None, "--ignore", help="Skip these codes, prefixes or names; comma-separated.")
+ExcludeOpt = typer.Option(None, "--exclude", help="Skip paths matching these gitignore-style patterns.")
+JobsOpt = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (default: one per core).")
+
+
+def _split(values: Optional[List[str]]) -> list[str]:
+    return [part.strip() for value in values or [] for part in value.split(",") if part.strip()]
+
+
+def _fail(message: str) -> typer.Exit:
+    typer.echo(f"jaxfix: error: {message}", err=True)
+    return typer.Exit(EXIT_ERROR)
+
+
+def _prepare(paths, select, ignore, exclude, unsafe_fixes: bool) -> tuple[Settings, list[str], list[tuple[str, str]]]:
+    try:
+        settings_file = config.load()
+    except config.ConfigError as error:
+        raise _fail(str(error))
+    chosen_select = _split(select) or settings_file.select
+    chosen_ignore = settings_file.ignore + _split(ignore)
+    try:
+        codemods = registry.select(chosen_select, chosen_ignore)
+    except registry.UnknownSelector as error:
+        raise _fail(str(error))
+    found = discover([str(p) for p in paths], settings_file.exclude + _split(exclude))
+    settings = Settings(tuple(c.code for c in codemods), unsafe_fixes or settings_file.unsafe_fixes)
+    return settings, found.files, found.errors
+
+
+def _report_problems(results: list[FileResult], missing: list[tuple[str, str]]) -> bool:
+    for path, reason in missing:
+        typer.echo(f"{path}: error: {reason}", err=True)
+    for line in text.problem_lines(results):
+        typer.echo(line, err=True)
+    return bool(missing) or any(r.error or r.internal_errors for r in results)
+
+
+@app.command()
+def check(
+    paths: List[Path] = PathsArg,
+    select: Optional[List[str]] = SelectOpt,
+    ignore: Optional[List[str]] = IgnoreOpt,
+    exclude: Optional[List[str]] = ExcludeOpt,
+    unsafe_fixes: bool = typer.Option(False, "--unsafe-fixes", help="Count unsafe fixes as available."),
+    jobs: Optional[int] = JobsOpt,
+) -> None:
+    """Report anti-patterns: `path:line:col: CODE [*] message`, where [*] marks an available fix."""
+    settings, files, missing = _prepare(paths, select, ignore, exclude, unsafe_fixes)
+    results = []
+    for result in process_files(files, settings, fix=False, write=False, jobs=jobs):
+        results.append(result)
+        for diagnostic in result.diagnostics:
+            typer.echo(text.finding_line(result.path, diagnostic))
+    had_errors = _report_problems(results, missing)
+    typer.echo(text.check_summary(results, settings.unsafe_fixes))
+    if had_errors:
+        raise typer.Exit(EXIT_ERROR)
+    raise typer.Exit(EXIT_FINDINGS if any(r.diagnostics for r in results) else EXIT_CLEAN)
+
+
+@app.command()
+def apply(
+    paths: List[Path] = PathsArg,
+    diff_only: bool = typer.Option(False, "--diff", help="Print unified diffs and write nothing."),
+    unsafe_fixes: bool = typer.Option(False, "--unsafe-fixes", help="Also apply fixes that can change behaviour in corner cases."),
+    select: Optional[List[str]] = SelectOpt,
+    ignore: Optional[List[str]] = IgnoreOpt,
+    exclude: Optional[List[str]] = ExcludeOpt,
+    jobs: Optional[int] = JobsOpt,
+) -> None:
+    """Rewrite files in place with the safe fixes (and the unsafe ones with --unsafe-fixes)."""
+    settings, files, missing = _prepare(paths, select, ignore, exclude, unsafe_fixes)
+    colour = sys.stdout.isatty()
+    results = []
+    for result in process_files(files, settings, fix=True, write=not diff_only, jobs=jobs):
+        results.append(result)
+        if diff_only and result.changed:
+            typer.echo(diff.unified_diff(result.path, result.original, result.fixed, colour=colour), nl=False)
+        elif result.written:
+            typer.echo(f"fixed {result.path} ({text.plural(result.fixes_applied, 'fix')})")
+        for diagnostic in result.diagnostics:
+            if not (diagnostic.fix and settings.allows(diagnostic.fix)):
+                typer.echo(text.finding_line(result.path, diagnostic))
+    had_errors = _report_problems(results, missing)
+    typer.echo(text.apply_summary(results, diff_only=diff_only))
+    if had_errors:
+        raise typer.Exit(EXIT_ERROR)
+    raise typer.Exit(EXIT_FINDINGS if diff_only and any(r.changed for r in results) else EXIT_CLEAN)
+
+
+@app.command()
+def rules() -> None:
+    """List every codemod: code, name, fix safety and summary."""
+    rows = [(c.code, c.name, c.fix_safety.value if c.fix_safety else "no fix", c.summary) for c in registry.all_codemods()]
+    widths = [max(len(row[i]) for row in rows) for i in range(3)] if rows else [0, 0, 0]
+    for row in rows:
+        typer.echo("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:3])) + "  " + row[3])
+
+
+@app.command()
+def rule(code: str = typer.Argument(..., help="A code (JF901) or name.")) -> None:
+    """Print a codemod's documentation."""
+    codemod = registry.by_code(code)
+    if codemod is None:
+        raise _fail(f"no codemod is called '{code}' (see `jaxfix rules`)")
+    safety = codemod.fix_safety.value if codemod.fix_safety else "no fix"
+    typer.echo(f"# {codemod.code} {codemod.name}\n\n{codemod.summary}\nFix: {safety}\n")
+    typer.echo(codemod.docs())
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"jaxfix {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Show the version."),
+) -> None:
+    """jaxfix: find and fix JAX performance anti-patterns."""
+
+
+def main() -> None:
+    try:
+        app()
+    except KeyboardInterrupt:
+        typer.echo("jaxfix: interrupted", err=True)
+        sys.exit(130)

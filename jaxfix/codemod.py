@@ -1,0 +1,106 @@
+"""The base class of every codemod: one class holds a rule's metadata, docs, examples, matcher and fix.
+
+A codemod is a LibCST batchable visitor: the engine runs all selected codemods over a module in one traversal.
+It reads shared facts from `self.context` (a `jaxfix.analysis.ModuleContext`) instead of computing its own, and
+calls `self.report(...)` for each finding.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import ClassVar, Sequence
+
+import libcst as cst
+from libcst.metadata import ParentNodeProvider, PositionProvider, QualifiedNameProvider, ScopeProvider
+
+from jaxfix.analysis.context import ModuleContext
+from jaxfix.diagnostics import Diagnostic, Fix, Position, Safety
+
+DOC_SECTIONS = ("What it does", "Why is this bad", "Example", "Use instead", "Fix safety", "When it stays quiet")
+
+
+@dataclass(frozen=True)
+class Valid:
+    """Code the codemod must leave alone: no finding at all."""
+
+    code: str
+
+
+@dataclass(frozen=True)
+class Invalid:
+    """Code the codemod must flag. `fixed` is the expected rewrite (with --unsafe-fixes), or None for report-only.
+
+    `message` is a substring the finding's message must contain.
+    """
+
+    code: str
+    fixed: str | None = None
+    message: str = ""
+
+
+class Codemod(cst.BatchableCSTVisitor):
+    code: ClassVar[str]  # "JF901": family digit first (see DESIGN.md)
+    name: ClassVar[str]  # "deprecated-api": kebab-case, usable in --select
+    summary: ClassVar[str]  # one line for `jaxfix rules`
+    fix_safety: ClassVar[Safety | None]  # the safety of its usual fix; None when it never fixes
+    # The file must contain one of these substrings for the codemod to possibly match (the engine's cheap screen).
+    screen: ClassVar[tuple[str, ...]] = ("jax",)
+    VALID: ClassVar[Sequence[Valid]] = ()
+    INVALID: ClassVar[Sequence[Invalid]] = ()
+
+    METADATA_DEPENDENCIES = (PositionProvider, ParentNodeProvider, QualifiedNameProvider, ScopeProvider)
+
+    def __init__(self, context: ModuleContext) -> None:
+        super().__init__()
+        self.context = context
+        self.diagnostics: list[Diagnostic] = []
+
+    @classmethod
+    def docs(cls) -> str:
+        """The rule's documentation: the class docstring, whose sections are DOC_SECTIONS."""
+        return _dedent_docstring(cls.__doc__ or "")
+
+    def report(self, node: cst.CSTNode, message: str, fix: Fix | None = None) -> None:
+        where = self.get_metadata(PositionProvider, node)
+        self.diagnostics.append(
+            Diagnostic(
+                code=self.code,
+                name=self.name,
+                message=message,
+                start=Position(where.start.line, where.start.column + 1),
+                end=Position(where.end.line, where.end.column + 1),
+                fix=fix,
+                node=node,
+            )
+        )
+
+    def fix(
+        self,
+        description: str,
+        changes: Sequence[tuple[cst.CSTNode, cst.CSTNode | cst.RemovalSentinel | cst.FlattenSentinel]],
+        *,
+        safety: Safety | None = None,
+        add_imports=(),
+        remove_imports=(),
+    ) -> Fix:
+        """A Fix with this codemod's usual safety unless told otherwise."""
+        chosen = safety if safety is not None else self.fix_safety
+        assert chosen is not None, f"{self.code} builds a fix but declares no fix safety"
+        return Fix(chosen, description, tuple(changes), tuple(add_imports), tuple(remove_imports))
+
+
+def _dedent_docstring(doc: str) -> str:
+    lines = doc.expandtabs().splitlines()
+    if not lines:
+        return ""
+    indents = [len(line) - len(line.lstrip()) for line in lines[1:] if line.strip()]
+    margin = min(indents) if indents else 0
+    body = [lines[0].strip()] + [line[margin:] for line in lines[1:]]
+    return "\n".join(body).strip() + "\n"
+
+
+def doc_sections(doc: str) -> dict[str, str]:
+    """Split rule docs into their `## Section` parts, so tests can check that every section is present."""
+    parts = re.split(r"^## +(.+?)\??\s*$", doc, flags=re.MULTILINE)
+    return {title.strip(): text.strip() for title, text in zip(parts[1::2], parts[2::2])}

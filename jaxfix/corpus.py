@@ -1,0 +1,127 @@
+"""The corpus: before/after pairs that tests, verification, benchmarks and docs all read.
+
+    corpus/<codemod module>/<case>/before.py    the code as a user wrote it
+    corpus/<codemod module>/<case>/after.py     what `jaxfix apply` must make of it (absent: must stay unchanged)
+    corpus/<codemod module>/<case>/case.toml    how to run and compare it
+
+case.toml keys (all optional but `entry` for cases that run):
+    entry = "f"                    the function called in before.py and after.py
+    args = ["jnp.arange(6.0)", "3"] Python expressions (jax, jnp, np, lax in scope) for the positional arguments
+    kwargs = { n = "3" }           likewise, by keyword
+    rtol = 1e-6, atol = 1e-6       tolerance of the comparison
+    unsafe = false                 apply with --unsafe-fixes
+    findings = 1                   how many findings the case's codemod reports on before.py
+    original_raises = "TypeError"  the original fails under JAX (the rewrite repairs it); then
+    expected = "np.array([...])"   the value the rewrite must produce instead
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+ROOT = Path(__file__).resolve().parent.parent / "corpus"
+
+
+@dataclass(frozen=True)
+class Case:
+    codemod: str  # the codemod's module name, which is also the corpus folder's name
+    name: str
+    folder: Path
+    spec: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def id(self) -> str:
+        return f"{self.codemod}/{self.name}"
+
+    @property
+    def before(self) -> Path:
+        return self.folder / "before.py"
+
+    @property
+    def after(self) -> Path:
+        """The expected rewrite; before.py itself for a negative case."""
+        after = self.folder / "after.py"
+        return after if after.exists() else self.before
+
+    @property
+    def negative(self) -> bool:
+        return not (self.folder / "after.py").exists()
+
+    @property
+    def runnable(self) -> bool:
+        return "entry" in self.spec
+
+
+def cases(root: Path = ROOT) -> list[Case]:
+    found = []
+    for folder in sorted(p for p in root.glob("*/*") if (p / "before.py").exists()):
+        spec_file = folder / "case.toml"
+        spec = tomllib.loads(spec_file.read_text(encoding="utf-8")) if spec_file.exists() else {}
+        found.append(Case(folder.parent.name, folder.name, folder, spec))
+    return found
+
+
+def load_function(path: Path, entry: str, *, tag: str) -> Callable[..., Any]:
+    """Import `path` as a fresh module (its own name, so before and after never share state) and take `entry`."""
+    name = f"jaxfix_corpus_{tag}_{abs(hash(str(path)))}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return getattr(module, entry)
+
+
+def _namespace() -> dict[str, Any]:
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+    from jax import lax
+
+    return {"jax": jax, "jnp": jnp, "np": np, "lax": lax}
+
+
+def arguments(case: Case) -> tuple[list[Any], dict[str, Any]]:
+    namespace = _namespace()
+    args = [eval(source, namespace) for source in case.spec.get("args", [])]
+    kwargs = {key: eval(source, namespace) for key, source in case.spec.get("kwargs", {}).items()}
+    return args, kwargs
+
+
+def expected(case: Case) -> Any:
+    return eval(case.spec["expected"], _namespace())
+
+
+def call(function: Callable[..., Any], args, kwargs) -> Any:
+    """Call and wait for the result. An original that JAX rejects under tracing (a Python `if` on a traced
+    value, say) runs again with jit disabled: that is what it computes for a user who runs it eagerly."""
+    import jax
+
+    try:
+        return jax.block_until_ready(function(*args, **kwargs))
+    except (jax.errors.ConcretizationTypeError, jax.errors.TracerBoolConversionError, jax.errors.TracerIntegerConversionError):
+        with jax.disable_jit():
+            return jax.block_until_ready(function(*args, **kwargs))
+
+
+def assert_same(actual: Any, wanted: Any, *, rtol: float = 1e-6, atol: float = 1e-6) -> None:
+    """Same pytree structure, shapes and dtypes, and values within tolerance (NaN equal to NaN)."""
+    import jax
+    import numpy as np
+
+    actual_leaves, actual_tree = jax.tree.flatten(actual)
+    wanted_leaves, wanted_tree = jax.tree.flatten(wanted)
+    assert actual_tree == wanted_tree, f"structure differs: {actual_tree} != {wanted_tree}"
+    for index, (a, w) in enumerate(zip(actual_leaves, wanted_leaves)):
+        a, w = np.asarray(a), np.asarray(w)
+        assert a.shape == w.shape, f"leaf {index}: shape {a.shape} != {w.shape}"
+        assert a.dtype == w.dtype, f"leaf {index}: dtype {a.dtype} != {w.dtype}"
+        np.testing.assert_allclose(a, w, rtol=rtol, atol=atol, equal_nan=True, err_msg=f"leaf {index}")

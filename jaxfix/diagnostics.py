@@ -1,0 +1,88 @@
+"""The objects every part of jaxfix speaks: a Diagnostic, its optional Fix, and the Fix's safety.
+
+A Fix is a set of LibCST node replacements plus the imports it needs. Keeping fixes as CST changes (not text)
+lets the engine merge many of them in one pass; `jaxfix.engine.fix_as_text_edit` turns any one of them into a
+text edit for the language server and the JSON renderer.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Union
+
+import libcst as cst
+
+
+class Safety(enum.Enum):
+    """How sure jaxfix is that a fix keeps the program's meaning (Ruff's applicability levels)."""
+
+    SAFE = "safe"  # same values for every input the original accepted: `apply` uses it
+    UNSAFE = "unsafe"  # valid, but may differ in corner cases: only with --unsafe-fixes or --verify
+    DISPLAY_ONLY = "display-only"  # a suggestion shown to the user, never applied
+
+
+Replacement = Union[cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel]
+
+
+@dataclass(frozen=True)
+class ImportSpec:
+    """An import a fix needs (`module`, `obj`, `asname` as in LibCST's AddImportsVisitor)."""
+
+    module: str
+    obj: str | None = None
+    asname: str | None = None
+
+
+@dataclass(frozen=True)
+class Fix:
+    """Node replacements that together repair one diagnostic.
+
+    `changes` maps original nodes (by identity) to their replacements; `add_imports` are added when missing;
+    `remove_imports` are removed only if nothing uses them after the rewrite.
+    """
+
+    safety: Safety
+    description: str
+    changes: tuple[tuple[cst.CSTNode, Replacement], ...]
+    add_imports: tuple[ImportSpec, ...] = ()
+    remove_imports: tuple[ImportSpec, ...] = ()
+
+    @property
+    def applicable(self) -> bool:
+        return self.safety is not Safety.DISPLAY_ONLY
+
+
+@dataclass(frozen=True)
+class Position:
+    line: int  # 1-based
+    column: int  # 1-based, as editors and `path:line:col` show it
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One finding: which rule, where, what, and how to repair it (if jaxfix knows how)."""
+
+    code: str
+    name: str
+    message: str
+    start: Position
+    end: Position
+    fix: Fix | None = None
+    node: cst.CSTNode | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def fixable(self) -> bool:
+        return self.fix is not None and self.fix.applicable
+
+    def sort_key(self) -> tuple[int, int, str]:
+        return (self.start.line, self.start.column, self.code)
+
+
+@dataclass(frozen=True)
+class TextEdit:
+    """Replace the characters [start, end) of the original text with `replacement` (offsets in characters)."""
+
+    start: int
+    end: int
+    replacement: str

@@ -1,0 +1,113 @@
+"""Which files a run looks at: Python files under the given paths, minus what .gitignore, the excludes,
+version-control folders, virtual environments and build output hide. A file named on the command line is
+always taken, as Ruff does: naming it is asking for it."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+import pathspec
+
+SKIPPED_FOLDERS = frozenset(
+    {
+        ".git", ".hg", ".svn", ".bzr", "__pycache__", ".venv", "venv", ".tox", ".nox", ".eggs",
+        ".mypy_cache", ".pytest_cache", ".ruff_cache", ".ipynb_checkpoints", "build", "dist",
+        "node_modules", "site-packages", "__pypackages__",
+    }
+)
+PYTHON_SUFFIXES = (".py", ".pyi")
+
+
+@dataclass
+class Discovered:
+    files: list[str] = field(default_factory=list)
+    errors: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
+
+
+def _gitignore(folder: Path) -> pathspec.GitIgnoreSpec | None:
+    ignore_file = folder / ".gitignore"
+    try:
+        lines = ignore_file.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    return pathspec.GitIgnoreSpec.from_lines(lines)
+
+
+def _ancestor_ignores(folder: Path) -> list[tuple[Path, pathspec.GitIgnoreSpec]]:
+    """The .gitignore files of the folders above `folder`, up to the root of its git repository (none when
+    it is in no repository: a stray .gitignore above it says nothing about these files)."""
+    found = []
+    for parent in folder.resolve().parents:
+        spec = _gitignore(parent)
+        if spec is not None:
+            found.append((parent, spec))
+        if (parent / ".git").exists():
+            return found
+    return []
+
+
+def _ignored(path: Path, is_dir: bool, specs: list[tuple[Path, pathspec.GitIgnoreSpec]]) -> bool:
+    resolved = path.resolve()
+    for base, spec in specs:
+        try:
+            relative = resolved.relative_to(base).as_posix()
+        except ValueError:
+            continue
+        if spec.match_file(relative + ("/" if is_dir else "")):
+            return True
+    return False
+
+
+def discover(paths: Iterable[str], exclude: Iterable[str] = ()) -> Discovered:
+    found = Discovered()
+    excluded = pathspec.GitIgnoreSpec.from_lines(list(exclude))
+    cwd = Path.cwd().resolve()
+
+    def is_excluded(path: Path, is_dir: bool) -> bool:
+        resolved = path.resolve()
+        try:
+            relative = resolved.relative_to(cwd).as_posix()
+        except ValueError:
+            relative = resolved.as_posix().lstrip("/")
+        return excluded.match_file(relative + ("/" if is_dir else ""))
+
+    seen: set[Path] = set()
+
+    def add(path: Path) -> None:
+        key = path.resolve()
+        if key not in seen:
+            seen.add(key)
+            found.files.append(str(path))
+
+    for given in paths:
+        root = Path(given)
+        if not root.exists():
+            found.errors.append((given, "no such file or folder"))
+        elif root.is_file():
+            add(root)
+        elif root.is_dir():
+            specs = _ancestor_ignores(root)
+            for folder, folders, files in os.walk(root):
+                here = Path(folder)
+                spec = _gitignore(here)
+                if spec is not None:  # applies only below `here`: _ignored skips paths it is no ancestor of
+                    specs = [*specs, (here.resolve(), spec)]
+                folders[:] = sorted(
+                    name
+                    for name in folders
+                    if name not in SKIPPED_FOLDERS
+                    and not name.endswith(".egg-info")
+                    and not (here / name / "pyvenv.cfg").exists()
+                    and not _ignored(here / name, True, specs)
+                    and not is_excluded(here / name, True)
+                )
+                for name in sorted(files):
+                    path = here / name
+                    if name.endswith(PYTHON_SUFFIXES) and not _ignored(path, False, specs) and not is_excluded(path, False):
+                        add(path)
+        else:
+            found.errors.append((given, "not a regular file or folder"))
+    return found

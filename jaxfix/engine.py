@@ -1,0 +1,283 @@
+"""The per-file pipeline: read → screen → parse → codemods → (apply: merge fixes to a fixed point → compile)
+→ write. It prints nothing and renders nothing: it returns FileResults that the faces render.
+
+Each pass parses once and runs every selected codemod in one batched traversal. Fixes whose nodes overlap are
+deferred to the next pass, so every pass applies only independent fixes; passes repeat until nothing applies.
+A codemod that crashes, or whose fix yields code that does not compile, is reported as an internal error and
+left out for that file; the others still run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import traceback
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Iterator, Sequence
+
+import libcst as cst
+from libcst.codemod import CodemodContext
+from libcst.codemod.visitors import AddImportsVisitor, ImportItem, RemoveImportsVisitor
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from jaxfix import registry
+from jaxfix.analysis.context import ModuleContext
+from jaxfix.codemod import Codemod
+from jaxfix.diagnostics import Diagnostic, Fix, Safety, TextEdit
+from jaxfix.files import SourceError, SourceFile, read_source, write_if_changed
+from jaxfix.suppression import unsuppressed
+
+MAX_PASSES = 10
+PARALLEL_THRESHOLD = 8  # fewer files than this run in-process: a worker pool costs more than it saves
+
+
+@dataclass(frozen=True)
+class Settings:
+    codes: tuple[str, ...]  # the selected codemods' codes
+    unsafe_fixes: bool = False
+
+    @property
+    def codemods(self) -> tuple[type[Codemod], ...]:
+        wanted = set(self.codes)
+        return tuple(c for c in registry.all_codemods() if c.code in wanted)
+
+    def allows(self, fix: Fix) -> bool:
+        return fix.safety is Safety.SAFE or (self.unsafe_fixes and fix.safety is Safety.UNSAFE)
+
+
+@dataclass
+class FileResult:
+    path: str
+    diagnostics: list[Diagnostic] = field(default_factory=list)  # in `original`, or what remains in `fixed`
+    error: str | None = None  # the file could not be read, decoded or parsed: it was left untouched
+    internal_errors: list[str] = field(default_factory=list)
+    original: str | None = None
+    fixed: str | None = None  # the rewritten text, when applying changed it
+    fixes_applied: int = 0
+    written: bool = False
+
+    @property
+    def changed(self) -> bool:
+        return self.fixed is not None and self.fixed != self.original
+
+
+# ---- one module in memory ----------------------------------------------------------------------------------
+
+
+def analyse(text: str, codemods: Sequence[type[Codemod]]) -> tuple[list[Diagnostic], list[str], MetadataWrapper | None]:
+    """Diagnostics of every codemod on `text` (suppressed ones dropped), internal errors, and the wrapper whose
+    nodes the diagnostics' fixes refer to. Raises cst.ParserSyntaxError for unparsable text."""
+    active = [c for c in codemods if any(s in text for s in c.screen)]
+    if not active:
+        return [], [], None
+    wrapper = MetadataWrapper(cst.parse_module(text))
+    diagnostics, errors = _run_codemods(wrapper, active)
+    diagnostics = unsuppressed(diagnostics, text)
+    return sorted(diagnostics, key=Diagnostic.sort_key), errors, wrapper
+
+
+def _run_codemods(wrapper: MetadataWrapper, codemods: Sequence[type[Codemod]]) -> tuple[list[Diagnostic], list[str]]:
+    context = ModuleContext(wrapper)
+    remaining = list(codemods)
+    errors: list[str] = []
+    while remaining:
+        try:
+            visitors = [codemod(context) for codemod in remaining]
+            wrapper.visit_batched(visitors)
+            return [d for v in visitors for d in v.diagnostics], errors
+        except Exception:
+            culprit = _find_crashing(wrapper, context, remaining)
+            errors.append(f"{culprit.code} crashed and was skipped for this file: {_last_line(traceback.format_exc())}")
+            remaining.remove(culprit)
+    return [], errors
+
+
+def _find_crashing(wrapper: MetadataWrapper, context: ModuleContext, codemods: Sequence[type[Codemod]]) -> type[Codemod]:
+    for codemod in codemods:
+        try:
+            wrapper.visit_batched([codemod(context)])
+        except Exception:
+            return codemod
+    return codemods[0]  # the crash came from their combination; drop the first and go on
+
+
+def fix_text(text: str, settings: Settings, *, path: str = "<string>") -> tuple[str, int, list[Diagnostic], list[str]]:
+    """Apply the allowed fixes to a fixed point. Returns (new text, fixes applied, remaining diagnostics,
+    internal errors). The new text always compiles when the original did."""
+    codemods = list(settings.codemods)
+    errors: list[str] = []
+    applied = 0
+    current = text
+    for _ in range(MAX_PASSES):
+        diagnostics, pass_errors, wrapper = analyse(current, codemods)
+        errors.extend(e for e in pass_errors if e not in errors)
+        fixes = _independent([d.fix for d in diagnostics if d.fix is not None and settings.allows(d.fix)], wrapper)
+        if not fixes:
+            return current, applied, diagnostics, errors
+        candidate = apply_fixes(wrapper.module, fixes).code
+        failure = _compile_error(candidate, path)
+        if failure is not None:
+            for culprit in _codes_breaking_compile(wrapper.module, fixes, diagnostics, path):
+                errors.append(f"{culprit} produced code that does not compile ({failure}); its fixes were not applied")
+                codemods = [c for c in codemods if c.code != culprit]
+            continue
+        if candidate == current:
+            return current, applied, diagnostics, errors
+        current = candidate
+        applied += len(fixes)
+    diagnostics, pass_errors, _ = analyse(current, codemods)
+    errors.append(f"fixes did not settle after {MAX_PASSES} passes; the last result was kept")
+    return current, applied, diagnostics, errors
+
+
+def _independent(fixes: list[Fix], wrapper: MetadataWrapper | None) -> list[Fix]:
+    """The fixes of one pass: those whose changed nodes overlap an earlier fix's wait for the next pass."""
+    if not fixes or wrapper is None:
+        return []
+    positions = wrapper.resolve(PositionProvider)
+    chosen: list[Fix] = []
+    taken: list[tuple[tuple[int, int], tuple[int, int]]] = []
+    for fix in fixes:
+        spans = [positions[node] for node, _ in fix.changes if node in positions]
+        if not spans and fix.changes:
+            continue
+        span = (
+            (min((s.start.line, s.start.column) for s in spans), max((s.end.line, s.end.column) for s in spans))
+            if spans
+            else None
+        )
+        if span is not None and any(span[0] < end and start < span[1] for start, end in taken):
+            continue
+        if span is not None:
+            taken.append(span)
+        chosen.append(fix)
+    return chosen
+
+
+class _Replacer(cst.CSTTransformer):
+    def __init__(self, replacements: dict[int, object]) -> None:
+        super().__init__()
+        self.replacements = replacements
+
+    def on_leave(self, original_node, updated_node):
+        return self.replacements.get(id(original_node), updated_node)
+
+
+def apply_fixes(module: cst.Module, fixes: Iterable[Fix]) -> cst.Module:
+    """The module with the fixes' node replacements made and their imports added and pruned."""
+    fixes = list(fixes)
+    replacements = {id(node): new for fix in fixes for node, new in fix.changes}
+    if replacements:
+        module = module.visit(_Replacer(replacements))
+    additions = list(dict.fromkeys(spec for fix in fixes for spec in fix.add_imports))
+    if additions:
+        items = [ImportItem(spec.module, spec.obj, spec.asname) for spec in additions]
+        module = AddImportsVisitor(CodemodContext(), items).transform_module(module)
+    removals = list(dict.fromkeys(spec for fix in fixes for spec in fix.remove_imports))
+    if removals:
+        unused = [(spec.module, spec.obj, spec.asname) for spec in removals]
+        module = RemoveImportsVisitor(CodemodContext(), unused).transform_module(module)
+    return module
+
+
+def fix_as_text_edit(text: str, module: cst.Module, fix: Fix) -> TextEdit:
+    """One fix as a single text edit of `text` (the smallest span that differs), for editors and JSON output."""
+    new = apply_fixes(module, [fix]).code
+    start = 0
+    limit = min(len(text), len(new))
+    while start < limit and text[start] == new[start]:
+        start += 1
+    end_old, end_new = len(text), len(new)
+    while end_old > start and end_new > start and text[end_old - 1] == new[end_new - 1]:
+        end_old -= 1
+        end_new -= 1
+    return TextEdit(start, end_old, new[start:end_new])
+
+
+def _compile_error(code: str, path: str) -> str | None:
+    try:
+        compile(code, path, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError) as error:
+        line = getattr(error, "lineno", None)
+        return f"line {line}: {getattr(error, 'msg', error)}" if line else str(error)
+    return None
+
+
+def _codes_breaking_compile(module: cst.Module, fixes: list[Fix], diagnostics: list[Diagnostic], path: str) -> list[str]:
+    code_of = {id(d.fix): d.code for d in diagnostics if d.fix is not None}
+    by_code: dict[str, list[Fix]] = {}
+    for fix in fixes:
+        by_code.setdefault(code_of.get(id(fix), "?"), []).append(fix)
+    broken = [code for code, group in by_code.items() if _compile_error(apply_fixes(module, group).code, path)]
+    return broken or list(by_code)
+
+
+def _last_line(text: str) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return lines[-1].strip() if lines else "unknown error"
+
+
+# ---- files -------------------------------------------------------------------------------------------------
+
+
+def process_file(path: str, settings: Settings, *, fix: bool, write: bool) -> FileResult:
+    """Everything jaxfix does to one file. Never raises for bad input: the reason lands in `error`."""
+    result = FileResult(path)
+    try:
+        source = read_source(Path(path))
+    except SourceError as error:
+        result.error = str(error)
+        return result
+    result.original = source.text
+    syntax = _compile_error(source.text, path)
+    if syntax is not None:
+        result.error = f"syntax error, {syntax}"
+        return result
+    try:
+        if fix:
+            new_text, applied, diagnostics, errors = fix_text(source.text, settings, path=path)
+            result.fixed, result.fixes_applied = new_text, applied
+        else:
+            diagnostics, errors, _ = analyse(source.text, settings.codemods)
+    except cst.ParserSyntaxError as error:
+        result.error = f"cannot parse: {str(error).splitlines()[0]} (line {error.raw_line})"
+        return result
+    except RecursionError:
+        result.error = "too deeply nested to analyse"
+        return result
+    result.diagnostics = [_detached(d) for d in diagnostics]
+    result.internal_errors = errors
+    if write and result.changed:
+        try:
+            result.written = write_if_changed(Path(path), source.encode(result.fixed))
+        except (OSError, UnicodeEncodeError) as error:
+            result.error = f"cannot write: {getattr(error, 'strerror', None) or error}"
+    return result
+
+
+def _detached(diagnostic: Diagnostic) -> Diagnostic:
+    """The diagnostic without CST nodes: cheap to send between processes, and all a renderer needs."""
+    fix = diagnostic.fix
+    if fix is not None:
+        fix = dataclasses.replace(fix, changes=())
+    return dataclasses.replace(diagnostic, fix=fix, node=None)
+
+
+def _process_one(job: tuple[str, Settings, bool, bool]) -> FileResult:
+    path, settings, fix, write = job
+    return process_file(path, settings, fix=fix, write=write)
+
+
+def process_files(
+    paths: Sequence[str], settings: Settings, *, fix: bool, write: bool, jobs: int | None = None
+) -> Iterator[FileResult]:
+    """FileResults in the order of `paths`, worked on in parallel across processes when there are many."""
+    jobs = jobs or os.cpu_count() or 1
+    work = [(path, settings, fix, write) for path in paths]
+    if jobs <= 1 or len(work) < PARALLEL_THRESHOLD:
+        yield from map(_process_one, work)
+        return
+    with ProcessPoolExecutor(max_workers=min(jobs, len(work))) as pool:
+        yield from pool.map(_process_one, work, chunksize=max(1, len(work) // (jobs * 8)))

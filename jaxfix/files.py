@@ -1,0 +1,76 @@
+"""Source files in and out: decoded as Python itself decodes them, written back byte-for-byte in the same
+encoding (BOM and line endings kept), atomically, and only when the content changed."""
+
+from __future__ import annotations
+
+import io
+import os
+import stat
+import tempfile
+import tokenize
+from dataclasses import dataclass
+from pathlib import Path
+
+
+class SourceError(Exception):
+    """A file jaxfix cannot work on; the message is the one-line reason shown to the user."""
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    text: str
+    encoding: str  # as Python names it; "utf-8-sig" when the file starts with a BOM
+
+    def encode(self, text: str) -> bytes:
+        return text.encode(self.encoding)
+
+
+def decode(raw: bytes) -> SourceFile:
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
+    except SyntaxError as error:
+        raise SourceError(f"invalid encoding declaration: {error}") from None
+    try:
+        text = raw.decode(encoding)
+    except UnicodeDecodeError as error:
+        raise SourceError(
+            f"cannot decode as {encoding}: byte 0x{raw[error.start]:02x} at offset {error.start} "
+            "(declare the encoding with a coding comment, or save the file as UTF-8)"
+        ) from None
+    except LookupError:
+        raise SourceError(f"unknown encoding {encoding!r}") from None
+    return SourceFile(text, encoding)
+
+
+def read_source(path: Path) -> SourceFile:
+    try:
+        raw = path.read_bytes()
+    except OSError as error:
+        raise SourceError(f"cannot read: {error.strerror or error}") from None
+    return decode(raw)
+
+
+def write_if_changed(path: Path, data: bytes) -> bool:
+    """Write `data` atomically (a temporary file in the same folder, then a rename) unless the file already
+    holds exactly these bytes. The file's permission bits are kept. Returns whether it wrote."""
+    try:
+        if path.read_bytes() == data:
+            return False
+        mode = stat.S_IMODE(path.stat().st_mode)
+    except FileNotFoundError:
+        mode = 0o644
+    descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".jaxfix-tmp")
+    try:
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temporary, mode)
+        os.replace(temporary, path)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except FileNotFoundError:
+            pass
+        raise
+    return True

@@ -1,0 +1,59 @@
+"""The one table of codemods: found by importing every module of `jaxfix.codemods`, selected by code or name."""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import pkgutil
+from typing import Iterable
+
+from jaxfix.codemod import Codemod
+
+
+class UnknownSelector(ValueError):
+    """A --select/--ignore entry that names no codemod: an error, since a typo would silently select nothing."""
+
+
+@functools.lru_cache(maxsize=1)
+def all_codemods() -> tuple[type[Codemod], ...]:
+    """Every codemod class, sorted by code; each module of jaxfix.codemods defines exactly one."""
+    import jaxfix.codemods as package
+
+    found: list[type[Codemod]] = []
+    for info in pkgutil.iter_modules(package.__path__):
+        module = importlib.import_module(f"{package.__name__}.{info.name}")
+        classes = [
+            obj
+            for obj in vars(module).values()
+            if isinstance(obj, type) and issubclass(obj, Codemod) and obj is not Codemod and obj.__module__ == module.__name__
+        ]
+        if len(classes) != 1:
+            raise RuntimeError(f"{module.__name__} must define exactly one Codemod, found {len(classes)}")
+        found.extend(classes)
+    return tuple(sorted(found, key=lambda c: c.code))
+
+
+def by_code(code: str) -> type[Codemod] | None:
+    wanted = code.strip().lower()
+    for codemod in all_codemods():
+        if codemod.code.lower() == wanted or codemod.name == wanted:
+            return codemod
+    return None
+
+
+def _matches(codemod: type[Codemod], selector: str) -> bool:
+    selector = selector.strip()
+    if selector.upper() == "ALL":
+        return True
+    return codemod.code.upper().startswith(selector.upper()) or codemod.name == selector.lower()
+
+
+def select(selectors: Iterable[str] | None = None, ignore: Iterable[str] | None = None) -> tuple[type[Codemod], ...]:
+    """Codemods chosen by codes, code prefixes (`JF1`) or names; none given means all."""
+    selectors = [s for s in (selectors or []) if s.strip()]
+    ignore = [s for s in (ignore or []) if s.strip()]
+    for selector in [*selectors, *ignore]:
+        if not any(_matches(c, selector) for c in all_codemods()):
+            raise UnknownSelector(f"'{selector}' matches no codemod (see `jaxfix rules`)")
+    chosen = [c for c in all_codemods() if not selectors or any(_matches(c, s) for s in selectors)]
+    return tuple(c for c in chosen if not any(_matches(c, s) for s in ignore))

@@ -1,0 +1,1 @@
+"""Renderers: turn engine results into what a person (or a tool) reads."""

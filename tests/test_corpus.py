@@ -1,0 +1,59 @@
+"""Every corpus case, three ways: golden (the rewrite of before.py is after.py), idempotent (rewriting after.py
+changes nothing) and equivalent (both compute the same numbers on the case's arguments)."""
+
+from __future__ import annotations
+
+import pytest
+
+from jaxfix import corpus
+from tests.helpers import codemod_for_module, findings, rewrite
+
+CASES = corpus.cases()
+
+
+def _by_id(cases):
+    return pytest.mark.parametrize("case", cases, ids=[c.id for c in cases])
+
+
+@_by_id(CASES)
+def test_golden(case: corpus.Case) -> None:
+    codemod = codemod_for_module(case.codemod)
+    before = case.before.read_text(encoding="utf-8")
+    assert rewrite(before, codemod, unsafe=case.spec.get("unsafe", False)) == case.after.read_text(encoding="utf-8")
+
+
+@_by_id(CASES)
+def test_idempotent(case: corpus.Case) -> None:
+    codemod = codemod_for_module(case.codemod)
+    after = case.after.read_text(encoding="utf-8")
+    assert rewrite(after, codemod, unsafe=True) == after
+
+
+@_by_id([c for c in CASES if "findings" in c.spec])
+def test_findings(case: corpus.Case) -> None:
+    codemod = codemod_for_module(case.codemod)
+    reported = findings(case.before.read_text(encoding="utf-8"), codemod)
+    assert len(reported) == case.spec["findings"], [d.message for d in reported]
+
+
+@_by_id([c for c in CASES if c.runnable and not c.negative])
+def test_equivalent(case: corpus.Case) -> None:
+    args, kwargs = corpus.arguments(case)
+    tolerance = {"rtol": case.spec.get("rtol", 1e-6), "atol": case.spec.get("atol", 1e-6)}
+    rewritten = corpus.call(corpus.load_function(case.after, case.spec["entry"], tag="after"), args, kwargs)
+    if "original_raises" in case.spec:
+        original = corpus.load_function(case.before, case.spec["entry"], tag="before")
+        with pytest.raises(Exception) as raised:
+            corpus.call(original, args, kwargs)
+        assert type(raised.value).__name__ == case.spec["original_raises"]
+        corpus.assert_same(rewritten, corpus.expected(case), **tolerance)
+    else:
+        original = corpus.call(corpus.load_function(case.before, case.spec["entry"], tag="before"), args, kwargs)
+        corpus.assert_same(rewritten, original, **tolerance)
+
+
+@_by_id([c for c in CASES if c.runnable and c.negative])
+def test_negative_case_runs(case: corpus.Case) -> None:
+    """A negative case is working code that must stay untouched: it has to run."""
+    args, kwargs = corpus.arguments(case)
+    corpus.call(corpus.load_function(case.before, case.spec["entry"], tag="before"), args, kwargs)

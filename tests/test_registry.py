@@ -1,0 +1,57 @@
+"""The table of codemods: unique codes and names, complete docs, examples and corpus cases for each."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from jaxfix import corpus, registry
+from jaxfix.codemod import DOC_SECTIONS, doc_sections
+
+CODEMODS = registry.all_codemods()
+CASES = corpus.cases()
+
+
+def test_there_are_codemods() -> None:
+    assert len(CODEMODS) >= 3
+
+
+def test_codes_and_names_are_unique() -> None:
+    codes = [c.code for c in CODEMODS]
+    names = [c.name for c in CODEMODS]
+    assert len(set(codes)) == len(codes)
+    assert len(set(names)) == len(names)
+
+
+@pytest.mark.parametrize("codemod", CODEMODS, ids=lambda c: c.code)
+def test_metadata(codemod) -> None:
+    assert re.fullmatch(r"JF[1-9]\d\d", codemod.code)
+    assert re.fullmatch(r"[a-z][a-z0-9]*(-[a-z0-9]+)*", codemod.name)
+    assert codemod.summary and "\n" not in codemod.summary
+
+
+@pytest.mark.parametrize("codemod", CODEMODS, ids=lambda c: c.code)
+def test_docs_have_every_section(codemod) -> None:
+    sections = doc_sections(codemod.docs())
+    for title in DOC_SECTIONS:
+        assert sections.get(title), f"{codemod.code} docs lack a '{title}' section"
+
+
+@pytest.mark.parametrize("codemod", CODEMODS, ids=lambda c: c.code)
+def test_examples_exist(codemod) -> None:
+    assert codemod.VALID, f"{codemod.code} has no VALID examples"
+    assert codemod.INVALID, f"{codemod.code} has no INVALID examples"
+
+
+@pytest.mark.parametrize("codemod", CODEMODS, ids=lambda c: c.code)
+def test_corpus_has_positive_and_negative_cases(codemod) -> None:
+    module = codemod.__module__.rsplit(".", 1)[-1]
+    mine = [c for c in CASES if c.codemod == module]
+    assert any(not c.negative for c in mine), f"corpus/{module} has no positive case"
+    assert any(c.negative for c in mine), f"corpus/{module} has no negative case"
+
+
+def test_every_corpus_folder_belongs_to_a_codemod() -> None:
+    modules = {c.__module__.rsplit(".", 1)[-1] for c in CODEMODS}
+    assert {c.codemod for c in CASES} <= modules
