@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import List, Optional
@@ -155,3 +156,8 @@ def main() -> None:
     except KeyboardInterrupt:
         typer.echo("jaxfix: interrupted", err=True)
         sys.exit(130)
+    except Exception as error:  # a bug in jaxfix itself: one line, unless asked for the traceback
+        if os.environ.get("JAXFIX_DEBUG"):
+            raise
+        typer.echo(f"jaxfix: internal error: {type(error).__name__}: {error} (JAXFIX_DEBUG=1 shows where)", err=True)
+        sys.exit(EXIT_ERROR)

@@ -29,6 +29,12 @@ class JaxNames:
         imported = sorted(q.name for q in names if q.source is QualifiedNameSource.IMPORT)
         return imported[0] if imported else None
 
+    def is_builtin(self, node: cst.CSTNode, name: str) -> bool:
+        """Whether `node` is Python's own `name` (`print`), not a local or imported object of that name."""
+        value = self._qualified.get(node)
+        names = (value() if callable(value) else value) if value is not None else set()
+        return any(q.source is QualifiedNameSource.BUILTIN and q.name == f"builtins.{name}" for q in names)
+
     def matches(self, node: cst.CSTNode, names: Iterable[str]) -> bool:
         qualified = self.qualified(node)
         return qualified is not None and qualified in names

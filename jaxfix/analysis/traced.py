@@ -94,6 +94,7 @@ HOST_CALLBACKS = {
 }
 _PARTIAL = {"functools.partial"}
 TREE_MAPS = {"jax.tree.map", "jax.tree_util.tree_map", "jax.tree_map"}
+TREE_STRUCTURES = {"jax.tree.structure", "jax.tree_util.tree_structure", "jax.tree_structure"}
 
 STATIC_ATTRIBUTES = frozenset({"shape", "ndim", "dtype", "size", "weak_type", "sharding", "aval"})
 STATIC_CALLS = frozenset(
@@ -124,6 +125,11 @@ STATIC_CALLS = frozenset(
         "numpy.finfo",
         "numpy.iinfo",
     }
+)
+# Calls into these produce arrays, which are staged (traced) inside traced code. Other JAX calls (jax.tree.map,
+# jax.eval_shape, ...) return whatever their arguments make them: a tree of Python bools stays static.
+ARRAY_NAMESPACES = (
+    "jax.numpy.", "jax.lax.", "jax.random.", "jax.nn.", "jax.scipy.", "jax.image.", "jax.ops.", "jax.device_put",
 )
 _BUILTINS = frozenset(dir(builtins))
 
@@ -465,13 +471,28 @@ class TracedAnalysis:
         if callee in STATIC_CALLS:
             return Kind.STATIC
         arguments = join(kind(a.value) for a in call.args)
-        if callee is not None and (callee.startswith("jax.") or callee.startswith("jaxlib.")):
-            return Kind.TRACED
+        if callee is not None and callee.startswith(ARRAY_NAMESPACES):
+            return Kind.TRACED  # staged into the computation, even from static arguments
+        if callee in TREE_STRUCTURES:
+            return Kind.STATIC
+        if callee in TREE_MAPS and call.args:
+            return self._tree_map_kind(call, kind)
         if isinstance(call.func, cst.Attribute):
             return join([kind(call.func.value), arguments])  # a method: x.sum(), params.get("w")
         if callee in _BUILTINS:
             return arguments
         return Kind.TRACED if arguments is Kind.TRACED else Kind.UNKNOWN
+
+    def _tree_map_kind(self, call: cst.Call, kind) -> Kind:
+        """A tree map returns what its function returns: traced leaves mapped by `_is_none` are Python bools."""
+        mapped = call.args[0].value
+        trees = join(kind(a.value) for a in call.args[1:] if a.keyword is None)
+        if self._names.qualified(mapped) is not None and self._names.qualified(mapped).startswith(ARRAY_NAMESPACES):
+            return trees
+        if isinstance(mapped, cst.Lambda) and mapped in self._functions:
+            info = self._functions[mapped]
+            return self._kind(mapped.body, info, {p: trees for p in info.params})
+        return Kind.UNKNOWN
 
     def _comprehension_kind(self, expr, info, env) -> Kind:
         inner = dict(env or {})

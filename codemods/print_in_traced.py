@@ -1,0 +1,260 @@
+"""JF601 print-in-traced: `print` of traced values inside traced code → `jax.debug.print`."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from jaxfix.analysis.traced import Kind
+from jaxfix.codemod import Codemod, Invalid, Valid
+from jaxfix.diagnostics import Safety
+
+_CONVERSIONS = {"r": "repr", "s": "str", "a": "ascii"}
+
+
+class NotTranslatable(Exception):
+    """Why this print cannot become an exactly equivalent jax.debug.print; shown in the finding."""
+
+
+@dataclass
+class _Template:
+    """A str.format template and its arguments, built piece by piece from print's arguments."""
+
+    text: list[str] = field(default_factory=list)
+    args: list[cst.BaseExpression] = field(default_factory=list)
+
+    def literal(self, value: str) -> None:
+        self.text.append(value.replace("{", "{{").replace("}", "}}"))
+
+    def escaped(self, value: str) -> None:
+        """Text that is already brace-escaped (an f-string's literal part has the same escaping as str.format)."""
+        self.text.append(value)
+
+    def placeholder(self, arg: cst.BaseExpression, conversion: str = "", spec: str = "") -> None:
+        self.text.append("{" + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "") + "}")
+        self.args.append(arg)
+
+
+class PrintInTraced(Codemod):
+    """
+    ## What it does
+    Finds `print(...)` calls inside traced code (a function under `jax.jit`, `jax.vmap`, `jax.grad`, a
+    `lax.scan` body, ...) that print traced values, and rewrites them to `jax.debug.print` with an equivalent
+    format string.
+
+    ## Why is this bad?
+    Python's `print` runs while JAX traces the function, not when the compiled function runs. It prints
+    `Traced<ShapedArray(float32[3])>` instead of numbers, once per compilation instead of once per call, and
+    nothing at all on a cache hit. `jax.debug.print` is staged into the computation and prints the runtime
+    values on every call.
+
+    ## Example
+    ```python
+    @jax.jit
+    def step(x):
+        loss = jnp.sum(x**2)
+        print(f"loss = {loss:.3f}", x.shape)
+        return loss
+    ```
+
+    ## Use instead
+    ```python
+    @jax.jit
+    def step(x):
+        loss = jnp.sum(x**2)
+        jax.debug.print("loss = {:.3f} {}", loss, str(x.shape))
+        return loss
+    ```
+    Static parts (shapes, literals, static arguments) are formatted at trace time with `str`/`repr`/`format`,
+    exactly as `print` showed them; traced parts become `{}` placeholders formatted at run time. `sep` is
+    folded into the format string.
+
+    ## Fix safety
+    Safe: the computed values do not change. What is printed changes, which is the point: runtime values on
+    every call instead of tracer descriptions at trace time. Several `jax.debug.print` calls in one function may
+    print in any order unless you add `ordered=True` (which `vmap` does not support), and under `vmap` they
+    print once per batch with batched values.
+
+    ## When it stays quiet
+    - `print` outside traced code, or inside a function handed to a host callback (`jax.debug.callback`).
+    - `print` whose arguments are all static (`print(x.shape)` in a jitted function is a fine way to see
+      shapes at trace time).
+    - A local name or import that shadows `print`.
+    It reports without a fix when an argument's kind is unknown, for `*args`/`**kwargs`, `file=`, an `end`
+    other than a newline, a non-literal `sep`, nested format specs, or a `print` used as a value.
+    """
+
+    code = "JF601"
+    name = "print-in-traced"
+    summary = "print() of traced values inside traced code: use jax.debug.print"
+    fix_safety = Safety.SAFE
+    screen = ("print",)
+
+    VALID = (
+        Valid("import jax\n\ndef f(x):\n    print(x)\n    return x\n"),
+        Valid("import jax\n\n@jax.jit\ndef f(x):\n    print(x.shape, x.dtype, len(x))\n    return x\n"),
+        Valid("import jax\n\n@jax.jit\ndef f(x):\n    jax.debug.print('{}', x)\n    return x\n"),
+        Valid(
+            "import jax\nfrom functools import partial\n\n@partial(jax.jit, static_argnames='n')\n"
+            "def f(x, n):\n    print('n =', n)\n    return x * n\n"
+        ),
+        Valid("import jax\n\n@jax.jit\ndef f(x):\n    print = lambda *a: None\n    print(x)\n    return x\n"),
+        Valid(
+            "import jax\n\n@jax.jit\ndef f(x):\n    def show(v):\n        print(v)\n"
+            "    jax.debug.callback(show, x)\n    return x\n"
+        ),
+    )
+    INVALID = (
+        Invalid(
+            "import jax\n\n@jax.jit\ndef f(x):\n    print(x)\n    return x\n",
+            "import jax\n\n@jax.jit\ndef f(x):\n    jax.debug.print(\"{}\", x)\n    return x\n",
+            message="jax.debug.print",
+        ),
+        Invalid(
+            "import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef f(x):\n    y = jnp.sin(x)\n"
+            "    print('y is', y, 'of shape', y.shape, sep=': ')\n    return y\n",
+            "import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef f(x):\n    y = jnp.sin(x)\n"
+            "    jax.debug.print(\"y is: {}: of shape: {}\", y, str(y.shape))\n    return y\n",
+        ),
+        Invalid(
+            "from jax import jit\n\n@jit\ndef f(x):\n    print(f'{x!r} and {x.sum():.2f} {{braces}}')\n    return x\n",
+            "from jax import jit\nimport jax\n\n@jit\ndef f(x):\n"
+            "    jax.debug.print(\"{!r} and {:.2f} {{braces}}\", x, x.sum())\n    return x\n",
+        ),
+        Invalid(
+            "import jax\nfrom jax import lax\n\ndef run(xs):\n    def step(c, x):\n        print('carry', c)\n"
+            "        return c + x, None\n    return lax.scan(step, 0.0, xs)\n",
+            "import jax\nfrom jax import lax\n\ndef run(xs):\n    def step(c, x):\n        jax.debug.print(\"carry {}\", c)\n"
+            "        return c + x, None\n    return lax.scan(step, 0.0, xs)\n",
+        ),
+        Invalid(
+            "import jax\nimport sys\n\n@jax.jit\ndef f(x):\n    print(x, file=sys.stderr)\n    return x\n",
+            None,
+            message="file=",
+        ),
+        Invalid(
+            "import jax\n\n@jax.jit\ndef f(x):\n    print(x, end='')\n    return x\n",
+            None,
+            message="end=",
+        ),
+    )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if not self.context.names.is_builtin(node.func, "print"):
+            return
+        traced = self.context.traced
+        if not traced.in_traced_code(node):
+            return
+        kinds = [traced.kind(arg.value) for arg in node.args if arg.keyword is None and not arg.star]
+        for arg in node.args:
+            if isinstance(arg.value, cst.FormattedString):
+                kinds.extend(traced.kind(p.expression) for p in arg.value.parts if isinstance(p, cst.FormattedStringExpression))
+        if Kind.TRACED not in kinds and not any(arg.star for arg in node.args):
+            return  # only static (or unknowable) values: printing them at trace time is fine
+        parent = self.context.parents.get(node)
+        try:
+            if not isinstance(parent, cst.Expr):
+                raise NotTranslatable("its value is used")
+            template = self._translate(node)
+        except NotTranslatable as reason:
+            self.report(node, f"print() of a traced value runs at trace time; use jax.debug.print (no fix: {reason})")
+            return
+        debug_print, needed = self.context.names.expression_for("jax.debug.print")
+        call = cst.Call(
+            func=debug_print,
+            args=[cst.Arg(cst.SimpleString(_string_literal("".join(template.text))))]
+            + [cst.Arg(arg) for arg in template.args],
+        )
+        fix = self.fix("use jax.debug.print", [(node, call)], add_imports=[needed] if needed else [])
+        self.report(node, "print() of a traced value runs at trace time and shows tracers; use jax.debug.print", fix)
+
+    # ---- translation ---------------------------------------------------------------------------------------
+
+    def _translate(self, node: cst.Call) -> _Template:
+        separator = " "
+        for arg in node.args:
+            if arg.star:
+                raise NotTranslatable(f"{arg.star}-arguments")
+            keyword = arg.keyword.value if arg.keyword is not None else None
+            if keyword == "sep":
+                separator = _optional_literal(arg.value, "sep", default=" ")
+            elif keyword == "end":
+                if _optional_literal(arg.value, "end", default="\n") != "\n":
+                    raise NotTranslatable("end= other than a newline")
+            elif keyword == "file":
+                if not (isinstance(arg.value, cst.Name) and arg.value.value == "None"):
+                    raise NotTranslatable("file= (jax.debug.print writes to standard output)")
+            elif keyword == "flush":
+                continue  # jax.debug.print's output is not buffered by this process's print
+            elif keyword is not None:
+                raise NotTranslatable(f"unknown keyword {keyword}=")
+        template = _Template()
+        positional = [arg.value for arg in node.args if arg.keyword is None]
+        for index, value in enumerate(positional):
+            if index:
+                template.literal(separator)
+            self._add(template, value)
+        return template
+
+    def _add(self, template: _Template, value: cst.BaseExpression) -> None:
+        if isinstance(value, (cst.SimpleString, cst.ConcatenatedString)) and isinstance(value.evaluated_value, str):
+            template.literal(value.evaluated_value)
+        elif isinstance(value, cst.FormattedString):
+            self._add_fstring(template, value)
+        else:
+            self._add_value(template, value, "", "")
+
+    def _add_fstring(self, template: _Template, value: cst.FormattedString) -> None:
+        prefix = value.prefix.lower().replace("f", "")
+        for part in value.parts:
+            if isinstance(part, cst.FormattedStringText):
+                # Evaluate escapes (\n, \t) but keep {{ }}: they mean the same in str.format.
+                template.escaped(ast.literal_eval(f"{prefix}{value.quote}{part.value}{value.quote}"))
+                continue
+            conversion = part.conversion or ""
+            spec = ""
+            if part.format_spec:
+                if any(isinstance(p, cst.FormattedStringExpression) for p in part.format_spec):
+                    raise NotTranslatable("a format spec with nested {…}")
+                spec = "".join(p.value for p in part.format_spec)
+            if part.equal is not None:
+                whitespace = part.equal.whitespace_before.value + "=" + part.equal.whitespace_after.value
+                template.literal(self.context.code_for(part.expression) + whitespace)
+                conversion = conversion or ("" if spec else "r")
+            self._add_value(template, part.expression, conversion, spec)
+
+    def _add_value(self, template: _Template, value: cst.BaseExpression, conversion: str, spec: str) -> None:
+        kind = self.context.traced.kind(value)
+        if kind is Kind.TRACED:
+            template.placeholder(value, conversion, spec)
+        elif kind is Kind.STATIC:
+            # Formatted now, as print would: a str passes through jax.debug.print unchanged.
+            formatted = value
+            if conversion:
+                formatted = cst.Call(cst.Name(_CONVERSIONS[conversion]), [cst.Arg(formatted)])
+            if spec:
+                spec_literal = cst.SimpleString(_string_literal(spec))
+                formatted = cst.Call(cst.Name("format"), [cst.Arg(formatted), cst.Arg(spec_literal)])
+            elif not conversion:
+                formatted = cst.Call(cst.Name("str"), [cst.Arg(formatted)])
+            template.placeholder(formatted)
+        else:
+            raise NotTranslatable(f"cannot tell whether `{self.context.code_for(value)}` is traced")
+
+
+def _optional_literal(value: cst.BaseExpression, keyword: str, *, default: str) -> str:
+    if isinstance(value, cst.Name) and value.value == "None":
+        return default
+    if isinstance(value, (cst.SimpleString, cst.ConcatenatedString)) and isinstance(value.evaluated_value, str):
+        return value.evaluated_value
+    raise NotTranslatable(f"{keyword}= is not a string literal")
+
+
+def _string_literal(value: str) -> str:
+    """A Python string literal for `value`, in double quotes where it can be."""
+    literal = repr(value)
+    if literal.startswith("'") and '"' not in value:
+        literal = '"' + literal[1:-1].replace("\\'", "'") + '"'
+    return literal

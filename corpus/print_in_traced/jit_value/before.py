@@ -1,0 +1,9 @@
+import jax
+import jax.numpy as jnp
+
+
+@jax.jit
+def squash(x):
+    y = jnp.tanh(x)
+    print("y", y)  # shows a tracer, once, at trace time
+    return y * 2.0

@@ -1,0 +1,13 @@
+import jax.numpy as jnp
+from jax import lax
+import jax
+
+
+def cumulative(xs):
+    def step(total, x):
+        total = total + x
+        jax.debug.print("running total: {}", total)
+        return total, total
+
+    _, totals = lax.scan(step, jnp.float32(0.0), xs)
+    return totals

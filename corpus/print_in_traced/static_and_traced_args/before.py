@@ -1,0 +1,12 @@
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+
+
+@partial(jax.jit, static_argnames=("steps",))
+def decay(x, steps):
+    for i in range(steps):
+        x = x * 0.5
+        print("step", i, "of", steps, "value", x)
+    return x
