@@ -12,11 +12,11 @@ from dataclasses import dataclass
 from typing import ClassVar, Sequence
 
 import libcst as cst
-from libcst.metadata import ParentNodeProvider, PositionProvider, QualifiedNameProvider, ScopeProvider
-
+from libcst._metadata_dependent import LazyValue
 from jaxfix.analysis.context import ModuleContext
 from jaxfix.diagnostics import Diagnostic, Fix, Position, Safety
 
+_NO_DEFAULT = object()
 DOC_SECTIONS = ("What it does", "Why is this bad", "Example", "Use instead", "Fix safety", "When it stays quiet")
 
 
@@ -49,12 +49,24 @@ class Codemod(cst.BatchableCSTVisitor):
     VALID: ClassVar[Sequence[Valid]] = ()
     INVALID: ClassVar[Sequence[Invalid]] = ()
 
-    METADATA_DEPENDENCIES = (PositionProvider, ParentNodeProvider, QualifiedNameProvider, ScopeProvider)
+    # Metadata is resolved lazily through `self.context` (positions only when reporting, qualified names only
+    # when a candidate node turns up): declaring providers here would compute them for every file.
+    METADATA_DEPENDENCIES = ()
 
     def __init__(self, context: ModuleContext) -> None:
         super().__init__()
         self.context = context
         self.diagnostics: list[Diagnostic] = []
+
+    def get_metadata(self, key, node, default=_NO_DEFAULT):
+        """LibCST's get_metadata, resolved lazily for this module on first use of each provider."""
+        table = self.context.wrapper.resolve(key)
+        if node not in table:
+            if default is _NO_DEFAULT:
+                raise KeyError(f"no {key.__name__} metadata for {type(node).__name__}")
+            return default
+        value = table[node]
+        return value() if isinstance(value, LazyValue) else value
 
     @classmethod
     def docs(cls) -> str:
@@ -62,7 +74,7 @@ class Codemod(cst.BatchableCSTVisitor):
         return _dedent_docstring(cls.__doc__ or "")
 
     def report(self, node: cst.CSTNode, message: str, fix: Fix | None = None) -> None:
-        where = self.get_metadata(PositionProvider, node)
+        where = self.context.positions[node]
         self.diagnostics.append(
             Diagnostic(
                 code=self.code,

@@ -72,7 +72,7 @@ def analyse(text: str, codemods: Sequence[type[Codemod]]) -> tuple[list[Diagnost
     active = [c for c in codemods if any(s in text for s in c.screen)]
     if not active:
         return [], [], None
-    wrapper = MetadataWrapper(cst.parse_module(text))
+    wrapper = MetadataWrapper(cst.parse_module(text), unsafe_skip_copy=True)  # freshly parsed: nobody shares it
     diagnostics, errors = _run_codemods(wrapper, active)
     diagnostics = unsuppressed(diagnostics, text)
     return sorted(diagnostics, key=Diagnostic.sort_key), errors, wrapper

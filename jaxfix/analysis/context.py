@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import cached_property
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, ParentNodeProvider
+from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
 
 
 class ModuleContext:
@@ -18,6 +18,10 @@ class ModuleContext:
         from jaxfix.analysis.names import JaxNames
 
         return JaxNames(self.wrapper)
+
+    @cached_property
+    def positions(self):
+        return self.wrapper.resolve(PositionProvider)
 
     @cached_property
     def parents(self):

@@ -1,0 +1,626 @@
+"""Which local names are known to hold a JAX array, and whether that array is theirs alone.
+
+A name holds a JAX array only if EVERY binding of it in its scope makes one: a call from an allowlist of
+`jax.numpy`/`jax.random` functions that always return a single array, `x.at[i].set(v)`, arithmetic of known
+arrays and numbers, indexing, `.T`/`.reshape(...)`/`.astype(...)` of a known array, or a parameter annotated
+`jax.Array`/`jnp.ndarray`. Anything else (NumPy arrays, lists, dicts, unannotated parameters, `for`/`with`
+targets, `global`/`nonlocal` rebinding) leaves the name unproven. The analysis is flow-insensitive.
+
+Codemods that turn an in-place update into a rebinding (`x[i] = v` into `x = x.at[i].set(v)`) also need to know
+that nothing else refers to the same array: NumPy would change every reference, a rebinding changes only `x`.
+`rebind_blocker` says what stops that, in words a diagnostic can show.
+"""
+
+from __future__ import annotations
+
+import builtins
+from functools import cached_property
+from typing import Iterator
+
+import libcst as cst
+from libcst.metadata import (
+    Assignment,
+    ClassScope,
+    ComprehensionScope,
+    FunctionScope,
+    PositionProvider,
+    QualifiedNameProvider,
+    QualifiedNameSource,
+    Scope,
+    ScopeProvider,
+)
+
+from jaxfix.analysis.context import ModuleContext
+
+_JNP = "jax.numpy."
+
+# jax.numpy functions that always return one new array (NumPy allocates new memory for them too).
+_FRESH_FUNCTIONS = frozenset(
+    _JNP + name
+    for name in """
+    zeros ones full empty zeros_like ones_like full_like empty_like array arange linspace logspace geomspace eye
+    identity tri tril triu concatenate stack hstack vstack dstack column_stack where copy tile repeat pad sort
+    argsort cumsum cumprod diff take clip roll outer kron dot matmul vdot inner einsum tensordot cross abs absolute
+    negative exp exp2 expm1 log log1p log2 log10 sqrt cbrt square reciprocal sign floor ceil round rint trunc sin
+    cos tan arcsin arccos arctan arctan2 sinh cosh tanh add subtract multiply divide true_divide floor_divide mod
+    remainder power maximum minimum fmax fmin hypot logaddexp sum prod mean std var max min amax amin argmax argmin
+    all any nansum nanmean logical_and logical_or logical_not logical_xor isnan isinf isfinite equal not_equal less
+    less_equal greater greater_equal nan_to_num interp convolve trace
+    linalg.norm linalg.inv linalg.det linalg.solve linalg.pinv linalg.cholesky linalg.matrix_power
+    """.split()
+)
+# jax.numpy functions that return one array that, in NumPy, may be a view of (share memory with) an argument.
+_VIEW_FUNCTIONS = frozenset(
+    _JNP + name
+    for name in """
+    asarray reshape ravel transpose swapaxes moveaxis squeeze expand_dims broadcast_to flip fliplr flipud rot90
+    diagonal real imag matrix_transpose permute_dims
+    """.split()
+)
+# jax.random samplers: each returns one new array (not split/key, which make keys).
+_RANDOM = frozenset(
+    "jax.random." + name
+    for name in """
+    normal uniform randint bernoulli categorical choice permutation truncated_normal gamma beta exponential laplace
+    logistic gumbel poisson dirichlet multivariate_normal cauchy rademacher t chisquare lognormal pareto ball
+    orthogonal binomial geometric generalized_normal loggamma maxwell double_sided_maxwell weibull_min f
+    triangular wald
+    """.split()
+)
+_FRESH_METHODS = frozenset(
+    "astype copy flatten sum mean prod max min std var cumsum cumprod clip round conj argmax argmin argsort dot "
+    "all any".split()
+)
+_VIEW_METHODS = frozenset("reshape ravel transpose squeeze swapaxes diagonal".split())
+_VIEW_ATTRIBUTES = frozenset({"T", "mT", "real", "imag"})
+_STATIC_ATTRIBUTES = frozenset({"shape", "dtype", "ndim", "size", "nbytes", "itemsize", "sharding", "weak_type"})
+# `x.at[idx].<method>(...)`: every one returns a new array.
+AT_METHODS = frozenset({"set", "add", "subtract", "multiply", "mul", "divide", "power", "min", "max", "apply", "get"})
+_ARRAY_ANNOTATIONS = frozenset({"jax.Array", "jax.numpy.ndarray"})
+# Builtins that read an argument without keeping a reference to it.
+_NON_RETAINING_BUILTINS = frozenset({"print", "len", "float", "int", "bool", "str", "repr", "isinstance", "type", "id", "hash", "format"})
+_NON_RETAINING_CALLS = frozenset({"jax.debug.print"})
+_INT_BUILTINS = frozenset({"len", "int"})
+_ARITHMETIC = (
+    cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.Modulo, cst.Power, cst.MatrixMultiply,
+    cst.BitAnd, cst.BitOr, cst.BitXor, cst.LeftShift, cst.RightShift,
+)  # fmt: skip
+_INT_ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide, cst.Modulo)
+
+
+class ArrayAnalysis:
+    def __init__(self, context: ModuleContext) -> None:
+        self._context = context
+        self._names = context.names
+        self._parents = context.parents
+        self._scopes = context.wrapper.resolve(ScopeProvider)
+        self._positions = context.wrapper.resolve(PositionProvider)
+        self._qualified = context.wrapper.resolve(QualifiedNameProvider)
+        self._solved: dict[Scope, set[str]] = {}
+        self._deciding_integer: set[tuple[Scope, str]] = set()
+
+    # ---- queries -------------------------------------------------------------------------------------------
+
+    def is_array(self, name: cst.Name) -> bool:
+        """Whether `name`, where it stands, is known to hold a JAX array: every binding of it makes one."""
+        owner = self.owner(name)
+        return owner is not None and name.value in self._array_names(owner)
+
+    def is_array_expression(self, expr: cst.BaseExpression) -> bool:
+        return self._is_array(expr, None, None)
+
+    def owner(self, name: cst.Name) -> Scope | None:
+        """The scope whose bindings `name` refers to (following `global`/`nonlocal`), or None if unbound."""
+        scope = self._scopes.get(name)
+        if scope is None:
+            return None
+        assignments = scope[name.value]
+        return next(iter(assignments)).scope if assignments else None
+
+    def is_integer(self, expr: cst.BaseExpression) -> bool:
+        """Whether `expr` is a Python int (so, as an index, it names one position and never repeats one)."""
+        if isinstance(expr, cst.Integer):
+            return True
+        if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus)):
+            return self.is_integer(expr.expression)
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, _INT_ARITHMETIC):
+            return self.is_integer(expr.left) and self.is_integer(expr.right)
+        if isinstance(expr, cst.Call):
+            return self._builtin(expr.func) in _INT_BUILTINS
+        if isinstance(expr, cst.Attribute):
+            return expr.attr.value in ("ndim", "size") and self.is_array_expression(expr.value)
+        if isinstance(expr, cst.Subscript):  # x.shape[0]
+            return (
+                isinstance(expr.value, cst.Attribute)
+                and expr.value.attr.value == "shape"
+                and self.is_array_expression(expr.value.value)
+                and len(expr.slice) == 1
+                and isinstance(expr.slice[0].slice, cst.Index)
+                and isinstance(expr.slice[0].slice.value, (cst.Integer, cst.UnaryOperation))
+            )
+        if isinstance(expr, cst.Name):
+            owner = self.owner(expr)
+            if owner is None or isinstance(owner, ClassScope) or (owner, expr.value) in self._deciding_integer:
+                return False  # unbound, a class attribute, or defined only in terms of itself
+            self._deciding_integer.add((owner, expr.value))
+            try:
+                bindings = list(owner.assignments[expr.value])
+                return bool(bindings) and all(self._binds_integer(b) for b in bindings)
+            finally:
+                self._deciding_integer.discard((owner, expr.value))
+        return False
+
+    def rebind_blocker(self, name: cst.Name, statement: cst.BaseSmallStatement) -> str | None:
+        """Why rebinding `name` at `statement` (`x = x.at[i].set(v)` for `x[i] = v`) would not do what NumPy's
+        in-place update does, or None when it would. NumPy changes the array itself, so every other reference
+        to it sees the update; a rebinding changes only this name. None requires that the name is local to the
+        statement's scope, that each of its bindings makes a new array nobody else holds, and that no reference
+        that could outlive an expression (another name, a container, a closure, an unknown callee) is taken
+        before the update."""
+        x = name.value
+        owner = self.owner(name)
+        if owner is None or self._scopes.get(statement) is not owner:
+            return f"`{x}` belongs to an enclosing scope, so rebinding it here would make it a new local name"
+        for assignment in owner.assignments[x]:
+            reason = self._binding_blocker(assignment, statement)
+            if reason is not None:
+                return reason
+        for read in self._reads(owner, x):
+            if self._escapes(read, owner) and self._may_run_before(read, statement, owner):
+                line = self._positions[read].start.line
+                return (
+                    f"`{x}` is also referenced on line {line} (`{self._snippet(read)}`) before this update; in NumPy "
+                    "that reference would see the update, after a rebinding it would not"
+                )
+        return None
+
+    # ---- which names hold arrays ---------------------------------------------------------------------------
+
+    def _array_names(self, owner: Scope) -> set[str]:
+        """The names of `owner` proven to hold arrays: the greatest set closed under its bindings."""
+        if owner in self._solved:
+            return self._solved[owner]
+        if isinstance(owner, (ClassScope, ComprehensionScope)):
+            self._solved[owner] = set()
+            return self._solved[owner]
+        self._solved[owner] = set()  # while solving, names of this scope read from elsewhere are unproven
+        candidates: dict[str, list] = {}
+        for assignment in owner.assignments:
+            candidates.setdefault(assignment.name, []).append(assignment)
+        tainted = self._comprehension_walrus_targets(owner)
+        env = {name for name in candidates if name not in tainted}
+        changed = True
+        while changed:
+            changed = False
+            for name in list(env):
+                if not all(self._binds_array(a, owner, env) for a in candidates[name]):
+                    env.discard(name)
+                    changed = True
+        self._solved[owner] = env
+        return env
+
+    def _binds_array(self, assignment, owner: Scope, env: set[str]) -> bool:
+        if not isinstance(assignment, Assignment) or self._scopes.get(assignment.node) is not owner:
+            return False  # imports, builtins, and `global`/`nonlocal` rebinding from another scope
+        node = assignment.node
+        if isinstance(node, cst.Param):
+            return self._array_param(node)
+        parent = self._parents.get(node)
+        if isinstance(parent, cst.AssignTarget) and parent.target is node:
+            return self._is_array(self._parents[parent].value, owner, env)
+        if isinstance(parent, cst.AnnAssign) and parent.target is node:
+            return parent.value is None or self._is_array(parent.value, owner, env)
+        if isinstance(parent, cst.NamedExpr) and parent.target is node:
+            return self._is_array(parent.value, owner, env)
+        if isinstance(parent, cst.AugAssign) and parent.target is node:
+            return isinstance(parent.operator, tuple(_augmented(op) for op in _ARITHMETIC)) and self._array_or_number(
+                parent.value, owner, env
+            )
+        return False  # for/with/except targets, unpacking, def, class
+
+    def _array_param(self, param: cst.Param) -> bool:
+        """A parameter annotated `jax.Array`/`jnp.ndarray`, without a default (which could be anything)."""
+        if param.default is not None or param.annotation is None:
+            return False
+        function = self._parents.get(self._parents.get(param))
+        if not isinstance(function, cst.FunctionDef):
+            return False
+        if param is function.params.star_arg or param is function.params.star_kwarg:
+            return False
+        return self._names.qualified(param.annotation.annotation) in _ARRAY_ANNOTATIONS
+
+    def _is_array(self, expr: cst.BaseExpression, owner: Scope | None, env: set[str] | None) -> bool:
+        is_array = lambda e: self._is_array(e, owner, env)  # noqa: E731
+        if isinstance(expr, cst.Name):
+            scope = self.owner(expr)
+            if scope is None:
+                return False
+            if scope is owner and env is not None:
+                return expr.value in env
+            return expr.value in self._array_names(scope)
+        if isinstance(expr, cst.Call):
+            callee = self._names.callee(expr)
+            if callee is not None:
+                return self._array_call(callee, expr)
+            method = _method(expr)
+            if method is None:
+                return False
+            base, name = method
+            if name in AT_METHODS and _at_base(base) is not None:
+                return is_array(_at_base(base))
+            return (name in _FRESH_METHODS or name in _VIEW_METHODS) and not _has_out(expr) and is_array(base)
+        if isinstance(expr, cst.Attribute):
+            return expr.attr.value in _VIEW_ATTRIBUTES and is_array(expr.value)
+        if isinstance(expr, cst.Subscript):
+            return is_array(expr.value)
+        if isinstance(expr, cst.BinaryOperation):
+            if not isinstance(expr.operator, _ARITHMETIC):
+                return False
+            sides = [expr.left, expr.right]
+            return any(is_array(s) for s in sides) and all(self._array_or_number(s, owner, env) for s in sides)
+        if isinstance(expr, cst.UnaryOperation):
+            return isinstance(expr.operator, (cst.Minus, cst.Plus, cst.BitInvert)) and is_array(expr.expression)
+        if isinstance(expr, cst.IfExp):
+            return is_array(expr.body) and is_array(expr.orelse)
+        if isinstance(expr, cst.NamedExpr):
+            return is_array(expr.value)
+        return False
+
+    def _array_call(self, callee: str, call: cst.Call) -> bool:
+        if callee not in _FRESH_FUNCTIONS and callee not in _VIEW_FUNCTIONS and callee not in _RANDOM:
+            return False
+        if _has_out(call) or any(a.keyword is not None and a.keyword.value == "retstep" for a in call.args):
+            return False  # `out=` returns the buffer given; `linspace(retstep=True)` returns a tuple
+        if callee == _JNP + "where":
+            return len(call.args) == 3 and all(a.keyword is None and not a.star for a in call.args)
+        return True
+
+    def _array_or_number(self, expr, owner, env) -> bool:
+        return _is_number(expr) or self._is_array(expr, owner, env)
+
+    def _comprehension_walrus_targets(self, owner: Scope) -> set[str]:
+        """Names a `:=` inside a comprehension binds in `owner` (LibCST files them under the comprehension)."""
+        names = set()
+        for scope in self._all_scopes:
+            if not isinstance(scope, ComprehensionScope):
+                continue
+            enclosing = scope.parent
+            while isinstance(enclosing, ComprehensionScope):
+                enclosing = enclosing.parent
+            if enclosing is owner:
+                names.update(
+                    a.name for a in scope.assignments if isinstance(self._parents.get(getattr(a, "node", None)), cst.NamedExpr)
+                )
+        return names
+
+    def _binds_integer(self, assignment) -> bool:
+        """`for i in range(...)` or `i = <int expression>`."""
+        node = getattr(assignment, "node", None)
+        if not isinstance(assignment, Assignment) or self._scopes.get(node) is not assignment.scope:
+            return False
+        parent = self._parents.get(node)
+        if isinstance(parent, cst.For) and parent.target is node:
+            return isinstance(parent.iter, cst.Call) and self._builtin(parent.iter.func) == "range"
+        if isinstance(parent, cst.AssignTarget) and parent.target is node:
+            return self.is_integer(self._parents[parent].value)
+        if isinstance(parent, cst.AugAssign) and parent.target is node:  # `i += 1`
+            return isinstance(parent.operator, tuple(_augmented(op) for op in _INT_ARITHMETIC)) and self.is_integer(
+                parent.value
+            )
+        return False
+
+    # ---- who else holds the array --------------------------------------------------------------------------
+
+    def _binding_blocker(self, assignment, statement: cst.CSTNode) -> str | None:
+        node = assignment.node
+        x = assignment.name
+        if isinstance(node, cst.Param):
+            function = self._enclosing_function(node)
+            if function is None or not self._always_traced(function, x):
+                return (
+                    f"`{x}` is a parameter of a function that may run without JAX tracing it: a caller passing a "
+                    "NumPy array gets it changed in place today, and a rebinding would not change it"
+                )
+            if not any(self._may_run_after(r, statement, assignment.scope) for r in self._plain_reads(assignment.scope, x)):
+                return (
+                    f"`{x}` is a parameter and is not read after this update: the caller expected the array changed "
+                    "in place, and a rebinding would silently drop the update (return it instead)"
+                )
+            return None
+        parent = self._parents.get(node)
+        if isinstance(parent, cst.AugAssign) or (isinstance(parent, cst.AnnAssign) and parent.value is None):
+            return None  # `x += v` makes a new array from x's own; a bare annotation binds nothing
+        if isinstance(parent, cst.NamedExpr):
+            return f"`{x}` is bound by `:=`, whose value is also used where it stands; in NumPy both would see the update"
+        if isinstance(parent, cst.AssignTarget):
+            assign = self._parents[parent]
+            if len(assign.targets) > 1:
+                return f"`{x}` is bound together with another name (`{self._snippet(assign)}`); in NumPy both would see the update"
+            value = assign.value
+        else:
+            value = parent.value
+        if not self._is_fresh(value):
+            return (
+                f"`{x}` is bound to `{self._snippet(value, whole_statement=False)}`, which may share memory with "
+                "another array; in NumPy the update would change that array too"
+            )
+        return None
+
+    def _always_traced(self, function: cst.FunctionDef, param: str) -> bool:
+        """Whether `param` is a traced value on every call of `function`: the function is decorated with a JAX
+        transformation, or it is private (nested, or named `_...`) and only ever handed to one
+        (`lax.fori_loop(0, n, body, x)`), never called directly, where a NumPy array could come in."""
+        from jaxfix.analysis.traced import LAX_BODIES, TRANSFORMS, Kind
+
+        traced = self._context.traced
+        if not traced.is_traced(function) or traced.param_kind(function, param) is not Kind.TRACED:
+            return False
+        if any(self._is_transform(d.decorator, TRANSFORMS) for d in function.decorators):
+            return True
+        scope = self._scopes.get(function)
+        if not (isinstance(scope, FunctionScope) or function.name.value.startswith("_")) or scope is None:
+            return False
+        handed = TRANSFORMS | set(LAX_BODIES)
+        references = [r for a in scope.assignments[function.name.value] for r in a.references]
+        for reference in references:
+            arg = self._parents.get(reference.node)
+            call = self._parents.get(arg)
+            if not (isinstance(arg, cst.Arg) and isinstance(call, cst.Call) and self._names.callee(call) in handed):
+                return False
+        return bool(references)
+
+    def _is_transform(self, decorator: cst.BaseExpression, transforms) -> bool:
+        """`@jax.jit`, `@jax.jit(...)`, `@partial(jax.jit, ...)`."""
+        if self._names.qualified(decorator) in transforms:
+            return True
+        if isinstance(decorator, cst.Call):
+            callee = self._names.callee(decorator)
+            if callee in transforms:
+                return True
+            if callee == "functools.partial" and decorator.args:
+                return self._names.qualified(decorator.args[0].value) in transforms
+        return False
+
+    def _is_fresh(self, expr: cst.BaseExpression) -> bool:
+        """Whether `expr` makes an array that no other value shares: in NumPy's terms a copy, or a view of
+        something only this expression holds (`jnp.arange(6.0).reshape(2, 3)`), never a view of a name."""
+        if isinstance(expr, (cst.BinaryOperation, cst.UnaryOperation, cst.List, cst.Tuple, cst.Integer, cst.Float)):
+            return True
+        if isinstance(expr, cst.IfExp):
+            return self._is_fresh(expr.body) and self._is_fresh(expr.orelse)
+        if isinstance(expr, cst.Subscript):
+            return self._is_fresh(expr.value)
+        if isinstance(expr, cst.Attribute):
+            return expr.attr.value in _VIEW_ATTRIBUTES and self._is_fresh(expr.value)
+        if not isinstance(expr, cst.Call):
+            return False  # a name: the array it holds has another reference
+        callee = self._names.callee(expr)
+        if callee is not None:
+            if callee in _RANDOM:
+                return True
+            if callee in _VIEW_FUNCTIONS or not _copies(expr):
+                return bool(expr.args) and expr.args[0].keyword is None and self._is_fresh(expr.args[0].value)
+            return callee in _FRESH_FUNCTIONS
+        method = _method(expr)
+        if method is None:
+            return False
+        base, name = method
+        if name in AT_METHODS and _at_base(base) is not None:
+            return True
+        if name in _VIEW_METHODS or (name in _FRESH_METHODS and not _copies(expr)):
+            return self._is_fresh(base)
+        return name in _FRESH_METHODS
+
+    def _reads(self, owner: Scope, x: str) -> Iterator[cst.Name]:
+        """Every load of the name `x` that refers to `owner`'s binding, from any scope."""
+        for access in self._accesses_by_name.get(x, ()):
+            if access.is_annotation or not isinstance(access.node, cst.Name):
+                continue
+            assignments = access.scope[x]
+            if assignments and next(iter(assignments)).scope is owner:
+                yield access.node
+
+    def _plain_reads(self, owner: Scope, x: str) -> Iterator[cst.Name]:
+        """Reads that use the value, as opposed to the base of an item assignment `x[i] = v` / `x[i] += v`."""
+        for read in self._reads(owner, x):
+            node = read
+            while isinstance(self._parents.get(node), cst.Subscript) and self._parents[node].value is node:
+                node = self._parents[node]
+            parent = self._parents.get(node)
+            if node is not read and (
+                (isinstance(parent, cst.AssignTarget) and parent.target is node)
+                or (isinstance(parent, cst.AugAssign) and parent.target is node)
+            ):
+                continue
+            yield read
+
+    def _escapes(self, read: cst.Name, owner: Scope) -> bool:
+        """Whether this read may leave a reference to the array (or a NumPy view of it) behind: in another name,
+        a container, a closure, a default value or an unknown callee. Reads consumed on the spot (arithmetic,
+        reductions, `.shape`, indexing with it, returning it) leave none."""
+        scope = self._scopes.get(read)
+        while scope is not None and scope is not owner:
+            if isinstance(scope, FunctionScope):
+                return True  # a closure: it may run at any time
+            scope = scope.parent if scope.parent is not scope else None
+        node: cst.CSTNode = read
+        while True:
+            parent = self._parents.get(node)
+            if isinstance(parent, cst.Subscript) and parent.value is node:
+                node = parent
+            elif isinstance(parent, (cst.Index, cst.Slice, cst.FormattedStringExpression, cst.ComparisonTarget)):
+                return False
+            elif isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation, cst.Comparison)):
+                return False
+            elif isinstance(parent, cst.Attribute) and parent.value is node:
+                attribute = parent.attr.value
+                if attribute in _STATIC_ATTRIBUTES or attribute == "at":
+                    return False
+                call = self._parents.get(parent)
+                if isinstance(call, cst.Call) and call.func is parent:
+                    if attribute in _FRESH_METHODS and _copies(call):
+                        return False
+                    if attribute not in _VIEW_METHODS and attribute not in _FRESH_METHODS:
+                        return True
+                    node = call
+                elif attribute in _VIEW_ATTRIBUTES:
+                    node = parent
+                else:
+                    return True
+            elif isinstance(parent, cst.BooleanOperation):
+                node = parent
+            elif isinstance(parent, cst.IfExp):
+                if parent.test is node:
+                    return False
+                node = parent
+            elif isinstance(parent, (cst.Element, cst.DictElement)) and not isinstance(parent, cst.StarredElement):
+                node = self._parents[parent]  # the container now holds it
+            elif isinstance(parent, cst.Arg) and parent.value is node and not parent.star:
+                call = self._parents.get(parent)
+                callee = self._names.callee(call) if isinstance(call, cst.Call) else None
+                if callee in _RANDOM or callee in _NON_RETAINING_CALLS or (callee in _FRESH_FUNCTIONS and _copies(call)):
+                    return False
+                if callee is None and isinstance(call, cst.Call) and self._builtin(call.func) in _NON_RETAINING_BUILTINS:
+                    return False
+                if callee in _VIEW_FUNCTIONS or callee in _FRESH_FUNCTIONS:
+                    node = call
+                else:
+                    return True
+            elif isinstance(parent, (cst.Return, cst.Expr)):
+                return False
+            elif isinstance(parent, (cst.If, cst.While, cst.Assert, cst.Del)):
+                return False  # a truth value, an assertion message, `del x`
+            elif isinstance(parent, cst.AssignTarget) and parent.target is node:
+                return False  # `x[i] = ...`: a store into the array, not a new reference
+            elif isinstance(parent, cst.AugAssign):  # `y += x` computes with x's data; `x += 1` reads x itself
+                target = parent.target
+                return parent.target is not node and not (
+                    self._stores_into_array(target) or (isinstance(target, cst.Name) and self.is_array(target))
+                )
+            elif isinstance(parent, cst.Assign) and parent.value is node:
+                return not all(self._stores_into_array(t.target) for t in parent.targets)
+            else:
+                return True
+
+    def _stores_into_array(self, target: cst.BaseExpression) -> bool:
+        """`a[i] = value` with `a` a known array copies `value`'s data: no reference to it is kept."""
+        if not isinstance(target, cst.Subscript):
+            return False
+        while isinstance(target, cst.Subscript):
+            target = target.value
+        return isinstance(target, cst.Name) and self.is_array(target)
+
+    # ---- order of execution --------------------------------------------------------------------------------
+
+    def _may_run_before(self, node: cst.CSTNode, statement: cst.CSTNode, owner: Scope) -> bool:
+        """Whether `node` may run before `statement` completes: it comes earlier, is part of it, or shares a loop."""
+        return self._start(node) < self._end(statement) or self._share_loop(node, statement, owner)
+
+    def _may_run_after(self, node: cst.CSTNode, statement: cst.CSTNode, owner: Scope) -> bool:
+        return self._start(node) >= self._end(statement) or self._share_loop(node, statement, owner)
+
+    def _start(self, node: cst.CSTNode) -> tuple[int, int]:
+        where = self._positions[node].start
+        return where.line, where.column
+
+    def _end(self, node: cst.CSTNode) -> tuple[int, int]:
+        where = self._positions[node].end
+        return where.line, where.column
+
+    def _share_loop(self, a: cst.CSTNode, b: cst.CSTNode, owner: Scope) -> bool:
+        return bool(self._loops(a, owner) & self._loops(b, owner))
+
+    def _loops(self, node: cst.CSTNode, owner: Scope) -> set[int]:
+        boundary = getattr(owner, "node", None)
+        loops = set()
+        current = self._parents.get(node)
+        while current is not None and current is not boundary:
+            if isinstance(current, (cst.For, cst.While)):
+                loops.add(id(current))
+            current = self._parents.get(current)
+        return loops
+
+    # ---- small helpers -------------------------------------------------------------------------------------
+
+    @cached_property
+    def _all_scopes(self) -> list[Scope]:
+        return list({id(s): s for s in self._scopes.values() if s is not None}.values())
+
+    @cached_property
+    def _accesses_by_name(self) -> dict[str, list]:
+        index: dict[str, list] = {}
+        for scope in self._all_scopes:
+            for access in scope.accesses:
+                if isinstance(access.node, cst.Name):
+                    index.setdefault(access.node.value, []).append(access)
+        return index
+
+    def _builtin(self, node: cst.CSTNode) -> str | None:
+        """The builtin a bare name refers to (`range`, `len`), or None when it is anything else."""
+        if not isinstance(node, cst.Name) or not hasattr(builtins, node.value):
+            return None
+        names = self._qualified.get(node) or set()
+        names = names() if callable(names) else names
+        if any(q.source is QualifiedNameSource.BUILTIN for q in names) and not any(
+            q.source is not QualifiedNameSource.BUILTIN for q in names
+        ):
+            return node.value
+        return None
+
+    def _enclosing_function(self, node: cst.CSTNode) -> cst.FunctionDef | None:
+        current = self._parents.get(node)
+        while current is not None and not isinstance(current, cst.FunctionDef):
+            current = self._parents.get(current)
+        return current
+
+    def _snippet(self, node: cst.CSTNode, limit: int = 60, *, whole_statement: bool = True) -> str:
+        """Short source text for a message: the small statement around `node`, or a compound one's header."""
+        chosen = node
+        if whole_statement:
+            while not isinstance(chosen, (cst.BaseSmallStatement, cst.BaseCompoundStatement, cst.Module)):
+                parent = self._parents.get(chosen)
+                if parent is None:
+                    break
+                chosen = parent
+            if isinstance(chosen, cst.Module):
+                chosen = node
+        text = self._context.code_for(chosen).strip()
+        if isinstance(chosen, cst.BaseCompoundStatement):
+            text = text.splitlines()[0].rstrip(":")
+        text = " ".join(text.split())
+        return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _augmented(operator: type) -> type:
+    return getattr(cst, operator.__name__ + "Assign")
+
+
+def _is_number(expr: cst.BaseExpression) -> bool:
+    if isinstance(expr, (cst.Integer, cst.Float, cst.Imaginary)):
+        return True
+    return isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus)) and _is_number(expr.expression)
+
+
+def _method(call: cst.Call) -> tuple[cst.BaseExpression, str] | None:
+    if isinstance(call.func, cst.Attribute):
+        return call.func.value, call.func.attr.value
+    return None
+
+
+def _at_base(expr: cst.BaseExpression) -> cst.BaseExpression | None:
+    """`x` in `x.at[idx]`, else None."""
+    if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Attribute) and expr.value.attr.value == "at":
+        return expr.value.value
+    return None
+
+
+def _has_out(call: cst.Call) -> bool:
+    return any(a.keyword is not None and a.keyword.value == "out" for a in call.args)
+
+
+def _copies(call: cst.Call) -> bool:
+    """False when `copy=` is passed and is not literally True (`jnp.array(y, copy=False)` may return `y`)."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == "copy":
+            return isinstance(arg.value, cst.Name) and arg.value.value == "True"
+    return True
