@@ -118,9 +118,16 @@ def apply(
 
 
 @app.command()
-def rules() -> None:
+def rules(
+    markdown: bool = typer.Option(False, "--markdown", help="As a Markdown table (the README's rule table)."),
+) -> None:
     """List every codemod: code, name, fix safety and summary."""
     rows = [(c.code, c.name, c.fix_safety.value if c.fix_safety else "no fix", c.summary) for c in registry.all_codemods()]
+    if markdown:
+        typer.echo("| Code | Name | Fix | What it finds |\n|---|---|---|---|")
+        for row in rows:
+            typer.echo("| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |")
+        return
     widths = [max(len(row[i]) for row in rows) for i in range(3)] if rows else [0, 0, 0]
     for row in rows:
         typer.echo("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:3])) + "  " + row[3])

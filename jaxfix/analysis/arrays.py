@@ -4,7 +4,10 @@ A name holds a JAX array only if EVERY binding of it in its scope makes one: a c
 `jax.numpy`/`jax.random` functions that always return a single array, `x.at[i].set(v)`, arithmetic of known
 arrays and numbers, indexing, `.T`/`.reshape(...)`/`.astype(...)` of a known array, or a parameter annotated
 `jax.Array`/`jnp.ndarray`. Anything else (NumPy arrays, lists, dicts, unannotated parameters, `for`/`with`
-targets, `global`/`nonlocal` rebinding) leaves the name unproven. The analysis is flow-insensitive.
+targets, `global`/`nonlocal` rebinding) leaves the name unproven. The analysis is flow-insensitive: each
+property is the greatest set of names closed under their bindings. Two refinements use the same machinery:
+"at run time" trusts an annotation only where JAX traces every call (elsewhere a caller may pass a NumPy
+array), and "inexact" proves float/complex dtypes, so that `x[i] /= 2` cannot meet an integer array.
 
 Codemods that turn an in-place update into a rebinding (`x[i] = v` into `x = x.at[i].set(v)`) also need to know
 that nothing else refers to the same array: NumPy would change every reference, a rebinding changes only `x`.
@@ -23,7 +26,6 @@ from libcst.metadata import (
     ClassScope,
     ComprehensionScope,
     FunctionScope,
-    PositionProvider,
     QualifiedNameProvider,
     QualifiedNameSource,
     Scope,
@@ -31,6 +33,7 @@ from libcst.metadata import (
 )
 
 from jaxfix.analysis.context import ModuleContext
+from jaxfix.analysis.traced import LAX_BODIES, Kind
 
 _JNP = "jax.numpy."
 
@@ -40,7 +43,7 @@ _FRESH_FUNCTIONS = frozenset(
     for name in """
     zeros ones full empty zeros_like ones_like full_like empty_like array arange linspace logspace geomspace eye
     identity tri tril triu concatenate stack hstack vstack dstack column_stack where copy tile repeat pad sort
-    argsort cumsum cumprod diff take clip roll outer kron dot matmul vdot inner einsum tensordot cross abs absolute
+    argsort cumsum cumprod diff take clip roll outer kron dot matmul vdot inner tensordot cross abs absolute
     negative exp exp2 expm1 log log1p log2 log10 sqrt cbrt square reciprocal sign floor ceil round rint trunc sin
     cos tan arcsin arccos arctan arctan2 sinh cosh tanh add subtract multiply divide true_divide floor_divide mod
     remainder power maximum minimum fmax fmin hypot logaddexp sum prod mean std var max min amax amin argmax argmin
@@ -54,7 +57,7 @@ _VIEW_FUNCTIONS = frozenset(
     _JNP + name
     for name in """
     asarray reshape ravel transpose swapaxes moveaxis squeeze expand_dims broadcast_to flip fliplr flipud rot90
-    diagonal real imag matrix_transpose permute_dims
+    diagonal real imag matrix_transpose permute_dims einsum
     """.split()
 )
 # jax.random samplers: each returns one new array (not split/key, which make keys).
@@ -76,16 +79,69 @@ _VIEW_ATTRIBUTES = frozenset({"T", "mT", "real", "imag"})
 _STATIC_ATTRIBUTES = frozenset({"shape", "dtype", "ndim", "size", "nbytes", "itemsize", "sharding", "weak_type"})
 # `x.at[idx].<method>(...)`: every one returns a new array.
 AT_METHODS = frozenset({"set", "add", "subtract", "multiply", "mul", "divide", "power", "min", "max", "apply", "get"})
+# Transformations that always call the function with tracers, even on NumPy arguments (unlike custom_jvp/vjp).
+_ALWAYS_TRACING = frozenset(
+    """
+    jax.jit jax.pjit jax.experimental.pjit.pjit jax.pmap jax.vmap jax.grad jax.value_and_grad jax.jacfwd jax.jacrev
+    jax.hessian jax.checkpoint jax.remat jax.ad_checkpoint.checkpoint jax.shard_map jax.experimental.shard_map.shard_map
+    """.split()
+)
 _ARRAY_ANNOTATIONS = frozenset({"jax.Array", "jax.numpy.ndarray"})
 # Builtins that read an argument without keeping a reference to it.
-_NON_RETAINING_BUILTINS = frozenset({"print", "len", "float", "int", "bool", "str", "repr", "isinstance", "type", "id", "hash", "format"})
-_NON_RETAINING_CALLS = frozenset({"jax.debug.print"})
+_NON_RETAINING_BUILTINS = frozenset("print len float int bool str repr isinstance type id hash format".split())
+_NON_RETAINING_CALLS = frozenset(
+    {"jax.debug.print", _JNP + "shape", _JNP + "ndim", _JNP + "size", _JNP + "result_type"}
+)
+_NON_RETAINING_METHODS = frozenset({"item", "tolist"})
 _INT_BUILTINS = frozenset({"len", "int"})
 _ARITHMETIC = (
     cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.Modulo, cst.Power, cst.MatrixMultiply,
     cst.BitAnd, cst.BitOr, cst.BitXor, cst.LeftShift, cst.RightShift,
 )  # fmt: skip
 _INT_ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide, cst.Modulo)
+_INEXACT_ARITHMETIC = (
+    cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.Modulo, cst.Power, cst.MatrixMultiply,
+)  # fmt: skip
+# Properties of names: a JAX array (trusting `jax.Array` annotations), a JAX array even where a caller breaks
+# an annotation (at run time), a floating-point or complex JAX array.
+_ARRAY, _RUNTIME, _INEXACT = "array", "runtime", "inexact"
+
+# Which arrays hold floating-point (or complex) numbers, so that `x[i] /= v` cannot meet an integer array.
+_INEXACT_DTYPE_NAMES = frozenset("float16 float32 float64 bfloat16 complex64 complex128 float complex".split())
+_FLOAT_BY_DEFAULT = frozenset("zeros ones empty eye identity linspace logspace geomspace".split())
+_ALWAYS_INEXACT = frozenset(
+    """
+    exp exp2 expm1 log log1p log2 log10 sqrt cbrt sin cos tan arcsin arccos arctan arctan2 sinh cosh tanh mean std var
+    divide true_divide hypot logaddexp nanmean interp linalg.norm linalg.inv linalg.det linalg.solve linalg.pinv
+    linalg.cholesky
+    """.split()
+)
+_DTYPE_KEEPING_FUNCTIONS = frozenset(
+    """
+    copy reshape ravel transpose swapaxes moveaxis squeeze expand_dims broadcast_to flip fliplr flipud rot90 roll tile
+    repeat pad sort cumsum cumprod abs absolute negative clip maximum minimum sum prod max min amax amin take diff
+    diagonal tril triu trace nansum zeros_like ones_like empty_like full_like
+    """.split()
+)
+_DTYPE_KEEPING_METHODS = frozenset("copy flatten sum prod max min cumsum cumprod clip round conj".split())
+# jax.random samplers of floats, with the position of their `dtype` parameter.
+_RANDOM_INEXACT_DTYPE = {
+    **{"jax.random." + name: 2 for name in "normal uniform exponential laplace logistic gumbel cauchy".split()},
+    **{"jax.random." + name: 3 for name in "gamma dirichlet t".split()},
+    **{"jax.random." + name: 4 for name in "truncated_normal beta multivariate_normal".split()},
+}
+_RANDOM_INEXACT = frozenset(_RANDOM_INEXACT_DTYPE)
+# Where a function takes its dtype positionally (`jnp.zeros(3, jnp.int32)`).
+_DTYPE_POSITION = {
+    **{_JNP + name: 1 for name in "zeros ones empty identity array asarray zeros_like ones_like empty_like".split()},
+    **{_JNP + name: 2 for name in "full full_like".split()},
+    _JNP + "eye": 3,
+    _JNP + "arange": 3,
+    _JNP + "linspace": 5,
+    _JNP + "logspace": 5,
+    _JNP + "geomspace": 4,
+    **_RANDOM_INEXACT_DTYPE,
+}
 
 
 class ArrayAnalysis:
@@ -94,9 +150,7 @@ class ArrayAnalysis:
         self._names = context.names
         self._parents = context.parents
         self._scopes = context.wrapper.resolve(ScopeProvider)
-        self._positions = context.wrapper.resolve(PositionProvider)
-        self._qualified = context.wrapper.resolve(QualifiedNameProvider)
-        self._solved: dict[Scope, set[str]] = {}
+        self._solved: dict[tuple[Scope, str], set[str]] = {}
         self._deciding_integer: set[tuple[Scope, str]] = set()
 
     # ---- queries -------------------------------------------------------------------------------------------
@@ -104,10 +158,18 @@ class ArrayAnalysis:
     def is_array(self, name: cst.Name) -> bool:
         """Whether `name`, where it stands, is known to hold a JAX array: every binding of it makes one."""
         owner = self.owner(name)
-        return owner is not None and name.value in self._array_names(owner)
+        return owner is not None and name.value in self._solve(owner, _ARRAY)
 
     def is_array_expression(self, expr: cst.BaseExpression) -> bool:
         return self._is_array(expr, None, None)
+
+    def qualified(self, expr: cst.BaseExpression) -> str | None:
+        """The imported name a dotted expression (`jnp.zeros`) refers to; None for anything else, such as the
+        method of a call's result (`jnp.arange(6).reshape`, which JaxNames would call `jax.numpy.arange.reshape`)."""
+        return self._names.qualified(expr) if _is_dotted(expr) else None
+
+    def callee(self, call: cst.Call) -> str | None:
+        return self.qualified(call.func)
 
     def owner(self, name: cst.Name) -> Scope | None:
         """The scope whose bindings `name` refers to (following `global`/`nonlocal`), or None if unbound."""
@@ -161,6 +223,11 @@ class ArrayAnalysis:
         owner = self.owner(name)
         if owner is None or self._scopes.get(statement) is not owner:
             return f"`{x}` belongs to an enclosing scope, so rebinding it here would make it a new local name"
+        if x not in self._solve(owner, _RUNTIME):
+            return (
+                f"`{x}` is known to be a JAX array only through a `jax.Array` annotation in a function that may run "
+                "untraced: given a NumPy array instead, the original updates it in place and the rewrite would fail"
+            )
         for assignment in owner.assignments[x]:
             reason = self._binding_blocker(assignment, statement)
             if reason is not None:
@@ -176,47 +243,61 @@ class ArrayAnalysis:
 
     # ---- which names hold arrays ---------------------------------------------------------------------------
 
-    def _array_names(self, owner: Scope) -> set[str]:
-        """The names of `owner` proven to hold arrays: the greatest set closed under its bindings."""
-        if owner in self._solved:
-            return self._solved[owner]
+    def _solve(self, owner: Scope, prop: str) -> set[str]:
+        """The names of `owner` proven to have `prop` (_ARRAY, _RUNTIME or _INEXACT): the greatest set of names
+        all of whose bindings give the property, given that the names in the set have it."""
+        key = (owner, prop)
+        if key in self._solved:
+            return self._solved[key]
+        self._solved[key] = set()  # while solving, reads of this scope's names from elsewhere are unproven
         if isinstance(owner, (ClassScope, ComprehensionScope)):
-            self._solved[owner] = set()
-            return self._solved[owner]
-        self._solved[owner] = set()  # while solving, names of this scope read from elsewhere are unproven
+            return self._solved[key]
         candidates: dict[str, list] = {}
         for assignment in owner.assignments:
             candidates.setdefault(assignment.name, []).append(assignment)
-        tainted = self._comprehension_walrus_targets(owner)
-        env = {name for name in candidates if name not in tainted}
+        if prop == _ARRAY:
+            env = set(candidates) - self._comprehension_walrus_targets(owner)
+        else:
+            env = set(self._solve(owner, _ARRAY))  # both refine the proven arrays
         changed = True
         while changed:
             changed = False
             for name in list(env):
-                if not all(self._binds_array(a, owner, env) for a in candidates[name]):
+                if not all(self._binds(a, owner, env, prop) for a in candidates[name]):
                     env.discard(name)
                     changed = True
-        self._solved[owner] = env
+        self._solved[key] = env
         return env
 
-    def _binds_array(self, assignment, owner: Scope, env: set[str]) -> bool:
+    def _binds(self, assignment, owner: Scope, env: set[str], prop: str) -> bool:
+        """Whether one binding gives its name `prop`, assuming the names in `env` have it."""
         if not isinstance(assignment, Assignment) or self._scopes.get(assignment.node) is not owner:
             return False  # imports, builtins, and `global`/`nonlocal` rebinding from another scope
         node = assignment.node
         if isinstance(node, cst.Param):
-            return self._array_param(node)
+            if prop == _INEXACT or not self._array_param(node):
+                return False  # an annotation says nothing of the dtype
+            # At run time a parameter is sure to be a JAX array only where JAX traces every call.
+            return prop == _ARRAY or self._always_traced(self._enclosing_function(node), node.name.value)
         parent = self._parents.get(node)
+        value = None
         if isinstance(parent, cst.AssignTarget) and parent.target is node:
-            return self._is_array(self._parents[parent].value, owner, env)
-        if isinstance(parent, cst.AnnAssign) and parent.target is node:
-            return parent.value is None or self._is_array(parent.value, owner, env)
-        if isinstance(parent, cst.NamedExpr) and parent.target is node:
-            return self._is_array(parent.value, owner, env)
-        if isinstance(parent, cst.AugAssign) and parent.target is node:
+            value = self._parents[parent].value
+        elif isinstance(parent, (cst.AnnAssign, cst.NamedExpr)) and parent.target is node:
+            if parent.value is None:
+                return True  # a bare annotation binds nothing
+            value = parent.value
+        elif isinstance(parent, cst.AugAssign) and parent.target is node:
+            if prop == _INEXACT:  # the name is an inexact array already; arithmetic keeps it inexact
+                return isinstance(parent.operator, tuple(_augmented(op) for op in _INEXACT_ARITHMETIC))
             return isinstance(parent.operator, tuple(_augmented(op) for op in _ARITHMETIC)) and self._array_or_number(
-                parent.value, owner, env
+                parent.value, owner, env, prop
             )
-        return False  # for/with/except targets, unpacking, def, class
+        if value is None:
+            return False  # for/with/except targets, unpacking, def, class
+        if prop == _INEXACT:
+            return self._is_array(value, None, None) and self._is_inexact(value, owner, env)
+        return self._is_array(value, owner, env, prop)
 
     def _array_param(self, param: cst.Param) -> bool:
         """A parameter annotated `jax.Array`/`jnp.ndarray`, without a default (which could be anything)."""
@@ -227,19 +308,23 @@ class ArrayAnalysis:
             return False
         if param is function.params.star_arg or param is function.params.star_kwarg:
             return False
-        return self._names.qualified(param.annotation.annotation) in _ARRAY_ANNOTATIONS
+        return self.qualified(param.annotation.annotation) in _ARRAY_ANNOTATIONS
 
-    def _is_array(self, expr: cst.BaseExpression, owner: Scope | None, env: set[str] | None) -> bool:
-        is_array = lambda e: self._is_array(e, owner, env)  # noqa: E731
+    def _is_array(
+        self, expr: cst.BaseExpression, owner: Scope | None, env: set[str] | None, prop: str = _ARRAY
+    ) -> bool:
+        """Whether `expr` makes a JAX array (prop _ARRAY), or makes one even when callers break annotations
+        (prop _RUNTIME), given that the names of `owner` in `env` hold one."""
+        is_array = lambda e: self._is_array(e, owner, env, prop)  # noqa: E731
         if isinstance(expr, cst.Name):
             scope = self.owner(expr)
             if scope is None:
                 return False
             if scope is owner and env is not None:
                 return expr.value in env
-            return expr.value in self._array_names(scope)
+            return expr.value in self._solve(scope, prop)
         if isinstance(expr, cst.Call):
-            callee = self._names.callee(expr)
+            callee = self.callee(expr)
             if callee is not None:
                 return self._array_call(callee, expr)
             method = _method(expr)
@@ -257,7 +342,7 @@ class ArrayAnalysis:
             if not isinstance(expr.operator, _ARITHMETIC):
                 return False
             sides = [expr.left, expr.right]
-            return any(is_array(s) for s in sides) and all(self._array_or_number(s, owner, env) for s in sides)
+            return any(is_array(s) for s in sides) and all(self._array_or_number(s, owner, env, prop) for s in sides)
         if isinstance(expr, cst.UnaryOperation):
             return isinstance(expr.operator, (cst.Minus, cst.Plus, cst.BitInvert)) and is_array(expr.expression)
         if isinstance(expr, cst.IfExp):
@@ -265,6 +350,96 @@ class ArrayAnalysis:
         if isinstance(expr, cst.NamedExpr):
             return is_array(expr.value)
         return False
+
+    def _is_inexact(self, expr: cst.BaseExpression, owner: Scope | None, env: set[str] | None) -> bool:
+        """Whether an expression (an array, or a number operand) is known to be floating-point or complex."""
+        inexact = lambda e: self._is_inexact(e, owner, env)  # noqa: E731
+        if isinstance(expr, (cst.Float, cst.Imaginary)):
+            return True
+        if isinstance(expr, cst.Name):
+            scope = self.owner(expr)
+            if scope is None:
+                return False
+            if scope is owner and env is not None:
+                return expr.value in env
+            return expr.value in self._solve(scope, _INEXACT)
+        if isinstance(expr, cst.Call):
+            callee = self.callee(expr)
+            if callee is not None:
+                return self._array_call(callee, expr) and self._inexact_call(callee, expr, inexact)
+            method = _method(expr)
+            if method is None:
+                return False
+            base, name = method
+            if name in AT_METHODS and _at_base(base) is not None:
+                return name == "divide" or inexact(_at_base(base))  # `.at[i].divide` makes an integer array float
+            if name == "astype":
+                return bool(expr.args) and self._inexact_dtype(expr.args[0].value)
+            if name in ("mean", "std", "var"):
+                return True
+            return (name in _VIEW_METHODS or name in _DTYPE_KEEPING_METHODS) and inexact(base)
+        if isinstance(expr, cst.Attribute):
+            return expr.attr.value in _VIEW_ATTRIBUTES and inexact(expr.value)
+        if isinstance(expr, cst.Subscript):
+            return inexact(expr.value)
+        if isinstance(expr, cst.BinaryOperation):
+            if not isinstance(expr.operator, _INEXACT_ARITHMETIC):
+                return False
+            return isinstance(expr.operator, cst.Divide) or inexact(expr.left) or inexact(expr.right)
+        if isinstance(expr, cst.UnaryOperation):
+            return isinstance(expr.operator, (cst.Minus, cst.Plus)) and inexact(expr.expression)
+        if isinstance(expr, cst.IfExp):
+            return inexact(expr.body) and inexact(expr.orelse)
+        if isinstance(expr, cst.NamedExpr):
+            return inexact(expr.value)
+        return False
+
+    def _inexact_call(self, callee: str, call: cst.Call, inexact) -> bool:
+        if any(a.star for a in call.args):
+            return False
+        positional = [a.value for a in call.args if a.keyword is None]
+        keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+        position = _DTYPE_POSITION.get(callee)
+        dtype = keywords.get("dtype")
+        if dtype is None and position is not None and len(positional) > position:
+            dtype = positional[position]
+        if dtype is not None:
+            return self._inexact_dtype(dtype)
+        short = callee[len(_JNP) :] if callee.startswith(_JNP) else None
+        if callee in _RANDOM:
+            return callee in _RANDOM_INEXACT
+        if short in _FLOAT_BY_DEFAULT or short in _ALWAYS_INEXACT:
+            return True
+        if short == "full":
+            fill = keywords.get("fill_value", positional[1] if len(positional) > 1 else None)
+            return fill is not None and inexact(fill)
+        if short == "where":
+            return inexact(positional[1]) or inexact(positional[2])
+        if short in ("arange", "array", "asarray"):
+            if any(_has_float_literal(p) for p in positional):
+                return True
+            return short != "arange" and bool(positional) and inexact(positional[0])
+        if short in ("concatenate", "stack", "hstack", "vstack", "dstack", "column_stack"):
+            first = positional[0] if positional else None
+            return isinstance(first, (cst.List, cst.Tuple)) and any(inexact(e.value) for e in first.elements)
+        if short in _DTYPE_KEEPING_FUNCTIONS:
+            return bool(positional) and inexact(positional[0])
+        return False
+
+    def _inexact_dtype(self, expr: cst.BaseExpression) -> bool:
+        if isinstance(expr, cst.SimpleString):
+            return expr.evaluated_value in _INEXACT_DTYPE_NAMES
+        if isinstance(expr, cst.Name) and expr.value in ("float", "complex"):
+            return self._builtin(expr) is not None
+        name = self.qualified(expr)
+        if name is None or name.split(".")[0] not in ("jax", "numpy"):
+            return False
+        return name.rsplit(".", 1)[-1] in _INEXACT_DTYPE_NAMES
+
+    def is_inexact(self, name: cst.Name) -> bool:
+        """Whether `name` is known to hold a floating-point or complex JAX array."""
+        owner = self.owner(name)
+        return owner is not None and name.value in self._solve(owner, _INEXACT)
 
     def _array_call(self, callee: str, call: cst.Call) -> bool:
         if callee not in _FRESH_FUNCTIONS and callee not in _VIEW_FUNCTIONS and callee not in _RANDOM:
@@ -275,8 +450,8 @@ class ArrayAnalysis:
             return len(call.args) == 3 and all(a.keyword is None and not a.star for a in call.args)
         return True
 
-    def _array_or_number(self, expr, owner, env) -> bool:
-        return _is_number(expr) or self._is_array(expr, owner, env)
+    def _array_or_number(self, expr, owner, env, prop) -> bool:
+        return _is_number(expr) or self._is_array(expr, owner, env, prop)
 
     def _comprehension_walrus_targets(self, owner: Scope) -> set[str]:
         """Names a `:=` inside a comprehension binds in `owner` (LibCST files them under the comprehension)."""
@@ -288,9 +463,9 @@ class ArrayAnalysis:
             while isinstance(enclosing, ComprehensionScope):
                 enclosing = enclosing.parent
             if enclosing is owner:
-                names.update(
-                    a.name for a in scope.assignments if isinstance(self._parents.get(getattr(a, "node", None)), cst.NamedExpr)
-                )
+                for assignment in scope.assignments:
+                    if isinstance(self._parents.get(getattr(assignment, "node", None)), cst.NamedExpr):
+                        names.add(assignment.name)
         return names
 
     def _binds_integer(self, assignment) -> bool:
@@ -314,14 +489,9 @@ class ArrayAnalysis:
     def _binding_blocker(self, assignment, statement: cst.CSTNode) -> str | None:
         node = assignment.node
         x = assignment.name
-        if isinstance(node, cst.Param):
-            function = self._enclosing_function(node)
-            if function is None or not self._always_traced(function, x):
-                return (
-                    f"`{x}` is a parameter of a function that may run without JAX tracing it: a caller passing a "
-                    "NumPy array gets it changed in place today, and a rebinding would not change it"
-                )
-            if not any(self._may_run_after(r, statement, assignment.scope) for r in self._plain_reads(assignment.scope, x)):
+        if isinstance(node, cst.Param):  # traced on every call, or _RUNTIME would not hold
+            owner = assignment.scope
+            if not any(self._may_run_after(r, statement, owner) for r in self._plain_reads(owner, x)):
                 return (
                     f"`{x}` is a parameter and is not read after this update: the caller expected the array changed "
                     "in place, and a rebinding would silently drop the update (return it instead)"
@@ -331,11 +501,12 @@ class ArrayAnalysis:
         if isinstance(parent, cst.AugAssign) or (isinstance(parent, cst.AnnAssign) and parent.value is None):
             return None  # `x += v` makes a new array from x's own; a bare annotation binds nothing
         if isinstance(parent, cst.NamedExpr):
-            return f"`{x}` is bound by `:=`, whose value is also used where it stands; in NumPy both would see the update"
+            return f"`{x}` is bound by `:=`, whose value is also used where it stands; in NumPy both see the update"
         if isinstance(parent, cst.AssignTarget):
             assign = self._parents[parent]
             if len(assign.targets) > 1:
-                return f"`{x}` is bound together with another name (`{self._snippet(assign)}`); in NumPy both would see the update"
+                shown = self._snippet(assign)
+                return f"`{x}` is bound together with another name (`{shown}`); in NumPy both would see the update"
             value = assign.value
         else:
             value = parent.value
@@ -346,39 +517,37 @@ class ArrayAnalysis:
             )
         return None
 
-    def _always_traced(self, function: cst.FunctionDef, param: str) -> bool:
+    def _always_traced(self, function: cst.FunctionDef | None, param: str) -> bool:
         """Whether `param` is a traced value on every call of `function`: the function is decorated with a JAX
         transformation, or it is private (nested, or named `_...`) and only ever handed to one
         (`lax.fori_loop(0, n, body, x)`), never called directly, where a NumPy array could come in."""
-        from jaxfix.analysis.traced import LAX_BODIES, TRANSFORMS, Kind
-
         traced = self._context.traced
-        if not traced.is_traced(function) or traced.param_kind(function, param) is not Kind.TRACED:
+        if function is None or not traced.is_traced(function) or traced.param_kind(function, param) is not Kind.TRACED:
             return False
-        if any(self._is_transform(d.decorator, TRANSFORMS) for d in function.decorators):
+        if any(self._is_transform(d.decorator, _ALWAYS_TRACING) for d in function.decorators):
             return True
         scope = self._scopes.get(function)
         if not (isinstance(scope, FunctionScope) or function.name.value.startswith("_")) or scope is None:
             return False
-        handed = TRANSFORMS | set(LAX_BODIES)
+        handed = _ALWAYS_TRACING | set(LAX_BODIES)
         references = [r for a in scope.assignments[function.name.value] for r in a.references]
         for reference in references:
             arg = self._parents.get(reference.node)
             call = self._parents.get(arg)
-            if not (isinstance(arg, cst.Arg) and isinstance(call, cst.Call) and self._names.callee(call) in handed):
+            if not (isinstance(arg, cst.Arg) and isinstance(call, cst.Call) and self.callee(call) in handed):
                 return False
         return bool(references)
 
     def _is_transform(self, decorator: cst.BaseExpression, transforms) -> bool:
         """`@jax.jit`, `@jax.jit(...)`, `@partial(jax.jit, ...)`."""
-        if self._names.qualified(decorator) in transforms:
+        if self.qualified(decorator) in transforms:
             return True
         if isinstance(decorator, cst.Call):
-            callee = self._names.callee(decorator)
+            callee = self.callee(decorator)
             if callee in transforms:
                 return True
             if callee == "functools.partial" and decorator.args:
-                return self._names.qualified(decorator.args[0].value) in transforms
+                return self.qualified(decorator.args[0].value) in transforms
         return False
 
     def _is_fresh(self, expr: cst.BaseExpression) -> bool:
@@ -394,7 +563,7 @@ class ArrayAnalysis:
             return expr.attr.value in _VIEW_ATTRIBUTES and self._is_fresh(expr.value)
         if not isinstance(expr, cst.Call):
             return False  # a name: the array it holds has another reference
-        callee = self._names.callee(expr)
+        callee = self.callee(expr)
         if callee is not None:
             if callee in _RANDOM:
                 return True
@@ -458,7 +627,7 @@ class ArrayAnalysis:
                     return False
                 call = self._parents.get(parent)
                 if isinstance(call, cst.Call) and call.func is parent:
-                    if attribute in _FRESH_METHODS and _copies(call):
+                    if (attribute in _FRESH_METHODS and _copies(call)) or attribute in _NON_RETAINING_METHODS:
                         return False
                     if attribute not in _VIEW_METHODS and attribute not in _FRESH_METHODS:
                         return True
@@ -477,10 +646,12 @@ class ArrayAnalysis:
                 node = self._parents[parent]  # the container now holds it
             elif isinstance(parent, cst.Arg) and parent.value is node and not parent.star:
                 call = self._parents.get(parent)
-                callee = self._names.callee(call) if isinstance(call, cst.Call) else None
-                if callee in _RANDOM or callee in _NON_RETAINING_CALLS or (callee in _FRESH_FUNCTIONS and _copies(call)):
+                callee = self.callee(call) if isinstance(call, cst.Call) else None
+                if callee in _RANDOM or callee in _NON_RETAINING_CALLS:
                     return False
-                if callee is None and isinstance(call, cst.Call) and self._builtin(call.func) in _NON_RETAINING_BUILTINS:
+                if callee in _FRESH_FUNCTIONS and _copies(call):
+                    return False
+                if isinstance(call, cst.Call) and self._builtin(call.func) in _NON_RETAINING_BUILTINS:
                     return False
                 if callee in _VIEW_FUNCTIONS or callee in _FRESH_FUNCTIONS:
                     node = call
@@ -543,6 +714,14 @@ class ArrayAnalysis:
     # ---- small helpers -------------------------------------------------------------------------------------
 
     @cached_property
+    def _positions(self):
+        return self._context.positions
+
+    @cached_property
+    def _qualified(self):
+        return self._context.wrapper.resolve(QualifiedNameProvider)
+
+    @cached_property
     def _all_scopes(self) -> list[Scope]:
         return list({id(s): s for s in self._scopes.values() if s is not None}.values())
 
@@ -584,11 +763,18 @@ class ArrayAnalysis:
                 chosen = parent
             if isinstance(chosen, cst.Module):
                 chosen = node
-        text = self._context.code_for(chosen).strip()
-        if isinstance(chosen, cst.BaseCompoundStatement):
-            text = text.splitlines()[0].rstrip(":")
+        if isinstance(chosen, cst.BaseCompoundStatement):  # its header: `for row in x`
+            text = self._context.code_for(chosen.with_changes(leading_lines=())).strip().splitlines()[0].rstrip(":")
+        else:
+            text = self._context.code_for(chosen).strip()
         text = " ".join(text.split())
         return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _is_dotted(expr: cst.BaseExpression) -> bool:
+    while isinstance(expr, cst.Attribute):
+        expr = expr.value
+    return isinstance(expr, cst.Name)
 
 
 def _augmented(operator: type) -> type:
@@ -598,7 +784,9 @@ def _augmented(operator: type) -> type:
 def _is_number(expr: cst.BaseExpression) -> bool:
     if isinstance(expr, (cst.Integer, cst.Float, cst.Imaginary)):
         return True
-    return isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus)) and _is_number(expr.expression)
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus)):
+        return _is_number(expr.expression)
+    return False
 
 
 def _method(call: cst.Call) -> tuple[cst.BaseExpression, str] | None:
@@ -612,6 +800,17 @@ def _at_base(expr: cst.BaseExpression) -> cst.BaseExpression | None:
     if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Attribute) and expr.value.attr.value == "at":
         return expr.value.value
     return None
+
+
+def _has_float_literal(expr: cst.BaseExpression) -> bool:
+    """`2.0`, `-1.5`, `[1, 2.0]`: a literal that makes `jnp.array`/`jnp.arange` floating-point."""
+    if isinstance(expr, (cst.Float, cst.Imaginary)):
+        return True
+    if isinstance(expr, cst.UnaryOperation):
+        return _has_float_literal(expr.expression)
+    if isinstance(expr, (cst.List, cst.Tuple)):
+        return any(_has_float_literal(e.value) for e in expr.elements)
+    return False
 
 
 def _has_out(call: cst.Call) -> bool:

@@ -21,13 +21,19 @@ class JaxNames:
         self._qualified = wrapper.resolve(QualifiedNameProvider)
 
     def qualified(self, node: cst.CSTNode) -> str | None:
-        """The dotted name an expression refers to through imports, or None (a local, an attribute of a value)."""
+        """The dotted name an expression refers to through imports, or None: a local, an attribute of a value,
+        or a name bound to different imports on different paths (a compatibility shim), which is no one name."""
+        base = node
+        while isinstance(base, cst.Attribute):
+            base = base.value
+        if not isinstance(base, cst.Name):
+            return None  # an attribute of a value (`jnp.zeros(3).sum`), not an imported name
         value = self._qualified.get(node)
         if value is None:
             return None
         names = value() if callable(value) else value
-        imported = sorted(q.name for q in names if q.source is QualifiedNameSource.IMPORT)
-        return imported[0] if imported else None
+        imported = {q.name for q in names if q.source is QualifiedNameSource.IMPORT}
+        return imported.pop() if len(imported) == 1 else None
 
     def is_builtin(self, node: cst.CSTNode, name: str) -> bool:
         """Whether `node` is Python's own `name` (`print`), not a local or imported object of that name."""

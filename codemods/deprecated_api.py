@@ -1,0 +1,1081 @@
+"""JF901 deprecated-api: deprecated and removed JAX APIs rewritten to their current form, where the mapping is exact.
+
+The whole rule is the table below: one row per old name. The matcher resolves every dotted name through the
+module's imports (LibCST's QualifiedNameProvider, so `from jax import tree_map as tm; tm(...)` is found and a local
+variable that shadows the name is not), looks it up here, and builds the row's rewrite.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import libcst as cst
+from libcst.metadata import ImportAssignment, QualifiedNameProvider, QualifiedNameSource, ScopeProvider
+
+from jaxfix.codemod import Codemod, Invalid, Valid
+from jaxfix.diagnostics import Fix, ImportSpec, Safety
+
+# ---- The table ---------------------------------------------------------------------------------------------------
+#
+# How each row is rewritten:
+#   rename      every reference becomes `new` (calls, decorators, plain references alike)
+#   type        `new` in annotations (safe); elsewhere unsafe, since `isinstance(tracer, jax.Array)` is True where
+#               `isinstance(tracer, jnp.DeviceArray)` was False
+#   at          `op(x, idx, y, **kw)` becomes `x.at[idx].<new>(y, **kw)`; `jax.ops.index[...]` as idx is unwrapped
+#   tie_in      `tie_in(x, y)` becomes `y` (tie_in has been a no-op since omnistaging)
+#   jit         `pjit(f, in, out, **kw)` becomes `jax.jit(f, in_shardings=in, out_shardings=out, **kw)`
+#   shard_map   `shard_map(f, mesh, in_specs, out_specs, check_rep)` becomes `jax.shard_map(f, mesh=..., ...,
+#               check_vma=...)`
+#   x64         `enable_x64(v=True)` / `disable_x64()` become `jax.enable_x64(v)` / `jax.enable_x64(False)`
+#   move        a moved module: its imports are rewritten (`from jax.experimental import stax` -> example_libraries)
+#   hint        no exact replacement: a display-only suggestion, never applied
+#
+# `removed`: the JAX version that deleted the name (importing it raises ImportError there), "yes" where the
+# version is not known exactly, or "" while it still exists (deprecated). A row that ends with "." names a
+# module: it matches every name below it.
+
+RENAME, TYPE, AT, TIE_IN, JIT, SHARD_MAP, X64, MOVE, HINT = (
+    "rename", "type", "at", "tie_in", "jit", "shard_map", "x64", "move", "hint",
+)  # fmt: skip
+
+# old name                                  how        new name                              deprecated removed
+TABLE: tuple[tuple[str, str, str, str, str], ...] = (
+    ("jax.tree_map",                          RENAME,    "jax.tree.map",                       "0.4.26", "0.6.0"),
+    ("jax.tree_leaves",                       RENAME,    "jax.tree.leaves",                    "0.3.15", "0.6.0"),
+    ("jax.tree_flatten",                      RENAME,    "jax.tree.flatten",                   "0.3.15", "0.6.0"),
+    ("jax.tree_unflatten",                    RENAME,    "jax.tree.unflatten",                 "0.3.15", "0.6.0"),
+    ("jax.tree_structure",                    RENAME,    "jax.tree.structure",                 "0.3.15", "0.6.0"),
+    ("jax.tree_transpose",                    RENAME,    "jax.tree.transpose",                 "0.3.15", "0.6.0"),
+    ("jax.tree_reduce",                       RENAME,    "jax.tree.reduce",                    "0.3.15", "0.6.0"),
+    ("jax.tree_all",                          RENAME,    "jax.tree.all",                       "0.3.15", "0.6.0"),
+    ("jax.tree_util.tree_multimap",           RENAME,    "jax.tree_util.tree_map",             "0.3.5",  "0.3.16"),
+    ("jax.tree_multimap",                     RENAME,    "jax.tree.map",                       "0.3.5",  "0.3.16"),
+    ("jax.experimental.PartitionSpec",        RENAME,    "jax.sharding.PartitionSpec",         "0.4.1",  "yes"),
+    ("jax.experimental.pjit.PartitionSpec",   RENAME,    "jax.sharding.PartitionSpec",         "0.4.1",  "yes"),
+    ("jax.experimental.maps.Mesh",            RENAME,    "jax.sharding.Mesh",                  "0.4.1",  "yes"),
+    ("jax.interpreters.pxla.Mesh",            RENAME,    "jax.sharding.Mesh",                  "0.4.1",  "yes"),
+    ("jax.interpreters.pxla.PartitionSpec",   RENAME,    "jax.sharding.PartitionSpec",         "0.4.1",  "yes"),
+    ("jax.experimental.pjit.with_sharding_constraint",
+                                              RENAME,    "jax.lax.with_sharding_constraint",   "0.4.1",  "yes"),
+    ("jax.abstract_arrays.ShapedArray",       RENAME,    "jax.core.ShapedArray",               "0.4.12", "0.4.17"),
+    ("jax.ops.index",                         RENAME,    "numpy.s_",                           "0.2.22", "0.3.2"),
+    ("jax.numpy.DeviceArray",                 TYPE,      "jax.Array",                          "0.4.7",  "0.4.14"),
+    ("jax.interpreters.xla.DeviceArray",      TYPE,      "jax.Array",                          "0.4.7",  "yes"),
+    ("jax.interpreters.pxla.ShardedDeviceArray",
+                                              TYPE,      "jax.Array",                          "0.4.7",  "yes"),
+    ("jax.random.KeyArray",                   TYPE,      "jax.Array",                          "0.4.16", "0.4.24"),
+    ("jax.random.PRNGKeyArray",               TYPE,      "jax.Array",                          "0.4.16", "0.4.24"),
+    ("jax.ops.index_update",                  AT,        "set",                                "0.2.22", "0.3.2"),
+    ("jax.ops.index_add",                     AT,        "add",                                "0.2.22", "0.3.2"),
+    ("jax.ops.index_mul",                     AT,        "multiply",                           "0.2.22", "0.3.2"),
+    ("jax.ops.index_min",                     AT,        "min",                                "0.2.22", "0.3.2"),
+    ("jax.ops.index_max",                     AT,        "max",                                "0.2.22", "0.3.2"),
+    ("jax.lax.tie_in",                        TIE_IN,    "",                                   "0.4.24", "0.4.29"),
+    ("jax.experimental.pjit.pjit",            JIT,       "jax.jit",                            "0.8.0",  ""),
+    ("jax.experimental.shard_map.shard_map",  SHARD_MAP, "jax.shard_map",                      "0.8.0",  ""),
+    ("jax.experimental.enable_x64",           X64,       "jax.enable_x64",                     "0.8.0",  "yes"),
+    ("jax.experimental.disable_x64",          X64,       "jax.enable_x64",                     "0.8.0",  "yes"),
+    ("jax.experimental.optimizers.",          MOVE,      "jax.example_libraries.optimizers.",  "0.2.25", "0.3.16"),
+    ("jax.experimental.stax.",                MOVE,      "jax.example_libraries.stax.",        "0.2.25", "0.3.16"),
+    ("jax.numpy.fix",                         HINT,      "jax.numpy.trunc",                    "0.9.0",  "0.10.0"),
+    ("jax.random.PRNGKey",                    HINT,      "jax.random.key",                     "",       ""),
+    ("jax.xla_computation",                   HINT,      "jax.jit(f).lower(*args).compiler_ir('hlo')",
+                                                                                                   "0.4.30", "0.4.34"),
+    ("jax.experimental.host_callback.",       HINT,      "jax.pure_callback, jax.experimental.io_callback or "
+                                                         "jax.debug.callback",                 "0.4.26", "0.8.0"),
+    ("jax.device_put_sharded",                HINT,      "jax.device_put with a sharding",     "0.8.1",  "0.10.0"),
+    ("jax.device_put_replicated",             HINT,      "jax.device_put with a sharding",     "0.8.1",  "0.10.0"),
+    ("jax.experimental.maps.xmap",            HINT,      "jax.shard_map or jax.vmap(spmd_axis_name=...)",
+                                                                                                   "0.4.26", "0.4.31"),
+    ("jax.experimental.maps.",                HINT,      "jax.sharding / jax.shard_map",       "0.4.26", "yes"),
+    ("jax.experimental.loops.",               HINT,      "jax.lax.fori_loop, scan or while_loop", "0.2.25", "0.3.16"),
+    ("jax.abstract_arrays.",                  HINT,      "jax.core",                           "0.4.12", "0.4.17"),
+)  # fmt: skip
+
+# Why a hint is not a fix, shown with it.
+HINT_REASONS = {
+    "jax.numpy.fix": "the two differ for integer and boolean inputs in older JAX; check the dtypes and rename by hand",
+    "jax.random.PRNGKey": "not a safe rename: typed keys from `jax.random.key` have shape () and a key dtype, and "
+    "reject indexing and arithmetic that raw uint32[2] keys allow",
+    "jax.xla_computation": "it returns a lowered module, not an XlaComputation",
+    "jax.experimental.host_callback.": "the callbacks differ in ordering and effects; pick the one that fits",
+    "jax.device_put_sharded": "see https://docs.jax.dev/en/latest/migrate_pmap.html#drop-in-replacements",
+    "jax.device_put_replicated": "see https://docs.jax.dev/en/latest/migrate_pmap.html#drop-in-replacements",
+    "jax.experimental.maps.xmap": "named axes must be rewritten as mesh axes",
+}
+
+# Keywords that the old API accepted under a name the new one spells differently.
+KEYWORD_RENAMES = {
+    "jax.experimental.pjit.pjit": {"in_axis_resources": "in_shardings", "out_axis_resources": "out_shardings"},
+    "jax.experimental.shard_map.shard_map": {"check_rep": "check_vma"},
+    "jax.experimental.pjit.with_sharding_constraint": {"axis_resources": "shardings"},
+}
+
+JIT_KEYWORDS = frozenset(
+    "in_shardings out_shardings static_argnums static_argnames donate_argnums donate_argnames keep_unused device "
+    "backend inline compiler_options".split()
+)
+SHARD_MAP_POSITIONAL = ("f", "mesh", "in_specs", "out_specs", "check_vma")
+
+
+@dataclass(frozen=True)
+class Api:
+    old: str
+    how: str
+    new: str
+    deprecated: str
+    removed: str
+
+    @property
+    def module(self) -> bool:
+        return self.old.endswith(".")
+
+    @property
+    def name(self) -> str:
+        return self.old.rstrip(".")
+
+    @property
+    def status(self) -> str:
+        if self.removed == "yes":
+            return f"was deprecated in JAX {self.deprecated} and has since been removed"
+        if self.removed:
+            return f"was removed in JAX {self.removed}"
+        if self.deprecated:
+            return f"is deprecated since JAX {self.deprecated}"
+        return "is a legacy API"
+
+
+APIS: tuple[Api, ...] = tuple(Api(*row) for row in TABLE)
+_EXACT = {api.old: api for api in APIS if not api.module}
+# A reference to a row spells the row's last name, and its module's last name unless that is `jax` (in the
+# reference or in the import that binds it), so a module missing one of these pairs has nothing to find.
+_SCREEN = tuple(sorted({tuple(p for p in api.name.split(".")[-2:] if p != "jax") for api in APIS}))
+_MODULES = sorted((api for api in APIS if api.module), key=lambda a: -len(a.old))
+
+
+def lookup(qualified: str) -> tuple[Api, str] | None:
+    """The row for `qualified` and the prefix of it that the row names (`jax.tree_map` of `jax.tree_map.__doc__`)."""
+    parts = qualified.split(".")
+    for cut in range(len(parts), 0, -1):
+        prefix = ".".join(parts[:cut])
+        if prefix in _EXACT:
+            return _EXACT[prefix], prefix
+    for api in _MODULES:
+        if qualified == api.name or qualified.startswith(api.old):
+            return api, api.name
+    return None
+
+
+class DeprecatedApi(Codemod):
+    """Rewrites deprecated and removed JAX APIs to their current spelling where the mapping is exact.
+
+    ## What it does
+    Finds uses of JAX APIs that were deprecated or removed (`jax.tree_map`, `jax.tree_leaves` and the other
+    top-level tree functions, `jax.tree_util.tree_multimap`, `jax.ops.index_update` and friends, `jax.lax.tie_in`,
+    `jax.experimental.pjit.pjit`, the legacy `jax.experimental.shard_map.shard_map`, `jnp.DeviceArray`,
+    `jax.random.KeyArray`, `jax.experimental.enable_x64`, `jax.experimental.optimizers`/`stax`, ...), through any
+    import alias, and rewrites each to the current API. APIs without an exact replacement (`jax.random.PRNGKey`,
+    `jax.xla_computation`, `jax.experimental.host_callback`, `jax.device_put_sharded`, `xmap`) get a hint instead.
+    Imports of removed names that are no longer used are deleted.
+
+    ## Why is this bad?
+    A removed name fails at import or attribute lookup (`ImportError: cannot import name 'tree_map' from 'jax'`),
+    so the file does not run on current JAX at all; a deprecated one warns on every call and will break on the
+    next upgrade.
+
+    ## Example
+    ```python
+    from jax import tree_map
+    from jax.experimental.pjit import pjit
+
+    @pjit
+    def step(params, grads):
+        return tree_map(lambda p, g: p - 0.1 * g, params, grads)
+
+    def clear(x, i):
+        return jax.ops.index_update(x, jax.ops.index[i], 0.0)
+    ```
+
+    ## Use instead
+    ```python
+    import jax
+
+    @jax.jit
+    def step(params, grads):
+        return jax.tree.map(lambda p, g: p - 0.1 * g, params, grads)
+
+    def clear(x, i):
+        return x.at[i].set(0.0)
+    ```
+
+    ## Fix safety
+    Safe: renames to the same object (`jax.tree.*`, `tree_multimap`, `with_sharding_constraint`, `PartitionSpec`,
+    `Mesh`, `ShapedArray`, the `example_libraries` modules, `jax.ops.index` as `np.s_`); `enable_x64`/`disable_x64`
+    (the old context managers wrapped the same config state); `tie_in(x, y)` to `y` (a no-op since omnistaging);
+    `jax.ops.index_*` to `.at[]` (both call the same scatter helper; where `x` may be NumPy, a literal, a `numpy`
+    call or a name assigned one, the rewrite keeps index_update's `jnp.asarray`; a NumPy array reaching it any
+    other way raises AttributeError, it never computes a different value); `pjit` to `jax.jit` (current JAX implements both with
+    one function and the same context mesh; the values are always the same, and only under a legacy `with mesh:`
+    a `None` sharding may place the result differently). Unsafe: `tie_in` whose dropped first argument contains a
+    call (the call no longer runs); `DeviceArray`/`KeyArray` to `jax.Array` outside annotations (`isinstance` on a
+    tracer was False and is now True; in annotations it is safe); the legacy `shard_map` to `jax.shard_map` (JAX
+    0.8+ forwards `check_rep` as `check_vma`, but before 0.7 `check_rep` was a different replication checker that
+    also changed how collectives differentiate). Display-only hints: `PRNGKey` to `jax.random.key`, `jnp.fix`,
+    `xla_computation`, `host_callback`, `device_put_sharded`/`replicated`, `xmap`.
+
+    ## When it stays quiet
+    Names that resolve to something else: a local function or parameter called `tree_map`, attributes of non-JAX
+    objects (`optax.tree_map_params`, `obj.tree_map`), `jaxtyping.PRNGKeyArray`. Compatibility shims: code in a
+    `try` that catches `ImportError`/`AttributeError`, names bound to both the old and the new API, and code under
+    an `if` that tests `hasattr` or a version. String annotations. Calls it cannot map exactly (`*args`, `**kwargs`
+    into `index_update`, extra positional arguments of `pjit`, `auto=` of `shard_map`) are reported without a fix.
+    """
+
+    code = "JF901"
+    name = "deprecated-api"
+    summary = "Deprecated or removed JAX API: rewrite it to the current one (jax.tree.map, x.at[].set, jax.jit, ...)"
+    fix_safety = Safety.SAFE
+    screen = ("jax",)
+
+    VALID = [
+        Valid("import jax\n\ny = jax.tree.map(lambda v: v + 1, {'a': 1})\n"),
+        Valid("import jax.numpy as jnp\n\ndef f(x):\n    return x.at[0].set(1.0)\n"),
+        Valid(  # a parameter that shadows the JAX name
+            "import jax\n\ndef apply(tree_map, xs):\n    return tree_map(lambda v: v + 1, xs)\n"
+        ),
+        Valid(  # a local function of the same name
+            "def tree_map(f, xs):\n    return [f(x) for x in xs]\n\nimport jax\nys = tree_map(abs, [1, -2])\n"
+        ),
+        Valid("import jax\nimport optax\n\nspecs = optax.tree_map_params(opt, lambda p: p, state)\n"),
+        Valid("import jax\n\ndef f(obj, x):\n    return obj.tree_map(x)\n"),
+        Valid("import jax\nfrom jaxtyping import PRNGKeyArray\n\ndef f(key: PRNGKeyArray) -> None: ...\n"),
+        Valid(  # a compatibility shim
+            "try:\n    from jax.tree_util import tree_map\nexcept ImportError:\n    from jax import tree_map\n\n"
+            "y = tree_map(abs, [1])\n"
+        ),
+        Valid("import jax\n\nif hasattr(jax, 'tree_map'):\n    tm = jax.tree_map\nelse:\n    tm = jax.tree.map\n"),
+        Valid("import jax\n\nx: 'jax.numpy.DeviceArray' = None\n"),
+        Valid("import jax\n\njax.tree_map = jax.tree_util.tree_map  # a monkeypatch for old callers\n"),
+    ]
+    INVALID = [
+        Invalid(
+            "import jax\n\ny = jax.tree_map(lambda v: v + 1, {'a': 1})\n",
+            fixed="import jax\n\ny = jax.tree.map(lambda v: v + 1, {'a': 1})\n",
+            message="`jax.tree_map` was removed in JAX 0.6.0",
+        ),
+        Invalid(
+            "from jax import tree_map as tm\n\ny = tm(abs, [1])\nf = tm\n",
+            fixed="import jax\n\ny = jax.tree.map(abs, [1])\nf = jax.tree.map\n",
+            message="use `jax.tree.map`",
+        ),
+        Invalid(
+            "from jax.tree_util import tree_multimap\nimport jax\n\nz = tree_multimap(max, [1], [2])\n",
+            fixed="import jax\n\nz = jax.tree_util.tree_map(max, [1], [2])\n",
+            message="tree_multimap",
+        ),
+        Invalid(
+            "import jax\n\ndef f(a, b, i):\n    return jax.ops.index_add(a + b, jax.ops.index[i, 1:], 2.0)\n",
+            fixed="import jax\n\ndef f(a, b, i):\n    return (a + b).at[i, 1:].add(2.0)\n",
+            message="x.at[idx].add",
+        ),
+        Invalid(
+            "import jax\nfrom jax.ops import index_update\n\n"
+            "def f(x):\n    return index_update(x, 0, 1.0, unique_indices=True)\n",
+            fixed="import jax\n\ndef f(x):\n    return x.at[0].set(1.0, unique_indices=True)\n",
+            message="index_update",
+        ),
+        Invalid(
+            "import jax\n\ndef f(x, *rest):\n    return jax.ops.index_update(x, *rest)\n",
+            fixed=None,
+            message="cannot be rewritten exactly",
+        ),
+        Invalid(
+            "from jax import lax\n\ndef f(x, y):\n    return lax.tie_in(x, y + 1) * 2\n",
+            fixed="from jax import lax\n\ndef f(x, y):\n    return (y + 1) * 2\n",
+            message="tie_in",
+        ),
+        Invalid(
+            "from functools import partial\nfrom jax.experimental.pjit import pjit\n\n"
+            "@partial(pjit, in_axis_resources=None, static_argnums=1)\ndef f(x, n):\n    return x * n\n",
+            fixed="from functools import partial\nimport jax\n\n"
+            "@partial(jax.jit, in_shardings=None, static_argnums=1)\ndef f(x, n):\n    return x * n\n",
+            message="jax.jit",
+        ),
+        Invalid(
+            "import jax\nfrom jax.experimental.pjit import pjit\n\ng = pjit(f, None, None, donate_argnums=0)\n",
+            fixed="import jax\n\ng = jax.jit(f, in_shardings=None, out_shardings=None, donate_argnums=0)\n",
+            message="pjit",
+        ),
+        Invalid(
+            "import jax.numpy as jnp\n\ndef f(x: jnp.DeviceArray) -> jnp.DeviceArray:\n    return x\n",
+            fixed="import jax.numpy as jnp\nimport jax\n\ndef f(x: jax.Array) -> jax.Array:\n    return x\n",
+            message="jax.Array",
+        ),
+        Invalid(  # unsafe outside annotations
+            "import jax\n\ndef is_array(x):\n    return isinstance(x, jax.random.KeyArray)\n",
+            fixed="import jax\n\ndef is_array(x):\n    return isinstance(x, jax.Array)\n",
+            message="isinstance",
+        ),
+        Invalid(
+            "import jax\n\nkey = jax.random.PRNGKey(0)\n",
+            fixed=None,
+            message="jax.random.key",
+        ),
+        Invalid(
+            "from jax.experimental import host_callback as hcb\n\ndef f(x):\n    return hcb.id_print(x)\n",
+            fixed=None,
+            message="host_callback",
+        ),
+        Invalid(
+            "import jax\nfrom jax import tree_leaves\n\nx = 1\n",
+            fixed="import jax\n\nx = 1\n",
+            message="unused",
+        ),
+        Invalid(
+            "from jax.experimental import stax, optimizers as optim\n\nnet = stax.serial(stax.Dense(3))\n",
+            fixed="from jax.example_libraries import stax, optimizers as optim\n\nnet = stax.serial(stax.Dense(3))\n",
+            message="example_libraries",
+        ),
+        Invalid(
+            "import jax\nfrom jax.experimental.shard_map import shard_map\n\n"
+            "g = shard_map(f, mesh, P('x'), P('x'), check_rep=False)\n",
+            fixed="import jax\n\ng = jax.shard_map(f, mesh=mesh, in_specs=P('x'), out_specs=P('x'), check_vma=False)\n",
+            message="jax.shard_map",
+        ),
+        Invalid(  # the import moves, the uses stay
+            "from jax.experimental.maps import Mesh, xmap\n\nm = Mesh(devices, ('x',))\nf = xmap(g)\n",
+            fixed="from jax.experimental.maps import xmap\nfrom jax.sharding import Mesh\n\n"
+            "m = Mesh(devices, ('x',))\nf = xmap(g)\n",
+            message="import it from `jax.sharding`",
+        ),
+        Invalid(
+            "import jax\nimport numpy as np\n\nidx = jax.ops.index[0, ::2]\n",
+            fixed="import jax\nimport numpy as np\n\nidx = np.s_[0, ::2]\n",
+            message="numpy.s_",
+        ),
+        Invalid(
+            "import jax\n\nwith jax.experimental.enable_x64():\n    pass\n",
+            fixed="import jax\n\nwith jax.enable_x64(True):\n    pass\n",
+            message="enable_x64",
+        ),
+    ]
+
+    def __init__(self, context) -> None:
+        super().__init__(context)
+        self._unused_candidates: list[tuple[cst.CSTNode, cst.ImportAlias, ImportSpec, Api]] = []
+        self._dotted_imports: list[tuple[cst.Import, cst.ImportAlias, Api]] = []
+        self._seen: set[str] = set()  # the qualified names that references to table rows resolved to
+        self._resolved: dict[type, object] = {}
+        self._active = True
+
+    def _metadata(self, provider):
+        """Metadata resolved on first use (and shared through the wrapper): most files never need it."""
+        if provider not in self._resolved:
+            self._resolved[provider] = self.context.wrapper.resolve(provider)
+        return self._resolved[provider]
+
+    def visit_Module(self, node: cst.Module) -> None:
+        code = self.context.module.code
+        self._active = any(all(word in code for word in words) for words in _SCREEN)
+
+    # ---- references ----------------------------------------------------------------------------------------------
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if self._active:
+            self._reference(node)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if self._active:
+            self._reference(node)
+
+    def _reference(self, node: cst.Name | cst.Attribute) -> None:
+        parent = self.context.parents.get(node)
+        if isinstance(parent, cst.Attribute) and parent.value is node:
+            return  # the outermost dotted name decides
+        if not _is_dotted(node):
+            return  # `jax.tree_map(f, x).foo` has a misleading qualified name
+        qualified = self._qualified(node)
+        if qualified is None:
+            return
+        found = lookup(qualified)
+        if found is None:
+            return
+        api, prefix = found
+        self._seen.add(qualified)
+        target = _descend(node, qualified.count(".") - prefix.count("."))
+        if api.how == MOVE or self._stored(node) or self._guarded(target) or self._rehomed(target):
+            return  # assigning or deleting `jax.tree_map` (a monkeypatch) is not a use of it
+        handler = {
+            RENAME: self._rename,
+            TYPE: self._type,
+            AT: self._at,
+            TIE_IN: self._tie_in,
+            JIT: self._jit,
+            SHARD_MAP: self._shard_map,
+            X64: self._x64,
+            HINT: self._hint,
+        }[api.how]
+        handler(target, api)
+
+    def _qualified(self, node: cst.CSTNode) -> str | None:
+        """The one imported name `node` refers to; None if it is local, unknown, or bound to several names (a shim)."""
+        names = self._metadata(QualifiedNameProvider).get(node, set())
+        names = names() if callable(names) else names
+        distinct = {(q.name, q.source) for q in names}
+        if len(distinct) != 1:
+            return None
+        (name, source), = distinct
+        return name if source is QualifiedNameSource.IMPORT else None
+
+    # ---- one handler per kind of row ---------------------------------------------------------------------------
+
+    def _rename(self, node: cst.BaseExpression, api: Api) -> None:
+        if api.old == "jax.ops.index" and self._inside_fixable_at(node):
+            return  # the enclosing index_update's rewrite unwraps it
+        new_expr, imports = self._expression(api.new, node)
+        message = f"`{api.old}` {api.status}; use `{api.new}`"
+        renames = KEYWORD_RENAMES.get(api.old, {})
+        call = self._called(node)
+        changes: list[tuple[cst.CSTNode, cst.CSTNode]] = [(node, new_expr)]
+        if call is not None and renames and any(_keyword(a) in renames for a in call.args):
+            args = [
+                a.with_changes(keyword=cst.Name(renames[_keyword(a)])) if _keyword(a) in renames else a
+                for a in call.args
+            ]
+            changes = [(call, call.with_changes(func=new_expr, args=args))]
+        self.report(node, message, self._fix(f"Use `{api.new}`", changes, imports, node))
+
+    def _type(self, node: cst.BaseExpression, api: Api) -> None:
+        new_expr, imports = self._expression(api.new, node)
+        if self._in_annotation(node):
+            message = f"`{api.old}` {api.status}; annotate with `{api.new}`"
+            safety = Safety.SAFE
+        else:
+            message = (
+                f"`{api.old}` {api.status}; use `{api.new}` (unsafe: `isinstance` with `{api.new}` is also True "
+                f"for tracers, where `{api.old.rsplit('.', 1)[-1]}` was not)"
+            )
+            safety = Safety.UNSAFE
+        self.report(node, message, self._fix(f"Use `{api.new}`", [(node, new_expr)], imports, node, safety=safety))
+
+    def _at(self, node: cst.BaseExpression, api: Api) -> None:
+        call = self._called(node)
+        what = f"`{api.old}` {api.status}; use `x.at[idx].{api.new}(y)`"
+        if call is None:
+            self.report(node, f"{what} (a reference, not a call: rewrite it by hand)")
+            return
+        built = self._at_call(call, api)
+        if built is None:
+            self.report(call, f"{what} (cannot be rewritten exactly: it unpacks arguments or passes unknown ones)")
+            return
+        replacement, imports = built
+        self.report(call, what, self._fix(f"Use `.at[].{api.new}`", [(call, replacement)], imports, node))
+
+    def _at_call(self, call: cst.Call, api: Api) -> tuple[cst.BaseExpression, tuple] | None:
+        """`x.at[idx].op(y, **kw)` for `jax.ops.index_op(x, idx, y, **kw)`, and the imports it needs."""
+        bound = _bind(call.args, ("x", "idx", "y", "indices_are_sorted", "unique_indices"), required=3)
+        if bound is None:
+            return None
+        x, idx, y = bound["x"], bound["idx"], bound["y"]
+        imports: tuple = ()
+        if self._maybe_numpy(x):
+            # index_update converted its input with jnp.asarray; `.at` exists only on JAX arrays.
+            asarray, imports = self._expression("jax.numpy.asarray", x)
+            x = cst.Call(asarray.with_changes(lpar=[], rpar=[]), [cst.Arg(x)])
+        if isinstance(idx, cst.Subscript) and self._qualified(idx.value) == "jax.ops.index" and _is_dotted(idx.value):
+            elements = list(idx.slice)
+        else:
+            elements = [cst.SubscriptElement(cst.Index(idx))]
+        keywords = [
+            cst.Arg(bound[k], keyword=cst.Name(k), equal=_EQUAL)
+            for k in ("indices_are_sorted", "unique_indices")
+            if k in bound
+        ]
+        at = cst.Subscript(cst.Attribute(_receiver(x), cst.Name("at")), elements)
+        new = cst.Call(cst.Attribute(at, cst.Name(api.new)), [cst.Arg(y), *keywords])
+        return _keep_parens(call, new), imports
+
+    def _maybe_numpy(self, expr: cst.BaseExpression) -> bool:
+        """Whether `expr` may be a NumPy array or a Python sequence rather than a JAX array: a literal, a `numpy`
+        call, or a name that some assignment in its scope binds to one."""
+        if _numpy_value(expr, self.context.names):
+            return True
+        if not isinstance(expr, cst.Name):
+            return False
+        scope = self._metadata(ScopeProvider).get(expr)
+        if scope is None:
+            return False
+        for assignment in scope[expr.value]:
+            target = self.context.parents.get(getattr(assignment, "node", None))
+            statement = self.context.parents.get(target) if isinstance(target, cst.AssignTarget) else None
+            if isinstance(statement, cst.Assign) and _numpy_value(statement.value, self.context.names):
+                return True
+        return False
+
+    def _inside_fixable_at(self, node: cst.CSTNode) -> bool:
+        subscript = self.context.parents.get(node)
+        arg = self.context.parents.get(subscript) if isinstance(subscript, cst.Subscript) else None
+        call = self.context.parents.get(arg) if isinstance(arg, cst.Arg) else None
+        if not isinstance(call, cst.Call) or not _is_dotted(call.func):
+            return False
+        qualified = self._qualified(call.func)
+        found = lookup(qualified) if qualified else None
+        return found is not None and found[0].how == AT and self._at_call(call, found[0]) is not None
+
+    def _tie_in(self, node: cst.BaseExpression, api: Api) -> None:
+        call = self._called(node)
+        what = f"`{api.old}` {api.status} (it has been a no-op since omnistaging); `tie_in(x, y)` is just `y`"
+        bound = _bind(call.args, ("x", "y"), required=2) if call is not None else None
+        if bound is None:
+            self.report(call or node, f"{what} (cannot be rewritten exactly here)")
+            return
+        replacement = _keep_parens(call, _parenthesized(bound["y"], self.context.parents.get(call)))
+        if _has_effects(bound["x"]):
+            self.report(
+                call,
+                f"{what}; unsafe: dropping `x` drops the call it makes",
+                self._fix("Drop `tie_in`", [(call, replacement)], (), node, safety=Safety.UNSAFE),
+            )
+        else:
+            self.report(call, what, self._fix("Drop `tie_in`", [(call, replacement)], (), node))
+
+    def _jit(self, node: cst.BaseExpression, api: Api) -> None:
+        new_expr, imports = self._expression(api.new, node)
+        what = f"`{api.old}` {api.status}; use `jax.jit` (shardings by keyword)"
+        parent = self.context.parents.get(node)
+        call = self._called(node)
+        if isinstance(parent, cst.Decorator) and parent.decorator is node:
+            self.report(node, what, self._fix("Use `jax.jit`", [(node, new_expr)], imports, node))
+            return
+        if call is not None:
+            args = _jit_args(call.args, positional=("in_shardings", "out_shardings"))
+            if args is None or not call.args or call.args[0].keyword is not None or call.args[0].star:
+                why = "cannot be rewritten exactly: pass the function first and the rest by keyword"
+                self.report(call, f"{what} ({why})")
+                return
+            new = call.with_changes(func=new_expr, args=args)
+            self.report(call, what, self._fix("Use `jax.jit`", [(call, new)], imports, node))
+            return
+        partial = self._partial_of(node)
+        if partial is not None:
+            rest = list(partial.args[1:])
+            args = _jit_args(rest, positional=())
+            if args is None:
+                self.report(partial, f"{what} (cannot be rewritten exactly: pass pjit's options by keyword)")
+                return
+            new = partial.with_changes(args=[partial.args[0].with_changes(value=new_expr), *args])
+            self.report(node, what, self._fix("Use `jax.jit`", [(partial, new)], imports, node))
+            return
+        self.report(node, f"{what} (a reference, not a call: check how it is called, then rename it by hand)")
+
+    def _shard_map(self, node: cst.BaseExpression, api: Api) -> None:
+        new_expr, imports = self._expression(api.new, node)
+        what = f"`{api.old}` {api.status}; use `jax.shard_map` (mesh and specs by keyword, `check_rep` is `check_vma`)"
+        call = self._called(node)
+        partial = self._partial_of(node) if call is None else None
+        if call is not None:
+            args = _shard_map_args(call.args, positional=True)
+            if args is not None:
+                new = call.with_changes(func=new_expr, args=args)
+                fix = self._fix("Use `jax.shard_map`", [(call, new)], imports, node, safety=Safety.UNSAFE)
+                self.report(call, what, fix)
+                return
+        elif partial is not None:
+            args = _shard_map_args(list(partial.args[1:]), positional=False)
+            if args is not None and {"mesh", "in_specs", "out_specs"} <= {_keyword(a) for a in args}:
+                new = partial.with_changes(args=[partial.args[0].with_changes(value=new_expr), *args])
+                fix = self._fix("Use `jax.shard_map`", [(partial, new)], imports, node, safety=Safety.UNSAFE)
+                self.report(node, what, fix)
+                return
+        why = "cannot be rewritten exactly here: `auto=`, unpacked or unknown arguments, or not a call"
+        self.report(call or partial or node, f"{what} ({why})")
+
+    def _x64(self, node: cst.BaseExpression, api: Api) -> None:
+        new_expr, imports = self._expression(api.new, node)
+        call = self._called(node)
+        enable = api.old.endswith("enable_x64")
+        what = f"`{api.old}` {api.status}; use `jax.enable_x64({'True' if enable else 'False'})`"
+        bound = None
+        if call is not None and not isinstance(self.context.parents.get(call), cst.Decorator):
+            bound = _bind(call.args, ("new_val",) if enable else (), required=0)
+        if bound is None:
+            self.report(call or node, f"{what} (cannot be rewritten exactly here)")
+            return
+        value = bound["new_val"] if "new_val" in bound else cst.Name("True" if enable else "False")
+        new = _keep_parens(call, cst.Call(new_expr, [cst.Arg(value)]))
+        self.report(call, what, self._fix("Use `jax.enable_x64`", [(call, new)], imports, node))
+
+    def _hint(self, node: cst.BaseExpression, api: Api) -> None:
+        shown = api.new if " " in api.new or "(" in api.new else f"`{api.new}`"
+        message = f"`{api.name}` {api.status}; consider {shown}"
+        reason = HINT_REASONS.get(api.old)
+        if reason:
+            message += f" ({reason})"
+        changes = []
+        if api.old == "jax.random.PRNGKey":
+            new_expr, _ = self.context.names.expression_for(api.new)
+            changes = [(node, _keep_parens(node, new_expr))]
+        self.report(node, message, self.fix(f"Consider {api.new}", changes, safety=Safety.DISPLAY_ONLY))
+
+    # ---- imports ---------------------------------------------------------------------------------------------
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        if not self._active:
+            return
+        if node.relative or node.module is None or isinstance(node.names, cst.ImportStar) or self._guarded(node):
+            return
+        module = _dotted_text(node.module)
+        found = [lookup(f"{module}.{alias.evaluated_name}") for alias in node.names]
+        if any(f is not None and f[0].how == MOVE for f in found):
+            self._moved_from(node, module, found)
+            return
+        for alias, hit in zip(node.names, found):
+            if hit is None:
+                continue
+            api = hit[0]
+            rehome = self._rehome(node, alias)
+            if rehome is not None and self._referenced(node, alias.evaluated_alias or alias.evaluated_name):
+                new_module = api.new.rsplit(".", 1)[0]
+                self.report(
+                    alias,
+                    f"`{api.old}` {api.status}; import it from `{new_module}`",
+                    self.fix(f"Import `{alias.evaluated_name}` from `{new_module}`", [rehome]),
+                )
+            elif api.removed:
+                spec = ImportSpec(module, alias.evaluated_name, alias.evaluated_alias)
+                self._unused_candidates.append((node, alias, spec, api))
+
+    def visit_Import(self, node: cst.Import) -> None:
+        if not self._active or self._guarded(node):
+            return
+        for alias in node.names:
+            found = lookup(alias.evaluated_name)
+            if found is None:
+                continue
+            api = found[0]
+            if api.how == MOVE:
+                rest = alias.evaluated_name[len(api.name) :]
+                new_name = api.new.rstrip(".") + rest
+                message = f"`{api.name}` {api.status}; it moved to `{api.new.rstrip('.')}`"
+                if alias.asname is None:
+                    self.report(alias, f"{message} (rewrite this import and the names spelled through it by hand)")
+                else:
+                    new = alias.with_changes(name=cst.parse_expression(new_name))
+                    self.report(alias, message, self.fix(f"Import `{new_name}`", [(alias, new)]))
+            elif api.removed and alias.asname is not None:
+                spec = ImportSpec(alias.evaluated_name, None, alias.evaluated_alias)
+                self._unused_candidates.append((node, alias, spec, api))
+            elif api.removed:
+                self._dotted_imports.append((node, alias, api))
+
+    def _rehome(self, node: cst.ImportFrom, alias: cst.ImportAlias) -> tuple[cst.CSTNode, cst.CSTNode] | None:
+        """For a renamed class that only changed module (`from jax.experimental.maps import Mesh`): the change that
+        imports it from the new module under the same local name, so its uses stay as they are. None otherwise."""
+        if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
+            return None
+        new_module = _new_home(node, alias)
+        if new_module is None or self._guarded(node):
+            return None
+        module_expr = cst.parse_expression(new_module)
+        if all(_new_home(node, other) == new_module for other in node.names):
+            return node, node.with_changes(module=module_expr)  # every name moves to the same module
+        line = self.context.parents.get(node)
+        if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
+            return None
+        rest = [a for a in node.names if a is not alias]
+        rest[-1] = rest[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        moved = cst.ImportFrom(module=module_expr, names=[alias.with_changes(comma=cst.MaybeSentinel.DEFAULT)])
+        kept = line.with_changes(body=[node.with_changes(names=rest)])
+        return line, cst.FlattenSentinel([kept, cst.SimpleStatementLine([moved])])
+
+    def _moved_from(self, node: cst.ImportFrom, module: str, moved: list) -> None:
+        apis = [m[0] if m is not None and m[0].how == MOVE else None for m in moved]
+        api = next(a for a in apis if a is not None)
+        message = f"`{api.name}` {api.status}; it moved to `{api.new.rstrip('.')}`"
+        if module + "." == api.old or module.startswith(api.old):
+            new_module = api.new + module[len(api.old) :] if module != api.name else api.new.rstrip(".")
+        elif all(a is not None for a in apis) and all(a.name.rsplit(".", 1)[0] == module for a in apis):
+            new_module = api.new.rstrip(".").rsplit(".", 1)[0]
+        else:
+            self.report(node, f"{message} (split this import by hand: it mixes moved and other names)")
+            return
+        new = node.with_changes(module=cst.parse_expression(new_module.rstrip(".")))
+        self.report(node, message, self.fix(f"Import from `{new_module.rstrip('.')}`", [(node, new)]))
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        for statement, alias, spec, api in self._unused_candidates:
+            local = spec.asname or spec.obj or spec.module
+            if self._referenced(statement, local):
+                continue
+            name = f"{spec.module}.{spec.obj}" if spec.obj else spec.module
+            if self._exported(local):
+                self.report(alias, f"`{name}` {api.status}, so this import fails; it is re-exported in `__all__`")
+                continue
+            self.report(
+                alias,
+                f"`{name}` {api.status}, so this import fails; the name is unused here: remove the import",
+                self.fix(f"Remove the import of `{name}`", [], remove_imports=[spec]),
+            )
+        for statement, alias, api in self._dotted_imports:
+            name = alias.evaluated_name
+            message = f"`{api.name}` {api.status}, so `import {name}` fails"
+            if any(seen == name or seen.startswith(name + ".") for seen in self._seen):
+                self.report(alias, f"{message}; remove it once nothing uses it")
+                continue
+            line = self.context.parents.get(statement)
+            block = self.context.parents.get(line)
+            body = getattr(block, "body", ())
+            alone = isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 and len(statement.names) == 1
+            if alone and len(body) > 1:
+                self.report(
+                    alias,
+                    f"{message}; nothing uses it here: remove the import",
+                    self.fix(f"Remove `import {name}`", [(line, cst.RemovalSentinel.REMOVE)]),
+                )
+            else:
+                self.report(alias, f"{message}; nothing uses it here: remove the import")
+
+    def _exported(self, local: str) -> bool:
+        code = self.context.module.code
+        return "__all__" in code and (f"'{local}'" in code or f'"{local}"' in code)
+
+    def _referenced(self, statement: cst.CSTNode, local: str) -> bool:
+        scope = self._metadata(ScopeProvider).get(statement)
+        if scope is None:
+            return True
+        for assignment in scope.assignments[local]:
+            if isinstance(assignment, ImportAssignment) and assignment.node is statement and assignment.references:
+                return True
+        return False
+
+    # ---- helpers -------------------------------------------------------------------------------------------
+
+    def _fix(self, description, changes, imports, reference: cst.CSTNode, *, safety: Safety | None = None) -> Fix:
+        """A fix that also drops the import of the old name, when the reference came through one."""
+        return self.fix(
+            description, changes, safety=safety, add_imports=imports, remove_imports=self._removed_import(reference)
+        )
+
+    def _expression(self, qualified: str, node: cst.BaseExpression) -> tuple[cst.BaseExpression, tuple]:
+        expr, spec = self.context.names.expression_for(qualified)
+        return _keep_parens(node, expr), ((spec,) if spec is not None else ())
+
+    def _bindings(self, reference: cst.CSTNode) -> list[tuple[cst.Import | cst.ImportFrom, cst.ImportAlias, str]]:
+        """The imports that bind `reference`'s leftmost name: (statement, alias, the full name the alias imports)."""
+        base = reference
+        while isinstance(base, cst.Attribute):
+            base = base.value
+        if not isinstance(base, cst.Name):
+            return []
+        scope = self._metadata(ScopeProvider).get(base)
+        if scope is None:
+            return []
+        found = []
+        for assignment in scope[base.value]:
+            if not isinstance(assignment, ImportAssignment):
+                continue
+            statement = assignment.node
+            if isinstance(statement, cst.ImportFrom):
+                if statement.relative or statement.module is None or isinstance(statement.names, cst.ImportStar):
+                    continue
+                module = _dotted_text(statement.module)
+                for alias in statement.names:
+                    if (alias.evaluated_alias or alias.evaluated_name) == base.value:
+                        found.append((statement, alias, f"{module}.{alias.evaluated_name}"))
+            elif isinstance(statement, cst.Import):
+                for alias in statement.names:
+                    if alias.evaluated_alias == base.value:
+                        found.append((statement, alias, alias.evaluated_name))
+        return found
+
+    def _removed_import(self, reference: cst.CSTNode) -> tuple[ImportSpec, ...]:
+        """The import that binds `reference`'s leftmost name, if it imports the old API itself (so it must go)."""
+        specs = []
+        for statement, alias, full in self._bindings(reference):
+            if not _mapped(full):
+                continue
+            if isinstance(statement, cst.ImportFrom):
+                specs.append(ImportSpec(_dotted_text(statement.module), alias.evaluated_name, alias.evaluated_alias))
+            else:
+                specs.append(ImportSpec(full, None, alias.evaluated_alias))
+        return tuple(specs)
+
+    def _rehomed(self, reference: cst.CSTNode) -> bool:
+        """Whether `reference` is a bare name whose import `_rehome` rewrites instead (so the name itself stays)."""
+        if not isinstance(reference, cst.Name):
+            return False
+        return any(
+            isinstance(statement, cst.ImportFrom) and self._rehome(statement, alias) is not None
+            for statement, alias, _ in self._bindings(reference)
+        )
+
+    def _called(self, node: cst.CSTNode) -> cst.Call | None:
+        parent = self.context.parents.get(node)
+        return parent if isinstance(parent, cst.Call) and parent.func is node else None
+
+    def _partial_of(self, node: cst.CSTNode) -> cst.Call | None:
+        """The `functools.partial(node, ...)` call that `node` is the first argument of."""
+        arg = self.context.parents.get(node)
+        call = self.context.parents.get(arg) if isinstance(arg, cst.Arg) else None
+        if not isinstance(call, cst.Call) or not call.args or call.args[0] is not arg or arg.keyword or arg.star:
+            return None
+        return call if self.context.names.qualified(call.func) == "functools.partial" else None
+
+    def _stored(self, node: cst.CSTNode) -> bool:
+        """Whether `node` is assigned or deleted (`jax.tree_map = ...`, `del x.y`, a `for` or `with` target)."""
+        child, parent = node, self.context.parents.get(node)
+        while isinstance(parent, (cst.Tuple, cst.List, cst.Element, cst.StarredElement)):
+            child, parent = parent, self.context.parents.get(parent)
+        if isinstance(parent, (cst.AssignTarget, cst.Del, cst.AsName)):
+            return True
+        if isinstance(parent, (cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.NamedExpr)):
+            return parent.target is child
+        return False
+
+    def _in_annotation(self, node: cst.CSTNode) -> bool:
+        current = self.context.parents.get(node)
+        while current is not None and not isinstance(current, (cst.BaseStatement, cst.BaseSmallStatement)):
+            if isinstance(current, cst.Annotation):
+                return True
+            current = self.context.parents.get(current)
+        return False
+
+    def _guarded(self, node: cst.CSTNode) -> bool:
+        """Inside a compatibility shim: a `try` catching ImportError/AttributeError, or an `if` on hasattr/version."""
+        child, current = node, self.context.parents.get(node)
+        while current is not None:
+            in_try = isinstance(current, cst.Try) and child is current.body
+            if in_try and any(_catches_missing(h) for h in current.handlers):
+                return True
+            if isinstance(current, (cst.If, cst.IfExp, cst.While)) and child is not current.test:
+                test = self.context.code_for(current.test)
+                if "hasattr" in test or "version" in test.lower():
+                    return True
+            child, current = current, self.context.parents.get(current)
+        return False
+
+
+# ---- module helpers --------------------------------------------------------------------------------------------
+
+_EQUAL = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
+_MISSING = {"ImportError", "ModuleNotFoundError", "AttributeError"}  # what a missing API raises
+
+
+def _mapped(qualified: str) -> bool:
+    """Whether an import of `qualified` imports an old API of the table (not a module that merely contains one)."""
+    found = lookup(qualified)
+    return found is not None and found[0].how != MOVE and found[1] == qualified
+
+
+def _is_dotted(node: cst.CSTNode) -> bool:
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return isinstance(node, cst.Name)
+
+
+def _dotted_text(node: cst.BaseExpression) -> str:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return f"{_dotted_text(node.value)}.{node.attr.value}"
+    raise TypeError(f"not a dotted name: {node!r}")
+
+
+def _descend(node: cst.BaseExpression, steps: int) -> cst.BaseExpression:
+    for _ in range(steps):
+        if not isinstance(node, cst.Attribute):
+            break
+        node = node.value
+    return node
+
+
+def _catches_missing(handler: cst.ExceptHandler) -> bool:
+    if handler.type is None:
+        return False  # a bare `except:` guards anything; it does not mark a compatibility shim
+    kinds = handler.type.elements if isinstance(handler.type, cst.Tuple) else [handler.type]
+    for kind in kinds:
+        expr = kind.value if isinstance(kind, cst.Element) else kind
+        if _is_dotted(expr) and _dotted_text(expr).rsplit(".", 1)[-1] in _MISSING:
+            return True
+    return False
+
+
+def _numpy_value(expr: cst.BaseExpression, names) -> bool:
+    if isinstance(expr, (cst.List, cst.Tuple, cst.ListComp, cst.Integer, cst.Float)):
+        return True
+    if isinstance(expr, cst.Call) and _is_dotted(expr.func):
+        callee = names.qualified(expr.func)
+        return callee is not None and callee.split(".")[0] == "numpy"
+    return False
+
+
+def _new_home(node: cst.ImportFrom, alias: cst.ImportAlias) -> str | None:
+    """The module that now holds what `alias` imports, if only its module changed (`Mesh`, `PartitionSpec`)."""
+    api = _EXACT.get(f"{_dotted_text(node.module)}.{alias.evaluated_name}")
+    if api is None or api.how != RENAME or api.old in KEYWORD_RENAMES:
+        return None
+    new_module, new_leaf = api.new.rsplit(".", 1)
+    return new_module if new_leaf == alias.evaluated_name else None
+
+
+def _keyword(arg: cst.Arg) -> str | None:
+    return arg.keyword.value if arg.keyword is not None else None
+
+
+def _bind(args: Sequence[cst.Arg], params: Sequence[str], *, required: int) -> dict[str, cst.BaseExpression] | None:
+    """Arguments bound to parameter names as Python would; None for `*`/`**`, unknown, repeated or missing ones,
+    or keywords given out of order where moving them would reorder a call's side effects."""
+    bound: dict[str, cst.BaseExpression] = {}
+    order: list[str] = []
+    positional = 0
+    for arg in args:
+        if arg.star:
+            return None
+        if arg.keyword is None:
+            if positional >= len(params):
+                return None
+            name = params[positional]
+            positional += 1
+        else:
+            name = arg.keyword.value
+            if name not in params:
+                return None
+        if name in bound:
+            return None
+        bound[name] = arg.value
+        order.append(name)
+    if any(p not in bound for p in params[:required]):
+        return None
+    canonical = [p for p in params if p in bound]
+    if order != canonical and any(_has_effects(bound[n]) for n in order):
+        return None
+    return bound
+
+
+def _jit_args(args: Sequence[cst.Arg], *, positional: Sequence[str]) -> list[cst.Arg] | None:
+    """pjit's arguments for jax.jit: positional shardings as keywords, legacy keywords renamed; None if impossible."""
+    renames = KEYWORD_RENAMES["jax.experimental.pjit.pjit"]
+    out: list[cst.Arg] = []
+    seen: set[str] = set()
+    index = 0
+    for position, arg in enumerate(args):
+        if arg.star == "*":
+            return None
+        if arg.star == "**":
+            out.append(arg)
+            continue
+        if arg.keyword is None:
+            if positional and position == 0:
+                out.append(arg)  # the function
+                continue
+            if index >= len(positional):
+                return None
+            name = positional[index]
+            index += 1
+            arg = arg.with_changes(keyword=cst.Name(name), equal=_EQUAL)
+        else:
+            name = renames.get(arg.keyword.value, arg.keyword.value)
+            if name not in JIT_KEYWORDS:
+                return None
+            if name != arg.keyword.value:
+                arg = arg.with_changes(keyword=cst.Name(name))
+        if name in seen:
+            return None
+        seen.add(name)
+        out.append(arg)
+    return out
+
+
+def _shard_map_args(args: Sequence[cst.Arg], *, positional: bool) -> list[cst.Arg] | None:
+    """The legacy shard_map's arguments for jax.shard_map; None if they do not map exactly."""
+    out: list[cst.Arg] = []
+    seen: set[str] = set()
+    for position, arg in enumerate(args):
+        if arg.star:
+            return None
+        if arg.keyword is None:
+            if not positional or position >= len(SHARD_MAP_POSITIONAL):
+                return None
+            if position == 0:
+                out.append(arg)
+                continue
+            name = SHARD_MAP_POSITIONAL[position]
+            arg = arg.with_changes(keyword=cst.Name(name), equal=_EQUAL)
+        else:
+            name = KEYWORD_RENAMES["jax.experimental.shard_map.shard_map"].get(arg.keyword.value, arg.keyword.value)
+            if name not in SHARD_MAP_POSITIONAL[1:]:
+                return None  # `f=` (positional-only now), `auto=` (no equivalent), anything unknown
+            if name != arg.keyword.value:
+                arg = arg.with_changes(keyword=cst.Name(name))
+        if name in seen:
+            return None
+        seen.add(name)
+        out.append(arg)
+    if positional and (not out or out[0].keyword is not None):
+        return None
+    return out
+
+
+_ATOMS = (
+    cst.Name, cst.Attribute, cst.Subscript, cst.Call, cst.List, cst.Dict, cst.Set, cst.SimpleString,
+    cst.ConcatenatedString, cst.FormattedString, cst.Ellipsis, cst.ListComp, cst.DictComp, cst.SetComp,
+)  # fmt: skip
+
+
+def _receiver(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """`expr` fit to stand before `.at`: parenthesized unless it is already a primary."""
+    if expr.lpar or isinstance(expr, (cst.Name, cst.Attribute, cst.Subscript, cst.Call)):
+        return expr
+    return expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+
+
+_NO_PARENS_NEEDED = (cst.Arg, cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Return, cst.Expr, cst.Element,
+                     cst.DictElement, cst.Index, cst.Yield)  # fmt: skip
+
+
+def _parenthesized(expr: cst.BaseExpression, parent: cst.CSTNode | None) -> cst.BaseExpression:
+    """`expr` put where a call stood: parenthesized unless it is atomic or its new place cannot bind tighter."""
+    if expr.lpar or isinstance(expr, _ATOMS) or isinstance(parent, _NO_PARENS_NEEDED):
+        return expr
+    if isinstance(expr, (cst.Integer, cst.Float, cst.Imaginary)) and not isinstance(parent, cst.Attribute):
+        return expr
+    return expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+
+
+def _keep_parens(old: cst.BaseExpression, new: cst.BaseExpression) -> cst.BaseExpression:
+    """`new` wearing the parentheses that `old` had."""
+    if old.lpar:
+        return new.with_changes(lpar=[*old.lpar, *new.lpar], rpar=[*new.rpar, *old.rpar])
+    return new
+
+
+class _Effects(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found = False
+
+    def visit_Call(self, node) -> bool:
+        self.found = True
+        return False
+
+    def visit_Await(self, node) -> bool:
+        self.found = True
+        return False
+
+    def visit_Yield(self, node) -> bool:
+        self.found = True
+        return False
+
+    def visit_NamedExpr(self, node) -> bool:
+        self.found = True
+        return False
+
+    def visit_Lambda(self, node) -> bool:
+        return False  # its body does not run here
+
+
+def _has_effects(expr: cst.CSTNode) -> bool:
+    """Whether evaluating `expr` may do more than read names (a call, await, yield or walrus inside it)."""
+    visitor = _Effects()
+    expr.visit(visitor)
+    return visitor.found

@@ -1,0 +1,11 @@
+"""The legacy jax.experimental.shard_map.shard_map (deprecated in JAX 0.8.0) becomes jax.shard_map (unsafe fix)."""
+
+import jax
+import numpy as np
+from jax.sharding import Mesh, PartitionSpec as P
+
+
+def scaled(x):
+    mesh = Mesh(np.array(jax.devices()[:1]), ("i",))
+    f = jax.shard_map(lambda block: block * 2 + 1, mesh=mesh, in_specs=P("i"), out_specs=P("i"), check_vma=True)
+    return f(x)
