@@ -367,7 +367,6 @@ class DeprecatedApi(Codemod):
         self._dotted_imports: list[tuple[cst.Import, cst.ImportAlias, Api]] = []
         self._seen: set[str] = set()  # the qualified names that references to table rows resolved to
         self._resolved: dict[type, object] = {}
-        self._active = True
 
     def _metadata(self, provider):
         """Metadata resolved on first use (and shared through the wrapper): most files never need it."""
@@ -375,19 +374,17 @@ class DeprecatedApi(Codemod):
             self._resolved[provider] = self.context.wrapper.resolve(provider)
         return self._resolved[provider]
 
-    def visit_Module(self, node: cst.Module) -> None:
-        code = self.context.module.code
-        self._active = any(all(word in code for word in words) for words in _SCREEN)
+    @classmethod
+    def may_match(cls, text: str) -> bool:
+        return any(all(word in text for word in words) for words in _SCREEN)
 
     # ---- references ----------------------------------------------------------------------------------------------
 
     def visit_Name(self, node: cst.Name) -> None:
-        if self._active:
-            self._reference(node)
+        self._reference(node)
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
-        if self._active:
-            self._reference(node)
+        self._reference(node)
 
     def _reference(self, node: cst.Name | cst.Attribute) -> None:
         parent = self.context.parents.get(node)
@@ -621,8 +618,6 @@ class DeprecatedApi(Codemod):
     # ---- imports ---------------------------------------------------------------------------------------------
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-        if not self._active:
-            return
         if node.relative or node.module is None or isinstance(node.names, cst.ImportStar) or self._guarded(node):
             return
         module = _dotted_text(node.module)
@@ -647,7 +642,7 @@ class DeprecatedApi(Codemod):
                 self._unused_candidates.append((node, alias, spec, api))
 
     def visit_Import(self, node: cst.Import) -> None:
-        if not self._active or self._guarded(node):
+        if self._guarded(node):
             return
         for alias in node.names:
             found = lookup(alias.evaluated_name)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 from libcst.metadata import QualifiedNameProvider, QualifiedNameSource
 
@@ -21,6 +23,9 @@ _ERROR_EXPECTING = frozenset(
 )
 _PURE_BUILTINS = frozenset({"len", "int", "float", "abs", "min", "max", "range", "slice", "round", "bool"})
 
+
+# `]` then `=` or an augmented operator: every item assignment has it (a line continuation may sit between).
+_ITEM_ASSIGNMENT = re.compile(r"\][\s\\]*(?:\*\*|//|>>|<<|[-+*/%@&|^])?=(?!=)")
 
 class InplaceArrayUpdate(Codemod):
     """Item assignment on a JAX array: `x[idx] = v` or `x[idx] += v`, which always raises.
@@ -89,6 +94,10 @@ class InplaceArrayUpdate(Codemod):
     summary = "Item assignment on an immutable JAX array: use `x = x.at[idx].set(v)`"
     fix_safety = Safety.SAFE
     screen = ("jax",)
+
+    @classmethod
+    def may_match(cls, text: str) -> bool:
+        return "jax" in text and _ITEM_ASSIGNMENT.search(text) is not None
 
     VALID = (
         Valid("import numpy as np\n\ndef f():\n    x = np.zeros(3)\n    x[0] = 1.0\n    return x\n"),

@@ -44,7 +44,8 @@ class Codemod(cst.BatchableCSTVisitor):
     name: ClassVar[str]  # "deprecated-api": kebab-case, usable in --select
     summary: ClassVar[str]  # one line for `jaxfix rules`
     fix_safety: ClassVar[Safety | None]  # the safety of its usual fix; None when it never fixes
-    # The file must contain one of these substrings for the codemod to possibly match (the engine's cheap screen).
+    # The file must contain one of these substrings for the codemod to possibly match (the engine's cheap screen);
+    # a codemod with a sharper test overrides `may_match`. A screen must never hide a finding.
     screen: ClassVar[tuple[str, ...]] = ("jax",)
     VALID: ClassVar[Sequence[Valid]] = ()
     INVALID: ClassVar[Sequence[Invalid]] = ()
@@ -57,6 +58,11 @@ class Codemod(cst.BatchableCSTVisitor):
         super().__init__()
         self.context = context
         self.diagnostics: list[Diagnostic] = []
+
+    @classmethod
+    def may_match(cls, text: str) -> bool:
+        """False only when this codemod cannot find anything in `text`: the file then skips parsing for it."""
+        return any(s in text for s in cls.screen)
 
     def get_metadata(self, key, node, default=_NO_DEFAULT):
         """LibCST's get_metadata, resolved lazily for this module on first use of each provider."""

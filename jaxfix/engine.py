@@ -69,7 +69,7 @@ class FileResult:
 def analyse(text: str, codemods: Sequence[type[Codemod]]) -> tuple[list[Diagnostic], list[str], MetadataWrapper | None]:
     """Diagnostics of every codemod on `text` (suppressed ones dropped), internal errors, and the wrapper whose
     nodes the diagnostics' fixes refer to. Raises cst.ParserSyntaxError for unparsable text."""
-    active = [c for c in codemods if any(s in text for s in c.screen)]
+    active = [c for c in codemods if c.may_match(text)]
     if not active:
         return [], [], None
     wrapper = MetadataWrapper(cst.parse_module(text), unsafe_skip_copy=True)  # freshly parsed: nobody shares it
