@@ -13,6 +13,7 @@ from typing import Sequence
 import libcst as cst
 from libcst.metadata import ImportAssignment, QualifiedNameProvider, QualifiedNameSource, ScopeProvider
 
+from jaxfix.analysis.screen import Screen
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Fix, ImportSpec, Safety
 
@@ -367,6 +368,7 @@ class DeprecatedApi(Codemod):
         self._dotted_imports: list[tuple[cst.Import, cst.ImportAlias, Api]] = []
         self._seen: set[str] = set()  # the qualified names that references to table rows resolved to
         self._resolved: dict[type, object] = {}
+        self._inner: set[cst.CSTNode] = set()  # the `.value` of an Attribute (`jax` in `jax.tree_map`)
 
     def _metadata(self, provider):
         """Metadata resolved on first use (and shared through the wrapper): most files never need it."""
@@ -378,17 +380,33 @@ class DeprecatedApi(Codemod):
     def may_match(cls, text: str) -> bool:
         return any(all(word in text for word in words) for words in _SCREEN)
 
+    @classmethod
+    def may_match_tree(cls, screen: Screen) -> bool:
+        """Everything this codemod reports starts from `lookup` of an import statement's name, or of the
+        qualified name of a name node, which LibCST derives from an import of its first part: so some import
+        must name a row, or some name spelled in the module must resolve through some import to one."""
+        if any(lookup(name) for name in screen.imported_names()):
+            return True
+        seen: set[str] = set()
+        for parts in screen.names():
+            for qualified in screen.qualified_names(parts):
+                if qualified not in seen:
+                    seen.add(qualified)
+                    if lookup(qualified):
+                        return True
+        return False
+
     # ---- references ----------------------------------------------------------------------------------------------
 
     def visit_Name(self, node: cst.Name) -> None:
         self._reference(node)
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
+        self._inner.add(node.value)  # visited before its children: they learn that they are not outermost
         self._reference(node)
 
     def _reference(self, node: cst.Name | cst.Attribute) -> None:
-        parent = self.context.parents.get(node)
-        if isinstance(parent, cst.Attribute) and parent.value is node:
+        if node in self._inner:
             return  # the outermost dotted name decides
         if not _is_dotted(node):
             return  # `jax.tree_map(f, x).foo` has a misleading qualified name

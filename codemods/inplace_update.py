@@ -7,6 +7,7 @@ import re
 import libcst as cst
 from libcst.metadata import QualifiedNameProvider, QualifiedNameSource
 
+from jaxfix.analysis.screen import Screen
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Safety
 
@@ -98,6 +99,11 @@ class InplaceArrayUpdate(Codemod):
     @classmethod
     def may_match(cls, text: str) -> bool:
         return "jax" in text and _ITEM_ASSIGNMENT.search(text) is not None
+
+    @classmethod
+    def may_match_tree(cls, screen: Screen) -> bool:
+        """A finding needs an item assignment whose base name ArrayAnalysis proves a JAX array there."""
+        return any(screen.may_hold_array(scope, name) for scope, name in screen.item_assignments())
 
     VALID = (
         Valid("import numpy as np\n\ndef f():\n    x = np.zeros(3)\n    x[0] = 1.0\n    return x\n"),

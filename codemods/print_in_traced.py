@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from jaxfix.analysis.screen import Screen, head_name
 from jaxfix.analysis.traced import Kind
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Safety
@@ -91,6 +92,12 @@ class PrintInTraced(Codemod):
     summary = "print() of traced values inside traced code: use jax.debug.print"
     fix_safety = Safety.SAFE
     screen = ("print",)
+
+    @classmethod
+    def may_match_tree(cls, screen: Screen) -> bool:
+        """A finding needs a call of `print` (a name LibCST resolves to the builtin: `print` itself, or `print`
+        under attributes, calls and subscripts) in a function that TracedAnalysis may find traced."""
+        return any(head_name(call.func) == "print" for call in screen.in_traced_code(ast.Call))
 
     VALID = (
         Valid("import jax\n\ndef f(x):\n    print(x)\n    return x\n"),

@@ -3,6 +3,16 @@
 A codemod is a LibCST batchable visitor: the engine runs all selected codemods over a module in one traversal.
 It reads shared facts from `self.context` (a `jaxfix.analysis.ModuleContext`) instead of computing its own, and
 calls `self.report(...)` for each finding.
+
+Before that, the engine screens each file, because LibCST is what costs: parsing is ~10x slower than `ast`, and
+each metadata provider (scopes, qualified names, parents, positions) is another full traversal, ~30x an `ast`
+parse. A codemod answers in two stages, each only asked when the one before said "may match":
+- `may_match(text)`: substrings, a regular expression; no parse at all;
+- `may_match_tree(screen)`: the module's `ast` (parsed once per file, by the engine's syntax check or on first
+  use) and coarse facts over it from `jaxfix.analysis.screen` (what imports may bind, which names may hold
+  arrays, whether anything may trace).
+A screen must be a sound over-approximation of the codemod: "False" promises that the full codemod reports
+nothing for this file. tests/test_screens.py checks that it passes every example and corpus case.
 """
 
 from __future__ import annotations
@@ -14,6 +24,7 @@ from typing import ClassVar, Sequence
 import libcst as cst
 from libcst._metadata_dependent import LazyValue
 from jaxfix.analysis.context import ModuleContext
+from jaxfix.analysis.screen import Screen
 from jaxfix.diagnostics import Diagnostic, Fix, Position, Safety
 
 _NO_DEFAULT = object()
@@ -44,8 +55,8 @@ class Codemod(cst.BatchableCSTVisitor):
     name: ClassVar[str]  # "deprecated-api": kebab-case, usable in --select
     summary: ClassVar[str]  # one line for `jaxfix rules`
     fix_safety: ClassVar[Safety | None]  # the safety of its usual fix; None when it never fixes
-    # The file must contain one of these substrings for the codemod to possibly match (the engine's cheap screen);
-    # a codemod with a sharper test overrides `may_match`. A screen must never hide a finding.
+    # The file must contain one of these substrings for the codemod to possibly match (the first, text screen); a
+    # codemod with a sharper test overrides `may_match` or `may_match_tree`. A screen must never hide a finding.
     screen: ClassVar[tuple[str, ...]] = ("jax",)
     VALID: ClassVar[Sequence[Valid]] = ()
     INVALID: ClassVar[Sequence[Invalid]] = ()
@@ -63,6 +74,13 @@ class Codemod(cst.BatchableCSTVisitor):
     def may_match(cls, text: str) -> bool:
         """False only when this codemod cannot find anything in `text`: the file then skips parsing for it."""
         return any(s in text for s in cls.screen)
+
+    @classmethod
+    def may_match_tree(cls, screen: Screen) -> bool:
+        """The second screen, asked only where `may_match` passed: False only when this codemod cannot find
+        anything in the module that `screen.tree` (its `ast`) is. Touching `screen.tree` parses the module if the
+        engine has not yet; a codemod that does not override this costs nothing here."""
+        return True
 
     def get_metadata(self, key, node, default=_NO_DEFAULT):
         """LibCST's get_metadata, resolved lazily for this module on first use of each provider."""

@@ -1,5 +1,9 @@
-"""The per-file pipeline: read → screen → parse → codemods → (apply: merge fixes to a fixed point → compile)
-→ write. It prints nothing and renders nothing: it returns FileResults that the faces render.
+"""The per-file pipeline: read → syntax check (one `ast` parse, then compiled) → screen → parse → codemods →
+(apply: merge fixes to a fixed point → compile) → write. It prints nothing and renders nothing: it returns
+FileResults that the faces render.
+
+The screen asks each codemod `may_match(text)`, then, for those that said yes, `may_match_tree(screen)` on the
+`ast` that the syntax check made (see codemod.py); LibCST parses only files that some codemod may match.
 
 Each pass parses once and runs every selected codemod in one batched traversal. Fixes whose nodes overlap are
 deferred to the next pass, so every pass applies only independent fixes; passes repeat until nothing applies.
@@ -9,6 +13,7 @@ left out for that file; the others still run.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import os
 import traceback
@@ -18,12 +23,11 @@ from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
 import libcst as cst
-from libcst.codemod import CodemodContext
-from libcst.codemod.visitors import AddImportsVisitor, ImportItem, RemoveImportsVisitor
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from jaxfix import registry
 from jaxfix.analysis.context import ModuleContext
+from jaxfix.analysis.screen import Screen
 from jaxfix.codemod import Codemod
 from jaxfix.diagnostics import Diagnostic, Fix, Safety, TextEdit
 from jaxfix.files import SourceError, SourceFile, read_source, write_if_changed
@@ -66,16 +70,37 @@ class FileResult:
 # ---- one module in memory ----------------------------------------------------------------------------------
 
 
-def analyse(text: str, codemods: Sequence[type[Codemod]]) -> tuple[list[Diagnostic], list[str], MetadataWrapper | None]:
+def analyse(
+    text: str, codemods: Sequence[type[Codemod]], *, tree: ast.Module | None = None
+) -> tuple[list[Diagnostic], list[str], MetadataWrapper | None]:
     """Diagnostics of every codemod on `text` (suppressed ones dropped), internal errors, and the wrapper whose
-    nodes the diagnostics' fixes refer to. Raises cst.ParserSyntaxError for unparsable text."""
-    active = [c for c in codemods if c.may_match(text)]
+    nodes the diagnostics' fixes refer to. `tree`, the `ast` of `text` where the caller has it, saves the screen a
+    parse. Raises cst.ParserSyntaxError for unparsable text."""
+    active = screened(text, codemods, tree=tree)
     if not active:
         return [], [], None
     wrapper = MetadataWrapper(cst.parse_module(text), unsafe_skip_copy=True)  # freshly parsed: nobody shares it
     diagnostics, errors = _run_codemods(wrapper, active)
     diagnostics = unsuppressed(diagnostics, text)
     return sorted(diagnostics, key=Diagnostic.sort_key), errors, wrapper
+
+
+def screened(text: str, codemods: Sequence[type[Codemod]], *, tree: ast.Module | None = None) -> list[type[Codemod]]:
+    """The codemods that may find something in `text`: the text screens first, then, for those that pass, the
+    `ast` screens (the module is parsed for them only if `tree` is not given and one of them needs it). A screen
+    that cannot decide (`ast` rejects the text, or it nests too deeply) lets its codemod through."""
+    active = [c for c in codemods if c.may_match(text)]
+    if not active:
+        return active
+    screen = Screen(text, tree)
+    return [c for c in active if _may_match_tree(c, screen)]
+
+
+def _may_match_tree(codemod: type[Codemod], screen: Screen) -> bool:
+    try:
+        return codemod.may_match_tree(screen)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return True
 
 
 def _run_codemods(wrapper: MetadataWrapper, codemods: Sequence[type[Codemod]]) -> tuple[list[Diagnostic], list[str]]:
@@ -103,21 +128,24 @@ def _find_crashing(wrapper: MetadataWrapper, context: ModuleContext, codemods: S
     return codemods[0]  # the crash came from their combination; drop the first and go on
 
 
-def fix_text(text: str, settings: Settings, *, path: str = "<string>") -> tuple[str, int, list[Diagnostic], list[str]]:
+def fix_text(
+    text: str, settings: Settings, *, path: str = "<string>", tree: ast.Module | None = None
+) -> tuple[str, int, list[Diagnostic], list[str]]:
     """Apply the allowed fixes to a fixed point. Returns (new text, fixes applied, remaining diagnostics,
-    internal errors). The new text always compiles when the original did."""
+    internal errors). The new text always compiles when the original did. `tree`: the `ast` of `text`, if known
+    (each pass's syntax check hands its tree on to the next pass's screen)."""
     codemods = list(settings.codemods)
     errors: list[str] = []
     applied = 0
     current = text
     for _ in range(MAX_PASSES):
-        diagnostics, pass_errors, wrapper = analyse(current, codemods)
+        diagnostics, pass_errors, wrapper = analyse(current, codemods, tree=tree)
         errors.extend(e for e in pass_errors if e not in errors)
         fixes = _independent([d.fix for d in diagnostics if d.fix is not None and settings.allows(d.fix)], wrapper)
         if not fixes:
             return current, applied, diagnostics, errors
         candidate = apply_fixes(wrapper.module, fixes).code
-        failure = _compile_error(candidate, path)
+        candidate_tree, failure = _checked_tree(candidate, path)
         if failure is not None:
             for culprit in _codes_breaking_compile(wrapper.module, fixes, diagnostics, path):
                 errors.append(f"{culprit} produced code that does not compile ({failure}); its fixes were not applied")
@@ -125,9 +153,9 @@ def fix_text(text: str, settings: Settings, *, path: str = "<string>") -> tuple[
             continue
         if candidate == current:
             return current, applied, diagnostics, errors
-        current = candidate
+        current, tree = candidate, candidate_tree
         applied += len(fixes)
-    diagnostics, pass_errors, _ = analyse(current, codemods)
+    diagnostics, pass_errors, _ = analyse(current, codemods, tree=tree)
     errors.append(f"fixes did not settle after {MAX_PASSES} passes; the last result was kept")
     return current, applied, diagnostics, errors
 
@@ -167,6 +195,10 @@ class _Replacer(cst.CSTTransformer):
 
 def apply_fixes(module: cst.Module, fixes: Iterable[Fix]) -> cst.Module:
     """The module with the fixes' node replacements made and their imports added and pruned."""
+    # Imported here: libcst.codemod pulls in libcst.matchers (0.2 s), which `check` never needs.
+    from libcst.codemod import CodemodContext
+    from libcst.codemod.visitors import AddImportsVisitor, ImportItem, RemoveImportsVisitor
+
     fixes = list(fixes)
     replacements = {id(node): new for fix in fixes for node, new in fix.changes}
     if replacements:
@@ -200,9 +232,24 @@ def _compile_error(code: str, path: str) -> str | None:
     try:
         compile(code, path, "exec", dont_inherit=True)
     except (SyntaxError, ValueError) as error:
-        line = getattr(error, "lineno", None)
-        return f"line {line}: {getattr(error, 'msg', error)}" if line else str(error)
+        return _describe(error)
     return None
+
+
+def _checked_tree(code: str, path: str) -> tuple[ast.Module | None, str | None]:
+    """The `ast` of `code` and None, or None and why it does not compile. One parse serves both: the tree is
+    compiled on to bytecode, which raises what compiling the text would (`return` outside a function, ...)."""
+    try:
+        tree = compile(code, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+        compile(tree, path, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError) as error:
+        return None, _describe(error)
+    return tree, None
+
+
+def _describe(error: SyntaxError | ValueError) -> str:
+    line = getattr(error, "lineno", None)
+    return f"line {line}: {getattr(error, 'msg', error)}" if line else str(error)
 
 
 def _codes_breaking_compile(module: cst.Module, fixes: list[Fix], diagnostics: list[Diagnostic], path: str) -> list[str]:
@@ -231,16 +278,16 @@ def process_file(path: str, settings: Settings, *, fix: bool, write: bool) -> Fi
         result.error = str(error)
         return result
     result.original = source.text
-    syntax = _compile_error(source.text, path)
+    tree, syntax = _checked_tree(source.text, path)
     if syntax is not None:
         result.error = f"syntax error, {syntax}"
         return result
     try:
         if fix:
-            new_text, applied, diagnostics, errors = fix_text(source.text, settings, path=path)
+            new_text, applied, diagnostics, errors = fix_text(source.text, settings, path=path, tree=tree)
             result.fixed, result.fixes_applied = new_text, applied
         else:
-            diagnostics, errors, _ = analyse(source.text, settings.codemods)
+            diagnostics, errors, _ = analyse(source.text, settings.codemods, tree=tree)
     except cst.ParserSyntaxError as error:
         result.error = f"cannot parse: {str(error).splitlines()[0]} (line {error.raw_line})"
         return result

@@ -161,11 +161,9 @@ class TracedAnalysis:
         return function in self._traced
 
     def enclosing_function(self, node: cst.CSTNode) -> FunctionNode | None:
-        parents = self._context.parents
-        current = parents.get(node)
-        while current is not None and not isinstance(current, (cst.FunctionDef, cst.Lambda)):
-            current = parents.get(current)
-        return current
+        """The innermost function or lambda that `node` is inside (its body, decorators, defaults...), or None.
+        The collector records it for every node of the module, which spares a ParentNodeProvider traversal."""
+        return self._enclosing.get(node)
 
     def in_traced_code(self, node: cst.CSTNode) -> bool:
         """Whether `node` runs while JAX traces: inside a traced function's body (not its decorators)."""
@@ -525,7 +523,13 @@ class _BindingCollector(cst.CSTVisitor):
         analysis._calls_in = {}
         analysis._nested = {}
         analysis._host_only = set()
+        analysis._enclosing = self.enclosing = {}
         self._class_depth = 0
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        # The innermost FunctionDef/Lambda above `node`: what a walk up its parents would find first.
+        self.enclosing[node] = self.stack[-1].node if self.stack else None
+        return super().on_visit(node)
 
     def _bind(self, name: str, source) -> None:
         if self._class_depth and not self.stack:

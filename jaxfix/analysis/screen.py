@@ -1,0 +1,480 @@
+"""Cheap facts about one module from Python's own `ast`, for the engine's screens (`Codemod.may_match_tree`).
+
+Each LibCST metadata provider is a full traversal (about 0.3 s for 3000 lines, where `ast` parses the same file in
+0.01 s), so before a codemod sees a module the engine asks it whether it can possibly find anything there. Each
+fact here over-approximates one of `jaxfix.analysis` (it may say "may" for nothing, never "no" for something):
+- names (names.py): imports anywhere in the module count everywhere, whatever scope, shadowing or
+  `try`/`except ImportError` shim they sit in, and every import of a name counts;
+- arrays (arrays.py): ArrayAnalysis's own rule (every binding of a name in its scope makes an array) on a subset
+  of the bindings it sees, with names read in values matched by name instead of scope;
+- traced code (traced.py): TracedAnalysis's seeds and propagation, with functions matched by name instead of
+  scope and every name an argument of a transformation mentions taken as a function passed to it.
+A screen built on these facts is sound as long as it says "no" only where they rule a finding out.
+
+How names mirror LibCST: a qualified name with source IMPORT comes from an import statement whose local name
+(`jnp` of `import jax.numpy as jnp`, `tree_map` of `from jax import tree_map`, `jax` of `import jax.numpy`)
+starts the name node's dotted spelling; the rest of the spelling is appended. Relative imports give names that
+start with "." (no JAX name), a star import binds nothing. Every `cst.Name` gets a qualified name, including an
+attribute's name (`tree_map` of `obj.tree_map`), a keyword or a parameter, so `names()` yields those alone too.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Iterable, Iterator, Sequence
+
+from jaxfix.analysis import arrays
+from jaxfix.analysis.traced import LAX_BODIES, TRANSFORMS
+
+# `ast` nodes with identifiers that LibCST keeps as `Name` nodes (besides Name, Attribute, alias, ImportFrom).
+_NAMED: dict[type, tuple[str, ...]] = {
+    ast.arg: ("arg",),
+    ast.keyword: ("arg",),
+    ast.FunctionDef: ("name",),
+    ast.AsyncFunctionDef: ("name",),
+    ast.ClassDef: ("name",),
+    ast.ExceptHandler: ("name",),
+    ast.Global: ("names",),
+    ast.Nonlocal: ("names",),
+    ast.MatchAs: ("name",),
+    ast.MatchStar: ("name",),
+    ast.MatchMapping: ("rest",),
+    ast.MatchClass: ("kwd_attrs",),
+    **{getattr(ast, kind): ("name",) for kind in ("TypeVar", "ParamSpec", "TypeVarTuple") if hasattr(ast, kind)},
+}
+_TRACING = frozenset(TRANSFORMS) | frozenset(LAX_BODIES)
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+_ARRAY_CALLEES = arrays._FRESH_FUNCTIONS | arrays._VIEW_FUNCTIONS | arrays._RANDOM
+_ARRAY_METHODS = arrays._FRESH_METHODS | arrays._VIEW_METHODS
+_UNARY = (ast.USub, ast.UAdd, ast.Invert)
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_TRIES = (ast.Try, ast.TryStar) if hasattr(ast, "TryStar") else (ast.Try,)
+
+
+@dataclass
+class _Arrays:
+    groups: dict[tuple[int, str], tuple[ast.AST, str, list]] = field(default_factory=dict)  # (scope, name): bindings
+    declared: dict[int, set[str]] = field(default_factory=dict)  # scope: its `global`/`nonlocal` names
+    unscoped: set[str] = field(default_factory=set)  # names bound by `:=`
+    names: frozenset[str] = frozenset()  # the names that may hold arrays, in some scope
+    proven: frozenset[tuple[int, str]] = frozenset()  # the (scope, name) groups that may
+
+
+@dataclass
+class _Traced:
+    functions: set[int] = field(default_factory=set)  # id() of the functions TracedAnalysis may trace
+    inside: list[tuple[ast.AST, ast.AST]] = field(default_factory=list)  # (node, its innermost function)
+
+
+class Screen:
+    """One module as the screens see it: its text, and its `ast` tree parsed on first use (or given, when the
+    engine already parsed it to check the syntax)."""
+
+    def __init__(self, text: str, tree: ast.Module | None = None) -> None:
+        self.text = text
+        if tree is not None:
+            self.tree = tree
+
+    @cached_property
+    def tree(self) -> ast.Module:
+        """The module's `ast`; raises SyntaxError (or ValueError) where Python cannot parse it."""
+        return compile(self.text, "<screen>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+
+    @cached_property
+    def nodes(self) -> list[ast.AST]:
+        return list(ast.walk(self.tree))
+
+    # ---- imports -----------------------------------------------------------------------------------------------
+
+    @cached_property
+    def imports(self) -> dict[str, set[str]]:
+        """Local name → every full name an absolute import anywhere in the module binds to it
+        (`import jax.numpy as jnp`: jnp → jax.numpy; `import jax.numpy`: jax → jax; `from jax import lax`: lax → jax.lax)."""
+        bound: dict[str, set[str]] = {}
+        for node in self._import_statements:
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.asname:
+                        bound.setdefault(alias.asname, set()).add(alias.name)
+                    else:
+                        head = alias.name.split(".")[0]
+                        bound.setdefault(head, set()).add(head)
+            elif not node.level and node.module:
+                for alias in node.names:
+                    if alias.name != "*":
+                        bound.setdefault(alias.asname or alias.name, set()).add(f"{node.module}.{alias.name}")
+        return bound
+
+    def imported_names(self) -> Iterator[str]:
+        """The full names that import statements name (`jax.experimental.stax` of `from jax.experimental import
+        stax`, `jax.numpy` of `import jax.numpy as jnp`); relative and star imports left out."""
+        for node in self._import_statements:
+            if isinstance(node, ast.Import):
+                yield from (alias.name for alias in node.names)
+            elif not node.level and node.module:
+                yield from (f"{node.module}.{alias.name}" for alias in node.names if alias.name != "*")
+
+    @cached_property
+    def _import_statements(self) -> list[ast.Import | ast.ImportFrom]:
+        return [node for node, _ in self.statements if isinstance(node, (ast.Import, ast.ImportFrom))]
+
+    def qualified_names(self, parts: Sequence[str]) -> Iterator[str]:
+        """Every imported name that a dotted spelling (`("jnp", "zeros")`) may stand for: a superset of what
+        LibCST's QualifiedNameProvider gives it with source IMPORT, in any scope of this module."""
+        rest = ".".join(parts[1:])
+        for full in self.imports.get(parts[0], ()):
+            yield f"{full}.{rest}" if rest else full
+
+    def may_resolve_to(self, expr: ast.expr, names: Iterable[str] | frozenset[str]) -> bool:
+        """Whether a dotted expression may refer, through some import, to one of `names`."""
+        parts = dotted(expr)
+        return parts is not None and any(q in names for q in self.qualified_names(parts))
+
+    # ---- names -------------------------------------------------------------------------------------------------
+
+    def names(self) -> Iterator[tuple[str, ...]]:
+        """Every spelling that LibCST may ask a qualified name for, split at its dots, with import-bound first
+        parts only: each name and dotted attribute chain, each attribute, parameter, keyword, function, class and
+        other identifier on its own, and each dotted prefix of an import's module and names."""
+        bound = self.imports
+        for node in self.nodes:
+            kind = type(node)
+            if kind is ast.Name:
+                if node.id in bound:
+                    yield (node.id,)
+            elif kind is ast.Attribute:
+                parts = dotted(node)
+                if parts is not None and parts[0] in bound:
+                    yield parts
+                if node.attr in bound:
+                    yield (node.attr,)
+            elif kind in _NAMED:  # arg, keyword, def, class, except, match captures, type parameters
+                for field_name in _NAMED[kind]:
+                    value = getattr(node, field_name)
+                    for name in [value] if isinstance(value, str) else value or ():
+                        if name in bound:
+                            yield (name,)
+            elif kind is ast.alias:
+                yield from _spellings(node.name, bound)
+                if node.asname in bound:
+                    yield (node.asname,)
+            elif kind is ast.ImportFrom:
+                yield from _spellings(node.module or "", bound)
+
+    # ---- arrays ------------------------------------------------------------------------------------------------
+
+    @cached_property
+    def statements(self) -> list[tuple[ast.stmt, ast.AST]]:
+        """Every statement, with the scope it binds names in: the innermost def or class around it, or the module."""
+        found: list[tuple[ast.stmt, ast.AST]] = []
+        stack = [(statement, self.tree) for statement in self.tree.body]
+        while stack:
+            statement, scope = stack.pop()
+            found.append((statement, scope))
+            inner = statement if isinstance(statement, _DEFS) else scope
+            for block in _blocks(statement):
+                stack.extend((child, inner) for child in block)
+        return found
+
+    def item_assignments(self) -> Iterator[tuple[ast.AST, str]]:
+        """(scope, name) of every `name[...] = v`, `name[...] op= v` (nested and unpacked targets included)."""
+        for statement, scope in self.statements:
+            if isinstance(statement, ast.Assign):
+                targets = statement.targets
+            elif isinstance(statement, ast.AugAssign):
+                targets = [statement.target]
+            else:
+                continue
+            for target in targets:
+                for base in item_assignment_bases(target):
+                    yield scope, base
+
+    def may_hold_array(self, scope: ast.AST, name: str) -> bool:
+        """Whether ArrayAnalysis may prove that `name`, read in `scope`, holds a JAX array (see `_arrays`)."""
+        arrays = self._arrays
+        if name in arrays.unscoped or name in arrays.declared.get(id(scope), ()):
+            return name in arrays.names  # `:=`, `global`, `nonlocal`: which scope owns the name is not plain here
+        key = (id(scope), name)
+        if key in arrays.groups:  # bound in `scope` itself, which therefore owns the name
+            return key in arrays.proven
+        return name in arrays.names
+
+    @cached_property
+    def _arrays(self) -> _Arrays:
+        """ArrayAnalysis proves a name of a function or module scope when every binding of it there makes an array,
+        given the names it proves (a greatest fixed point). Here the same rule runs on fewer bindings, so it proves
+        at least as much: the bindings whose scope is plain from the statements (assignments, loop, `with` and
+        `except` targets, imports, defs, classes, parameters), each `:=` as a group of its own, nothing of class
+        bodies (where ArrayAnalysis proves nothing), and a name read in a value counts as an array if it is one in
+        some scope. Only the names that item assignments update, and those their bindings read, are solved."""
+        result = _Arrays()
+        groups = result.groups
+
+        def bind(scope: ast.AST, name: str, how: str, value: ast.AST | None = None) -> None:
+            groups.setdefault((id(scope), name), (scope, name, []))[2].append((how, value))
+
+        for statement, scope in self.statements:
+            if isinstance(statement, _DEFS):
+                bind(scope, statement.name, "other")
+                if not isinstance(statement, ast.ClassDef):
+                    arguments = statement.args
+                    for param in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs):
+                        how = "param" if param.annotation is not None else "other"
+                        bind(statement, param.arg, how, param.annotation)
+                    for param in (arguments.vararg, arguments.kwarg):
+                        if param is not None:
+                            bind(statement, param.arg, "other")
+            elif isinstance(statement, ast.Assign):
+                for target in statement.targets:
+                    if isinstance(target, ast.Name):
+                        bind(scope, target.id, "value", statement.value)
+                    else:
+                        for name in _target_names(target):
+                            bind(scope, name, "other")
+            elif isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
+                how = "value" if statement.value is not None else "declared"
+                bind(scope, statement.target.id, how, statement.value)
+            elif isinstance(statement, ast.AugAssign) and isinstance(statement.target, ast.Name):
+                bind(scope, statement.target.id, "augmented", statement.value)
+            elif isinstance(statement, (ast.For, ast.AsyncFor)):
+                for name in _target_names(statement.target):
+                    bind(scope, name, "other")
+            elif isinstance(statement, (ast.With, ast.AsyncWith)):
+                for item in statement.items:
+                    for name in _target_names(item.optional_vars):
+                        bind(scope, name, "other")
+            elif isinstance(statement, _TRIES):
+                for handler in statement.handlers:
+                    if handler.name:
+                        bind(scope, handler.name, "other")
+            elif isinstance(statement, ast.Import):
+                for alias in statement.names:
+                    bind(scope, alias.asname or alias.name.split(".")[0], "other")
+            elif isinstance(statement, ast.ImportFrom):
+                for alias in statement.names:
+                    if alias.name != "*":
+                        bind(scope, alias.asname or alias.name, "other")
+            elif isinstance(statement, (ast.Global, ast.Nonlocal)):
+                result.declared.setdefault(id(scope), set()).update(statement.names)
+        candidates = [(key, bindings) for key, (scope, _, bindings) in groups.items() if not isinstance(scope, ast.ClassDef)]
+        if ":=" in self.text:  # only then can there be a NamedExpr
+            walruses = (n for n in self.nodes if isinstance(n, ast.NamedExpr) and isinstance(n.target, ast.Name))
+            for index, node in enumerate(walruses):
+                result.unscoped.add(node.target.id)
+                candidates.append(((-1 - index, node.target.id), [("value", node.value)]))  # ids are never negative
+        # The names to solve: those updated by item assignments, and every name their bindings' values read.
+        by_name: dict[str, list] = {}
+        for key, bindings in candidates:
+            by_name.setdefault(key[1], []).append((key, bindings))
+        wanted = {name for _, name in self.item_assignments() if name in by_name}
+        todo = list(wanted)
+        while todo:
+            for _, bindings in by_name[todo.pop()]:
+                for _, value in bindings:
+                    for node in ast.walk(value) if value is not None else ():
+                        if isinstance(node, ast.Name) and node.id in by_name and node.id not in wanted:
+                            wanted.add(node.id)
+                            todo.append(node.id)
+        solving = [(key, bindings) for name in wanted for key, bindings in by_name[name]]
+        names = set(wanted)
+        while True:
+            proven = {key for key, bindings in solving if all(self._binds_array(h, v, names) for h, v in bindings)}
+            if {key[1] for key in proven} == names:
+                result.names, result.proven = frozenset(names), frozenset(proven)
+                return result
+            names = {key[1] for key in proven}
+
+    def _binds_array(self, how: str, value: ast.AST | None, names: set[str]) -> bool:
+        """A superset of ArrayAnalysis._binds for one binding: whether it may make its name an array."""
+        if how == "other":
+            return False  # for/with/except targets, unpacking, imports, def, class, unannotated parameters
+        if how == "declared":
+            return True  # ArrayAnalysis: a bare annotation binds nothing, so it never disproves a name
+        if how == "param":
+            return self.may_resolve_to(value, arrays._ARRAY_ANNOTATIONS)
+        if how == "augmented":  # `x += v`: arithmetic with a number or an array keeps an array an array
+            return _is_number(value) or self._may_be_array(value, names)
+        return self._may_be_array(value, names)
+
+    def _may_be_array(self, expr: ast.AST, names: set[str]) -> bool:
+        """A superset of ArrayAnalysis._is_array: whether `expr` may make a JAX array, if `names` hold arrays."""
+        may = lambda e: self._may_be_array(e, names)  # noqa: E731
+        if isinstance(expr, ast.Name):
+            return expr.id in names
+        if isinstance(expr, ast.Call):
+            func = expr.func
+            if self.may_resolve_to(func, _ARRAY_CALLEES):
+                return True
+            if not isinstance(func, ast.Attribute):
+                return False
+            base = func.value
+            if func.attr in arrays.AT_METHODS and _at_base(base) is not None and may(_at_base(base)):
+                return True
+            return func.attr in _ARRAY_METHODS and may(base)
+        if isinstance(expr, ast.Attribute):
+            return expr.attr in arrays._VIEW_ATTRIBUTES and may(expr.value)
+        if isinstance(expr, ast.Subscript):
+            return may(expr.value)
+        if isinstance(expr, ast.BinOp):  # every `ast` binary operator is one of ArrayAnalysis's arithmetic ones
+            sides = (expr.left, expr.right)
+            return any(may(s) for s in sides) and all(_is_number(s) or may(s) for s in sides)
+        if isinstance(expr, ast.UnaryOp):
+            return isinstance(expr.op, _UNARY) and may(expr.operand)
+        if isinstance(expr, ast.IfExp):
+            return may(expr.body) and may(expr.orelse)
+        if isinstance(expr, ast.NamedExpr):
+            return may(expr.value)
+        return False
+
+    # ---- calls -------------------------------------------------------------------------------------------------
+
+    @cached_property
+    def may_trace(self) -> bool:
+        """Whether anything in the module may name a JAX transformation or a lax body-taking function
+        (`jax.jit`, `eqx.filter_vmap`, `lax.scan`, ...): without one, TracedAnalysis finds no traced function."""
+        return any(q in _TRACING for parts in self.names() for q in self.qualified_names(parts))
+
+    def in_traced_code(self, *types: type[ast.AST]) -> Iterator[ast.AST]:
+        """The nodes of these types whose innermost enclosing function (def, async def or lambda; the node may be
+        in its body, decorators, defaults or annotations) TracedAnalysis may find traced. A superset: functions
+        are matched by name instead of scope, and every transformation or lax call seeds every function or
+        lambda that its arguments mention."""
+        traced = self._traced
+        return (node for node, function in traced.inside if isinstance(node, types) and id(function) in traced.functions)
+
+    @cached_property
+    def _traced(self) -> _Traced:
+        """TracedAnalysis seeds the functions decorated with a transformation (`@jax.jit`, `@partial(jax.jit, ...)`)
+        and those named or written as arguments of a transformation or lax call (`jax.vmap(f)`, `lax.scan(step,
+        ...)`), then traces the functions that a traced one calls by name, and those nested in it."""
+        result = _Traced()
+        defs: dict[str, list[ast.AST]] = {}
+        called: dict[int, set[str]] = {}  # function: the names it calls (`f(...)`), outside functions nested in it
+        nested: dict[int, list[ast.AST]] = {}  # function: the functions directly inside it
+        seeds: list[ast.AST] = []
+        named: set[str] = set()  # names mentioned in the arguments of transformations and lax calls
+        stack: list[tuple[ast.AST, ast.AST | None]] = [(self.tree, None)]
+        while stack:
+            node, function = stack.pop()
+            if function is not None:
+                result.inside.append((node, function))
+            if isinstance(node, _FUNCTIONS):
+                if function is not None:
+                    nested.setdefault(id(function), []).append(node)
+                if not isinstance(node, ast.Lambda):
+                    defs.setdefault(node.name, []).append(node)
+                    if any(self._mentions(d, TRANSFORMS) for d in node.decorator_list):
+                        seeds.append(node)
+                function = node
+            elif isinstance(node, ast.Call):
+                if function is not None and isinstance(node.func, ast.Name):
+                    called.setdefault(id(function), set()).add(node.func.id)
+                if self.may_resolve_to(node.func, _TRACING):
+                    for argument in (*node.args, *(k.value for k in node.keywords)):
+                        for inner in ast.walk(argument):
+                            if isinstance(inner, ast.Lambda):
+                                seeds.append(inner)
+                            elif isinstance(inner, ast.Name):
+                                named.add(inner.id)
+            stack.extend((child, function) for child in ast.iter_child_nodes(node))
+        seeds.extend(f for name in named for f in defs.get(name, ()))
+        while seeds:
+            function = seeds.pop()
+            if id(function) not in result.functions:
+                result.functions.add(id(function))
+                seeds.extend(nested.get(id(function), ()))
+                seeds.extend(f for name in called.get(id(function), ()) for f in defs.get(name, ()))
+        return result
+
+    def _mentions(self, expr: ast.AST, names) -> bool:
+        """Whether a name or dotted name anywhere inside `expr` may refer to one of `names`."""
+        return any(isinstance(n, (ast.Name, ast.Attribute)) and self.may_resolve_to(n, names) for n in ast.walk(expr))
+
+
+def dotted(expr: ast.AST) -> tuple[str, ...] | None:
+    """`("jax", "numpy", "zeros")` for `jax.numpy.zeros`; None for anything but a name and its attributes."""
+    parts: list[str] = []
+    while isinstance(expr, ast.Attribute):
+        parts.append(expr.attr)
+        expr = expr.value
+    if not isinstance(expr, ast.Name):
+        return None
+    parts.append(expr.id)
+    return tuple(reversed(parts))
+
+
+def head_name(expr: ast.AST) -> str | None:
+    """The name that LibCST's full name of an expression starts with: through attributes, calls and subscripts
+    (`print` of `print.x`, `print(a)(b)`, `print[0]`)."""
+    while True:
+        if isinstance(expr, ast.Attribute):
+            expr = expr.value
+        elif isinstance(expr, ast.Call):
+            expr = expr.func
+        elif isinstance(expr, ast.Subscript):
+            expr = expr.value
+        else:
+            return expr.id if isinstance(expr, ast.Name) else None
+
+
+def item_assignment_bases(target: ast.AST) -> Iterator[str]:
+    """The names whose items an assignment target sets: `x` of `x[i]`, `x[i][j]`, `(x[i], y[j])`, `*x[i:]`."""
+    if isinstance(target, (ast.Tuple, ast.List)):
+        for element in target.elts:
+            yield from item_assignment_bases(element)
+    elif isinstance(target, ast.Starred):
+        yield from item_assignment_bases(target.value)
+    elif isinstance(target, ast.Subscript):
+        base = target.value
+        while isinstance(base, ast.Subscript):
+            base = base.value
+        if isinstance(base, ast.Name):
+            yield base.id
+
+
+def _blocks(statement: ast.stmt) -> Iterator[list[ast.stmt]]:
+    """The statement lists directly inside a statement: bodies, `else`, `finally`, handlers, match cases."""
+    for field_name in ("body", "orelse", "finalbody"):
+        block = getattr(statement, field_name, None)
+        if isinstance(block, list):
+            yield block
+    for inner in getattr(statement, "handlers", ()):
+        yield inner.body
+    for case in getattr(statement, "cases", ()):
+        yield case.body
+
+
+def _target_names(target: ast.AST | None) -> Iterator[str]:
+    """The names an assignment target binds (`a`, `b` of `a, (b, *_) = ...`); not attributes or items."""
+    if isinstance(target, ast.Name):
+        yield target.id
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        for element in target.elts:
+            yield from _target_names(element)
+    elif isinstance(target, ast.Starred):
+        yield from _target_names(target.value)
+
+
+def _spellings(name: str, bound) -> Iterator[tuple[str, ...]]:
+    """A dotted name of an import statement: each dotted prefix and each part alone, where import-bound."""
+    parts = tuple(name.split(".")) if name and name != "*" else ()
+    for end in range(1, len(parts) + 1):
+        if parts[0] in bound:
+            yield parts[:end]
+        if parts[end - 1] in bound:
+            yield (parts[end - 1],)
+
+
+def _is_number(expr: ast.AST) -> bool:
+    if isinstance(expr, ast.Constant):
+        return isinstance(expr.value, (int, float, complex))
+    return isinstance(expr, ast.UnaryOp) and isinstance(expr.op, (ast.USub, ast.UAdd)) and _is_number(expr.operand)
+
+
+def _at_base(expr: ast.AST) -> ast.AST | None:
+    """`x` in `x.at[idx]`, else None."""
+    if isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Attribute) and expr.value.attr == "at":
+        return expr.value.value
+    return None

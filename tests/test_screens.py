@@ -1,0 +1,179 @@
+"""The engine's screens (`Codemod.may_match` and `may_match_tree`) are sound: a screen that says "no" hides no
+finding. Each is checked against the full codemod, run without screens, on every embedded example and corpus
+file, and on small cases that probe how LibCST resolves names; a few cases show that the screens do reject."""
+
+from __future__ import annotations
+
+import libcst as cst
+import pytest
+from libcst.metadata import MetadataWrapper
+
+from jaxfix import corpus, engine, registry
+from jaxfix.analysis.screen import Screen
+from jaxfix.codemod import Codemod
+from tests.helpers import codemod_for_module
+
+CODEMODS = registry.all_codemods()
+
+
+def unscreened(text: str, codemod: type[Codemod]) -> list:
+    """What the codemod reports when no screen stands in its way."""
+    wrapper = MetadataWrapper(cst.parse_module(text), unsafe_skip_copy=True)
+    diagnostics, errors = engine._run_codemods(wrapper, [codemod])
+    assert not errors, errors
+    return diagnostics
+
+
+def passes(text: str, codemod: type[Codemod]) -> bool:
+    return engine.screened(text, [codemod]) == [codemod]
+
+
+def _examples():
+    for codemod in CODEMODS:
+        for kind, examples in (("INVALID", codemod.INVALID), ("VALID", codemod.VALID)):
+            for index, example in enumerate(examples):
+                yield pytest.param(codemod, kind, example.code, id=f"{codemod.code}-{kind}-{index}")
+
+
+def _corpus_files():
+    for case in corpus.cases():
+        codemod = codemod_for_module(case.codemod)
+        for path in dict.fromkeys([case.before, case.after]):
+            yield pytest.param(codemod, path.read_text(encoding="utf-8"), id=f"{case.id}/{path.name}")
+
+
+@pytest.mark.parametrize("codemod,kind,text", list(_examples()))
+def test_examples_pass_where_they_match(codemod, kind, text) -> None:
+    if kind == "INVALID":
+        assert passes(text, codemod)
+    if not passes(text, codemod):
+        assert unscreened(text, codemod) == []
+
+
+@pytest.mark.parametrize("codemod,text", list(_corpus_files()))
+def test_corpus_passes_where_it_matches(codemod, text) -> None:
+    if not passes(text, codemod):
+        assert unscreened(text, codemod) == []
+
+
+# Cases at the edges of what LibCST resolves: each must pass the screen where the codemod reports.
+PROBES = [
+    # JF901: every LibCST name node gets a qualified name, through any import of its first part
+    ("deprecated_api", "from jax import tree_map as tm\ny = tm(abs, [1])\n"),
+    ("deprecated_api", "import jax.numpy\nx = jax.tree_map(f, y)\n"),
+    ("deprecated_api", "from jax import random as r\nk = r.PRNGKey(0)\n"),
+    ("deprecated_api", "import jax.random as jr\nk = jr.PRNGKey(0)\n"),
+    ("deprecated_api", "def f():\n    from jax import tree_leaves\n    return tree_leaves\n"),
+    ("deprecated_api", "from jax.experimental import stax\n"),
+    ("deprecated_api", "import jax.experimental.host_callback as hcb\n"),
+    ("deprecated_api", "from jax.random import PRNGKey\ndef f(obj):\n    return obj.PRNGKey(0)\n"),
+    ("deprecated_api", "import jax\nclass A:\n    k = jax.random.PRNGKey\n"),
+    # JF401: names ArrayAnalysis proves, however odd
+    ("inplace_update", "import jax.numpy as jnp\ndef f():\n    x = jnp.zeros(3)\n    x[0] = 1.0\n    return x\n"),
+    ("inplace_update", "import jax\ndef f():\n    x += 1\n    x[0] = 2\n"),
+    ("inplace_update", "import jax\ndef f():\n    x: int\n    x[0] = 2\n"),
+    ("inplace_update", "import jax.numpy as jnp\ndef f():\n    if (x := jnp.ones(3)) is not None:\n        x[0] = 2\n"),
+    ("inplace_update", "import jax.numpy as jnp\ndef f():\n    x = jnp.zeros(3)\n    y = [x for x in 'ab']\n"
+     "    x[0] = 2\n    return x\n"),
+    ("inplace_update", "from jax import numpy as np\ndef f():\n    x = np.arange(3.0)\n    y = x.at[0].set(1) * 2\n"
+     "    y[1] += 1.0\n    return y\n"),
+    ("inplace_update", "import jax\nimport jax.numpy as jnp\ndef f(k):\n    x = -jax.random.normal(k, (3,)).T\n"
+     "    x[0], x[1] = 1.0, 2.0\n    return x\n"),
+    ("inplace_update", "import jax\n@jax.jit\ndef f(x: jax.Array):\n    x[0] = 1.0\n    return x\n"),
+    ("inplace_update", "import jax\nfrom jax import Array\n@jax.jit\ndef f(*, x: Array):\n    x[0][1] = 1.0\n    return x\n"),
+    # JF601: `print` is the builtin through attributes, calls and subscripts; any transformation traces
+    ("print_in_traced", "import jax\n@jax.jit\ndef f(x):\n    print(x)\n    return x\n"),
+    ("print_in_traced", "import jax\n@jax.jit\ndef f(x):\n    print.x(x)\n    return x\n"),
+    ("print_in_traced", "import equinox as eqx\nimport jax.numpy as jnp\n@eqx.filter_jit\ndef f(x):\n"
+     "    print(jnp.sin(x))\n    return x\n"),
+    ("print_in_traced", "from jax import lax\ndef run(xs):\n    return lax.scan(lambda c, x: (print(c), (c, x))[1], 0.0, xs)\n"),
+    ("print_in_traced", "import jax\ndef helper(x):\n    print(x)\n    return x\n@jax.jit\ndef f(x):\n    return helper(x)\n"),
+    ("print_in_traced", "import jax\ndef f(x):\n    def inner(y):\n        print(y)\n    inner(x)\n    return x\ng = jax.grad(f)\n"),
+    ("print_in_traced", "import jax\nfrom functools import partial\ndef f(n, x):\n    print(x)\n    return x\n"
+     "g = jax.vmap(partial(f, 1))\n"),
+    ("print_in_traced", "import jax\nfrom functools import partial\n@partial(jax.jit, static_argnums=0)\ndef f(n, x):\n"
+     "    print(x)\n    return x\n"),
+    ("print_in_traced", "from jax import lax\nimport jax.numpy as jnp\ndef body(i, c):\n    print(c)\n    return c\n"
+     "def run(c):\n    return lax.fori_loop(0, 3, body_fun=body, init_val=c)\n"),
+]
+
+
+@pytest.mark.parametrize("module,text", PROBES)
+def test_probes_pass_where_they_match(module, text) -> None:
+    codemod = codemod_for_module(module)
+    if unscreened(text, codemod):
+        assert passes(text, codemod)
+
+
+# ---- the screens reject what cannot match ----------------------------------------------------------------------
+
+
+def test_tree_util_tree_map_is_not_deprecated() -> None:
+    codemod = codemod_for_module("deprecated_api")
+    text = "import jax\nfrom jax import tree_util\n\ny = jax.tree_util.tree_map(f, x)\nz = tree_util.tree_map(f, x)\n"
+    assert codemod.may_match(text)  # the words are there
+    assert not passes(text, codemod)
+    assert passes(text + "w = jax.tree_map(f, x)\n", codemod)
+
+
+def test_numpy_item_assignment_is_not_an_array_update() -> None:
+    codemod = codemod_for_module("inplace_update")
+    text = (
+        "import jax\nimport numpy as np\n\ndef f(self, params):\n    x = np.zeros(3)\n    x[0] = 1.0\n"
+        "    params['w'] = 2\n    child = self\n    child = child[0]\n    child[1] = 3\n    return x\n"
+    )
+    assert codemod.may_match(text)
+    assert not passes(text, codemod)
+    assert passes(text.replace("np.zeros", "jax.numpy.zeros"), codemod)
+
+
+def test_print_needs_a_function_that_may_be_traced() -> None:
+    codemod = codemod_for_module("print_in_traced")
+    assert not passes("import jax\nprint(jax.numpy.zeros(3))\n", codemod)  # not inside a function
+    assert not passes("import jax\n\ndef f(x):\n    print(x)\n", codemod)  # nothing traces
+    assert not passes("import jax\n\ndef f(x):\n    print(x)\n\n@jax.jit\ndef g(x):\n    return x\n", codemod)
+    assert passes("import jax\n\ndef f(x):\n    print(x)\n\ng = jax.vmap(f)\n", codemod)
+
+
+def test_screen_resolves_through_every_import() -> None:
+    screen = Screen("import jax.numpy as jnp\nfrom jax import numpy as jnp\nfrom . import jax\nimport jax.random\n")
+    assert set(screen.qualified_names(("jnp", "zeros"))) == {"jax.numpy.zeros"}
+    assert set(screen.qualified_names(("jax", "random", "normal"))) == {"jax.random.normal"}
+    assert not set(screen.qualified_names(("np", "zeros")))
+
+
+def test_unparsable_text_passes_the_tree_screens() -> None:
+    # `analyse` may be handed text that `ast` rejects: the screen then decides nothing, LibCST reports the error
+    text = "import jax\nprint 'hello'\nx[0] = jax\n"
+    assert engine.screened(text, CODEMODS) == [c for c in CODEMODS if c.may_match(text)]
+    with pytest.raises(cst.ParserSyntaxError):
+        engine.analyse(text, CODEMODS)
+
+
+# ---- the syntax check that hands the screens their tree -----------------------------------------------------------
+
+BROKEN = [
+    "x = (\n",
+    "a = 1 +\n",
+    "return 1\n",
+    "def f():\n    nonlocal x\n",
+    "for x in y:\n    pass\nelse:\n    continue\n",
+    "def f(a, a):\n    pass\n",
+    "f(**a, *b)\n",
+    "__debug__ = 1\n",
+    "from __future__ import braces\n",
+    "def f():\n    x = 1\n    global x\n",
+    "match x:\n    case a:\n        pass\n    case 1:\n        pass\n",
+    "x = '\0'\n",
+]
+
+
+@pytest.mark.parametrize("code", BROKEN)
+def test_one_parse_reports_what_compiling_the_text_reports(code) -> None:
+    """process_file parses the `ast` once and compiles that tree; its errors must be those of compiling the text."""
+    try:
+        compile(code, "m.py", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError) as error:
+        expected = engine._describe(error)
+    assert engine._checked_tree(code, "m.py") == (None, expected)
+    assert engine._compile_error(code, "m.py") == expected
