@@ -3,6 +3,10 @@
     corpus/<codemod module>/<case>/before.py    the code as a user wrote it
     corpus/<codemod module>/<case>/after.py     what `jaxfix apply` must make of it (absent: must stay unchanged)
     corpus/<codemod module>/<case>/case.toml    how to run and compare it
+    corpus/<codemod module>/<case>/idiom.py     optional: the same `entry` written by hand the way a JAX user
+                                                would (lax.fori_loop, lax.scan, ...); benchmarks/loops.py times
+                                                before.py and after.py against it. It is no input of the
+                                                codemod: tests ignore it, and no codemod should change it.
 
 case.toml keys (all optional but `entry` for cases that run):
     entry = "f"                    the function called in before.py and after.py
@@ -13,6 +17,8 @@ case.toml keys (all optional but `entry` for cases that run):
     findings = 1                   how many findings the case's codemod reports on before.py
     original_raises = "TypeError"  the original fails under JAX (the rewrite repairs it); then
     expected = "np.array([...])"   the value the rewrite must produce instead
+    size_arg = 1                   which argument is a loop's (static) trip count: an index into args, or a kwargs
+                                   name; lets `benchmarks/loops.py --sizes 10,300` run the case at other sizes
 """
 
 from __future__ import annotations

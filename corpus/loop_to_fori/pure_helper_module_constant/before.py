@@ -1,0 +1,16 @@
+import jax
+import jax.numpy as jnp
+
+N_STEPS = 200
+LEARNING_RATE = 0.05
+
+
+def gradient(x, target):
+    return 2.0 * (x - target) + 0.1 * jnp.sin(x)
+
+
+@jax.jit
+def descend(x, target):
+    for _ in range(N_STEPS):
+        x = x - LEARNING_RATE * gradient(x, target)
+    return x

@@ -1,0 +1,12 @@
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+
+
+@partial(jax.jit, static_argnums=1)
+def decay(x, n):
+    def body(i, x):
+        return x * 0.99 + 0.01 * jnp.sin(x)
+    x = jax.lax.fori_loop(0, n, body, x)
+    return x

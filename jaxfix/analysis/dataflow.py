@@ -1,0 +1,1606 @@
+"""AutoGraph-style dataflow over LibCST statements, shared by every codemod that turns a loop or a branch into a
+function (`lax.fori_loop`, `lax.scan`, `lax.while_loop`, `lax.cond`).
+
+Four layers, each usable alone:
+- `activity(stmt)`: the names a statement reads, writes, deletes, and mutates through an attribute or a
+  subscript (`x.a = v`, `x[i] += v`: mutations of `x`, recorded apart from writes). `x += v` reads `x`.
+  A compound statement's activity is that of its header and everything nested in it, but not the bodies of
+  nested functions and classes: those contribute the names they capture (read at an unknown later time).
+- `FunctionFlow(function)`: liveness (which names may still be read after a statement: any read later in the
+  function before a certain overwrite counts; in a loop, reads in the body count for the next iteration; names
+  captured by closures, `global`/`nonlocal` names, and everything under `locals()`/`eval` are always live) and
+  reaching definitions (which bindings may reach a statement, `UNDEFINED` standing for "not yet bound").
+- `loop_flow(flow, loop)`: the loop-carried names = modified in the body ∩ (live at the loop head ∪ live after
+  the loop), and which of them are not definitely defined before the loop (AutoGraph's
+  `_get_block_basic_vars` and its "must be defined before the loop" check).
+- `Dataflow.impurity(...)` and `Dataflow.concrete_use(...)`: what stops a loop body from becoming a function
+  that JAX traces once: jumps out of the body, side effects, mutation of outside objects, calls to anything not
+  known to be pure; and uses of a name (the loop index) that need a Python int where a tracer would arrive.
+Everything answers with a reason a diagnostic can show. Unknown means "do not rewrite".
+"""
+
+from __future__ import annotations
+
+import builtins
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Iterator, Sequence, Union
+
+import libcst as cst
+from libcst.metadata import ScopeProvider
+
+from jaxfix.analysis.context import ModuleContext
+from jaxfix.analysis.traced import LAX_BODIES, TRANSFORMS, TREE_MAPS, Kind
+
+FunctionLike = Union[cst.FunctionDef, cst.Lambda, cst.Module]
+Loop = Union[cst.For, cst.While]
+
+
+class _Undefined:
+    """The reaching definition that stands for "not bound on this path" (function entry, `del`)."""
+
+    def __repr__(self) -> str:
+        return "UNDEFINED"
+
+
+class Parameter:
+    def __init__(self, param: cst.Param) -> None:
+        self.param = param
+
+    def __repr__(self) -> str:
+        return f"PARAM({self.param.name.value})"
+
+
+UNDEFINED = _Undefined()
+Source = Union[cst.CSTNode, _Undefined, Parameter]
+"""A reaching definition: the value expression of `name = value`, the Param node of a parameter (wrapped), the
+statement for any other binding (`a, b = ...`, `x += 1`, `for x in ...`, `import x`, `def x`), or UNDEFINED."""
+
+
+# ---- activity ------------------------------------------------------------------------------------------------
+
+
+def _unique(items: Iterable[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(items))
+
+
+@dataclass(frozen=True)
+class Activity:
+    """The names one statement (with what is nested in it) uses, each tuple in order of first appearance."""
+
+    reads: tuple[str, ...] = ()
+    writes: tuple[str, ...] = ()
+    deletes: tuple[str, ...] = ()
+    mutations: tuple[str, ...] = ()  # x.a = v, x[i] = v, x[i] += v, del x[i]: the root `x`
+    captured: tuple[str, ...] = ()  # free names of nested functions and stored lambdas: read at an unknown time
+    declared: tuple[str, ...] = ()  # `global`/`nonlocal` names
+    opaque: bool = False  # locals()/vars()/eval()/exec(): any name may be read
+
+
+class _Collector:
+    """Accumulates an Activity while walking statements and expressions."""
+
+    def __init__(self) -> None:
+        self.reads: list[str] = []
+        self.writes: list[str] = []
+        self.deletes: list[str] = []
+        self.mutations: list[str] = []
+        self.captured: list[str] = []
+        self.declared: list[str] = []
+        self.opaque = False
+
+    def activity(self) -> Activity:
+        return Activity(
+            _unique(self.reads), _unique(self.writes), _unique(self.deletes), _unique(self.mutations),
+            _unique(self.captured), _unique(self.declared), self.opaque,
+        )  # fmt: skip
+
+    # -- expressions
+
+    def expression(self, expr: cst.CSTNode | None) -> None:
+        if expr is not None:
+            expr.visit(_ExpressionReads(self))
+
+    def target(self, target: cst.BaseExpression) -> None:
+        """A binding target: names are written; attributes and subscripts mutate their root (and read it)."""
+        if isinstance(target, cst.Name):
+            self.writes.append(target.value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self.target(element.value)
+        elif isinstance(target, cst.StarredElement):
+            self.target(target.value)
+        elif isinstance(target, (cst.Attribute, cst.Subscript)):
+            self._store_into(target)
+        else:
+            self.expression(target)
+
+    def _store_into(self, target: cst.Attribute | cst.Subscript) -> None:
+        self.expression(target.value)
+        if isinstance(target, cst.Subscript):
+            for element in target.slice:
+                self.expression(element.slice)
+        root = root_name(target)
+        if root is not None:
+            self.mutations.append(root)
+
+    # -- statements
+
+    def statement(self, stmt: cst.CSTNode, *, deep: bool) -> None:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                self.small(small)
+        elif isinstance(stmt, cst.SimpleStatementSuite):
+            for small in stmt.body:
+                self.small(small)
+        elif isinstance(stmt, cst.BaseSmallStatement):
+            self.small(stmt)
+        elif isinstance(stmt, cst.If):
+            self.expression(stmt.test)
+            if deep:
+                self.block(stmt.body)
+                if stmt.orelse is not None:
+                    self.statement(stmt.orelse, deep=True)
+        elif isinstance(stmt, cst.Else):
+            if deep:
+                self.block(stmt.body)
+        elif isinstance(stmt, cst.While):
+            self.expression(stmt.test)
+            if deep:
+                self.block(stmt.body)
+                if stmt.orelse is not None:
+                    self.block(stmt.orelse.body)
+        elif isinstance(stmt, cst.For):
+            self.expression(stmt.iter)
+            self.target(stmt.target)
+            if deep:
+                self.block(stmt.body)
+                if stmt.orelse is not None:
+                    self.block(stmt.orelse.body)
+        elif isinstance(stmt, cst.With):
+            for item in stmt.items:
+                self.expression(item.item)
+                if item.asname is not None:
+                    self.target(item.asname.name)
+            if deep:
+                self.block(stmt.body)
+        elif isinstance(stmt, cst.Try) or isinstance(stmt, getattr(cst, "TryStar", ())):
+            for handler in stmt.handlers:
+                self.expression(handler.type)
+                if handler.name is not None:
+                    self.target(handler.name.name)
+            if deep:
+                self.block(stmt.body)
+                for handler in stmt.handlers:
+                    self.block(handler.body)
+                if stmt.orelse is not None:
+                    self.block(stmt.orelse.body)
+                if stmt.finalbody is not None:
+                    self.block(stmt.finalbody.body)
+        elif isinstance(stmt, cst.FunctionDef):
+            for decorator in stmt.decorators:
+                self.expression(decorator.decorator)
+            _parameter_reads(stmt.params, self)
+            if stmt.returns is not None:
+                self.expression(stmt.returns.annotation)
+            self.captured.extend(free_names(stmt))
+            self.writes.append(stmt.name.value)
+        elif isinstance(stmt, cst.ClassDef):
+            for decorator in stmt.decorators:
+                self.expression(decorator.decorator)
+            for arg in (*stmt.bases, *stmt.keywords):
+                self.expression(arg.value)
+            # A class body runs at once: everything it reads is read here (its own bindings included, which
+            # only makes more names live).
+            inner = _Collector()
+            inner.block(stmt.body)
+            self.reads.extend(inner.reads)
+            self.captured.extend(inner.captured)
+            self.opaque |= inner.opaque
+            self.writes.append(stmt.name.value)
+        elif isinstance(stmt, getattr(cst, "Match", ())):
+            # Patterns bind names; reading every name and binding none is the conservative summary.
+            for node in _walk(stmt):
+                if isinstance(node, cst.Name):
+                    self.reads.append(node.value)
+        else:  # an unknown statement: read every name in it
+            for node in _walk(stmt):
+                if isinstance(node, cst.Name):
+                    self.reads.append(node.value)
+
+    def block(self, block: cst.BaseSuite) -> None:
+        for stmt in block.body:
+            self.statement(stmt, deep=True)
+
+    def small(self, small: cst.BaseSmallStatement) -> None:
+        if isinstance(small, cst.Assign):
+            self.expression(small.value)
+            for target in small.targets:
+                self.target(target.target)
+        elif isinstance(small, cst.AnnAssign):
+            # The annotation of a local variable is never evaluated; only the value is.
+            if small.value is not None:
+                self.expression(small.value)
+                self.target(small.target)
+            elif isinstance(small.target, (cst.Attribute, cst.Subscript)):
+                self.expression(small.target.value)
+        elif isinstance(small, cst.AugAssign):
+            if isinstance(small.target, cst.Name):
+                self.reads.append(small.target.value)
+            self.expression(small.value)
+            self.target(small.target)
+        elif isinstance(small, cst.Del):
+            self._delete(small.target)
+        elif isinstance(small, (cst.Global, cst.Nonlocal)):
+            self.declared.extend(item.name.value for item in small.names)
+        elif isinstance(small, cst.Import):
+            for alias in small.names:
+                self.writes.append(_import_binding(alias))
+        elif isinstance(small, cst.ImportFrom):
+            if not isinstance(small.names, cst.ImportStar):
+                for alias in small.names:
+                    self.writes.append(_import_binding(alias))
+        elif isinstance(small, cst.Return):
+            self.expression(small.value)
+        elif isinstance(small, cst.Raise):
+            self.expression(small.exc)
+            if small.cause is not None:
+                self.expression(small.cause.item)
+        elif isinstance(small, cst.Assert):
+            self.expression(small.test)
+            self.expression(small.msg)
+        elif isinstance(small, cst.Expr):
+            self.expression(small.value)
+        # Pass, Break, Continue: nothing
+
+    def _delete(self, target: cst.BaseExpression) -> None:
+        if isinstance(target, cst.Name):
+            self.deletes.append(target.value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._delete(element.value)
+        elif isinstance(target, (cst.Attribute, cst.Subscript)):
+            self._store_into(target)
+        else:
+            self.expression(target)
+
+
+_OPAQUE_CALLS = frozenset({"locals", "vars", "eval", "exec", "dir"})
+
+
+class _ExpressionReads(cst.CSTVisitor):
+    """Names an expression reads where it is evaluated. Lambdas passed straight to a call are taken to run
+    during that call (`jax.tree.map(lambda p: p * lr, params)`); any other lambda may run later, so its free
+    names are captured. Comprehensions run at once; their own targets are not reads."""
+
+    def __init__(self, collector: _Collector) -> None:
+        super().__init__()
+        self.c = collector
+
+    def visit_Name(self, node: cst.Name) -> bool:
+        self.c.reads.append(node.value)
+        return False
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        node.value.visit(self)  # `.attr` is not a name read
+        return False
+
+    def visit_Call(self, node: cst.Call) -> bool:
+        if isinstance(node.func, cst.Name) and node.func.value in _OPAQUE_CALLS:
+            self.c.opaque = True
+        return True
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        if isinstance(node.value, cst.Lambda):
+            self.c.reads.extend(_lambda_reads(node.value, self.c))
+        else:
+            node.value.visit(self)  # the keyword is not a name read
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        self.c.captured.extend(_lambda_reads(node, self.c))
+        return False
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> bool:
+        node.value.visit(self)
+        self.c.target(node.target)
+        return False
+
+    def _comprehension(self, node, parts: Sequence[cst.BaseExpression]) -> bool:
+        clause = node.for_in
+        clause.iter.visit(self)  # the first iterable runs in the enclosing scope
+        inner = _Collector()
+        bound: list[str] = []
+        first = True
+        while clause is not None:
+            if not first:
+                inner.expression(clause.iter)
+            first = False
+            bound.extend(n for n in target_names(clause.target))
+            for condition in clause.ifs:
+                inner.expression(condition.test)
+            clause = clause.inner_for_in
+        for part in parts:
+            inner.expression(part)
+        self.c.reads.extend(n for n in inner.reads if n not in bound)
+        self.c.writes.extend(inner.writes)  # walrus targets bind in the enclosing scope
+        self.c.captured.extend(n for n in inner.captured if n not in bound)
+        self.c.opaque |= inner.opaque
+        return False
+
+    def visit_ListComp(self, node: cst.ListComp) -> bool:
+        return self._comprehension(node, [node.elt])
+
+    def visit_SetComp(self, node: cst.SetComp) -> bool:
+        return self._comprehension(node, [node.elt])
+
+    def visit_GeneratorExp(self, node: cst.GeneratorExp) -> bool:
+        return self._comprehension(node, [node.elt])
+
+    def visit_DictComp(self, node: cst.DictComp) -> bool:
+        return self._comprehension(node, [node.key, node.value])
+
+
+def _lambda_reads(node: cst.Lambda, outer: _Collector) -> list[str]:
+    """The free names of a lambda (its default values are read where it is defined)."""
+    _parameter_reads(node.params, outer, annotations=False)
+    inner = _Collector()
+    inner.expression(node.body)
+    params = set(param_names(node.params))
+    outer.opaque |= inner.opaque
+    return [n for n in (*inner.reads, *inner.captured) if n not in params]
+
+
+def _parameter_reads(params: cst.Parameters, collector: _Collector, *, annotations: bool = True) -> None:
+    every = [*params.posonly_params, *params.params, *params.kwonly_params]
+    if isinstance(params.star_arg, cst.Param):
+        every.append(params.star_arg)
+    if params.star_kwarg is not None:
+        every.append(params.star_kwarg)
+    for param in every:
+        if param.default is not None:
+            collector.expression(param.default)
+        if annotations and param.annotation is not None:
+            collector.expression(param.annotation.annotation)
+
+
+def _import_binding(alias: cst.ImportAlias) -> str:
+    if alias.asname is not None:
+        return target_names(alias.asname.name)[0]
+    name = alias.name
+    while isinstance(name, cst.Attribute):
+        name = name.value
+    return name.value
+
+
+def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(current.children))
+
+
+def activity(node: cst.CSTNode, *, deep: bool = True) -> Activity:
+    """What a statement (with its nested blocks when `deep`), a block, or an expression reads and writes."""
+    collector = _Collector()
+    if isinstance(node, cst.BaseSuite):
+        collector.block(node)
+    elif isinstance(node, (cst.BaseStatement, cst.BaseSmallStatement, cst.Else)):
+        collector.statement(node, deep=deep)
+    else:
+        collector.expression(node)
+    return collector.activity()
+
+
+def block_activity(statements: Sequence[cst.CSTNode]) -> Activity:
+    collector = _Collector()
+    for stmt in statements:
+        collector.statement(stmt, deep=True)
+    return collector.activity()
+
+
+def free_names(function: cst.FunctionDef | cst.Lambda) -> tuple[str, ...]:
+    """Names a nested function reads from enclosing scopes (or modifies through `nonlocal`)."""
+    if isinstance(function, cst.Lambda):
+        return _unique(_lambda_reads(function, _Collector()))
+    inner = _Collector()
+    inner.block(function.body)
+    declared_global = set()
+    nonlocal_names = set()
+    for node in _walk(function.body):
+        if isinstance(node, cst.Global):
+            declared_global.update(item.name.value for item in node.names)
+        elif isinstance(node, cst.Nonlocal):
+            nonlocal_names.update(item.name.value for item in node.names)
+    bound = (set(param_names(function.params)) | set(inner.writes) | set(inner.deletes)) - nonlocal_names
+    names = [n for n in (*inner.reads, *inner.captured) if n not in bound and n not in declared_global]
+    return _unique([*names, *sorted(nonlocal_names)])
+
+
+def target_names(target: cst.BaseExpression) -> list[str]:
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for element in target.elements for n in target_names(element.value)]
+    if isinstance(target, cst.StarredElement):
+        return target_names(target.value)
+    return []
+
+
+def param_names(params: cst.Parameters) -> list[str]:
+    names = [p.name.value for p in (*params.posonly_params, *params.params)]
+    if isinstance(params.star_arg, cst.Param):
+        names.append(params.star_arg.name.value)
+    names.extend(p.name.value for p in params.kwonly_params)
+    if params.star_kwarg is not None:
+        names.append(params.star_kwarg.name.value)
+    return names
+
+
+def root_name(expr: cst.BaseExpression) -> str | None:
+    """`x` for `x`, `x.a.b`, `x[i].a`, `x.at[i]`; None when the root is not a name (`f().a`)."""
+    while isinstance(expr, (cst.Attribute, cst.Subscript)):
+        expr = expr.value
+    return expr.value if isinstance(expr, cst.Name) else None
+
+
+def body_statements(suite: cst.BaseSuite) -> Sequence[cst.BaseStatement]:
+    """A block's statements; a one-line suite (`for i in r: a; b`) counts as one simple statement."""
+    if isinstance(suite, cst.SimpleStatementSuite):
+        return (suite,)  # type: ignore[return-value]
+    return suite.body
+
+
+# ---- one function: liveness and reaching definitions ---------------------------------------------------------
+
+State = dict  # name -> frozenset[Source]; None stands for "unreachable"
+
+
+def _merge(a: State | None, b: State | None) -> State | None:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return {name: a.get(name, frozenset()) | b.get(name, frozenset()) for name in a.keys() | b.keys()}
+
+
+@dataclass
+class _LoopFrame:
+    head: set[str]  # liveness: live at the loop head (continue target)
+    out: set[str]  # liveness: live after the loop (break target)
+    breaks: list = field(default_factory=list)  # reaching: states at `break`
+    continues: list = field(default_factory=list)  # reaching: states at `continue`
+
+
+class FunctionFlow:
+    """Liveness and reaching definitions over the statements of one function body (or a module, or a lambda)."""
+
+    def __init__(self, function: FunctionLike) -> None:
+        self.function = function
+        if isinstance(function, cst.Module):
+            self.statements: Sequence[cst.CSTNode] = function.body
+            params: list[cst.Param] = []
+        elif isinstance(function, cst.Lambda):
+            self.statements = ()
+            params = _all_params(function.params)
+        else:
+            self.statements = body_statements(function.body)
+            params = _all_params(function.params)
+        whole = block_activity(self.statements)
+        self.declared = frozenset(whole.declared)
+        self.opaque = whole.opaque
+        self.parameters = tuple(p.name.value for p in params)
+        self.locals = frozenset((set(self.parameters) | set(whole.writes) | set(whole.deletes)) - self.declared)
+        self.always_live = frozenset(set(whole.captured) | self.declared)
+        self._everything = frozenset(set(whole.reads) | set(whole.writes) | self.locals | self.always_live)
+        self._live_after: dict[cst.CSTNode, set[str]] = {}
+        self._head_live: dict[cst.CSTNode, set[str]] = {}
+        self._reaching: dict[cst.CSTNode, State] = {}
+        self._shallow: dict[cst.CSTNode, Activity] = {}
+        self._loops: list[_LoopFrame] = []
+        self._try_collectors: list[list[State]] = []
+        self._live_block(self.statements, set(), set())
+        entry: State = {name: frozenset({UNDEFINED}) for name in self.locals}
+        for param in params:
+            entry[param.name.value] = frozenset({Parameter(param)})
+        self._loops = []
+        self._forward_block(self.statements, entry)
+
+    # ---- queries -----------------------------------------------------------------------------------------
+
+    def live_after(self, stmt: cst.CSTNode) -> frozenset[str]:
+        """Names that may be read after `stmt` finishes (within this function) before being overwritten."""
+        if self.opaque:
+            return self._everything
+        return frozenset(self._live_after.get(stmt, self._everything)) | self.always_live
+
+    def live_at_head(self, loop: Loop) -> frozenset[str]:
+        """Names that may be read at the start of an iteration (in this or a later iteration, or after the loop)
+        before being overwritten; a `for` loop's own targets excluded, a `while` test's reads included."""
+        if self.opaque:
+            return self._everything
+        return frozenset(self._head_live.get(loop, self._everything)) | self.always_live
+
+    def reaching(self, stmt: cst.CSTNode, name: str) -> frozenset[Source]:
+        """The bindings of `name` that may reach the start of `stmt` (UNDEFINED: a path where it is unbound).
+        Empty for names that are not local to the function, and for unreachable statements."""
+        state = self._reaching.get(stmt)
+        if state is None:
+            return frozenset()
+        return state.get(name, frozenset())
+
+    def defined_before(self, stmt: cst.CSTNode, name: str) -> bool:
+        """Whether `name` is bound on every path to `stmt` (a name not local to the function counts as bound
+        only if it is a parameter-free global/enclosing name: callers decide what that means for them)."""
+        if name not in self.locals:
+            return name not in self.declared
+        sources = self.reaching(stmt, name)
+        return bool(sources) and UNDEFINED not in sources
+
+    # ---- liveness (backward) -----------------------------------------------------------------------------
+
+    def _activity(self, stmt: cst.CSTNode) -> Activity:
+        found = self._shallow.get(stmt)
+        if found is None:
+            found = self._shallow[stmt] = activity(stmt, deep=False)
+        return found
+
+    def _live_block(self, statements: Sequence[cst.CSTNode], out: set[str], extra: set[str]) -> set[str]:
+        live = set(out)
+        for stmt in reversed(statements):
+            live = self._live_statement(stmt, live, extra)
+        return live
+
+    def _live_statement(self, stmt: cst.CSTNode, out: set[str], extra: set[str]) -> set[str]:
+        """Live before `stmt` given `out` live after it; `extra` is live wherever an exception may go."""
+        out = out | extra
+        self._live_after[stmt] = out
+        if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            live = set(out)
+            for small in reversed(stmt.body):
+                live = self._live_small(small, live, extra)
+            return live
+        act = self._activity(stmt)
+        if isinstance(stmt, cst.If):
+            body = self._live_block(body_statements(stmt.body), out, extra)
+            orelse = self._live_else(stmt.orelse, out, extra)
+            return set(act.reads) | body | orelse
+        if isinstance(stmt, cst.For):
+            exit_live = self._live_else(stmt.orelse, out, extra)
+            targets = set(act.writes)
+            head = set(exit_live)
+            for _ in range(100):
+                frame = _LoopFrame(head, out)
+                self._loops.append(frame)
+                body = self._live_block(body_statements(stmt.body), head, extra)
+                self._loops.pop()
+                new_head = exit_live | (body - targets)
+                if new_head == head:
+                    break
+                head = new_head
+            self._head_live[stmt] = head
+            return set(act.reads) | head
+        if isinstance(stmt, cst.While):
+            exit_live = self._live_else(stmt.orelse, out, extra)
+            test = set(act.reads)
+            head = test | exit_live
+            for _ in range(100):
+                frame = _LoopFrame(head, out)
+                self._loops.append(frame)
+                body = self._live_block(body_statements(stmt.body), head, extra)
+                self._loops.pop()
+                new_head = test | exit_live | body
+                if new_head == head:
+                    break
+                head = new_head
+            self._head_live[stmt] = head
+            return head
+        if isinstance(stmt, cst.With):
+            body = self._live_block(body_statements(stmt.body), out, extra)
+            # A context manager may swallow an exception and skip the rest of the body: `out` stays live.
+            return set(act.reads) | (body - set(act.writes)) | out
+        if isinstance(stmt, cst.Try) or isinstance(stmt, getattr(cst, "TryStar", ())):
+            after = out
+            if stmt.finalbody is not None:
+                after = self._live_block(body_statements(stmt.finalbody.body), out, extra)
+            handlers: set[str] = set()
+            for handler in stmt.handlers:
+                handlers |= self._live_block(body_statements(handler.body), after, extra)
+            handlers |= set(act.reads) | after  # handler types are read; an unhandled exception reaches finally
+            orelse = after if stmt.orelse is None else self._live_block(body_statements(stmt.orelse.body), after, extra)
+            body = self._live_block(body_statements(stmt.body), orelse, extra | handlers)
+            return body | handlers
+        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            return (out - set(act.writes)) | set(act.reads)
+        return out | set(act.reads)  # match and unknown statements: no kills
+
+    def _live_else(self, orelse, out: set[str], extra: set[str]) -> set[str]:
+        if orelse is None:
+            return set(out)
+        if isinstance(orelse, cst.If):
+            return self._live_statement(orelse, out, extra)
+        return self._live_block(body_statements(orelse.body), out, extra)
+
+    def _live_small(self, small: cst.BaseSmallStatement, out: set[str], extra: set[str]) -> set[str]:
+        if isinstance(small, cst.Break):
+            return set(self._loops[-1].out) | extra if self._loops else set(out)
+        if isinstance(small, cst.Continue):
+            return set(self._loops[-1].head) | extra if self._loops else set(out)
+        act = activity(small)
+        if isinstance(small, (cst.Return, cst.Raise)):
+            return set(act.reads) | extra
+        return (out - set(act.writes) - set(act.deletes)) | set(act.reads)
+
+    # ---- reaching definitions (forward) ------------------------------------------------------------------
+
+    def _record(self, stmt: cst.CSTNode, state: State | None) -> None:
+        if state is None:
+            return
+        self._reaching[stmt] = _merge(self._reaching.get(stmt), state)  # loops record every iteration's state
+        for collector in self._try_collectors:
+            collector.append(state)
+
+    def _forward_block(self, statements: Sequence[cst.CSTNode], state: State | None) -> State | None:
+        for stmt in statements:
+            state = self._forward_statement(stmt, state)
+        return state
+
+    def _bind(self, state: State, names: Iterable[str], source: Source) -> State:
+        state = dict(state)
+        for name in names:
+            if name in self.locals:
+                state[name] = frozenset({source})
+        return state
+
+    def _forward_statement(self, stmt: cst.CSTNode, state: State | None) -> State | None:
+        self._record(stmt, state)
+        if state is None:
+            return None
+        if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            for small in stmt.body:
+                state = self._forward_small(small, state)
+                if state is None:
+                    return None
+            return state
+        act = self._activity(stmt)
+        if isinstance(stmt, cst.If):
+            state = self._bind(state, act.writes, stmt)  # walrus in the test
+            body = self._forward_block(body_statements(stmt.body), state)
+            if stmt.orelse is None:
+                return _merge(body, state)
+            if isinstance(stmt.orelse, cst.If):
+                return _merge(body, self._forward_statement(stmt.orelse, state))
+            return _merge(body, self._forward_block(body_statements(stmt.orelse.body), state))
+        if isinstance(stmt, (cst.For, cst.While)):
+            entry = state
+            if isinstance(stmt, cst.For):
+                entry = self._bind(state, _walrus_in(stmt.iter), stmt)
+            head = entry
+            frame = _LoopFrame(set(), set())
+            for _ in range(100):
+                frame = _LoopFrame(set(), set())
+                self._loops.append(frame)
+                body_entry = head
+                if isinstance(stmt, cst.For):
+                    body_entry = self._bind(head, target_names(stmt.target), stmt)
+                else:
+                    body_entry = self._bind(head, act.writes, stmt)
+                end = self._forward_block(body_statements(stmt.body), body_entry)
+                self._loops.pop()
+                new_head = entry
+                for other in (end, *frame.continues):
+                    new_head = _merge(new_head, other)
+                if new_head == head:
+                    break
+                head = new_head
+            exhausted = head if isinstance(stmt, cst.For) else self._bind(head, act.writes, stmt)
+            after = exhausted
+            if stmt.orelse is not None:
+                after = self._forward_block(body_statements(stmt.orelse.body), exhausted)
+            for other in frame.breaks:
+                after = _merge(after, other)
+            return after
+        if isinstance(stmt, cst.With):
+            entry = self._bind(state, act.writes, stmt)
+            collector: list[State] = [entry]
+            self._try_collectors.append(collector)
+            end = self._forward_block(body_statements(stmt.body), entry)
+            self._try_collectors.pop()
+            result = end
+            for seen in collector:  # a context manager may swallow an exception anywhere in the body
+                result = _merge(result, seen)
+            return result
+        if isinstance(stmt, cst.Try) or isinstance(stmt, getattr(cst, "TryStar", ())):
+            collector = [state]
+            self._try_collectors.append(collector)
+            end = self._forward_block(body_statements(stmt.body), state)
+            self._try_collectors.pop()
+            raised: State | None = None
+            for seen in collector:
+                raised = _merge(raised, seen)
+            if end is not None:
+                raised = _merge(raised, end)
+            outcomes: State | None = None
+            for handler in stmt.handlers:
+                names = target_names(handler.name.name) if handler.name is not None else []
+                entry = self._bind(raised, names, handler)
+                outcomes = _merge(outcomes, self._forward_block(body_statements(handler.body), entry))
+            normal = end
+            if stmt.orelse is not None:
+                normal = self._forward_block(body_statements(stmt.orelse.body), end)
+            outcomes = _merge(outcomes, normal)
+            if stmt.finalbody is not None:
+                final = body_statements(stmt.finalbody.body)
+                self._forward_block(final, raised)  # what the finally block sees on the way out of an exception
+                outcomes = self._forward_block(final, outcomes)
+            return outcomes
+        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            return self._bind(state, act.writes, stmt)
+        return state
+
+    def _forward_small(self, small: cst.BaseSmallStatement, state: State) -> State | None:
+        if isinstance(small, cst.Break):
+            if self._loops:
+                self._loops[-1].breaks.append(state)
+            return None
+        if isinstance(small, cst.Continue):
+            if self._loops:
+                self._loops[-1].continues.append(state)
+            return None
+        if isinstance(small, (cst.Return, cst.Raise)):
+            return None
+        act = activity(small)
+        if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+            state = self._bind(state, [w for w in act.writes if w != small.targets[0].target.value], small)
+            return self._bind(state, [small.targets[0].target.value], small.value)
+        if isinstance(small, cst.AnnAssign) and small.value is not None and isinstance(small.target, cst.Name):
+            return self._bind(state, act.writes, small.value)
+        state = self._bind(state, act.writes, small)
+        state = dict(state)
+        for name in act.deletes:
+            if name in self.locals:
+                state[name] = frozenset({UNDEFINED})
+        return state
+
+
+def _all_params(params: cst.Parameters) -> list[cst.Param]:
+    every = [*params.posonly_params, *params.params]
+    if isinstance(params.star_arg, cst.Param):
+        every.append(params.star_arg)
+    every.extend(params.kwonly_params)
+    if params.star_kwarg is not None:
+        every.append(params.star_kwarg)
+    return every
+
+
+def _walrus_in(expr: cst.BaseExpression) -> tuple[str, ...]:
+    return activity(expr).writes
+
+
+# ---- loops ---------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LoopFlow:
+    """What a loop carries from one iteration to the next (AutoGraph's loop variables)."""
+
+    loop: Loop
+    targets: tuple[str, ...]  # names the `for` target binds on each iteration
+    modified: tuple[str, ...]  # names the body writes or deletes (targets excluded), in order of appearance
+    live_in: frozenset[str]  # live at the head of each iteration
+    live_out: frozenset[str]  # live after the loop
+    carried: tuple[str, ...]  # modified ∩ (live_in ∪ live_out), in order of appearance in the body
+    undefined: tuple[str, ...]  # carried names not bound on every path to the loop
+    mutated: tuple[str, ...]  # roots the body changes through an attribute or a subscript
+    declared: tuple[str, ...]  # modified names that are `global`/`nonlocal` in the function
+    targets_live_out: tuple[str, ...]  # target names read after the loop (Python leaves the last value there)
+
+
+def loop_flow(flow: FunctionFlow, loop: Loop) -> LoopFlow:
+    body = block_activity(body_statements(loop.body))
+    targets = tuple(target_names(loop.target)) if isinstance(loop, cst.For) else ()
+    order = _unique([*body.reads, *body.writes, *body.deletes])
+    modified_set = (set(body.writes) | set(body.deletes)) - set(targets)
+    modified = tuple(n for n in order if n in modified_set)
+    live_in = flow.live_at_head(loop)
+    live_out = flow.live_after(loop)
+    carried = tuple(n for n in modified if n in live_in or n in live_out)
+    undefined = tuple(n for n in carried if not flow.defined_before(loop, n))
+    declared = tuple(n for n in modified if n in flow.declared)
+    return LoopFlow(
+        loop=loop,
+        targets=targets,
+        modified=modified,
+        live_in=live_in,
+        live_out=live_out,
+        carried=carried,
+        undefined=undefined,
+        mutated=body.mutations,
+        declared=declared,
+        targets_live_out=tuple(t for t in targets if t in live_out),
+    )
+
+
+# ---- purity and concrete uses --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Blocker:
+    """Why a body cannot become a traced function: the offending node and a reason a diagnostic can show.
+    `collects` marks a body that appends per-step results to an outside list (a job for `lax.scan`)."""
+
+    node: cst.CSTNode
+    reason: str
+    collects: bool = False
+
+
+# Namespaces whose functions are pure (functional JAX APIs, math on static values).
+_PURE_PREFIXES = (
+    "jax.numpy.", "jax.lax.", "jax.nn.", "jax.random.", "jax.scipy.", "jax.image.", "jax.tree.", "jax.tree_util.",
+    "jax.ops.", "math.", "operator.", "numpy.",
+)  # fmt: skip
+_PURE_NAMES = frozenset(
+    {
+        "jax.vmap", "jax.jit", "jax.grad", "jax.value_and_grad", "jax.jacfwd", "jax.jacrev", "jax.hessian",
+        "jax.checkpoint", "jax.remat", "jax.named_call", "jax.eval_shape", "jax.jvp", "jax.vjp", "jax.linearize",
+        "jax.tree_map", "jax.tree_leaves", "jax.tree_flatten", "jax.tree_unflatten", "jax.tree_structure",
+        "jax.device_put", "functools.partial", "jax.dtypes.canonicalize_dtype",
+        "jax.dtypes.result_type",
+    }
+)  # fmt: skip
+# Exceptions inside those namespaces: I/O, host callbacks, global random state, effects.
+_IMPURE_PREFIXES = (
+    "numpy.random.", "jax.numpy.save", "jax.numpy.load", "jax.numpy.fromfile", "jax.numpy.frombuffer", "numpy.save",
+    "numpy.load", "numpy.fromfile", "numpy.loadtxt", "numpy.savetxt", "numpy.genfromtxt", "numpy.memmap",
+    "numpy.set_printoptions", "numpy.seterr", "numpy.copyto", "numpy.put", "numpy.place", "numpy.putmask",
+    "numpy.fill_diagonal", "numpy.ndarray", "jax.experimental.", "jax.debug.", "jax.lax.cond_p",
+)  # fmt: skip
+_IO_BUILTINS = frozenset({"print", "open", "input", "breakpoint", "help"})
+_PURE_BUILTINS = frozenset(
+    """
+    abs all any ascii bin bool callable chr complex dict divmod enumerate filter float format frozenset getattr
+    hasattr hash hex id int isinstance issubclass len list map max min oct ord pow range repr reversed round set
+    slice sorted str sum tuple type zip
+    """.split()
+)
+# Builtins and pure APIs that call a function they are given: (positions, keywords) of the function arguments.
+_HIGHER_ORDER: dict[str, tuple[tuple[int, ...], tuple[str, ...]]] = {
+    "map": ((0,), ()),
+    "filter": ((0,), ()),
+    "sorted": ((), ("key",)),
+    "max": ((), ("key",)),
+    "min": ((), ("key",)),
+    "functools.partial": ((0,), ("func",)),
+    "jax.lax.map": ((0,), ("f",)),
+    "jax.lax.associative_scan": ((0,), ("fn",)),
+    **{name: ((0,), ("f", "fun")) for name in TRANSFORMS},
+    **{name: ((0,), ("f",)) for name in TREE_MAPS},
+    **LAX_BODIES,
+}
+# Methods of JAX arrays that return a new value and change nothing.
+ARRAY_METHODS = frozenset(
+    """
+    all any argmax argmin argsort astype clip conj conjugate copy cumprod cumsum diagonal dot flatten max mean min
+    nonzero prod ptp ravel repeat reshape round searchsorted squeeze std sum swapaxes take trace transpose var view
+    """.split()
+)
+AT_METHODS = frozenset({"set", "add", "subtract", "multiply", "mul", "divide", "power", "min", "max", "apply", "get"})
+# Methods that read a container without changing it (dict, list, tuple, str).
+_READING_METHODS = frozenset({"get", "items", "keys", "values", "index", "count", "copy", "format", "join", "split"})
+# Methods that change their receiver.
+MUTATING_METHODS = frozenset(
+    """
+    append extend insert pop remove clear update setdefault popitem add discard sort reverse fill put resize
+    itemset __setitem__ __delitem__ write writelines send
+    """.split()
+)
+_COLLECTING = frozenset({"append", "extend", "insert"})
+_FRESH_CONTAINER_CALLS = frozenset({"list", "dict", "set"})
+_BUILTIN_NAMES = frozenset(dir(builtins))
+
+# Calls that accept a traced integer (what a Python loop index becomes inside a loop function) at the given
+# argument positions and keywords; ALL: every positional argument.
+ALL = -1
+_INDEX_FRIENDLY: dict[str, tuple[tuple[int, ...], tuple[str, ...]]] = {
+    **{
+        "jax.numpy." + name: ((ALL,), ())
+        for name in """
+        sin cos tan arcsin arccos arctan arctan2 sinh cosh tanh exp exp2 expm1 log log1p log2 log10 sqrt cbrt abs
+        absolute add subtract multiply divide true_divide floor_divide power float_power mod remainder fmod maximum
+        minimum fmax fmin where square sign floor ceil round rint trunc logical_and logical_or logical_not
+        logical_xor equal not_equal less less_equal greater greater_equal hypot logaddexp isnan isfinite isinf
+        negative positive reciprocal float16 float32 float64 bfloat16 int8 int16 int32 int64 uint8 uint16 uint32
+        uint64 complex64 complex128 bool_
+        """.split()
+    },
+    "jax.numpy.clip": ((ALL,), ("min", "max", "a_min", "a_max")),
+    "jax.numpy.asarray": ((0,), ("a",)),
+    "jax.numpy.array": ((0,), ("object",)),
+    "jax.numpy.full": ((1,), ("fill_value",)),
+    "jax.numpy.full_like": ((1,), ("fill_value",)),
+    "jax.numpy.roll": ((1,), ("shift",)),
+    "jax.numpy.take": ((1,), ("indices",)),
+    "jax.numpy.take_along_axis": ((1,), ("indices",)),
+    "jax.random.fold_in": ((1,), ("data",)),
+    "jax.nn.one_hot": ((0,), ("x",)),
+    **{
+        "jax.lax." + name: ((ALL,), ())
+        for name in "add sub mul div rem max min pow neg abs sign select exp log sin cos tanh eq ne lt le gt ge".split()
+    },
+    "jax.lax.convert_element_type": ((0,), ("operand",)),
+    "jax.lax.dynamic_slice": ((1,), ("start_indices",)),
+    "jax.lax.dynamic_update_slice": ((2,), ("start_indices",)),
+    "jax.lax.dynamic_slice_in_dim": ((1,), ("start_index",)),
+    "jax.lax.dynamic_index_in_dim": ((1,), ("index",)),
+    "jax.lax.dynamic_update_slice_in_dim": ((2,), ("start_index",)),
+    "jax.lax.dynamic_update_index_in_dim": ((2,), ("index",)),
+    "jax.lax.cond": ((0,), ("pred",)),
+    "jax.lax.switch": ((0,), ("index",)),
+    "abs": ((0,), ()),
+}
+# jax.numpy functions that may return a tuple or list (so that indexing their result needs a Python int).
+_SEQUENCE_RETURNING = frozenset(
+    "jax.numpy." + name
+    for name in """
+    split array_split hsplit vsplit dsplit meshgrid nonzero where unique histogram gradient ix_ indices
+    broadcast_arrays atleast_1d atleast_2d atleast_3d linalg.eigh linalg.eig linalg.svd linalg.qr linalg.slogdet
+    linalg.lstsq modf frexp divmod unravel_index tril_indices triu_indices diag_indices
+    """.split()
+)
+# jax.numpy functions that accept Python lists, so an argument passed to them may be a list.
+_ACCEPTS_SEQUENCES = frozenset(
+    "jax.numpy." + name
+    for name in "array asarray stack hstack vstack dstack column_stack concatenate block einsum select".split()
+)
+# lax functions that return whatever pytree their body returns.
+_PYTREE_RETURNING = frozenset(
+    "jax.lax." + name for name in "scan while_loop fori_loop cond switch map associative_scan custom_root".split()
+)
+_ARRAY_EVIDENCE_ATTRIBUTES = frozenset({"shape", "ndim", "dtype", "size", "at", "T", "astype", "reshape"})
+
+
+class Dataflow:
+    """Per-module entry point: flows per function, loop facts, purity of bodies and of same-module functions."""
+
+    def __init__(self, context: ModuleContext) -> None:
+        self._context = context
+        self._names = context.names
+        self._flows: dict[cst.CSTNode, FunctionFlow] = {}
+        self._function_purity: dict[cst.CSTNode, Blocker | None] = {}
+        self._checking: set[cst.CSTNode] = set()
+
+    @property
+    def _scopes(self):
+        return self._context.wrapper.resolve(ScopeProvider)
+
+    # ---- flows ---------------------------------------------------------------------------------------------
+
+    def enclosing_function(self, node: cst.CSTNode) -> FunctionLike:
+        parents = self._context.parents
+        current = parents.get(node)
+        while current is not None and not isinstance(current, (cst.FunctionDef, cst.Lambda)):
+            current = parents.get(current)
+        return current if current is not None else self._context.module
+
+    def flow(self, function: FunctionLike) -> FunctionFlow:
+        found = self._flows.get(function)
+        if found is None:
+            found = self._flows[function] = FunctionFlow(function)
+        return found
+
+    def loop(self, loop: Loop) -> LoopFlow:
+        return loop_flow(self.flow(self.enclosing_function(loop)), loop)
+
+    # ---- purity --------------------------------------------------------------------------------------------
+
+    def impurity(self, loop: Loop, flow: LoopFlow | None = None) -> Blocker | None:
+        """What stops the body of `loop` from running as a traced function once per trip: None if nothing."""
+        flow = flow or self.loop(loop)
+        statements = body_statements(loop.body)
+        fresh = self._fresh_names(statements, exclude=flow.live_in)
+        walker = _PurityWalker(self, fresh=fresh, loop_body=True)
+        for stmt in statements:
+            stmt.visit(walker)
+            if walker.blocker is not None:
+                return walker.blocker
+        if isinstance(loop, cst.For) and loop.orelse is not None:
+            return Blocker(loop.orelse, "is followed by an `else:` clause")
+        return None
+
+    def function_impurity(self, function: cst.FunctionDef | cst.Lambda) -> Blocker | None:
+        """Why calling a same-module function may have an effect (None: its body is pure). Recursion is
+        assumed pure while its cycle is being checked."""
+        if function in self._function_purity:
+            return self._function_purity[function]
+        if function in self._checking:
+            return None
+        self._checking.add(function)
+        try:
+            blocker = self._check_function(function)
+        finally:
+            self._checking.discard(function)
+        self._function_purity[function] = blocker
+        return blocker
+
+    def _check_function(self, function: cst.FunctionDef | cst.Lambda) -> Blocker | None:
+        if isinstance(function, cst.Lambda):
+            walker = _PurityWalker(self, fresh=frozenset(), loop_body=False)
+            function.body.visit(walker)
+            return walker.blocker
+        for decorator in function.decorators:
+            expr = decorator.decorator
+            callee = self._names.callee(expr) if isinstance(expr, cst.Call) else self._names.qualified(expr)
+            if callee not in TRANSFORMS and callee != "functools.partial":
+                return Blocker(decorator, f"is decorated with `{self._context.code_for(expr)}`")
+        statements = body_statements(function.body)
+        fresh = self._fresh_names(statements, exclude=frozenset(param_names(function.params)))
+        walker = _PurityWalker(self, fresh=fresh, loop_body=False)
+        for stmt in statements:
+            stmt.visit(walker)
+            if walker.blocker is not None:
+                return walker.blocker
+        return None
+
+    def _fresh_names(self, statements: Sequence[cst.CSTNode], exclude: Iterable[str]) -> frozenset[str]:
+        """Names every binding of which (within `statements`) makes a new container nobody else holds."""
+        excluded = set(exclude)
+        verdict: dict[str, bool] = {}
+        for stmt in statements:
+            for node in _walk(stmt):
+                if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                    continue
+                if isinstance(node, cst.Assign):
+                    fresh = _is_fresh_container(node.value, self._names)
+                    for target in node.targets:
+                        for name in target_names(target.target):
+                            plain = isinstance(target.target, cst.Name)
+                            verdict[name] = verdict.get(name, True) and fresh and plain
+                elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr, cst.WithItem)):
+                    if isinstance(node, cst.WithItem):
+                        target = node.asname.name if node.asname is not None else None
+                    else:
+                        target = node.target
+                    if target is not None:
+                        for name in target_names(target):
+                            verdict[name] = False
+        return frozenset(name for name, fresh in verdict.items() if fresh and name not in excluded)
+
+    def call_blocker(self, call: cst.Call, fresh: frozenset[str]) -> Blocker | None:
+        func = call.func
+        if isinstance(func, cst.Name) and self._names.is_builtin(func, func.value):
+            name = func.value
+            if name in _IO_BUILTINS:
+                return Blocker(call, f"does I/O (`{name}`)")
+            if name not in _PURE_BUILTINS:
+                return Blocker(call, f"calls `{name}`, which is not known to be pure")
+            return self._function_arguments_blocker(call, name)
+        qualified = self._names.qualified(func)
+        if qualified is not None:
+            if qualified.startswith(_IMPURE_PREFIXES) or qualified in ("jax.pure_callback",):
+                if qualified.startswith("jax.debug.") or "save" in qualified or "load" in qualified:
+                    return Blocker(call, f"does I/O (`{qualified}`)")
+                return Blocker(call, f"calls `{qualified}`, which is not known to be pure")
+            if qualified.startswith(_PURE_PREFIXES) or qualified in _PURE_NAMES or qualified in TRANSFORMS:
+                return self._function_arguments_blocker(call, qualified)
+            return Blocker(call, f"calls `{qualified}`, which is not known to be pure")
+        if isinstance(func, cst.Name):
+            for definition in self._local_definitions(func):
+                blocker = self.function_impurity(definition)
+                if blocker is not None:
+                    return Blocker(call, f"calls `{func.value}`, which {blocker.reason}")
+                return self._function_arguments_blocker(call, None)
+            return Blocker(call, f"calls `{func.value}`, which is not known to be pure")
+        if isinstance(func, cst.Attribute):
+            method = func.attr.value
+            receiver = func.value
+            root = root_name(receiver)
+            shown = self._context.code_for(receiver)
+            if _is_at(receiver) and method in AT_METHODS:
+                return None  # x.at[i].add(v) returns a new array
+            if method in MUTATING_METHODS and not (isinstance(receiver, cst.Name) and receiver.value in fresh):
+                return Blocker(
+                    call, f"changes `{shown}` with `.{method}()`", collects=method in _COLLECTING and root is not None
+                )
+            if method in ARRAY_METHODS and self._kind(receiver) is Kind.TRACED and method not in MUTATING_METHODS:
+                return None
+            if method in _READING_METHODS or (isinstance(receiver, cst.Name) and receiver.value in fresh):
+                return None
+            return Blocker(call, f"calls `{shown}.{method}()`, which is not known to be pure")
+        if isinstance(func, cst.Call):  # jax.vmap(f)(x), partial(f, a)(x)
+            inner = self._names.callee(func)
+            if inner in TRANSFORMS or inner == "functools.partial":
+                return self.call_blocker(func, fresh)
+        return Blocker(call, f"calls `{self._context.code_for(func)}`, which is not known to be pure")
+
+    def _function_arguments_blocker(self, call: cst.Call, callee: str | None) -> Blocker | None:
+        """The functions a higher-order call receives must be pure too."""
+        positions, keywords = _HIGHER_ORDER.get(callee or "", ((), ()))
+        for index, arg in enumerate(call.args):
+            is_function = (arg.keyword is None and index in positions) or (
+                arg.keyword is not None and arg.keyword.value in keywords
+            )
+            if is_function:
+                blocker = self._function_value_blocker(arg.value)
+                if blocker is not None:
+                    return blocker
+            elif isinstance(arg.value, cst.Name):
+                # A same-module function handed to anything may be called by it.
+                for definition in self._local_definitions(arg.value):
+                    blocker = self.function_impurity(definition)
+                    if blocker is not None:
+                        return Blocker(call, f"passes `{arg.value.value}`, which {blocker.reason}")
+        return None
+
+    def _function_value_blocker(self, expr: cst.BaseExpression) -> Blocker | None:
+        if isinstance(expr, cst.Lambda):
+            return None  # its body is walked with the rest
+        if isinstance(expr, (cst.List, cst.Tuple)):
+            for element in expr.elements:
+                blocker = self._function_value_blocker(element.value)
+                if blocker is not None:
+                    return blocker
+            return None
+        if isinstance(expr, cst.Call):
+            return self.call_blocker(expr, frozenset())
+        qualified = self._names.qualified(expr)
+        if qualified is not None:
+            if qualified.startswith(_PURE_PREFIXES) and not qualified.startswith(_IMPURE_PREFIXES):
+                return None
+            return Blocker(expr, f"passes `{qualified}`, which is not known to be pure")
+        if isinstance(expr, cst.Name):
+            if self._names.is_builtin(expr, expr.value) and expr.value in _PURE_BUILTINS:
+                return None
+            for definition in self._local_definitions(expr):
+                blocker = self.function_impurity(definition)
+                return None if blocker is None else Blocker(expr, f"passes `{expr.value}`, which {blocker.reason}")
+        return Blocker(expr, f"passes `{self._context.code_for(expr)}`, which is not known to be pure")
+
+    def _local_definitions(self, name: cst.Name) -> list[cst.FunctionDef | cst.Lambda]:
+        """The same-module function a name refers to, if it is bound exactly once, to a `def` or a lambda."""
+        scope = self._scopes.get(name)
+        if scope is None:
+            return []
+        assignments = list(scope[name.value])
+        if len(assignments) != 1:
+            return []
+        node = getattr(assignments[0], "node", None)
+        if isinstance(node, cst.FunctionDef):
+            return [node]
+        if isinstance(node, cst.Name):
+            parent = self._context.parents.get(node)
+            if isinstance(parent, cst.AssignTarget):
+                assign = self._context.parents.get(parent)
+                if isinstance(assign, cst.Assign) and isinstance(assign.value, cst.Lambda) and len(assign.targets) == 1:
+                    return [assign.value]
+        return []
+
+    def _kind(self, expr: cst.BaseExpression) -> Kind:
+        try:
+            return self._context.traced.kind(expr)
+        except KeyError:  # not inside a function the traced analysis knows
+            return Kind.UNKNOWN
+
+    # ---- concrete uses -------------------------------------------------------------------------------------
+
+    def concrete_use(
+        self, loop: Loop, names: Iterable[str], is_array: Callable[[cst.BaseExpression], bool] | None = None
+    ) -> Blocker | None:
+        """The first use in the body of `loop` that needs one of `names` (say the loop index) to be a Python
+        int, which it stops being when the body becomes a traced function: a Python `if`/`and`/`not`, a slice
+        bound, an index into something not known to be a JAX array, `range(i)`, `int(i)`, an f-string, a call
+        to anything not known to accept a traced integer there, or `n ** i` (int32 overflow). Names assigned
+        from such values in the body are followed. None when every use works with a traced integer."""
+        is_array = is_array or self.is_array_like
+        tainted = set(names)
+        statements = body_statements(loop.body)
+        for _ in range(20):
+            grown = False
+            for occurrence in self._name_loads(statements, tainted):
+                outcome = self._climb(occurrence, tainted, is_array)
+                if isinstance(outcome, Blocker):
+                    return outcome
+                if outcome - tainted:
+                    tainted |= outcome
+                    grown = True
+            if not grown:
+                return None
+        return None
+
+    def _name_loads(self, statements: Sequence[cst.CSTNode], names: set[str]) -> Iterator[cst.Name]:
+        for stmt in statements:
+            for node in _walk(stmt):
+                if isinstance(node, cst.Name) and node.value in names and self._is_load(node):
+                    yield node
+
+    def _is_load(self, name: cst.Name) -> bool:
+        parent = self._context.parents.get(name)
+        if isinstance(parent, cst.Attribute) and parent.attr is name:
+            return False
+        if isinstance(parent, cst.Arg) and parent.keyword is name:
+            return False
+        if isinstance(parent, (cst.AssignTarget, cst.AugAssign)) and getattr(parent, "target", None) is name:
+            return False
+        if isinstance(parent, cst.AnnAssign) and parent.target is name:
+            return False
+        if isinstance(parent, (cst.Param, cst.FunctionDef, cst.ClassDef, cst.ImportAlias, cst.AsName, cst.NameItem)):
+            return False
+        if isinstance(parent, (cst.For, cst.CompFor)) and parent.target is name:
+            return False
+        if isinstance(parent, cst.NamedExpr) and parent.target is name:
+            return False
+        if isinstance(parent, (cst.Tuple, cst.List, cst.Element, cst.StarredElement)):
+            # inside an assignment target (`a, i = ...`) it is a store
+            current = parent
+            while isinstance(current, (cst.Tuple, cst.List, cst.Element, cst.StarredElement)):
+                child, current = current, self._context.parents.get(current)
+            is_target = getattr(current, "target", None) is child
+            if isinstance(current, (cst.AssignTarget, cst.For, cst.CompFor)) and is_target:
+                return False
+        return True
+
+    def _climb(self, name: cst.Name, tainted: set[str], is_array) -> set[str] | Blocker:
+        """Follow a use of a tainted name outwards until its value is consumed. Returns names that now hold
+        an index-derived value (assignment targets), or a Blocker."""
+        parents = self._context.parents
+        child: cst.CSTNode = name
+        shown = name.value
+
+        def blocked(node: cst.CSTNode, what: str) -> Blocker:
+            snippet = " ".join(self._context.code_for(node).split())
+            if len(snippet) > 60:
+                snippet = snippet[:57] + "..."
+            return Blocker(node, f"uses `{shown}` as a Python int ({what}: `{snippet}`)")
+
+        while True:
+            parent = parents.get(child)
+            if parent is None:
+                return set()
+            if isinstance(parent, cst.BinaryOperation):
+                other = parent.right if parent.left is child else parent.left
+                if isinstance(other, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)):
+                    return blocked(parent, "string formatting")
+                if isinstance(parent.operator, cst.Power) and parent.right is child:
+                    if not (isinstance(parent.left, cst.Float) or self._kind(parent.left) is Kind.TRACED):
+                        return blocked(parent, "an integer power overflows int32")
+                if self._kind(other) is Kind.TRACED and self._mentions(other, tainted) is False:
+                    return set()  # combined with a traced array: the result is an array, not a Python int
+                child = parent
+                continue
+            if isinstance(parent, cst.UnaryOperation):
+                if isinstance(parent.operator, cst.Not):
+                    return blocked(parent, "a truth value")
+                child = parent
+                continue
+            if isinstance(parent, cst.ComparisonTarget):
+                if isinstance(parent.operator, (cst.In, cst.NotIn, cst.Is, cst.IsNot)):
+                    return blocked(parents.get(parent), "a membership or identity test")
+                child = parents.get(parent)
+                continue
+            if isinstance(parent, cst.Comparison):
+                if any(isinstance(c.operator, (cst.In, cst.NotIn, cst.Is, cst.IsNot)) for c in parent.comparisons):
+                    return blocked(parent, "a membership or identity test")
+                operands = [parent.left, *(c.comparator for c in parent.comparisons)]
+                if any(self._kind(o) is Kind.TRACED and self._mentions(o, tainted) is False for o in operands):
+                    return set()  # compared with a traced array: a traced boolean array either way
+                child = parent
+                continue
+            if isinstance(parent, (cst.Element, cst.Tuple, cst.List)) and not isinstance(parent, cst.StarredElement):
+                child = parent
+                continue
+            if isinstance(parent, cst.Index):
+                element = parents.get(parent)
+                subscript = parents.get(element)
+                if isinstance(subscript, cst.Subscript):
+                    base = subscript.value
+                    if isinstance(base, cst.Attribute) and base.attr.value == "at":
+                        base = base.value
+                    if is_array(base):
+                        return set()
+                    return blocked(subscript, "an index into something not known to be a JAX array")
+                return blocked(parent, "an index")
+            if isinstance(parent, (cst.Slice, cst.SubscriptElement)):
+                return blocked(parents.get(parents.get(parent)) or parent, "a slice bound; use lax.dynamic_slice")
+            if isinstance(parent, cst.Subscript) and parent.value is child:
+                child = parent  # an element of an index-derived tuple
+                continue
+            if isinstance(parent, cst.Arg):
+                call = parents.get(parent)
+                if isinstance(call, cst.Call) and parent.value is child and self._accepts_traced(call, parent):
+                    return set()
+                callee = self._context.code_for(call.func) if isinstance(call, cst.Call) else "a call"
+                return blocked(call, f"an argument of `{callee}`")
+            if isinstance(parent, cst.Assign) and parent.value is child:
+                found: set[str] = set()
+                for target in parent.targets:
+                    if not isinstance(target.target, (cst.Name, cst.Tuple, cst.List)):
+                        return blocked(parent, "stored in an attribute or item")
+                    found.update(target_names(target.target))
+                return found
+            if isinstance(parent, (cst.AugAssign, cst.AnnAssign)) and parent.value is child:
+                if not isinstance(parent.target, cst.Name):
+                    return blocked(parent, "stored in an attribute or item")
+                return {parent.target.value}
+            if isinstance(parent, cst.Expr):
+                return set()
+            if isinstance(parent, cst.IfExp):
+                if parent.test is child:
+                    return blocked(parent, "a truth value")
+                child = parent
+                continue
+            if isinstance(parent, cst.Lambda) and parent.body is child:
+                return set()  # a lambda's result goes wherever the lambda is called: JAX functions, in practice
+            if isinstance(parent, cst.DictElement) and parent.value is child:
+                child = parents.get(parent)
+                continue
+            if isinstance(parent, (cst.If, cst.While, cst.Assert, cst.BooleanOperation)):
+                return blocked(parent if not isinstance(parent, (cst.If, cst.While)) else child, "a truth value")
+            if isinstance(parent, (cst.FormattedStringExpression,)):
+                return blocked(parent, "string formatting")
+            return blocked(parent, "a use that may need a Python value")
+
+    @staticmethod
+    def _mentions(expr: cst.CSTNode, names: set[str]) -> bool:
+        return any(isinstance(node, cst.Name) and node.value in names for node in _walk(expr))
+
+    def _accepts_traced(self, call: cst.Call, arg: cst.Arg) -> bool:
+        if isinstance(call.func, cst.Name) and self._names.is_builtin(call.func, call.func.value):
+            callee = call.func.value
+        else:
+            callee = self._names.callee(call)
+        if callee is None:
+            return False
+        positions, keywords = _INDEX_FRIENDLY.get(callee, ((), ()))
+        if arg.keyword is not None:
+            return arg.keyword.value in keywords
+        if arg.star:
+            return False
+        index = [a for a in call.args if a.keyword is None].index(arg)
+        return ALL in positions or index in positions
+
+    def is_array_like(self, expr: cst.BaseExpression) -> bool:
+        """Whether `expr` surely holds a JAX array (not a list, tuple or dict), as far as cheap evidence goes."""
+        if isinstance(expr, cst.Subscript):
+            plain = all(isinstance(e.slice, (cst.Index, cst.Slice)) for e in expr.slice)
+            return plain and self.is_array_like(expr.value)
+        if isinstance(expr, cst.Call):
+            callee = self._names.callee(expr)
+            if callee is not None:
+                return (
+                    callee.startswith(("jax.numpy.", "jax.nn.", "jax.random.", "jax.lax."))
+                    and callee not in _SEQUENCE_RETURNING
+                    and callee not in _PYTREE_RETURNING
+                )
+            if isinstance(expr.func, cst.Attribute):
+                receiver = expr.func.value
+                if _is_at(receiver) and expr.func.attr.value in AT_METHODS:
+                    return True
+                return expr.func.attr.value in ARRAY_METHODS and self.is_array_like(receiver)
+            return False
+        if isinstance(expr, cst.BinaryOperation):
+            return self.is_array_like(expr.left) or self.is_array_like(expr.right)
+        if isinstance(expr, cst.Attribute) and expr.attr.value in ("T", "mT", "real", "imag"):
+            return self.is_array_like(expr.value)
+        if isinstance(expr, cst.Name):
+            return self._name_is_array(expr)
+        return False
+
+    def _name_is_array(self, name: cst.Name) -> bool:
+        try:
+            if self._context.arrays.is_array(name):
+                return True
+        except Exception:  # pragma: no cover - the array analysis is best effort here
+            pass
+        if self._kind(name) is not Kind.TRACED:
+            return False
+        scope = self._scopes.get(name)
+        if scope is None:
+            return False
+        assignments = list(scope[name.value])
+        if not assignments:
+            return False
+        parents = self._context.parents
+        for assignment in assignments:
+            node = getattr(assignment, "node", None)
+            if isinstance(node, cst.Param):
+                continue
+            if not isinstance(node, cst.Name):
+                return False
+            holder = parents.get(node)
+            if isinstance(holder, cst.AssignTarget):
+                value = parents.get(holder).value
+                if isinstance(value, (cst.List, cst.Tuple, cst.Dict, cst.Set, cst.ListComp, cst.DictComp, cst.SetComp)):
+                    return False  # a container, not an array
+            elif isinstance(holder, cst.AugAssign):
+                continue
+            else:
+                return False
+        # Evidence: the name is used the way only arrays are (an array attribute, or an array function's
+        # operand where lists are rejected).
+        for access in scope.accesses[name.value]:
+            node = access.node
+            parent = parents.get(node)
+            if isinstance(parent, cst.Attribute) and parent.value is node:
+                if parent.attr.value in _ARRAY_EVIDENCE_ATTRIBUTES:
+                    return True
+            if isinstance(parent, cst.Arg) and parent.keyword is None:
+                call = parents.get(parent)
+                if isinstance(call, cst.Call):
+                    callee = self._names.callee(call)
+                    if callee is not None and callee.startswith("jax.numpy.") and callee not in _ACCEPTS_SEQUENCES:
+                        return True
+        return False
+
+
+class _PurityWalker(cst.CSTVisitor):
+    """Finds the first thing in a loop body (or a function body) that is not a pure computation."""
+
+    def __init__(self, dataflow: Dataflow, *, fresh: frozenset[str], loop_body: bool) -> None:
+        super().__init__()
+        self.dataflow = dataflow
+        self.fresh = fresh
+        self.loop_body = loop_body
+        self.blocker: Blocker | None = None
+        self.loop_depth = 0
+        self.function_depth = 0
+
+    def _fail(self, node: cst.CSTNode, reason: str, collects: bool = False) -> bool:
+        if self.blocker is None:
+            self.blocker = Blocker(node, reason, collects)
+        return False
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if self.blocker is not None:
+            return False
+        return super().on_visit(node)
+
+    # jumps and scope statements
+    def visit_Break(self, node: cst.Break) -> bool:
+        if self.loop_body and self.loop_depth == 0:
+            return self._fail(node, "has `break`")
+        return True
+
+    def visit_Continue(self, node: cst.Continue) -> bool:
+        if self.loop_body and self.loop_depth == 0:
+            return self._fail(node, "has `continue`")
+        return True
+
+    def visit_Return(self, node: cst.Return) -> bool:
+        if self.loop_body and self.function_depth == 0:
+            return self._fail(node, "has `return`")
+        return True
+
+    def visit_Yield(self, node: cst.Yield) -> bool:
+        return self._fail(node, "has `yield`")
+
+    def visit_Await(self, node: cst.Await) -> bool:
+        return self._fail(node, "has `await`")
+
+    def visit_Global(self, node: cst.Global) -> bool:
+        return self._fail(node, "has `global`")
+
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> bool:
+        return self._fail(node, "has `nonlocal`")
+
+    def visit_Del(self, node: cst.Del) -> bool:
+        if self.loop_body:
+            return self._fail(node, "has `del`")
+        return self._check_store(node.target, node)
+
+    def visit_Raise(self, node: cst.Raise) -> bool:
+        if self.loop_body:
+            return self._fail(node, "has `raise`")
+        return True
+
+    def visit_Import(self, node: cst.Import) -> bool:
+        return self._fail(node, "imports inside the body")
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        return self._fail(node, "imports inside the body")
+
+    def visit_With(self, node: cst.With) -> bool:
+        return self._fail(node, "has a `with` block")
+
+    def visit_Try(self, node: cst.Try) -> bool:
+        if self.loop_body:
+            return self._fail(node, "has a `try` block")
+        return True
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return self._fail(node, "defines a class")
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        if self.loop_body:
+            return self._fail(node, "defines a function")
+        self.function_depth += 1
+        return True
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        if not self.loop_body:
+            self.function_depth -= 1
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        self.function_depth += 1
+        return True
+
+    def leave_Lambda(self, original_node: cst.Lambda) -> None:
+        self.function_depth -= 1
+
+    def visit_For(self, node: cst.For) -> bool:
+        if node.asynchronous is not None:
+            return self._fail(node, "has `async for`")
+        self.loop_depth += 1
+        return True
+
+    def leave_For(self, original_node: cst.For) -> None:
+        self.loop_depth -= 1
+
+    def visit_While(self, node: cst.While) -> bool:
+        self.loop_depth += 1
+        return True
+
+    def leave_While(self, original_node: cst.While) -> None:
+        self.loop_depth -= 1
+
+    def visit_Match(self, node) -> bool:  # pragma: no cover - Python 3.10+ syntax
+        return self._fail(node, "has a `match` statement")
+
+    # stores
+    def visit_Assign(self, node: cst.Assign) -> bool:
+        for target in node.targets:
+            self._check_store(target.target, node)
+        return True
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> bool:
+        self._check_store(node.target, node)
+        return True
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> bool:
+        self._check_store(node.target, node)
+        return True
+
+    def _check_store(self, target: cst.BaseExpression, statement: cst.CSTNode) -> bool:
+        if isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._check_store(element.value, statement)
+            return True
+        if isinstance(target, cst.StarredElement):
+            return self._check_store(target.value, statement)
+        if isinstance(target, (cst.Attribute, cst.Subscript)):
+            root = root_name(target)
+            if root is None or root not in self.fresh:
+                shown = self.dataflow._context.code_for(target)
+                place = "the loop" if self.loop_body else "the function"
+                return self._fail(statement, f"assigns to `{shown}`, an object from outside {place}")
+        return True
+
+    # calls
+    def visit_Call(self, node: cst.Call) -> bool:
+        blocker = self.dataflow.call_blocker(node, self.fresh)
+        if blocker is not None:
+            return self._fail(blocker.node, blocker.reason, blocker.collects)
+        return True
+
+
+def _is_at(expr: cst.BaseExpression) -> bool:
+    """`x.at[...]`."""
+    return isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Attribute) and expr.value.attr.value == "at"
+
+
+def _is_fresh_container(expr: cst.BaseExpression, names) -> bool:
+    if isinstance(expr, (cst.List, cst.Dict, cst.Set, cst.ListComp, cst.DictComp, cst.SetComp)):
+        return True
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value in _FRESH_CONTAINER_CALLS:
+        return names.is_builtin(expr.func, expr.func.value)
+    return False
+
+
+def dataflow_for(context: ModuleContext) -> Dataflow:
+    """The module's Dataflow, computed once per ModuleContext. It is kept in the context's `__dict__` under
+    `dataflow`, where a `cached_property` of that name on ModuleContext would keep it (and would then be used)."""
+    found = context.__dict__.get("dataflow")
+    if isinstance(found, Dataflow):
+        return found
+    if "dataflow" in type(context).__dict__:  # ModuleContext has grown the field
+        return context.dataflow
+    found = context.__dict__["dataflow"] = Dataflow(context)
+    return found
