@@ -17,7 +17,6 @@ from jaxfix.analysis.dataflow import (
     LoopFlow,
     Parameter,
     body_statements,
-    dataflow_for,
     target_names,
 )
 from jaxfix.analysis.screen import Screen
@@ -278,7 +277,7 @@ class LoopToForiLoop(Codemod):
     def _flows(self) -> Dataflow:
         # A method, not a property: LibCST's batched visitor inspects every attribute of a visitor.
         if self._dataflow is None:
-            self._dataflow = dataflow_for(self.context)
+            self._dataflow = self.context.dataflow
         return self._dataflow
 
     # ---- matching ------------------------------------------------------------------------------------------
@@ -610,13 +609,7 @@ class LoopToForiLoop(Codemod):
             return max(left, self._kind_assuming(expr.right, function, assumed))
         if isinstance(expr, cst.Name) and expr.value in assumed:
             return assumed[expr.value]
-        # TracedAnalysis has no public "kind under assumptions" yet: use its solver with an adjusted environment.
-        functions = getattr(traced, "_functions", None)
-        solver = getattr(traced, "_kind", None)
-        info = functions.get(function) if functions is not None else None
-        if info is None or solver is None:
-            return traced.kind(expr)
-        return solver(expr, info, {**info.env, **assumed})
+        return traced.kind(expr, within=function, assume=assumed)
 
     def _reshaping(self, value: cst.BaseExpression, name: str) -> str | None:
         """An operation that gives the new value of the carried `name` a shape other than its old one

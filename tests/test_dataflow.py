@@ -10,14 +10,14 @@ import pytest
 from libcst.metadata import MetadataWrapper
 
 from jaxfix.analysis import ModuleContext
-from jaxfix.analysis.dataflow import UNDEFINED, FunctionFlow, activity, dataflow_for, free_names
+from jaxfix.analysis.dataflow import UNDEFINED, FunctionFlow, activity, free_names
 
 HEADER = "import jax\nimport jax.numpy as jnp\nimport numpy as np\nfrom functools import partial\n\n"
 
 
 def _module(source: str):
     context = ModuleContext(MetadataWrapper(cst.parse_module(HEADER + textwrap.dedent(source))))
-    return context, dataflow_for(context)
+    return context, context.dataflow
 
 
 def _find(node: cst.CSTNode, kind: type, index: int = 0):

@@ -39,5 +39,11 @@ class ModuleContext:
 
         return ArrayAnalysis(self)
 
+    @cached_property
+    def dataflow(self):
+        from jaxfix.analysis.dataflow import Dataflow
+
+        return Dataflow(self)
+
     def code_for(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)

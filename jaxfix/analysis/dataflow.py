@@ -1592,15 +1592,3 @@ def _is_fresh_container(expr: cst.BaseExpression, names) -> bool:
     if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value in _FRESH_CONTAINER_CALLS:
         return names.is_builtin(expr.func, expr.func.value)
     return False
-
-
-def dataflow_for(context: ModuleContext) -> Dataflow:
-    """The module's Dataflow, computed once per ModuleContext. It is kept in the context's `__dict__` under
-    `dataflow`, where a `cached_property` of that name on ModuleContext would keep it (and would then be used)."""
-    found = context.__dict__.get("dataflow")
-    if isinstance(found, Dataflow):
-        return found
-    if "dataflow" in type(context).__dict__:  # ModuleContext has grown the field
-        return context.dataflow
-    found = context.__dict__["dataflow"] = Dataflow(context)
-    return found

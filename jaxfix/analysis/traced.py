@@ -173,10 +173,16 @@ class TracedAnalysis:
     def param_kind(self, function: FunctionNode, name: str) -> Kind:
         return self._functions[function].param_kinds.get(name, Kind.UNKNOWN)
 
-    def kind(self, expr: cst.BaseExpression) -> Kind:
-        """The kind of an expression where it stands (inside its enclosing function)."""
-        function = self.enclosing_function(expr)
-        return self._kind(expr, self._functions[function] if function is not None else None)
+    def kind(
+        self, expr: cst.BaseExpression, *, within: FunctionNode | None = None, assume: dict[str, Kind] | None = None
+    ) -> Kind:
+        """The kind of an expression where it stands (inside its enclosing function, or `within` for an
+        expression built by a codemod), optionally as if the names in `assume` had those kinds (a loop
+        codemod asks what a body computes once its carried variables are traced)."""
+        function = within if within is not None else self.enclosing_function(expr)
+        info = self._functions.get(function) if function is not None else None
+        env = {**info.env, **assume} if assume and info is not None else None
+        return self._kind(expr, info, env)
 
     def traced_functions(self) -> Iterator[FunctionNode]:
         return iter(self._traced)
