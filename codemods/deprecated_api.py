@@ -14,6 +14,7 @@ import libcst as cst
 from libcst.metadata import ImportAssignment, QualifiedNameProvider, QualifiedNameSource, ScopeProvider
 
 from jaxfix.analysis.screen import Screen
+from jaxfix.analysis.syntax import dotted_name
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Fix, ImportSpec, Safety
 
@@ -638,7 +639,7 @@ class DeprecatedApi(Codemod):
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         if node.relative or node.module is None or isinstance(node.names, cst.ImportStar) or self._guarded(node):
             return
-        module = _dotted_text(node.module)
+        module = dotted_name(node.module)
         found = [lookup(f"{module}.{alias.evaluated_name}") for alias in node.names]
         if any(f is not None and f[0].how == MOVE for f in found):
             self._moved_from(node, module, found)
@@ -792,7 +793,7 @@ class DeprecatedApi(Codemod):
             if isinstance(statement, cst.ImportFrom):
                 if statement.relative or statement.module is None or isinstance(statement.names, cst.ImportStar):
                     continue
-                module = _dotted_text(statement.module)
+                module = dotted_name(statement.module)
                 for alias in statement.names:
                     if (alias.evaluated_alias or alias.evaluated_name) == base.value:
                         found.append((statement, alias, f"{module}.{alias.evaluated_name}"))
@@ -809,7 +810,7 @@ class DeprecatedApi(Codemod):
             if not _mapped(full):
                 continue
             if isinstance(statement, cst.ImportFrom):
-                specs.append(ImportSpec(_dotted_text(statement.module), alias.evaluated_name, alias.evaluated_alias))
+                specs.append(ImportSpec(dotted_name(statement.module), alias.evaluated_name, alias.evaluated_alias))
             else:
                 specs.append(ImportSpec(full, None, alias.evaluated_alias))
         return tuple(specs)
@@ -887,12 +888,6 @@ def _is_dotted(node: cst.CSTNode) -> bool:
     return isinstance(node, cst.Name)
 
 
-def _dotted_text(node: cst.BaseExpression) -> str:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        return f"{_dotted_text(node.value)}.{node.attr.value}"
-    raise TypeError(f"not a dotted name: {node!r}")
 
 
 def _descend(node: cst.BaseExpression, steps: int) -> cst.BaseExpression:
@@ -909,7 +904,7 @@ def _catches_missing(handler: cst.ExceptHandler) -> bool:
     kinds = handler.type.elements if isinstance(handler.type, cst.Tuple) else [handler.type]
     for kind in kinds:
         expr = kind.value if isinstance(kind, cst.Element) else kind
-        if _is_dotted(expr) and _dotted_text(expr).rsplit(".", 1)[-1] in _MISSING:
+        if _is_dotted(expr) and dotted_name(expr).rsplit(".", 1)[-1] in _MISSING:
             return True
     return False
 
@@ -925,7 +920,7 @@ def _numpy_value(expr: cst.BaseExpression, names) -> bool:
 
 def _new_home(node: cst.ImportFrom, alias: cst.ImportAlias) -> str | None:
     """The module that now holds what `alias` imports, if only its module changed (`Mesh`, `PartitionSpec`)."""
-    api = _EXACT.get(f"{_dotted_text(node.module)}.{alias.evaluated_name}")
+    api = _EXACT.get(f"{dotted_name(node.module)}.{alias.evaluated_name}")
     if api is None or api.how != RENAME or api.old in KEYWORD_RENAMES:
         return None
     new_module, new_leaf = api.new.rsplit(".", 1)

@@ -17,9 +17,9 @@ from jaxfix.analysis.dataflow import (
     LoopFlow,
     Parameter,
     body_statements,
-    target_names,
 )
 from jaxfix.analysis.screen import Screen
+from jaxfix.analysis.syntax import target_names
 from jaxfix.analysis.traced import Kind
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Safety

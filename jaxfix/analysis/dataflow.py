@@ -29,6 +29,7 @@ import libcst as cst
 from libcst.metadata import ScopeProvider
 
 from jaxfix.analysis.context import ModuleContext
+from jaxfix.analysis.syntax import param_names, target_names
 from jaxfix.analysis.traced import LAX_BODIES, TRANSFORMS, TREE_MAPS, Kind
 
 FunctionLike = Union[cst.FunctionDef, cst.Lambda, cst.Module]
@@ -417,24 +418,8 @@ def free_names(function: cst.FunctionDef | cst.Lambda) -> tuple[str, ...]:
     return _unique([*names, *sorted(nonlocal_names)])
 
 
-def target_names(target: cst.BaseExpression) -> list[str]:
-    if isinstance(target, cst.Name):
-        return [target.value]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [n for element in target.elements for n in target_names(element.value)]
-    if isinstance(target, cst.StarredElement):
-        return target_names(target.value)
-    return []
 
 
-def param_names(params: cst.Parameters) -> list[str]:
-    names = [p.name.value for p in (*params.posonly_params, *params.params)]
-    if isinstance(params.star_arg, cst.Param):
-        names.append(params.star_arg.name.value)
-    names.extend(p.name.value for p in params.kwonly_params)
-    if params.star_kwarg is not None:
-        names.append(params.star_kwarg.name.value)
-    return names
 
 
 def root_name(expr: cst.BaseExpression) -> str | None:

@@ -12,6 +12,7 @@ from typing import Iterable
 import libcst as cst
 from libcst.metadata import MetadataWrapper, QualifiedNameProvider, QualifiedNameSource
 
+from jaxfix.analysis.syntax import dotted_name
 from jaxfix.diagnostics import ImportSpec
 
 
@@ -58,19 +59,19 @@ class JaxNames:
             for small in statement.body:
                 if isinstance(small, cst.Import):
                     for alias in small.names:
-                        dotted = _dotted(alias.name)
+                        dotted = dotted_name(alias.name)
                         if alias.asname is not None:
-                            aliases.setdefault(dotted, _dotted(alias.asname.name))
+                            aliases.setdefault(dotted, dotted_name(alias.asname.name))
                         else:
                             aliases.setdefault(dotted.split(".")[0], dotted.split(".")[0])
                             aliases.setdefault(dotted, dotted)
                 elif isinstance(small, cst.ImportFrom) and small.module is not None and not small.relative:
                     if isinstance(small.names, cst.ImportStar):
                         continue
-                    base = _dotted(small.module)
+                    base = dotted_name(small.module)
                     for alias in small.names:
-                        local = _dotted(alias.asname.name) if alias.asname else _dotted(alias.name)
-                        aliases.setdefault(f"{base}.{_dotted(alias.name)}", local)
+                        local = dotted_name(alias.asname.name) if alias.asname else dotted_name(alias.name)
+                        aliases.setdefault(f"{base}.{dotted_name(alias.name)}", local)
         return aliases
 
     def expression_for(self, qualified_name: str) -> tuple[cst.BaseExpression, ImportSpec | None]:
@@ -83,11 +84,3 @@ class JaxNames:
             if local is not None:
                 return cst.parse_expression(".".join([local, *parts[cut:]])), None
         return cst.parse_expression(qualified_name), ImportSpec(parts[0])
-
-
-def _dotted(node: cst.BaseExpression) -> str:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        return f"{_dotted(node.value)}.{node.attr.value}"
-    raise TypeError(f"not a dotted name: {node!r}")

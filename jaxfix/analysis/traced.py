@@ -23,6 +23,7 @@ import libcst as cst
 from libcst.metadata import ScopeProvider
 
 from jaxfix.analysis.context import ModuleContext
+from jaxfix.analysis.syntax import param_names, target_names
 
 
 class Kind(enum.IntEnum):
@@ -195,7 +196,7 @@ class TracedAnalysis:
         self._module_bindings = collector.module_bindings
 
     def _register(self, node: FunctionNode, parent: _Function | None) -> _Function:
-        info = _Function(node, parent, params=_param_names(node.params))
+        info = _Function(node, parent, params=param_names(node.params))
         self._functions[node] = info
         return info
 
@@ -505,7 +506,7 @@ class TracedAnalysis:
         while clause is not None:
             iter_kind = self._kind(clause.iter, info, inner)
             parts.append(iter_kind)
-            for name in _target_names(clause.target):
+            for name in target_names(clause.target):
                 inner[name] = iter_kind
             parts.extend(self._kind(i.test, info, inner) for i in clause.ifs)
             clause = clause.inner_for_in
@@ -581,42 +582,42 @@ class _BindingCollector(cst.CSTVisitor):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
-            for name in _target_names(target.target):
+            for name in target_names(target.target):
                 self._bind(name, node.value)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         if node.value is not None:
-            for name in _target_names(node.target):
+            for name in target_names(node.target):
                 self._bind(name, node.value)
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        for name in _target_names(node.target):
+        for name in target_names(node.target):
             self._bind(name, node.value)
 
     def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-        for name in _target_names(node.target):
+        for name in target_names(node.target):
             self._bind(name, node.value)
 
     def visit_For(self, node: cst.For) -> None:
         iterable = node.iter
         callee = iterable.func.value if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) else None
         if callee == "enumerate" and iterable.args and isinstance(node.target, cst.Tuple) and len(node.target.elements) == 2:
-            for name in _target_names(node.target.elements[0].value):
+            for name in target_names(node.target.elements[0].value):
                 self._bind(name, Kind.STATIC)
-            for name in _target_names(node.target.elements[1].value):
+            for name in target_names(node.target.elements[1].value):
                 self._bind(name, iterable.args[0].value)
             return
         if callee == "zip" and isinstance(node.target, cst.Tuple) and len(node.target.elements) == len(iterable.args):
             for element, arg in zip(node.target.elements, iterable.args):
-                for name in _target_names(element.value):
+                for name in target_names(element.value):
                     self._bind(name, arg.value)
             return
-        for name in _target_names(node.target):
+        for name in target_names(node.target):
             self._bind(name, iterable)
 
     def visit_WithItem(self, node: cst.WithItem) -> None:
         if node.asname is not None:
-            for name in _target_names(node.asname.name):
+            for name in target_names(node.asname.name):
                 self._bind(name, Kind.UNKNOWN)
 
     def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
@@ -647,24 +648,8 @@ class _BindingCollector(cst.CSTVisitor):
             self._bind(item.name.value, Kind.UNKNOWN)
 
 
-def _target_names(target: cst.BaseExpression) -> list[str]:
-    if isinstance(target, cst.Name):
-        return [target.value]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [n for element in target.elements for n in _target_names(element.value)]
-    if isinstance(target, cst.StarredElement):
-        return _target_names(target.value)
-    return []  # attributes and subscripts bind no local name
 
 
-def _param_names(params: cst.Parameters) -> list[str]:
-    names = [p.name.value for p in (*params.posonly_params, *params.params)]
-    if isinstance(params.star_arg, cst.Param):
-        names.append(params.star_arg.name.value)
-    names.extend(p.name.value for p in params.kwonly_params)
-    if params.star_kwarg is not None:
-        names.append(params.star_kwarg.name.value)
-    return names
 
 
 def _bind_arguments(params: list[str], call: cst.Call, kind_of) -> dict[str, Kind]:
