@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import multiprocessing
 import os
 import traceback
 from concurrent.futures import ProcessPoolExecutor
@@ -326,5 +327,8 @@ def process_files(
     if jobs <= 1 or len(work) < PARALLEL_THRESHOLD:
         yield from map(_process_one, work)
         return
-    with ProcessPoolExecutor(max_workers=min(jobs, len(work))) as pool:
+    # Not fork: a process that has imported JAX (the tests, an editor's server) is multithreaded, and forking
+    # it can deadlock. forkserver forks from a clean single-threaded server instead.
+    method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+    with ProcessPoolExecutor(max_workers=min(jobs, len(work)), mp_context=multiprocessing.get_context(method)) as pool:
         yield from pool.map(_process_one, work, chunksize=max(1, len(work) // (jobs * 8)))
