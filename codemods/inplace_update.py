@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 
 import libcst as cst
-from libcst.metadata import QualifiedNameProvider, QualifiedNameSource
 
 from jaxfix.analysis.screen import Screen
 from jaxfix.codemod import Codemod, Invalid, Valid
@@ -288,9 +287,7 @@ class InplaceArrayUpdate(Codemod):
         if callee is not None:
             return callee.startswith("jax.numpy.") or callee.startswith("jax.lax.") or callee.startswith("jax.nn.")
         if isinstance(call.func, cst.Name) and call.func.value in _PURE_BUILTINS:
-            names = self.get_metadata(QualifiedNameProvider, call.func, None) or set()
-            names = names() if callable(names) else names
-            return bool(names) and all(q.source is QualifiedNameSource.BUILTIN for q in names)
+            return self.context.names.is_builtin(call.func, call.func.value)
         return False
 
     # ---- reporting -----------------------------------------------------------------------------------------

@@ -164,12 +164,10 @@ class ArrayAnalysis:
         return self._is_array(expr, None, None)
 
     def qualified(self, expr: cst.BaseExpression) -> str | None:
-        """The imported name a dotted expression (`jnp.zeros`) refers to; None for anything else, such as the
-        method of a call's result (`jnp.arange(6).reshape`, which JaxNames would call `jax.numpy.arange.reshape`)."""
-        return self._names.qualified(expr) if _is_dotted(expr) else None
+        return self._names.qualified(expr)
 
     def callee(self, call: cst.Call) -> str | None:
-        return self.qualified(call.func)
+        return self._names.callee(call)
 
     def owner(self, name: cst.Name) -> Scope | None:
         """The scope whose bindings `name` refers to (following `global`/`nonlocal`), or None if unbound."""
@@ -310,6 +308,16 @@ class ArrayAnalysis:
             return False
         return self.qualified(param.annotation.annotation) in _ARRAY_ANNOTATIONS
 
+    def _name_has(self, name: cst.Name, owner: Scope | None, env: set[str] | None, prop: str) -> bool:
+        """Whether `name` has `prop`: by the assumption `env` for names of `owner` (while solving it), else by
+        the solution for the scope the name belongs to."""
+        scope = self.owner(name)
+        if scope is None:
+            return False
+        if scope is owner and env is not None:
+            return name.value in env
+        return name.value in self._solve(scope, prop)
+
     def _is_array(
         self, expr: cst.BaseExpression, owner: Scope | None, env: set[str] | None, prop: str = _ARRAY
     ) -> bool:
@@ -317,12 +325,7 @@ class ArrayAnalysis:
         (prop _RUNTIME), given that the names of `owner` in `env` hold one."""
         is_array = lambda e: self._is_array(e, owner, env, prop)  # noqa: E731
         if isinstance(expr, cst.Name):
-            scope = self.owner(expr)
-            if scope is None:
-                return False
-            if scope is owner and env is not None:
-                return expr.value in env
-            return expr.value in self._solve(scope, prop)
+            return self._name_has(expr, owner, env, prop)
         if isinstance(expr, cst.Call):
             callee = self.callee(expr)
             if callee is not None:
@@ -357,12 +360,7 @@ class ArrayAnalysis:
         if isinstance(expr, (cst.Float, cst.Imaginary)):
             return True
         if isinstance(expr, cst.Name):
-            scope = self.owner(expr)
-            if scope is None:
-                return False
-            if scope is owner and env is not None:
-                return expr.value in env
-            return expr.value in self._solve(scope, _INEXACT)
+            return self._name_has(expr, owner, env, _INEXACT)
         if isinstance(expr, cst.Call):
             callee = self.callee(expr)
             if callee is not None:
@@ -769,12 +767,6 @@ class ArrayAnalysis:
             text = self._context.code_for(chosen).strip()
         text = " ".join(text.split())
         return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _is_dotted(expr: cst.BaseExpression) -> bool:
-    while isinstance(expr, cst.Attribute):
-        expr = expr.value
-    return isinstance(expr, cst.Name)
 
 
 def _augmented(operator: type) -> type:

@@ -37,10 +37,11 @@ class JaxNames:
         return imported.pop() if len(imported) == 1 else None
 
     def is_builtin(self, node: cst.CSTNode, name: str) -> bool:
-        """Whether `node` is Python's own `name` (`print`), not a local or imported object of that name."""
+        """Whether `node` is Python's own `name` (`print`) on every path: not a local or imported object of that
+        name, and not one that some branch rebinds."""
         value = self._qualified.get(node)
         names = (value() if callable(value) else value) if value is not None else set()
-        return any(q.source is QualifiedNameSource.BUILTIN and q.name == f"builtins.{name}" for q in names)
+        return bool(names) and all(q.source is QualifiedNameSource.BUILTIN and q.name == f"builtins.{name}" for q in names)
 
     def matches(self, node: cst.CSTNode, names: Iterable[str]) -> bool:
         qualified = self.qualified(node)
