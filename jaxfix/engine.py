@@ -157,6 +157,7 @@ def fix_text(
         current, tree = candidate, candidate_tree
         applied += len(fixes)
     diagnostics, pass_errors, _ = analyse(current, codemods, tree=tree)
+    errors.extend(e for e in pass_errors if e not in errors)
     errors.append(f"fixes did not settle after {MAX_PASSES} passes; the last result was kept")
     return current, applied, diagnostics, errors
 
