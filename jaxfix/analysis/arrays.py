@@ -33,6 +33,7 @@ from libcst.metadata import (
 )
 
 from jaxfix.analysis.context import ModuleContext
+from jaxfix.analysis.syntax import AT_METHODS
 from jaxfix.analysis.traced import LAX_BODIES, Kind
 
 _JNP = "jax.numpy."
@@ -78,7 +79,6 @@ _VIEW_METHODS = frozenset("reshape ravel transpose squeeze swapaxes diagonal".sp
 _VIEW_ATTRIBUTES = frozenset({"T", "mT", "real", "imag"})
 _STATIC_ATTRIBUTES = frozenset({"shape", "dtype", "ndim", "size", "nbytes", "itemsize", "sharding", "weak_type"})
 # `x.at[idx].<method>(...)`: every one returns a new array.
-AT_METHODS = frozenset({"set", "add", "subtract", "multiply", "mul", "divide", "power", "min", "max", "apply", "get"})
 # Transformations that always call the function with tracers, even on NumPy arguments (unlike custom_jvp/vjp).
 _ALWAYS_TRACING = frozenset(
     """

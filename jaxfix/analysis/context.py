@@ -40,6 +40,18 @@ class ModuleContext:
         return ArrayAnalysis(self)
 
     @cached_property
+    def shapes(self):
+        from jaxfix.analysis.shapes import ShapeAnalysis
+
+        return ShapeAnalysis(self)
+
+    @cached_property
+    def carry(self):
+        from jaxfix.analysis.carry import CarryAnalysis
+
+        return CarryAnalysis(self)
+
+    @cached_property
     def dataflow(self):
         from jaxfix.analysis.dataflow import Dataflow
 

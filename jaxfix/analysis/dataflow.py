@@ -29,7 +29,7 @@ import libcst as cst
 from libcst.metadata import ScopeProvider
 
 from jaxfix.analysis.context import ModuleContext
-from jaxfix.analysis.syntax import param_names, target_names
+from jaxfix.analysis.syntax import AT_METHODS, param_names, target_names
 from jaxfix.analysis.traced import LAX_BODIES, TRANSFORMS, TREE_MAPS, Kind
 
 FunctionLike = Union[cst.FunctionDef, cst.Lambda, cst.Module]
@@ -869,7 +869,6 @@ ARRAY_METHODS = frozenset(
     nonzero prod ptp ravel repeat reshape round searchsorted squeeze std sum swapaxes take trace transpose var view
     """.split()
 )
-AT_METHODS = frozenset({"set", "add", "subtract", "multiply", "mul", "divide", "power", "min", "max", "apply", "get"})
 # Methods that read a container without changing it (dict, list, tuple, str).
 _READING_METHODS = frozenset({"get", "items", "keys", "values", "index", "count", "copy", "format", "join", "split"})
 # Methods that change their receiver.

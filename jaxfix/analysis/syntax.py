@@ -35,3 +35,45 @@ def dotted_name(node: cst.BaseExpression) -> str:
     if isinstance(node, cst.Attribute):
         return f"{dotted_name(node.value)}.{node.attr.value}"
     raise TypeError(f"not a dotted name: {node!r}")
+
+
+# `x.at[i].<method>(v)`: the functional updates of a JAX array.
+AT_METHODS = frozenset({"set", "add", "subtract", "multiply", "mul", "divide", "power", "min", "max", "apply", "get"})
+
+
+def walk(node: cst.CSTNode):
+    """Every node under `node`, `node` included (LibCST has no ast.walk)."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(current.children)
+
+
+def mentions(node: cst.CSTNode, name: str) -> bool:
+    return any(isinstance(n, cst.Name) and n.value == name for n in walk(node))
+
+
+def is_number(expr: cst.BaseExpression) -> bool:
+    """A Python number literal (`3`, `-0.5`, `True`)."""
+    if isinstance(expr, (cst.Integer, cst.Float)):
+        return True
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus)):
+        return isinstance(expr.expression, (cst.Integer, cst.Float))
+    return isinstance(expr, cst.Name) and expr.value in ("True", "False")
+
+
+def is_none(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "None"
+
+
+def is_full_slice(element) -> bool:
+    """`:` alone."""
+    return isinstance(element, cst.Slice) and element.lower is None and element.upper is None and element.step is None
+
+
+def at_base(expr: cst.BaseExpression) -> cst.BaseExpression | None:
+    """`x` for the receiver `x.at[i]` of a functional update; None for anything else."""
+    if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Attribute) and expr.value.attr.value == "at":
+        return expr.value.value
+    return None
