@@ -345,11 +345,7 @@ class ForiAtSetToScan(Codemod):
             carry_param=carry_param, tuple_carry=tuple_carry, names=names, unpack=unpack, returned=returned,
             init=init, init_line=init_line, init_arg=arguments["init_val"], upper=arguments["upper"], unroll=arguments.get("unroll"),
         )  # fmt: skip
-        if any(index in _assigned(s) for s in statements) or index in _bound_in(body) - {index} or any(
-            isinstance(n, (cst.Lambda, cst.FunctionDef)) and index in param_names(n.params)
-            or isinstance(n, cst.CompFor) and index in target_names(n.target)
-            for n in walk(body.body)
-        ):
+        if any(index in _assigned(s) for s in statements) or index in _nested_bindings(body):
             raise _Refused(f"the body binds the index `{index}` again")
         plan.outputs = self._outputs(plan)
         trip = self._trip = self._dim(plan.upper, line)
@@ -1210,7 +1206,12 @@ def _bound_in(function: cst.FunctionDef) -> set[str]:
     (lambda and function parameters, comprehension targets): where any of them is read, it may not be the
     value the enclosing function has."""
     act = activity(function.body)
-    bound = set(param_names(function.params)) | set(act.writes) | set(act.deletes)
+    return set(param_names(function.params)) | set(act.writes) | set(act.deletes) | _nested_bindings(function)
+
+
+def _nested_bindings(function: cst.FunctionDef) -> set[str]:
+    """Names that scopes nested in the function bind: lambda and function parameters, comprehension targets."""
+    bound: set[str] = set()
     for node in walk(function.body):
         if isinstance(node, (cst.Lambda, cst.FunctionDef)):
             bound.update(param_names(node.params))
