@@ -162,12 +162,13 @@ class ForiAtSetToScan(Codemod):
     It does not need traced code: `fori_loop` traces its body under `jax.jit` or not, and the gradient
     costs the same.
 
-    It reports without a fix, saying what stopped it, when the body is a lambda or not a local function used
-    only here; the loop does not start at 0; an output is written conditionally, more than once, or read
-    (`out[i - 1]`); an output does not start as a fresh `jnp.zeros`/`ones`/`empty`/`full` (or `*_like`)
-    array whose leading dimension is provably the trip count; a row's shape is not provably the output's row
-    shape (`.at[i].set` broadcasts a scalar into a row; a scan would stack scalars); the body does not unpack
-    its carry first and return it last; or the loop's result is not unpacked into one name per carried value.
+    It reports without a fix, saying what stopped it, when the body is a lambda, decorated, or not a local
+    function used only here; the loop does not start at 0; an output is written conditionally, more than
+    once, or read (`out[i - 1]`); an output does not start as a fresh `jnp.zeros`/`ones`/`empty`/`full` (or
+    `*_like`) array whose leading dimension is provably the trip count; a row's shape is not provably the
+    output's row shape (`.at[i].set` broadcasts a scalar into a row, a scan would stack scalars; a scalar row
+    needs no proof, since only scalars fit it); the body does not unpack its carry first and return it last;
+    or the loop's result is not unpacked into one name per carried value.
     """
 
     code = "JF104"
@@ -368,7 +369,9 @@ class ForiAtSetToScan(Codemod):
             and params.star_kwarg is None
             and all(p.default is None for p in params.params)
         )
-        if not plain or body.decorators or body.asynchronous is not None:
+        if body.decorators:
+            raise _Refused(f"the body `{body.name.value}` is decorated")
+        if not plain or body.asynchronous is not None:
             raise _Refused(f"the body `{body.name.value}` is not a plain `def {body.name.value}(i, carry)`")
         return params.params[0].name.value, params.params[1].name.value
 
@@ -740,7 +743,8 @@ class ForiAtSetToScan(Codemod):
         fresh = output.fresh
         at = output.write if output.write is not None else len(plan.statements) - 1
         shapes, dtypes = self._facts(plan, output.value, at, 0)
-        if fresh.row is None or not any(_same_shape(fresh.row, shape) for shape in shapes):
+        # A scalar row takes only scalars (nothing broadcasts to `()`): no proof needed.
+        if fresh.row != () and (fresh.row is None or not any(_same_shape(fresh.row, shape) for shape in shapes)):
             raise _Refused(
                 f"nothing proves that `{_snippet(self._code(output.value))}` has the shape of a row of "
                 f"`{output.name}` (`.at[i].set` broadcasts into the row, lax.scan would stack it as it is)"

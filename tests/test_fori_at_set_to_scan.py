@@ -362,3 +362,29 @@ def test_a_body_defined_in_another_function_is_reported() -> None:
     )
     [finding] = findings(source, JF104)
     assert finding.fix is None and "another function" in finding.message
+
+
+def test_a_scalar_row_needs_no_shape_proof() -> None:
+    # Only a scalar broadcasts to `()`: whatever `y[i - 1] * y[i]` is, the original runs only if it is one.
+    before = """
+        import jax
+        import jax.numpy as jnp
+        from jax import lax
+
+
+        @jax.jit
+        def products(y):
+            d = jnp.zeros(y.shape[0])
+
+            def body(i, carry):
+                d, y = carry
+                d = d.at[i].set(y[i - 1] * y[i])
+                return d, y
+
+            d, y = lax.fori_loop(0, y.shape[0], body, (d, y))
+            return d
+    """
+    after = rewritten(before)
+    assert "def body(y, i):" in after and "return y, (y[i - 1] * y[i]).astype(float)" in after
+    assert "y, d = lax.scan(body, y, jnp.arange(y.shape[0]))" in after
+    assert_equivalent(before, after, "products", jnp.sin(jnp.arange(9.0)))
