@@ -1,6 +1,6 @@
 """Compile and run time of every loop corpus case: the original, jaxfix's rewrite, and a hand-written idiom.
 
-    python benchmarks/loops.py [--cases GLOB] [--repeats N] [--sizes 10,300,1000] [--root CORPUS_DIR]
+    python benchmarks/loops.py [--cases GLOB] [--repeats N] [--sizes 10,300,1000] [--root CORPUS_DIR] [--grad]
 
 For each case under corpus/loop_*/ (GLOB is matched against the case id `<codemod>/<case>`, or the codemod
 alone; default `loop_*`), the case's `entry` is called on its `args`/`kwargs` from case.toml in up to three
@@ -38,6 +38,13 @@ a batch of at least `--min-time` seconds. Versions are interleaved within each r
 the best of `--repeats` (the minimum is the least disturbed by other processes on the machine). One untimed
 warm-up compile first fills JAX's own caches, as in any running program. Outputs are compared with the case's
 rtol/atol, so a rewrite or idiom that computes something else shows.
+
+Gradient. With `--grad`, each version is timed under reverse-mode differentiation instead: the jitted
+gradient, with respect to the entry's first argument, of the sum of squares of its (inexact) outputs, the other
+arguments held fixed (`jax.jit(jax.grad(lambda a: loss(entry(a, *rest))))`, built afresh for every
+measurement). This is where a `fori_loop` that writes its outputs with `.at[i].set` pays: its gradient saves
+the whole output array at every step. Gradients are compared with a float32 gradient tolerance (2e-3 at the
+least, as JAX's own tests use).
 
 Prints Markdown: one table per case, then a summary table (one row per case and size) for the README.
 """
@@ -86,13 +93,14 @@ class CaseResult:
     size: int | None
     repeats: int
     versions: list[Version] = field(default_factory=list)
+    grad: bool = False  # timed under jax.grad (see --grad)
 
     def version(self, name: str) -> Version | None:
         return next((v for v in self.versions if v.name == name and v.error is None), None)
 
     @property
     def title(self) -> str:
-        return self.case.id + ("" if self.size is None else f" (N = {self.size})")
+        return self.case.id + ("" if self.size is None else f" (N = {self.size})") + (", gradient" if self.grad else "")
 
 
 # --- arguments ---------------------------------------------------------------------------------------------
@@ -147,14 +155,36 @@ def time_run(function: Callable[..., Any], args, kwargs, *, min_time: float = 0.
     return statistics.median(times)
 
 
-def _measure_once(version: Version, entry: str, args, kwargs, min_time: float) -> tuple[float, float] | None:
-    """(first call, steady run) seconds of a freshly loaded entry, or None after recording an error."""
+def gradient_of(function: Callable[..., Any], args, kwargs) -> tuple[Callable[..., Any], list[Any], dict[str, Any]]:
+    """The jitted gradient of `sum of squares of function(a, *args[1:], **kwargs)` with respect to `a`, and the
+    arguments to call it with (`args[0]` alone): the other arguments are held fixed, so static ones stay Python
+    values."""
+    import jax
+    import jax.numpy as jnp
+
+    rest = list(args[1:])
+
+    def loss(first):
+        leaves = jax.tree.leaves(function(first, *rest, **kwargs))
+        return sum(jnp.sum(jnp.square(leaf)) for leaf in leaves if jnp.issubdtype(leaf.dtype, jnp.inexact))
+
+    return jax.jit(jax.grad(loss)), [args[0]], {}
+
+
+def _measure_once(
+    version: Version, entry: str, args, kwargs, min_time: float, grad: bool = False
+) -> tuple[float, float] | None:
+    """(first call, steady run) seconds of a freshly loaded entry (or of its gradient), or None after recording
+    an error."""
     import jax
 
     modules: list[str] = []
     try:
         function, modules = _load_fresh(version.path, entry)
         version.jitted = hasattr(function, "lower")
+        if grad:
+            function, args, kwargs = gradient_of(function, args, kwargs)
+            version.jitted = True
         gc.collect()
         start = time.perf_counter()
         output = jax.block_until_ready(function(*args, **kwargs))
@@ -193,8 +223,11 @@ def warm_up() -> None:
     _warm = True
 
 
-def bench_case(case: corpus.Case, *, repeats: int = 3, size: int | None = None, min_time: float = 0.05) -> CaseResult:
-    """Time before.py, after.py (if any) and idiom.py (if any) of one runnable case."""
+def bench_case(
+    case: corpus.Case, *, repeats: int = 3, size: int | None = None, min_time: float = 0.05, grad: bool = False
+) -> CaseResult:
+    """Time before.py, after.py (if any) and idiom.py (if any) of one runnable case (their gradients with
+    `grad`)."""
     warm_up()
     args, kwargs = arguments(case, size)
     entry = case.spec["entry"]
@@ -209,7 +242,7 @@ def bench_case(case: corpus.Case, *, repeats: int = 3, size: int | None = None, 
         for version in versions:
             if version.error is not None:
                 continue
-            measured = _measure_once(version, entry, args, kwargs, min_time)
+            measured = _measure_once(version, entry, args, kwargs, min_time, grad)
             if measured is not None:
                 first[version.name] = min(first[version.name], measured[0])
                 run[version.name] = min(run[version.name], measured[1])
@@ -219,6 +252,8 @@ def bench_case(case: corpus.Case, *, repeats: int = 3, size: int | None = None, 
             version.compile_s = max(first[version.name] - version.run_s, 0.0)
     before = versions[0]
     tolerance = {"rtol": case.spec.get("rtol", 1e-6), "atol": case.spec.get("atol", 1e-6)}
+    if grad:
+        tolerance = {key: max(value, 2e-3) for key, value in tolerance.items()}
     for version in versions[1:]:
         if version.error is None and before.error is None:
             try:
@@ -226,7 +261,7 @@ def bench_case(case: corpus.Case, *, repeats: int = 3, size: int | None = None, 
                 version.same = "yes"
             except AssertionError as error:
                 version.same = "NO: " + (str(error).strip().splitlines() or [""])[0][:80]
-    return CaseResult(case, size if size is not None else size_of(case, args, kwargs), repeats, versions)
+    return CaseResult(case, size if size is not None else size_of(case, args, kwargs), repeats, versions, grad)
 
 
 # --- reporting ---------------------------------------------------------------------------------------------
@@ -299,7 +334,7 @@ def summary(results: list[CaseResult]) -> str:
         b, a, i = result.version("before"), result.version("after"), result.version("idiom")
         nan = math.nan
         lines.append(
-            f"| {result.case.id} | {'-' if result.size is None else result.size} "
+            f"| {result.case.id}{' (gradient)' if result.grad else ''} | {'-' if result.size is None else result.size} "
             f"| {' / '.join(cell(v, 'compile_s', 1, 3) for v in (b, a, i))} "
             f"| {' / '.join(cell(v, 'run_s', 1e3, 4) for v in (b, a, i))} "
             f"| {_x(b.compile_s if b else nan, a.compile_s if a else nan)} "
@@ -337,6 +372,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", type=_ints, default=None, help="trip counts for cases with size_arg, e.g. 10,300")
     parser.add_argument("--root", type=Path, default=corpus.ROOT, help="the corpus folder (default: corpus/)")
     parser.add_argument("--min-time", type=float, default=0.05, help="seconds per batch of timed runs")
+    parser.add_argument("--grad", action="store_true", help="time the gradient w.r.t. the first argument instead")
     options = parser.parse_args(argv)
 
     import jax
@@ -355,7 +391,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
         sizes = options.sizes if options.sizes and "size_arg" in case.spec else [None]
         for size in sizes:
-            result = bench_case(case, repeats=options.repeats, size=size, min_time=options.min_time)
+            result = bench_case(case, repeats=options.repeats, size=size, min_time=options.min_time, grad=options.grad)
             results.append(result)
             print(format_case(result) + "\n", flush=True)
     if not chosen:

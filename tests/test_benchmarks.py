@@ -109,3 +109,14 @@ def test_main_selects_cases_by_glob(loops, tiny_corpus: Path, capsys) -> None:
     assert loops.main(["--root", str(tiny_corpus), "--cases", "loop_tiny/*", "--repeats", "1", "--min-time", "0"]) == 0
     out = capsys.readouterr().out
     assert "## Summary" in out and "| loop_tiny/decay | 3 |" in out
+
+
+def test_grad_times_the_gradient_of_every_version(loops, tiny_corpus: Path) -> None:
+    [case] = corpus.cases(tiny_corpus)
+    result = loops.bench_case(case, repeats=1, size=4, min_time=0.0, grad=True)
+    assert result.grad and result.title.endswith(", gradient")
+    for version in result.versions:
+        assert version.error is None, version.error
+        assert version.output.shape == (8,)  # d loss / d x, x of the case's 8 values
+    assert [v.same for v in result.versions[1:]] == ["yes", "yes"]
+    assert "loop_tiny/decay (gradient) | 4 |" in loops.summary([result])
