@@ -1167,20 +1167,31 @@ class Dataflow:
     # ---- concrete uses -------------------------------------------------------------------------------------
 
     def concrete_use(
-        self, loop: Loop, names: Iterable[str], is_array: Callable[[cst.BaseExpression], bool] | None = None
+        self,
+        loop: Loop,
+        names: Iterable[str],
+        is_array: Callable[[cst.BaseExpression], bool] | None = None,
+        *,
+        also: Sequence[cst.CSTNode] = (),
+        consumed: Iterable[cst.CSTNode] = (),
     ) -> Blocker | None:
         """The first use in the body of `loop` that needs one of `names` (say the loop index) to be a Python
         int, which it stops being when the body becomes a traced function: a Python `if`/`and`/`not`, a slice
         bound, an index into something not known to be a JAX array, `range(i)`, `int(i)`, an f-string, a call
         to anything not known to accept a traced integer there, or `n ** i` (int32 overflow). Names assigned
-        from such values in the body are followed. None when every use works with a traced integer."""
+        from such values in the body are followed. None when every use works with a traced integer.
+
+        `also` are more nodes to search (a `while` test, the rest of the function); a use whose value reaches
+        one of the `consumed` expressions (the parts of a test that the rewrite hands to `jnp.logical_and`)
+        counts as one that works with a traced integer."""
         is_array = is_array or self.is_array_like
         tainted = set(names)
-        statements = body_statements(loop.body)
+        statements = [*body_statements(loop.body), *also]
+        stops = set(consumed)
         for _ in range(20):
             grown = False
             for occurrence in self._name_loads(statements, tainted):
-                outcome = self._climb(occurrence, tainted, is_array)
+                outcome = self._climb(occurrence, tainted, is_array, stops)
                 if isinstance(outcome, Blocker):
                     return outcome
                 if outcome - tainted:
@@ -1222,9 +1233,9 @@ class Dataflow:
                 return False
         return True
 
-    def _climb(self, name: cst.Name, tainted: set[str], is_array) -> set[str] | Blocker:
-        """Follow a use of a tainted name outwards until its value is consumed. Returns names that now hold
-        an index-derived value (assignment targets), or a Blocker."""
+    def _climb(self, name: cst.Name, tainted: set[str], is_array, stops=frozenset()) -> set[str] | Blocker:
+        """Follow a use of a tainted name outwards until its value is consumed (or reaches one of `stops`).
+        Returns names that now hold an index-derived value (assignment targets), or a Blocker."""
         parents = self._context.parents
         child: cst.CSTNode = name
         shown = name.value
@@ -1236,6 +1247,8 @@ class Dataflow:
             return Blocker(node, f"uses `{shown}` as a Python int ({what}: `{snippet}`)")
 
         while True:
+            if child in stops:
+                return set()
             parent = parents.get(child)
             if parent is None:
                 return set()
