@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from jaxfix.analysis.carry import snippet
-from jaxfix.analysis.dataflow import LoopFlow, block_activity, body_statements
+from jaxfix.analysis.dataflow import LoopFlow, Parameter, block_activity, body_statements
 from jaxfix.analysis.screen import Screen
 from jaxfix.analysis.shapes import Category
 from jaxfix.analysis.syntax import is_none, mentions, walk
@@ -23,6 +23,8 @@ _CONTAINERS = (
     cst.List, cst.Tuple, cst.Set, cst.Dict, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp,
     cst.SimpleString, cst.FormattedString, cst.ConcatenatedString,
 )  # fmt: skip
+# lax functions that return Python values, which TracedAnalysis and `is_array_like` count as arrays.
+_PYTHON_VALUED = frozenset({"jax.lax.axis_size"})
 _LOGICAL = {cst.And: "jax.numpy.logical_and", cst.Or: "jax.numpy.logical_or"}
 
 
@@ -237,9 +239,9 @@ class WhileToWhileLoop(Codemod):
         function = traced.enclosing_function(node)
         if not traced.staged(function):
             return  # only jax.grad-like transformations reach it: they run it eagerly, where the loop works
-        if traced.kind(node.test) is not Kind.TRACED:
-            return
         dataflow = self.context.dataflow
+        if dataflow.kind_at(node, node.test) is not Kind.TRACED:
+            return  # with the bindings that reach the loop, not every binding in the function
         flow = dataflow.loop(node)
         if not flow.carried:
             return  # nothing changes from one step to the next
@@ -292,9 +294,10 @@ class WhileToWhileLoop(Codemod):
         return bare if "\n" not in self.context.code_for(bare) else expr
 
     def _atom(self, expr: cst.BaseExpression, flow: LoopFlow, result: _Test) -> None:
-        """Whether one operand of the test's `and`/`or`/`not` is a boolean `cond` may return."""
-        traced = self.context.traced
-        kind = traced.kind(expr)
+        """Whether one operand of the test's `and`/`or`/`not` is a boolean `cond` may return, and whether it
+        is surely a traced array (whose truth value the Python loop asks for, and fails)."""
+        loop = flow.loop
+        kind = self.context.dataflow.kind_at(loop, expr)
         shown = snippet(self.context.code_for(expr))
 
         def problem(reason: str) -> None:
@@ -303,7 +306,7 @@ class WhileToWhileLoop(Codemod):
         if isinstance(expr, cst.Comparison):
             operators = [c.operator for c in expr.comparisons]
             operands = [expr.left, *(c.comparator for c in expr.comparisons)]
-            if kind is Kind.TRACED:
+            if kind is Kind.TRACED and any(self._surely_array(o, loop) for o in operands):
                 result.proven = True
             if not all(isinstance(op, _ORDERING) for op in operators):
                 carried = any(mentions(expr, name) for name in flow.carried)
@@ -315,17 +318,12 @@ class WhileToWhileLoop(Codemod):
                 problem(f"the test compares with a container, string or None (`{shown}`)")
             elif kind is Kind.UNKNOWN:
                 problem(f"the test reads a value not known to be traced or static (`{shown}`)")
-        elif kind is Kind.TRACED:
-            category = self.context.shapes.category(expr)
-            if category is Category.BOOL:
-                result.proven = True
-            elif self.context.dataflow.is_array_like(expr):
-                result.proven = True  # bool() of a traced array fails; lax needs a boolean
+        elif kind is Kind.TRACED and self._surely_array(expr, loop):
+            result.proven = True  # bool() of a traced array fails
+            if self.context.shapes.category(expr) is not Category.BOOL:
                 problem(f"the test `{shown}` is not known to be a boolean; compare it (`{shown} != 0`)")
-            else:
-                problem(f"the test reads `{shown}`, which is not known to be a boolean array")
         elif not (isinstance(expr, cst.Name) and expr.value in ("True", "False")):
-            problem(f"the test reads `{shown}`, which is not known to be a boolean")
+            problem(f"the test reads `{shown}`, which is not known to be a boolean array")
         if kind is Kind.TRACED:
             rank = self.context.shapes.rank(expr)
             if rank is not None and rank > 0:
@@ -333,6 +331,38 @@ class WhileToWhileLoop(Codemod):
                     f"the test `{shown}` is an array of rank {rank}; lax.while_loop needs a scalar "
                     "(`jnp.all(...)` or `jnp.any(...)`)"
                 )
+
+    def _surely_array(self, expr: cst.BaseExpression, loop: cst.While, seen: frozenset[str] = frozenset()) -> bool:
+        """Traced and surely a JAX array (not a Python value that the traced analysis over-approximates, such
+        as `lax.axis_size(...)`): a JAX computation, or a traced argument of the staged function."""
+        dataflow = self.context.dataflow
+        if dataflow.kind_at(loop, expr) is not Kind.TRACED:
+            return False
+        if isinstance(expr, cst.Call):
+            return self.context.names.callee(expr) not in _PYTHON_VALUED and dataflow.is_array_like(expr)
+        if isinstance(expr, cst.BinaryOperation):
+            return self._surely_array(expr.left, loop, seen) or self._surely_array(expr.right, loop, seen)
+        if isinstance(expr, (cst.UnaryOperation, cst.NamedExpr)):
+            inner = expr.expression if isinstance(expr, cst.UnaryOperation) else expr.value
+            return self._surely_array(inner, loop, seen)
+        if isinstance(expr, (cst.Subscript, cst.Attribute)):
+            return self._surely_array(expr.value, loop, seen)  # `x[0]`, `x.T`: of an array, an array
+        if isinstance(expr, cst.Comparison):
+            operands = [expr.left, *(c.comparator for c in expr.comparisons)]
+            return any(self._surely_array(o, loop, seen) for o in operands)
+        if isinstance(expr, cst.Name) and expr.value not in seen:
+            # a traced argument of the staged function, or a name bound to an array computation
+            traced = self.context.traced
+            function = traced.enclosing_function(loop)
+            flow = dataflow.flow(dataflow.enclosing_function(loop))
+            for source in flow.reaching(loop, expr.value):
+                if isinstance(source, Parameter):
+                    if traced.param_kind(function, expr.value) is Kind.TRACED:
+                        return True
+                elif isinstance(source, cst.BaseExpression):
+                    if self._surely_array(source, loop, seen | {expr.value}):
+                        return True
+        return False
 
     # ---- what stops the rewrite ----------------------------------------------------------------------------
 
@@ -416,7 +446,11 @@ class WhileToWhileLoop(Codemod):
             header = loop.body.header
             body_loop = loop.with_changes(body=loop.body.with_changes(header=cst.TrailingWhitespace()))
         reads = [name for name in carried if mentions(loop.test, name)]
+        # Comments inside a test written over several lines that the conversion drops: above the `return`.
+        kept = {id(n) for n in walk(test.expression) if isinstance(n, cst.Comment)}
+        comments = [cst.EmptyLine(comment=n) for n in _in_order(loop.test) if isinstance(n, cst.Comment) and id(n) not in kept]
         cond = predicate_function(
+            comments=comments,
             name=cond_name,
             carried=carried,
             carry_param=carry_param,
@@ -446,3 +480,10 @@ class WhileToWhileLoop(Codemod):
         if self._fresh_names is None:
             self._fresh_names = FreshNames(self.context.module)
         return self._fresh_names
+
+
+def _in_order(node: cst.CSTNode):
+    """Every node under `node` in source order (`walk` visits the last child first)."""
+    yield node
+    for child in node.children:
+        yield from _in_order(child)

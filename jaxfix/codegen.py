@@ -107,9 +107,11 @@ def predicate_function(
     reads: Sequence[str],
     header: cst.TrailingWhitespace | None = None,
     leading_lines: Sequence[cst.EmptyLine] = (),
+    comments: Sequence[cst.EmptyLine] = (),
 ) -> cst.FunctionDef:
     """A `lax.while_loop` condition: `def name(carry):`, unpacking the carried names the test `reads` (the
-    others as `_`), then `return test`. One carried name is the parameter itself (`def cond(x):`)."""
+    others as `_`), then `return test`, with `comments` (lines taken from the original test) above it. One
+    carried name is the parameter itself (`def cond(x):`)."""
     statements: list[cst.BaseStatement] = []
     if carry_param is None:
         param = carried[0]
@@ -118,7 +120,7 @@ def predicate_function(
         # `_` for the slots the test does not read, unless `_` is itself a carried name
         targets = [n if n in reads or "_" in carried else "_" for n in carried]
         statements.append(cst.parse_statement(f"{packed(targets)} = {carry_param}\n"))
-    statements.append(cst.SimpleStatementLine(body=[cst.Return(value=test)]))
+    statements.append(cst.SimpleStatementLine(body=[cst.Return(value=test)], leading_lines=tuple(comments)))
     block = cst.IndentedBlock(body=statements, header=header or cst.TrailingWhitespace())
     return cst.FunctionDef(
         name=cst.Name(name),

@@ -975,6 +975,36 @@ class Dataflow:
     def loop(self, loop: Loop) -> LoopFlow:
         return loop_flow(self.flow(self.enclosing_function(loop)), loop)
 
+    def kind_at(self, stmt: cst.CSTNode, expr: cst.BaseExpression) -> Kind:
+        """The kind of `expr` (inside `stmt`, say a `while` test) where `stmt` starts, each local name it reads
+        taking the join of the bindings that reach `stmt`, not of every binding in the function as
+        TracedAnalysis does: `n = static_arg` then `if n is None: n = 32 // bits` then `while n < m:` is
+        static there even though `n` is a traced parameter elsewhere. A loop's own updates reach its head."""
+        traced = self._context.traced
+        function = traced.enclosing_function(stmt)
+        flow = self.flow(self.enclosing_function(stmt))
+        assumed: dict[str, Kind] = {}
+        for name in _unique(n.value for n in _walk(expr) if isinstance(n, cst.Name)):
+            if name not in flow.locals or name in flow.declared:
+                continue
+            kinds = []
+            for source in flow.reaching(stmt, name):
+                if source is UNDEFINED:
+                    continue
+                if isinstance(source, Parameter):
+                    kinds.append(traced.param_kind(function, name) if function is not None else Kind.UNKNOWN)
+                elif isinstance(source, cst.AugAssign):
+                    kinds.append(traced.kind(source.value))  # the other operand is the name itself
+                elif isinstance(source, cst.BaseExpression):
+                    kinds.append(traced.kind(source))
+                elif isinstance(source, cst.Assign):
+                    kinds.append(traced.kind(source.value))
+                else:  # a `for` target, `with ... as`, an import: what the flow-insensitive analysis says
+                    kinds.append(traced.kind(cst.Name(name), within=function))
+            if kinds:
+                assumed[name] = max(kinds)
+        return traced.kind(expr, within=function, assume=assumed)
+
     # ---- purity --------------------------------------------------------------------------------------------
 
     def impurity(self, loop: Loop, flow: LoopFlow | None = None) -> Blocker | None:
