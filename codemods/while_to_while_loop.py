@@ -50,8 +50,10 @@ class WhileToWhileLoop(Codemod):
     ## Why is this bad?
     Under `jax.jit` the test of a Python `while` is an abstract tracer with no truth value, so the function
     fails at trace time with `TracerBoolConversionError` (a `ConcretizationTypeError`). The Python loop can
-    only run eagerly. `lax.while_loop` evaluates the test inside the compiled program, and compiles the body
-    once.
+    only run eagerly (`jax.disable_jit()`), dispatching every operation of every iteration on its own: on the
+    corpus's Newton case (CPU, JAX 0.10.2) about 20 ms a call, against 8 µs for the rewrite, which compiles
+    once in about 0.1 s (`benchmarks/while_eager.py`). `lax.while_loop` evaluates the test inside the
+    compiled program, and compiles the body once.
 
     ## Example
     ```python
