@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from jaxfix.analysis.carry import snippet
-from jaxfix.analysis.dataflow import LoopFlow, Parameter, block_activity, body_statements
+from jaxfix.analysis.dataflow import LoopFlow, Parameter, body_statements
 from jaxfix.analysis.screen import Screen
 from jaxfix.analysis.shapes import Category
 from jaxfix.analysis.syntax import is_none, mentions, walk
@@ -103,7 +103,8 @@ class WhileToWhileLoop(Codemod):
       Python loop works) and reports without a fix when this module differentiates a function in reverse mode;
       differentiation from another module is invisible to it.
     - A counter that starts as a Python int (`i = 0`, `i += 1`) becomes a weakly typed traced int32: it wraps
-      at 2**31 and, returned, is an array instead of a Python int. This is allowed only when nothing in the
+      at 2**31, `i / n` is computed in float32 instead of float64, and, returned, it is an array instead of a
+      Python int. This is allowed only when nothing in the
       function needs it as a Python int (a slice bound, `range(i)`, an index into a list, a shape, an `if`,
       string formatting); otherwise the loop is reported without a fix. A Python float that stays a Python
       float in the loop is refused (lax would compute it in float32 instead of float64).
@@ -392,13 +393,12 @@ class WhileToWhileLoop(Codemod):
         if flow.undefined:
             return f"`{flow.undefined[0]}` is carried from one step to the next but not defined before the loop"
         statements = body_statements(function.body) if isinstance(function, cst.FunctionDef) else ()
-        captured = set(block_activity(statements).captured)
-        for name in flow.carried:
-            if name in captured:
-                return (
-                    f"`{name}` is read by a function defined in `{function.name.value}`, which would not see "
-                    "the values the loop function computes"
-                )
+        captured = dataflow.captured_carries(flow)
+        if captured:
+            return (
+                f"`{captured[0]}` is read by a function defined in `{function.name.value}`, which would not see "
+                "the values the loop function computes"
+            )
         reason = self.context.carry.blocker(loop, flow, construct="lax.while_loop", static_ints=True)
         if reason is not None:
             return reason

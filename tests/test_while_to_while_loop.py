@@ -211,3 +211,17 @@ def test_concrete_use_stops_at_consumed_expressions() -> None:
     blocked = context.dataflow.concrete_use(loop, ["i"], also=statements)
     assert blocked is not None and "truth value" in blocked.reason  # Python's `and` needs a bool
     assert context.dataflow.concrete_use(loop, ["i"], also=statements, consumed=[comparison]) is None
+
+
+def test_captured_carries() -> None:
+    """A closure defined before the loop reads the outer `x`, which a loop function would no longer update."""
+    source = (
+        "import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef f(x, y):\n    g = lambda: 2.0 * x\n"
+        "    while jnp.sum(x) > 1.0:\n        x = g() / 4.0\n        y = y + 1.0\n    return x, y\n"
+    )
+    context = _context(source)
+    flow = context.dataflow.loop(_loop(context))
+    assert set(flow.carried) == {"x", "y"}
+    assert context.dataflow.captured_carries(flow) == ("x",)
+    [finding] = findings(source, CODEMOD)
+    assert finding.fix is None and "`x` is read by a function defined in `f`" in finding.message

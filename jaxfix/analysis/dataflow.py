@@ -975,6 +975,15 @@ class Dataflow:
     def loop(self, loop: Loop) -> LoopFlow:
         return loop_flow(self.flow(self.enclosing_function(loop)), loop)
 
+    def captured_carries(self, flow: LoopFlow) -> tuple[str, ...]:
+        """The carried names of a loop that a nested function or stored lambda of the enclosing function reads
+        (`def g(): return 2 * x` before `for ...: x = g()`). Once the body is a function of its own, `x` there is
+        a local of that function: the closure still reads the outer `x`, which the loop no longer updates."""
+        function = self.enclosing_function(flow.loop)
+        statements = body_statements(function.body) if isinstance(function, cst.FunctionDef) else ()
+        captured = set(block_activity(statements).captured)
+        return tuple(name for name in flow.carried if name in captured)
+
     def kind_at(self, stmt: cst.CSTNode, expr: cst.BaseExpression) -> Kind:
         """The kind of `expr` (inside `stmt`, say a `while` test) where `stmt` starts, each local name it reads
         taking the join of the bindings that reach `stmt`, not of every binding in the function as
