@@ -96,3 +96,35 @@ def _assigns_only(statement, name: str) -> bool:
         and isinstance(statement.body[0].targets[0].target, cst.Name)
         and statement.body[0].targets[0].target.value == name
     )
+
+
+def predicate_function(
+    *,
+    name: str,
+    carried: Sequence[str],
+    carry_param: str | None,
+    test: cst.BaseExpression,
+    reads: Sequence[str],
+    header: cst.TrailingWhitespace | None = None,
+    leading_lines: Sequence[cst.EmptyLine] = (),
+    comments: Sequence[cst.EmptyLine] = (),
+) -> cst.FunctionDef:
+    """A `lax.while_loop` condition: `def name(carry):`, unpacking the carried names the test `reads` (the
+    others as `_`), then `return test`, with `comments` (lines taken from the original test) above it. One
+    carried name is the parameter itself (`def cond(x):`)."""
+    statements: list[cst.BaseStatement] = []
+    if carry_param is None:
+        param = carried[0]
+    else:
+        param = carry_param
+        # `_` for the slots the test does not read, unless `_` is itself a carried name
+        targets = [n if n in reads or "_" in carried else "_" for n in carried]
+        statements.append(cst.parse_statement(f"{packed(targets)} = {carry_param}\n"))
+    statements.append(cst.SimpleStatementLine(body=[cst.Return(value=test)], leading_lines=tuple(comments)))
+    block = cst.IndentedBlock(body=statements, header=header or cst.TrailingWhitespace())
+    return cst.FunctionDef(
+        name=cst.Name(name),
+        params=cst.Parameters(params=[cst.Param(cst.Name(param))]),
+        body=block,
+        leading_lines=tuple(leading_lines),
+    )

@@ -975,6 +975,45 @@ class Dataflow:
     def loop(self, loop: Loop) -> LoopFlow:
         return loop_flow(self.flow(self.enclosing_function(loop)), loop)
 
+    def captured_carries(self, flow: LoopFlow) -> tuple[str, ...]:
+        """The carried names of a loop that a nested function or stored lambda of the enclosing function reads
+        (`def g(): return 2 * x` before `for ...: x = g()`). Once the body is a function of its own, `x` there is
+        a local of that function: the closure still reads the outer `x`, which the loop no longer updates."""
+        function = self.enclosing_function(flow.loop)
+        statements = body_statements(function.body) if isinstance(function, cst.FunctionDef) else ()
+        captured = set(block_activity(statements).captured)
+        return tuple(name for name in flow.carried if name in captured)
+
+    def kind_at(self, stmt: cst.CSTNode, expr: cst.BaseExpression) -> Kind:
+        """The kind of `expr` (inside `stmt`, say a `while` test) where `stmt` starts, each local name it reads
+        taking the join of the bindings that reach `stmt`, not of every binding in the function as
+        TracedAnalysis does: `n = static_arg` then `if n is None: n = 32 // bits` then `while n < m:` is
+        static there even though `n` is a traced parameter elsewhere. A loop's own updates reach its head."""
+        traced = self._context.traced
+        function = traced.enclosing_function(stmt)
+        flow = self.flow(self.enclosing_function(stmt))
+        assumed: dict[str, Kind] = {}
+        for name in _unique(n.value for n in _walk(expr) if isinstance(n, cst.Name)):
+            if name not in flow.locals or name in flow.declared:
+                continue
+            kinds = []
+            for source in flow.reaching(stmt, name):
+                if source is UNDEFINED:
+                    continue
+                if isinstance(source, Parameter):
+                    kinds.append(traced.param_kind(function, name) if function is not None else Kind.UNKNOWN)
+                elif isinstance(source, cst.AugAssign):
+                    kinds.append(traced.kind(source.value))  # the other operand is the name itself
+                elif isinstance(source, cst.BaseExpression):
+                    kinds.append(traced.kind(source))
+                elif isinstance(source, cst.Assign):
+                    kinds.append(traced.kind(source.value))
+                else:  # a `for` target, `with ... as`, an import: what the flow-insensitive analysis says
+                    kinds.append(traced.kind(cst.Name(name), within=function))
+            if kinds:
+                assumed[name] = max(kinds)
+        return traced.kind(expr, within=function, assume=assumed)
+
     # ---- purity --------------------------------------------------------------------------------------------
 
     def impurity(self, loop: Loop, flow: LoopFlow | None = None) -> Blocker | None:
@@ -1167,20 +1206,31 @@ class Dataflow:
     # ---- concrete uses -------------------------------------------------------------------------------------
 
     def concrete_use(
-        self, loop: Loop, names: Iterable[str], is_array: Callable[[cst.BaseExpression], bool] | None = None
+        self,
+        loop: Loop,
+        names: Iterable[str],
+        is_array: Callable[[cst.BaseExpression], bool] | None = None,
+        *,
+        also: Sequence[cst.CSTNode] = (),
+        consumed: Iterable[cst.CSTNode] = (),
     ) -> Blocker | None:
         """The first use in the body of `loop` that needs one of `names` (say the loop index) to be a Python
         int, which it stops being when the body becomes a traced function: a Python `if`/`and`/`not`, a slice
         bound, an index into something not known to be a JAX array, `range(i)`, `int(i)`, an f-string, a call
         to anything not known to accept a traced integer there, or `n ** i` (int32 overflow). Names assigned
-        from such values in the body are followed. None when every use works with a traced integer."""
+        from such values in the body are followed. None when every use works with a traced integer.
+
+        `also` are more nodes to search (a `while` test, the rest of the function); a use whose value reaches
+        one of the `consumed` expressions (the parts of a test that the rewrite hands to `jnp.logical_and`)
+        counts as one that works with a traced integer."""
         is_array = is_array or self.is_array_like
         tainted = set(names)
-        statements = body_statements(loop.body)
+        statements = [*body_statements(loop.body), *also]
+        stops = set(consumed)
         for _ in range(20):
             grown = False
             for occurrence in self._name_loads(statements, tainted):
-                outcome = self._climb(occurrence, tainted, is_array)
+                outcome = self._climb(occurrence, tainted, is_array, stops)
                 if isinstance(outcome, Blocker):
                     return outcome
                 if outcome - tainted:
@@ -1222,9 +1272,9 @@ class Dataflow:
                 return False
         return True
 
-    def _climb(self, name: cst.Name, tainted: set[str], is_array) -> set[str] | Blocker:
-        """Follow a use of a tainted name outwards until its value is consumed. Returns names that now hold
-        an index-derived value (assignment targets), or a Blocker."""
+    def _climb(self, name: cst.Name, tainted: set[str], is_array, stops=frozenset()) -> set[str] | Blocker:
+        """Follow a use of a tainted name outwards until its value is consumed (or reaches one of `stops`).
+        Returns names that now hold an index-derived value (assignment targets), or a Blocker."""
         parents = self._context.parents
         child: cst.CSTNode = name
         shown = name.value
@@ -1236,6 +1286,8 @@ class Dataflow:
             return Blocker(node, f"uses `{shown}` as a Python int ({what}: `{snippet}`)")
 
         while True:
+            if child in stops:
+                return set()
             parent = parents.get(child)
             if parent is None:
                 return set()

@@ -74,6 +74,19 @@ _FILTERED = {
     "equinox.filter_checkpoint",
 }
 TRANSFORMS = _JIT_LIKE | _GRAD_LIKE | _VMAP_LIKE | _OTHER_TRANSFORMS | _FILTERED
+# Transformations that stage the function into a jaxpr of abstract values, where `bool()` of a traced value
+# raises (a Python `if`/`while` on it fails). jax.grad, jax.jvp, jax.custom_jvp and the like run the function
+# eagerly on concrete values when nothing else stages it: there Python control flow on arrays works.
+STAGING = _JIT_LIKE | _VMAP_LIKE | {
+    "jax.checkpoint", "jax.remat", "jax.ad_checkpoint.checkpoint", "jax.make_jaxpr", "jax.eval_shape",
+    "jax.shard_map", "jax.experimental.shard_map.shard_map", "jax.lax.map", "jax.lax.associative_scan",
+    "equinox.filter_jit", "equinox.filter_vmap", "equinox.filter_pmap", "equinox.filter_checkpoint",
+}  # fmt: skip
+# Reverse-mode differentiation, which lax.while_loop (and fori_loop with traced bounds) does not support.
+REVERSE_MODE = frozenset(
+    {"jax.grad", "jax.value_and_grad", "jax.jacrev", "jax.hessian", "jax.vjp", "equinox.filter_grad",
+     "equinox.filter_value_and_grad"}
+)  # fmt: skip
 
 # lax control flow: the argument positions (and keyword names) that hold traced bodies.
 LAX_BODIES: dict[str, tuple[tuple[int, ...], tuple[str, ...]]] = {
@@ -153,6 +166,8 @@ class TracedAnalysis:
         self._functions: dict[FunctionNode, _Function] = {}
         self._module_env: dict[str, Kind] = {}
         self._traced: set[FunctionNode] = set()
+        self._seeded_by: dict[FunctionNode, set[str]] = {}  # function -> the transformations that wrap it
+        self._via: dict[FunctionNode, frozenset[str]] | None = None
         self._collect()
         self._solve()
 
@@ -187,6 +202,31 @@ class TracedAnalysis:
 
     def traced_functions(self) -> Iterator[FunctionNode]:
         return iter(self._traced)
+
+    def transforms(self, function: FunctionNode) -> frozenset[str]:
+        """The transformations (qualified names; `jax.lax.scan` and the like for bodies) through which this
+        module traces `function`: those that wrap it, or wrap a traced function that calls it or nests it.
+        Empty for functions that are not traced."""
+        if self._via is None:
+            via = {f: set(names) for f, names in self._seeded_by.items() if f in self._traced}
+            changed = True
+            while changed:  # the same edges as `_propagate_from`: calls by name and nested functions
+                changed = False
+                for caller in list(via):
+                    reached = [f for call in self._calls_in.get(caller, ()) for f in self._definitions_of_callee(call)]
+                    reached += [f for f in self._nested.get(caller, ()) if f not in self._host_only]
+                    for callee in reached:
+                        if callee in self._traced and not via[caller] <= via.setdefault(callee, set()):
+                            via[callee] |= via[caller]
+                            changed = True
+            self._via = {f: frozenset(names) for f, names in via.items()}
+        return self._via.get(function, frozenset())
+
+    def staged(self, function: FunctionNode) -> bool:
+        """Whether some transformation stages `function` (jit, vmap, a lax body, ...), so that a Python
+        `if`/`while` on one of its traced values fails there; False when only jax.grad-like transformations
+        reach it (they run it eagerly)."""
+        return any(t in STAGING or t in LAX_BODIES for t in self.transforms(function))
 
     # ---- collection ----------------------------------------------------------------------------------------
 
@@ -245,6 +285,7 @@ class TracedAnalysis:
                     if transform is not None:
                         name, call = transform
                         seeds.append((node, self._param_kinds_for(name, call, info, bound_positional=0)))
+                        self._seeded_by.setdefault(node, set()).add(name)
         for call in self._all_calls:
             callee = self._names.callee(call)
             if callee is None:
@@ -252,6 +293,7 @@ class TracedAnalysis:
             if callee in TRANSFORMS and call.args:
                 for function, bound in self._functions_in(call.args[0].value):
                     seeds.append((function, self._param_kinds_for(callee, call, self._functions[function], bound)))
+                    self._seeded_by.setdefault(function, set()).add(callee)
             elif callee in _PARTIAL and call.args and self._names.qualified(call.args[0].value) in TRANSFORMS:
                 pass  # partial(jax.jit, ...) used as a decorator is handled with decorators
             elif callee in LAX_BODIES:
@@ -263,6 +305,7 @@ class TracedAnalysis:
                     if is_body:
                         for function, _ in self._functions_in(arg.value):
                             seeds.append((function, {p: Kind.TRACED for p in self._functions[function].params}))
+                            self._seeded_by.setdefault(function, set()).add(callee)
         return seeds
 
     def _transform_of(self, decorator: cst.BaseExpression) -> tuple[str, cst.Call | None] | None:

@@ -1,0 +1,13 @@
+import jax
+import jax.numpy as jnp
+
+
+@jax.jit
+def cube_root(y, lo, hi):
+    """Bisection on [lo, hi] for the cube root of y, until the interval is narrow."""
+    while hi - lo > 1e-5:
+        mid = 0.5 * (lo + hi)
+        below = mid * mid * mid < y
+        lo = jnp.where(below, mid, lo)
+        hi = jnp.where(below, hi, mid)
+    return 0.5 * (lo + hi)

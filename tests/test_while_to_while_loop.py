@@ -1,0 +1,227 @@
+"""JF103 while-to-while-loop beyond the corpus: that the corpus equivalence really compares the eager Python loop
+with the compiled lax.while_loop, the analyses it added (which transformations trace a function, flow-sensitive
+test kinds, Python int counters), and the claims its docs make (reverse mode is lost, forward mode is not)."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import libcst as cst
+import numpy as np
+import pytest
+from libcst.metadata import MetadataWrapper
+
+from jaxfix import corpus
+from jaxfix.analysis.context import ModuleContext
+from jaxfix.analysis.syntax import walk
+from jaxfix.analysis.traced import Kind
+from tests.helpers import codemod_for_module, findings, rewrite
+
+CODEMOD = codemod_for_module("while_to_while_loop")
+POSITIVE = [c for c in corpus.cases() if c.codemod == "while_to_while_loop" and not c.negative]
+
+
+def _context(source: str) -> ModuleContext:
+    return ModuleContext(MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True))
+
+
+def _function(context: ModuleContext, name: str) -> cst.FunctionDef:
+    return next(n for n in walk(context.module) if isinstance(n, cst.FunctionDef) and n.name.value == name)
+
+
+def _loop(context: ModuleContext) -> cst.While:
+    return next(n for n in walk(context.module) if isinstance(n, cst.While))
+
+
+# ---- the corpus comparison is not vacuous --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("case", POSITIVE, ids=[c.name for c in POSITIVE])
+def test_original_fails_under_jit_and_rewrite_compiles_a_while(case: corpus.Case) -> None:
+    """test_equivalent compares the rewrite under jit with the original run eagerly (corpus.call's fallback):
+    that holds only if the original really fails under jit, and the rewrite really stages a while loop."""
+    args, kwargs = corpus.arguments(case)
+    original = corpus.load_function(case.before, case.spec["entry"], tag="jf103-before")
+    with pytest.raises(jax.errors.ConcretizationTypeError):
+        original(*args, **kwargs)
+    rewritten = corpus.load_function(case.after, case.spec["entry"], tag="jf103-after")
+    assert "while[" in str(jax.make_jaxpr(rewritten)(*args, **kwargs))
+
+
+def test_equivalence_detects_a_wrong_rewrite() -> None:
+    """A rewrite with a looser tolerance computes other numbers, and the corpus comparison says so."""
+    case = next(c for c in POSITIVE if c.name == "newton_tolerance")
+    args, kwargs = corpus.arguments(case)
+    namespace: dict = {}
+    exec(case.after.read_text().replace("> 1e-4 *", "> 1e-1 *"), namespace)
+    wrong = corpus.call(namespace[case.spec["entry"]], args, kwargs)
+    original = corpus.call(corpus.load_function(case.before, case.spec["entry"], tag="jf103-b2"), args, kwargs)
+    with pytest.raises(AssertionError):
+        corpus.assert_same(wrong, original, rtol=case.spec["rtol"])
+
+
+def test_returned_counter_has_the_same_value() -> None:
+    """A Python int counter returned from the loop becomes an int32 array with the same value."""
+    source = (
+        "import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef f(x):\n    n = 0\n    while jnp.sum(x) > 1.0:\n"
+        "        x = x / 2.0\n        n = n + 1\n    return x, n\n"
+    )
+    fixed = rewrite(source, CODEMOD)
+    assert "lax.while_loop" in fixed
+    before, after = {}, {}
+    exec(source, before)
+    exec(fixed, after)
+    x = jnp.array([3.0, 5.0])
+    with jax.disable_jit():
+        x_eager, n_eager = before["f"](x)
+    x_loop, n_loop = after["f"](x)
+    assert isinstance(n_eager, int) and n_eager == int(n_loop) == 3
+    assert n_loop.dtype == jnp.int32
+    np.testing.assert_allclose(x_loop, x_eager)
+
+
+def test_reverse_mode_is_lost_forward_mode_is_not() -> None:
+    """What the fix message and the docs say: jax.grad of lax.while_loop raises, jax.jacfwd works."""
+    case = next(c for c in POSITIVE if c.name == "fixed_point_cos")
+    rewritten = corpus.load_function(case.after, case.spec["entry"], tag="jf103-grad")
+    with pytest.raises(ValueError, match="Reverse-mode differentiation does not work for lax.while_loop"):
+        jax.grad(rewritten)(jnp.float32(1.0))
+    assert np.isfinite(jax.jacfwd(rewritten)(jnp.float32(1.0)))
+
+
+# ---- matching ------------------------------------------------------------------------------------------------
+
+
+def test_flow_sensitive_test_kind() -> None:
+    """`vec` is a traced parameter, but the binding that reaches the loop is static (JAX's own Pallas code)."""
+    source = (
+        "import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef f(x, vec=None):\n    if vec is None:\n"
+        "        vec = 32 // x.dtype.itemsize\n        while vec * 2 <= 16:\n            vec *= 2\n"
+        "    return x * vec\n"
+    )
+    assert findings(source, CODEMOD) == []
+    context = _context(source)
+    loop = _loop(context)
+    assert context.traced.kind(loop.test) is Kind.TRACED  # flow-insensitive: joins the parameter in
+    assert context.dataflow.kind_at(loop, loop.test) is Kind.STATIC
+
+
+def test_static_values_the_traced_analysis_over_approximates_stay_quiet() -> None:
+    """`lax.axis_size` returns a Python int, which TracedAnalysis counts as traced: no array, no finding."""
+    source = (
+        "import jax\nfrom jax import lax\n\n@jax.jit\ndef f(x):\n    n = lax.axis_size('i')\n    k = 1\n"
+        "    while k * 2 <= n:\n        k *= 2\n    return x * k\n"
+    )
+    assert findings(source, CODEMOD) == []
+
+
+def test_multiline_test_keeps_its_comments() -> None:
+    source = (
+        "import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef f(x, tol):\n    while (jnp.abs(x) > tol  # large\n"
+        "           and jnp.abs(x) < 1e6):  # not diverged\n        x = x / 2.0\n    return x\n"
+    )
+    fixed = rewrite(source, CODEMOD)
+    assert "        # large\n        return jnp.logical_and(jnp.abs(x) > tol, jnp.abs(x) < 1e6)\n" in fixed
+    assert "def cond(x):  # not diverged\n" in fixed
+
+
+def test_fresh_names_avoid_module_names() -> None:
+    source = (
+        "import jax\nimport jax.numpy as jnp\n\ncond = body = None\n\n@jax.jit\ndef f(x):\n"
+        "    while jnp.sum(x) > 1.0:\n        x = x / 2.0\n    return x\n"
+    )
+    fixed = rewrite(source, CODEMOD)
+    assert "def cond_fun(x):" in fixed and "def body_fun(x):" in fixed
+    assert "jax.lax.while_loop(cond_fun, body_fun, x)" in fixed
+
+
+@pytest.mark.parametrize(
+    "body, reason",
+    [
+        ("        x = x / 2.0\n        t = t + 0.5\n", "does not start as an int"),  # a Python float counter
+        ("        x = x / 2.0\n        if i % 2 == 0:\n            x = x - 1.0\n        i += 1\n", "a truth value"),
+        ("        x = x * 0.5 ** i + jnp.sin(i)\n        i += 1\n", None),  # arithmetic works with a traced int
+        ("        x = x / 2.0\n        i = i / 2\n", "may not stay an int"),
+    ],
+)
+def test_python_number_carries(body: str, reason: str | None) -> None:
+    source = (
+        "import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef f(x):\n    i = 0\n    t = 0.0\n"
+        f"    while jnp.sum(x) > 1.0:\n{body}    return x\n"
+    )
+    reported = findings(source, CODEMOD)
+    assert len(reported) == 1
+    if reason is None:
+        assert reported[0].fix is not None, reported[0].message
+    else:
+        assert reported[0].fix is None and reason in reported[0].message, reported[0].message
+
+
+# ---- the analyses it added -----------------------------------------------------------------------------------
+
+
+def test_transforms_and_staging() -> None:
+    source = (
+        "import jax\nfrom jax import lax\n\n@jax.jit\ndef jitted(x):\n    return helper(x)\n\ndef helper(x):\n"
+        "    return x\n\ndef differentiated(x):\n    return x\n\ndg = jax.grad(differentiated)\n\n"
+        "def step(c, x):\n    def inner(y):\n        return y\n    return inner(c), x\n\n"
+        "def run(xs):\n    return lax.scan(step, 0.0, xs)\n\n@jax.custom_jvp\ndef smooth(x):\n    return x\n"
+    )
+    context = _context(source)
+    traced = context.traced
+    expected = {
+        "jitted": ({"jax.jit"}, True),
+        "helper": ({"jax.jit"}, True),
+        "differentiated": ({"jax.grad"}, False),
+        "step": ({"jax.lax.scan"}, True),
+        "inner": ({"jax.lax.scan"}, True),
+        "smooth": ({"jax.custom_jvp"}, False),
+        "run": (set(), False),
+    }
+    for name, (transforms, staged) in expected.items():
+        function = _function(context, name)
+        assert traced.transforms(function) == transforms, name
+        assert traced.staged(function) is staged, name
+
+
+def test_static_numbers_and_static_ints() -> None:
+    source = (
+        "import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef f(x):\n    i = 0\n    t = 0.0\n    k = 0\n"
+        "    while jnp.sum(x) > 1.0:\n        x = x / 2.0\n        i += 1\n        t = t + 1.0\n"
+        "        k = k + jnp.sum(x)\n    return x, i, t, k\n"
+    )
+    context = _context(source)
+    loop = _loop(context)
+    flow = context.dataflow.loop(loop)
+    assert context.carry.static_numbers(loop, flow) == ["i", "t"]  # `k` becomes traced: not static
+    assert "stays a Python number" in context.carry.blocker(loop, flow, construct="lax.while_loop")
+    reason = context.carry.blocker(loop, flow, construct="lax.while_loop", static_ints=True)
+    assert reason is not None and reason.startswith("`t`")  # ints pass, the float does not
+
+
+def test_concrete_use_stops_at_consumed_expressions() -> None:
+    source = (
+        "import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef f(x):\n    i = 0\n"
+        "    while jnp.sum(x) > 1.0 and i < 5:\n        x = x / 2.0\n        i += 1\n    return x\n"
+    )
+    context = _context(source)
+    loop = _loop(context)
+    comparison = loop.test.right
+    statements = list(_function(context, "f").body.body)
+    blocked = context.dataflow.concrete_use(loop, ["i"], also=statements)
+    assert blocked is not None and "truth value" in blocked.reason  # Python's `and` needs a bool
+    assert context.dataflow.concrete_use(loop, ["i"], also=statements, consumed=[comparison]) is None
+
+
+def test_captured_carries() -> None:
+    """A closure defined before the loop reads the outer `x`, which a loop function would no longer update."""
+    source = (
+        "import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef f(x, y):\n    g = lambda: 2.0 * x\n"
+        "    while jnp.sum(x) > 1.0:\n        x = g() / 4.0\n        y = y + 1.0\n    return x, y\n"
+    )
+    context = _context(source)
+    flow = context.dataflow.loop(_loop(context))
+    assert set(flow.carried) == {"x", "y"}
+    assert context.dataflow.captured_carries(flow) == ("x",)
+    [finding] = findings(source, CODEMOD)
+    assert finding.fix is None and "`x` is read by a function defined in `f`" in finding.message
