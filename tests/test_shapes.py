@@ -40,6 +40,8 @@ def _probe(body: str, params: str = "x"):
         ("probe = 1 / 2\n", "x", Category.FLOAT),
         ("probe = jnp.zeros(3)\n", "x", Category.FLOAT),
         ("probe = jnp.zeros(3, dtype=jnp.int32)\n", "x", Category.INT),
+        ("probe = jnp.zeros((), jnp.int32)\n", "x", Category.INT),
+        ("probe = jnp.full((2,), 1.0, jnp.int8)\n", "x", Category.INT),
         ("probe = jnp.arange(5)\n", "x", Category.INT),
         ("probe = jnp.arange(5) * 0.5\n", "x", Category.FLOAT),
         ("probe = jnp.arange(5) / 2\n", "x", Category.FLOAT),
@@ -71,6 +73,7 @@ def test_category(body, params, expected):
     [
         "jnp.zeros(3)",
         "jnp.zeros(3, dtype=jnp.int32)",
+        "jnp.zeros((), jnp.int32)",
         "jnp.arange(5)",
         "jnp.arange(5) * 0.5",
         "jnp.arange(5) > 2",

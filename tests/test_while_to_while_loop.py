@@ -224,4 +224,4 @@ def test_captured_carries() -> None:
     assert set(flow.carried) == {"x", "y"}
     assert context.dataflow.captured_carries(flow) == ("x",)
     [finding] = findings(source, CODEMOD)
-    assert finding.fix is None and "`x` is read by a function defined in `f`" in finding.message
+    assert finding.fix is None and "`x` is carried and read by a function defined outside the loop" in finding.message

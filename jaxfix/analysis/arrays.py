@@ -132,7 +132,7 @@ _RANDOM_INEXACT_DTYPE = {
 }
 _RANDOM_INEXACT = frozenset(_RANDOM_INEXACT_DTYPE)
 # Where a function takes its dtype positionally (`jnp.zeros(3, jnp.int32)`).
-_DTYPE_POSITION = {
+DTYPE_POSITION = {
     **{_JNP + name: 1 for name in "zeros ones empty identity array asarray zeros_like ones_like empty_like".split()},
     **{_JNP + name: 2 for name in "full full_like".split()},
     _JNP + "eye": 3,
@@ -397,7 +397,7 @@ class ArrayAnalysis:
             return False
         positional = [a.value for a in call.args if a.keyword is None]
         keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
-        position = _DTYPE_POSITION.get(callee)
+        position = DTYPE_POSITION.get(callee)
         dtype = keywords.get("dtype")
         if dtype is None and position is not None and len(positional) > position:
             dtype = positional[position]

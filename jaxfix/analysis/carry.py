@@ -85,6 +85,12 @@ class CarryAnalysis:
         numbers: list[str] = []
         init_rank: dict[str, int | None] = {}
         init_category: dict[str, Category | None] = {}
+        captured = dataflow.captured_carries(flow)
+        if captured:
+            return (
+                f"`{captured[0]}` is carried and read by a function defined outside the loop, which would keep "
+                f"seeing its value from before the loop once the body is a function of its own"
+            )
         for name in flow.carried:
             sources = function_flow.reaching(loop, name)
             if not sources:

@@ -14,6 +14,7 @@ import enum
 import libcst as cst
 from libcst.metadata import GlobalScope, ScopeProvider
 
+from jaxfix.analysis.arrays import DTYPE_POSITION
 from jaxfix.analysis.context import ModuleContext
 from jaxfix.analysis.syntax import AT_METHODS, is_full_slice, is_none, is_number, mentions
 from jaxfix.analysis.traced import Kind
@@ -454,10 +455,13 @@ class ShapeAnalysis:
             return None
         positional = [a.value for a in call.args if a.keyword is None]
         keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
-        if "dtype" in keywords:
-            return self.dtype_category(keywords["dtype"])
         func = call.func
         callee = self._callee(call)
+        if "dtype" in keywords:
+            return self.dtype_category(keywords["dtype"])
+        position = DTYPE_POSITION.get(callee)
+        if position is not None and len(positional) > position:
+            return self.dtype_category(positional[position])  # jnp.zeros((), jnp.int32)
         if callee is None and isinstance(func, cst.Name) and self._context.names.is_builtin(func, func.value):
             return {"float": Category.FLOAT, "int": Category.INT, "bool": Category.BOOL, "len": Category.INT}.get(
                 func.value

@@ -121,6 +121,7 @@ STATIC_CALLS = frozenset(
         "hasattr",
         "id",
         "jax.numpy.shape",
+        "jax.lax.axis_size",  # a Python int: the size of a named mapped axis
         "jax.numpy.ndim",
         "jax.numpy.size",
         "jax.numpy.dtype",
