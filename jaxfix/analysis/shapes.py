@@ -328,26 +328,30 @@ class ShapeAnalysis:
 
     def _name_rank(self, name: cst.Name, depth: int) -> int | None:
         """A name's rank: the same for each of its bindings in the function, where each one proves it."""
+
+        def of_param(param: cst.Param, assignment) -> int | None:
+            if self._context.traced.kind(name) is Kind.STATIC and not isinstance(assignment.scope, GlobalScope):
+                return 0  # a static (hashable) argument used with arrays: a Python number
+            return annotation_rank(param)
+
+        return self._per_binding(name, of_param, lambda value: self.rank(value, {}, depth + 1))
+
+    def _per_binding(self, name: cst.Name, of_param, of_value):
+        """What every binding of `name` says alike (`of_param` for a parameter, `of_value` for the value of
+        `name = value`), or None when a binding is of another form or two disagree."""
         scope = self._scopes.get(name)
-        if scope is None:
-            return None
-        assignments = list(scope[name.value])
-        if not assignments:
-            return None
-        ranks = set()
+        assignments = list(scope[name.value]) if scope is not None else []
+        found = set()
         for assignment in assignments:
             node = getattr(assignment, "node", None)
             if isinstance(node, cst.Param):
-                if self._context.traced.kind(name) is Kind.STATIC and not isinstance(assignment.scope, GlobalScope):
-                    ranks.add(0)  # a static (hashable) argument used with arrays: a Python number
-                else:
-                    ranks.add(annotation_rank(node))
+                found.add(of_param(node, assignment))
                 continue
             assign = self._plain_assignment(assignment)
             if assign is None:
                 return None
-            ranks.add(self.rank(assign.value, {}, depth + 1))
-        return ranks.pop() if len(ranks) == 1 else None
+            found.add(of_value(assign.value))
+        return found.pop() if len(found) == 1 else None
 
     # ---- dtype categories ----------------------------------------------------------------------------------
 
@@ -524,23 +528,9 @@ class ShapeAnalysis:
 
     def _name_category(self, name: cst.Name, depth: int) -> Category | None:
         """A name's category: the same for each of its bindings, where each one proves it."""
-        scope = self._scopes.get(name)
-        if scope is None:
-            return None
-        assignments = list(scope[name.value])
-        if not assignments:
-            return None
-        found = set()
-        for assignment in assignments:
-            node = getattr(assignment, "node", None)
-            if isinstance(node, cst.Param):
-                found.add(annotation_category(node))
-                continue
-            assign = self._plain_assignment(assignment)
-            if assign is None:
-                return None
-            found.add(self.category(assign.value, {}, depth + 1))
-        return found.pop() if len(found) == 1 else None
+        return self._per_binding(
+            name, lambda param, _: annotation_category(param), lambda value: self.category(value, {}, depth + 1)
+        )
 
 
 def _matmul_rank(left: int, right: int) -> int | None:
