@@ -393,6 +393,8 @@ class _ScanAnalysis:
         if isinstance(start, cst.BinaryOperation) and isinstance(start.operator, cst.Subtract):
             if constant(start.right) == 1:
                 return start.left
+        if isinstance(start, cst.Integer):  # range(99, -1, -1)
+            return cst.Integer(str(int(start.evaluated_value) + 1))
         return None
 
     def _index(self, lower, upper, *, reverse: bool) -> _Iteration | None:
@@ -730,10 +732,6 @@ class _ScanAnalysis:
         reason = self.context.carry.blocker(loop, flow, construct="lax.scan", bound=bound)
         if reason is not None:
             return reason
-        if iteration.mode == "index" and index_used:
-            concrete = self.dataflow.concrete_use(loop, [target])
-            if concrete is not None:
-                return f"the body {concrete.reason}"
         row_names = frozenset([target] if iteration.mode == "rows" else [])
         for output in outputs:
             shown = snippet(self._code(output.value))
@@ -747,6 +745,10 @@ class _ScanAnalysis:
                     f"the body appends `{shown}` to `{output.name}`, which is not proven to be one array "
                     "(jnp.array stacks a tuple's elements, a scan would return them apart)"
                 )
+        if iteration.mode == "index" and index_used:
+            concrete = self.dataflow.concrete_use(loop, [target])
+            if concrete is not None:
+                return f"the body {concrete.reason}"
         return outputs
 
     # ---- one array, not a pytree -----------------------------------------------------------------------------

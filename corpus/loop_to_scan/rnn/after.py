@@ -5,9 +5,10 @@ import jax.numpy as jnp
 
 
 @partial(jax.jit, static_argnames="steps")
-def rnn(w, u, h, xs: jax.Array, steps):
-    def step(h, t):
-        h = jnp.tanh(w @ h + u @ xs[t])
+def rnn(w, u, h, inputs: jax.Array, steps):
+    xs = inputs[:steps]
+    def step(h, x_t):
+        h = jnp.tanh(w @ h + u @ x_t)
         return h, h
-    h, outputs = jax.lax.scan(step, h, jnp.arange(steps))
+    h, outputs = jax.lax.scan(step, h, xs)
     return outputs

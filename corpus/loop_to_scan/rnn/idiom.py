@@ -5,10 +5,10 @@ import jax.numpy as jnp
 
 
 @partial(jax.jit, static_argnames="steps")
-def rnn(w, u, h, xs: jax.Array, steps):
+def rnn(w, u, h, inputs: jax.Array, steps):
     def step(h, x):
         h = jnp.tanh(w @ h + u @ x)
         return h, h
 
-    _, outputs = jax.lax.scan(step, h, xs[:steps])
+    _, outputs = jax.lax.scan(step, h, inputs[:steps])
     return outputs
