@@ -271,3 +271,20 @@ def test_jf101_yields_only_where_jf102_speaks() -> None:
     )
     assert findings(source, SCAN) == []
     assert "lax.fori_loop" in rewrite(source, FORI)
+
+
+def test_a_backward_range_carrying_state_is_a_reverse_scan_over_the_indices(tmp_path) -> None:
+    """lax.fori_loop cannot step by -1; a scan over jnp.arange with reverse=True visits the same indices."""
+    before = _source(
+        """
+        def f(xs: jax.Array, w: jax.Array):
+            h = jnp.zeros(3)
+            for t in range(xs.shape[0] - 1, -1, -1):
+                h = jnp.tanh(0.5 * h + xs[t] * w[t])
+            return h
+        """
+    )
+    after = rewrite(before, SCAN)
+    assert "h, _ = jax.lax.scan(step, h, jnp.arange(xs.shape[0]), reverse=True)" in after
+    assert findings(before, FORI) == []
+    _same_numbers(before, after, tmp_path, "f", ["jnp.sin(jnp.arange(36.0)).reshape(12, 3)", "jnp.arange(36.0).reshape(12, 3) / 9"])
