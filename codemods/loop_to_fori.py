@@ -127,7 +127,7 @@ class LoopToForiLoop(Codemod):
       are all static (a loop that computes a configuration at trace time).
     - Loops that collect per-step results with `.append` (that is `lax.scan`'s job), and loops over
       `range(xs.shape[0])` that use the index only to read rows `xs[i]`, which JF102 (loop-to-scan) rewrites
-      into a scan over `xs`; JF101 leaves every loop JF102 reports to it.
+      into a scan over `xs`: JF101 leaves every loop that JF102 rewrites or reports to it.
     - Loops it cannot rewrite whose trip count is static but below 100 or unknown here (`range(n)` with a
       static `n`): a dozen layers indexed from a list unroll by design.
     A loop whose trip count is static but not known here (`range(x.shape[0])`, a static argument) is
@@ -290,7 +290,7 @@ class LoopToForiLoop(Codemod):
         from jaxfix.codemods.loop_to_scan import scan_finding
 
         if scan_finding(self.context, node) is not None:
-            return  # JF102 rewrites or reports it: a loop collecting outputs, or reading only rows `xs[i]`
+            return  # JF102's: it collects outputs, reads only rows `xs[i]`, or walks backwards
         trip = self._trip(node.iter)
         if trip is None:
             return

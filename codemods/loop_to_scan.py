@@ -897,11 +897,13 @@ def _singular(name: str) -> str:
 
 
 class _Rows(cst.CSTTransformer):
-    """Replaces the `xs[t]` of a range loop by the row the scan hands the step."""
+    """Replaces the `xs[t]` of a range loop by the row the scan hands the step; `unpack` is the line that
+    unpacks several rows from the step's parameter."""
 
-    def __init__(self, replacements: dict[cst.Subscript, str]) -> None:
+    def __init__(self, replacements: dict[cst.Subscript, str], unpack: cst.BaseStatement | None = None) -> None:
         super().__init__()
         self.replacements = replacements
+        self.unpack = unpack
 
     def leave_Subscript(self, original_node, updated_node):
         name = self.replacements.get(original_node)
@@ -941,50 +943,85 @@ class _Rewrite:
 
     def fix(self):
         plan, loop = self.plan, self.plan.loop
-        iteration = plan.iteration
         carried = list(plan.carried)
-        target = loop.target.value
         step = self.names.take("step", "scan_step", "step_fn")
         carry_param = None if len(carried) == 1 else self.names.take("carry", "state", "loop_carry")
-        changes: list = []
+        x_param, xs, rows = self._inputs()
+        kept, footer, returned = self._step_body(rows)
+        changes, leading = self._remove_creations()
 
-        # What the step receives per iteration, and the scan's `xs` argument.
-        replacements: dict[cst.Subscript, str] = {}
-        unpack_rows = None
-        if iteration.mode == "rows":
-            x_param = target
-            xs = self._code(iteration.array)
-        elif plan.rows:
-            row_names = []
-            for array, subscripts in plan.rows:
-                singular = _singular(array)
-                row = self.names.take(f"{singular}_{target}", f"{array}_{target}", f"{singular}_row")
-                row_names.append(row)
-                replacements.update({s: row for s in subscripts})
-            if len(row_names) == 1:
-                x_param = row_names[0]
-                xs = plan.rows[0][0]
-            else:
-                x_param = self.names.take("inputs", "rows", "step_inputs")
-                unpack_rows = cst.parse_statement(f"{packed(row_names)} = {x_param}\n")
-                xs = f"({packed([array for array, _ in plan.rows])})"
-        else:
-            x_param = target
-            if plan.index_used:
-                bounds = [iteration.upper] if iteration.lower is None else [iteration.lower, iteration.upper]
-                xs = f"{self._expression('jax.numpy.arange')}({', '.join(self._code(b) for b in bounds)})"
-            else:
-                xs = f"length={self._length()}"
-        transformer = _Rows(replacements)
-
-        # The body: appends become outputs; their lines go away where the value can be returned as is.
         body = loop.body
+        if isinstance(body, cst.IndentedBlock):
+            new_body = body.with_changes(body=kept, footer=footer)
+        else:
+            new_body = cst.IndentedBlock(body=kept, header=body.trailing_whitespace)
+        carry_out = carried[0] if len(carried) == 1 else f"({packed(carried)})"
+        outputs = [returned[output.name] for output in plan.outputs]  # in the order of the scan's targets
+        ys_out = "None" if not outputs else outputs[0] if len(outputs) == 1 else f"({', '.join(outputs)})"
+        function = loop_function(
+            loop.with_changes(body=new_body, leading_lines=leading),
+            name=step,
+            params=[carried[0] if carry_param is None else carry_param, x_param],
+            carried=carried,
+            carry_param=carry_param,
+            returns=f"{carry_out}, {ys_out}",
+        )
+
+        names = [output.name for output in plan.outputs]
+        scan = self._expression("jax.lax.scan")
+        arguments = f"{step}, {carry_value(carried)}, {xs}" + (", reverse=True" if plan.iteration.reverse else "")
+        if names:
+            ys_target = names[0] if len(names) == 1 else f"({packed(names)})"
+            call = f"{carry_out}, {ys_target} = {scan}({arguments})\n"
+        elif self._throwaway_free():
+            call = f"{carry_out}, _ = {scan}({arguments})\n"
+        else:
+            call = f"{packed(carried)} = {scan}({arguments})[0]\n"
+        changes.insert(0, (loop, cst.FlattenSentinel([function, cst.parse_statement(call)])))
+        for output in plan.outputs:
+            for use in output.uses:
+                changes.extend(self._use(output.name, use, plan.iteration.reverse))
+        return self.codemod.fix("rewrite the loop with lax.scan", changes, add_imports=self.imports)
+
+    def _inputs(self) -> tuple[str, str, _Rows]:
+        """The step's second parameter, the scan's `xs` argument (or `length=`), and the transformer that
+        turns a range loop's `xs[t]` into that parameter (with an unpacking line for several arrays)."""
+        plan = self.plan
+        iteration = plan.iteration
+        target = plan.loop.target.value
+        if iteration.mode == "rows":
+            return target, self._code(iteration.array), _Rows({})
+        if not plan.rows:
+            if not plan.index_used:
+                return target, f"length={self._length()}", _Rows({})
+            bounds = [iteration.upper] if iteration.lower is None else [iteration.lower, iteration.upper]
+            arange = self._expression("jax.numpy.arange")
+            return target, f"{arange}({', '.join(self._code(b) for b in bounds)})", _Rows({})
+        replacements: dict[cst.Subscript, str] = {}
+        row_names = []
+        for array, subscripts in plan.rows:
+            singular = _singular(array)
+            row = self.names.take(f"{singular}_{target}", f"{array}_{target}", f"{singular}_row")
+            row_names.append(row)
+            replacements.update({s: row for s in subscripts})
+        if len(row_names) == 1:
+            return row_names[0], plan.rows[0][0], _Rows(replacements)
+        param = self.names.take("inputs", "rows", "step_inputs")
+        unpack = cst.parse_statement(f"{packed(row_names)} = {param}\n")
+        return param, f"({packed([array for array, _ in plan.rows])})", _Rows(replacements, unpack)
+
+    def _step_body(self, rows: _Rows):
+        """The body's statements without the appends, its footer, and what the step returns per list: the
+        appended name or expression itself where nothing after the append changes it, else a new name bound
+        where the append was. Comments of removed lines move to the next line that stays."""
+        plan = self.plan
+        body = plan.loop.body
         if isinstance(body, cst.SimpleStatementSuite):
             statements = [cst.SimpleStatementLine(body=body.body)]
         else:
             statements = list(body.body)
         footer = list(body.footer) if isinstance(body, cst.IndentedBlock) else []
-        returned: dict[str, str] = {}  # list name -> what the step returns for it
+        returned: dict[str, str] = {}
         pending: list[cst.EmptyLine] = []
         kept: list[cst.BaseStatement] = []
         appends = {output.append: output for output in plan.outputs}
@@ -999,15 +1036,15 @@ class _Rewrite:
             later = statements[index + 1 :]
             written = set(block_activity(later).writes)
             value = output.value
-            trailing = all(s in appends for s in later)
             if isinstance(value, cst.Name) and value.value not in written:
                 returned[output.name] = value.value
                 pending.extend(_comment_lines(statement))
-            elif trailing or not (set(activity(value).reads) & written):
-                returned[output.name] = self._code(value.visit(transformer))
+            elif not (set(activity(value).reads) & written):
+                returned[output.name] = self._code(value.visit(rows))
                 pending.extend(_comment_lines(statement))
             else:
-                name = self.names.take(_singular(output.name), f"{_singular(output.name)}_{target}", "y")
+                singular = _singular(output.name)
+                name = self.names.take(singular, f"{singular}_{plan.loop.target.value}", "y")
                 assign = cst.parse_statement(f"{name} = {self._code(value)}\n")
                 assign = assign.with_changes(
                     body=[assign.body[0].with_changes(value=value)],
@@ -1017,18 +1054,19 @@ class _Rewrite:
                 pending = []
                 kept.append(assign)
                 returned[output.name] = name
-        footer = [*pending, *footer]
-        kept = [s.visit(transformer) for s in kept]
-        if unpack_rows is not None:
-            kept.insert(0, unpack_rows)
-        if not kept:
-            kept = [cst.parse_statement("pass\n")]
+        kept = [s.visit(rows) for s in kept]
+        if rows.unpack is not None:
+            kept.insert(0, rows.unpack)
+        return kept or [cst.parse_statement("pass\n")], [*pending, *footer], returned
 
-        # Comments of the removed `ys = []` lines go to the next line that stays.
-        creations = list(dict.fromkeys(output.creation for output in plan.outputs))
-        block = self.context.parents.get(loop)
-        siblings = list(getattr(block, "body", ()))
+    def _remove_creations(self):
+        """Changes removing the `ys = []` lines, whose comments go to the next line that stays (the loop's
+        own leading lines, returned, when that is the loop)."""
+        loop = self.plan.loop
+        creations = list(dict.fromkeys(output.creation for output in self.plan.outputs))
+        siblings = list(getattr(self.context.parents.get(loop), "body", ()))
         leading = list(loop.leading_lines)
+        changes: list = []
         carried_over: dict[cst.CSTNode, list[cst.EmptyLine]] = {}
         for creation in creations:
             changes.append((creation, cst.RemovalSentinel.REMOVE))
@@ -1039,50 +1077,9 @@ class _Rewrite:
         for statement, lines in carried_over.items():
             if statement is loop:
                 leading = [*lines, *leading]
-            else:
+            elif lines:
                 changes.append((statement, statement.with_changes(leading_lines=[*lines, *statement.leading_lines])))
-
-        if isinstance(body, cst.IndentedBlock):
-            new_body = body.with_changes(body=kept, footer=footer)
-        else:
-            new_body = cst.IndentedBlock(body=kept, header=body.trailing_whitespace)
-        shaped = loop.with_changes(body=new_body, leading_lines=leading)
-        carry_out = carried[0] if len(carried) == 1 else f"({packed(carried)})"
-        outputs = [returned[output.name] for output in plan.outputs]  # the order of the scan's targets
-        if not outputs:
-            ys_out = "None"
-        elif len(outputs) == 1:
-            ys_out = outputs[0]
-        else:
-            ys_out = f"({', '.join(outputs)})"
-        function = loop_function(
-            shaped,
-            name=step,
-            params=[carried[0] if carry_param is None else carry_param, x_param],
-            carried=carried,
-            carry_param=carry_param,
-            returns=f"{carry_out}, {ys_out}",
-        )
-
-        # The scan call.
-        names = [output.name for output in plan.outputs]
-        scan = self._expression("jax.lax.scan")
-        arguments = f"{step}, {carry_value(carried)}, {xs}" + (", reverse=True" if iteration.reverse else "")
-        if not names:
-            if self._throwaway_free():
-                call = f"{carry_out}, _ = {scan}({arguments})\n"
-            else:
-                call = f"{packed(carried)} = {scan}({arguments})[0]\n"
-        else:
-            ys_target = names[0] if len(names) == 1 else f"({packed(names)})"
-            call = f"{carry_out}, {ys_target} = {scan}({arguments})\n"
-        changes.insert(0, (loop, cst.FlattenSentinel([function, cst.parse_statement(call)])))
-
-        # The stacking calls after the loop.
-        for output in plan.outputs:
-            for use in output.uses:
-                changes.extend(self._use(output.name, use, iteration.reverse))
-        return self.codemod.fix("rewrite the loop with lax.scan", changes, add_imports=self.imports)
+        return changes, leading
 
     def _length(self) -> str:
         iteration = self.plan.iteration
