@@ -341,7 +341,7 @@ class _ScanAnalysis:
         plan = Plan(loop, iteration, flow.carried, outcome, rows, index_used)
         details = "carrying " + ", ".join(f"`{name}`" for name in flow.carried)
         if outcome:
-            details += ", stacking " + ", ".join(f"`{output.name}`" for output in outcome)
+            details += "; stacking " + ", ".join(f"`{output.name}`" for output in outcome)
         message = f"{problem}; lax.scan traces the body once ({details})"
         if iteration.mode == "rows":
             message += f"; keep the Python loop if `{self._code(iteration.array)}` has fewer than ~{THRESHOLD} rows"
