@@ -30,6 +30,36 @@ class _Trip:
     problem: str | None = None  # what fori_loop cannot express (a step other than 1)
 
 
+def range_trip(context, call: cst.Call) -> _Trip | None:
+    """The trip count of a `range(...)` call: None when a bound's kind is unknown or the call is not
+    plain positional `range(stop)`, `range(start, stop)` or `range(start, stop, step)`. Shared with JF102."""
+    if any(arg.keyword is not None or arg.star for arg in call.args) or not 1 <= len(call.args) <= 3:
+        return None
+    values = [arg.value for arg in call.args]
+    problem = None
+    step = 1
+    if len(values) == 3:
+        step = context.shapes.constant(values[2])
+        if step != 1:
+            problem = "lax.fori_loop supports only a step of 1"
+        values = values[:2]
+    kinds = [context.traced.kind(v) for v in values]
+    if Kind.TRACED in kinds:
+        kind = "traced"
+    elif Kind.UNKNOWN in kinds:
+        return None
+    else:
+        kind = "static"
+    lower, upper = (None, values[0]) if len(values) == 1 else (values[0], values[1])
+    count = None
+    if kind == "static":
+        start = 0 if lower is None else context.shapes.constant(lower)
+        stop = context.shapes.constant(upper)
+        if start is not None and stop is not None and step:
+            kind, count = "literal", len(range(start, stop, step))
+    return _Trip(kind, count, lower, upper, problem)
+
+
 class LoopToForiLoop(Codemod):
     """
     ## What it does
@@ -95,7 +125,9 @@ class LoopToForiLoop(Codemod):
       layers of a model), NumPy data, `zip`/`enumerate`.
     - Loops with a known trip count below 10 (the Python loop compiles faster there) or whose carried values
       are all static (a loop that computes a configuration at trace time).
-    - Loops that collect per-step results with `.append` (that is `lax.scan`'s job).
+    - Loops that collect per-step results with `.append` (that is `lax.scan`'s job), and loops over
+      `range(xs.shape[0])` that use the index only to read rows `xs[i]`, which JF102 (loop-to-scan) rewrites
+      into a scan over `xs`: JF101 leaves every loop that JF102 rewrites or reports to it.
     - Loops it cannot rewrite whose trip count is static but below 100 or unknown here (`range(n)` with a
       static `n`): a dozen layers indexed from a list unroll by design.
     A loop whose trip count is static but not known here (`range(x.shape[0])`, a static argument) is
@@ -254,6 +286,11 @@ class LoopToForiLoop(Codemod):
         traced = self.context.traced
         if not traced.in_traced_code(node):
             return
+        # Imported here: loop_to_scan builds on this module.
+        from jaxfix.codemods.loop_to_scan import scan_finding
+
+        if scan_finding(self.context, node) is not None:
+            return  # JF102's: it collects outputs, reads only rows `xs[i]`, or walks backwards
         trip = self._trip(node.iter)
         if trip is None:
             return
@@ -302,31 +339,7 @@ class LoopToForiLoop(Codemod):
         return f"this Python loop unrolls `{self._count_text(trip)}` times under tracing"
 
     def _trip(self, call: cst.Call) -> _Trip | None:
-        if any(arg.keyword is not None or arg.star for arg in call.args) or not 1 <= len(call.args) <= 3:
-            return None
-        values = [arg.value for arg in call.args]
-        problem = None
-        step = 1
-        if len(values) == 3:
-            step = self.context.shapes.constant(values[2])
-            if step != 1:
-                problem = "lax.fori_loop supports only a step of 1"
-            values = values[:2]
-        kinds = [self.context.traced.kind(v) for v in values]
-        if Kind.TRACED in kinds:
-            kind = "traced"
-        elif Kind.UNKNOWN in kinds:
-            return None
-        else:
-            kind = "static"
-        lower, upper = (None, values[0]) if len(values) == 1 else (values[0], values[1])
-        count = None
-        if kind == "static":
-            start = 0 if lower is None else self.context.shapes.constant(lower)
-            stop = self.context.shapes.constant(upper)
-            if start is not None and stop is not None and step:
-                kind, count = "literal", len(range(start, stop, step))
-        return _Trip(kind, count, lower, upper, problem)
+        return range_trip(self.context, call)
 
     # ---- what stops the rewrite ----------------------------------------------------------------------------
 

@@ -462,6 +462,23 @@ def test_collecting_is_marked() -> None:
     assert blocker is not None and blocker.collects
 
 
+def test_appendable_lists_allow_append_and_nothing_else() -> None:
+    """JF102 turns `outs.append(v)` into a scan output: `appendable` lets exactly that call through."""
+    source = (
+        "@jax.jit\ndef f(x):\n    outs = []\n    for i in range(100):\n        outs.append(x * i)\n{extra}"
+        "    return outs\n"
+    )
+    _, dataflow, loop = _first_loop(source.format(extra=""))
+    assert dataflow.impurity(loop, appendable=["outs"]) is None
+    assert dataflow.impurity(loop, appendable=["other"]).collects
+    _, dataflow, loop = _first_loop(source.format(extra="        outs.extend([x])\n"))
+    blocker = dataflow.impurity(loop, appendable=["outs"])
+    assert blocker is not None and "`.extend()`" in blocker.reason
+    _, dataflow, loop = _first_loop(source.format(extra="        outs.append(print(x))\n"))
+    blocker = dataflow.impurity(loop, appendable=["outs"])
+    assert blocker is not None and "print" in blocker.reason  # the appended value is still checked
+
+
 def test_recursive_pure_functions_are_pure() -> None:
     prelude = (
         "def even(n, v):\n    return v if n == 0 else odd(n - 1, v)\n\n"

@@ -1016,12 +1016,14 @@ class Dataflow:
 
     # ---- purity --------------------------------------------------------------------------------------------
 
-    def impurity(self, loop: Loop, flow: LoopFlow | None = None) -> Blocker | None:
-        """What stops the body of `loop` from running as a traced function once per trip: None if nothing."""
+    def impurity(self, loop: Loop, flow: LoopFlow | None = None, *, appendable: Iterable[str] = ()) -> Blocker | None:
+        """What stops the body of `loop` from running as a traced function once per trip: None if nothing.
+        `appendable` names outside lists whose `.append(v)` calls a codemod turns into outputs (lax.scan's
+        stacked results): those calls are not counted; the caller checks every other use of the lists."""
         flow = flow or self.loop(loop)
         statements = body_statements(loop.body)
         fresh = self._fresh_names(statements, exclude=flow.live_in)
-        walker = _PurityWalker(self, fresh=fresh, loop_body=True)
+        walker = _PurityWalker(self, fresh=fresh, loop_body=True, appendable=frozenset(appendable))
         for stmt in statements:
             stmt.visit(walker)
             if walker.blocker is not None:
@@ -1470,10 +1472,13 @@ class Dataflow:
 class _PurityWalker(cst.CSTVisitor):
     """Finds the first thing in a loop body (or a function body) that is not a pure computation."""
 
-    def __init__(self, dataflow: Dataflow, *, fresh: frozenset[str], loop_body: bool) -> None:
+    def __init__(
+        self, dataflow: Dataflow, *, fresh: frozenset[str], loop_body: bool, appendable: frozenset[str] = frozenset()
+    ) -> None:
         super().__init__()
         self.dataflow = dataflow
         self.fresh = fresh
+        self.appendable = appendable
         self.loop_body = loop_body
         self.blocker: Blocker | None = None
         self.loop_depth = 0
@@ -1611,6 +1616,14 @@ class _PurityWalker(cst.CSTVisitor):
 
     # calls
     def visit_Call(self, node: cst.Call) -> bool:
+        func = node.func
+        if (
+            isinstance(func, cst.Attribute)
+            and func.attr.value == "append"
+            and isinstance(func.value, cst.Name)
+            and func.value.value in self.appendable
+        ):
+            return True  # an output the caller collects; its argument is still walked
         blocker = self.dataflow.call_blocker(node, self.fresh)
         if blocker is not None:
             return self._fail(blocker.node, blocker.reason, blocker.collects)

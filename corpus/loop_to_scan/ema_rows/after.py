@@ -1,0 +1,13 @@
+import jax
+import jax.numpy as jnp
+
+
+@jax.jit
+def ema(xs, decay):
+    # Exponential moving average over the rows of xs.
+    avg = jnp.zeros(xs.shape[1:])
+    def step(avg, x):
+        avg = decay * avg + (1.0 - decay) * x
+        return avg, None
+    avg, _ = jax.lax.scan(step, avg, xs)
+    return avg

@@ -1,0 +1,290 @@
+"""JF102 loop-to-scan beyond its corpus: the order of several outputs, values appended before they change,
+backward loops, the stacking calls, rows of several arrays, what it reports and where it stays quiet, and the
+split with JF101 (no loop gets findings from both)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from jaxfix import corpus, registry
+from tests.helpers import codemod_for_module, findings, rewrite
+
+SCAN = codemod_for_module("loop_to_scan")
+FORI = codemod_for_module("loop_to_fori")
+HEADER = "import jax\nimport jax.numpy as jnp\n\n\n@jax.jit\n"
+
+
+def _source(body: str) -> str:
+    return HEADER + textwrap.dedent(body).lstrip("\n")
+
+
+def _same_numbers(before: str, after: str, tmp_path, entry: str, args: list[str]) -> None:
+    """The rewrite computes what the original computes (the corpus comparison: structure, dtype, values)."""
+    (tmp_path / "before.py").write_text(before)
+    (tmp_path / "after.py").write_text(after)
+    values = [eval(a, {"jnp": __import__("jax.numpy").numpy}) for a in args]
+    original = corpus.call(corpus.load_function(tmp_path / "before.py", entry, tag="tb"), values, {})
+    rewritten = corpus.call(corpus.load_function(tmp_path / "after.py", entry, tag="ta"), values, {})
+    corpus.assert_same(rewritten, original, rtol=1e-5, atol=1e-6)
+
+
+def test_several_outputs_keep_their_order_and_a_value_that_changes_later_gets_a_name(tmp_path) -> None:
+    before = _source(
+        """
+        def f(xs: jax.Array):
+            h = jnp.zeros(3)
+            zs = []
+            ys = []
+            for x in xs:
+                zs.append(h)  # before the update
+                h = jnp.tanh(h + x)
+                ys.append(h * 2.0)
+            return jnp.stack(ys), jnp.stack(zs)
+        """
+    )
+    after = rewrite(before, SCAN)
+    assert "        z = h  # before the update\n" in after
+    assert "        return h, (z, h * 2.0)\n" in after
+    assert "    h, (zs, ys) = jax.lax.scan(step, h, xs)\n    return ys, zs\n" in after
+    _same_numbers(before, after, tmp_path, "f", ["jnp.sin(jnp.arange(36.0)).reshape(12, 3)"])
+
+
+def test_a_backward_range_scans_in_reverse_and_keeps_the_list_order(tmp_path) -> None:
+    before = _source(
+        """
+        def f(xs: jax.Array):
+            h = jnp.zeros(3)
+            ys, sums = [], []
+            for t in range(xs.shape[0] - 1, -1, -1):
+                h = jnp.tanh(h + t * xs[t])
+                ys.append(h)
+                sums.append(h.sum())
+            return jnp.stack(ys), jnp.array(sums[::-1], dtype=jnp.float16)
+        """
+    )
+    after = rewrite(before, SCAN)
+    assert "jax.lax.scan(step, h, jnp.arange(xs.shape[0]), reverse=True)" in after
+    assert "return ys[::-1], jnp.array(sums, dtype=jnp.float16)" in after
+    assert "ys, sums = [], []" not in after
+    _same_numbers(before, after, tmp_path, "f", ["jnp.cos(jnp.arange(36.0)).reshape(12, 3)"])
+
+
+def test_stacking_along_another_axis_becomes_moveaxis(tmp_path) -> None:
+    before = _source(
+        """
+        def f(x):
+            ys = []
+            for _ in range(20):
+                x = jnp.cos(x)
+                ys.append(x)
+            return jnp.stack(ys, axis=-1), jnp.stack(ys, 0), jnp.asarray(ys)
+        """
+    )
+    after = rewrite(before, SCAN)
+    assert "return jnp.moveaxis(ys, 0, -1), ys, ys\n" in after
+    assert "jax.lax.scan(step, x, length=20)" in after
+    _same_numbers(before, after, tmp_path, "f", ["jnp.arange(6.0).reshape(2, 3)"])
+
+
+def test_rows_of_arrays_proven_to_have_the_same_length_are_scanned_together(tmp_path) -> None:
+    before = _source(
+        """
+        def f(xs):
+            ws = jnp.ones_like(xs)
+            acc = jnp.zeros(xs.shape[1:])
+            for i in range(len(xs)):
+                acc = 0.5 * acc + ws[i] * xs[i]
+            return acc
+        """
+    )
+    after = rewrite(before, SCAN)
+    assert "    def step(acc, inputs):\n        w_i, x_i = inputs\n" in after
+    assert "acc, _ = jax.lax.scan(step, acc, (ws, xs))" in after
+    _same_numbers(before, after, tmp_path, "f", ["jnp.sin(jnp.arange(24.0)).reshape(12, 2)"])
+
+
+def test_an_array_of_unproven_length_is_indexed_not_scanned() -> None:
+    collecting = _source(
+        """
+        def f(xs, w: jax.Array):
+            acc = jnp.zeros(xs.shape[1:])
+            out = []
+            for i in range(xs.shape[0]):
+                acc = acc + w[i] * xs[i]
+                out.append(acc)
+            return jnp.stack(out)
+        """
+    )
+    after = rewrite(collecting, SCAN)
+    assert "def step(acc, i):" in after and "jnp.arange(xs.shape[0])" in after and "w[i] * xs[i]" in after
+    carry_only = _source(
+        """
+        def f(xs, w: jax.Array):
+            acc = jnp.zeros(xs.shape[1:])
+            for i in range(xs.shape[0]):
+                acc = acc + w[i] * xs[i]
+            return acc
+        """
+    )
+    assert findings(carry_only, SCAN) == []  # JF101's fori_loop: the index is not only a row of xs
+    assert "lax.fori_loop" in rewrite(carry_only, FORI)
+
+
+def test_an_underscore_the_function_reads_is_not_rebound() -> None:
+    source = (
+        "import jax\nimport jax.numpy as jnp\n\n\ndef _(v):\n    return v\n\n\n@jax.jit\ndef f(xs):\n"
+        "    acc = jnp.zeros(xs.shape[1:])\n    for x in xs:\n        acc = acc * 0.5 + x\n    return _(acc)\n"
+    )
+    assert "    acc = jax.lax.scan(step, acc, xs)[0]\n" in rewrite(source, SCAN)
+
+
+def test_comments_of_the_list_creation_move_to_the_next_line() -> None:
+    before = _source(
+        """
+        def f(w, h):
+            # outputs
+            hs = []  # one per step
+            h = h * 2.0
+            for _ in range(50):
+                h = jnp.tanh(w @ h)
+                hs.append(h)
+            return jnp.stack(hs)
+        """
+    )
+    after = rewrite(before, SCAN)
+    assert "    # outputs\n    # one per step\n    h = h * 2.0\n    def step(h, _):\n" in after
+
+
+@pytest.mark.parametrize(
+    "body,reason",
+    [
+        (
+            "ys = []\nfor t in range(200):\n    x = jnp.cos(x)\n    if t % 2 == 0:\n        ys.append(x)\nreturn jnp.stack(ys)\n",
+            "appends to `ys` conditionally",
+        ),
+        (
+            "ys = []\nfor t in range(200):\n    x = jnp.cos(x)\n    ys.append(x)\n    ys.append(x)\nreturn jnp.stack(ys)\n",
+            "more than once per step",
+        ),
+        ("ys = [x]\nfor t in range(200):\n    x = jnp.cos(x)\n    ys.append(x)\nreturn jnp.stack(ys)\n", "not created"),
+        ("ys = []\nfor t in range(200):\n    x = jnp.cos(x)\n    ys.append(x)\nreturn ys\n", "(`return ys`)"),
+        (
+            "ys = []\nfor t in range(200):\n    x = jnp.cos(x)\n    ys.append(x)\nreturn jnp.stack(ys + [x])\n",
+            "(`ys + [x]`)",
+        ),
+        (
+            "ys = []\nfor t in range(200):\n    x = jnp.cos(x) + len(ys)\n    ys.append(x)\nreturn jnp.stack(ys)\n",
+            "the body uses `ys` other than appending to it (`len(ys)`)",
+        ),
+        (
+            "ys = []\nfor t in range(200):\n    x = jnp.cos(x); ys.append(x)\nreturn jnp.stack(ys)\n",
+            "shares its line",
+        ),
+        ("ys = []\nfor t in range(200):\n    x = jnp.cos(x)\n    ys.append(t)\nreturn jnp.stack(ys)\n", "not known to be traced"),
+        (
+            "ys = []\nfor t in range(200):\n    x = jnp.cos(x)\n    ys.append(x)\n    print(t)\nreturn jnp.stack(ys)\n",
+            "does I/O",
+        ),
+        (
+            "ys = []\nfor t in range(200):\n    x = jnp.cos(x)\n    ys.append(x[:t])\nreturn jnp.stack(ys)\n",
+            "uses `t` as a Python int",
+        ),
+        (
+            "ys = []\nfor t in range(0, 200, 2):\n    x = jnp.cos(x)\n    ys.append(x)\nreturn jnp.stack(ys)\n",
+            "step of 1",
+        ),
+        (
+            "ys = []\nfor t in range(200):\n    x = jnp.cos(x)\n    y = (x, x)\n    ys.append(y)\nreturn jnp.array(ys)\n",
+            "not proven to be one array",
+        ),
+    ],
+)
+def test_reported_without_a_fix(body: str, reason: str) -> None:
+    source = HEADER + "def f(x):\n" + textwrap.indent(body, "    ")
+    reported = findings(source, SCAN)
+    assert len(reported) == 1 and reported[0].fix is None, [d.message for d in reported]
+    assert reason in reported[0].message, reported[0].message
+    assert "not rewritten to lax.scan" in reported[0].message
+    assert findings(source, FORI) == []  # one loop, one rule
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # a short loop
+        "ys = []\nfor _ in range(9):\n    x = jnp.cos(x)\n    ys.append(x)\nreturn jnp.stack(ys)\n",
+        # nothing carried: vmap's job
+        "ys = []\nfor k in range(100):\n    ys.append(jnp.sin(k * x))\nreturn jnp.stack(ys)\n",
+        # the rows of a Python list (the layers of a model)
+        "for w in layers:\n    x = jnp.tanh(w @ x)\nreturn x\n",
+        # NumPy data
+        "for c in np.linspace(0.0, 1.0, 50):\n    x = x * c\nreturn x\n",
+        # a loop over rows whose count is unknown here and which cannot be rewritten: quiet
+        "for row in x:\n    if row.sum() > 0:\n        break\n    x = x + 1.0\nreturn x\n",
+        # a target that unpacks each row
+        "acc = x[0, 0]\nfor a, b in x:\n    acc = acc + a * b\nreturn acc\n",
+        # zip and enumerate are not the rows of one array
+        "acc = x[0]\nfor a, b in zip(x, x):\n    acc = acc + a * b\nreturn acc\n",
+        # a static computation: nothing traced is carried
+        "n = 1\nsizes = []\nfor _ in range(20):\n    n = n * 2\n    sizes.append(n)\nreturn x * jnp.array(sizes).sum()\n",
+    ],
+)
+def test_quiet(body: str) -> None:
+    source = (
+        "import jax\nimport jax.numpy as jnp\nimport numpy as np\n\n\n@jax.jit\ndef f(x, layers):\n"
+        + textwrap.indent(body, "    ")
+    )
+    assert findings(source, SCAN) == []
+
+
+def _loop_files():
+    for case in corpus.cases():
+        if case.codemod.startswith("loop_"):
+            yield pytest.param(case.before.read_text(encoding="utf-8"), id=case.id)
+    for codemod in (SCAN, FORI):
+        for index, example in enumerate((*codemod.VALID, *codemod.INVALID)):
+            yield pytest.param(example.code, id=f"{codemod.code}-{index}")
+
+
+@pytest.mark.parametrize("source", list(_loop_files()))
+def test_no_loop_gets_findings_from_both_rules(source: str) -> None:
+    reported = findings(source, SCAN) + findings(source, FORI)
+    starts = [(d.start.line, d.start.column) for d in reported]
+    assert len(starts) == len(set(starts)), [(d.code, d.message) for d in reported]
+
+
+def test_jf101_yields_only_where_jf102_speaks() -> None:
+    """JF101 asks `scan_finding` before it rewrites: a loop JF102 neither rewrites nor reports stays JF101's."""
+    from jaxfix.codemods.loop_to_scan import LoopToScan
+
+    assert registry.by_code("JF102") is LoopToScan
+    source = _source(
+        """
+        def f(xs):
+            acc = jnp.zeros(xs.shape[1:])
+            for i in range(xs.shape[0]):
+                acc = acc + xs[i] * i
+            return acc
+        """
+    )
+    assert findings(source, SCAN) == []
+    assert "lax.fori_loop" in rewrite(source, FORI)
+
+
+def test_a_backward_range_carrying_state_is_a_reverse_scan_over_the_indices(tmp_path) -> None:
+    """lax.fori_loop cannot step by -1; a scan over jnp.arange with reverse=True visits the same indices."""
+    before = _source(
+        """
+        def f(xs: jax.Array, w: jax.Array):
+            h = jnp.zeros(3)
+            for t in range(xs.shape[0] - 1, -1, -1):
+                h = jnp.tanh(0.5 * h + xs[t] * w[t])
+            return h
+        """
+    )
+    after = rewrite(before, SCAN)
+    assert "h, _ = jax.lax.scan(step, h, jnp.arange(xs.shape[0]), reverse=True)" in after
+    assert findings(before, FORI) == []
+    _same_numbers(before, after, tmp_path, "f", ["jnp.sin(jnp.arange(36.0)).reshape(12, 3)", "jnp.arange(36.0).reshape(12, 3) / 9"])
