@@ -209,3 +209,16 @@ def test_python_bool_carry_is_refused():
         """
     )
     assert reason is not None and "Python bool" in reason
+
+
+def test_carry_that_becomes_a_tuple_is_refused():
+    reason = _loop_blocker(
+        """
+        @jax.jit
+        def f(x):
+            for i in range(100):
+                x = (x, x)
+            return x
+        """
+    )
+    assert reason is not None and "becomes a Python tuple" in reason

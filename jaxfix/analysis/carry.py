@@ -171,6 +171,8 @@ class CarryAnalysis:
                     if name in numbers:
                         return _NUMBER_SHAPE.format(name=name)
                     continue
+                if isinstance(value, (cst.Tuple, cst.List, cst.Dict, cst.Set)):
+                    return f"`{name}` becomes a Python {type(value).__name__.lower()} in the loop"
                 reshaping = shapes.reshaping(value, name)
                 if reshaping is not None:
                     return (
