@@ -17,7 +17,6 @@ from jaxfix.analysis.screen import Screen
 from jaxfix.analysis.shapes import ELEMENTWISE
 from jaxfix.analysis.syntax import is_full_slice, is_number, param_names, target_names, walk
 from jaxfix.analysis.traced import Kind
-from jaxfix.codegen import FreshNames
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Safety
 
@@ -255,7 +254,6 @@ class ForiAtSetToScan(Codemod):
 
     def __init__(self, context) -> None:
         super().__init__(context)
-        self._fresh_names: FreshNames | None = None
         self._current_call: tuple[cst.FunctionDef, cst.CSTNode] | None = None  # (body, call line) being planned
         self._trip: tuple | None = None  # the planned loop's trip count, as a dimension
 
@@ -895,7 +893,7 @@ class ForiAtSetToScan(Codemod):
     # ---- the fix -------------------------------------------------------------------------------------------
 
     def _fix(self, plan: _Plan):
-        names = self._names()
+        names = self.context.fresh_names
         code = self._code
         body = plan.body
         outputs = {o.position: o for o in plan.outputs}
@@ -1136,10 +1134,6 @@ class ForiAtSetToScan(Codemod):
 
         return self.context.wrapper.resolve(ScopeProvider)
 
-    def _names(self) -> FreshNames:
-        if self._fresh_names is None:
-            self._fresh_names = FreshNames(self.context.module)
-        return self._fresh_names
 
 
 # ---- syntax helpers ----------------------------------------------------------------------------------------

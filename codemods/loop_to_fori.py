@@ -14,7 +14,7 @@ from jaxfix.analysis.dataflow import Blocker, Dataflow, LoopFlow
 from jaxfix.analysis.screen import Screen
 from jaxfix.analysis.shapes import Category
 from jaxfix.analysis.traced import Kind
-from jaxfix.codegen import FreshNames, carry_value, loop_function, packed
+from jaxfix.codegen import carry_value, loop_function, packed
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Safety
 
@@ -257,7 +257,6 @@ class LoopToForiLoop(Codemod):
 
     def __init__(self, context) -> None:
         super().__init__(context)
-        self._fresh_names: FreshNames | None = None
         self._dataflow: Dataflow | None = None
 
     def _flows(self) -> Dataflow:
@@ -373,8 +372,8 @@ class LoopToForiLoop(Codemod):
     def _fix(self, loop: cst.For, trip: _Trip, flow: LoopFlow):
         code = self.context.code_for
         carried = list(flow.carried)
-        body_name = self._names().take("body", "loop_body", "body_fn", "step")
-        carry_param = None if len(carried) == 1 else self._names().take("carry", "state", "loop_carry")
+        body_name = self.context.fresh_names.take("body", "loop_body", "body_fn", "step")
+        carry_param = None if len(carried) == 1 else self.context.fresh_names.take("carry", "state", "loop_carry")
         function = loop_function(
             loop,
             name=body_name,
@@ -391,8 +390,3 @@ class LoopToForiLoop(Codemod):
             add_imports=[needed] if needed else [],
         )
 
-    def _names(self) -> FreshNames:
-        # A method, not a property: LibCST's batched visitor inspects every attribute of a visitor.
-        if self._fresh_names is None:
-            self._fresh_names = FreshNames(self.context.module)
-        return self._fresh_names

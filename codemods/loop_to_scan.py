@@ -9,14 +9,12 @@ from __future__ import annotations
 import ast
 import weakref
 from dataclasses import dataclass
-from typing import ClassVar
 
 import libcst as cst
 
 from jaxfix.analysis.carry import Slot, snippet
 from jaxfix.analysis.dataflow import (
     ARRAY_METHODS,
-    UNDEFINED,
     LoopFlow,
     Parameter,
     activity,
@@ -27,7 +25,7 @@ from jaxfix.analysis.screen import Screen
 from jaxfix.analysis.shapes import Category
 from jaxfix.analysis.syntax import AT_METHODS, at_base, is_number
 from jaxfix.analysis.traced import Kind
-from jaxfix.codegen import FreshNames, carry_value, loop_function, packed
+from jaxfix.codegen import carry_value, loop_function, packed
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.codemods.loop_to_fori import LoopToForiLoop, range_trip
 from jaxfix.diagnostics import Safety
@@ -270,16 +268,6 @@ class LoopToScan(Codemod):
             message="static number of steps",
         ),
     )
-
-    def __init__(self, context) -> None:
-        super().__init__(context)
-        self._fresh_names: FreshNames | None = None
-
-    def _names(self) -> FreshNames:
-        # A method, not a property: LibCST's batched visitor inspects every attribute of a visitor.
-        if self._fresh_names is None:
-            self._fresh_names = FreshNames(self.context.module)
-        return self._fresh_names
 
     def visit_For(self, node: cst.For) -> None:
         if isinstance(node.iter, cst.Call) and isinstance(node.iter.func, cst.Name) and node.iter.func.value == "range":
@@ -929,7 +917,7 @@ class _Rewrite:
         self.codemod = codemod
         self.context = codemod.context
         self.plan = plan
-        self.names = codemod._names()
+        self.names = codemod.context.fresh_names
         self.imports = []
 
     def _code(self, node: cst.CSTNode) -> str:

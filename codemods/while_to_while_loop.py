@@ -13,7 +13,7 @@ from jaxfix.analysis.screen import Screen
 from jaxfix.analysis.shapes import Category
 from jaxfix.analysis.syntax import is_none, mentions, walk
 from jaxfix.analysis.traced import REVERSE_MODE, Kind
-from jaxfix.codegen import FreshNames, carry_value, loop_function, packed, predicate_function
+from jaxfix.codegen import carry_value, loop_function, packed, predicate_function
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Safety
 
@@ -231,7 +231,6 @@ class WhileToWhileLoop(Codemod):
 
     def __init__(self, context) -> None:
         super().__init__(context)
-        self._fresh_names: FreshNames | None = None
 
     # ---- matching ------------------------------------------------------------------------------------------
 
@@ -431,7 +430,7 @@ class WhileToWhileLoop(Codemod):
     def _fix(self, loop: cst.While, flow: LoopFlow, test: _Test):
         code = self.context.code_for
         carried = list(flow.carried)
-        names = self._names()
+        names = self.context.fresh_names
         cond_name = names.take("cond", "cond_fun", "keep_going")
         body_name = names.take("body", "body_fun", "step")
         carry_param = None if len(carried) == 1 else names.take("carry", "state", "loop_carry")
@@ -471,11 +470,6 @@ class WhileToWhileLoop(Codemod):
             add_imports=list(dict.fromkeys(imports)),
         )
 
-    def _names(self) -> FreshNames:
-        # A method, not a property: LibCST's batched visitor inspects every attribute of a visitor.
-        if self._fresh_names is None:
-            self._fresh_names = FreshNames(self.context.module)
-        return self._fresh_names
 
 
 def _in_order(node: cst.CSTNode):

@@ -31,7 +31,7 @@ from jaxfix.analysis.context import ModuleContext
 from jaxfix.analysis.screen import Screen
 from jaxfix.codemod import Codemod
 from jaxfix.diagnostics import Diagnostic, Fix, Safety, TextEdit
-from jaxfix.files import SourceError, SourceFile, read_source, write_if_changed
+from jaxfix.files import SourceError, read_source, write_if_changed
 from jaxfix.suppression import unsuppressed
 
 MAX_PASSES = 10

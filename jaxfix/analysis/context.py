@@ -57,5 +57,12 @@ class ModuleContext:
 
         return Dataflow(self)
 
+    @cached_property
+    def fresh_names(self):
+        """One supply of fresh names for every codemod of a pass, so that two fixes never pick the same one."""
+        from jaxfix.codegen import FreshNames
+
+        return FreshNames(self.module)
+
     def code_for(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)
