@@ -221,8 +221,8 @@ def _apply_verified(paths, diff_only, select, ignore, exclude, jobs, loaded) -> 
             typer.echo(f"fixed {verdict.path} ({text.plural(verdict.fixes_applied, 'fix')}; verified: {names})")
         for report in verdict.reverted:
             differs = differs or report.status == "differs"
-            for line in verify_report.lines(report):
-                typer.echo(f"reverted {line}")
+            for index, line in enumerate(verify_report.lines(report)):
+                typer.echo(f"reverted {line}" if index == 0 else line)
         if verdict.whole_file_reverted:
             typer.echo(f"{verdict.path}: every rewrite reverted: {verdict.whole_file_reverted}")
     kept = sum(1 for v in verdicts if v.changed)

@@ -68,13 +68,12 @@ def changed(before: str, after: str) -> list[str]:
     if old_tree is None or new_tree is None:
         return []
     old, new = definitions(old_tree), definitions(new_tree)
-    result = [name for name, d in new.items() if name not in old or _dump(d.node) != _dump(old[name].node)]
-    rebound = _module_level_bindings(old_tree) ^ _module_level_bindings(new_tree)
-    names = {name for name, _ in rebound}
-    for name, definition in new.items():
-        if name not in result and names & _names_read(definition.node):
-            result.append(name)
-    return result
+    rebound = {name for name, _ in _module_level_bindings(old_tree) ^ _module_level_bindings(new_tree)}
+    return [
+        name
+        for name, definition in new.items()
+        if name not in old or _dump(definition.node) != _dump(old[name].node) or rebound & _names_read(definition.node)
+    ]
 
 
 def _dump(node: ast.AST) -> str:

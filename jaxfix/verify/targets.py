@@ -20,9 +20,14 @@ class Options:
     max_examples: int = 50
     grad: bool = False
     timeout: float = 120.0  # seconds for one function, all devices; the worker is killed past it
-    budget: float = 30.0  # seconds of examples per function and device before it stops drawing more
     magnitude: float = 10.0  # bound on |value| of floats drawn from annotations (examples set their own scale)
     nan: bool = False  # also draw NaN and infinities
+
+    @property
+    def budget(self) -> float:
+        """Seconds of examples per function and device; past it no more inputs are run (the deadline that keeps a
+        slow function within its timeout, with time left to shrink a failure and for other devices)."""
+        return self.timeout / 4
 
 
 @dataclass(frozen=True)

@@ -41,7 +41,6 @@ from jaxfix.verify.targets import (
 )
 
 SHOWN_VALUES = 6  # values shown per array in a counterexample
-SHRINK_SECONDS = 20.0  # after this long shrinking, only inputs already seen to fail are run again
 
 
 class Mismatch(Exception):
@@ -341,7 +340,7 @@ def check_device(original: Any, rewritten: Any, inputs: Inputs, device: Any, opt
     started = time.monotonic()
     failing: dict[str, Mismatch] = {}
     first_failure: list[float] = []
-    counts = {"eager": 0, "raised": set()}
+    counts = {"eager": 0, "raised": set(), "skipped": 0}
 
     if source.original_raises:
         return _check_declared(original, rewritten, inputs, device, report)
@@ -349,11 +348,12 @@ def check_device(original: Any, rewritten: Any, inputs: Inputs, device: Any, opt
     def check(call: strategies.Call) -> None:
         key = fingerprint(call)
         now = time.monotonic()
-        if key in failing and first_failure and now - first_failure[0] > SHRINK_SECONDS:
-            raise failing[key]
-        if first_failure and now - first_failure[0] > SHRINK_SECONDS:
-            return  # shrinking has had its time: only known failures fail
+        if first_failure and now - first_failure[0] > options.budget:
+            if key in failing:
+                raise failing[key]
+            return  # shrinking has had its time: only inputs already seen to fail still fail
         if not first_failure and now - started > options.budget:
+            counts["skipped"] += 1
             return  # enough time spent on this function: the remaining draws are not run
         size = cmp.problem_size(jax_leaves(call))
         before = invoke(original, call, device)
@@ -384,6 +384,8 @@ def check_device(original: Any, rewritten: Any, inputs: Inputs, device: Any, opt
             if not first_failure:
                 first_failure.append(time.monotonic())
             raise mismatch
+        if first_failure:
+            return  # a shrinking step that passed: no example of agreement
         if before.raised:
             report.both_raised += 1
             counts["raised"].add(before.error_name())
@@ -414,6 +416,8 @@ def check_device(original: Any, rewritten: Any, inputs: Inputs, device: Any, opt
         report.reason = f"results are not reproducible (the function is not deterministic?): {cmp.first_line(error)}"
         return report
     report.max_abs_error, report.max_rel_error = errors.abs, errors.rel
+    if counts["skipped"]:
+        report.notes.append(f"stopped drawing inputs after {options.budget:g} s (a quarter of --timeout); {counts['skipped']} were not run")
     if counts["eager"]:
         report.notes.append(f"the original ran with jit disabled on {counts['eager']} inputs (JAX rejects it under jit)")
     if report.examples:
