@@ -234,6 +234,27 @@ def _apply_verified(paths, diff_only, select, ignore, exclude, jobs, loaded) -> 
     raise typer.Exit(EXIT_FINDINGS if differs or (diff_only and kept) else EXIT_CLEAN)
 
 
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def record(
+    command: List[str] = typer.Argument(..., help="The command to run, after `--`: `jaxfix record -- pytest tests/`.", show_default=False),
+) -> None:
+    """Run your tests (or any Python command) and record the shapes and dtypes your functions are called with,
+    into .jaxfix/signatures.json, for `jaxfix verify` to draw inputs from. Exits with the command's exit code."""
+    from jaxfix.verify import callsites
+    from jaxfix.verify import record as recorder
+
+    root = callsites.project_root(Path.cwd() / "pyproject.toml")
+    try:
+        recording = recorder.record(command, root)
+    except FileNotFoundError as error:
+        raise _fail(str(error))
+    where = os.path.relpath(recording.path)
+    typer.echo(
+        f"Recorded {text.plural(recording.signatures, 'signature')} of {text.plural(recording.functions, 'function')} into {where}."
+    )
+    raise typer.Exit(recording.returncode)
+
+
 @app.command()
 def rules(
     markdown: bool = typer.Option(False, "--markdown", help="As a Markdown table (the README's rule table)."),

@@ -70,10 +70,14 @@ def planted(tmp_path_factory):
     return folder
 
 
-def _planted_reports(folder: Path, options: Options):
+GRADIENT_ONLY = {"grad_while_loop": "triple_sine", "grad_where": "soft_sqrt"}  # same values, other gradients
+
+
+def _planted_reports(folder: Path, options: Options, pairs: dict[str, str] | None = None):
     settings = load(folder)
     targets = []
-    for name, (function, _) in PLANTED_BUGS.items():
+    pairs = pairs or {**{name: function for name, (function, _) in PLANTED_BUGS.items()}, **GRADIENT_ONLY}
+    for name, function in pairs.items():
         targets += collect.pair_targets(folder / f"{name}_before.py", folder / f"{name}_after.py", [function], settings)
     return {report.name: report for report in runner.run(targets, options)}
 
@@ -103,6 +107,19 @@ def test_planted_sources_are_the_intended_ones(planted_reports) -> None:
 
 
 def test_same_seed_same_counterexample(planted, planted_reports) -> None:
-    again = _planted_reports(planted, Options(max_examples=30))
-    for name, report in planted_reports.items():
-        assert [d.counterexample for d in again[name].devices] == [d.counterexample for d in report.devices]
+    pairs = {"off_by_one": "geometric", "changed_constant": "steps"}
+    again = _planted_reports(planted, Options(max_examples=30), pairs)
+    for name in pairs.values():
+        assert again[name].devices[0].counterexample == planted_reports[name].devices[0].counterexample
+
+
+def test_gradients_are_compared_only_with_grad(planted, planted_reports) -> None:
+    for function in GRADIENT_ONLY.values():
+        assert planted_reports[function].status == VERIFIED, "the values agree"
+    with_grad = _planted_reports(planted, Options(max_examples=30, grad=True), GRADIENT_ONLY)
+    while_loop = with_grad["triple_sine"].devices[0]
+    assert while_loop.status == DIFFERS
+    assert "gradient: the original returns; the rewrite raises ValueError: Reverse-mode differentiation does not work" in while_loop.reason
+    where = with_grad["soft_sqrt"].devices[0]
+    assert where.status == DIFFERS and where.reason == "gradient: leaf 0: NaN in one and not the other (0 != nan)"
+    assert "x: float32[] 0" in where.counterexample and "rewrite gradient[0]: float32[] nan" in where.counterexample

@@ -34,6 +34,7 @@ def test_verify_two_files(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "before.py::decay  cpu  verified  4 examples (case.toml)" in result.output
     assert "Verified 1 of 1 function: 0 differ, 0 unverified; devices: cpu." in result.output
+    assert list(tmp_path.iterdir()) == [], "nothing is left in the working directory (no .hypothesis folder)"
 
 
 def test_verify_reports_a_difference_and_exits_1(tmp_path: Path) -> None:
@@ -139,3 +140,71 @@ def test_apply_verify_diff_writes_nothing(tmp_path: Path, wrong_codemod) -> None
     assert result.exit_code == 1
     assert '+    jax.debug.print("x {}", x)' in result.output and "+    return x * 0.999" not in result.output
     assert (tmp_path / "m.py").read_text() == MIXED
+
+
+# ---- jaxfix record ----------------------------------------------------------------------------------------
+
+RECORDED_MODULE = '''import jax
+import jax.numpy as jnp
+
+
+@jax.jit
+def smooth(x, w):
+    for i in range(20):
+        x = 0.5 * x + w * jnp.roll(x, 1)
+    return x
+
+
+def helper(params, scale):
+    return jax.tree.map(lambda p: p * scale, params)
+'''
+
+RECORDED_TESTS = '''import jax.numpy as jnp
+from pkg.m import helper, smooth
+
+
+def make(n):  # no literal shapes at the call sites: only recording can tell what `smooth` gets
+    return jnp.linspace(0.0, 1.0, n)
+
+
+def test_smooth():
+    assert smooth(make(7), make(1)[0] + 0.25).shape == (7,)
+
+
+def test_helper():
+    assert helper({"a": make(3), "b": (make(2), 4)}, 2.0)["a"].shape == (3,)
+'''
+
+
+def test_record_then_verify_from_the_recorded_signatures(tmp_path: Path) -> None:
+    import json
+    import sys
+
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "m.py").write_text(RECORDED_MODULE)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_m.py").write_text(RECORDED_TESTS)
+    result = run("record", "--", sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:benchmark", "tests", cwd=tmp_path)
+    assert result.exit_code == 0, result.output
+    assert "Recorded 2 signatures of 2 functions into .jaxfix/signatures.json." in result.output
+    recorded = json.loads((tmp_path / ".jaxfix" / "signatures.json").read_text())
+    assert set(recorded) == {"pkg/m.py::smooth", "pkg/m.py::helper"}, "test functions are not recorded"
+    (signature,) = recorded["pkg/m.py::smooth"]
+    assert [(a["dtype"], a["shape"]) for a in signature["args"]] == [("float32", [7]), ("float32", [])]
+    (signature,) = recorded["pkg/m.py::helper"]
+    assert signature["args"][0]["items"]["b"]["items"][1] == {"kind": "int", "choices": [0, 1, 4]}
+    assert signature["args"][0]["items"]["a"]["bound"] == 2.0, "concrete arrays keep their scale"
+
+    result = run("verify", "pkg", "--max-examples", "4", cwd=tmp_path)
+    assert result.exit_code == 0, result.output
+    assert "pkg/m.py::smooth  cpu  verified  4 examples (recorded by jaxfix record: 1 signature)" in result.output
+
+
+def test_record_passes_the_exit_code_on(tmp_path: Path) -> None:
+    import sys
+
+    result = run("record", "--", sys.executable, "-c", "raise SystemExit(3)", cwd=tmp_path)
+    assert result.exit_code == 3
+    assert "Recorded 0 signatures of 0 functions" in result.output

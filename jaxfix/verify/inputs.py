@@ -76,9 +76,10 @@ def sources(path: Path, text: str, name: str, settings: VerifySettings) -> tuple
     else:
         why.append("no call with literal arguments in the module or the project's tests")
 
-    signatures = recorded.lookup(path, name)
+    signatures = recorded.lookup(path, name, text)
     if signatures:
-        found.append(Source(kind="recorded", origin=f"recorded by jaxfix record ({len(signatures)} signatures)", calls=tuple(signatures)))
+        count = f"{len(signatures)} signature{'s' if len(signatures) != 1 else ''}"
+        found.append(Source(kind="recorded", origin=f"recorded by jaxfix record: {count}", calls=tuple(signatures)))
     else:
         why.append("no recorded signature (`jaxfix record -- pytest`)")
     if found:

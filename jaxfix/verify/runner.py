@@ -35,14 +35,19 @@ def run(targets: Sequence[Target], options: Options, *, on_start: Callable[[Targ
 def _run_worker(targets: list[Target], options: Options, on_start) -> Iterator[Report]:
     """Reports from one worker, until it finishes or fails; returns how many targets it answered for."""
     job = json.dumps({"options": to_json(options), "targets": [to_json(t) for t in targets]})
-    with tempfile.TemporaryFile(mode="w+b") as stderr:
+    with tempfile.TemporaryFile(mode="w+b") as stderr, tempfile.TemporaryDirectory(prefix="jaxfix-verify-") as scratch:
+        env = {
+            **os.environ,
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "HYPOTHESIS_STORAGE_DIRECTORY": scratch,  # not a .hypothesis folder in the user's working directory
+        }
         process = subprocess.Popen(
             [sys.executable, "-m", "jaxfix.verify.worker"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=stderr,
             start_new_session=True,  # its own process group: a timeout kills what user code started, too
-            env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+            env=env,
         )
         lines: queue.Queue = queue.Queue()
         reader = threading.Thread(target=_read_lines, args=(process, lines), daemon=True)

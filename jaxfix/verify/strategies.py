@@ -299,19 +299,23 @@ class _Scope:
 
 
 def materialize(call: Call, device: Any) -> tuple[tuple, dict]:
-    """The call's arguments with fresh buffers on `device` (NumPy arrays are copied too: code may mutate them)."""
+    """The call's arguments with fresh buffers on `device` (NumPy arrays are copied too: code may mutate them).
+    JAX arrays are made as a user makes them (`jnp.array` under `jax.default_device`), not committed to the
+    device with device_put, so that the functions compile as they do for the user (and hit the same caches)."""
     import jax
+    import jax.numpy as jnp
 
     def place(leaf: Any) -> Any:
         if isinstance(leaf, Drawn):
-            return jax.device_put(np.array(leaf.array, copy=True), device)
+            return jnp.array(leaf.array, copy=True)
         if isinstance(leaf, DrawnKey):
-            return jax.random.wrap_key_data(jax.device_put(np.array(leaf.data, copy=True), device), impl=leaf.impl)
+            return jax.random.wrap_key_data(jnp.array(leaf.data, copy=True), impl=leaf.impl)
         if isinstance(leaf, np.ndarray):
             return leaf.copy()
         return leaf
 
-    args, kwargs = jax.tree.map(place, (call.args, call.kwargs), is_leaf=lambda x: isinstance(x, (Drawn, DrawnKey)))
+    with jax.default_device(device):
+        args, kwargs = jax.tree.map(place, (call.args, call.kwargs), is_leaf=lambda x: isinstance(x, (Drawn, DrawnKey)))
     return tuple(args), dict(kwargs)
 
 
