@@ -32,6 +32,7 @@ JobsOpt = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (defa
 SeedOpt = typer.Option(None, "--seed", help="Seed of the input search (default 0): the same seed draws the same inputs.")
 MaxExamplesOpt = typer.Option(None, "--max-examples", min=1, help="Inputs per function and device (default 50).")
 TimeoutOpt = typer.Option(None, "--timeout", min=1.0, help="Seconds per function before it is given up (default 120).")
+DeadlineOpt = typer.Option(None, "--deadline", min=0.1, help="Seconds one call may run; longer counts as not terminating (default 5).")
 
 
 def _split(values: Optional[List[str]]) -> list[str]:
@@ -105,10 +106,11 @@ def apply(
     seed: Optional[int] = SeedOpt,
     max_examples: Optional[int] = MaxExamplesOpt,
     timeout: Optional[float] = TimeoutOpt,
+    deadline: Optional[float] = DeadlineOpt,
 ) -> None:
     """Rewrite files in place with the safe fixes (and the unsafe ones with --unsafe-fixes)."""
     if verify_fixes:
-        _apply_verified(paths, diff_only, select, ignore, exclude, jobs, _verify_options(seed, max_examples, timeout, None, None))
+        _apply_verified(paths, diff_only, select, ignore, exclude, jobs, _verify_options(seed, max_examples, timeout, None, None, deadline))
         return
     settings, files, missing = _prepare(paths, select, ignore, exclude, unsafe_fixes)
     colour = sys.stdout.isatty()
@@ -129,7 +131,7 @@ def apply(
     raise typer.Exit(EXIT_FINDINGS if diff_only and any(r.changed for r in results) else EXIT_CLEAN)
 
 
-def _verify_options(seed, max_examples, timeout, grad, nan):
+def _verify_options(seed, max_examples, timeout, grad, nan, deadline=None):
     """[tool.jaxfix.verify], then the command line."""
     from dataclasses import replace
 
@@ -140,7 +142,7 @@ def _verify_options(seed, max_examples, timeout, grad, nan):
         loaded = verify_settings.load()
     except ConfigError as error:
         raise _fail(str(error))
-    given = {"seed": seed, "max_examples": max_examples, "timeout": timeout, "grad": grad, "nan": nan}
+    given = {"seed": seed, "max_examples": max_examples, "timeout": timeout, "grad": grad, "nan": nan, "deadline": deadline}
     loaded.options = replace(loaded.options, **{k: v for k, v in given.items() if v is not None})
     return loaded
 
@@ -160,6 +162,7 @@ def verify(
     seed: Optional[int] = SeedOpt,
     max_examples: Optional[int] = MaxExamplesOpt,
     timeout: Optional[float] = TimeoutOpt,
+    deadline: Optional[float] = DeadlineOpt,
     grad: Optional[bool] = typer.Option(None, "--grad/--no-grad", help="Also compare jax.grad of the outputs' weighted sum.", show_default=False),
     nan: Optional[bool] = typer.Option(None, "--nan/--no-nan", help="Also draw NaN and infinities.", show_default=False),
     select: Optional[List[str]] = SelectOpt,
@@ -175,7 +178,7 @@ def verify(
     from jaxfix.verify import report as verify_report
     from jaxfix.verify.targets import DIFFERS, VERIFIED
 
-    loaded = _verify_options(seed, max_examples, timeout, grad, nan)
+    loaded = _verify_options(seed, max_examples, timeout, grad, nan, deadline)
     names = _split(function)
     had_errors = False
     if len(paths) == 2 and all(p.is_file() for p in paths) and not pending:

@@ -269,6 +269,7 @@ def test_a_function_past_its_timeout_is_stopped_and_the_next_still_runs(tmp_path
     reports = list(runner.run(targets, Options(max_examples=5, timeout=2.0)))
     assert [r.name for r in reports] == ["slow", "dies", "fine"]
     assert reports[0].status == UNVERIFIED and "timed out after 2 s" in reports[0].reason
+    assert "it was running the input x: 0.0" in reports[0].reason
     assert reports[1].status == UNVERIFIED and "worker died (exit code 3)" in reports[1].reason
     assert reports[2].status == VERIFIED
 
@@ -294,3 +295,24 @@ def test_report_status_from_devices() -> None:
     assert Report("t", "f", through=["g"]).status == VERIFIED
     both = [DeviceReport("cpu", status=VERIFIED), DeviceReport("gpu", status=DIFFERS)]
     assert Report("t", "f", devices=both).status == DIFFERS
+
+
+def test_inputs_the_original_rejects_are_not_compared(tmp_path: Path) -> None:
+    """An input on which the original raises (here: a negative count) or does not terminate within the deadline
+    (a Python while loop) is outside what it accepts: the rewrite may return there, and is not run at all
+    after a non-terminating original (a lax.while_loop cannot be interrupted)."""
+    raises = "def last(xs, n: int):\n    out = [x * 2.0 for x in xs[:n]]\n    return out[-1]\n"
+    extends = "import jax.numpy as jnp\n\ndef last(xs, n: int):\n    return jnp.where(n > 0, xs[max(n, 1) - 1] * 2.0, 0.0)\n"
+    loops = "def steps(n: int):\n    count = 0\n    while n != 0:\n        n -= 1\n        count += 1\n    return count\n"
+    while_loop = (
+        "import jax\n\ndef steps(n: int):\n"
+        "    return jax.lax.while_loop(lambda c: c[0] != 0, lambda c: (c[0] - 1, c[1] + 1), (n, 0))[1]\n"
+    )
+    count = Source(kind="specs", origin="test", params=(("n", {"kind": "int", "min": -2, "max": 3}),), positional=1)
+    xs_n = Source(kind="examples", origin="test", calls=({"args": ["jnp.arange(4.0)", "3"], "kwargs": {}},))
+    targets = [_target(tmp_path, "last", raises, extends, xs_n), _target(tmp_path, "steps", loops, while_loop, count)]
+    last, steps = runner.run(targets, Options(max_examples=12, deadline=0.5))
+    assert last.status == VERIFIED, last
+    assert any("the original raised (IndexError) on" in note for note in last.devices[0].notes)
+    assert steps.status == VERIFIED, steps
+    assert any("the original raised (DeadlineExceeded) on" in note for note in steps.devices[0].notes)

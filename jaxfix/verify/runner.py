@@ -56,6 +56,7 @@ def _run_worker(targets: list[Target], options: Options, on_start) -> Iterator[R
         writer.start()
         answered = 0
         current: int | None = None
+        running: list[str] = []  # the input the worker is on (its last "input" event)
         deadline = time.monotonic() + options.timeout + 60.0  # the first target also waits for JAX to import
         try:
             while answered < len(targets):
@@ -63,15 +64,20 @@ def _run_worker(targets: list[Target], options: Options, on_start) -> Iterator[R
                     line = lines.get(timeout=max(0.0, deadline - time.monotonic()))
                 except queue.Empty:
                     index = current if current is not None else answered
-                    yield _failed(targets[index], f"timed out after {options.timeout:g} s (the worker was stopped)")
+                    reason = f"timed out after {options.timeout:g} s (the worker was stopped)"
+                    if running:
+                        reason += "; it was running the input " + "; ".join(running)
+                    yield _failed(targets[index], reason)
                     return index + 1
                 if line is None:  # the worker exited
                     index = current if current is not None else answered
                     yield _failed(targets[index], "the verification worker died" + _tail(stderr, process))
                     return index + 1
                 event = json.loads(line)
-                if event["event"] == "start":
-                    current = event["index"]
+                if event["event"] == "input":
+                    running = event["lines"]
+                elif event["event"] == "start":
+                    current, running = event["index"], []
                     deadline = time.monotonic() + options.timeout
                     if on_start is not None:
                         on_start(targets[current])

@@ -4,6 +4,7 @@
     max-examples = 50        # inputs per function and device
     seed = 0
     timeout = 120            # seconds per function; the worker is stopped past it
+    deadline = 5             # seconds per call, not counting JAX's compile time
     magnitude = 10.0         # |value| bound of floats drawn from specs and annotations
     nan = false              # also draw NaN and infinities
     grad = false             # also compare gradients
@@ -34,7 +35,10 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-OPTION_KEYS = {"max-examples": "max_examples", "seed": "seed", "timeout": "timeout", "magnitude": "magnitude", "nan": "nan", "grad": "grad"}
+OPTION_KEYS = {
+    "max-examples": "max_examples", "seed": "seed", "timeout": "timeout", "deadline": "deadline",
+    "magnitude": "magnitude", "nan": "nan", "grad": "grad",
+}  # fmt: skip
 DTYPES = set(JAXTYPING_DTYPES.values()) | {"float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint32", "bool"}
 _ARRAY = re.compile(r"^(?P<numpy>np\.|numpy\.)?(?P<dtype>[a-z0-9]+)(\[(?P<dims>[^\]]*)\])?$")
 _RANGE = re.compile(r"^(?P<kind>int|float)\s+(?P<low>[-+0-9.eE]+)\s*\.\.\s*(?P<high>[-+0-9.eE]+)$")

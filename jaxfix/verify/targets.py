@@ -22,6 +22,7 @@ class Options:
     timeout: float = 120.0  # seconds for one function, all devices; the worker is killed past it
     magnitude: float = 10.0  # bound on |value| of floats drawn from annotations (examples set their own scale)
     nan: bool = False  # also draw NaN and infinities
+    deadline: float = 5.0  # seconds one call may run, not counting JAX's compile time
 
     @property
     def budget(self) -> float:

@@ -10,6 +10,8 @@ Everything the user's code prints goes to stderr, so it can never be mistaken fo
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import hashlib
 import importlib.util
 import inspect
@@ -17,13 +19,14 @@ import io
 import json
 import linecache
 import os
+import signal
 import sys
 import time
 import traceback
 import types
 import warnings
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from jaxfix.verify import compare as cmp
 from jaxfix.verify import strategies
@@ -118,27 +121,89 @@ def _concretization_errors() -> tuple[type[BaseException], ...]:
     return tuple(getattr(jax.errors, n) for n in names if hasattr(jax.errors, n))
 
 
-def invoke(function: Callable[..., Any] | BaseException, call: strategies.Call, device: Any, *, eager: bool = False) -> cmp.Outcome:
-    """Call on `device` with fresh argument buffers and wait for the result. `function` may be the exception its
-    module raised on import: then that is the outcome."""
+class _Alarm(BaseException):
+    """Raised by SIGALRM inside user code (a BaseException, so that `except Exception` in user code lets it by)."""
+
+
+class DeadlineExceeded(Exception):
+    """The outcome of a call that ran past its deadline."""
+
+
+_compiled = [0.0]  # seconds JAX has spent tracing, lowering and compiling in this process
+GRACE = 1.0  # JAX records a compile's duration just after it ends: an alarm in between waits this long
+
+
+def _count_compile(event: str, duration: float, **_: Any) -> None:
+    if event.startswith("/jax/core/compile/"):
+        _compiled[0] += duration
+
+
+@functools.lru_cache(maxsize=1)
+def _listen_to_compiles() -> None:
+    import jax.monitoring
+
+    jax.monitoring.register_event_duration_secs_listener(_count_compile)
+
+
+@contextlib.contextmanager
+def deadline(seconds: float | None) -> Iterator[None]:
+    """Interrupt Python code that runs longer than `seconds`, not counting the time JAX spends compiling (a
+    Python `while` that never ends, run eagerly). Code running inside XLA cannot be interrupted this way; the
+    runner's timeout stops the whole worker then."""
+    if not seconds or not hasattr(signal, "setitimer"):
+        yield
+        return
+    _listen_to_compiles()
+    started, compiled_before, graced = time.monotonic(), _compiled[0], [False]
+
+    def alarm(signum: int, frame: Any) -> None:
+        elapsed = time.monotonic() - started
+        allowed = seconds + (_compiled[0] - compiled_before)
+        if elapsed < allowed:
+            signal.setitimer(signal.ITIMER_REAL, allowed - elapsed + 0.01)
+            graced[0] = False
+        elif not graced[0]:
+            graced[0] = True
+            signal.setitimer(signal.ITIMER_REAL, GRACE)
+        else:
+            raise _Alarm()
+
+    previous = signal.signal(signal.SIGALRM, alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def invoke(
+    function: Callable[..., Any] | BaseException, call: strategies.Call, device: Any, *, eager: bool = False, limit: float | None = None
+) -> cmp.Outcome:
+    """Call on `device` with fresh argument buffers and wait for the result, for at most `limit` seconds.
+    `function` may be the exception its module raised on import: then that is the outcome."""
     import jax
 
     if isinstance(function, BaseException):
         return cmp.Outcome(error=function)
     try:
         args, kwargs = strategies.materialize(call, device)
-        with jax.default_device(device):
+        with deadline(limit), jax.default_device(device):
             if eager:
                 with jax.disable_jit():
                     value = function(*args, **kwargs)
             else:
                 value = function(*args, **kwargs)
             return cmp.Outcome(value=jax.block_until_ready(value))
+    except _Alarm:
+        return cmp.Outcome(error=DeadlineExceeded(f"ran for more than {limit:g} s (the deadline)"))
     except Exception as error:
         return cmp.Outcome(error=error)
 
 
-def grad_of(function: Callable[..., Any] | BaseException, call: strategies.Call, device: Any, *, eager: bool) -> cmp.Outcome | None:
+def grad_of(
+    function: Callable[..., Any] | BaseException, call: strategies.Call, device: Any, *, eager: bool, limit: float | None = None
+) -> cmp.Outcome | None:
     """jax.grad of a weighted sum of the float outputs with respect to the float inputs; None when there are no
     float inputs."""
     import jax
@@ -160,7 +225,7 @@ def grad_of(function: Callable[..., Any] | BaseException, call: strategies.Call,
         return _weighted_sum(function(*a, **k))
 
     try:
-        with jax.default_device(device):
+        with deadline(limit), jax.default_device(device):
             primals = [jnp.asarray(leaves[i]) for i in floats]
             if eager:
                 with jax.disable_jit():
@@ -168,6 +233,8 @@ def grad_of(function: Callable[..., Any] | BaseException, call: strategies.Call,
             else:
                 value = jax.grad(scalar)(primals)
             return cmp.Outcome(value=jax.block_until_ready(value))
+    except _Alarm:
+        return cmp.Outcome(error=DeadlineExceeded(f"ran for more than {limit:g} s (the deadline)"))
     except Exception as error:
         return cmp.Outcome(error=error)
 
@@ -312,6 +379,7 @@ def inputs_from(source: Source, options: Options) -> Inputs:
 
 
 def fingerprint(call: strategies.Call) -> str:
+    """A digest of the call: structure, shapes, dtypes and values."""
     import jax
     import numpy as np
 
@@ -328,7 +396,9 @@ def fingerprint(call: strategies.Call) -> str:
     return digest.hexdigest()
 
 
-def check_device(original: Any, rewritten: Any, inputs: Inputs, device: Any, options: Options) -> DeviceReport:
+def check_device(
+    original: Any, rewritten: Any, inputs: Inputs, device: Any, options: Options, progress: Callable[[list[str]], None] | None = None
+) -> DeviceReport:
     """Hypothesis search for an input on which the two differ, on one device."""
     from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
     from hypothesis.errors import Flaky
@@ -340,33 +410,44 @@ def check_device(original: Any, rewritten: Any, inputs: Inputs, device: Any, opt
     started = time.monotonic()
     failing: dict[str, Mismatch] = {}
     first_failure: list[float] = []
-    counts = {"eager": 0, "raised": set(), "skipped": 0}
+    counts = {"eager": 0, "raised": set(), "skipped": 0, "outside": 0}
 
     if source.original_raises:
         return _check_declared(original, rewritten, inputs, device, report)
 
-    def check(call: strategies.Call) -> None:
+    def check(call: strategies.Call, *, explicit: bool = False) -> None:
         key = fingerprint(call)
         now = time.monotonic()
         if first_failure and now - first_failure[0] > options.budget:
             if key in failing:
                 raise failing[key]
             return  # shrinking has had its time: only inputs already seen to fail still fail
-        if not first_failure and now - started > options.budget:
+        if not first_failure and not explicit and now - started > options.budget:
             counts["skipped"] += 1
             return  # enough time spent on this function: the remaining draws are not run
         size = cmp.problem_size(jax_leaves(call))
-        before = invoke(original, call, device)
-        after = invoke(rewritten, call, device)
+        if progress is not None:
+            progress(describe_call(original if not isinstance(original, BaseException) else rewritten, call))
+        before = invoke(original, call, device, limit=options.deadline)
+        eager_before = None
+        if before.raised and isinstance(before.error, concretization):
+            # JAX rejects the original under jit: what it computes is what it computes eagerly
+            eager_before = invoke(original, call, device, eager=True, limit=options.deadline)
+            if eager_before.raised:
+                outside(eager_before, None)
+                return
+        after = invoke(rewritten, call, device, limit=options.deadline)
         eager = False
-        if before.raised and isinstance(before.error, concretization) and not (after.raised and type(after.error) is type(before.error)):
-            eager = True  # JAX rejects the original under jit: what it computes is what it computes eagerly
+        if eager_before is not None and not (after.raised and type(after.error) is type(before.error)):
+            eager, before = True, eager_before
             counts["eager"] += 1
-            before = invoke(original, call, device, eager=True)
+        if before.raised:
+            outside(before, after)
+            return
         difference, found = cmp.compare(before, after, size=size, rtol=source.rtol, atol=source.atol)
         if difference is None and options.grad and not before.raised and not after.raised:
-            grad_before = grad_of(original, call, device, eager=eager)
-            grad_after = grad_of(rewritten, call, device, eager=False)
+            grad_before = grad_of(original, call, device, eager=eager, limit=options.deadline)
+            grad_after = grad_of(rewritten, call, device, eager=False, limit=options.deadline)
             if grad_before is not None and grad_after is not None:
                 report.grad_checked += 1
                 difference, _ = cmp.compare(grad_before, grad_after, size=size, rtol=source.rtol, atol=source.atol)
@@ -386,14 +467,24 @@ def check_device(original: Any, rewritten: Any, inputs: Inputs, device: Any, opt
             raise mismatch
         if first_failure:
             return  # a shrinking step that passed: no example of agreement
-        if before.raised:
-            report.both_raised += 1
-            counts["raised"].add(before.error_name())
-        else:
-            report.examples += 1
-            errors.update(found)
+        report.examples += 1
+        errors.update(found)
 
-    test = given(inputs.strategy)(check)
+    def outside(before: cmp.Outcome, after: cmp.Outcome | None) -> None:
+        """An input the original does not accept (it raises, or runs past the deadline): the rewrite may do
+        anything there, as a safe fix only has to keep what the original computes where it computes something."""
+        if first_failure:
+            return
+        counts["raised"].add(before.error_name())
+        if after is not None and after.raised and type(after.error) is type(before.error):
+            report.both_raised += 1
+        else:
+            counts["outside"] += 1
+
+    def search(call: strategies.Call) -> None:
+        check(call)
+
+    test = given(inputs.strategy)(search)
     test = settings(
         max_examples=options.max_examples,
         deadline=None,
@@ -407,8 +498,8 @@ def check_device(original: Any, rewritten: Any, inputs: Inputs, device: Any, opt
     test = seed(options.seed)(test)
     try:
         test()
-        for call in inputs.explicit:  # the source's own examples, after the search: a failure found by the
-            check(call)  # search is shrunk, one of these is shown as it is
+        for call in inputs.explicit:  # the source's own examples, after the search (whatever time it took): a
+            check(call, explicit=True)  # failure found by the search is shrunk, one of these is shown as it is
     except Mismatch as mismatch:
         report.status, report.reason, report.counterexample = DIFFERS, mismatch.message, mismatch.lines
         return report
@@ -420,10 +511,15 @@ def check_device(original: Any, rewritten: Any, inputs: Inputs, device: Any, opt
         report.notes.append(f"stopped drawing inputs after {options.budget:g} s (a quarter of --timeout); {counts['skipped']} were not run")
     if counts["eager"]:
         report.notes.append(f"the original ran with jit disabled on {counts['eager']} inputs (JAX rejects it under jit)")
+    if counts["outside"]:
+        report.notes.append(
+            f"the original raised ({', '.join(sorted(counts['raised']))}) on {counts['outside']} more inputs on which the rewrite "
+            "did not raise the same: inputs the original does not accept are not compared"
+        )
     if report.examples:
         report.status = VERIFIED
-    elif report.both_raised:
-        report.reason = f"both raised on every input ({', '.join(sorted(counts['raised']))}): nothing was compared"
+    elif counts["raised"]:
+        report.reason = f"the original raised on every input ({', '.join(sorted(counts['raised']))}): nothing was compared"
     else:
         report.reason = "no input was run within the time budget"
     return report
@@ -507,7 +603,7 @@ def _load(target: Target, role: str) -> types.ModuleType | BaseException:
         return error
 
 
-def verify_target(target: Target, options: Options) -> Report:
+def verify_target(target: Target, options: Options, progress: Callable[[list[str]], None] | None = None) -> Report:
     started = time.monotonic()
     report = Report(target=target.id, name=target.name)
     try:
@@ -535,7 +631,7 @@ def verify_target(target: Target, options: Options) -> Report:
             )
         report.origin = inputs.source.origin
         for device in devices():
-            report.devices.append(check_device(original, rewritten, inputs, device, options))
+            report.devices.append(check_device(original, rewritten, inputs, device, options, progress))
     except Unusable as why:
         report.reason = str(why)
     report.seconds = round(time.monotonic() - started, 3)
@@ -555,8 +651,12 @@ def main() -> None:
     for index, data in enumerate(job["targets"]):
         target = target_from(data)
         channel.write(json.dumps({"event": "start", "index": index}) + "\n")
+
+        def progress(lines: list[str], index: int = index) -> None:
+            channel.write(json.dumps({"event": "input", "index": index, "lines": lines}) + "\n")
+
         try:
-            report = verify_target(target, options)
+            report = verify_target(target, options, progress)
         except Exception:
             report = Report(target=target.id, name=target.name, reason="internal error: " + traceback.format_exc().strip().splitlines()[-1])
         channel.write(json.dumps({"event": "report", "index": index, "report": to_json(report)}) + "\n")
