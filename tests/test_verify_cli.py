@@ -120,6 +120,14 @@ def noisy(x: jax.Array) -> jax.Array:
 
 def decay(x: jax.Array) -> jax.Array:
     return x * 0.99
+
+
+def helper(x):
+    return jnp.sin(x) * 0.99
+
+
+def uses_helper(x: jax.Array) -> jax.Array:
+    return helper(x) + 1.0
 '''
 
 
@@ -129,9 +137,12 @@ def test_apply_verify_keeps_what_verifies_and_reverts_the_rest(tmp_path: Path, w
     assert result.exit_code == 1, result.output  # a rewrite differed
     assert "fixed m.py (1 fix; verified: noisy)" in result.output
     assert "reverted m.py::decay  cpu  differs: leaf 0" in result.output
+    # helper has no inputs of its own: its caller is verified instead, differs, and takes helper's fix with it
+    assert "reverted m.py::uses_helper  cpu  differs: leaf 0" in result.output
+    assert "reverted m.py::helper  unverified: no source of inputs" in result.output
     written = (tmp_path / "m.py").read_text()
     assert 'jax.debug.print("x {}", x)' in written, "the verified fix is kept"
-    assert "x * 0.99" in written, "the wrong one is reverted"
+    assert written.count("0.99\n") == 2 and "0.999" not in written, "the wrong ones are reverted"
 
 
 def test_apply_verify_diff_writes_nothing(tmp_path: Path, wrong_codemod) -> None:

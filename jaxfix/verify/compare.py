@@ -10,6 +10,8 @@
   A case.toml's rtol/atol replace both.
 - NaN where NaN, and infinities of the same sign where infinities.
 - Both raising an exception of the same type is agreement; one raising, or different types, is a difference.
+  (The worker does not ask about inputs on which the original raises: those are outside what the original
+  accepts, and a safe fix only has to keep what it computes where it computes something.)
 """
 
 from __future__ import annotations

@@ -63,7 +63,8 @@ def parse(text: str) -> ast.Module | None:
 
 def changed(before: str, after: str) -> list[str]:
     """The functions of `after` that a rewrite of `before` changed: those whose own code differs, and those that
-    read a module-level name whose binding changed (an import rewritten, say). In `after`'s order."""
+    read a module-level name whose binding changed (an import rewritten, say). In `after`'s order. A function the
+    rewrite added is left out: it has no original, and the functions that call it changed too."""
     old_tree, new_tree = parse(before), parse(after)
     if old_tree is None or new_tree is None:
         return []
@@ -72,7 +73,7 @@ def changed(before: str, after: str) -> list[str]:
     return [
         name
         for name, definition in new.items()
-        if name not in old or _dump(definition.node) != _dump(old[name].node) or rebound & _names_read(definition.node)
+        if name in old and (_dump(definition.node) != _dump(old[name].node) or rebound & _names_read(definition.node))
     ]
 
 
