@@ -145,6 +145,27 @@ def _listen_to_compiles() -> None:
     jax.monitoring.register_event_duration_secs_listener(_count_compile)
 
 
+COMPILER_FILES = ("interpreters/mlir.py", "/_src/compiler.py")  # JAX's lowering and compiling, in Python
+
+
+def _compiling(frame: Any) -> bool:
+    """Whether JAX is tracing a function (for jit, grad, a lax loop body) or lowering or compiling one: time that
+    is compile time, which JAX reports only when it ends. Uses JAX internals where they exist; without them, the
+    deadline simply counts this time too."""
+    try:
+        from jax._src import core
+
+        if not isinstance(core.trace_ctx.trace, core.EvalTrace):
+            return True
+    except (ImportError, AttributeError):
+        pass
+    while frame is not None:
+        if frame.f_code.co_filename.replace("\\", "/").endswith(COMPILER_FILES):
+            return True
+        frame = frame.f_back
+    return False
+
+
 @contextlib.contextmanager
 def deadline(seconds: float | None) -> Iterator[None]:
     """Interrupt Python code that runs longer than `seconds`, not counting the time JAX spends compiling (a
@@ -162,6 +183,8 @@ def deadline(seconds: float | None) -> Iterator[None]:
         if elapsed < allowed:
             signal.setitimer(signal.ITIMER_REAL, allowed - elapsed + 0.01)
             graced[0] = False
+        elif _compiling(frame):
+            signal.setitimer(signal.ITIMER_REAL, 0.25)  # tracing or lowering: compile time, reported when it ends
         elif not graced[0]:
             graced[0] = True
             signal.setitimer(signal.ITIMER_REAL, GRACE)
