@@ -84,7 +84,7 @@ def _planted_reports(folder: Path, options: Options, pairs: dict[str, str] | Non
 
 @pytest.fixture(scope="module")
 def planted_reports(planted):
-    return _planted_reports(planted, Options(max_examples=30))
+    return _planted_reports(planted, Options(max_examples=20))
 
 
 @pytest.mark.parametrize("bug", list(PLANTED_BUGS))
@@ -107,8 +107,8 @@ def test_planted_sources_are_the_intended_ones(planted_reports) -> None:
 
 
 def test_same_seed_same_counterexample(planted, planted_reports) -> None:
-    pairs = {"off_by_one": "geometric", "changed_constant": "steps"}
-    again = _planted_reports(planted, Options(max_examples=30), pairs)
+    pairs = {"changed_constant": "steps"}
+    again = _planted_reports(planted, Options(max_examples=20), pairs)
     for name in pairs.values():
         assert again[name].devices[0].counterexample == planted_reports[name].devices[0].counterexample
 
@@ -116,7 +116,7 @@ def test_same_seed_same_counterexample(planted, planted_reports) -> None:
 def test_gradients_are_compared_only_with_grad(planted, planted_reports) -> None:
     for function in GRADIENT_ONLY.values():
         assert planted_reports[function].status == VERIFIED, "the values agree"
-    with_grad = _planted_reports(planted, Options(max_examples=30, grad=True), GRADIENT_ONLY)
+    with_grad = _planted_reports(planted, Options(max_examples=20, grad=True), GRADIENT_ONLY)
     while_loop = with_grad["triple_sine"].devices[0]
     assert while_loop.status == DIFFERS
     assert "gradient: the original returns; the rewrite raises ValueError: Reverse-mode differentiation does not work" in while_loop.reason

@@ -311,7 +311,7 @@ def test_inputs_the_original_rejects_are_not_compared(tmp_path: Path) -> None:
     count = Source(kind="specs", origin="test", params=(("n", {"kind": "int", "min": -2, "max": 3}),), positional=1)
     xs_n = Source(kind="examples", origin="test", calls=({"args": ["jnp.arange(4.0)", "3"], "kwargs": {}},))
     targets = [_target(tmp_path, "last", raises, extends, xs_n), _target(tmp_path, "steps", loops, while_loop, count)]
-    last, steps = runner.run(targets, Options(max_examples=12, deadline=0.5))
+    last, steps = runner.run(targets, Options(max_examples=12, deadline=0.25))
     assert last.status == VERIFIED, last
     assert any("the original raised (IndexError) on" in note for note in last.devices[0].notes)
     assert steps.status == VERIFIED, steps

@@ -25,7 +25,17 @@ STDERR_TAIL = 5  # lines of the worker's stderr shown when it dies
 
 
 def run(targets: Sequence[Target], options: Options, *, on_start: Callable[[Target], None] | None = None) -> Iterator[Report]:
-    """A Report per target, in order."""
+    """A Report per target, in order. A target with no source of inputs is answered here, without a worker."""
+    runnable = [t for t in targets if t.sources]
+    reports = _run_all(runnable, options, on_start)
+    for target in targets:
+        if target.sources:
+            yield next(reports)
+        else:
+            yield Report(target=target.id, name=target.name, reason=target.missing or "no source of inputs", no_inputs=True)
+
+
+def _run_all(targets: list[Target], options: Options, on_start) -> Iterator[Report]:
     remaining = list(targets)
     while remaining:
         done = yield from _run_worker(remaining, options, on_start)
