@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from jaxfix.engine import FileResult, Settings, process_file
+from jaxfix.engine import FileResult, Settings, process_files
 from jaxfix.files import SourceError, read_source
 from jaxfix.verify import functions, inputs
 from jaxfix.verify.settings import VerifySettings
@@ -66,11 +66,10 @@ class Pending:
     changed: list[str] = field(default_factory=list)
 
 
-def pending(files: Sequence[str], engine_settings: Settings) -> list[Pending]:
+def pending(files: Sequence[str], engine_settings: Settings, *, jobs: int | None = None) -> list[Pending]:
     """The rewrite `apply` would make of each file, in memory, and the functions each changes."""
     found = []
-    for path in files:
-        result = process_file(path, engine_settings, fix=True, write=False)
+    for result in process_files(files, engine_settings, fix=True, write=False, jobs=jobs):
         changed = functions.changed(result.original, result.fixed) if result.changed else []
         found.append(Pending(result, changed))
     return found

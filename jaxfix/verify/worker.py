@@ -359,7 +359,8 @@ def describe_outcome(label: str, outcome: cmp.Outcome | None) -> list[str]:
 
 
 class Inputs:
-    """What a source gives: a Hypothesis strategy of Calls, and the concrete Calls to try first."""
+    """What a source gives: a Hypothesis strategy of Calls, and the source's own concrete Calls (run after the
+    search, so that a failure the search finds is the one shrunk)."""
 
     def __init__(self, strategy: Any, explicit: list[strategies.Call], source: Source, expected: Any = None) -> None:
         self.strategy, self.explicit, self.source, self.expected = strategy, explicit, source, expected
