@@ -29,6 +29,10 @@ SelectOpt = typer.Option(None, "--select", help="Only these codes, code prefixes
 IgnoreOpt = typer.Option(None, "--ignore", help="Skip these codes, prefixes or names; comma-separated.")
 ExcludeOpt = typer.Option(None, "--exclude", help="Skip paths matching these gitignore-style patterns.")
 JobsOpt = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (default: one per core).")
+SeedOpt = typer.Option(None, "--seed", help="Seed of the input search (default 0): the same seed draws the same inputs.")
+MaxExamplesOpt = typer.Option(None, "--max-examples", min=1, help="Inputs per function and device (default 50).")
+TimeoutOpt = typer.Option(None, "--timeout", min=1.0, help="Seconds per function before it is given up (default 120).")
+DeadlineOpt = typer.Option(None, "--deadline", min=0.1, help="Seconds one call may run; longer counts as not terminating (default 5).")
 
 
 def _split(values: Optional[List[str]]) -> list[str]:
@@ -96,8 +100,18 @@ def apply(
     ignore: Optional[List[str]] = IgnoreOpt,
     exclude: Optional[List[str]] = ExcludeOpt,
     jobs: Optional[int] = JobsOpt,
+    verify_fixes: bool = typer.Option(
+        False, "--verify", help="Keep a rewrite only where its function verifies against the original (unsafe fixes included)."
+    ),
+    seed: Optional[int] = SeedOpt,
+    max_examples: Optional[int] = MaxExamplesOpt,
+    timeout: Optional[float] = TimeoutOpt,
+    deadline: Optional[float] = DeadlineOpt,
 ) -> None:
     """Rewrite files in place with the safe fixes (and the unsafe ones with --unsafe-fixes)."""
+    if verify_fixes:
+        _apply_verified(paths, diff_only, select, ignore, exclude, jobs, _verify_options(seed, max_examples, timeout, None, None, deadline))
+        return
     settings, files, missing = _prepare(paths, select, ignore, exclude, unsafe_fixes)
     colour = sys.stdout.isatty()
     results = []
@@ -115,6 +129,133 @@ def apply(
     if had_errors:
         raise typer.Exit(EXIT_ERROR)
     raise typer.Exit(EXIT_FINDINGS if diff_only and any(r.changed for r in results) else EXIT_CLEAN)
+
+
+def _verify_options(seed, max_examples, timeout, grad, nan, deadline=None):
+    """[tool.jaxfix.verify], then the command line."""
+    from dataclasses import replace
+
+    from jaxfix.config import ConfigError
+    from jaxfix.verify import settings as verify_settings
+
+    try:
+        loaded = verify_settings.load()
+    except ConfigError as error:
+        raise _fail(str(error))
+    given = {"seed": seed, "max_examples": max_examples, "timeout": timeout, "grad": grad, "nan": nan, "deadline": deadline}
+    loaded.options = replace(loaded.options, **{k: v for k, v in given.items() if v is not None})
+    return loaded
+
+
+def _echo_report(report) -> None:
+    from jaxfix.verify import report as verify_report
+
+    for line in verify_report.lines(report):
+        typer.echo(line)
+
+
+@app.command()
+def verify(
+    paths: List[Path] = typer.Argument(..., help="BEFORE.py AFTER.py, or files and folders whose pending rewrites to verify.", show_default=False),
+    function: Optional[List[str]] = typer.Option(None, "--function", help="Only these functions (repeat the option)."),
+    pending: bool = typer.Option(False, "--pending", help="Verify the pending rewrites of PATHs even when two files are given."),
+    seed: Optional[int] = SeedOpt,
+    max_examples: Optional[int] = MaxExamplesOpt,
+    timeout: Optional[float] = TimeoutOpt,
+    deadline: Optional[float] = DeadlineOpt,
+    grad: Optional[bool] = typer.Option(None, "--grad/--no-grad", help="Also compare jax.grad of the outputs' weighted sum.", show_default=False),
+    nan: Optional[bool] = typer.Option(None, "--nan/--no-nan", help="Also draw NaN and infinities.", show_default=False),
+    select: Optional[List[str]] = SelectOpt,
+    ignore: Optional[List[str]] = IgnoreOpt,
+    exclude: Optional[List[str]] = ExcludeOpt,
+) -> None:
+    """Check that rewritten functions compute what the originals compute, on generated inputs and every device.
+
+    With two files, compares the functions both define (BEFORE.py is the original). Otherwise computes the
+    rewrites `apply --unsafe-fixes` would make, in memory, and verifies each rewritten function. Exit codes:
+    0 all verified functions agree, 1 some differ, 2 bad arguments or nothing could be verified."""
+    from jaxfix.verify import collect, runner
+    from jaxfix.verify import report as verify_report
+    from jaxfix.verify.targets import DIFFERS, VERIFIED
+
+    loaded = _verify_options(seed, max_examples, timeout, grad, nan, deadline)
+    names = _split(function)
+    had_errors = False
+    if len(paths) == 2 and all(p.is_file() for p in paths) and not pending:
+        try:
+            targets = collect.pair_targets(paths[0], paths[1], names, loaded)
+        except collect.PairError as error:
+            raise _fail(str(error))
+    else:
+        settings, files, missing = _prepare(paths, select, ignore, exclude, True)
+        rewrites = collect.pending(files, settings)
+        had_errors = _report_problems([r.result for r in rewrites], missing)
+        targets = collect.pending_targets(rewrites, names, loaded)
+        if not targets:
+            typer.echo("No pending rewrite changes a function" + (" of those named." if names else "."))
+            raise typer.Exit(EXIT_ERROR if names or had_errors else EXIT_CLEAN)
+    reports = []
+    for report in runner.run(targets, loaded.options):
+        reports.append(report)
+        collect.credit_callers(targets, reports)
+        _echo_report(report)
+    typer.echo(verify_report.summary(reports))
+    if any(r.status == DIFFERS for r in reports):
+        raise typer.Exit(EXIT_FINDINGS)
+    raise typer.Exit(EXIT_CLEAN if not had_errors and any(r.status == VERIFIED for r in reports) else EXIT_ERROR)
+
+
+def _apply_verified(paths, diff_only, select, ignore, exclude, jobs, loaded) -> None:
+    """`apply --verify`: the rewrites of every file in memory, then kept only where their functions verify."""
+    from jaxfix.verify import keep
+    from jaxfix.verify import report as verify_report
+
+    settings, files, missing = _prepare(paths, select, ignore, exclude, True)
+    results = list(process_files(files, settings, fix=True, write=False, jobs=jobs))
+    had_errors = _report_problems(results, missing)
+    verdicts = keep.apply_verified(results, settings, loaded, loaded.options, write=not diff_only)
+    colour = sys.stdout.isatty()
+    differs = False
+    for verdict in verdicts:
+        if diff_only and verdict.changed:
+            typer.echo(diff.unified_diff(verdict.path, verdict.original, verdict.text, colour=colour), nl=False)
+        elif verdict.written:
+            names = ", ".join(r.name for r in verdict.verified) or "module-level code only"
+            typer.echo(f"fixed {verdict.path} ({text.plural(verdict.fixes_applied, 'fix')}; verified: {names})")
+        for report in verdict.reverted:
+            differs = differs or report.status == "differs"
+            for index, line in enumerate(verify_report.lines(report)):
+                typer.echo(f"reverted {line}" if index == 0 else line)
+        if verdict.whole_file_reverted:
+            typer.echo(f"{verdict.path}: every rewrite reverted: {verdict.whole_file_reverted}")
+    kept = sum(1 for v in verdicts if v.changed)
+    reverted = sum(len(v.reverted) for v in verdicts)
+    verb = "Would keep" if diff_only else "Kept"
+    typer.echo(f"{verb} the rewrites of {text.plural(kept, 'file')}; {text.plural(reverted, 'function')} reverted (did not verify).")
+    if had_errors:
+        raise typer.Exit(EXIT_ERROR)
+    raise typer.Exit(EXIT_FINDINGS if differs or (diff_only and kept) else EXIT_CLEAN)
+
+
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def record(
+    command: List[str] = typer.Argument(..., help="The command to run, after `--`: `jaxfix record -- pytest tests/`.", show_default=False),
+) -> None:
+    """Run your tests (or any Python command) and record the shapes and dtypes your functions are called with,
+    into .jaxfix/signatures.json, for `jaxfix verify` to draw inputs from. Exits with the command's exit code."""
+    from jaxfix.verify import callsites
+    from jaxfix.verify import record as recorder
+
+    root = callsites.project_root(Path.cwd() / "pyproject.toml")
+    try:
+        recording = recorder.record(command, root)
+    except FileNotFoundError as error:
+        raise _fail(str(error))
+    where = os.path.relpath(recording.path)
+    typer.echo(
+        f"Recorded {text.plural(recording.signatures, 'signature')} of {text.plural(recording.functions, 'function')} into {where}."
+    )
+    raise typer.Exit(recording.returncode)
 
 
 @app.command()

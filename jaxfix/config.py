@@ -18,7 +18,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-KNOWN_KEYS = {"select", "ignore", "exclude", "unsafe-fixes"}
+KNOWN_KEYS = {"select", "ignore", "exclude", "unsafe-fixes", "verify"}  # verify: read by jaxfix.verify.settings
 
 
 class ConfigError(ValueError):

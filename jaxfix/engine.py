@@ -21,7 +21,7 @@ import traceback
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -130,11 +130,18 @@ def _find_crashing(wrapper: MetadataWrapper, context: ModuleContext, codemods: S
 
 
 def fix_text(
-    text: str, settings: Settings, *, path: str = "<string>", tree: ast.Module | None = None
+    text: str,
+    settings: Settings,
+    *,
+    path: str = "<string>",
+    tree: ast.Module | None = None,
+    keep: Callable[[Diagnostic, str], bool] | None = None,
 ) -> tuple[str, int, list[Diagnostic], list[str]]:
     """Apply the allowed fixes to a fixed point. Returns (new text, fixes applied, remaining diagnostics,
     internal errors). The new text always compiles when the original did. `tree`: the `ast` of `text`, if known
-    (each pass's syntax check hands its tree on to the next pass's screen)."""
+    (each pass's syntax check hands its tree on to the next pass's screen). `keep(diagnostic, current text)`, if
+    given, decides which allowed fixes are applied (`apply --verify` leaves out those in functions that did not
+    verify)."""
     codemods = list(settings.codemods)
     errors: list[str] = []
     applied = 0
@@ -142,7 +149,10 @@ def fix_text(
     for _ in range(MAX_PASSES):
         diagnostics, pass_errors, wrapper = analyse(current, codemods, tree=tree)
         errors.extend(e for e in pass_errors if e not in errors)
-        fixes = _independent([d.fix for d in diagnostics if d.fix is not None and settings.allows(d.fix)], wrapper)
+        allowed = [d for d in diagnostics if d.fix is not None and settings.allows(d.fix)]
+        if keep is not None:
+            allowed = [d for d in allowed if keep(d, current)]
+        fixes = _independent([d.fix for d in allowed], wrapper)
         if not fixes:
             return current, applied, diagnostics, errors
         candidate = apply_fixes(wrapper.module, fixes).code

@@ -1,0 +1,133 @@
+"""Input specs from a function's annotations, read from the source (jaxtyping need not be installed).
+
+    Float[Array, "b d"]      float32 JAX array; `b` and `d` get one size per example across all arguments
+    Int[Array, ""]           int32 scalar array; Float32/Float64/BFloat16/Int8/UInt8/Bool/Complex/... likewise
+    Float[np.ndarray, "n"]   a NumPy array
+    Key[Array, ""]           a typed PRNG key
+    "*batch d", "... d", "_" a named run of dimensions, an anonymous run, one anonymous dimension
+    jax.Array, jnp.ndarray, np.ndarray, ArrayLike (no shape): float32, a few small shapes
+    npt.NDArray[np.float64]  a NumPy array of that dtype, no shape
+    float, int, bool         a bounded float, an int in 0..8, a bool
+    Optional[X], X | None    as X
+A parameter with a default and no annotation keeps its default. Anything else gives no spec.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+JAXTYPING_DTYPES = {
+    "Float": "float32", "Float16": "float16", "Float32": "float32", "Float64": "float64", "BFloat16": "bfloat16",
+    "Inexact": "float32", "Real": "float32", "Num": "float32", "Shaped": "float32",
+    "Int": "int32", "Integer": "int32", "Int8": "int8", "Int16": "int16", "Int32": "int32", "Int64": "int64",
+    "UInt": "uint32", "UInt8": "uint8", "UInt16": "uint16", "UInt32": "uint32", "UInt64": "uint64",
+    "Bool": "bool", "Complex": "complex64", "Complex64": "complex64", "Complex128": "complex128",
+}  # fmt: skip
+JAX_ARRAYS = {"Array", "ArrayLike", "DeviceArray"}
+NUMPY_ARRAYS = {"ndarray", "NDArray"}
+KEY_TYPES = {"PRNGKeyArray", "KeyArray"}
+NUMPY_DTYPES = {"float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint32", "bool_", "complex64", "complex128"}
+
+
+def spec_for(annotation: ast.expr | None) -> dict[str, Any] | None:
+    if annotation is None:
+        return None
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):  # "Float[Array, 'n']"
+        try:
+            annotation = ast.parse(annotation.value, mode="eval").body
+        except SyntaxError:
+            return None
+    optional = _strip_optional(annotation)
+    if optional is not None:
+        return spec_for(optional)
+    name = _last_name(annotation)
+    if isinstance(annotation, ast.Subscript):
+        base = _last_name(annotation.value)
+        if base in JAXTYPING_DTYPES or base == "Key":
+            return _jaxtyping(base, annotation.slice)
+        if base == "NDArray":  # numpy.typing.NDArray[np.float32]
+            dtype = _last_name(annotation.slice)
+            return {"kind": "array", "dtype": _numpy_dtype(dtype), "shape": None, "numpy": True}
+        return None
+    if name in ("float",):
+        return {"kind": "float"}
+    if name == "int":
+        return {"kind": "int"}
+    if name == "bool":
+        return {"kind": "bool"}
+    if name in KEY_TYPES:
+        return {"kind": "key", "shape": []}
+    if name in NUMPY_ARRAYS and _root_name(annotation) in ("np", "numpy", "npt", "NDArray", "ndarray"):
+        return {"kind": "array", "dtype": "float32", "shape": None, "numpy": True}
+    if name in JAX_ARRAYS or (name == "ndarray" and _root_name(annotation) in ("jnp",)):
+        return {"kind": "array", "dtype": "float32", "shape": None, "numpy": False}
+    return None
+
+
+def _jaxtyping(base: str, index: ast.expr) -> dict[str, Any] | None:
+    if not isinstance(index, ast.Tuple) or len(index.elts) != 2:
+        return None
+    array_type, dims = index.elts
+    if not (isinstance(dims, ast.Constant) and isinstance(dims.value, str)):
+        return None
+    shape = parse_dims(dims.value)
+    if shape is None:
+        return None
+    if base == "Key":
+        return {"kind": "key", "shape": shape}
+    numpy = _last_name(array_type) in NUMPY_ARRAYS and _root_name(array_type) in ("np", "numpy", "ndarray")
+    return {"kind": "array", "dtype": JAXTYPING_DTYPES[base], "shape": shape, "numpy": numpy}
+
+
+def parse_dims(text: str) -> list[Any] | None:
+    """jaxtyping's dimension string as a shape spec: ints, names, "*name", "...", "_"; None for what is not
+    supported (arithmetic on dimensions)."""
+    shape: list[Any] = []
+    for token in text.replace(",", " ").split():
+        token = token.lstrip("#")  # broadcastable: treated as the plain dimension
+        if token.isdigit():
+            shape.append(int(token))
+        elif token in ("...", "*_", "*..."):
+            shape.append("...")
+        elif token == "_":
+            shape.append("_")
+        elif token.startswith("*") and token[1:].isidentifier():
+            shape.append(token)
+        elif token.isidentifier():
+            shape.append(token)
+        elif "=" in token and token.split("=", 1)[0].isidentifier():  # "b=3": jaxtyping documents it as b
+            shape.append(token.split("=", 1)[0])
+        else:
+            return None
+    return shape
+
+
+def _strip_optional(node: ast.expr) -> ast.expr | None:
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        sides = [node.left, node.right]
+        rest = [s for s in sides if not (isinstance(s, ast.Constant) and s.value is None)]
+        return rest[0] if len(rest) == 1 else None
+    if isinstance(node, ast.Subscript) and _last_name(node.value) == "Optional":
+        return node.slice
+    return None
+
+
+def _last_name(node: ast.AST) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return ""
+
+
+def _root_name(node: ast.AST) -> str:
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else ""
+
+
+def _numpy_dtype(name: str) -> str:
+    if name == "bool_":
+        return "bool"
+    return name if name in NUMPY_DTYPES else "float32"

@@ -1,0 +1,221 @@
+"""When two results count as the same (worker side).
+
+- Pytree structure, and each leaf's shape and dtype, exactly (a Python scalar has the dtype JAX gives it).
+- Values within a tolerance that depends on the dtype: integers and bools exact; float64 1e-12, float32 1e-5,
+  float16 1e-2 and bfloat16 5e-2 relative, multiplied by log2 of the problem size (the largest input array, or
+  the largest int argument: the length of a reduction or of a loop), since rounding error grows with the number
+  of operations a value went through. The absolute tolerance is the relative one times the leaf's largest
+  magnitude in the original (at least 1), so values near zero after cancellation are judged against the scale
+  of the leaf.
+  A case.toml's rtol/atol replace both.
+- NaN where NaN, and infinities of the same sign where infinities.
+- Both raising an exception of the same type is agreement; one raising, or different types, is a difference.
+  (The worker does not ask about inputs on which the original raises: those are outside what the original
+  accepts, and a safe fix only has to keep what it computes where it computes something.)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+BASE_RTOL = {"float64": 1e-12, "float32": 1e-5, "float16": 1e-2, "bfloat16": 5e-2, "complex128": 1e-12, "complex64": 1e-5}
+
+
+@dataclass
+class Outcome:
+    """What one call did: a value, or an exception."""
+
+    value: Any = None
+    error: BaseException | None = None
+
+    @property
+    def raised(self) -> bool:
+        return self.error is not None
+
+    def error_name(self) -> str:
+        return type(self.error).__name__ if self.error is not None else ""
+
+
+@dataclass
+class Difference:
+    message: str  # one line: where and how they differ
+    leaf: int | None = None
+
+
+@dataclass
+class Errors:
+    """The largest errors seen among the compared leaves (for the report of a verified function)."""
+
+    abs: float = 0.0
+    rel: float = 0.0
+
+    def update(self, other: "Errors") -> None:
+        self.abs = max(self.abs, other.abs)
+        self.rel = max(self.rel, other.rel)
+
+
+def problem_size(leaves: list[Any]) -> int:
+    """The largest array size or int value among the inputs: how long a reduction or loop may run."""
+    size = 1
+    for leaf in leaves:
+        if isinstance(leaf, bool):
+            continue
+        if isinstance(leaf, (int, np.integer)):
+            size = max(size, abs(int(leaf)))
+        else:
+            array = getattr(leaf, "array", leaf)  # strategies.Drawn
+            size = max(size, int(np.size(array)) if hasattr(array, "shape") else 1)
+    return size
+
+
+def tolerance(dtype: np.dtype, size: int) -> float:
+    base = BASE_RTOL.get(str(dtype), 1e-5)
+    return base * max(1.0, math.log2(max(size, 1)))
+
+
+def compare(
+    original: Outcome, rewritten: Outcome, *, size: int, rtol: float | None = None, atol: float | None = None
+) -> tuple[Difference | None, Errors]:
+    """None when they agree (both raised the same type, or same values), else the first difference."""
+    if original.raised or rewritten.raised:
+        if original.raised and rewritten.raised and type(original.error) is type(rewritten.error):
+            return None, Errors()
+        return Difference(_raised_message(original, rewritten)), Errors()
+    return compare_values(original.value, rewritten.value, size=size, rtol=rtol, atol=atol)
+
+
+def _raised_message(original: Outcome, rewritten: Outcome) -> str:
+    def describe(outcome: Outcome) -> str:
+        if not outcome.raised:
+            return "returns"
+        return f"raises {outcome.error_name()}: {first_line(outcome.error)}"
+
+    return f"the original {describe(original)}; the rewrite {describe(rewritten)}"
+
+
+def first_line(error: BaseException | None) -> str:
+    text = str(error).strip().splitlines()
+    line = text[0] if text else ""
+    return line[:200] + ("..." if len(line) > 200 else "")
+
+
+def compare_values(
+    wanted: Any, actual: Any, *, size: int, rtol: float | None = None, atol: float | None = None
+) -> tuple[Difference | None, Errors]:
+    import jax
+
+    wanted_leaves, wanted_tree = jax.tree.flatten(wanted)
+    actual_leaves, actual_tree = jax.tree.flatten(actual)
+    errors = Errors()
+    if wanted_tree != actual_tree:
+        return Difference(f"pytree structure differs: {wanted_tree} != {actual_tree}"), errors
+    for index, (w, a) in enumerate(zip(wanted_leaves, actual_leaves)):
+        w_array, a_array = as_array(w), as_array(a)
+        if w_array is None or a_array is None:
+            if not _same_object(w, a):
+                return Difference(f"leaf {index}: {w!r} != {a!r}", index), errors
+            continue
+        if w_array.shape != a_array.shape:
+            return Difference(f"leaf {index}: shape {w_array.shape} != {a_array.shape}", index), errors
+        if w_array.dtype != a_array.dtype:
+            return Difference(f"leaf {index}: dtype {w_array.dtype} != {a_array.dtype}", index), errors
+        difference, leaf_errors = _compare_arrays(w_array, a_array, index, size=size, rtol=rtol, atol=atol)
+        errors.update(leaf_errors)
+        if difference is not None:
+            return difference, errors
+    return None, errors
+
+
+def _same_object(a: Any, b: Any) -> bool:
+    try:
+        return bool(a == b)
+    except Exception:
+        return a is b
+
+
+def as_array(leaf: Any) -> np.ndarray | None:
+    """The leaf as a NumPy array with the dtype JAX would give it; None for what is not numeric."""
+    import jax
+    import jax.numpy as jnp
+
+    if isinstance(leaf, (bool, int, float, complex)) and not isinstance(leaf, np.generic):  # np.float64 is a float
+        return np.asarray(jnp.asarray(leaf))
+    if isinstance(leaf, jax.Array) and jax.dtypes.issubdtype(leaf.dtype, jax.dtypes.prng_key):
+        return np.asarray(jax.random.key_data(leaf))
+    if isinstance(leaf, (jax.Array, np.ndarray, np.generic)):
+        array = np.asarray(leaf)
+        return None if array.dtype == object else array
+    return None
+
+
+def _compare_arrays(
+    wanted: np.ndarray, actual: np.ndarray, index: int, *, size: int, rtol: float | None, atol: float | None
+) -> tuple[Difference | None, Errors]:
+    import jax.numpy as jnp
+
+    errors = Errors()
+    kind = "c" if jnp.issubdtype(wanted.dtype, jnp.complexfloating) else "f" if jnp.issubdtype(wanted.dtype, jnp.floating) else "x"
+    if kind == "x":
+        mismatch = wanted != actual
+        if np.any(mismatch):
+            where = _first(mismatch)
+            return Difference(f"leaf {index}: {_at(where)}{_num(wanted[where])} != {_num(actual[where])} (exact, {wanted.dtype})", index), errors
+        return None, errors
+    w = wanted.astype(np.complex128 if kind == "c" else np.float64)
+    a = actual.astype(np.complex128 if kind == "c" else np.float64)
+    w_nan, a_nan = np.isnan(w), np.isnan(a)
+    if np.any(w_nan != a_nan):
+        where = _first(w_nan != a_nan)
+        return Difference(f"leaf {index}: {_at(where)}NaN in one and not the other ({_num(w[where])} != {_num(a[where])})", index), errors
+    w_inf, a_inf = np.isinf(w), np.isinf(a)
+    if np.any(w_inf != a_inf) or np.any(w[w_inf] != a[w_inf]):
+        where = _first((w_inf != a_inf) | (w_inf & (w != a)))
+        return Difference(f"leaf {index}: {_at(where)}infinity differs ({_num(w[where])} != {_num(a[where])})", index), errors
+    finite = ~(w_nan | w_inf)
+    if not np.any(finite):
+        return None, errors
+    relative = rtol if rtol is not None else tolerance(wanted.dtype, size)
+    scale = max(1.0, float(np.max(np.abs(w[finite]))))  # the original's scale: a wild rewrite must not widen it
+    absolute = atol if atol is not None else relative * scale
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        gap = np.where(finite, np.abs(a - w), 0.0)
+        errors.abs = float(np.max(gap))
+        ratio = np.where(finite & (np.abs(w) > 0), gap / np.abs(w), 0.0)
+    errors.rel = float(np.max(ratio))
+    bad = gap > absolute + relative * np.abs(np.where(finite, w, 0.0))
+    if np.any(bad):
+        where = _first(bad)
+        return (
+            Difference(
+                f"leaf {index}: {_at(where)}{_num(w[where])} != {_num(a[where])} (abs error {gap[where]:.3g}, tolerance "
+                f"{absolute + relative * abs(w[where]):.3g})",
+                index,
+            ),
+            errors,
+        )
+    return None, errors
+
+
+def _first(mask: np.ndarray) -> tuple[int, ...]:
+    return tuple(int(i) for i in np.argwhere(mask)[0]) if mask.ndim else ()
+
+
+def _at(where: tuple[int, ...]) -> str:
+    return f"at {list(where)}: " if where else ""
+
+
+def _num(value: Any) -> str:
+    """A number as a person reads it (NumPy 2's repr says `np.float64(...)`)."""
+    if isinstance(value, (complex, np.complexfloating)):
+        return f"{complex(value):.7g}"
+    if isinstance(value, (float, np.floating)):
+        return f"{float(value):.7g}"
+    if isinstance(value, (np.bool_, bool)):
+        return str(bool(value))
+    if isinstance(value, (np.integer, int)):
+        return str(int(value))
+    return repr(value)

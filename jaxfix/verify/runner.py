@@ -1,0 +1,145 @@
+"""Runs the worker (worker.py) in a subprocess and collects its reports, with a timeout per function.
+
+One worker serves many targets (JAX is imported once, and modules once per file). A target that runs past
+`Options.timeout` has its worker killed (its whole process group) and is reported unverified; a fresh worker
+takes the remaining targets. A worker that dies (a segfault in user code, os._exit) costs the same: the target
+it was on is reported with the last lines it wrote to stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from typing import Callable, Iterator, Sequence
+
+from jaxfix.verify.targets import Options, Report, Target, report_from, to_json
+
+STDERR_TAIL = 5  # lines of the worker's stderr shown when it dies
+
+
+def run(targets: Sequence[Target], options: Options, *, on_start: Callable[[Target], None] | None = None) -> Iterator[Report]:
+    """A Report per target, in order. A target with no source of inputs is answered here, without a worker."""
+    runnable = [t for t in targets if t.sources]
+    reports = _run_all(runnable, options, on_start)
+    for target in targets:
+        if target.sources:
+            yield next(reports)
+        else:
+            yield Report(target=target.id, name=target.name, reason=target.missing or "no source of inputs", no_inputs=True)
+
+
+def _run_all(targets: list[Target], options: Options, on_start) -> Iterator[Report]:
+    remaining = list(targets)
+    while remaining:
+        done = yield from _run_worker(remaining, options, on_start)
+        remaining = remaining[done:]
+
+
+def _run_worker(targets: list[Target], options: Options, on_start) -> Iterator[Report]:
+    """Reports from one worker, until it finishes or fails; returns how many targets it answered for."""
+    job = json.dumps({"options": to_json(options), "targets": [to_json(t) for t in targets]})
+    with tempfile.TemporaryFile(mode="w+b") as stderr, tempfile.TemporaryDirectory(prefix="jaxfix-verify-") as scratch:
+        env = {
+            **os.environ,
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "HYPOTHESIS_STORAGE_DIRECTORY": scratch,  # not a .hypothesis folder in the user's working directory
+        }
+        process = subprocess.Popen(
+            [sys.executable, "-m", "jaxfix.verify.worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            start_new_session=True,  # its own process group: a timeout kills what user code started, too
+            env=env,
+        )
+        lines: queue.Queue = queue.Queue()
+        reader = threading.Thread(target=_read_lines, args=(process, lines), daemon=True)
+        writer = threading.Thread(target=_write_job, args=(process, job), daemon=True)
+        reader.start()
+        writer.start()
+        answered = 0
+        current: int | None = None
+        running: list[str] = []  # the input the worker is on (its last "input" event)
+        deadline = time.monotonic() + options.timeout + 60.0  # the first target also waits for JAX to import
+        try:
+            while answered < len(targets):
+                try:
+                    line = lines.get(timeout=max(0.0, deadline - time.monotonic()))
+                except queue.Empty:
+                    index = current if current is not None else answered
+                    reason = f"timed out after {options.timeout:g} s (the worker was stopped)"
+                    if running:
+                        reason += "; it was running the input " + "; ".join(running)
+                    yield _failed(targets[index], reason)
+                    return index + 1
+                if line is None:  # the worker exited
+                    index = current if current is not None else answered
+                    yield _failed(targets[index], "the verification worker died" + _tail(stderr, process))
+                    return index + 1
+                event = json.loads(line)
+                if event["event"] == "input":
+                    running = event["lines"]
+                elif event["event"] == "start":
+                    current, running = event["index"], []
+                    deadline = time.monotonic() + options.timeout
+                    if on_start is not None:
+                        on_start(targets[current])
+                elif event["event"] == "report":
+                    answered = event["index"] + 1
+                    current = None
+                    yield report_from(event["report"])
+            return answered
+        finally:
+            _stop(process)
+
+
+def _write_job(process: subprocess.Popen, job: str) -> None:
+    try:
+        process.stdin.write(job.encode("utf-8"))
+        process.stdin.close()
+    except (BrokenPipeError, OSError):
+        pass
+
+
+def _read_lines(process: subprocess.Popen, lines: queue.Queue) -> None:
+    for raw in process.stdout:
+        text = raw.decode("utf-8", errors="replace").strip()
+        if text.startswith("{"):
+            lines.put(text)
+    lines.put(None)
+
+
+def _stop(process: subprocess.Popen) -> None:
+    if process.poll() is None:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            process.kill()
+    process.wait()
+    for stream in (process.stdin, process.stdout):
+        try:
+            if stream is not None:
+                stream.close()
+        except OSError:
+            pass
+
+
+def _tail(stderr, process: subprocess.Popen) -> str:
+    process.wait()
+    stderr.flush()
+    stderr.seek(0)
+    lines = [line for line in stderr.read().decode("utf-8", errors="replace").splitlines() if line.strip()]
+    code = process.returncode
+    shown = " | ".join(lines[-STDERR_TAIL:])
+    return f" (exit code {code})" + (f": {shown}" if shown else "")
+
+
+def _failed(target: Target, reason: str) -> Report:
+    return Report(target=target.id, name=target.name, reason=reason)

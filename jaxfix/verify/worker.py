@@ -1,0 +1,691 @@
+"""The verification worker: `python -m jaxfix.verify.worker`, started by runner.py. The one place where jaxfix
+runs user code.
+
+It reads one job from stdin (options and targets, as JSON), loads each original and rewritten module side by
+side under names of their own, and for each target and each device draws inputs with Hypothesis, calls both
+functions on them, and compares (compare.py). It writes one JSON line per event to the pipe it was given as
+stdout: {"event": "start", "index": i} before a target, {"event": "report", "index": i, "report": {...}} after.
+Everything the user's code prints goes to stderr, so it can never be mistaken for a report.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import importlib.util
+import inspect
+import io
+import json
+import linecache
+import os
+import signal
+import sys
+import time
+import traceback
+import types
+import warnings
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from jaxfix.verify import compare as cmp
+from jaxfix.verify import strategies
+from jaxfix.verify.targets import (
+    DIFFERS,
+    VERIFIED,
+    DeviceReport,
+    Options,
+    Report,
+    Source,
+    Target,
+    options_from,
+    target_from,
+    to_json,
+)
+
+SHOWN_VALUES = 6  # values shown per array in a counterexample
+
+
+class Mismatch(Exception):
+    """Raised inside the Hypothesis test when the two functions disagree on an input; carries the report lines."""
+
+    def __init__(self, message: str, lines: list[str]) -> None:
+        super().__init__(message)
+        self.message, self.lines = message, lines
+
+
+class Unusable(Exception):
+    """No input could be made from a source (its expressions fail, say); the next source is tried."""
+
+
+# ---- modules ----------------------------------------------------------------------------------------------
+
+
+def package_of(path: Path) -> tuple[Path, str]:
+    """The folder to put on sys.path for `path`'s imports, and the dotted package `path` belongs to ("" for a
+    module outside packages)."""
+    folder = path.resolve().parent
+    parts: list[str] = []
+    while (folder / "__init__.py").exists() and folder.parent != folder:
+        parts.insert(0, folder.name)
+        folder = folder.parent
+    return folder, ".".join(parts)
+
+
+_loaded: dict[tuple[str, str], types.ModuleType | BaseException] = {}
+
+
+def load_module(path: str, text: str, label: str, role: str) -> types.ModuleType:
+    """Execute `text` as a module of its own (a fresh name per role and text, so that the original and the rewrite
+    never share state), importable relative to `path`. Raises what the module raises."""
+    key = (role, hashlib.sha256((path + "\0" + text).encode()).hexdigest())
+    if key in _loaded:
+        cached = _loaded[key]
+        if isinstance(cached, BaseException):
+            raise cached
+        return cached
+    root, package = package_of(Path(path))
+    if str(root) not in sys.path:
+        sys.path.insert(0, str(root))
+    name = f"_jaxfix_verify_{role}_{key[1][:16]}"
+    filename = label or path
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)  # for inspect.getsource
+    spec = importlib.util.spec_from_loader(name, loader=None, origin=filename)
+    module = importlib.util.module_from_spec(spec)
+    module.__file__ = str(path)
+    module.__package__ = package
+    sys.modules[name] = module
+    try:
+        exec(compile(text, filename, "exec", dont_inherit=True), module.__dict__)
+    except BaseException as error:  # SystemExit and KeyboardInterrupt from module code count too
+        _loaded[key] = error
+        raise
+    _loaded[key] = module
+    return module
+
+
+def lookup(module: types.ModuleType, name: str) -> Any:
+    value: Any = module
+    for part in name.split("."):
+        value = getattr(value, part)
+    return value
+
+
+# ---- calling ----------------------------------------------------------------------------------------------
+
+
+def _concretization_errors() -> tuple[type[BaseException], ...]:
+    import jax
+
+    names = ("ConcretizationTypeError", "TracerBoolConversionError", "TracerIntegerConversionError", "TracerArrayConversionError")
+    return tuple(getattr(jax.errors, n) for n in names if hasattr(jax.errors, n))
+
+
+class _Alarm(BaseException):
+    """Raised by SIGALRM inside user code (a BaseException, so that `except Exception` in user code lets it by)."""
+
+
+class DeadlineExceeded(Exception):
+    """The outcome of a call that ran past its deadline."""
+
+
+_compiled = [0.0]  # seconds JAX has spent tracing, lowering and compiling in this process
+GRACE = 1.0  # JAX records a compile's duration just after it ends: an alarm in between waits this long
+
+
+def _count_compile(event: str, duration: float, **_: Any) -> None:
+    if event.startswith("/jax/core/compile/"):
+        _compiled[0] += duration
+
+
+@functools.lru_cache(maxsize=1)
+def _listen_to_compiles() -> None:
+    import jax.monitoring
+
+    jax.monitoring.register_event_duration_secs_listener(_count_compile)
+
+
+COMPILER_FILES = ("interpreters/mlir.py", "/_src/compiler.py")  # JAX's lowering and compiling, in Python
+
+
+def _compiling(frame: Any) -> bool:
+    """Whether JAX is tracing a function (for jit, grad, a lax loop body) or lowering or compiling one: time that
+    is compile time, which JAX reports only when it ends. Uses JAX internals where they exist; without them, the
+    deadline simply counts this time too."""
+    try:
+        from jax._src import core
+
+        if not isinstance(core.trace_ctx.trace, core.EvalTrace):
+            return True
+    except (ImportError, AttributeError):
+        pass
+    while frame is not None:
+        if frame.f_code.co_filename.replace("\\", "/").endswith(COMPILER_FILES):
+            return True
+        frame = frame.f_back
+    return False
+
+
+@contextlib.contextmanager
+def deadline(seconds: float | None) -> Iterator[None]:
+    """Interrupt Python code that runs longer than `seconds`, not counting the time JAX spends compiling (a
+    Python `while` that never ends, run eagerly). Code running inside XLA cannot be interrupted this way; the
+    runner's timeout stops the whole worker then."""
+    if not seconds or not hasattr(signal, "setitimer"):
+        yield
+        return
+    _listen_to_compiles()
+    started, compiled_before, graced = time.monotonic(), _compiled[0], [False]
+
+    def alarm(signum: int, frame: Any) -> None:
+        elapsed = time.monotonic() - started
+        allowed = seconds + (_compiled[0] - compiled_before)
+        if elapsed < allowed:
+            signal.setitimer(signal.ITIMER_REAL, allowed - elapsed + 0.01)
+            graced[0] = False
+        elif _compiling(frame):
+            signal.setitimer(signal.ITIMER_REAL, 0.25)  # tracing or lowering: compile time, reported when it ends
+        elif not graced[0]:
+            graced[0] = True
+            signal.setitimer(signal.ITIMER_REAL, GRACE)
+        else:
+            raise _Alarm()
+
+    previous = signal.signal(signal.SIGALRM, alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def invoke(
+    function: Callable[..., Any] | BaseException, call: strategies.Call, device: Any, *, eager: bool = False, limit: float | None = None
+) -> cmp.Outcome:
+    """Call on `device` with fresh argument buffers and wait for the result, for at most `limit` seconds.
+    `function` may be the exception its module raised on import: then that is the outcome."""
+    import jax
+
+    if isinstance(function, BaseException):
+        return cmp.Outcome(error=function)
+    try:
+        args, kwargs = strategies.materialize(call, device)
+        with deadline(limit), jax.default_device(device):
+            if eager:
+                with jax.disable_jit():
+                    value = function(*args, **kwargs)
+            else:
+                value = function(*args, **kwargs)
+            return cmp.Outcome(value=jax.block_until_ready(value))
+    except _Alarm:
+        return cmp.Outcome(error=DeadlineExceeded(f"ran for more than {limit:g} s (the deadline)"))
+    except Exception as error:
+        return cmp.Outcome(error=error)
+
+
+def grad_of(
+    function: Callable[..., Any] | BaseException, call: strategies.Call, device: Any, *, eager: bool, limit: float | None = None
+) -> cmp.Outcome | None:
+    """jax.grad of a weighted sum of the float outputs with respect to the float inputs; None when there are no
+    float inputs."""
+    import jax
+    import jax.numpy as jnp
+
+    if isinstance(function, BaseException):
+        return cmp.Outcome(error=function)
+    args, kwargs = strategies.materialize(call, device)
+    leaves, treedef = jax.tree.flatten((args, kwargs))
+    floats = [i for i, leaf in enumerate(leaves) if _is_float(leaf)]
+    if not floats:
+        return None
+
+    def scalar(values: list[Any]) -> Any:
+        full = list(leaves)
+        for i, value in zip(floats, values):
+            full[i] = value
+        a, k = jax.tree.unflatten(treedef, full)
+        return _weighted_sum(function(*a, **k))
+
+    try:
+        with deadline(limit), jax.default_device(device):
+            primals = [jnp.asarray(leaves[i]) for i in floats]
+            if eager:
+                with jax.disable_jit():
+                    value = jax.grad(scalar)(primals)
+            else:
+                value = jax.grad(scalar)(primals)
+            return cmp.Outcome(value=jax.block_until_ready(value))
+    except _Alarm:
+        return cmp.Outcome(error=DeadlineExceeded(f"ran for more than {limit:g} s (the deadline)"))
+    except Exception as error:
+        return cmp.Outcome(error=error)
+
+
+def _is_float(leaf: Any) -> bool:
+    import jax.numpy as jnp
+
+    if isinstance(leaf, bool):
+        return False
+    if isinstance(leaf, float):
+        return True
+    dtype = getattr(leaf, "dtype", None)
+    return dtype is not None and jnp.issubdtype(dtype, jnp.floating)
+
+
+def _weighted_sum(output: Any) -> Any:
+    """A scalar that depends on every float output element with a different weight (a plain sum would not see
+    two outputs swapped)."""
+    import jax
+    import jax.numpy as jnp
+
+    total = jnp.float32(0.0)
+    for leaf in jax.tree.leaves(output):
+        if not _is_float(leaf):
+            continue
+        leaf = jnp.asarray(leaf)
+        weights = 1.0 + jnp.arange(leaf.size, dtype=leaf.dtype).reshape(leaf.shape) / max(leaf.size, 1)
+        total = total + jnp.sum(leaf * weights).astype(jnp.float32)
+    return total
+
+
+# ---- describing -------------------------------------------------------------------------------------------
+
+
+def describe(value: Any) -> str:
+    import numpy as np
+
+    if isinstance(value, strategies.Drawn):
+        value = value.array
+    if isinstance(value, strategies.DrawnKey):
+        return f"key<{value.impl}>{list(value.data.shape[:-1])} data={value.data.reshape(-1)[:SHOWN_VALUES].tolist()}"
+    if isinstance(value, (bool, int, float, complex, str)) or value is None:
+        return repr(value)
+    array = cmp.as_array(value)
+    if array is None:
+        return repr(value)[:120]
+    flat = np.asarray(array).reshape(-1)
+    shown = ", ".join(_number(v) for v in flat[:SHOWN_VALUES]) + (", ..." if flat.size > SHOWN_VALUES else "")
+    shape = ",".join(str(d) for d in array.shape)
+    return f"{array.dtype}[{shape}] [{shown}]" if array.ndim else f"{array.dtype}[] {shown}"
+
+
+def _number(value: Any) -> str:
+    import numpy as np
+
+    if isinstance(value, (np.floating, float)) or str(getattr(value, "dtype", "")) == "bfloat16":
+        return f"{float(value):.6g}"
+    return str(value.item() if hasattr(value, "item") else value)
+
+
+def describe_tree(prefix: str, value: Any) -> list[str]:
+    """One line per leaf: `prefix[path]: dtype[shape] [values]`."""
+    import jax
+
+    is_leaf = lambda x: isinstance(x, (strategies.Drawn, strategies.DrawnKey))  # noqa: E731
+    pairs, _ = jax.tree_util.tree_flatten_with_path(value, is_leaf=is_leaf)
+    if not pairs:
+        return [f"{prefix}: {value!r}"]
+    if len(pairs) == 1 and not pairs[0][0]:
+        return [f"{prefix}: {describe(pairs[0][1])}"]
+    return [f"{prefix}{jax.tree_util.keystr(path)}: {describe(leaf)}" for path, leaf in pairs]
+
+
+def describe_call(function: Any, call: strategies.Call) -> list[str]:
+    """The arguments by parameter name where the signature tells them."""
+    names: list[str] = []
+    try:
+        parameters = [p for p in inspect.signature(function).parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        names = [p.name for p in parameters]
+    except (TypeError, ValueError):
+        pass
+    lines: list[str] = []
+    for index, value in enumerate(call.args):
+        lines += describe_tree(names[index] if index < len(names) else f"args[{index}]", value)
+    for key, value in call.kwargs.items():
+        lines += describe_tree(key, value)
+    return lines or ["(no arguments)"]
+
+
+def describe_outcome(label: str, outcome: cmp.Outcome | None) -> list[str]:
+    if outcome is None:
+        return [f"{label}: (no gradient)"]
+    if outcome.raised:
+        return [f"{label}: raises {outcome.error_name()}: {cmp.first_line(outcome.error)}"]
+    return describe_tree(label, outcome.value)
+
+
+# ---- one target on one device -----------------------------------------------------------------------------
+
+
+class Inputs:
+    """What a source gives: a Hypothesis strategy of Calls, and the source's own concrete Calls (run after the
+    search, so that a failure the search finds is the one shrunk)."""
+
+    def __init__(self, strategy: Any, explicit: list[strategies.Call], source: Source, expected: Any = None) -> None:
+        self.strategy, self.explicit, self.source, self.expected = strategy, explicit, source, expected
+
+
+def namespace(imports: tuple[str, ...]) -> dict[str, Any]:
+    scope: dict[str, Any] = {}
+    exec("\n".join(imports or ("import jax", "import jax.numpy as jnp", "import numpy as np", "from jax import lax")), scope)
+    return scope
+
+
+def inputs_from(source: Source, options: Options) -> Inputs:
+    try:
+        scope = namespace(source.imports)
+        evaluate = lambda expr: eval(expr, scope)  # noqa: E731
+        if source.kind == "examples":
+            values = [
+                (tuple(evaluate(e) for e in call.get("args", [])), {k: evaluate(e) for k, e in call.get("kwargs", {}).items()})
+                for call in source.calls
+            ]
+            if not values:
+                raise Unusable("no calls")
+            explicit = [strategies.concrete_call(v) for v in values]
+            strategy = strategies.hypothesis_one_of([strategies.example_call(v, nan=options.nan) for v in values])
+        elif source.kind == "recorded":
+            explicit = []
+            choices = [strategies.from_call_specs(c, magnitude=options.magnitude, nan=options.nan, evaluate=evaluate) for c in source.calls]
+            strategy = strategies.hypothesis_one_of(choices)
+        elif source.kind == "specs":
+            explicit = []
+            strategy = strategies.from_specs(source.params, source.positional, magnitude=options.magnitude, nan=options.nan, evaluate=evaluate)
+        else:
+            raise Unusable(f"unknown source kind {source.kind}")
+        expected = evaluate(source.expected) if source.expected else None
+    except Unusable:
+        raise
+    except Exception as error:
+        raise Unusable(f"{source.origin}: {type(error).__name__}: {cmp.first_line(error)}") from None
+    return Inputs(strategy, explicit, source, expected)
+
+
+def fingerprint(call: strategies.Call) -> str:
+    """A digest of the call: structure, shapes, dtypes and values."""
+    import jax
+    import numpy as np
+
+    digest = hashlib.sha256()
+    is_leaf = lambda x: isinstance(x, (strategies.Drawn, strategies.DrawnKey))  # noqa: E731
+    leaves, treedef = jax.tree.flatten((call.args, call.kwargs), is_leaf=is_leaf)
+    digest.update(str(treedef).encode())
+    for leaf in leaves:
+        data = getattr(leaf, "array", getattr(leaf, "data", leaf))
+        if isinstance(data, np.ndarray):
+            digest.update(f"{data.dtype}{data.shape}".encode() + np.ascontiguousarray(data).tobytes())
+        else:
+            digest.update(repr(data).encode())
+    return digest.hexdigest()
+
+
+def check_device(
+    original: Any, rewritten: Any, inputs: Inputs, device: Any, options: Options, progress: Callable[[list[str]], None] | None = None
+) -> DeviceReport:
+    """Hypothesis search for an input on which the two differ, on one device."""
+    from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
+    from hypothesis.errors import Flaky
+
+    report = DeviceReport(device=device.platform, device_kind=getattr(device, "device_kind", ""))
+    source = inputs.source
+    errors = cmp.Errors()
+    concretization = _concretization_errors()
+    started = time.monotonic()
+    failing: dict[str, Mismatch] = {}
+    first_failure: list[float] = []
+    counts = {"eager": 0, "raised": set(), "skipped": 0, "outside": 0}
+
+    if source.original_raises:
+        return _check_declared(original, rewritten, inputs, device, report)
+
+    def check(call: strategies.Call, *, explicit: bool = False) -> None:
+        key = fingerprint(call)
+        now = time.monotonic()
+        if first_failure and now - first_failure[0] > options.budget:
+            if key in failing:
+                raise failing[key]
+            return  # shrinking has had its time: only inputs already seen to fail still fail
+        if not first_failure and not explicit and now - started > options.budget:
+            counts["skipped"] += 1
+            return  # enough time spent on this function: the remaining draws are not run
+        size = cmp.problem_size(jax_leaves(call))
+        if progress is not None:
+            progress(describe_call(original if not isinstance(original, BaseException) else rewritten, call))
+        before = invoke(original, call, device, limit=options.deadline)
+        eager_before = None
+        if before.raised and isinstance(before.error, concretization):
+            # JAX rejects the original under jit: what it computes is what it computes eagerly
+            eager_before = invoke(original, call, device, eager=True, limit=options.deadline)
+            if eager_before.raised:
+                outside(eager_before, None)
+                return
+        after = invoke(rewritten, call, device, limit=options.deadline)
+        eager = False
+        if eager_before is not None and not (after.raised and type(after.error) is type(before.error)):
+            eager, before = True, eager_before
+            counts["eager"] += 1
+        if before.raised:
+            outside(before, after)
+            return
+        difference, found = cmp.compare(before, after, size=size, rtol=source.rtol, atol=source.atol)
+        if difference is None and options.grad and not before.raised and not after.raised:
+            grad_before = grad_of(original, call, device, eager=eager, limit=options.deadline)
+            grad_after = grad_of(rewritten, call, device, eager=False, limit=options.deadline)
+            if grad_before is not None and grad_after is not None:
+                report.grad_checked += 1
+                difference, _ = cmp.compare(grad_before, grad_after, size=size, rtol=source.rtol, atol=source.atol)
+                if difference is not None:
+                    difference = cmp.Difference("gradient: " + difference.message)
+                    before, after = grad_before, grad_after
+        if difference is not None:
+            lines = describe_call(rewritten if not isinstance(rewritten, BaseException) else original, call)
+            label = "gradient" if difference.message.startswith("gradient") else "output"
+            lines += describe_outcome(f"original {label}", before) + describe_outcome(f"rewrite {label}", after)
+            if eager:
+                lines.append("(the original was run with jit disabled: JAX rejects it under jit)")
+            mismatch = Mismatch(difference.message, lines)
+            failing[key] = mismatch
+            if not first_failure:
+                first_failure.append(time.monotonic())
+            raise mismatch
+        if first_failure:
+            return  # a shrinking step that passed: no example of agreement
+        report.examples += 1
+        errors.update(found)
+
+    def outside(before: cmp.Outcome, after: cmp.Outcome | None) -> None:
+        """An input the original does not accept (it raises, or runs past the deadline): the rewrite may do
+        anything there, as a safe fix only has to keep what the original computes where it computes something."""
+        if first_failure:
+            return
+        counts["raised"].add(before.error_name())
+        if after is not None and after.raised and type(after.error) is type(before.error):
+            report.both_raised += 1
+        else:
+            counts["outside"] += 1
+
+    def search(call: strategies.Call) -> None:
+        check(call)
+
+    test = given(inputs.strategy)(search)
+    test = settings(
+        max_examples=options.max_examples,
+        deadline=None,
+        database=None,
+        phases=(Phase.generate, Phase.shrink),
+        suppress_health_check=list(HealthCheck),
+        print_blob=False,
+        report_multiple_bugs=False,
+        verbosity=Verbosity.quiet,
+    )(test)
+    test = seed(options.seed)(test)
+    try:
+        test()
+        for call in inputs.explicit:  # the source's own examples, after the search (whatever time it took): a
+            check(call, explicit=True)  # failure found by the search is shrunk, one of these is shown as it is
+    except Mismatch as mismatch:
+        report.status, report.reason, report.counterexample = DIFFERS, mismatch.message, mismatch.lines
+        return report
+    except Flaky as error:
+        report.reason = f"results are not reproducible (the function is not deterministic?): {cmp.first_line(error)}"
+        return report
+    report.max_abs_error, report.max_rel_error = errors.abs, errors.rel
+    if counts["skipped"]:
+        report.notes.append(f"stopped drawing inputs after {options.budget:g} s (a quarter of --timeout); {counts['skipped']} were not run")
+    if counts["eager"]:
+        report.notes.append(f"the original ran with jit disabled on {counts['eager']} inputs (JAX rejects it under jit)")
+    if counts["outside"]:
+        report.notes.append(
+            f"the original raised ({', '.join(sorted(counts['raised']))}) on {counts['outside']} more inputs on which the rewrite "
+            "did not raise the same: inputs the original does not accept are not compared"
+        )
+    if report.examples:
+        report.status = VERIFIED
+    elif counts["raised"]:
+        report.reason = f"the original raised on every input ({', '.join(sorted(counts['raised']))}): nothing was compared"
+    else:
+        report.reason = "no input was run within the time budget"
+    return report
+
+
+def jax_leaves(call: strategies.Call) -> list[Any]:
+    import jax
+
+    return jax.tree.leaves((call.args, call.kwargs), is_leaf=lambda x: isinstance(x, (strategies.Drawn, strategies.DrawnKey)))
+
+
+def _check_declared(original: Any, rewritten: Any, inputs: Inputs, device: Any, report: DeviceReport) -> DeviceReport:
+    """case.toml says the original raises (a removed API, an in-place update of a JAX array): there is no
+    original value to compare with, so the rewrite is compared with the declared `expected` value instead, on
+    the case's own arguments."""
+    source = inputs.source
+    call = inputs.explicit[0]
+    before = invoke(original, call, device)
+    after = invoke(rewritten, call, device)
+    if not before.raised or before.error_name() != source.original_raises:
+        what = "returns" if not before.raised else f"raises {before.error_name()}"
+        report.status, report.reason = DIFFERS, f"case.toml says the original raises {source.original_raises}, but it {what}"
+        report.counterexample = describe_call(original, call) + describe_outcome("original output", before)
+        return report
+    wanted = cmp.Outcome(value=inputs.expected)
+    difference, found = cmp.compare(wanted, after, size=cmp.problem_size(jax_leaves(call)), rtol=source.rtol, atol=source.atol)
+    if difference is not None:
+        report.status, report.reason = DIFFERS, difference.message
+        report.counterexample = describe_call(rewritten, call) + describe_outcome("expected (case.toml)", wanted)
+        report.counterexample += describe_outcome("rewrite output", after) + [f"difference: {difference.message}"]
+        return report
+    report.status, report.examples = VERIFIED, 1
+    report.max_abs_error, report.max_rel_error = found.abs, found.rel
+    report.notes.append(
+        f"the original raises {source.original_raises}, as case.toml declares: the rewrite was compared with the declared expected value"
+    )
+    return report
+
+
+# ---- one target -------------------------------------------------------------------------------------------
+
+
+def devices() -> list[Any]:
+    """One device per platform and kind: the default backend's, and the CPU."""
+    import jax
+
+    found, seen = [], set()
+    for backend in (None, "cpu"):
+        try:
+            candidates = jax.devices(backend) if backend else jax.devices()
+        except RuntimeError:
+            continue
+        for device in candidates:
+            key = (device.platform, getattr(device, "device_kind", ""))
+            if key not in seen:
+                seen.add(key)
+                found.append(device)
+    return found
+
+
+def _function(module: types.ModuleType | BaseException, name: str, which: str) -> Any:
+    """The function, the import error of its module (an outcome of every call), or raises Unusable."""
+    if isinstance(module, BaseException):
+        return module
+    try:
+        value = lookup(module, name)
+    except AttributeError:
+        raise Unusable(f"the {which} module defines no '{name}'") from None
+    if inspect.isclass(value) or not callable(value):
+        raise Unusable(f"'{name}' in the {which} module is not a function")
+    return value
+
+
+def _load(target: Target, role: str) -> types.ModuleType | BaseException:
+    module = target.before if role == "before" else target.after
+    try:
+        return load_module(module.path, module.text, module.label, role)
+    except BaseException as error:  # noqa: BLE001 - user code may raise anything, SystemExit included
+        if isinstance(error, KeyboardInterrupt):
+            raise
+        return error
+
+
+def verify_target(target: Target, options: Options, progress: Callable[[list[str]], None] | None = None) -> Report:
+    started = time.monotonic()
+    report = Report(target=target.id, name=target.name)
+    try:
+        if not target.sources:
+            report.no_inputs = True
+            raise Unusable(target.missing or "no source of inputs")
+        before_module, after_module = _load(target, "before"), _load(target, "after")
+        if isinstance(after_module, BaseException) and isinstance(before_module, BaseException):
+            raise Unusable(f"neither module can be imported: {type(after_module).__name__}: {cmp.first_line(after_module)}")
+        original = _function(before_module, target.name, "original")
+        rewritten = _function(after_module, target.name, "rewritten")
+        inputs, tried = None, []
+        for source in target.sources:
+            try:
+                inputs = inputs_from(source, options)
+                break
+            except Unusable as why:
+                tried.append(str(why))
+        if inputs is None:
+            raise Unusable("no usable inputs: " + "; ".join(tried))
+        if isinstance(original, BaseException) and not inputs.source.original_raises:
+            raise Unusable(
+                f"the original module fails to import ({type(original).__name__}: {cmp.first_line(original)}): "
+                "there is nothing to compare the rewrite with"
+            )
+        report.origin = inputs.source.origin
+        for device in devices():
+            report.devices.append(check_device(original, rewritten, inputs, device, options, progress))
+    except Unusable as why:
+        report.reason = str(why)
+    report.seconds = round(time.monotonic() - started, 3)
+    return report
+
+
+# ---- the process ------------------------------------------------------------------------------------------
+
+
+def main() -> None:
+    channel = io.TextIOWrapper(os.fdopen(os.dup(1), "wb", buffering=0), encoding="utf-8", line_buffering=True)
+    os.dup2(2, 1)  # user code that prints writes to stderr
+    sys.stdout = sys.stderr
+    warnings.simplefilter("ignore")
+    job = json.loads(sys.stdin.read())
+    options = options_from(job["options"])
+    for index, data in enumerate(job["targets"]):
+        target = target_from(data)
+        channel.write(json.dumps({"event": "start", "index": index}) + "\n")
+
+        def progress(lines: list[str], index: int = index) -> None:
+            channel.write(json.dumps({"event": "input", "index": index, "lines": lines}) + "\n")
+
+        try:
+            report = verify_target(target, options, progress)
+        except Exception:
+            report = Report(target=target.id, name=target.name, reason="internal error: " + traceback.format_exc().strip().splitlines()[-1])
+        channel.write(json.dumps({"event": "report", "index": index, "report": to_json(report)}) + "\n")
+    channel.flush()
+
+
+if __name__ == "__main__":
+    main()
