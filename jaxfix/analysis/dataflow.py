@@ -436,6 +436,32 @@ def body_statements(suite: cst.BaseSuite) -> Sequence[cst.BaseStatement]:
     return suite.body
 
 
+@dataclass(frozen=True)
+class BlockFlow:
+    """What a block of statements needs and gives when it becomes a function body of its own."""
+
+    live_in: frozenset[str]  # names it may read (or leave live, per `live_out`) before writing them
+    defined: frozenset[str]  # names bound on every path that reaches its end (not those that return or raise)
+    writes: tuple[str, ...]  # names it binds anywhere, in order of appearance
+
+
+def block_flow(statements: Sequence[cst.CSTNode], live_out: Iterable[str] = ()) -> BlockFlow:
+    """Liveness and definite assignment of `statements` taken alone, as if they were a function body followed
+    by a read of `live_out` (the names a branch function returns)."""
+    start = cst.SimpleStatementLine(body=[cst.Pass()])
+    names = list(live_out)
+    reader = cst.SimpleStatementLine(
+        body=[cst.Expr(cst.Tuple([cst.Element(cst.Name(n)) for n in names]) if names else cst.Name("None"))]
+    )
+    flow = FunctionFlow(cst.Module(body=[start, *statements, reader]))
+    writes = block_activity(statements)
+    return BlockFlow(
+        live_in=flow.live_after(start),
+        defined=frozenset(n for n in writes.writes if flow.defined_before(reader, n)),
+        writes=writes.writes,
+    )
+
+
 # ---- one function: liveness and reaching definitions ---------------------------------------------------------
 
 State = dict  # name -> frozenset[Source]; None stands for "unreachable"
@@ -991,6 +1017,24 @@ class Dataflow:
             return Blocker(loop.orelse, "is followed by an `else:` clause")
         return None
 
+    def block_impurity(self, statements: Sequence[cst.CSTNode], *, outside: Iterable[str]) -> Blocker | None:
+        """What stops a block that is not a loop body (a branch of an `if`) from becoming a function JAX traces,
+        by the rules of `impurity`: jumps, I/O, calls not known to be pure, stores into objects from outside
+        the block. A `return` that is the block's last statement is left to the caller (its value is walked).
+        `outside`: names whose values come from outside the block, so that a container they hold is not fresh."""
+        fresh = self._fresh_names(statements, exclude=outside)
+        walker = _PurityWalker(self, fresh=fresh, loop_body=True, place="the branch")
+        for index, stmt in enumerate(statements):
+            final = _final_return(stmt) if index == len(statements) - 1 else None
+            if final is not None:
+                if final.value is not None:
+                    final.value.visit(walker)
+            else:
+                stmt.visit(walker)
+            if walker.blocker is not None:
+                return walker.blocker
+        return None
+
     def function_impurity(self, function: cst.FunctionDef | cst.Lambda) -> Blocker | None:
         """Why calling a same-module function may have an effect (None: its body is pure). Recursion is
         assumed pure while its cycle is being checked."""
@@ -1418,11 +1462,12 @@ class Dataflow:
 class _PurityWalker(cst.CSTVisitor):
     """Finds the first thing in a loop body (or a function body) that is not a pure computation."""
 
-    def __init__(self, dataflow: Dataflow, *, fresh: frozenset[str], loop_body: bool) -> None:
+    def __init__(self, dataflow: Dataflow, *, fresh: frozenset[str], loop_body: bool, place: str | None = None) -> None:
         super().__init__()
         self.dataflow = dataflow
         self.fresh = fresh
         self.loop_body = loop_body
+        self.place = place  # how messages name the block ("the loop", "the function", "the branch")
         self.blocker: Blocker | None = None
         self.loop_depth = 0
         self.function_depth = 0
@@ -1553,7 +1598,7 @@ class _PurityWalker(cst.CSTVisitor):
             root = root_name(target)
             if root is None or root not in self.fresh:
                 shown = self.dataflow._context.code_for(target)
-                place = "the loop" if self.loop_body else "the function"
+                place = self.place or ("the loop" if self.loop_body else "the function")
                 return self._fail(statement, f"assigns to `{shown}`, an object from outside {place}")
         return True
 
@@ -1563,6 +1608,14 @@ class _PurityWalker(cst.CSTVisitor):
         if blocker is not None:
             return self._fail(blocker.node, blocker.reason, blocker.collects)
         return True
+
+
+def _final_return(stmt: cst.CSTNode) -> cst.Return | None:
+    """The `return` of a line that holds only one."""
+    if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) and len(stmt.body) == 1:
+        if isinstance(stmt.body[0], cst.Return):
+            return stmt.body[0]
+    return None
 
 
 def _is_at(expr: cst.BaseExpression) -> bool:
