@@ -45,6 +45,7 @@ _SAFE_CALLS = frozenset(
     | {"jax.nn." + n for n in "relu sigmoid softplus silu swish gelu elu leaky_relu relu6 hard_tanh".split()}
     | {"jax.lax." + n for n in "max min abs neg sign sin cos tanh add sub mul select stop_gradient".split()}
 )
+_LIKE = frozenset({"jax.numpy.zeros_like", "jax.numpy.ones_like", "jax.numpy.full_like"})
 _SAFE_METHODS = frozenset({"astype", "clip"})
 _CHEAP_SIZE = 12  # nodes of an expression that still count as cheap enough to compute in both arms
 
@@ -235,6 +236,7 @@ class BranchAnalysis:
         if true is None:
             return None
         name, value = true
+        before = None
         if isinstance(node.orelse, cst.Else):
             false = _single_assignment(node.orelse.body)
             if false is None or false[0] != name:
@@ -248,24 +250,58 @@ class BranchAnalysis:
             flow = dataflow.flow(function)
             if name in flow.declared or not flow.defined_before(node, name):
                 return None
-            other = cst.Name(name)
+            other = _find_name(node.body, name)
             sources = flow.reaching(node, name)
-            if len(sources) == 1 and isinstance(next(iter(sources)), cst.BaseExpression):
-                rank_of = next(iter(sources))
-            else:
-                return None
-        if self.where_blocker(value) is not None or self.where_blocker(other) is not None:
-            return None
-        shapes = self._context.shapes
-        rank_a = shapes.rank(value)
-        rank_b = shapes.rank(other if isinstance(node.orelse, cst.Else) else rank_of)
-        if rank_a is None or rank_a != rank_b:
-            return None
-        category_a = shapes.category(value)
-        category_b = shapes.category(other if isinstance(node.orelse, cst.Else) else rank_of)
-        if category_a is not None and category_b is not None and category_a != category_b:
+            single = next(iter(sources)) if len(sources) == 1 else None
+            before = single if isinstance(single, cst.BaseExpression) else None
+        if not self.where_choice(value, other, before=before):
             return None
         return name, value, other
+
+    def where_choice(
+        self, a: cst.BaseExpression, b: cst.BaseExpression, *, before: cst.BaseExpression | None = None
+    ) -> bool:
+        """Whether `jnp.where(t, a, b)` computes what choosing `a` or `b` does: both cheap and safe to compute
+        (`where_blocker`), the same rank (known, or the same arrays combined elementwise with numbers: `x` and
+        `0.5 * x`), and no dtype category that provably differs (jnp.where would promote where the choice does
+        not). `before`: the value `b` (a name) holds, where `b` is a variable's old value."""
+        if self.where_blocker(a) is not None or self.where_blocker(b) is not None:
+            return False
+        shapes = self._context.shapes
+        b_value = before if before is not None else b
+        rank_a, rank_b = shapes.rank(a), shapes.rank(b_value)
+        if rank_a is None or rank_b is None:
+            leaves_a, leaves_b = self._rank_leaves(a), self._rank_leaves(b)
+            if leaves_a is None or leaves_a != leaves_b or not leaves_a:
+                return False
+        elif rank_a != rank_b:
+            return False
+        category_a, category_b = shapes.category(a), shapes.category(b_value)
+        return category_a is None or category_b is None or category_a == category_b
+
+    def _rank_leaves(self, expr: cst.BaseExpression) -> frozenset[str] | None:
+        """The names an elementwise expression combines (numbers aside): two expressions over the same names
+        broadcast to the same rank. None where something else (an opaque call, an index) decides the rank."""
+        if is_number(expr):
+            return frozenset()
+        if isinstance(expr, cst.Name):
+            return frozenset({expr.value})
+        if isinstance(expr, cst.UnaryOperation) and not isinstance(expr.operator, cst.Not):
+            return self._rank_leaves(expr.expression)
+        if isinstance(expr, cst.BinaryOperation) and not isinstance(expr.operator, cst.MatrixMultiply):
+            left, right = self._rank_leaves(expr.left), self._rank_leaves(expr.right)
+            return None if left is None or right is None else left | right
+        if isinstance(expr, cst.Call) and expr in self._context.parents:
+            callee = self._context.names.callee(expr)
+            if callee in _LIKE and expr.args and not any(a.keyword and a.keyword.value == "shape" for a in expr.args):
+                return self._rank_leaves(expr.args[0].value)  # zeros_like(x): the shape of x
+            elementwise = callee in _SAFE_CALLS and callee not in _LIKE
+            if elementwise and not any(a.keyword or a.star for a in expr.args):
+                parts = [self._rank_leaves(a.value) for a in expr.args]
+                if None in parts:
+                    return None
+                return frozenset().union(*parts)
+        return None
 
     def where_blocker(self, expr: cst.BaseExpression) -> str | None:
         """Why `expr` should not be computed in both arms of a `jnp.where` (too costly, or unsafe: its gradient
@@ -317,6 +353,12 @@ def walk_in_order(node: cst.CSTNode):
         current = stack.pop()
         yield current
         stack.extend(reversed(current.children))
+
+
+def _find_name(suite: cst.BaseSuite, name: str) -> cst.Name:
+    """The assigned `name` in a one-assignment block (an existing node, so analyses can place it)."""
+    line = body_statements(suite)[0]
+    return line.body[0].targets[0].target
 
 
 def _single_assignment(suite: cst.BaseSuite) -> tuple[str, cst.BaseExpression] | None:
