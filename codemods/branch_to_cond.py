@@ -9,7 +9,7 @@ import libcst as cst
 from jaxfix.analysis.branches import Branches
 from jaxfix.analysis.predicates import Truth
 from jaxfix.analysis.screen import Screen
-from jaxfix.codegen import FreshNames, branch_function, logical_test, packed
+from jaxfix.codegen import FreshNames, arm_functions, branch_result, logical_test
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Safety
 
@@ -237,37 +237,18 @@ class BranchToCond(Codemod):
     # ---- the fix -------------------------------------------------------------------------------------------
 
     def _fix(self, node: cst.If, branches: Branches, predicate: cst.BaseExpression, jnp_import):
-        code = self.context.code_for
-        names = self._names()
-        outputs, operands = list(branches.outputs), list(branches.operands)
-        returns = None if branches.returns else outputs
-        true_arm, false_arm = branches.arms
         orelse = node.orelse if isinstance(node.orelse, cst.Else) else None
-        true_name = names.take("true_fn", "on_true", "if_true")
-        functions = [
-            branch_function(
-                true_name, operands, _tidy(true_arm.statements), returns=returns, suite=node.body,
-                leading_lines=node.leading_lines,
-            )
-        ]  # fmt: skip
-        if not false_arm.statements and not branches.returns and operands == outputs:
-            false_value = f"lambda {packed(operands)}: {packed(outputs) if len(outputs) == 1 else f'({packed(outputs)})'}"
-        else:
-            false_name = names.take("false_fn", "on_false", "if_false")
-            functions.append(
-                branch_function(
-                    false_name, operands, _tidy(false_arm.statements), returns=returns,
-                    suite=orelse.body if orelse is not None else None,
-                    leading_lines=orelse.leading_lines if orelse is not None else (),
-                )
-            )  # fmt: skip
-            false_value = false_name
+        functions, references = arm_functions(
+            branches,
+            self._names(),
+            [("true_fn",), ("false_fn",)],
+            [node.body, orelse.body if orelse is not None else None],
+            [node.leading_lines, orelse.leading_lines if orelse is not None else ()],
+        )
         cond, cond_import = self.context.names.expression_for("jax.lax.cond")
-        arguments = [code(predicate), true_name, false_value]
-        arguments.extend(operands)
-        call = f"{code(cond)}({', '.join(arguments)})"
-        statement = f"return {call}\n" if branches.returns else f"{packed(outputs)} = {call}\n"
-        changes = [(node, cst.FlattenSentinel([*functions, cst.parse_statement(statement)]))]
+        code = self.context.code_for
+        call = f"{code(cond)}({', '.join([code(predicate), *references, *branches.operands])})"
+        changes = [(node, cst.FlattenSentinel([*functions, branch_result(branches, call)]))]
         changes.extend((moved, cst.RemovalSentinel.REMOVE) for moved in branches.tail)
         imports = [spec for spec in (cond_import, jnp_import) if spec is not None]
         return self.fix("rewrite the `if` with lax.cond", changes, add_imports=imports)
@@ -279,13 +260,3 @@ def _walk(node: cst.CSTNode):
         current = stack.pop()
         yield current
         stack.extend(current.children)
-
-
-def _tidy(statements):
-    """The statements of a branch function: blank lines before the first one dropped (comments kept)."""
-    statements = list(statements)
-    if statements:
-        first = statements[0]
-        kept = [line for line in getattr(first, "leading_lines", ()) if line.comment is not None]
-        statements[0] = first.with_changes(leading_lines=kept)
-    return statements

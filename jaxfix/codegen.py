@@ -189,3 +189,55 @@ def _simple(expr: cst.BaseExpression) -> bool:
             isinstance(e.slice, cst.Index) and _simple(e.slice.value) for e in expr.slice
         )
     return False
+
+
+def arm_functions(
+    branches,
+    names: FreshNames,
+    candidates: Sequence[Sequence[str]],
+    suites: Sequence[cst.BaseSuite | None],
+    leading: Sequence[Sequence[cst.EmptyLine]],
+    *,
+    reserved: bool = False,
+) -> tuple[list[cst.FunctionDef], list[str]]:
+    """The branch functions of a `jaxfix.analysis.branches.Branches` (one per arm, named by the first free
+    candidate of that arm), and how a `lax.cond`/`lax.switch` call refers to each. An empty arm that only
+    passes its operands through (the missing `else` of `if t: x = f(x)`) is `lambda x: x` instead of a def.
+    `suites`/`leading`: each arm's block (for its header and trailing comments) and the comment lines above
+    it. `reserved`: each arm's first candidate is a name already taken from `names` (a caller that names outer
+    functions before inner ones)."""
+    operands = list(branches.operands)
+    outputs = list(branches.outputs)
+    returns = None if branches.returns else outputs
+    functions: list[cst.FunctionDef] = []
+    references: list[str] = []
+    for arm, names_for_arm, suite, above in zip(branches.arms, candidates, suites, leading):
+        if not arm.statements and not branches.returns and operands == outputs:
+            result = packed(outputs) if len(outputs) == 1 else f"({packed(outputs)})"
+            references.append(f"lambda {packed(operands)}: {result}")
+            continue
+        name = names_for_arm[0] if reserved else names.take(*names_for_arm)
+        functions.append(
+            branch_function(
+                name, operands, _without_blank_start(arm.statements), returns=returns, suite=suite, leading_lines=above
+            )
+        )
+        references.append(name)
+    return functions, references
+
+
+def branch_result(branches, call: str) -> cst.BaseStatement:
+    """`return <call>` when the arms return, else `<outputs> = <call>`."""
+    if branches.returns:
+        return cst.parse_statement(f"return {call}\n")
+    return cst.parse_statement(f"{packed(branches.outputs)} = {call}\n")
+
+
+def _without_blank_start(statements: Sequence[cst.BaseStatement]) -> list[cst.BaseStatement]:
+    """A function body's statements with blank lines before the first one dropped (comments kept)."""
+    statements = list(statements)
+    if statements:
+        first = statements[0]
+        kept = [line for line in getattr(first, "leading_lines", ()) if line.comment is not None]
+        statements[0] = first.with_changes(leading_lines=kept)
+    return statements

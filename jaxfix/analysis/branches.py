@@ -93,20 +93,20 @@ class BranchAnalysis:
         if not isinstance(function, cst.FunctionDef):
             return refuse("it is not inside a function")
         flow = dataflow.flow(function)
-        finals = [_final_return(block[-1]) if block else None for block in statements]
+        finals = [_terminal(block) for block in statements]
         tail: tuple[cst.BaseStatement, ...] = ()
-        returns = all(final is not None for final in finals)
-        if not returns and any(final is not None for final in finals):
+        returns = all(finals)
+        if not returns and any(finals):
             tail = self._tail(node, function)
             if tail:
-                statements = [block if final is not None else (*block, *tail) for block, final in zip(statements, finals)]
-                finals = [_final_return(block[-1]) if block else None for block in statements]
+                statements = [block if final else (*block, *tail) for block, final in zip(statements, finals)]
+                finals = [_terminal(block) for block in statements]
                 returns = True
         for label, block in zip(labels, statements):
             jump = _jump(block)
             if jump is not None:
                 return refuse(f"the {label} branch {jump[0]}", raises=jump[1])
-        if any(final is not None for final in finals) and not returns:
+        if any(finals) and not returns:
             return refuse(
                 "only some branches `return`, and the statements after the `if` do not end the function with a "
                 "`return` that could move into the others"
@@ -133,7 +133,8 @@ class BranchAnalysis:
                         "`if` (lax.cond needs its value from every branch)"
                     )
             operands.extend(n for n in arm_flow.writes if n in arm_flow.live_in and n not in operands)
-            built.append(Arm(label, block, arm_flow, final, self._values(node, block, outputs, final)))
+            final_return = _final_return(block[-1]) if block else None
+            built.append(Arm(label, block, arm_flow, final_return, self._values(node, block, outputs, final)))
         for name in operands:
             if not flow.defined_before(node, name):
                 return refuse(f"a branch reads `{name}` before assigning it, and it may be undefined before the `if`")
@@ -148,9 +149,10 @@ class BranchAnalysis:
 
     # ---- what each arm produces ----------------------------------------------------------------------------
 
-    def _values(self, node, block, outputs, final) -> dict[str, cst.BaseExpression | None]:
-        if final is not None:
-            return {"return": final.value}
+    def _values(self, node, block, outputs, final: bool) -> dict[str, cst.BaseExpression | None]:
+        if final:
+            last = _final_return(block[-1])
+            return {"return": last.value if last is not None else None}
         values: dict[str, cst.BaseExpression | None] = {}
         flow = self._context.dataflow.flow(self._context.dataflow.enclosing_function(node))
         for name in outputs:
@@ -177,7 +179,7 @@ class BranchAnalysis:
             for arm in branches.arms:
                 value = arm.values.get(key)
                 if value is None:
-                    if key == "return" and arm.returns is not None:
+                    if key == "return" and arm.returns is not None and arm.returns.value is None:
                         return f"the {arm.label} branch returns None, which lax.cond cannot return"
                     continue
                 if is_none(value):
@@ -470,15 +472,45 @@ class _Jumps(cst.CSTVisitor):
         self.found = ("has a `with` block", False)
 
 
+def _terminal(block: Sequence[cst.CSTNode]) -> bool:
+    """Whether every path through `block` ends in a `return` it ends with: a final `return`, or a final `if`
+    whose every branch (an `else` included) is terminal."""
+    if not block:
+        return False
+    last = block[-1]
+    if _final_return(last) is not None:
+        return True
+    if isinstance(last, cst.If):
+        orelse = last.orelse
+        if orelse is None:
+            return False
+        rest = [orelse] if isinstance(orelse, cst.If) else body_statements(orelse.body)
+        return _terminal(body_statements(last.body)) and _terminal(rest)
+    return False
+
+
+def terminal_parts(block: Sequence[cst.CSTNode]):
+    """The pieces of a terminal block to check as ordinary code: every statement but the returns that end
+    it (for those, their values) and the `if` tests that lead to them."""
+    for index, statement in enumerate(block):
+        if index == len(block) - 1 and _terminal(block):
+            final = _final_return(statement)
+            if final is not None:
+                if final.value is not None:
+                    yield final.value
+                return
+            yield statement.test
+            yield from terminal_parts(body_statements(statement.body))
+            orelse = statement.orelse
+            yield from terminal_parts([orelse] if isinstance(orelse, cst.If) else body_statements(orelse.body))
+            return
+        yield statement
+
+
 def _jump(block: Sequence[cst.CSTNode]) -> tuple[str, bool] | None:
     visitor = _Jumps()
-    for index, statement in enumerate(block):
-        final = _final_return(statement) if index == len(block) - 1 else None
-        if final is not None:
-            if final.value is not None:
-                final.value.visit(visitor)
-        else:
-            statement.visit(visitor)
+    for part in terminal_parts(block):
+        part.visit(visitor)
         if visitor.found is not None:
             return visitor.found
     return None

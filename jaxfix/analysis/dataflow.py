@@ -1020,17 +1020,15 @@ class Dataflow:
     def block_impurity(self, statements: Sequence[cst.CSTNode], *, outside: Iterable[str]) -> Blocker | None:
         """What stops a block that is not a loop body (a branch of an `if`) from becoming a function JAX traces,
         by the rules of `impurity`: jumps, I/O, calls not known to be pure, stores into objects from outside
-        the block. A `return` that is the block's last statement is left to the caller (its value is walked).
+        the block. The `return`s that end it (a last `return`, or one at the end of every branch of a last `if`)
+        are left to the caller: their values and the tests leading to them are walked.
         `outside`: names whose values come from outside the block, so that a container they hold is not fresh."""
+        from jaxfix.analysis.branches import terminal_parts  # branches.py builds on this module
+
         fresh = self._fresh_names(statements, exclude=outside)
         walker = _PurityWalker(self, fresh=fresh, loop_body=True, place="the branch")
-        for index, stmt in enumerate(statements):
-            final = _final_return(stmt) if index == len(statements) - 1 else None
-            if final is not None:
-                if final.value is not None:
-                    final.value.visit(walker)
-            else:
-                stmt.visit(walker)
+        for part in terminal_parts(statements):
+            part.visit(walker)
             if walker.blocker is not None:
                 return walker.blocker
         return None
@@ -1608,14 +1606,6 @@ class _PurityWalker(cst.CSTVisitor):
         if blocker is not None:
             return self._fail(blocker.node, blocker.reason, blocker.collects)
         return True
-
-
-def _final_return(stmt: cst.CSTNode) -> cst.Return | None:
-    """The `return` of a line that holds only one."""
-    if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) and len(stmt.body) == 1:
-        if isinstance(stmt.body[0], cst.Return):
-            return stmt.body[0]
-    return None
 
 
 def _is_at(expr: cst.BaseExpression) -> bool:

@@ -28,6 +28,7 @@ import enum
 
 import libcst as cst
 
+from jaxfix.analysis.carry import unpacked
 from jaxfix.analysis.context import ModuleContext
 from jaxfix.analysis.dataflow import (
     ARRAY_METHODS,
@@ -227,7 +228,10 @@ class PredicateAnalysis:
             return bool(earlier) and all(self._source_tracer(function, name, s, seen) for s in earlier)
         if isinstance(source, cst.BaseExpression):
             return self._tracer(source, seen)
-        return False  # `for`, `with`, tuple unpacking, imports, definitions: not proven
+        if isinstance(source, cst.Assign):  # `a, b = x[0], x[1]`: the element bound to the name
+            value = unpacked(source, name)
+            return value is not None and self._tracer(value, seen)
+        return False  # `for`, `with`, other unpacking, imports, definitions: not proven
 
     def _param_tracer(self, function, param: cst.Param, seen: frozenset) -> bool:
         name = param.name.value
