@@ -8,7 +8,7 @@ import libcst as cst
 
 from jaxfix.analysis.branches import Branches
 from jaxfix.analysis.predicates import Truth
-from jaxfix.analysis.screen import Screen
+from jaxfix.analysis.screen import Screen, traced_nodes
 from jaxfix.codegen import FreshNames, arm_functions, branch_result, logical_test
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Safety
@@ -99,11 +99,9 @@ class BranchToCond(Codemod):
 
     @classmethod
     def may_match_tree(cls, screen: Screen) -> bool:
-        """A finding needs an `if` statement in a function that TracedAnalysis may find traced."""
-        in_traced_code = getattr(screen, "in_traced_code", None)
-        if in_traced_code is None:
-            return any(isinstance(n, ast.If) for n in ast.walk(screen.tree))
-        return any(True for _ in in_traced_code(ast.If))
+        """A finding needs an `if` in a function that TracedAnalysis may find traced, whose test may fail
+        Python's truth test under tracing (`Screen.may_fail_truth`)."""
+        return any(screen.may_fail_truth(node.test) for node in traced_nodes(screen, ast.If))
 
     VALID = (
         # a static test: the shape is known while tracing

@@ -9,7 +9,7 @@ import libcst as cst
 
 from jaxfix.analysis.carry import snippet
 from jaxfix.analysis.predicates import Truth
-from jaxfix.analysis.screen import Screen
+from jaxfix.analysis.screen import Screen, traced_nodes
 from jaxfix.analysis.syntax import is_none
 from jaxfix.codegen import logical_test
 from jaxfix.codemod import Codemod, Invalid, Valid
@@ -97,11 +97,9 @@ class BranchToWhere(Codemod):
 
     @classmethod
     def may_match_tree(cls, screen: Screen) -> bool:
-        """A finding needs a conditional expression or an `if` statement in a function TracedAnalysis may trace."""
-        in_traced_code = getattr(screen, "in_traced_code", None)
-        if in_traced_code is None:
-            return any(isinstance(n, (ast.If, ast.IfExp)) for n in ast.walk(screen.tree))
-        return any(True for _ in in_traced_code(ast.If, ast.IfExp))
+        """A finding needs a conditional expression or an `if` in a function that TracedAnalysis may find
+        traced, whose test may fail Python's truth test under tracing (`Screen.may_fail_truth`)."""
+        return any(screen.may_fail_truth(node.test) for node in traced_nodes(screen, ast.If, ast.IfExp))
 
     VALID = (
         # a static test

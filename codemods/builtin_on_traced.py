@@ -9,7 +9,7 @@ import libcst as cst
 
 from jaxfix.analysis.syntax import is_none, is_number
 from jaxfix.analysis.traced import Kind
-from jaxfix.analysis.screen import Screen
+from jaxfix.analysis.screen import Screen, traced_nodes
 from jaxfix.codegen import logical_test
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Safety
@@ -84,15 +84,16 @@ class BuiltinOnTraced(Codemod):
 
     @classmethod
     def may_match_tree(cls, screen: Screen) -> bool:
-        """A finding needs a call to one of the builtins, a boolean operator or `not` in traced code."""
-        in_traced_code = getattr(screen, "in_traced_code", None)
-        nodes = in_traced_code(ast.Call, ast.BoolOp, ast.UnaryOp) if in_traced_code else ast.walk(screen.tree)
-        for node in nodes:
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-                if node.func.id in (*_ELEMENTWISE, *_REDUCTIONS, "bool"):
+        """A finding needs, in code TracedAnalysis may find traced, a call of one of the builtins with an argument
+        that may be a tracer, or `and`/`or`/`not` whose truth test may fail under tracing."""
+        for node in traced_nodes(screen, ast.Call, ast.BoolOp, ast.UnaryOp):
+            if isinstance(node, ast.Call):
+                if isinstance(node.func, ast.Name) and node.func.id in (*_ELEMENTWISE, *_REDUCTIONS, "bool"):
+                    if any(screen.may_be_tracer(arg) for arg in node.args):
+                        return True
+            elif isinstance(node, ast.BoolOp) or isinstance(node.op, ast.Not):
+                if screen.may_fail_truth(node):
                     return True
-            elif isinstance(node, ast.BoolOp) or (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not)):
-                return True
         return False
 
     VALID = (

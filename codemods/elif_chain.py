@@ -10,7 +10,7 @@ import libcst as cst
 from dataclasses import replace
 
 from jaxfix.analysis.predicates import Truth
-from jaxfix.analysis.screen import Screen
+from jaxfix.analysis.screen import Screen, traced_nodes
 from jaxfix.codegen import FreshNames, arm_functions, branch_result, logical_test
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Safety
@@ -89,10 +89,15 @@ class ElifChain(Codemod):
 
     @classmethod
     def may_match_tree(cls, screen: Screen) -> bool:
-        """A finding needs an `if` with an `elif` in a function that TracedAnalysis may find traced."""
-        in_traced_code = getattr(screen, "in_traced_code", None)
-        nodes = in_traced_code(ast.If) if in_traced_code is not None else ast.walk(screen.tree)
-        return any(isinstance(n, ast.If) and len(n.orelse) == 1 and isinstance(n.orelse[0], ast.If) for n in nodes)
+        """A finding needs an `if` with an `elif` in a function that TracedAnalysis may find traced, one of whose
+        tests may fail Python's truth test under tracing (`Screen.may_fail_truth`)."""
+        for node in traced_nodes(screen, ast.If):
+            link = node
+            while len(link.orelse) == 1 and isinstance(link.orelse[0], ast.If):
+                if screen.may_fail_truth(link.test) or screen.may_fail_truth(link.orelse[0].test):
+                    return True
+                link = link.orelse[0]
+        return False
 
     VALID = (
         # static tests
