@@ -209,3 +209,21 @@ def test_logical_test_matches_python_truth() -> None:
                 python = bool(eval(case, {"a": a, "b": b}))
                 staged = jax.jit(lambda a, b: eval(converted, {"jnp": jnp, "a": a, "b": b}))(a, b)
                 assert bool(staged) == python, (case, a, b)
+
+
+def test_while_tests_see_the_body_bindings() -> None:
+    """What a `while` loop codemod asks (context.predicates.test on its test): the body's bindings count."""
+    context = _context(
+        "@jax.jit\ndef f(x):\n    n = jnp.sum(x)\n    while n > 1:\n        n = n / 2\n    m = jnp.sum(x)\n"
+        "    while m > 1:\n        m = 3\n    k = 0\n    while k < 3:\n        k = k + 1\n    return n\n"
+    )
+    loops = [s for s in context.module.body[-1].body.body if isinstance(s, cst.While)]
+    assert [context.predicates.test(loop.test) for loop in loops] == [Truth.TRACED, Truth.OTHER, Truth.OTHER]
+
+
+def test_loop_carried_values_stay_tracers() -> None:
+    source = (
+        "@jax.jit\ndef f(x):\n    acc = jnp.zeros(())\n    for i in range(3):\n        acc = acc + x[i]\n"
+        "        if acc > 1:\n            x = jnp.cumsum(x)\n    return x\n"
+    )
+    assert _test(source) is Truth.TRACED

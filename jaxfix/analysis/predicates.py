@@ -34,10 +34,12 @@ from jaxfix.analysis.dataflow import (
     ARRAY_METHODS,
     UNDEFINED,
     Parameter,
+    activity,
+    body_statements,
     _PYTREE_RETURNING,
     _SEQUENCE_RETURNING,
 )
-from jaxfix.analysis.syntax import is_none, is_number
+from jaxfix.analysis.syntax import is_none, is_number, walk
 from jaxfix.analysis.traced import ARRAY_NAMESPACES, STATIC_CALLS, Kind
 
 _COMPARISONS = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
@@ -198,7 +200,9 @@ class PredicateAnalysis:
             return False
         key = (function, name.value)
         if key in seen:
-            return False
+            # A cycle (`n = n / 2` in a loop): every binding on it is judged by the others, so assuming a tracer
+            # here is the greatest fixed point; a cycle with no binding outside it has UNDEFINED among them.
+            return True
         seen = seen | {key}
         if isinstance(function, cst.Lambda):
             params = {p.name.value: p for p in _parameters(function.params)}
@@ -211,7 +215,13 @@ class PredicateAnalysis:
         statement = self._statement(name)
         if statement is None:
             return False
-        sources = flow.reaching(statement, name.value)
+        sources = set(flow.reaching(statement, name.value))
+        if isinstance(statement, cst.While) and name.value in activity(statement.body).writes:
+            # FunctionFlow records the state on entry at a `while`; its test also sees what the body leaves.
+            after = _state_after_body(flow, statement, name.value)
+            if after is None:
+                return False  # `continue`, or a last statement this analysis cannot follow
+            sources |= after
         return bool(sources) and all(self._source_tracer(function, name.value, s, seen) for s in sources)
 
     def _source_tracer(self, function, name: str, source, seen: frozenset) -> bool:
@@ -351,3 +361,20 @@ def _annotated_array(param: cst.Param) -> bool:
             return True
         annotation = None
     return isinstance(annotation, cst.Name) and annotation.value in ("Array", "ArrayLike", "ndarray")
+
+
+def _state_after_body(flow, loop: cst.While, name: str) -> set | None:
+    """The bindings of `name` that reach the test of `loop` again after a trip through its body, when the
+    body has no `continue` and ends in a plain statement; None otherwise."""
+    if any(isinstance(node, cst.Continue) for node in walk(loop.body)):
+        return None
+    end = body_statements(loop.body)[-1]
+    if name not in activity(end).writes:
+        return set(flow.reaching(end, name))
+    if isinstance(end, cst.SimpleStatementLine) and len(end.body) == 1:
+        small = end.body[0]
+        if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+            return {small.value}
+        if isinstance(small, cst.AugAssign) and isinstance(small.target, cst.Name):
+            return {small}
+    return None
