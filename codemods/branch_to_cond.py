@@ -9,6 +9,7 @@ import libcst as cst
 from jaxfix.analysis.branches import Branches
 from jaxfix.analysis.predicates import Truth
 from jaxfix.analysis.screen import Screen, traced_nodes
+from jaxfix.analysis.syntax import walk
 from jaxfix.codegen import FreshNames, arm_functions, branch_result, logical_test
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Safety
@@ -193,7 +194,7 @@ class BranchToCond(Codemod):
                 "static ones in a Python `if` of their own)",
             )
             return
-        if any(isinstance(n, cst.NamedExpr) for n in _walk(node.test)):
+        if any(isinstance(n, cst.NamedExpr) for n in walk(node.test)):
             self.report(node.test, f"{problem}; not rewritten to lax.cond: the test assigns with `:=`")
             return
         if self.context.branches.where_form(node) is not None:
@@ -250,11 +251,3 @@ class BranchToCond(Codemod):
         changes.extend((moved, cst.RemovalSentinel.REMOVE) for moved in branches.tail)
         imports = [spec for spec in (cond_import, jnp_import) if spec is not None]
         return self.fix("rewrite the `if` with lax.cond", changes, add_imports=imports)
-
-
-def _walk(node: cst.CSTNode):
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(current.children)

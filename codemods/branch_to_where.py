@@ -10,7 +10,7 @@ import libcst as cst
 from jaxfix.analysis.carry import snippet
 from jaxfix.analysis.predicates import Truth
 from jaxfix.analysis.screen import Screen, traced_nodes
-from jaxfix.analysis.syntax import is_none
+from jaxfix.analysis.syntax import is_none, walk
 from jaxfix.codegen import logical_test
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Safety
@@ -226,7 +226,7 @@ class BranchToWhere(Codemod):
                     "ones in a Python `if` of their own)",
                 )  # fmt: skip
             return None
-        if any(isinstance(n, cst.NamedExpr) for n in _walk(node)):
+        if any(isinstance(n, cst.NamedExpr) for n in walk(node)):
             self.report(test, f"{problem}; not rewritten: it assigns with `:=`")
             return None
         rank = self.context.shapes.least_rank(test)
@@ -288,12 +288,6 @@ def _bare(expr: cst.BaseExpression) -> str:
     return cst.Module(body=[]).code_for_node(expr.with_changes(lpar=[], rpar=[]))
 
 
-def _walk(node: cst.CSTNode):
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(current.children)
 
 
 def _comments(node: cst.If) -> list[cst.EmptyLine]:

@@ -7,9 +7,9 @@ import ast
 
 import libcst as cst
 
+from jaxfix.analysis.screen import Screen, traced_nodes
 from jaxfix.analysis.syntax import is_none, is_number
 from jaxfix.analysis.traced import Kind
-from jaxfix.analysis.screen import Screen, traced_nodes
 from jaxfix.codegen import logical_test
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Safety

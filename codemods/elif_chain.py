@@ -4,13 +4,13 @@ compare one value to constants) or nested `lax.cond`."""
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 
 import libcst as cst
 
-from dataclasses import replace
-
 from jaxfix.analysis.predicates import Truth
 from jaxfix.analysis.screen import Screen, traced_nodes
+from jaxfix.analysis.syntax import walk
 from jaxfix.codegen import FreshNames, arm_functions, branch_result, logical_test
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Safety
@@ -175,7 +175,7 @@ class ElifChain(Codemod):
         rest = links[first:]
         for link in rest:
             rank = self.context.shapes.least_rank(link.test)
-            if any(isinstance(n, cst.NamedExpr) for n in _walk(link.test)):
+            if any(isinstance(n, cst.NamedExpr) for n in walk(link.test)):
                 self.report(start.test, f"{problem}; not rewritten: a test assigns with `:=`")
                 return
             if rank is not None and rank > 0:
@@ -345,11 +345,3 @@ def _integer(expr: cst.BaseExpression) -> int | None:
     if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus) and isinstance(expr.expression, cst.Integer):
         return -int(expr.expression.evaluated_value)
     return None
-
-
-def _walk(node: cst.CSTNode):
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(current.children)
