@@ -146,6 +146,8 @@ class PredicateAnalysis:
         if isinstance(expr, cst.Call):
             callee = self._callee(expr)
             if callee is not None:
+                if callee == "jax.numpy.where" and len(expr.args) == 3:
+                    return True  # the three-argument form selects; the one-argument form returns a tuple
                 return callee.startswith(ARRAY_NAMESPACES) and callee not in STATIC_CALLS and callee not in _NOT_ONE_ARRAY
             func = expr.func
             if isinstance(func, cst.Attribute):
