@@ -75,6 +75,8 @@ def test_traced_tests(body: str) -> None:
         ("x", "if unknown(x):\n        x = -x"),  # a call to something unknown
         ("x", "if x:\n        x = -x"),  # a parameter might be a tuple or dict: its truth is not proven to fail
         ("x, y", "if x == y:\n        x = -x"),  # `==` on pytrees compares structure first
+        ("x", "if jnp.iscomplexobj(x):\n        x = x.real"),  # a Python bool from the dtype (found in jax/)
+        ("x", "n = lax.axis_size('i')\n    if n % 2 != 0:\n        x = -x"),  # a Python int
     ],
 )
 def test_tests_that_stay_python(signature: str, body: str) -> None:

@@ -45,8 +45,28 @@ from jaxfix.analysis.traced import ARRAY_NAMESPACES, STATIC_CALLS, Kind
 _COMPARISONS = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
 _STRINGS = (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)
 _CONTAINERS = (cst.List, cst.Tuple, cst.Dict, cst.Set, cst.ListComp, cst.DictComp, cst.SetComp, cst.GeneratorExp)
-# Calls in the array namespaces that return something other than one array.
-_NOT_ONE_ARRAY = frozenset({"jax.device_put", "jax.random.split"}) | _SEQUENCE_RETURNING | _PYTREE_RETURNING
+# Calls in the array namespaces that return something other than one array: Python values computed from
+# shapes and dtypes (`jnp.iscomplexobj(x)`, `lax.axis_size(name)`), tuples and lists, pytrees, functions.
+_NOT_ONE_ARRAY = (
+    frozenset(
+        {"jax.device_put", "jax.random.split", "jax.random.key_dtype", "jax.random.key_impl"}
+        | {"jax.numpy." + n for n in """
+            iscomplexobj isrealobj isscalar isdtype issubdtype ndim shape size promote_types result_type dtype finfo
+            iinfo can_cast iterable einsum_path frompyfunc array_split atleast_1d atleast_2d atleast_3d average
+            broadcast_arrays broadcast_shapes diag_indices diag_indices_from divmod dsplit frexp histogram histogram2d
+            histogramdd hsplit indices intersect1d ix_ mask_indices meshgrid modf nonzero polydiv polyfit split
+            tril_indices tril_indices_from triu_indices triu_indices_from unique unique_all unique_counts
+            unique_inverse unravel_index unstack vsplit get_printoptions printoptions gradient
+        """.split()}
+        | {"jax.lax." + n for n in """
+            axis_size conv_dimension_numbers dtype padtype_to_pads approx_max_k approx_min_k sort_key_val top_k
+            unstack broadcast_shapes reduce reduce_window sort
+        """.split()}
+    )
+    | _SEQUENCE_RETURNING
+    | _PYTREE_RETURNING
+)
+_NOT_ONE_ARRAY_PREFIXES = ("jax.nn.initializers.",)
 _BOOLEAN_CALLS = frozenset(
     "jax.numpy." + name
     for name in """
@@ -148,7 +168,12 @@ class PredicateAnalysis:
             if callee is not None:
                 if callee == "jax.numpy.where" and len(expr.args) == 3:
                     return True  # the three-argument form selects; the one-argument form returns a tuple
-                return callee.startswith(ARRAY_NAMESPACES) and callee not in STATIC_CALLS and callee not in _NOT_ONE_ARRAY
+                return (
+                    callee.startswith(ARRAY_NAMESPACES)
+                    and not callee.startswith(_NOT_ONE_ARRAY_PREFIXES)
+                    and callee not in STATIC_CALLS
+                    and callee not in _NOT_ONE_ARRAY
+                )
             func = expr.func
             if isinstance(func, cst.Attribute):
                 receiver = func.value
