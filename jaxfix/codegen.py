@@ -128,3 +128,148 @@ def predicate_function(
         body=block,
         leading_lines=tuple(leading_lines),
     )
+
+
+def branch_function(
+    name: str,
+    params: Sequence[str],
+    statements: Sequence[cst.BaseStatement],
+    *,
+    returns: Sequence[str] | None,
+    suite: cst.BaseSuite | None = None,
+    leading_lines: Sequence[cst.EmptyLine] = (),
+) -> cst.FunctionDef:
+    """One arm of an `if` as `def name(*params):` for `lax.cond`/`lax.switch`: its statements, then `return`
+    of the names in `returns` (None: the statements end with their own `return`). When the last statement only
+    assigns the one returned name, it becomes `return value`. `suite` (the arm's block, None for a missing
+    `else`) gives the header comment (`if t:  # note`), indentation and trailing comments."""
+    statements = list(statements)
+    footer = tuple(suite.footer) if isinstance(suite, cst.IndentedBlock) else ()
+    if returns is not None:
+        returned = packed(returns)
+        last = statements[-1] if statements else None
+        if len(returns) == 1 and not footer and _assigns_only(last, returned):
+            statements[-1] = last.with_changes(body=[cst.Return(value=last.body[0].value)])
+        else:
+            statements.append(cst.parse_statement(f"return {returned}\n").with_changes(leading_lines=footer))
+            footer = ()
+    if isinstance(suite, cst.IndentedBlock):
+        block = suite.with_changes(body=statements, footer=footer)
+    elif isinstance(suite, cst.SimpleStatementSuite):
+        block = cst.IndentedBlock(body=statements, header=suite.trailing_whitespace)
+    else:
+        block = cst.IndentedBlock(body=statements)
+    return cst.FunctionDef(
+        name=cst.Name(name),
+        params=cst.Parameters(params=[cst.Param(cst.Name(p)) for p in params]),
+        body=block,
+        leading_lines=tuple(leading_lines),
+    )
+
+
+def logical_test(expr: cst.BaseExpression, jnp: str) -> cst.BaseExpression | None:
+    """A truth test written with `jnp.logical_and`/`logical_or`/`logical_not` instead of Python's `and`, `or`,
+    `not` and chained comparisons, which call `bool()` on their operands (TracerBoolConversionError on a
+    tracer). For the test of an `if` or a `while` whose parts the caller proved traced
+    (`PredicateAnalysis.test(...) is Truth.TRACED`); in a truth test only truthiness matters, so `x and y`
+    means `logical_and(x, y)` whatever the dtypes. Unlike Python, both operands are evaluated. `jnp` is how
+    the module names jax.numpy. None when a chained comparison's middle operand is a computation (it would be
+    evaluated twice)."""
+    module = cst.Module(body=[])
+
+    def text(node: cst.BaseExpression) -> str | None:
+        converted = convert(node)
+        if converted is None:
+            return None
+        return module.code_for_node(converted.with_changes(lpar=[], rpar=[]))
+
+    def convert(node: cst.BaseExpression) -> cst.BaseExpression | None:
+        if isinstance(node, cst.BooleanOperation):
+            left, right = text(node.left), text(node.right)
+            if left is None or right is None:
+                return None
+            function = "logical_and" if isinstance(node.operator, cst.And) else "logical_or"
+            return cst.parse_expression(f"{jnp}.{function}({left}, {right})")
+        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+            inner = text(node.expression)
+            return None if inner is None else cst.parse_expression(f"{jnp}.logical_not({inner})")
+        if isinstance(node, cst.Comparison) and len(node.comparisons) > 1:
+            operands = [node.left, *(c.comparator for c in node.comparisons)]
+            if any(not _simple(o) for o in operands[1:-1]):
+                return None
+            pairs = [
+                module.code_for_node(cst.Comparison(left=a.with_changes(lpar=[], rpar=[]), comparisons=[c]))
+                for a, c in zip(operands, node.comparisons)
+            ]
+            combined = pairs[0]
+            for pair in pairs[1:]:
+                combined = f"{jnp}.logical_and({combined}, {pair})"
+            return cst.parse_expression(combined)
+        return node
+
+    return convert(expr)
+
+
+def _simple(expr: cst.BaseExpression) -> bool:
+    """A name, attribute, number or constant subscript: cheap and side-effect free to evaluate twice."""
+    if isinstance(expr, (cst.Name, cst.Integer, cst.Float)):
+        return True
+    if isinstance(expr, cst.Attribute):
+        return _simple(expr.value)
+    if isinstance(expr, cst.Subscript):
+        return _simple(expr.value) and all(
+            isinstance(e.slice, cst.Index) and _simple(e.slice.value) for e in expr.slice
+        )
+    return False
+
+
+def arm_functions(
+    branches,
+    names: FreshNames,
+    candidates: Sequence[Sequence[str]],
+    suites: Sequence[cst.BaseSuite | None],
+    leading: Sequence[Sequence[cst.EmptyLine]],
+    *,
+    reserved: bool = False,
+) -> tuple[list[cst.FunctionDef], list[str]]:
+    """The branch functions of a `jaxfix.analysis.branches.Branches` (one per arm, named by the first free
+    candidate of that arm), and how a `lax.cond`/`lax.switch` call refers to each. An empty arm that only
+    passes its operands through (the missing `else` of `if t: x = f(x)`) is `lambda x: x` instead of a def.
+    `suites`/`leading`: each arm's block (for its header and trailing comments) and the comment lines above
+    it. `reserved`: each arm's first candidate is a name already taken from `names` (a caller that names outer
+    functions before inner ones)."""
+    operands = list(branches.operands)
+    outputs = list(branches.outputs)
+    returns = None if branches.returns else outputs
+    functions: list[cst.FunctionDef] = []
+    references: list[str] = []
+    for arm, names_for_arm, suite, above in zip(branches.arms, candidates, suites, leading):
+        if not arm.statements and not branches.returns and operands == outputs:
+            result = packed(outputs) if len(outputs) == 1 else f"({packed(outputs)})"
+            references.append(f"lambda {packed(operands)}: {result}")
+            continue
+        name = names_for_arm[0] if reserved else names.take(*names_for_arm)
+        functions.append(
+            branch_function(
+                name, operands, _without_blank_start(arm.statements), returns=returns, suite=suite, leading_lines=above
+            )
+        )
+        references.append(name)
+    return functions, references
+
+
+def branch_result(branches, call: str) -> cst.BaseStatement:
+    """`return <call>` when the arms return, else `<outputs> = <call>`."""
+    if branches.returns:
+        return cst.parse_statement(f"return {call}\n")
+    return cst.parse_statement(f"{packed(branches.outputs)} = {call}\n")
+
+
+def _without_blank_start(statements: Sequence[cst.BaseStatement]) -> list[cst.BaseStatement]:
+    """A function body's statements with blank lines before the first one dropped (comments kept)."""
+    statements = list(statements)
+    if statements:
+        first = statements[0]
+        kept = [line for line in getattr(first, "leading_lines", ()) if line.comment is not None]
+        statements[0] = first.with_changes(leading_lines=kept)
+    return statements

@@ -17,6 +17,8 @@ case.toml keys (all optional but `entry` for cases that run):
     findings = 1                   how many findings the case's codemod reports on before.py
     original_raises = "TypeError"  the original fails under JAX (the rewrite repairs it); then
     expected = "np.array([...])"   the value the rewrite must produce instead
+    more_args = [["jnp.float32(-1.0)"]] more positional argument lists (same kwargs), each compared too: inputs
+                                   that take the other branch of a rewritten `if`
     size_arg = 1                   which argument is a loop's (static) trip count: an index into args, or a kwargs
                                    name; lets `benchmarks/loops.py --sizes 10,300` run the case at other sizes
 """
@@ -34,6 +36,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+_NUMBERS = (bool, int, float, complex)
 ROOT = Path(__file__).resolve().parent.parent / "corpus"
 
 
@@ -102,6 +105,14 @@ def arguments(case: Case) -> tuple[list[Any], dict[str, Any]]:
     return args, kwargs
 
 
+def argument_sets(case: Case) -> list[tuple[list[Any], dict[str, Any]]]:
+    """`args`/`kwargs`, then each list of `more_args` with the same keyword arguments."""
+    args, kwargs = arguments(case)
+    namespace = _namespace()
+    more = [[eval(source, namespace) for source in extra] for extra in case.spec.get("more_args", [])]
+    return [(args, kwargs), *((extra, kwargs) for extra in more)]
+
+
 def expected(case: Case) -> Any:
     return eval(case.spec["expected"], _namespace())
 
@@ -115,7 +126,10 @@ def call(function: Callable[..., Any], args, kwargs) -> Any:
         return jax.block_until_ready(function(*args, **kwargs))
     except (jax.errors.ConcretizationTypeError, jax.errors.TracerBoolConversionError, jax.errors.TracerIntegerConversionError):
         with jax.disable_jit():
-            return jax.block_until_ready(function(*args, **kwargs))
+            result = jax.block_until_ready(function(*args, **kwargs))
+        if hasattr(function, "lower"):  # a jitted function: jit returns Python numbers as (weakly typed) arrays
+            result = jax.tree.map(lambda leaf: jax.numpy.asarray(leaf) if isinstance(leaf, _NUMBERS) else leaf, result)
+        return result
 
 
 def assert_same(actual: Any, wanted: Any, *, rtol: float = 1e-6, atol: float = 1e-6) -> None:

@@ -38,22 +38,22 @@ def test_findings(case: corpus.Case) -> None:
 
 @_by_id([c for c in CASES if c.runnable and not c.negative])
 def test_equivalent(case: corpus.Case) -> None:
-    args, kwargs = corpus.arguments(case)
     tolerance = {"rtol": case.spec.get("rtol", 1e-6), "atol": case.spec.get("atol", 1e-6)}
-    rewritten = corpus.call(corpus.load_function(case.after, case.spec["entry"], tag="after"), args, kwargs)
-    if "original_raises" in case.spec:
-        with pytest.raises(Exception) as raised:  # loading counts too: a removed API may fail at import
-            original = corpus.load_function(case.before, case.spec["entry"], tag="before")
-            corpus.call(original, args, kwargs)
-        assert type(raised.value).__name__ == case.spec["original_raises"]
-        corpus.assert_same(rewritten, corpus.expected(case), **tolerance)
-    else:
-        original = corpus.call(corpus.load_function(case.before, case.spec["entry"], tag="before"), args, kwargs)
-        corpus.assert_same(rewritten, original, **tolerance)
+    for args, kwargs in corpus.argument_sets(case):
+        rewritten = corpus.call(corpus.load_function(case.after, case.spec["entry"], tag="after"), args, kwargs)
+        if "original_raises" in case.spec:
+            with pytest.raises(Exception) as raised:  # loading counts too: a removed API may fail at import
+                original = corpus.load_function(case.before, case.spec["entry"], tag="before")
+                corpus.call(original, args, kwargs)
+            assert type(raised.value).__name__ == case.spec["original_raises"]
+            corpus.assert_same(rewritten, corpus.expected(case), **tolerance)
+        else:
+            original = corpus.call(corpus.load_function(case.before, case.spec["entry"], tag="before"), args, kwargs)
+            corpus.assert_same(rewritten, original, **tolerance)
 
 
 @_by_id([c for c in CASES if c.runnable and c.negative])
 def test_negative_case_runs(case: corpus.Case) -> None:
     """A negative case is working code that must stay untouched: it has to run."""
-    args, kwargs = corpus.arguments(case)
-    corpus.call(corpus.load_function(case.before, case.spec["entry"], tag="before"), args, kwargs)
+    for args, kwargs in corpus.argument_sets(case):
+        corpus.call(corpus.load_function(case.before, case.spec["entry"], tag="before"), args, kwargs)

@@ -64,5 +64,17 @@ class ModuleContext:
 
         return FreshNames(self.module)
 
+    @cached_property
+    def predicates(self):
+        from jaxfix.analysis.predicates import PredicateAnalysis
+
+        return PredicateAnalysis(self)
+
+    @cached_property
+    def branches(self):
+        from jaxfix.analysis.branches import BranchAnalysis
+
+        return BranchAnalysis(self)
+
     def code_for(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)

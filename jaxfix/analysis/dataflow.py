@@ -436,6 +436,32 @@ def body_statements(suite: cst.BaseSuite) -> Sequence[cst.BaseStatement]:
     return suite.body
 
 
+@dataclass(frozen=True)
+class BlockFlow:
+    """What a block of statements needs and gives when it becomes a function body of its own."""
+
+    live_in: frozenset[str]  # names it may read (or leave live, per `live_out`) before writing them
+    defined: frozenset[str]  # names bound on every path that reaches its end (not those that return or raise)
+    writes: tuple[str, ...]  # names it binds anywhere, in order of appearance
+
+
+def block_flow(statements: Sequence[cst.CSTNode], live_out: Iterable[str] = ()) -> BlockFlow:
+    """Liveness and definite assignment of `statements` taken alone, as if they were a function body followed
+    by a read of `live_out` (the names a branch function returns)."""
+    start = cst.SimpleStatementLine(body=[cst.Pass()])
+    names = list(live_out)
+    reader = cst.SimpleStatementLine(
+        body=[cst.Expr(cst.Tuple([cst.Element(cst.Name(n)) for n in names]) if names else cst.Name("None"))]
+    )
+    flow = FunctionFlow(cst.Module(body=[start, *statements, reader]))
+    writes = block_activity(statements)
+    return BlockFlow(
+        live_in=flow.live_after(start),
+        defined=frozenset(n for n in writes.writes if flow.defined_before(reader, n)),
+        writes=writes.writes,
+    )
+
+
 # ---- one function: liveness and reaching definitions ---------------------------------------------------------
 
 State = dict  # name -> frozenset[Source]; None stands for "unreachable"
@@ -1032,6 +1058,22 @@ class Dataflow:
             return Blocker(loop.orelse, "is followed by an `else:` clause")
         return None
 
+    def block_impurity(self, statements: Sequence[cst.CSTNode], *, outside: Iterable[str]) -> Blocker | None:
+        """What stops a block that is not a loop body (a branch of an `if`) from becoming a function JAX traces,
+        by the rules of `impurity`: jumps, I/O, calls not known to be pure, stores into objects from outside
+        the block. The `return`s that end it (a last `return`, or one at the end of every branch of a last `if`)
+        are left to the caller: their values and the tests leading to them are walked.
+        `outside`: names whose values come from outside the block, so that a container they hold is not fresh."""
+        from jaxfix.analysis.branches import terminal_parts  # branches.py builds on this module
+
+        fresh = self._fresh_names(statements, exclude=outside)
+        walker = _PurityWalker(self, fresh=fresh, loop_body=True, place="the branch")
+        for part in terminal_parts(statements):
+            part.visit(walker)
+            if walker.blocker is not None:
+                return walker.blocker
+        return None
+
     def function_impurity(self, function: cst.FunctionDef | cst.Lambda) -> Blocker | None:
         """Why calling a same-module function may have an effect (None: its body is pure). Recursion is
         assumed pure while its cycle is being checked."""
@@ -1473,13 +1515,20 @@ class _PurityWalker(cst.CSTVisitor):
     """Finds the first thing in a loop body (or a function body) that is not a pure computation."""
 
     def __init__(
-        self, dataflow: Dataflow, *, fresh: frozenset[str], loop_body: bool, appendable: frozenset[str] = frozenset()
+        self,
+        dataflow: Dataflow,
+        *,
+        fresh: frozenset[str],
+        loop_body: bool,
+        appendable: frozenset[str] = frozenset(),
+        place: str | None = None,
     ) -> None:
         super().__init__()
         self.dataflow = dataflow
         self.fresh = fresh
         self.appendable = appendable
         self.loop_body = loop_body
+        self.place = place  # how messages name the block ("the loop", "the function", "the branch")
         self.blocker: Blocker | None = None
         self.loop_depth = 0
         self.function_depth = 0
@@ -1610,7 +1659,7 @@ class _PurityWalker(cst.CSTVisitor):
             root = root_name(target)
             if root is None or root not in self.fresh:
                 shown = self.dataflow._context.code_for(target)
-                place = "the loop" if self.loop_body else "the function"
+                place = self.place or ("the loop" if self.loop_body else "the function")
                 return self._fail(statement, f"assigns to `{shown}`, an object from outside {place}")
         return True
 

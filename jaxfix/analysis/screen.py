@@ -26,7 +26,8 @@ from functools import cached_property
 from typing import Iterable, Iterator, Sequence
 
 from jaxfix.analysis import arrays
-from jaxfix.analysis.traced import LAX_BODIES, TRANSFORMS
+from jaxfix.analysis.dataflow import ARRAY_METHODS
+from jaxfix.analysis.traced import ARRAY_NAMESPACES, LAX_BODIES, STATIC_CALLS, TRANSFORMS
 
 # `ast` nodes with identifiers that LibCST keeps as `Name` nodes (besides Name, Attribute, alias, ImportFrom).
 _NAMED: dict[type, tuple[str, ...]] = {
@@ -60,6 +61,19 @@ class _Arrays:
     unscoped: set[str] = field(default_factory=set)  # names bound by `:=`
     names: frozenset[str] = frozenset()  # the names that may hold arrays, in some scope
     proven: frozenset[tuple[int, str]] = frozenset()  # the (scope, name) groups that may
+
+
+@dataclass
+class _Scope:
+    """One function's bindings as the tracer screens need them."""
+
+    parent: "_Scope | None"
+    bound: set[str] = field(default_factory=set)  # every name the function binds
+    tracers: set[str] = field(default_factory=set)  # parameters without default, `+=` and `:=` targets
+    values: list[tuple[str, ast.expr | None]] = field(default_factory=list)  # (name, value) of assignments
+    arrays: set[str] = field(default_factory=set)  # annotated parameters and assigned names
+    evidence: set[str] = field(default_factory=set)  # names used as only arrays are, here or in nested functions
+    solved: frozenset[str] | None = None  # the names that may hold tracers
 
 
 @dataclass
@@ -328,6 +342,195 @@ class Screen:
             return may(expr.value)
         return False
 
+    # ---- tracers and truth tests (predicates.py) -----------------------------------------------------------------
+
+    def may_be_tracer(self, expr: ast.expr) -> bool:
+        """Over-approximates PredicateAnalysis.tracer: a call that may resolve into an array namespace
+        (`jnp.sum(x)`, not `jnp.shape(x)`), an array method of a possible tracer (`x.sum()`, `x.at[i].set(v)`),
+        arithmetic or a comparison with one, an index into one, `.T`/`.real`/`.imag` of one, or a name that a
+        binding in its function (or the functions around it, for a closure) may make a tracer."""
+        return self._may_be_tracer(expr, self._scope_of(expr))
+
+    def may_be_array(self, expr: ast.expr) -> bool:
+        """Over-approximates PredicateAnalysis.array_evidence: a name with evidence of being an array rather
+        than a container (an annotated parameter, an assignment, a use as `.shape`, `.at`, ... or as an argument
+        of jax.numpy), through indexing and `.T`; any other expression that may be a tracer."""
+        return self._may_hold_array_value(expr, self._scope_of(expr))
+
+    def may_fail_truth(self, expr: ast.expr) -> bool:
+        """Over-approximates `PredicateAnalysis.test(expr) is not Truth.OTHER`: whether Python's truth test of
+        `expr` may raise TracerBoolConversionError (`and`/`or` by their first operand, which Python tests first;
+        a bare name, attribute or index also needs `may_be_array`)."""
+        if isinstance(expr, ast.BoolOp):
+            return self.may_fail_truth(expr.values[0])
+        if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not):
+            return self.may_fail_truth(expr.operand)
+        if isinstance(expr, (ast.Name, ast.Attribute, ast.Subscript)):
+            return self.may_be_tracer(expr) and self.may_be_array(expr)
+        return self.may_be_tracer(expr)
+
+    def _scope_of(self, expr: ast.expr) -> "_Scope | None":
+        function = self._function_of.get(id(expr))
+        return self._scopes.get(id(function)) if function is not None else None
+
+    @cached_property
+    def _function_of(self) -> dict[int, ast.AST]:
+        return {id(node): function for node, function in self._traced.inside}
+
+    @cached_property
+    def _scopes(self) -> dict[int, "_Scope"]:
+        """Per function (def or lambda): its bindings, as PredicateAnalysis reads them."""
+        scopes: dict[int, _Scope] = {}
+
+        def visit(node: ast.AST, scope: _Scope | None) -> None:
+            if isinstance(node, _FUNCTIONS):
+                inner = _Scope(parent=scope)
+                scopes[id(node)] = inner
+                arguments = node.args
+                positional = [*arguments.posonlyargs, *arguments.args]
+                first_default = len(positional) - len(arguments.defaults)
+                for index, argument in enumerate(positional):
+                    inner.bound.add(argument.arg)
+                    if index < first_default:
+                        inner.tracers.add(argument.arg)
+                for argument, default in zip(arguments.kwonlyargs, arguments.kw_defaults):
+                    inner.bound.add(argument.arg)
+                    if default is None:
+                        inner.tracers.add(argument.arg)
+                for argument in (*positional, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg):
+                    if argument is not None:
+                        inner.bound.add(argument.arg)
+                        if argument.annotation is not None:
+                            inner.arrays.add(argument.arg)
+                body = [node.body] if isinstance(node, ast.Lambda) else node.body
+                inside = {id(statement) for statement in body}
+                for child in ast.iter_child_nodes(node):  # decorators, defaults and annotations: the outer scope
+                    visit(child, inner if id(child) in inside else scope)
+                return
+            if scope is not None:
+                if isinstance(node, (ast.Assign, ast.AnnAssign)):
+                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                    for target in targets:
+                        for name, value in _bound_values(target, node.value):
+                            scope.bound.add(name)
+                            scope.arrays.add(name)
+                            scope.values.append((name, value))
+                elif isinstance(node, (ast.AugAssign, ast.NamedExpr)):
+                    if isinstance(node.target, ast.Name):
+                        scope.bound.add(node.target.id)
+                        scope.tracers.add(node.target.id)
+                        scope.arrays.add(node.target.id)
+                elif isinstance(node, (ast.Global, ast.Nonlocal)):  # bound elsewhere: anything goes
+                    scope.bound.update(node.names)
+                    scope.tracers.update(node.names)
+                    scope.arrays.update(node.names)
+                elif isinstance(node, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.ExceptHandler, ast.Import,
+                                       ast.ImportFrom, ast.ClassDef)):
+                    for name in _statement_binds(node):
+                        scope.bound.add(name)
+                elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+                    if node.attr in ("shape", "ndim", "dtype", "size", "at", "T", "astype", "reshape"):
+                        scope.evidence.add(node.value.id)
+                elif isinstance(node, ast.Call):
+                    parts = dotted(node.func)
+                    if parts is not None and any(q.startswith("jax.numpy.") for q in self.qualified_names(parts)):
+                        scope.evidence.update(arg.id for arg in node.args if isinstance(arg, ast.Name))
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and scope is not None:
+                scope.bound.add(node.name)
+            for child in ast.iter_child_nodes(node):
+                visit(child, scope)
+
+        visit(self.tree, None)
+        for scope in scopes.values():  # a use inside a nested function is evidence for the outer binding too
+            outer = scope.parent
+            while outer is not None:
+                outer.evidence |= scope.evidence
+                outer = outer.parent
+        return scopes
+
+    def _tracer_names(self, scope: "_Scope") -> frozenset[str]:
+        if scope.solved is None:
+            names = set(scope.tracers)
+            changed = True
+            while changed:
+                changed = False
+                for name, value in scope.values:
+                    if name not in names and value is not None and self._may_be_tracer(value, scope, names):
+                        names.add(name)
+                        changed = True
+            scope.solved = frozenset(names)
+        return scope.solved
+
+    def _name_may_be_tracer(self, name: str, scope: "_Scope | None", local: set[str] | None = None) -> bool:
+        """Through the scope that binds `name`: the function itself, or one around it (module names never)."""
+        while scope is not None:
+            if name in scope.bound:
+                names = local if local is not None else self._tracer_names(scope)
+                return name in names
+            scope, local = scope.parent, None
+        return False
+
+    def _may_be_tracer(self, expr: ast.expr, scope: "_Scope | None", local: set[str] | None = None) -> bool:
+        may = lambda e: self._may_be_tracer(e, scope, local)  # noqa: E731
+        if isinstance(expr, ast.Name):
+            return self._name_may_be_tracer(expr.id, scope, local)
+        if isinstance(expr, ast.Call):
+            parts = dotted(expr.func)
+            qualified = list(self.qualified_names(parts)) if parts is not None else []
+            if any(q.startswith(ARRAY_NAMESPACES) and q not in STATIC_CALLS for q in qualified):
+                return True
+            func = expr.func
+            if isinstance(func, ast.Attribute):
+                receiver = func.value
+                if isinstance(receiver, ast.Subscript) and isinstance(receiver.value, ast.Attribute):
+                    if receiver.value.attr == "at" and may(receiver.value.value):
+                        return True
+                return func.attr in ARRAY_METHODS and may(receiver)
+            return False
+        if isinstance(expr, ast.BinOp):
+            return may(expr.left) or may(expr.right)
+        if isinstance(expr, ast.UnaryOp):
+            return not isinstance(expr.op, ast.Not) and may(expr.operand)
+        if isinstance(expr, ast.Compare):
+            return self._may_compare(expr, scope, local)
+        if isinstance(expr, ast.Subscript):
+            return may(expr.value)
+        if isinstance(expr, ast.Attribute):
+            return expr.attr in ("T", "mT", "real", "imag") and may(expr.value)
+        if isinstance(expr, ast.NamedExpr):
+            return may(expr.value)
+        return False
+
+    def _may_hold_array_value(self, expr: ast.expr, scope: "_Scope | None", local: set[str] | None = None) -> bool:
+        while isinstance(expr, (ast.Subscript, ast.Attribute)):
+            if isinstance(expr, ast.Attribute) and expr.attr not in ("T", "mT", "real", "imag"):
+                return False
+            expr = expr.value
+        if isinstance(expr, ast.Name):
+            while scope is not None:
+                if expr.id in scope.bound:
+                    return expr.id in scope.arrays or expr.id in scope.evidence
+                scope = scope.parent
+            return False
+        return self._may_be_tracer(expr, scope, local)
+
+    def _may_compare(self, expr: ast.Compare, scope: "_Scope | None", local: set[str] | None) -> bool:
+        """Over-approximates PredicateAnalysis's traced comparison: `<`, `>`, `==`, ... with no None or string
+        operand and an operand that may be a tracer; `==`/`!=` without a number need an array."""
+        comparisons = (ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Eq, ast.NotEq)
+        operands = [expr.left, *expr.comparators]
+        if not all(isinstance(op, comparisons) for op in expr.ops):
+            return False
+        if any(isinstance(o, ast.Constant) and (o.value is None or isinstance(o.value, (str, bytes))) for o in operands):
+            return False
+        traced = [o for o in operands if self._may_be_tracer(o, scope, local)]
+        if not traced:
+            return False
+        if all(isinstance(op, (ast.Eq, ast.NotEq)) for op in expr.ops):
+            numbers = any(_is_number(o) for o in operands)
+            return numbers or any(self._may_hold_array_value(o, scope, local) for o in traced)
+        return True
+
     # ---- calls -------------------------------------------------------------------------------------------------
 
     @cached_property
@@ -393,6 +596,14 @@ class Screen:
         return any(isinstance(n, (ast.Name, ast.Attribute)) and self.may_resolve_to(n, names) for n in ast.walk(expr))
 
 
+def traced_nodes(screen: Screen, *types: type[ast.AST]) -> Iterator[ast.AST]:
+    """`screen.in_traced_code(*types)`, or every node of these types for a screen without that query."""
+    in_traced_code = getattr(screen, "in_traced_code", None)
+    if in_traced_code is not None:
+        return in_traced_code(*types)
+    return (node for node in ast.walk(screen.tree) if isinstance(node, types))
+
+
 def dotted(expr: ast.AST) -> tuple[str, ...] | None:
     """`("jax", "numpy", "zeros")` for `jax.numpy.zeros`; None for anything but a name and its attributes."""
     parts: list[str] = []
@@ -444,6 +655,35 @@ def _blocks(statement: ast.stmt) -> Iterator[list[ast.stmt]]:
         yield inner.body
     for case in getattr(statement, "cases", ()):
         yield case.body
+
+
+def _bound_values(target: ast.AST, value: ast.expr | None) -> Iterator[tuple[str, ast.expr | None]]:
+    """(name, the value it gets, if one expression) for each name an assignment target binds."""
+    if isinstance(target, ast.Name):
+        yield target.id, value
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        values = value.elts if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts) else None
+        for index, element in enumerate(target.elts):
+            yield from _bound_values(element, values[index] if values is not None else None)
+    elif isinstance(target, ast.Starred):
+        yield from _bound_values(target.value, None)
+
+
+def _statement_binds(node: ast.AST) -> Iterator[str]:
+    """Names a `for`, `with`, `except`, import or class statement binds in its function."""
+    if isinstance(node, (ast.For, ast.AsyncFor)):
+        yield from _target_names(node.target)
+    elif isinstance(node, (ast.With, ast.AsyncWith)):
+        for item in node.items:
+            yield from _target_names(item.optional_vars)
+    elif isinstance(node, ast.ExceptHandler):
+        if node.name:
+            yield node.name
+    elif isinstance(node, (ast.Import, ast.ImportFrom)):
+        for alias in node.names:
+            yield (alias.asname or alias.name).split(".")[0]
+    elif isinstance(node, ast.ClassDef):
+        yield node.name
 
 
 def _target_names(target: ast.AST | None) -> Iterator[str]:

@@ -274,6 +274,23 @@ class ShapeAnalysis:
             return self._call_rank(expr, env, depth)
         return None
 
+    def least_rank(self, expr: cst.BaseExpression) -> int | None:
+        """A rank `expr` is known to reach at least, where its exact one is unknown: broadcasting never lowers
+        a rank, so `grid > t` has at least the rank of `grid`. None when nothing is known."""
+        exact = self.rank(expr)
+        if exact is not None:
+            return exact
+        if isinstance(expr, cst.BinaryOperation) and not isinstance(expr.operator, cst.MatrixMultiply):
+            parts = [expr.left, expr.right]
+        elif isinstance(expr, cst.Comparison):
+            parts = [expr.left, *(c.comparator for c in expr.comparisons)]
+        elif isinstance(expr, cst.UnaryOperation):
+            parts = [expr.expression]
+        else:
+            return None
+        known = [r for r in (self.least_rank(p) for p in parts) if r is not None]
+        return max(known) if known else None
+
     def _call_rank(self, call: cst.Call, env, depth: int) -> int | None:
         rank = lambda e: self.rank(e, env, depth + 1)  # noqa: E731
         positional = [a.value for a in call.args if a.keyword is None and not a.star]

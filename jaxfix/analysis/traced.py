@@ -229,6 +229,22 @@ class TracedAnalysis:
         reach it (they run it eagerly)."""
         return any(t in STAGING or t in LAX_BODIES for t in self.transforms(function))
 
+    def seeded_kind(self, function: FunctionNode, name: str) -> Kind | None:
+        """The kind a transformation or a lax primitive gives parameter `name` of `function` directly (joined over
+        every such use), or None when no transformation wraps `function` (it is traced through calls, if at all)."""
+        kinds = self._seeded.get(function)
+        return None if kinds is None else kinds.get(name, Kind.UNKNOWN)
+
+    def traced_call_sites(self, function: FunctionNode) -> list[cst.Call]:
+        """The calls in traced code of this module that reach `function` by its name (how its parameters get
+        their kinds when no transformation wraps it)."""
+        return [
+            call
+            for caller in self._traced
+            for call in self._calls_in.get(caller, ())
+            if function in set(self._definitions_of_callee(call))
+        ]
+
     # ---- collection ----------------------------------------------------------------------------------------
 
     def _collect(self) -> None:
@@ -246,8 +262,13 @@ class TracedAnalysis:
     def _solve(self) -> None:
         self._module_env = self._solve_env(None, self._module_bindings, {})
         seeds = self._seed_traced()
+        self._seeded: dict[FunctionNode, dict[str, Kind]] = {}
         for function, kinds in seeds:
             self._mark(function, kinds)
+            if function in self._functions:
+                joined = self._seeded.setdefault(function, {})
+                for name in self._functions[function].params:
+                    joined[name] = max(joined.get(name, Kind.STATIC), kinds.get(name, Kind.UNKNOWN))
         for _ in range(20):  # fixed point: calls from traced code trace callees and refine their parameters
             changed = False
             for function in list(self._traced):
@@ -386,8 +407,8 @@ class TracedAnalysis:
             for index, p in enumerate(free):
                 if index not in argnums:
                     kinds[p] = Kind.UNKNOWN  # concrete unless the caller is itself traced
-        elif transform in _VMAP_LIKE and "in_axes" in options:
-            axes = options["in_axes"]
+        elif transform in _VMAP_LIKE and ("in_axes" in options or _positional_in_axes(call) is not None):
+            axes = options["in_axes"] if "in_axes" in options else _positional_in_axes(call)
             if isinstance(axes, (cst.Tuple, cst.List)):
                 free = params[bound_positional:]
                 for index, element in enumerate(axes.elements):
@@ -712,6 +733,14 @@ def _bind_arguments(params: list[str], call: cst.Call, kind_of) -> dict[str, Kin
             kinds[params[position]] = kind_of(arg.value)
             position += 1
     return kinds
+
+
+def _positional_in_axes(call: cst.Call | None) -> cst.BaseExpression | None:
+    """The `in_axes` of `jax.vmap(f, (0, None))`, given positionally after the function."""
+    if call is None:
+        return None
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    return positional[1].value if len(positional) >= 2 else None
 
 
 def _literal_ints(expr: cst.BaseExpression) -> list[int] | None:

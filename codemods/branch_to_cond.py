@@ -1,0 +1,247 @@
+"""JF201 branch-to-cond: a Python `if`/`else` on a traced value in traced code becomes `lax.cond`."""
+
+from __future__ import annotations
+
+import ast
+
+import libcst as cst
+
+from jaxfix.analysis.branches import Branches
+from jaxfix.analysis.predicates import Truth
+from jaxfix.analysis.screen import Screen, traced_nodes
+from jaxfix.analysis.syntax import walk
+from jaxfix.codegen import arm_functions, branch_result, logical_test
+from jaxfix.codemod import Codemod, Invalid, Valid
+from jaxfix.diagnostics import Safety
+
+ERROR = "TracerBoolConversionError"
+
+
+class BranchToCond(Codemod):
+    """
+    ## What it does
+    Finds `if`/`else` statements inside traced code (a function under `jax.jit`, `jax.vmap`, `jax.grad`, a
+    `lax.fori_loop` body, ...) whose test is a traced value, and rewrites them into `lax.cond` with one named
+    local function per branch.
+
+    ## Why is this bad?
+    JAX traces a function by running it on abstract values, so a Python `if` cannot know which way a traced
+    test goes: `jax.jit` raises `TracerBoolConversionError` ("Attempted boolean conversion of traced array
+    with shape bool[]") the first time it meets one. `lax.cond` stages both branches into the compiled
+    program and picks one when it runs.
+
+    ## Example
+    ```python
+    @jax.jit
+    def clip_by_norm(g, max_norm):
+        norm = jnp.linalg.norm(g)
+        if norm > max_norm:  # TracerBoolConversionError
+            g = g * (max_norm / norm)
+        return g
+    ```
+
+    ## Use instead
+    ```python
+    @jax.jit
+    def clip_by_norm(g, max_norm):
+        norm = jnp.linalg.norm(g)
+        def true_fn(g):  # TracerBoolConversionError
+            return g * (max_norm / norm)
+        g = jax.lax.cond(norm > max_norm, true_fn, lambda g: g, g)
+        return g
+    ```
+    The variables a branch assigns that are used after the `if` become the cond's outputs (`x, v =
+    lax.cond(...)`); a variable one branch leaves alone keeps its old value there; a variable a branch reads
+    before assigning it is passed in as an operand (`g` above); everything else the branches read they take
+    from the enclosing function. A `return` ending both branches becomes `return lax.cond(...)`, and an early
+    `return` in one branch takes the statements after the `if` into the other branch. `and`, `or`, `not` and
+    chained comparisons in the test become `jnp.logical_and`/`logical_or`/`logical_not`. An existing `lax`
+    import is reused.
+
+    ## Fix safety
+    Unsafe. On every input where the original runs (with jit disabled, the only way it runs), the rewrite
+    returns the same values, with these differences:
+    - Both branches are traced (and compiled), so a branch that cannot be traced for the other branch's
+      inputs (an index out of range, a shape error) now fails at trace time; and under `jax.vmap` with a
+      batched test, `cond` becomes `select` and runs both branches.
+    - Results are arrays: a branch that assigned a Python number gives a weakly typed 0-d array, and a
+      Python `int` meeting a float array in the other branch makes `lax.cond` raise ("cond branches must have
+      equal output types"; reported without a fix when jaxfix can see it).
+    - The outputs of the branches must have the same shape and dtype; where jaxfix cannot prove that they
+      differ, a mismatch makes `lax.cond` raise at trace time instead of computing.
+    - `and`/`or` in the test no longer short-circuit: both sides are computed.
+    - A branch whose test depends on a value that is sometimes static (a helper called both from jitted and
+      from plain code) runs through `lax.cond` in both cases: the numbers are the same, the result is an array.
+
+    ## When it stays quiet
+    Every `if` whose test is not proven to be a traced array: tests on shapes, `ndim`, dtypes, `len`,
+    `is None`, `isinstance`, static arguments (`static_argnums`/`static_argnames`), parameters with a default
+    (jit does not trace an omitted default), module-level flags, attributes of objects (`self.training`,
+    `config.use_bias`, a pytree's static field), Python numbers computed at trace time, and anything in code
+    that is not traced. A bare name (`if done:`) also needs evidence that it holds an array, since the truth
+    of a tuple or dict is static. `if`/`elif` chains are left to JF204, and an `if` that only picks between two
+    cheap expressions for one variable to JF202 (`jnp.where`).
+
+    It reports without a fix, saying what stopped it, when the test is traced but a branch raises (use
+    `jax.experimental.checkify.check` or `equinox.error_if`), prints, mutates an object from outside the
+    branch, calls a function not known to be pure, has `break`/`continue`/`yield`/`try`/`with` or a `return`
+    inside a nested block; when only one branch returns and the code after the `if` does not end in a
+    `return`; when a variable used after the `if` is not assigned in every branch nor before it; when an
+    output is None, a string or a function in a branch, or provably differs in rank or dtype category between
+    the branches; when the test is an array of rank 1 or more (use `jnp.any`/`jnp.all`, or `jnp.where` for an
+    elementwise choice); and when an `and`/`or` mixes traced and static tests.
+    """
+
+    code = "JF201"
+    name = "branch-to-cond"
+    summary = f"`if` on a traced value in traced code ({ERROR}): use lax.cond"
+    fix_safety = Safety.UNSAFE
+    screen = ("if",)
+
+    @classmethod
+    def may_match_tree(cls, screen: Screen) -> bool:
+        """A finding needs an `if` in a function that TracedAnalysis may find traced, whose test may fail
+        Python's truth test under tracing (`Screen.may_fail_truth`)."""
+        return any(screen.may_fail_truth(node.test) for node in traced_nodes(screen, ast.If))
+
+    VALID = (
+        # a static test: the shape is known while tracing
+        Valid(
+            "import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef f(x):\n    if x.shape[0] > 1:\n"
+            "        x = x[1:]\n    return x\n"
+        ),
+        # `is None` on an optional argument
+        Valid(
+            "import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef f(x, mask=None):\n    if mask is not None:\n"
+            "        x = jnp.where(mask, x, 0.0)\n    return x\n"
+        ),
+        # not traced code
+        Valid("import jax.numpy as jnp\n\ndef f(x):\n    if x > 0:\n        x = jnp.log(x)\n    return x\n"),
+        # a static argument
+        Valid(
+            "import jax\nfrom functools import partial\n\n@partial(jax.jit, static_argnames='training')\n"
+            "def f(x, training):\n    if training:\n        x = x * 0.5\n    return x\n"
+        ),
+    )
+    INVALID = (
+        Invalid(
+            "import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef f(x, y):\n    if y != 0:\n        return x / y\n"
+            "    else:\n        return 0.0\n",
+            "import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef f(x, y):\n    def true_fn():\n        return x / y\n"
+            "    def false_fn():\n        return 0.0\n    return jax.lax.cond(y != 0, true_fn, false_fn)\n",
+            message=ERROR,
+        ),
+        Invalid(
+            "import jax\nimport jax.numpy as jnp\nfrom jax import lax\n\n@jax.jit\ndef f(g):\n"
+            "    norm = jnp.linalg.norm(g)\n    if norm > 1.0:\n        g = g / norm\n    return g\n",
+            "import jax\nimport jax.numpy as jnp\nfrom jax import lax\n\n@jax.jit\ndef f(g):\n"
+            "    norm = jnp.linalg.norm(g)\n    def true_fn(g):\n        return g / norm\n"
+            "    g = lax.cond(norm > 1.0, true_fn, lambda g: g, g)\n    return g\n",
+        ),
+        Invalid(
+            "import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef f(x):\n    if jnp.any(x < 0):\n"
+            "        raise ValueError('negative')\n    return jnp.sqrt(x)\n",
+            None,
+            message="checkify",
+        ),
+        Invalid(
+            "import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef f(x):\n    if jnp.sum(x) > 0:\n        n = 1\n"
+            "    else:\n        n = x * 2.0\n    return n\n",
+            None,
+            message="dtype",
+        ),
+        # a vector test: jnp.where (or jnp.any/jnp.all) was meant
+        Invalid(
+            "import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef f(t):\n    grid = jnp.linspace(0.0, 1.0, 5)\n"
+            "    if grid > t:\n        y = jnp.cumsum(grid)\n    else:\n        y = jnp.flip(grid)\n    return y\n",
+            None,
+            message="rank 1",
+        ),
+        # a traced test, then a static one: Python evaluates the traced one first
+        Invalid(
+            "import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef f(x):\n    if jnp.sum(x) > 0 and x.shape[0] > 1:\n"
+            "        x = jnp.cumsum(x)\n    return x\n",
+            None,
+            message="mixes",
+        ),
+    )
+
+    def __init__(self, context) -> None:
+        super().__init__(context)
+
+
+    # ---- matching ------------------------------------------------------------------------------------------
+
+    def visit_If(self, node: cst.If) -> None:
+        if isinstance(node.orelse, cst.If) or isinstance(self.context.parents.get(node), cst.If):
+            return  # an `if`/`elif` chain: JF204's
+        if not self.context.traced.in_traced_code(node):
+            return
+        verdict = self.context.predicates.test(node.test)
+        if verdict is Truth.OTHER:
+            return
+        problem = f"Python `if` on a traced value fails under jit ({ERROR})"
+        if verdict is Truth.MIXED:
+            self.report(
+                node.test,
+                f"{problem}; not rewritten to lax.cond: `and`/`or` mixes a traced test with static ones (test the "
+                "static ones in a Python `if` of their own)",
+            )
+            return
+        if any(isinstance(n, cst.NamedExpr) for n in walk(node.test)):
+            self.report(node.test, f"{problem}; not rewritten to lax.cond: the test assigns with `:=`")
+            return
+        if self.context.branches.where_form(node) is not None:
+            return  # a choice between two cheap values for one variable: JF202's jnp.where
+        rank = self.context.shapes.least_rank(node.test)
+        if rank is not None and rank > 0:
+            self.report(
+                node.test,
+                f"{problem}; not rewritten to lax.cond: the test is an array of rank {rank}, and lax.cond needs a "
+                "scalar (use jnp.any/jnp.all to reduce it, or jnp.where to choose element by element)",
+            )
+            return
+        orelse = node.orelse.body if isinstance(node.orelse, cst.Else) else None
+        branches = self.context.branches.branches(node, [("`if`", node.body), ("`else`", orelse)])
+        if branches.blocker is not None:
+            self.report(node.test, f"{problem}; not rewritten to lax.cond: {branches.blocker}")
+            return
+        jnp = self._module_name("jax.numpy.logical_and")
+        predicate = logical_test(node.test, jnp[0])
+        if predicate is None:
+            self.report(
+                node.test,
+                f"{problem}; not rewritten to lax.cond: a chained comparison computes its middle operand once, "
+                "and jnp.logical_and would compute it twice (name it first)",
+            )
+            return
+        fix = self._fix(node, branches, predicate, jnp[1] if predicate is not node.test else None)
+        if branches.returns:
+            what = "returning its value"
+        else:
+            what = "with outputs " + ", ".join(f"`{n}`" for n in branches.outputs)
+        self.report(node.test, f"{problem}; lax.cond traces both branches and picks one at run time ({what})", fix)
+
+    def _module_name(self, qualified: str):
+        """How this module spells the module of `qualified` (`jnp`), and the import it needs, if any."""
+        expression, needed = self.context.names.expression_for(qualified)
+        return self.context.code_for(expression).rsplit(".", 1)[0], needed
+
+    # ---- the fix -------------------------------------------------------------------------------------------
+
+    def _fix(self, node: cst.If, branches: Branches, predicate: cst.BaseExpression, jnp_import):
+        orelse = node.orelse if isinstance(node.orelse, cst.Else) else None
+        functions, references = arm_functions(
+            branches,
+            self.context.fresh_names,
+            [("true_fn",), ("false_fn",)],
+            [node.body, orelse.body if orelse is not None else None],
+            [node.leading_lines, orelse.leading_lines if orelse is not None else ()],
+        )
+        cond, cond_import = self.context.names.expression_for("jax.lax.cond")
+        code = self.context.code_for
+        call = f"{code(cond)}({', '.join([code(predicate), *references, *branches.operands])})"
+        changes = [(node, cst.FlattenSentinel([*functions, branch_result(branches, call)]))]
+        changes.extend((moved, cst.RemovalSentinel.REMOVE) for moved in branches.tail)
+        imports = [spec for spec in (cond_import, jnp_import) if spec is not None]
+        return self.fix("rewrite the `if` with lax.cond", changes, add_imports=imports)

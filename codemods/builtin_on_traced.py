@@ -1,0 +1,255 @@
+"""JF203 builtin-on-traced: Python's `max`/`min`/`any`/`all` and `and`/`or`/`not` on traced values in traced code
+become `jnp.maximum`/`jnp.minimum`/`jnp.any`/`jnp.all` and `jnp.logical_and`/`logical_or`/`logical_not`."""
+
+from __future__ import annotations
+
+import ast
+
+import libcst as cst
+
+from jaxfix.analysis.screen import Screen, traced_nodes
+from jaxfix.analysis.syntax import is_none, is_number
+from jaxfix.analysis.traced import Kind
+from jaxfix.codegen import logical_test
+from jaxfix.codemod import Codemod, Invalid, Valid
+from jaxfix.diagnostics import Safety
+
+ERROR = "TracerBoolConversionError"
+_ELEMENTWISE = {"max": "jax.numpy.maximum", "min": "jax.numpy.minimum"}
+_REDUCTIONS = {"any": "jax.numpy.any", "all": "jax.numpy.all"}
+_STRINGS = (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)
+_CONTAINERS = (cst.List, cst.Tuple, cst.Dict, cst.Set, cst.ListComp, cst.DictComp, cst.SetComp, cst.GeneratorExp)
+
+
+class BuiltinOnTraced(Codemod):
+    """
+    ## What it does
+    Finds Python builtins and operators that need a Python truth value, applied to traced values inside traced
+    code, and rewrites them into the `jax.numpy` functions that compute on arrays:
+    `max(a, b)` → `jnp.maximum(a, b)`, `min(a, b)` → `jnp.minimum(a, b)` (more arguments nest),
+    `any(x)` → `jnp.any(x)`, `all(x)` → `jnp.all(x)`, and, on traced booleans outside the test of an `if` or
+    `while`, `a and b` → `jnp.logical_and(a, b)`, `a or b` → `jnp.logical_or(a, b)`, `not a` →
+    `jnp.logical_not(a)`. `bool(x)` of a traced value is reported.
+
+    ## Why is this bad?
+    `max(x, 0)` compares `0 > x` and asks Python whether that is true; `any(x)` asks it of every element; `a and
+    b` asks it of `a`. A tracer has no truth value, so `jax.jit` raises `TracerBoolConversionError` ("Attempted
+    boolean conversion of traced array"). The `jnp` functions compute the same thing inside the program, and
+    element by element where Python would have compared whole arrays.
+
+    ## Example
+    ```python
+    @jax.jit
+    def hinge(score, margin):
+        ok = (score > 0) and (margin > 0)
+        return max(1.0 - score * margin, 0.0), ok
+    ```
+
+    ## Use instead
+    ```python
+    @jax.jit
+    def hinge(score, margin):
+        ok = jnp.logical_and(score > 0, margin > 0)
+        return jnp.maximum(1.0 - score * margin, 0.0), ok
+    ```
+    `abs(x)` is left alone: it calls `x.__abs__()`, which JAX arrays implement with `jnp.abs`, so it works on
+    tracers. `and`/`or`/`not` in the test of an `if` or a conditional expression are part of JF201's and
+    JF202's rewrites (`jaxfix.codegen.logical_test`), and in a `while` test part of the while-loop rewrite.
+
+    ## Fix safety
+    Unsafe. On every input where the original runs (with jit disabled, on scalars), the rewrite returns the
+    same values, with these differences:
+    - `max`/`min` with a NaN: Python returns whichever argument its comparisons leave (`max(nan, 0)` is nan,
+      `max(0, nan)` is 0); `jnp.maximum`/`jnp.minimum` return NaN for both.
+    - Types: Python returns one of its arguments unchanged (a Python float, or an int32 array); `jnp.maximum`
+      returns an array of the promoted dtype (`max(int_array, 0.5)` becomes float32 on both paths).
+    - `and`/`or` no longer short-circuit, and return a boolean array rather than one of their operands (only
+      operands proven to be boolean arrays are rewritten, for which the two agree).
+    - Arrays of more than one element, which Python rejects ("The truth value of an array with more than one
+      element is ambiguous"), are compared element by element.
+
+    ## When it stays quiet
+    Every call whose arguments are not proven traced (see JF201: shapes, `len`, static arguments, parameters
+    with defaults, attributes, module constants, untraced code): `max(x.shape[0], 1)` and `min(n, 8)` with a
+    static `n` stay Python. Also `max`/`min` with one argument, `key=` or `default=`; `any`/`all` over a
+    generator or a list; shadowed builtins; and `and`/`or`/`not` whose operands are not proven to be boolean
+    arrays (on numbers, Python returns an operand, not a boolean).
+    """
+
+    code = "JF203"
+    name = "builtin-on-traced"
+    summary = f"max/min/any/all and and/or/not on traced values ({ERROR}): use jnp.maximum/minimum/any/all/logical_*"
+    fix_safety = Safety.UNSAFE
+    screen = ("max", "min", "any", "all", "and", "or", "not", "bool")
+
+    @classmethod
+    def may_match_tree(cls, screen: Screen) -> bool:
+        """A finding needs, in code TracedAnalysis may find traced, a call of one of the builtins with an argument
+        that may be a tracer, or `and`/`or`/`not` whose truth test may fail under tracing."""
+        for node in traced_nodes(screen, ast.Call, ast.BoolOp, ast.UnaryOp):
+            if isinstance(node, ast.Call):
+                if isinstance(node.func, ast.Name) and node.func.id in (*_ELEMENTWISE, *_REDUCTIONS, "bool"):
+                    if any(screen.may_be_tracer(arg) for arg in node.args):
+                        return True
+            elif isinstance(node, ast.BoolOp) or isinstance(node.op, ast.Not):
+                if screen.may_fail_truth(node):
+                    return True
+        return False
+
+    VALID = (
+        # static values
+        Valid("import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef f(x):\n    n = max(x.shape[0], 2)\n    return x[:n]\n"),
+        # abs works on tracers
+        Valid("import jax\n\n@jax.jit\ndef f(x):\n    return abs(x)\n"),
+        # not traced
+        Valid("import jax.numpy as jnp\n\ndef f(x):\n    return max(jnp.sum(x), 0.0)\n"),
+        # in an `if` test: JF201's
+        Valid(
+            "import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef f(x):\n    if (x > 0) and (x < 1):\n"
+            "        x = jnp.cumsum(x)\n    return x\n"
+        ),
+    )
+    INVALID = (
+        Invalid(
+            "import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef f(x):\n    return max(jnp.sum(x), 0.0)\n",
+            "import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef f(x):\n    return jnp.maximum(jnp.sum(x), 0.0)\n",
+            message=ERROR,
+        ),
+        Invalid(
+            "import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef f(x, lo, hi):\n    return min(max(x, lo), hi)\n",
+            "import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef f(x, lo, hi):\n"
+            "    return jnp.minimum(jnp.maximum(x, lo), hi)\n",
+        ),
+        Invalid(
+            "import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef f(x, y):\n    return (x > 0) and not (y > 0)\n",
+            "import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef f(x, y):\n"
+            "    return jnp.logical_and(x > 0, jnp.logical_not(y > 0))\n",
+        ),
+        Invalid(
+            "import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef f(x):\n    return bool(jnp.sum(x) > 0)\n",
+            None,
+            message="bool()",
+        ),
+    )
+
+    # ---- builtins ------------------------------------------------------------------------------------------
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if not isinstance(func, cst.Name) or func.value not in (*_ELEMENTWISE, *_REDUCTIONS, "bool"):
+            return
+        if not self.context.names.is_builtin(func, func.value) or not self.context.traced.in_traced_code(node):
+            return
+        if any(arg.star or arg.keyword is not None for arg in node.args):
+            return
+        values = [arg.value for arg in node.args]
+        predicates = self.context.predicates
+        name = func.value
+        if name in _ELEMENTWISE:
+            if len(values) < 2 or not any(predicates.tracer(v) for v in values):
+                return
+            if not all(self._operand(v) for v in values):
+                return
+            target, needed = self.context.names.expression_for(_ELEMENTWISE[name])
+            code = self.context.code_for
+            text = _bare(values[0])
+            for value in values[1:]:
+                text = f"{code(target)}({text}, {_bare(value)})"
+            fix = self.fix(f"use {code(target)}", [(node, _parsed(text, node))], add_imports=[needed] if needed else [])
+            self.report(
+                node,
+                f"{name}() compares traced values with Python's `{'>' if name == 'max' else '<'}`, which fails under jit "
+                f"({ERROR}); "
+                f"{code(target)} compares element by element",
+                fix,
+            )
+            return
+        if len(values) != 1:
+            return
+        value = values[0]
+        if not (predicates.tracer(value) and predicates.array_evidence(value)):
+            return
+        if name == "bool":
+            self.report(
+                node,
+                f"bool() of a traced value fails under jit ({ERROR}); keep the boolean array and choose with "
+                "lax.cond or jnp.where",
+            )
+            return
+        target, needed = self.context.names.expression_for(_REDUCTIONS[name])
+        code = self.context.code_for
+        fix = self.fix(
+            f"use {code(target)}", [(node, _parsed(f"{code(target)}({_bare(value)})", node))],
+            add_imports=[needed] if needed else [],
+        )  # fmt: skip
+        self.report(
+            node,
+            f"{name}() of a traced array asks Python for the truth of each element, which fails under jit ({ERROR}); "
+            f"{code(target)} reduces inside the program",
+            fix,
+        )
+
+    def _operand(self, value: cst.BaseExpression) -> bool:
+        """An argument `jnp.maximum` takes the way `max` did: a tracer, a number, or a static scalar."""
+        if is_none(value) or isinstance(value, _STRINGS + _CONTAINERS):
+            return False
+        if is_number(value) or self.context.predicates.tracer(value):
+            return True
+        return self.context.traced.kind(value) is Kind.STATIC and self.context.shapes.rank(value) == 0
+
+    # ---- and / or / not ------------------------------------------------------------------------------------
+
+    def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
+        self._logical(node)
+
+    def visit_UnaryOperation(self, node: cst.UnaryOperation) -> None:
+        if isinstance(node.operator, cst.Not):
+            self._logical(node)
+
+    def _logical(self, node: cst.BaseExpression) -> None:
+        parent = self.context.parents.get(node)
+        if isinstance(parent, cst.BooleanOperation) or (
+            isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.Not)
+        ):
+            return  # part of a larger expression, handled from its top
+        if self._in_test(node) or not self.context.traced.in_traced_code(node):
+            return
+        if not self.context.predicates.boolean(node):
+            return
+        expression, needed = self.context.names.expression_for("jax.numpy.logical_and")
+        jnp = self.context.code_for(expression).rsplit(".", 1)[0]
+        converted = logical_test(node, jnp)
+        if converted is None or converted is node:
+            return
+        fix = self.fix("use jnp.logical_*", [(node, converted.with_changes(lpar=node.lpar, rpar=node.rpar))],
+                       add_imports=[needed] if needed else [])  # fmt: skip
+        if isinstance(node, cst.UnaryOperation):
+            operator, functions = "not", "jnp.logical_not computes it"
+        else:
+            operator = "and" if isinstance(node.operator, cst.And) else "or"
+            functions = "jnp.logical_and/logical_or compute it"
+        self.report(
+            node,
+            f"`{operator}` asks Python for the truth of a traced boolean, which fails under jit ({ERROR}); "
+            f"{functions} in the program",
+            fix,
+        )
+
+    def _in_test(self, node: cst.CSTNode) -> bool:
+        """Whether `node` is (part of) the test of an `if`, `elif`, `while`, conditional expression or `assert`,
+        which the branch and loop rewrites own."""
+        parents = self.context.parents
+        child, parent = node, parents.get(node)
+        while isinstance(parent, (cst.BooleanOperation, cst.UnaryOperation)):
+            child, parent = parent, parents.get(parent)
+        if isinstance(parent, (cst.If, cst.While, cst.IfExp, cst.Assert)):
+            return getattr(parent, "test", None) is child
+        return isinstance(parent, cst.CompIf)
+
+
+def _bare(expr: cst.BaseExpression) -> str:
+    return cst.Module(body=[]).code_for_node(expr.with_changes(lpar=[], rpar=[]))
+
+
+def _parsed(text: str, node: cst.BaseExpression) -> cst.BaseExpression:
+    return cst.parse_expression(text).with_changes(lpar=node.lpar, rpar=node.rpar)

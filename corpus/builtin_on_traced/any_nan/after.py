@@ -1,0 +1,8 @@
+import jax
+import jax.numpy as jnp
+
+
+@jax.jit
+def has_nan(grads):
+    flat = jnp.concatenate([jnp.ravel(g) for g in grads])
+    return jnp.any(jnp.isnan(flat))

@@ -1,0 +1,7 @@
+import jax
+import jax.numpy as jnp
+
+
+@jax.jit
+def hinge(score, margin):
+    return max(1.0 - score * margin, 0.0)

@@ -1,0 +1,9 @@
+import jax
+import jax.numpy as jnp
+
+
+@jax.jit
+def finite_flag(g):
+    s = jnp.sum(g)
+    bad = not jnp.isfinite(s)
+    return bad, s
