@@ -19,6 +19,8 @@ case.toml keys (all optional but `entry` for cases that run):
     expected = "np.array([...])"   the value the rewrite must produce instead
     size_arg = 1                   which argument is a loop's (static) trip count: an index into args, or a kwargs
                                    name; lets `benchmarks/loops.py --sizes 10,300` run the case at other sizes
+    batch_args = [3]               which arguments are batches (arrays whose rows a loop walks); lets
+                                   `benchmarks/vmap_batch.py --batch 512` tile them to other batch sizes
 """
 
 from __future__ import annotations

@@ -940,6 +940,17 @@ _ACCEPTS_SEQUENCES = frozenset(
 _PYTREE_RETURNING = frozenset(
     "jax.lax." + name for name in "scan while_loop fori_loop cond switch map associative_scan custom_root".split()
 )
+
+
+def returns_one_array(qualified: str) -> bool:
+    """Whether a JAX library function (by qualified name) returns one array, not a tuple, list or pytree."""
+    return (
+        qualified.startswith(("jax.numpy.", "jax.nn.", "jax.random.", "jax.lax."))
+        and qualified not in _SEQUENCE_RETURNING
+        and qualified not in _PYTREE_RETURNING
+    )
+
+
 _ARRAY_EVIDENCE_ATTRIBUTES = frozenset({"shape", "ndim", "dtype", "size", "at", "T", "astype", "reshape"})
 
 
@@ -1030,9 +1041,15 @@ class Dataflow:
             return Blocker(loop.orelse, "is followed by an `else:` clause")
         return None
 
-    def function_impurity(self, function: cst.FunctionDef | cst.Lambda) -> Blocker | None:
+    def function_impurity(
+        self, function: cst.FunctionDef | cst.Lambda, *, arrays: frozenset[str] = frozenset()
+    ) -> Blocker | None:
         """Why calling a same-module function may have an effect (None: its body is pure). Recursion is
-        assumed pure while its cycle is being checked."""
+        assumed pure while its cycle is being checked. `arrays` names locals the caller knows to hold JAX
+        arrays (JF301: the rows a function is mapped over), whose array methods (`x.sum()`) are pure even
+        where the traced analysis cannot tell; such a check is not cached."""
+        if arrays:
+            return self._check_function(function, arrays)
         if function in self._function_purity:
             return self._function_purity[function]
         if function in self._checking:
@@ -1045,9 +1062,9 @@ class Dataflow:
         self._function_purity[function] = blocker
         return blocker
 
-    def _check_function(self, function: cst.FunctionDef | cst.Lambda) -> Blocker | None:
+    def _check_function(self, function: cst.FunctionDef | cst.Lambda, arrays: frozenset[str] = frozenset()) -> Blocker | None:
         if isinstance(function, cst.Lambda):
-            walker = _PurityWalker(self, fresh=frozenset(), loop_body=False)
+            walker = _PurityWalker(self, fresh=frozenset(), loop_body=False, arrays=arrays)
             function.body.visit(walker)
             return walker.blocker
         for decorator in function.decorators:
@@ -1057,7 +1074,7 @@ class Dataflow:
                 return Blocker(decorator, f"is decorated with `{self._context.code_for(expr)}`")
         statements = body_statements(function.body)
         fresh = self._fresh_names(statements, exclude=frozenset(param_names(function.params)))
-        walker = _PurityWalker(self, fresh=fresh, loop_body=False)
+        walker = _PurityWalker(self, fresh=fresh, loop_body=False, arrays=arrays)
         for stmt in statements:
             stmt.visit(walker)
             if walker.blocker is not None:
@@ -1088,7 +1105,8 @@ class Dataflow:
                             verdict[name] = False
         return frozenset(name for name, fresh in verdict.items() if fresh and name not in excluded)
 
-    def call_blocker(self, call: cst.Call, fresh: frozenset[str]) -> Blocker | None:
+    def call_blocker(self, call: cst.Call, fresh: frozenset[str], arrays: frozenset[str] = frozenset()) -> Blocker | None:
+        """What in `call` may have an effect. `arrays`: names known to hold JAX arrays (see function_impurity)."""
         func = call.func
         if isinstance(func, cst.Name) and self._names.is_builtin(func, func.value):
             name = func.value
@@ -1124,8 +1142,9 @@ class Dataflow:
                 return Blocker(
                     call, f"changes `{shown}` with `.{method}()`", collects=method in _COLLECTING and root is not None
                 )
-            if method in ARRAY_METHODS and self._kind(receiver) is Kind.TRACED and method not in MUTATING_METHODS:
-                return None
+            if method in ARRAY_METHODS and method not in MUTATING_METHODS:
+                if self._kind(receiver) is Kind.TRACED or (root is not None and root in arrays):
+                    return None
             if method in _READING_METHODS or (isinstance(receiver, cst.Name) and receiver.value in fresh):
                 return None
             return Blocker(call, f"calls `{shown}.{method}()`, which is not known to be pure")
@@ -1177,6 +1196,14 @@ class Dataflow:
                 blocker = self.function_impurity(definition)
                 return None if blocker is None else Blocker(expr, f"passes `{expr.value}`, which {blocker.reason}")
         return Blocker(expr, f"passes `{self._context.code_for(expr)}`, which is not known to be pure")
+
+    def local_function(self, name: cst.BaseExpression) -> cst.FunctionDef | cst.Lambda | None:
+        """The same-module `def` or lambda that a name refers to, when it is bound exactly once (JF301 checks
+        what a function it maps does with its batched parameters)."""
+        if not isinstance(name, cst.Name):
+            return None
+        found = self._local_definitions(name)
+        return found[0] if found else None
 
     def _local_definitions(self, name: cst.Name) -> list[cst.FunctionDef | cst.Lambda]:
         """The same-module function a name refers to, if it is bound exactly once, to a `def` or a lambda."""
@@ -1470,10 +1497,11 @@ class Dataflow:
 class _PurityWalker(cst.CSTVisitor):
     """Finds the first thing in a loop body (or a function body) that is not a pure computation."""
 
-    def __init__(self, dataflow: Dataflow, *, fresh: frozenset[str], loop_body: bool) -> None:
+    def __init__(self, dataflow: Dataflow, *, fresh: frozenset[str], loop_body: bool, arrays: frozenset[str] = frozenset()) -> None:
         super().__init__()
         self.dataflow = dataflow
         self.fresh = fresh
+        self.arrays = arrays
         self.loop_body = loop_body
         self.blocker: Blocker | None = None
         self.loop_depth = 0
@@ -1611,7 +1639,7 @@ class _PurityWalker(cst.CSTVisitor):
 
     # calls
     def visit_Call(self, node: cst.Call) -> bool:
-        blocker = self.dataflow.call_blocker(node, self.fresh)
+        blocker = self.dataflow.call_blocker(node, self.fresh, self.arrays)
         if blocker is not None:
             return self._fail(blocker.node, blocker.reason, blocker.collects)
         return True
