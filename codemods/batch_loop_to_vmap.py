@@ -1,20 +1,21 @@
 """JF301 batch-loop-to-vmap: a list of per-element results stacked into one array
 (`jnp.stack([f(a, x) for x in xs])`) becomes `jax.vmap(f, in_axes=(None, 0))(a, xs)`.
 
-Its loops carry nothing from one element to the next: JF102 (loop-to-scan) takes the loops that do, so one
-loop never gets two fixes. This slice handles comprehensions and `list(map(...))`, not `for` statements."""
+Also the loop form: `ys = []`, `for x in xs: ...; ys.append(e)`, then `jnp.stack(ys)`. Its loops carry
+nothing from one element to the next: JF102 (loop-to-scan) takes the loops that do (it leaves carry-less
+loops alone), and JF101 leaves loops that append, so one loop never gets two fixes."""
 
 from __future__ import annotations
 
 import ast
 import builtins
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Sequence
 
 import libcst as cst
 from libcst.metadata import ScopeProvider
 
-from jaxfix.analysis.dataflow import ARRAY_METHODS, Blocker, body_statements, returns_one_array
+from jaxfix.analysis.dataflow import ARRAY_METHODS, Blocker, block_activity, body_statements, returns_one_array
 from jaxfix.analysis.screen import Screen
 from jaxfix.analysis.syntax import param_names, target_names, walk
 from jaxfix.codegen import FreshNames
@@ -53,6 +54,20 @@ class _Batch:
     arrays: list[cst.BaseExpression]  # what each variable walks (an index loop: the indexed array)
     index: str | None = None  # `for i in range(len(xs))`: the index, used only as `xs[i]`
     mapped: cst.BaseExpression | None = None  # the function given to `map`
+    statements: list = field(default_factory=list)  # a `for` loop's statements before the `.append(element)`
+    append: cst.SimpleStatementLine | None = None  # a `for` loop's `ys.append(element)` line
+
+
+@dataclass
+class _Spec:
+    """What jax.vmap maps: `func` (code) over `arguments` with `axes`; `function` is the local function to
+    define first, when the element is not a single call."""
+
+    func: str
+    axes: list
+    arguments: list[str]
+    random: bool
+    function: cst.FunctionDef | None = None
 
 
 class BatchLoopToVmap(Codemod):
@@ -60,10 +75,12 @@ class BatchLoopToVmap(Codemod):
     ## What it does
     Finds lists of per-element results that are stacked into one array, `jnp.stack([f(a, x) for x in xs])`,
     `jnp.array([...])`, `jnp.stack(list(map(f, xs)))`, over `zip(xs, ys)` or `range(len(xs))` reading
-    `xs[i]`, where each element is computed independently from a row of a JAX array, and rewrites them into
-    one batched call: `jax.vmap(f, in_axes=(None, 0))(a, xs)`. `in_axes` is 0 for the arrays the loop walks
-    and None for everything else; `jnp.stack(..., axis=k)` becomes `out_axes=k`. An element that is not a
-    single call of that shape becomes a named local function first.
+    `xs[i]`, or a `for` loop that appends one result per element to a list created empty just before it
+    and stacked after it, where each element is computed independently from a row of a JAX array, and
+    rewrites them into one batched call: `jax.vmap(f, in_axes=(None, 0))(a, xs)`. `in_axes` is 0 for the
+    arrays the loop walks and None for everything else; `jnp.stack(..., axis=k)` becomes `out_axes=k`. An
+    element that is not a single call of that shape (or a loop body with more statements) becomes a named
+    local function first, keeping its statements and comments. It works in eager and in traced code.
 
     ## Why is this bad?
     Each element is a separate dispatch of every operation in `f` (eagerly), or a separate copy of `f` in the
@@ -96,6 +113,8 @@ class BatchLoopToVmap(Codemod):
     - An empty batch: `jnp.stack([])` raises, the rewrite returns an empty array.
     - `zip(xs, ys)` and `map(f, xs, ys)` stop at the shortest array; jax.vmap raises when the lengths differ.
     - Arguments that do not depend on the element (`a` above) are evaluated once instead of once per element.
+    - The loop form: after the rewrite the list's name holds the stacked array, and the loop's temporaries
+      are locals of the new function (jaxfix checks that nothing reads them after the loop).
     - An element computed from Python numbers only would be weakly typed in `jnp.array([...])`; jaxfix
       requires each element to be a JAX array computed from the row, which the stack already made strong.
     - A body that draws random numbers (`jax.random.*`) is rewritten with a note: a key passed unbatched
@@ -106,30 +125,43 @@ class BatchLoopToVmap(Codemod):
     - NumPy data preparation (`np.stack`, `np.array`), and lists over anything not proven to be a JAX array
       (a parameter without a `jax.Array` annotation outside traced code, a Python list of arrays, a pytree of
       layer parameters): their elements may differ in shape, and vmap would walk the leaves of a pytree.
-    - `for` statements (this slice handles comprehensions and `map`): a loop that carries state from one
-      element to the next is JF102's (loop-to-scan) or JF101's.
+    - Loops that carry state from one element to the next (JF102's scan, or JF101's), whose variable is
+      read after the loop, or that a closure of the function may observe; loops whose list is not created
+      empty just before them, is appended to conditionally, or is used otherwise than stacked once after the
+      loop (`ys[-1]`, `len(ys)`, returned as a list).
     - Comprehensions with `if` clauses or several `for` clauses, and `jnp.stack` with other arguments
-      (`dtype=`) or with the list built elsewhere.
+      (`dtype=`) or with the comprehension's list built elsewhere.
+    - Loops writing `out = out.at[i].set(f(xs[i]))` (not handled yet: `out` is carried, so in traced code
+      JF101/JF102 see that loop).
 
     It reports without a fix, saying what stopped it, when the element calls a function that jaxfix cannot
     resolve in the module or prove pure (a method such as `model.apply`, I/O, a global list), when the
     function uses a batched value in Python control flow (`if x > 0:`, `and`, a loop over it, `int(x)`, a
     slice bound, a NumPy or math function, `.item()`), when the element's shape may depend on the values
-    (`jnp.nonzero`, boolean masks), when it may be a tuple rather than one array, or when an index loop uses
-    its index otherwise than as `xs[i]`.
+    (`jnp.nonzero`, boolean masks), when it may be a tuple rather than one array, when an index loop uses
+    its index otherwise than as `xs[i]`, or when a loop body has statements other than `name = value` lines
+    before its `.append`.
     """
 
     code = "JF301"
     name = "batch-loop-to-vmap"
-    summary = "jnp.stack of per-element results over the rows of an array: use jax.vmap"
+    summary = "jnp.stack of per-element results (comprehension, map, append loop) over an array's rows: use jax.vmap"
     fix_safety = Safety.UNSAFE
     screen = ("stack", "array")
 
     @classmethod
     def may_match_tree(cls, screen: Screen) -> bool:
-        """A finding needs a list comprehension or a `map(...)` call."""
+        """A finding needs a list comprehension, a `map(...)` call, or a `for` loop ending in `.append(...)`."""
         return any(
-            isinstance(n, ast.ListComp) or (isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "map")
+            isinstance(n, ast.ListComp)
+            or (isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "map")
+            or (
+                isinstance(n, ast.For)
+                and isinstance(n.body[-1], ast.Expr)
+                and isinstance(n.body[-1].value, ast.Call)
+                and isinstance(n.body[-1].value.func, ast.Attribute)
+                and n.body[-1].value.func.attr == "append"
+            )
             for n in screen.nodes
         )
 
@@ -218,6 +250,151 @@ class BatchLoopToVmap(Codemod):
             message += "; the body draws random numbers: check that the random stream stays as you need it"
         self.report(node, message, fix)
 
+    def visit_For(self, node: cst.For) -> None:
+        """`ys = []`, `for x in xs: ...; ys.append(e)`, then `jnp.stack(ys)`: the loop form, when nothing
+        flows from one element to the next (a loop that carries state is JF102's)."""
+        if node.asynchronous is not None or node.orelse is not None:
+            return
+        statements = list(body_statements(node.body))
+        if not statements:
+            return
+        appended = _append_of(statements[-1])
+        if appended is None:
+            return
+        collector, element = appended
+        batch = self._loop_batch(node, element, statements[:-1])
+        if batch is not None:
+            batch.append = statements[-1]
+        if batch is None or not all(self._is_array(array) for array in batch.arrays):
+            return
+        creation = self._creation(node, collector)
+        if creation is None:
+            return
+        stack = self._single_stack(node, collector, creation)
+        if stack is None:
+            return
+        stack_call, shown, out_axis = stack
+        flow = self._dataflow().loop(node)
+        if flow.carried or flow.targets_live_out or flow.declared:
+            return  # a value flows between iterations (JF102's scan), or the loop's variable is read after it
+        function = self._dataflow().enclosing_function(node)
+        if isinstance(function, cst.FunctionDef):
+            captured = set(block_activity(body_statements(function.body)).captured)
+            if captured & {*flow.modified, *flow.targets}:
+                return  # a closure reads a name the loop assigns: it would stop seeing the loop's values
+        message = (
+            f"a loop appending per-element results that are stacked with {shown}: jax.vmap computes them in one "
+            "batched call"
+        )
+        try:
+            spec = self._spec(batch)
+            reason = next((_simple_assignment(st) for st in batch.statements if _simple_assignment(st)), None)
+            if reason:
+                raise _Refused(reason)
+            if not self._can_define_before(node) and spec.function is not None:
+                raise _Refused("the loop's block cannot take a local function")
+        except _Refused as refused:
+            self.report(node, f"{message}; not rewritten: {refused}")
+            return
+        if spec.random:
+            message += "; the body draws random numbers: check that the random stream stays as you need it"
+        assign = cst.parse_statement(f"{collector} = {self._vmap_text(spec, out_axis)}\n")
+        pieces = [spec.function, assign] if spec.function is not None else [assign]
+        moved = [*creation.leading_lines, *node.leading_lines]
+        pieces[0] = pieces[0].with_changes(leading_lines=moved)
+        if node.body.header.comment is not None:  # `for x in xs:  # comment` keeps its comment on the new line
+            pieces[-1] = pieces[-1].with_changes(trailing_whitespace=node.body.header)
+        fix = self.fix(
+            "rewrite the loop of per-element results with jax.vmap",
+            [
+                (creation, cst.RemovalSentinel.REMOVE),
+                (node, cst.FlattenSentinel(pieces)),
+                (stack_call, cst.Name(collector)),
+            ],
+            add_imports=self._imports(),
+        )
+        self.report(node, message, fix)
+
+    def _loop_batch(self, loop: cst.For, element, statements) -> _Batch | None:
+        target, iterable = loop.target, loop.iter
+        if isinstance(target, cst.Name):
+            index_array = self._index_range(iterable)
+            if index_array is not None:
+                return _Batch(element, [target.value], [index_array], index=target.value, statements=statements)
+            return _Batch(element, [target.value], [iterable], statements=statements)
+        if isinstance(target, (cst.Tuple, cst.List)) and isinstance(iterable, cst.Call) and self._builtin(iterable.func, "zip"):
+            elements = [e.value for e in target.elements]
+            if not all(isinstance(e, cst.Name) for e in elements):
+                return None
+            if len(iterable.args) != len(elements) or any(a.keyword is not None or a.star for a in iterable.args):
+                return None
+            return _Batch(element, [e.value for e in elements], [a.value for a in iterable.args], statements=statements)
+        return None
+
+    def _creation(self, loop: cst.For, collector: str) -> cst.SimpleStatementLine | None:
+        """The `ys = []` statement just before the loop."""
+        parent = self.context.parents.get(loop)
+        siblings = list(getattr(parent, "body", ()))
+        position = next((i for i, st in enumerate(siblings) if st is loop), None)
+        if not position:
+            return None
+        before = siblings[position - 1]
+        if not (isinstance(before, cst.SimpleStatementLine) and len(before.body) == 1):
+            return None
+        small = before.body[0]
+        if not (isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name)):
+            return None
+        if small.targets[0].target.value != collector or not (isinstance(small.value, cst.List) and not small.value.elements):
+            return None
+        return before
+
+    def _single_stack(self, loop: cst.For, collector: str, creation: cst.SimpleStatementLine):
+        """The one `jnp.stack(ys)` (or `jnp.array(ys)`) that reads the list: (the call, its name, its axis);
+        None when the list is bound elsewhere or read otherwise (`ys[-1]`, `len(ys)`, returned as a list)."""
+        scope = self.context.wrapper.resolve(ScopeProvider).get(creation.body[0].targets[0].target)
+        if scope is None or isinstance(scope, cst.metadata.ClassScope) or len(list(scope[collector])) != 1:
+            return None
+        accesses = [a.node for a in scope.accesses[collector]]
+        if len(accesses) != 2:
+            return None
+        parents = self.context.parents
+        found = None
+        for name in accesses:
+            holder = parents.get(name)
+            if isinstance(holder, cst.Attribute) and holder.attr.value == "append":
+                continue  # the append itself
+            arg = holder
+            call = parents.get(arg) if isinstance(arg, cst.Arg) else None
+            if call is None or not isinstance(call, cst.Call) or arg is not call.args[0]:
+                return None
+            callee = self.context.names.callee(call)
+            if callee not in _STACKING:
+                return None
+            axis = 0
+            for other in call.args[1:]:
+                if callee != "jax.numpy.stack" or other.keyword is None or other.keyword.value != "axis":
+                    return None
+                value = other.value
+                negative = isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus)
+                literal = value.expression if negative else value
+                if not isinstance(literal, cst.Integer):
+                    return None
+                axis = -int(literal.evaluated_value) if negative else int(literal.evaluated_value)
+            if not self._after(call, loop):
+                return None
+            found = (call, _STACKING[callee], axis)
+        return found
+
+    def _after(self, node: cst.CSTNode, loop: cst.For) -> bool:
+        """Whether `node` is in a statement that follows the loop in the loop's own block."""
+        parents = self.context.parents
+        block = parents.get(loop)
+        current = node
+        while current is not None and parents.get(current) is not block:
+            current = parents.get(current)
+        siblings = list(getattr(block, "body", ()))
+        return current is not None and current in siblings and siblings.index(current) > siblings.index(loop)
+
     def _batch(self, value: cst.BaseExpression) -> _Batch | None:
         """The comprehension or `list(map(...))` passed to the stacking call, when it has a shape we handle."""
         if isinstance(value, cst.Call) and self._builtin(value.func, "list") and len(value.args) == 1:
@@ -275,21 +452,38 @@ class BatchLoopToVmap(Codemod):
     # ---- planning ------------------------------------------------------------------------------------------
 
     def _plan(self, node: cst.Call, batch: _Batch, out_axis: int):
-        """The fix, and whether the body draws random numbers; raises _Refused with what stops it."""
+        """The fix for a comprehension or `map`, and whether the body draws random numbers; raises _Refused
+        with what stops it."""
+        spec = self._spec(batch)
+        vmap_call = self._vmap_text(spec, out_axis)
+        if spec.function is None:
+            return self._replace(node, vmap_call), spec.random
+        statement = self._statement(node)
+        if statement is None or not self._can_define_before(statement):
+            raise _Refused("the element is not a single call, and its statement cannot take a local function before it")
+        function = spec.function.with_changes(leading_lines=statement.leading_lines)
+        replaced = statement.deep_replace(node, cst.parse_expression(vmap_call)).with_changes(leading_lines=())
+        fix = self.fix(
+            "rewrite the list of per-element results with jax.vmap",
+            [(statement, cst.FlattenSentinel([function, replaced]))],
+            add_imports=self._imports(),
+        )
+        return fix, spec.random
+
+    def _spec(self, batch: _Batch) -> "_Spec":
+        """What jax.vmap maps: an existing function with each argument's axis, or a new local function."""
         code = self.context.code_for
-        vmap, needed = self.context.names.expression_for("jax.vmap")
-        imports = [needed] if needed else []
-        extra = "" if out_axis == 0 else f", out_axes={out_axis}"
         if batch.mapped is not None:
-            random = self._check_function(batch.mapped, list(range(len(batch.arrays))), arguments=len(batch.arrays))
-            self._check_single_result(batch.mapped, list(range(len(batch.arrays))))
-            call = f"{code(vmap)}({code(batch.mapped)}{extra})({', '.join(code(a) for a in batch.arrays)})"
-            return self._replace(node, call, imports), random
+            positions = list(range(len(batch.arrays)))
+            random = self._check_function(batch.mapped, positions, arguments=len(batch.arrays))
+            self._check_single_result(batch.mapped, positions)
+            return _Spec(code(batch.mapped), [0] * len(positions), [code(a) for a in batch.arrays], random)
         element = batch.element
-        if any(isinstance(n, cst.NamedExpr) for n in walk(element)):
+        everything = [*batch.statements, element]
+        if any(isinstance(n, cst.NamedExpr) for part in everything for n in walk(part)):
             raise _Refused("the element assigns with `:=`")
         rows = self._rows(batch)  # variable → the array it walks (index loops: `xs[i]` → xs)
-        single = self._single_call(element, batch, rows)
+        single = None if batch.statements else self._single_call(element, batch, rows)
         if single is not None:
             func, axes, arguments = single
             for arg in element.args:
@@ -299,48 +493,57 @@ class BatchLoopToVmap(Codemod):
             batched = [i for i, axis in enumerate(axes) if axis == 0]
             random = self._check_function(func, batched, arguments=len(axes))
             self._check_single_result(func, batched)
-            in_axes = "" if all(axis == 0 for axis in axes) else f", in_axes={_tuple_text(axes)}"
-            call = f"{code(vmap)}({code(func)}{in_axes}{extra})({', '.join(arguments)})"
-            return self._replace(node, call, imports), random
+            return _Spec(code(func), axes, arguments, random)
         # A named local function for the element.
-        params, arrays, element = self._body_parameters(batch, element)
-        blocker = self._batch_blocker([element], set(params), 0)
+        params, arrays, statements, element = self._body_parameters(batch, element)
+        everything = [*statements, element]
+        blocker = self._batch_blocker(everything, set(params), 0)
         if blocker is not None:
             raise _Refused(blocker)
-        purity = self._expression_impurity(element, frozenset(params))
-        if purity is not None:
-            raise _Refused(f"the element {purity}")
-        if not self._element_is_array(element, set(params)):
+        arrays_known = frozenset(_batched_names(everything, set(params)))
+        for part in everything:
+            purity = self._expression_impurity(part, arrays_known)
+            if purity is not None:
+                raise _Refused(f"the body {purity}")
+        if not self._element_is_array(element, set(params) | _array_names(statements, set(params))):
             raise _Refused("the element is not proven to be one JAX array (a tuple would stack differently)")
-        statement = self._statement(node)
-        if statement is None or not self._can_define_before(statement):
-            raise _Refused("the element is not a single call, and its statement cannot take a local function before it")
-        random = self._draws_random([element], 0)
+        random = self._draws_random(everything, 0)
         name = self._names().take("body", "batch_body", "per_element")
-        function = cst.parse_statement(f"def {name}({', '.join(params)}):\n    return {code(element)}\n")
-        function = function.with_changes(leading_lines=statement.leading_lines)
-        call = cst.parse_expression(f"{code(vmap)}({name}{extra})({', '.join(code(a) for a in arrays)})")
-        replaced = statement.deep_replace(node, call).with_changes(leading_lines=())
-        fix = self.fix(
-            "rewrite the list of per-element results with jax.vmap",
-            [(statement, cst.FlattenSentinel([function, replaced]))],
-            add_imports=imports,
-        )
-        return fix, random
+        lines = "".join(f"    {code(s).strip()}\n" for s in statements)
+        function = cst.parse_statement(f"def {name}({', '.join(params)}):\n{lines}    return {code(element)}\n")
+        if statements or batch.append is not None:  # keep the statements' own comments and blank lines
+            returned = function.body.body[-1]
+            if batch.append is not None:
+                returned = returned.with_changes(
+                    leading_lines=batch.append.leading_lines, trailing_whitespace=batch.append.trailing_whitespace
+                )
+            function = function.with_changes(body=function.body.with_changes(body=[*statements, returned]))
+        return _Spec(name, [0] * len(arrays), [code(a) for a in arrays], random, function)
 
-    def _replace(self, node: cst.Call, call: str, imports):
+    def _vmap_text(self, spec: "_Spec", out_axis: int) -> str:
+        vmap, _ = self.context.names.expression_for("jax.vmap")
+        in_axes = "" if all(axis == 0 for axis in spec.axes) else f", in_axes={_tuple_text(spec.axes)}"
+        out_axes = "" if out_axis == 0 else f", out_axes={out_axis}"
+        return f"{self.context.code_for(vmap)}({spec.func}{in_axes}{out_axes})({', '.join(spec.arguments)})"
+
+    def _imports(self) -> list:
+        _, needed = self.context.names.expression_for("jax.vmap")
+        return [needed] if needed else []
+
+    def _replace(self, node: cst.Call, call: str):
         return self.fix(
             "rewrite the list of per-element results with jax.vmap",
             [(node, cst.parse_expression(call))],
-            add_imports=imports,
+            add_imports=self._imports(),
         )
 
     def _rows(self, batch: _Batch) -> dict[str, cst.BaseExpression]:
         if batch.index is None:
             return dict(zip(batch.variables, batch.arrays))
         array = batch.arrays[0]
-        uses = [n for n in walk(batch.element) if isinstance(n, cst.Name) and n.value == batch.index]
-        rows = [s for s in walk(batch.element) if self._is_row(s, batch.index, array)]
+        parts = [*batch.statements, batch.element]
+        uses = [n for p in parts for n in walk(p) if isinstance(n, cst.Name) and n.value == batch.index]
+        rows = [s for p in parts for s in walk(p) if self._is_row(s, batch.index, array)]
         if len(uses) != len(rows):
             raise _Refused(f"the index `{batch.index}` is used otherwise than as `{self.context.code_for(array)}[{batch.index}]`")
         return {batch.index: array}
@@ -389,7 +592,7 @@ class BatchLoopToVmap(Codemod):
     def _body_parameters(self, batch: _Batch, element):
         """Parameters of the local function, the arrays it is mapped over, and its returned expression."""
         if batch.index is None:
-            return list(batch.variables), list(batch.arrays), element
+            return list(batch.variables), list(batch.arrays), list(batch.statements), element
         array = batch.arrays[0]
         row = self._names().take(*_row_names(array.value))
         index, is_row = batch.index, self._is_row
@@ -398,7 +601,7 @@ class BatchLoopToVmap(Codemod):
             def leave_Subscript(self, original, updated):
                 return cst.Name(row) if is_row(original, index, array) else updated
 
-        return [row], [array], element.visit(Rows())
+        return [row], [array], [st.visit(Rows()) for st in batch.statements], element.visit(Rows())
 
     # ---- what the batched function may do ------------------------------------------------------------------
 
@@ -624,7 +827,7 @@ class BatchLoopToVmap(Codemod):
             current = parents.get(current)
         return current if isinstance(current, cst.SimpleStatementLine) else None
 
-    def _can_define_before(self, statement: cst.SimpleStatementLine) -> bool:
+    def _can_define_before(self, statement: cst.BaseStatement) -> bool:
         """A def can go before a statement of a function body or of the module (not a class body, where the
         function would become a method and its free names would not see the class's)."""
         parent = self.context.parents.get(statement)
@@ -657,6 +860,33 @@ def _batched(node: cst.CSTNode, tainted: set[str]) -> bool:
             return True
         stack.extend(current.children)
     return False
+
+
+def _append_of(statement) -> tuple[str, cst.BaseExpression] | None:
+    """(`ys`, `e`) of a statement `ys.append(e)`."""
+    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
+        return None
+    small = statement.body[0]
+    call = small.value if isinstance(small, cst.Expr) else None
+    if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "append"):
+        return None
+    if not isinstance(call.func.value, cst.Name) or len(call.args) != 1:
+        return None
+    arg = call.args[0]
+    if arg.keyword is not None or arg.star:
+        return None
+    return call.func.value.value, arg.value
+
+
+def _simple_assignment(statement) -> str | None:
+    """Why a statement before the `.append` cannot move into a local function as is (None: it can): only
+    `name = value` lines keep the same meaning there."""
+    if isinstance(statement, cst.SimpleStatementLine) and all(
+        isinstance(small, cst.Assign) and all(isinstance(t.target, (cst.Name, cst.Tuple)) for t in small.targets)
+        for small in statement.body
+    ):
+        return None
+    return "the body has statements other than assignments to names before the `.append`"
 
 
 def _batched_names(statements: Sequence[cst.CSTNode], tainted: set[str]) -> set[str]:

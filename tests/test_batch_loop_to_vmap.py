@@ -124,6 +124,58 @@ def test_quiet(body: str) -> None:
     assert _messages(body) == []
 
 
+LOOP = "def f(w, xs: jax.Array):\n    ys = []\n    for x in xs:\n{body}    return jnp.stack(ys)\n"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # a carried value: JF102's scan
+        "def f(xs: jax.Array):\n    h = 0.0\n    ys = []\n    for x in xs:\n        h = h + x\n        ys.append(h)\n"
+        "    return jnp.stack(ys)\n",
+        # the loop variable is read after the loop
+        "def f(xs: jax.Array):\n    ys = []\n    for x in xs:\n        ys.append(x * 2.0)\n    return jnp.stack(ys) + x\n",
+        # a closure reads a name the loop assigns
+        "def f(xs: jax.Array):\n    g = lambda: h\n    ys = []\n    for x in xs:\n        h = x * 2.0\n"
+        "        ys.append(h + g())\n    return jnp.stack(ys)\n",
+        # the list is not created empty just before the loop, or is stacked twice
+        "def f(xs: jax.Array):\n    ys = [xs[0]]\n    for x in xs:\n        ys.append(x)\n    return jnp.stack(ys)\n",
+        "def f(xs: jax.Array):\n    ys = []\n    for x in xs:\n        ys.append(x)\n    return jnp.stack(ys), jnp.array(ys)\n",
+        # conditional append, an `else:` clause
+        "def f(xs: jax.Array):\n    ys = []\n    for x in xs:\n        if x.ndim:\n            ys.append(x)\n    return jnp.stack(ys)\n",
+        "def f(xs: jax.Array):\n    ys = []\n    for x in xs:\n        ys.append(x)\n    else:\n        pass\n"
+        "    return jnp.stack(ys)\n",
+    ],
+)
+def test_loop_quiet(body: str) -> None:
+    assert _messages(body) == []
+
+
+@pytest.mark.parametrize(
+    "body, reason",
+    [
+        ("        y = x @ w\n        if y[0] > 0:\n            y = -y\n        ys.append(y)\n", "Python control flow"),
+        ("        w.block_until_ready()\n        ys.append(w @ x)\n", "not known to be pure"),
+        ("        assert x.ndim == 1\n        ys.append(w @ x)\n", "other than assignments"),
+    ],
+)
+def test_loop_reports_without_fix(body: str, reason: str) -> None:
+    source = LOOP.format(body=body)
+    messages = _messages(source)
+    assert len(messages) == 1 and "not rewritten" in messages[0] and reason in messages[0], messages
+    assert _fixed(source) == source
+
+
+def test_loop_with_axis_and_zip() -> None:
+    source = (
+        "def f(xs: jax.Array, ys: jax.Array):\n    out = []\n    for x, y in zip(xs, ys):\n"
+        "        out.append(jnp.outer(x, y))\n    return jnp.stack(out, axis=1)\n"
+    )
+    assert _fixed(source) == (
+        "def f(xs: jax.Array, ys: jax.Array):\n    out = jax.vmap(jnp.outer, out_axes=1)(xs, ys)\n    return out\n"
+    )
+
+
 def test_random_body_is_rewritten_with_a_note() -> None:
     body = "def f(key, xs: jax.Array):\n    return jnp.stack([x + jax.random.normal(key, x.shape) for x in xs])\n"
     (message,) = _messages(body)
@@ -146,10 +198,7 @@ def test_rewrite_is_one_batched_computation(case: corpus.Case) -> None:
     """The rewritten program has no per-row copies: its jaxpr does not grow with the batch, while the
     original's does (so the corpus equivalence compares a loop with a batched computation)."""
     args, _ = corpus.arguments(case)
-    bigger = [jnp.concatenate([a, a]) if isinstance(a, jax.Array) and a.ndim >= 1 and i == len(args) - 1 else a
-              for i, a in enumerate(args)]
-    if case.name == "zip_pairs":
-        bigger = [jnp.concatenate([a, a]) for a in args]
+    bigger = [jnp.concatenate([a, a]) if i in case.spec["batch_args"] else a for i, a in enumerate(args)]
     before = corpus.load_function(case.before, case.spec["entry"], tag="jf301-b")
     after = corpus.load_function(case.after, case.spec["entry"], tag="jf301-a")
     size = lambda f, a: len(str(jax.make_jaxpr(f)(*a)).splitlines())  # noqa: E731
