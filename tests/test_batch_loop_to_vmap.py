@@ -141,6 +141,9 @@ LOOP = "def f(w, xs: jax.Array):\n    ys = []\n    for x in xs:\n{body}    retur
         # the list is not created empty just before the loop, or is stacked twice
         "def f(xs: jax.Array):\n    ys = [xs[0]]\n    for x in xs:\n        ys.append(x)\n    return jnp.stack(ys)\n",
         "def f(xs: jax.Array):\n    ys = []\n    for x in xs:\n        ys.append(x)\n    return jnp.stack(ys), jnp.array(ys)\n",
+        # a closure returns the list: after a rewrite it would return an array
+        "def f(xs: jax.Array):\n    ys = []\n    g = lambda: ys\n    for x in xs:\n        ys.append(x * 2.0)\n"
+        "    return jnp.stack(ys), g()\n",
         # conditional append, an `else:` clause
         "def f(xs: jax.Array):\n    ys = []\n    for x in xs:\n        if x.ndim:\n            ys.append(x)\n    return jnp.stack(ys)\n",
         "def f(xs: jax.Array):\n    ys = []\n    for x in xs:\n        ys.append(x)\n    else:\n        pass\n"
@@ -183,6 +186,20 @@ def test_random_body_is_rewritten_with_a_note() -> None:
     assert "jax.vmap(body)(xs)" in _fixed(body)
 
 
+def test_lambda_parameter_is_not_lost() -> None:
+    """The element reads a parameter of the enclosing lambda: a function defined before the statement would
+    not see it."""
+    body = "def f(xs: jax.Array):\n    g = lambda w: jnp.stack([w * x + 1.0 for x in xs])\n    return g(2.0)\n"
+    (message,) = _messages(body)
+    assert "cannot take a local function" in message
+    assert _fixed(body) == body
+
+
+def test_comments_of_the_list_move_with_it() -> None:
+    source = "def f(xs: jax.Array):\n    ys = []  # rows\n    for x in xs:\n        ys.append(jnp.sin(x))\n    return jnp.stack(ys)\n"
+    assert _fixed(source) == "def f(xs: jax.Array):\n    # rows\n    ys = jax.vmap(jnp.sin)(xs)\n    return ys\n"
+
+
 def test_class_body_gets_no_local_function() -> None:
     body = "class C:\n    xs = jnp.ones((3, 2))\n    ys = jnp.stack([x * 2.0 for x in xs])\n"
     (message,) = _messages(body)
@@ -205,3 +222,22 @@ def test_rewrite_is_one_batched_computation(case: corpus.Case) -> None:
     assert size(after, args) == size(after, bigger)
     assert size(before, args) < size(before, bigger)
     np.testing.assert_allclose(after(*bigger), before(*bigger), rtol=1e-5, atol=1e-6)
+
+
+# ---- the payoff benchmark ----------------------------------------------------------------------------------
+
+
+def test_benchmark_tiles_the_batch_and_times_each_case(capsys) -> None:
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "vmap_batch.py"
+    spec = importlib.util.spec_from_file_location("jaxfix_benchmarks_vmap_batch", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    case = next(c for c in corpus.cases() if c.codemod == "batch_loop_to_vmap" and c.name == "zip_pairs")
+    args, _ = module.batched_arguments(case, 10)
+    assert [a.shape[0] for a in args] == [10, 10]
+    module.main(["--cases", "zip_pairs", "--batch", "6", "--repeats", "1", "--calls", "1"])
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| zip_pairs |")]
+    assert len(rows) == 1 and rows[0].endswith("x |")
