@@ -241,3 +241,18 @@ def test_benchmark_tiles_the_batch_and_times_each_case(capsys) -> None:
     module.main(["--cases", "zip_pairs", "--batch", "6", "--repeats", "1", "--calls", "1"])
     rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| zip_pairs |")]
     assert len(rows) == 1 and rows[0].endswith("x |")
+
+
+def test_refused_cases_would_break_under_vmap() -> None:
+    """The refusals are not caution for its own sake: vmap of the function behind them raises where the
+    loop computes."""
+    cases = {c.name: c for c in corpus.cases() if c.codemod == "batch_loop_to_vmap"}
+    for name, function, error in (
+        ("branch_on_value", "clip_or_flip", jax.errors.TracerBoolConversionError),
+        ("value_shaped", "first_positive", jax.errors.ConcretizationTypeError),
+    ):
+        case = cases[name]
+        args, _ = corpus.arguments(case)
+        corpus.call(corpus.load_function(case.before, case.spec["entry"], tag=f"jf301-{name}"), args, {})
+        with pytest.raises(error):
+            jax.vmap(corpus.load_function(case.before, function, tag=f"jf301-{name}-f"))(args[0])
