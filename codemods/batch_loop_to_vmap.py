@@ -17,7 +17,7 @@ from libcst.metadata import ScopeProvider
 
 from jaxfix.analysis.dataflow import ARRAY_METHODS, Blocker, block_activity, body_statements, returns_one_array
 from jaxfix.analysis.screen import Screen
-from jaxfix.analysis.syntax import param_names, target_names, walk
+from jaxfix.analysis.syntax import target_names, walk
 from jaxfix.codegen import FreshNames
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Safety
@@ -222,19 +222,10 @@ class BatchLoopToVmap(Codemod):
         callee = self.context.names.callee(node)
         if callee not in _STACKING or not node.args:
             return
-        first, *rest = node.args
-        if first.keyword is not None or first.star:
+        first = node.args[0]
+        out_axis = _stack_axis(node, callee)
+        if first.keyword is not None or first.star or out_axis is None:
             return
-        out_axis = 0
-        for arg in rest:
-            if callee != "jax.numpy.stack" or arg.keyword is None or arg.keyword.value != "axis":
-                return  # another argument (dtype=, a positional axis we do not read): left alone
-            value = arg.value
-            negative = isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus)
-            literal = value.expression if negative else value
-            if not isinstance(literal, cst.Integer):
-                return
-            out_axis = -int(literal.evaluated_value) if negative else int(literal.evaluated_value)
         batch = self._batch(first.value)
         if batch is None:
             return
@@ -377,17 +368,8 @@ class BatchLoopToVmap(Codemod):
             callee = self.context.names.callee(call)
             if callee not in _STACKING:
                 return None
-            axis = 0
-            for other in call.args[1:]:
-                if callee != "jax.numpy.stack" or other.keyword is None or other.keyword.value != "axis":
-                    return None
-                value = other.value
-                negative = isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus)
-                literal = value.expression if negative else value
-                if not isinstance(literal, cst.Integer):
-                    return None
-                axis = -int(literal.evaluated_value) if negative else int(literal.evaluated_value)
-            if not self._after(call, loop):
+            axis = _stack_axis(call, callee)
+            if axis is None or not self._after(call, loop):
                 return None
             found = (call, _STACKING[callee], axis)
         return found
@@ -877,6 +859,22 @@ def _batched(node: cst.CSTNode, tainted: set[str]) -> bool:
             return True
         stack.extend(current.children)
     return False
+
+
+def _stack_axis(call: cst.Call, callee: str) -> int | None:
+    """The stacking axis of `jnp.stack(ys, axis=k)` (0 without one, and for `jnp.array(ys)`); None when the
+    call has other arguments (`dtype=`, a positional or computed axis), which this rule leaves alone."""
+    axis = 0
+    for arg in call.args[1:]:
+        if callee != "jax.numpy.stack" or arg.keyword is None or arg.keyword.value != "axis":
+            return None
+        value = arg.value
+        negative = isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus)
+        literal = value.expression if negative else value
+        if not isinstance(literal, cst.Integer):
+            return None
+        axis = -int(literal.evaluated_value) if negative else int(literal.evaluated_value)
+    return axis
 
 
 def _append_of(statement) -> tuple[str, cst.BaseExpression] | None:
