@@ -21,6 +21,8 @@ case.toml keys (all optional but `entry` for cases that run):
                                    that take the other branch of a rewritten `if`
     size_arg = 1                   which argument is a loop's (static) trip count: an index into args, or a kwargs
                                    name; lets `benchmarks/loops.py --sizes 10,300` run the case at other sizes
+    batch_args = [3]               which arguments are batches (arrays whose rows a loop walks); lets
+                                   `benchmarks/vmap_batch.py --batch 512` tile them to other batch sizes
 """
 
 from __future__ import annotations

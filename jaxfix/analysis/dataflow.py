@@ -966,6 +966,17 @@ _ACCEPTS_SEQUENCES = frozenset(
 _PYTREE_RETURNING = frozenset(
     "jax.lax." + name for name in "scan while_loop fori_loop cond switch map associative_scan custom_root".split()
 )
+
+
+def returns_one_array(qualified: str) -> bool:
+    """Whether a JAX library function (by qualified name) returns one array, not a tuple, list or pytree."""
+    return (
+        qualified.startswith(("jax.numpy.", "jax.nn.", "jax.random.", "jax.lax."))
+        and qualified not in _SEQUENCE_RETURNING
+        and qualified not in _PYTREE_RETURNING
+    )
+
+
 _ARRAY_EVIDENCE_ATTRIBUTES = frozenset({"shape", "ndim", "dtype", "size", "at", "T", "astype", "reshape"})
 
 
@@ -1074,9 +1085,15 @@ class Dataflow:
                 return walker.blocker
         return None
 
-    def function_impurity(self, function: cst.FunctionDef | cst.Lambda) -> Blocker | None:
+    def function_impurity(
+        self, function: cst.FunctionDef | cst.Lambda, *, arrays: frozenset[str] = frozenset()
+    ) -> Blocker | None:
         """Why calling a same-module function may have an effect (None: its body is pure). Recursion is
-        assumed pure while its cycle is being checked."""
+        assumed pure while its cycle is being checked. `arrays` names locals the caller knows to hold JAX
+        arrays (JF301: the rows a function is mapped over), whose array methods (`x.sum()`) are pure even
+        where the traced analysis cannot tell; such a check is not cached."""
+        if arrays:
+            return self._check_function(function, arrays)
         if function in self._function_purity:
             return self._function_purity[function]
         if function in self._checking:
@@ -1089,9 +1106,9 @@ class Dataflow:
         self._function_purity[function] = blocker
         return blocker
 
-    def _check_function(self, function: cst.FunctionDef | cst.Lambda) -> Blocker | None:
+    def _check_function(self, function: cst.FunctionDef | cst.Lambda, arrays: frozenset[str] = frozenset()) -> Blocker | None:
         if isinstance(function, cst.Lambda):
-            walker = _PurityWalker(self, fresh=frozenset(), loop_body=False)
+            walker = _PurityWalker(self, fresh=frozenset(), loop_body=False, arrays=arrays)
             function.body.visit(walker)
             return walker.blocker
         for decorator in function.decorators:
@@ -1101,7 +1118,7 @@ class Dataflow:
                 return Blocker(decorator, f"is decorated with `{self._context.code_for(expr)}`")
         statements = body_statements(function.body)
         fresh = self._fresh_names(statements, exclude=frozenset(param_names(function.params)))
-        walker = _PurityWalker(self, fresh=fresh, loop_body=False)
+        walker = _PurityWalker(self, fresh=fresh, loop_body=False, arrays=arrays)
         for stmt in statements:
             stmt.visit(walker)
             if walker.blocker is not None:
@@ -1132,7 +1149,8 @@ class Dataflow:
                             verdict[name] = False
         return frozenset(name for name, fresh in verdict.items() if fresh and name not in excluded)
 
-    def call_blocker(self, call: cst.Call, fresh: frozenset[str]) -> Blocker | None:
+    def call_blocker(self, call: cst.Call, fresh: frozenset[str], arrays: frozenset[str] = frozenset()) -> Blocker | None:
+        """What in `call` may have an effect. `arrays`: names known to hold JAX arrays (see function_impurity)."""
         func = call.func
         if isinstance(func, cst.Name) and self._names.is_builtin(func, func.value):
             name = func.value
@@ -1168,8 +1186,9 @@ class Dataflow:
                 return Blocker(
                     call, f"changes `{shown}` with `.{method}()`", collects=method in _COLLECTING and root is not None
                 )
-            if method in ARRAY_METHODS and self._kind(receiver) is Kind.TRACED and method not in MUTATING_METHODS:
-                return None
+            if method in ARRAY_METHODS and method not in MUTATING_METHODS:
+                if self._kind(receiver) is Kind.TRACED or (root is not None and root in arrays):
+                    return None
             if method in _READING_METHODS or (isinstance(receiver, cst.Name) and receiver.value in fresh):
                 return None
             return Blocker(call, f"calls `{shown}.{method}()`, which is not known to be pure")
@@ -1221,6 +1240,14 @@ class Dataflow:
                 blocker = self.function_impurity(definition)
                 return None if blocker is None else Blocker(expr, f"passes `{expr.value}`, which {blocker.reason}")
         return Blocker(expr, f"passes `{self._context.code_for(expr)}`, which is not known to be pure")
+
+    def local_function(self, name: cst.BaseExpression) -> cst.FunctionDef | cst.Lambda | None:
+        """The same-module `def` or lambda that a name refers to, when it is bound exactly once (JF301 checks
+        what a function it maps does with its batched parameters)."""
+        if not isinstance(name, cst.Name):
+            return None
+        found = self._local_definitions(name)
+        return found[0] if found else None
 
     def _local_definitions(self, name: cst.Name) -> list[cst.FunctionDef | cst.Lambda]:
         """The same-module function a name refers to, if it is bound exactly once, to a `def` or a lambda."""
@@ -1522,11 +1549,13 @@ class _PurityWalker(cst.CSTVisitor):
         loop_body: bool,
         appendable: frozenset[str] = frozenset(),
         place: str | None = None,
+        arrays: frozenset[str] = frozenset(),
     ) -> None:
         super().__init__()
         self.dataflow = dataflow
         self.fresh = fresh
         self.appendable = appendable
+        self.arrays = arrays
         self.loop_body = loop_body
         self.place = place  # how messages name the block ("the loop", "the function", "the branch")
         self.blocker: Blocker | None = None
@@ -1673,7 +1702,7 @@ class _PurityWalker(cst.CSTVisitor):
             and func.value.value in self.appendable
         ):
             return True  # an output the caller collects; its argument is still walked
-        blocker = self.dataflow.call_blocker(node, self.fresh)
+        blocker = self.dataflow.call_blocker(node, self.fresh, self.arrays)
         if blocker is not None:
             return self._fail(blocker.node, blocker.reason, blocker.collects)
         return True

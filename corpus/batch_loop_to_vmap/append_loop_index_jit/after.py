@@ -1,0 +1,13 @@
+import jax
+import jax.numpy as jnp
+from functools import partial
+
+
+def distance(center, point):
+    return jnp.sqrt(jnp.sum((point - center) ** 2))
+
+
+@partial(jax.jit, static_argnums=())
+def distances(center, points: jax.Array):
+    out = jax.vmap(distance, in_axes=(None, 0))(center, points)
+    return out

@@ -1,0 +1,11 @@
+import jax
+import jax.numpy as jnp
+
+
+def noisy(key, x):
+    return x + 0.1 * jax.random.normal(key, x.shape)
+
+
+def augment(key, xs: jax.Array):
+    keys = jax.random.split(key, xs.shape[0])
+    return jax.vmap(noisy)(keys, xs)

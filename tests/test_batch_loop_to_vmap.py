@@ -1,0 +1,258 @@
+"""JF301 batch-loop-to-vmap beyond the corpus: the forms it rewrites, what stops it (each with the reason it
+gives), its boundary with JF102 (loops with a carry), and that its rewrites really batch."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from jaxfix import corpus
+from tests.helpers import codemod_for_module, findings, rewrite
+
+CODEMOD = codemod_for_module("batch_loop_to_vmap")
+HEAD = "import jax\nimport jax.numpy as jnp\nimport numpy as np\n\n"
+
+
+def _fixed(body: str) -> str:
+    return rewrite(HEAD + body, CODEMOD, unsafe=True)[len(HEAD) :]
+
+
+def _messages(body: str) -> list[str]:
+    return [d.message for d in findings(HEAD + body, CODEMOD)]
+
+
+# ---- forms ---------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "before, after",
+    [
+        # map over two arrays, a lambda
+        (
+            "def f(xs: jax.Array, ys: jax.Array):\n    return jnp.stack(list(map(lambda x, y: x * y + 1.0, xs, ys)))\n",
+            "def f(xs: jax.Array, ys: jax.Array):\n    return jax.vmap(lambda x, y: x * y + 1.0)(xs, ys)\n",
+        ),
+        # a keyword argument stays in a local function (vmap maps keyword arguments along axis 0)
+        (
+            "def f(xs: jax.Array):\n    return jnp.stack([jnp.sum(x, axis=0) for x in xs])\n",
+            "def f(xs: jax.Array):\n    def body(x):\n        return jnp.sum(x, axis=0)\n"
+            "    return jax.vmap(body)(xs)\n",
+        ),
+        # an index loop with a computed element: the row gets a name
+        (
+            "def f(w, inputs: jax.Array):\n    return jnp.stack([w @ inputs[i] for i in range(inputs.shape[0])], axis=-1)\n",
+            "def f(w, inputs: jax.Array):\n    def body(inputs_row):\n        return w @ inputs_row\n"
+            "    return jax.vmap(body, out_axes=-1)(inputs)\n",
+        ),
+        # a Python number passed unbatched
+        (
+            "def g(x, scale):\n    return jnp.tanh(x) * scale\n\ndef f(xs: jax.Array):\n"
+            "    return jnp.asarray([g(x, 2.0) for x in xs])\n",
+            "def g(x, scale):\n    return jnp.tanh(x) * scale\n\ndef f(xs: jax.Array):\n"
+            "    return jax.vmap(g, in_axes=(0, None))(xs, 2.0)\n",
+        ),
+        # array methods of the batched row are pure, even outside traced code
+        (
+            "def g(x):\n    return x.sum() / x.shape[0]\n\ndef f(xs: jax.Array):\n    return jnp.stack([g(x) for x in xs])\n",
+            "def g(x):\n    return x.sum() / x.shape[0]\n\ndef f(xs: jax.Array):\n    return jax.vmap(g)(xs)\n",
+        ),
+    ],
+)
+def test_rewrites(before: str, after: str) -> None:
+    assert _fixed(before) == after
+
+
+def test_traced_parameter_used_as_an_array_is_a_batch() -> None:
+    body = "@jax.jit\ndef f(xs):\n    n = xs.shape[0]\n    return jnp.stack([jnp.sin(x) for x in xs]) / n\n"
+    assert "jax.vmap(jnp.sin)(xs)" in _fixed(body)
+
+
+# ---- what stops it -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "body, reason",
+    [
+        ("def g(x):\n    return float(x[0]) * x\n\ndef f(xs: jax.Array):\n    return jnp.stack([g(x) for x in xs])\n",
+         "`float()`"),
+        ("def g(x):\n    return x * x.item()\n\ndef f(xs: jax.Array):\n    return jnp.stack([g(x) for x in xs])\n",
+         "Python value"),
+        ("def g(x):\n    return x[x > 0].sum()\n\ndef f(xs: jax.Array):\n    return jnp.stack([g(x) for x in xs])\n",
+         "boolean mask"),
+        ("def g(x):\n    return np.sum(x) + x\n\ndef f(xs: jax.Array):\n    return jnp.stack([g(x) for x in xs])\n",
+         "`np.sum`"),
+        ("def h(y):\n    return y if y[0] > 0 else -y\n\ndef g(x):\n    return h(x * 2.0)\n\n"
+         "def f(xs: jax.Array):\n    return jnp.stack([g(x) for x in xs])\n",
+         "calls `h`, which uses a batched value in Python control flow"),
+        ("def g(x):\n    return x, x\n\ndef f(xs: jax.Array):\n    return jnp.array([g(x) for x in xs])\n",
+         "tuple"),
+        ("def f(xs: jax.Array):\n    return jnp.stack([jnp.linalg.qr(x) for x in xs])\n", "tuple"),
+        ("def f(xs: jax.Array):\n    return jnp.stack([(x, x) for x in xs])\n", "tuple"),
+        ("def f(xs: jax.Array, ys: jax.Array):\n    return jnp.stack([xs[i] + ys[i] for i in range(len(xs))])\n",
+         "used otherwise than as `xs[i]`"),
+        ("def f(w, xs: jax.Array):\n    return jnp.stack([jnp.sin(w) for x in xs])\n", "does not depend"),
+        ("def f(xs: jax.Array):\n    return jnp.stack([print(x) or x for x in xs])\n", "control flow"),
+        ("def f(xs: jax.Array):\n    return jnp.stack([jnp.sin(x) * (y := 2.0) for x in xs])\n", "`:=`"),
+        ("def f(opt, xs: jax.Array):\n    return jnp.stack([opt(x) for x in xs])\n", "not known to be pure"),
+    ],
+)
+def test_reports_without_fix(body: str, reason: str) -> None:
+    messages = _messages(body)
+    assert len(messages) == 1 and "not rewritten" in messages[0] and reason in messages[0], messages
+    assert _fixed(body) == body
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # NumPy stacking, NumPy data, an unproven parameter
+        "def f(xs):\n    return np.stack([np.sin(x) for x in xs])\n",
+        "def f(xs):\n    return jnp.stack([jnp.sin(x) for x in xs])\n",
+        "def f(n):\n    xs = np.ones((n, 3))\n    return jnp.stack([jnp.sin(x) for x in xs])\n",
+        # other arguments of the stack, several or filtered `for` clauses, a list built elsewhere
+        "def f(xs: jax.Array):\n    return jnp.stack([jnp.sin(x) for x in xs], dtype=jnp.float32)\n",
+        "def f(xs: jax.Array):\n    return jnp.stack([jnp.sin(x) for x in xs for _ in range(2)])\n",
+        "def f(xs: jax.Array):\n    ys = [jnp.sin(x) for x in xs]\n    return jnp.stack(ys)\n",
+        # a `for` statement that carries state: JF102's (loop-to-scan), not a batch
+        "@jax.jit\ndef f(xs):\n    h = jnp.zeros(xs.shape[1:])\n    hs = []\n    for x in xs:\n"
+        "        h = jnp.tanh(h + x)\n        hs.append(h)\n    return jnp.stack(hs)\n",
+    ],
+)
+def test_quiet(body: str) -> None:
+    assert _messages(body) == []
+
+
+LOOP = "def f(w, xs: jax.Array):\n    ys = []\n    for x in xs:\n{body}    return jnp.stack(ys)\n"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # a carried value: JF102's scan
+        "def f(xs: jax.Array):\n    h = 0.0\n    ys = []\n    for x in xs:\n        h = h + x\n        ys.append(h)\n"
+        "    return jnp.stack(ys)\n",
+        # the loop variable is read after the loop
+        "def f(xs: jax.Array):\n    ys = []\n    for x in xs:\n        ys.append(x * 2.0)\n    return jnp.stack(ys) + x\n",
+        # a closure reads a name the loop assigns
+        "def f(xs: jax.Array):\n    g = lambda: h\n    ys = []\n    for x in xs:\n        h = x * 2.0\n"
+        "        ys.append(h + g())\n    return jnp.stack(ys)\n",
+        # the list is not created empty just before the loop, or is stacked twice
+        "def f(xs: jax.Array):\n    ys = [xs[0]]\n    for x in xs:\n        ys.append(x)\n    return jnp.stack(ys)\n",
+        "def f(xs: jax.Array):\n    ys = []\n    for x in xs:\n        ys.append(x)\n    return jnp.stack(ys), jnp.array(ys)\n",
+        # a closure returns the list: after a rewrite it would return an array
+        "def f(xs: jax.Array):\n    ys = []\n    g = lambda: ys\n    for x in xs:\n        ys.append(x * 2.0)\n"
+        "    return jnp.stack(ys), g()\n",
+        # conditional append, an `else:` clause
+        "def f(xs: jax.Array):\n    ys = []\n    for x in xs:\n        if x.ndim:\n            ys.append(x)\n    return jnp.stack(ys)\n",
+        "def f(xs: jax.Array):\n    ys = []\n    for x in xs:\n        ys.append(x)\n    else:\n        pass\n"
+        "    return jnp.stack(ys)\n",
+    ],
+)
+def test_loop_quiet(body: str) -> None:
+    assert _messages(body) == []
+
+
+@pytest.mark.parametrize(
+    "body, reason",
+    [
+        ("        y = x @ w\n        if y[0] > 0:\n            y = -y\n        ys.append(y)\n", "Python control flow"),
+        ("        w.block_until_ready()\n        ys.append(w @ x)\n", "not known to be pure"),
+        ("        assert x.ndim == 1\n        ys.append(w @ x)\n", "other than assignments"),
+    ],
+)
+def test_loop_reports_without_fix(body: str, reason: str) -> None:
+    source = LOOP.format(body=body)
+    messages = _messages(source)
+    assert len(messages) == 1 and "not rewritten" in messages[0] and reason in messages[0], messages
+    assert _fixed(source) == source
+
+
+def test_loop_with_axis_and_zip() -> None:
+    source = (
+        "def f(xs: jax.Array, ys: jax.Array):\n    out = []\n    for x, y in zip(xs, ys):\n"
+        "        out.append(jnp.outer(x, y))\n    return jnp.stack(out, axis=1)\n"
+    )
+    assert _fixed(source) == (
+        "def f(xs: jax.Array, ys: jax.Array):\n    out = jax.vmap(jnp.outer, out_axes=1)(xs, ys)\n    return out\n"
+    )
+
+
+def test_random_body_is_rewritten_with_a_note() -> None:
+    body = "def f(key, xs: jax.Array):\n    return jnp.stack([x + jax.random.normal(key, x.shape) for x in xs])\n"
+    (message,) = _messages(body)
+    assert "random" in message
+    assert "jax.vmap(body)(xs)" in _fixed(body)
+
+
+def test_lambda_parameter_is_not_lost() -> None:
+    """The element reads a parameter of the enclosing lambda: a function defined before the statement would
+    not see it."""
+    body = "def f(xs: jax.Array):\n    g = lambda w: jnp.stack([w * x + 1.0 for x in xs])\n    return g(2.0)\n"
+    (message,) = _messages(body)
+    assert "cannot take a local function" in message
+    assert _fixed(body) == body
+
+
+def test_comments_of_the_list_move_with_it() -> None:
+    source = "def f(xs: jax.Array):\n    ys = []  # rows\n    for x in xs:\n        ys.append(jnp.sin(x))\n    return jnp.stack(ys)\n"
+    assert _fixed(source) == "def f(xs: jax.Array):\n    # rows\n    ys = jax.vmap(jnp.sin)(xs)\n    return ys\n"
+
+
+def test_class_body_gets_no_local_function() -> None:
+    body = "class C:\n    xs = jnp.ones((3, 2))\n    ys = jnp.stack([x * 2.0 for x in xs])\n"
+    (message,) = _messages(body)
+    assert "cannot take a local function" in message
+
+
+# ---- the rewrites batch ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("case", [c for c in corpus.cases() if c.codemod == "batch_loop_to_vmap" and not c.negative],
+                         ids=lambda c: c.name)
+def test_rewrite_is_one_batched_computation(case: corpus.Case) -> None:
+    """The rewritten program has no per-row copies: its jaxpr does not grow with the batch, while the
+    original's does (so the corpus equivalence compares a loop with a batched computation)."""
+    args, _ = corpus.arguments(case)
+    bigger = [jnp.concatenate([a, a]) if i in case.spec["batch_args"] else a for i, a in enumerate(args)]
+    before = corpus.load_function(case.before, case.spec["entry"], tag="jf301-b")
+    after = corpus.load_function(case.after, case.spec["entry"], tag="jf301-a")
+    size = lambda f, a: len(str(jax.make_jaxpr(f)(*a)).splitlines())  # noqa: E731
+    assert size(after, args) == size(after, bigger)
+    assert size(before, args) < size(before, bigger)
+    np.testing.assert_allclose(after(*bigger), before(*bigger), rtol=1e-5, atol=1e-6)
+
+
+# ---- the payoff benchmark ----------------------------------------------------------------------------------
+
+
+def test_benchmark_tiles_the_batch_and_times_each_case(capsys) -> None:
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "vmap_batch.py"
+    spec = importlib.util.spec_from_file_location("jaxfix_benchmarks_vmap_batch", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    case = next(c for c in corpus.cases() if c.codemod == "batch_loop_to_vmap" and c.name == "zip_pairs")
+    args, _ = module.batched_arguments(case, 10)
+    assert [a.shape[0] for a in args] == [10, 10]
+    module.main(["--cases", "zip_pairs", "--batch", "6", "--repeats", "1", "--calls", "1"])
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| zip_pairs |")]
+    assert len(rows) == 1 and rows[0].endswith("x |")
+
+
+def test_refused_cases_would_break_under_vmap() -> None:
+    """The refusals are not caution for its own sake: vmap of the function behind them raises where the
+    loop computes."""
+    cases = {c.name: c for c in corpus.cases() if c.codemod == "batch_loop_to_vmap"}
+    for name, function, error in (
+        ("branch_on_value", "clip_or_flip", jax.errors.TracerBoolConversionError),
+        ("value_shaped", "first_positive", jax.errors.ConcretizationTypeError),
+    ):
+        case = cases[name]
+        args, _ = corpus.arguments(case)
+        corpus.call(corpus.load_function(case.before, case.spec["entry"], tag=f"jf301-{name}"), args, {})
+        with pytest.raises(error):
+            jax.vmap(corpus.load_function(case.before, function, tag=f"jf301-{name}-f"))(args[0])
