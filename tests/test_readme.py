@@ -22,7 +22,7 @@ def test_ci_runs_the_readme_test_command() -> None:
     commands = re.findall(r"```sh\n(.+?)\n```", README)
     assert len(commands) == 2, "the README shows exactly two set-up commands"
     main_job, tests = commands
-    assert "jaxfix apply --diff corpus/" in main_job
+    assert "jaxfix apply --diff --unsafe-fixes corpus/" in main_job
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     install, _, test_command = tests.rpartition("&& ")
     assert 'pip install --quiet -e ".[test]"' in ci or 'pip install -e ".[test]"' in ci
