@@ -151,17 +151,33 @@ class BatchLoopToVmap(Codemod):
 
     @classmethod
     def may_match_tree(cls, screen: Screen) -> bool:
-        """A finding needs a list comprehension, a `map(...)` call, or a `for` loop ending in `.append(...)`."""
+        """A finding needs a `*.stack`/`*.array`/`*.asarray` call whose first argument is a list comprehension,
+        `list(map(...))`, or a name that a `for` loop appends to as its last statement."""
+        appended = {
+            n.body[-1].value.func.value.id
+            for n in screen.nodes
+            if isinstance(n, ast.For)
+            and isinstance(n.body[-1], ast.Expr)
+            and isinstance(n.body[-1].value, ast.Call)
+            and isinstance(n.body[-1].value.func, ast.Attribute)
+            and n.body[-1].value.func.attr == "append"
+            and isinstance(n.body[-1].value.func.value, ast.Name)
+        }
+
+        def batch_list(arg: ast.expr) -> bool:
+            if isinstance(arg, ast.ListComp):
+                return True
+            if isinstance(arg, ast.Call) and isinstance(arg.func, ast.Name) and arg.func.id == "list" and arg.args:
+                inner = arg.args[0]
+                return isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) and inner.func.id == "map"
+            return isinstance(arg, ast.Name) and arg.id in appended
+
         return any(
-            isinstance(n, ast.ListComp)
-            or (isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "map")
-            or (
-                isinstance(n, ast.For)
-                and isinstance(n.body[-1], ast.Expr)
-                and isinstance(n.body[-1].value, ast.Call)
-                and isinstance(n.body[-1].value.func, ast.Attribute)
-                and n.body[-1].value.func.attr == "append"
-            )
+            isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Attribute)
+            and n.func.attr in ("stack", "array", "asarray")
+            and bool(n.args)
+            and batch_list(n.args[0])
             for n in screen.nodes
         )
 
