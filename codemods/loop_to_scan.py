@@ -199,8 +199,9 @@ class LoopToScan(Codemod):
 
     @classmethod
     def may_match_tree(cls, screen: Screen) -> bool:
-        """A finding needs a `for` loop (not a short literal `range`) in a function TracedAnalysis may find
-        traced."""
+        """A finding needs a `for` loop in a function TracedAnalysis may find traced, over `range` (not a short
+        literal one), `reversed(...)`, a name or a subscript: attributes (`self.layers`), `zip`, `enumerate`,
+        displays and method calls are never proven to be an array's rows."""
         in_traced_code = getattr(screen, "in_traced_code", None)
         if in_traced_code is not None:
             loops = in_traced_code(ast.For)
@@ -212,7 +213,11 @@ class LoopToScan(Codemod):
             if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range":
                 if LoopToForiLoop._short(it):
                     continue
-            return True
+                return True
+            if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "reversed":
+                return True
+            if isinstance(it, (ast.Name, ast.Subscript)):  # the rows of an array (`self.layers` never is)
+                return True
         return False
 
     VALID = (
