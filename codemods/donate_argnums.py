@@ -19,6 +19,7 @@ _TREE_MAP = frozenset({"jax.tree.map", "jax.tree_util.tree_map", "jax.tree_map"}
 _ELEMENTWISE = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide)
 # jax.numpy functions that may hand back their argument itself rather than a new array.
 _MAY_ALIAS = frozenset({"jax.numpy.asarray", "jax.numpy.array"})
+_LIKE = frozenset({"jax.numpy.zeros_like", "jax.numpy.ones_like", "jax.numpy.full_like"})
 _METADATA_ATTRIBUTES = frozenset({"shape", "dtype", "ndim", "size"})
 
 
@@ -106,11 +107,13 @@ class DonateArgnums(Codemod):
     ## When it stays quiet
     - Functions already donating, functions with other decorators, methods, and functions passed around as
       values (not all call sites are visible).
-    - Arguments whose updated value jaxfix cannot prove to have the argument's shape and dtype: it accepts
+    - Arguments whose updated value jaxfix cannot prove to have the argument's shape and dtype. It accepts
       `p - lr * g`-style arithmetic (and the same under `jax.tree.map`) of the parameter, its gradient from
-      `jax.grad`/`jax.value_and_grad` of that parameter, and numeric constants. A learning rate passed as an
-      argument might be an array that broadcasts, and an optimizer state updated from the gradients of
-      another argument has an unknown shape: both stay undonated (the message names them).
+      `jax.grad`/`jax.value_and_grad` of that parameter, and numeric constants; and an optimizer state that
+      adds the gradient of a donated parameter (`0.9 * velocity + grads`) when every value it receives is an
+      earlier output or `jnp.zeros_like(params)` (`ones_like`, `full_like`, `jax.tree.map` of them) of the
+      value passed with it. A learning rate passed as an argument might be an array that broadcasts, and a
+      state started some other way might have another shape: both stay undonated (the message names them).
     - Static arguments, arguments passed as expressions or twice, calls whose result is bound to new names
       (`new_params, s = step(params, s)`: the old value may be read later).
     It reports without a fix, saying what stopped it, when the calls rebind a provably updated argument but
@@ -265,6 +268,8 @@ class DonateArgnums(Codemod):
         donated: list[tuple[int, str, list[_Site]]] = []
         unproven: list[str] = []
         blockers: list[str] = []
+        self._calls = set(calls)
+        candidates = []
         for index, param in enumerate(params):
             if param in static:
                 continue
@@ -272,11 +277,18 @@ class DonateArgnums(Codemod):
             positions = {s.position for s in sites if s is not None}
             if any(s is None for s in sites) or len(positions) != 1:
                 continue  # some call does not rebind this argument from one output
-            position = positions.pop()
-            if not self._updates(function, returns, param, position):
+            peers = self._updates(function, returns, param, positions.pop())
+            if peers is None:
                 unproven.append(param)
                 continue
-            self._calls = set(calls)
+            candidates.append((index, param, sites, peers))
+        proven = {param: sites for _, param, sites, peers in candidates if not peers}
+        for index, param, sites, peers in candidates:
+            if peers and not all(
+                peer in proven and self._shaped_like(site, proven[peer][n]) for peer in peers for n, site in enumerate(sites)
+            ):
+                unproven.append(param)
+                continue
             self._donating = {self._argument(site) for site in sites}
             checked = [self._aliasing(site) for site in sites]
             blocked = [c.blocker for c in checked if c.blocker]
@@ -342,19 +354,26 @@ class DonateArgnums(Codemod):
                 arities.add(0)
         return arities.pop() if len(arities) == 1 else None
 
-    def _updates(self, function: cst.FunctionDef, returns, param: str, position: int) -> bool:
-        """Whether every return's output `position` is provably the updated `param`: same shape and dtype."""
+    def _updates(self, function: cst.FunctionDef, returns, param: str, position: int) -> frozenset[str] | None:
+        """Whether every return's output `position` is provably the updated `param`, with its shape and dtype:
+        None when not; else the other parameters whose gradients it adds (`0.9 * velocity + grads`), which
+        must then have the shape of `param` at every call (empty: nothing more to prove)."""
         writes = block_activity(body_statements(function.body)).writes
         if param in writes:
-            return False  # `param` is rebound: a later use of the name is not the argument
+            return None  # `param` is rebound: a later use of the name is not the argument
+        self._fn_params = {
+            p.name.value for p in (*function.params.posonly_params, *function.params.params)
+        } - set(writes)
         flow = self.context.dataflow.flow(function)
+        peers: set[str] = set()
         for ret in returns:
             value = ret.value if position == 0 and not isinstance(ret.value, cst.Tuple) else ret.value.elements[position - 1].value
             statement = self.context.parents[ret]
             kinds = self._shaped(value, param, flow, statement, {}, 0)
-            if kinds is None or not {"param", "grad"} <= kinds:
-                return False
-        return True
+            if kinds is None or "param" not in kinds or kinds == {"param"}:
+                return None  # no gradient in it: an integer array could turn into a float one
+            peers |= {kind.split(":", 1)[1] for kind in kinds if kind.startswith("grad:")}
+        return frozenset(peers)
 
     def _shaped(self, expr, param, flow, statement, env, depth) -> set[str] | None:
         """For an elementwise expression of `param`, its gradients and numbers: the kinds of array operands in
@@ -385,8 +404,11 @@ class DonateArgnums(Codemod):
         if len(sources) != 1:
             return None
         (source,) = sources
-        if self._is_gradient(source, expr.value, param, flow):
+        of = self._gradient_of(source, expr.value)
+        if of == param:
             return {"grad"}
+        if of is not None and of in self._fn_params:
+            return {f"grad:{of}"}
         if isinstance(source, cst.BaseExpression):
             return self._shaped(source, param, flow, self._statement_of(source), env, depth + 1)
         return None
@@ -420,45 +442,45 @@ class DonateArgnums(Codemod):
             env[name] = kinds
         return self._shaped(fn.body, param, flow, statement, env, depth + 1)
 
-    def _is_gradient(self, source, name: str, param: str, flow) -> bool:
-        """`g = jax.grad(f)(param, ...)`, `loss, g = jax.value_and_grad(f)(param, ...)` (argnums 0)."""
+    def _gradient_of(self, source, name: str) -> str | None:
+        """`g = jax.grad(f)(p, ...)`, `loss, g = jax.value_and_grad(f)(p, ...)` (argnums 0): the name `p`."""
         if isinstance(source, cst.Call):
             call, index, arity = source, None, 0
         elif isinstance(source, cst.Assign) and len(source.targets) == 1 and isinstance(source.value, cst.Call):
             target = source.targets[0].target
             if not isinstance(target, (cst.Tuple, cst.List)):
-                return False
+                return None
             elements = [e.value for e in target.elements]
             found = [i for i, e in enumerate(elements) if isinstance(e, cst.Name) and e.value == name]
             if len(found) != 1 or any(isinstance(e, cst.StarredElement) for e in target.elements):
-                return False
+                return None
             call, index, arity = source.value, found[0], len(elements)
         else:
-            return False
+            return None
         transform = call.func
         if not isinstance(transform, cst.Call) or not call.args:
-            return False
+            return None
         kind = self.context.names.qualified(transform.func)
         keywords = {a.keyword.value: a.value for a in transform.args if a.keyword}
         if set(keywords) - {"has_aux", "argnums"}:
-            return False
+            return None
         argnums = keywords.get("argnums")
         if argnums is not None and not (isinstance(argnums, cst.Integer) and argnums.value == "0"):
-            return False
+            return None
         aux = keywords.get("has_aux")
         if aux is not None and not (isinstance(aux, cst.Name) and aux.value in ("True", "False")):
-            return False
+            return None
         has_aux = aux is not None and aux.value == "True"
         if kind == "jax.grad":
             wanted = (0, 2) if has_aux else (None, 0)
         elif kind == "jax.value_and_grad":
             wanted = (1, 2)
         else:
-            return False
+            return None
         first = call.args[0]
-        if first.keyword or first.star or not (isinstance(first.value, cst.Name) and first.value.value == param):
-            return False
-        return (index, arity) == wanted
+        if first.keyword or first.star or not isinstance(first.value, cst.Name) or (index, arity) != wanted:
+            return None
+        return first.value.value
 
     def _module_number(self, name: str) -> bool:
         """A module-level constant bound once to a number (`LEARNING_RATE = 0.1`)."""
@@ -506,6 +528,44 @@ class DonateArgnums(Codemod):
         if position is None:
             return None
         return _Site(call, variable, keyword is not None, position)
+
+    def _shaped_like(self, site: _Site, peer: _Site) -> bool:
+        """Whether at this call the variable `site` passes has the shape and dtype of the one `peer` passes,
+        by induction over the calls: each value it may hold is either an earlier call's output (which has the
+        shape of the peer's, whose own output keeps its shape) or `jnp.zeros_like(peer)` (also `ones_like`,
+        `full_like`, or `jax.tree.map` of one of them) taken from the same values of the peer that reach the call."""
+        flow = self.context.dataflow.flow(self.context.dataflow.enclosing_function(site.call))
+        statement = self._statement_of(site.call)
+        peer_initial = {s for s in flow.reaching(statement, peer.variable) if not self._is_rebinding(s)}
+        for source in flow.reaching(statement, site.variable):
+            if self._is_rebinding(source):
+                continue
+            if not isinstance(source, cst.Call):
+                return False
+            callee = self.context.names.qualified(source.func)
+            args = [a for a in source.args if not a.keyword and not a.star]
+            if callee in _TREE_MAP and len(source.args) == 2 and len(args) == 2:
+                callee, args = self.context.names.qualified(args[0].value), args[1:]
+            elif callee in _TREE_MAP:
+                return False
+            if callee not in _LIKE or not args or not isinstance(args[0].value, cst.Name):
+                return False
+            if args[0].value.value != peer.variable or any(a.keyword and a.keyword.value in ("dtype", "shape") for a in source.args):
+                return False
+            if set(flow.reaching(self._statement_of(source), peer.variable)) != peer_initial:
+                return False
+        return True
+
+    def _makes_like(self, call: cst.Call) -> bool:
+        """`jnp.zeros_like(x)` and its kin, or `jax.tree.map` of one of them: new arrays shaped like `x`."""
+        names = self.context.names
+        callee = names.qualified(call.func)
+        if callee in _TREE_MAP and call.args:
+            callee = names.qualified(call.args[0].value)
+        return callee in _LIKE
+
+    def _is_rebinding(self, source) -> bool:
+        return isinstance(source, cst.Assign) and source.value in self._calls
 
     def _argument(self, site: _Site) -> cst.Name:
         for arg in site.call.args:
@@ -558,7 +618,7 @@ class DonateArgnums(Codemod):
             return None
         if isinstance(source, cst.Call):
             callee = self.context.names.qualified(source.func) or ""
-            if callee.startswith(("jax.numpy.", "jax.random.")) and callee not in _MAY_ALIAS:
+            if callee.startswith(("jax.numpy.", "jax.random.")) and callee not in _MAY_ALIAS or self._makes_like(source):
                 return None
             if self._is_jitted_call(source) and self._returns_fresh(self._jitted[source.func.value]):
                 return None
@@ -605,6 +665,8 @@ class DonateArgnums(Codemod):
             if isinstance(call, cst.Call) and self._is_jitted_call(call):
                 if node in self._donating or self._returns_fresh(self._jitted[call.func.value]):
                     return None
+            if isinstance(call, cst.Call) and self._makes_like(call):
+                return None  # only the shape and dtype are read
             if isinstance(call, cst.Call) and (self.context.names.is_builtin(call.func, "print") or self.context.names.is_builtin(call.func, "float")):
                 return None
         if isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value in _METADATA_ATTRIBUTES:
