@@ -37,9 +37,11 @@ class JitInLoop(Codemod):
     ## Why is this bad?
     jit caches compiled code per function object. A lambda, a `partial`, a bound method or a `def` evaluated
     in the loop is a new object each iteration, so every iteration traces and compiles again: the issue
-    measured a 50-step loop 37-42x slower. `benchmarks/jit_in_loop.py` counts 50 compilations for 50 steps
-    before the fix and 1 after (JAX 0.10.2, this CPU). `jax.jit(f)` of one module-level function hits the
-    cache (1.03x in the issue): that is reported at low severity, without a fix.
+    measured a 50-step loop 37-42x slower. `benchmarks/jit_in_loop.py` (JAX 0.10.2, this 2-core CPU, 50 steps
+    on 1000 floats, two runs) counts 50 compilations before the fix and 1 after for a lambda, a `partial`, a
+    nested def and a bound method alike; the loop ran 35-94x faster hoisted (1.6-4.3 s against 30-100 ms).
+    `jax.jit(f)` of one module-level function hits the cache (1.03x in the issue): that is reported at low
+    severity, without a fix.
 
     ## Example
     ```python
