@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from jaxfix.analysis.dataflow import activity, free_names
+from jaxfix.analysis.dataflow import activity
 from jaxfix.analysis.syntax import walk
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Safety
@@ -138,9 +138,7 @@ class JitInLoop(Codemod):
         loops = self._loops(node)
         if not loops:
             return
-        decorator = node.decorators[0].decorator
-        free = free_names(node) + (self._keyword_names(decorator) if isinstance(decorator, cst.Call) else ())
-        self._decide(_Jit(node, "nested def", tuple(dict.fromkeys(free))), loops)
+        self._decide(_Jit(node, "nested def", self._free(node)), loops)
 
     def _is_jit_decorator(self, decorator: cst.BaseExpression) -> bool:
         names = self.context.names
@@ -208,10 +206,11 @@ class JitInLoop(Codemod):
                 )
         return False
 
-    def _free(self, target: cst.BaseExpression) -> tuple[str, ...]:
-        if isinstance(target, cst.Lambda):
-            return free_names(target)
-        return tuple(dict.fromkeys(activity(cst.Expr(target)).reads))
+    def _free(self, target: cst.CSTNode) -> tuple[str, ...]:
+        """What the callable reads from outside: a lambda's or def's free names and the default values,
+        annotations and decorators evaluated where it is defined; everything a `partial(...)` reads."""
+        act = activity(target if isinstance(target, cst.FunctionDef) else cst.Expr(target))
+        return tuple(dict.fromkeys((*act.reads, *act.captured)))
 
     def _keyword_names(self, call: cst.Call) -> tuple[str, ...]:
         names: list[str] = []

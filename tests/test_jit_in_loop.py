@@ -39,6 +39,12 @@ def test_in_the_loop_compiles_every_step_and_hoisted_once() -> None:
         # the jit keywords read the loop variable
         "import jax\n\ndef f(x):\n    for n in range(3):\n"
         "        x = jax.jit(lambda v, k: v * k, static_argnums=n % 2)(x, 2)\n    return x\n",
+        # a default value read where the lambda is made
+        "import jax\n\ndef f(x):\n    for i in range(3):\n        x = jax.jit(lambda v, k=i: v * k)(x)\n    return x\n",
+        # a def's default value and decorator keywords
+        "import jax\nfrom functools import partial\n\ndef f(x):\n    for i in range(3):\n"
+        "        @partial(jax.jit, static_argnums=i % 1)\n        def g(v, k=i):\n            return v * k\n\n"
+        "        x = g(x)\n    return x\n",
         # a store into what the lambda reads
         "import jax\n\ndef f(x, cfg):\n    for _ in range(3):\n        cfg['s'] = cfg['s'] * 2\n"
         "        x = jax.jit(lambda v: v * cfg['s'])(x)\n    return x\n",
