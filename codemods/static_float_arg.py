@@ -1,0 +1,184 @@
+"""JF503: a static jit argument that receives a different float at each call compiles at each call."""
+
+from __future__ import annotations
+
+import libcst as cst
+from libcst.metadata import ScopeProvider
+
+from jaxfix.analysis.dataflow import activity
+from jaxfix.analysis.syntax import walk
+from jaxfix.codemod import Codemod, Invalid, Valid
+
+_LOOPS = (cst.For, cst.While)
+
+
+class StaticFloatArg(Codemod):
+    """A static argument of a jitted function that a loop passes a new float on each call.
+
+    ## What it does
+    Finds a module-level jitted function whose `static_argnums`/`static_argnames` name a parameter that some
+    call inside a loop passes a float that changes from one iteration to the next: a learning rate from a
+    schedule (`lr = base * 0.99 ** step`), a loop variable over floats, a value the loop rebinds with float
+    arithmetic.
+
+    ## Why is this bad?
+    jit compiles once per distinct value of each static argument: a schedule of 10,000 learning rates is
+    10,000 compilations, each far slower than the step itself, and each kept in the cache. A traced
+    argument compiles once for all values. The test `tests/test_static_float_arg.py` counts it on this
+    machine: 5 calls with 5 different static floats compile 5 times; with the argument traced, once.
+
+    ## Example
+    ```python
+    @partial(jax.jit, static_argnames="lr")
+    def step(params, grads, lr):
+        return params - lr * grads
+
+    for i in range(1000):
+        params = step(params, grads, lr=0.1 * 0.99 ** i)
+    ```
+
+    ## Use instead
+    ```python
+    @jax.jit
+    def step(params, grads, lr):
+        return params - lr * grads
+    ```
+
+    ## Fix safety
+    No fix: making the argument traced breaks a function that uses it as a Python value (`if lr > 0.1:`,
+    a shape, `range(n)`), which jaxfix would have to rule out first. It reports, and the message names the
+    call and what changes.
+
+    ## When it stays quiet
+    - Static arguments that receive the same value at each call, integers and strings (shapes, flags,
+      modes), and values that do not depend on what the loop changes.
+    - Calls outside loops, and functions it cannot see every jit keyword of.
+    """
+
+    code = "JF503"
+    name = "static-float-arg"
+    summary = "static jit argument receiving a different float at each call in a loop: one compilation per value"
+    fix_safety = None
+    screen = ("static_argn",)
+
+    VALID = (
+        Valid(
+            "import jax\nfrom functools import partial\n\n@partial(jax.jit, static_argnums=1)\n"
+            "def f(x, n):\n    return x * n\n\ndef run(x):\n    for i in range(5):\n        x = f(x, 3)\n    return x\n"
+        ),
+        Valid(
+            "import jax\nfrom functools import partial\n\n@partial(jax.jit, static_argnums=1)\n"
+            "def f(x, n):\n    return x * n\n\ndef run(x):\n    for i in range(5):\n        x = f(x, i)\n    return x\n"
+        ),
+    )
+    INVALID = (
+        Invalid(
+            "import jax\nfrom functools import partial\n\n@partial(jax.jit, static_argnums=1)\n"
+            "def f(x, lr):\n    return x * lr\n\ndef run(x):\n    for i in range(5):\n"
+            "        x = f(x, 0.1 * 0.9 ** i)\n    return x\n",
+            None,
+            message="compiles again",
+        ),
+    )
+
+    def visit_Module(self, node: cst.Module) -> None:
+        from jaxfix.codemods.donate_argnums import DonateArgnums
+
+        finder = DonateArgnums(self.context)
+        jitted = list(finder._find_jitted(node))
+        if not jitted:
+            return
+        scopes = self.context.wrapper.resolve(ScopeProvider)
+        global_scope = scopes[node]
+        for item in jitted:
+            keywords = finder._keywords(item)
+            fparams = item.function.params
+            params = [p.name.value for p in (*fparams.posonly_params, *fparams.params)]
+            static = finder._static(item, keywords, params)
+            if not static:
+                continue
+            assignments = list(global_scope.assignments[item.name])
+            if len(assignments) != 1:
+                continue
+            reported: set[str] = set()
+            for access in assignments[0].references:
+                call = self.context.parents.get(access.node)
+                if not (isinstance(call, cst.Call) and call.func is access.node):
+                    continue
+                for param in sorted(static - reported):
+                    reason = self._varies(call, params, param)
+                    if reason is not None:
+                        reported.add(param)
+                        self.report(
+                            call,
+                            f"`{param}` is a static argument of `{item.name}` but {reason}: jit compiles again for "
+                            f"each new value; make `{param}` a traced argument (drop it from the static arguments)",
+                        )
+
+    def _argument(self, call: cst.Call, params: list[str], param: str) -> cst.BaseExpression | None:
+        if any(a.star for a in call.args):
+            return None
+        for arg in call.args:
+            if arg.keyword is not None and arg.keyword.value == param:
+                return arg.value
+        positional = [a for a in call.args if a.keyword is None]
+        index = params.index(param)
+        return positional[index].value if index < len(positional) else None
+
+    def _varies(self, call: cst.Call, params: list[str], param: str) -> str | None:
+        """Why the value passed for `param` is a float that changes on each iteration, or None."""
+        value = self._argument(call, params, param)
+        if value is None:
+            return None
+        loop = self._loop(call)
+        if loop is None:
+            return None
+        act = activity(loop)
+        changed = set(act.writes) | set(act.mutations)
+        reads = {n.value for n in walk(value) if isinstance(n, cst.Name)}
+        if not reads & changed:
+            return None
+        if self._float_expression(value):
+            return "the loop passes it a float expression of what changes each iteration"
+        if isinstance(value, cst.Name):
+            if isinstance(loop, cst.For) and value.value in activity(cst.Expr(loop.target)).reads:
+                if self._float_iterable(loop.iter):
+                    return f"it is the loop variable over floats `{self.context.code_for(loop.iter)}`"
+                return None
+            for node in walk(loop.body):
+                if isinstance(node, (cst.Assign, cst.AugAssign)):
+                    targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+                    if any(isinstance(t, cst.Name) and t.value == value.value for t in targets):
+                        if self._float_expression(node.value):
+                            return f"the loop rebinds `{value.value}` to a new float each iteration"
+        return None
+
+    def _loop(self, node: cst.CSTNode):
+        parents = self.context.parents
+        child, current = node, parents.get(node)
+        while current is not None and not isinstance(current, (cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.Module)):
+            if isinstance(current, _LOOPS) and child is current.body:
+                return current
+            child, current = current, parents.get(current)
+        return None
+
+    def _float_expression(self, expr: cst.BaseExpression) -> bool:
+        """Arithmetic with a float literal, a true division, or `float(...)`: a Python float when its names are
+        Python numbers (an array value would not be hashable as a static argument in the first place)."""
+        for node in walk(expr):
+            if isinstance(node, cst.Float):
+                return True
+            if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Divide):
+                return True
+            if isinstance(node, cst.Call) and self.context.names.is_builtin(node.func, "float"):
+                return True
+        return False
+
+    def _float_iterable(self, expr: cst.BaseExpression) -> bool:
+        """A literal list or tuple with a float in it, or `np.linspace(...)`-like calls of float ranges."""
+        if isinstance(expr, (cst.List, cst.Tuple)):
+            return any(isinstance(e.value, cst.Float) for e in expr.elements)
+        if isinstance(expr, cst.Call):
+            callee = self.context.names.qualified(expr.func) or ""
+            return callee in {"numpy.linspace", "numpy.geomspace", "numpy.logspace"}
+        return False
