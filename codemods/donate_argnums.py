@@ -162,14 +162,17 @@ class DonateArgnums(Codemod):
 
     @classmethod
     def may_match_tree(cls, screen) -> bool:
-        """A finding needs a module-level function with one decorator, or a module-level `name = ...(fn, ...)`,
-        whose name is called as `name(...)` and assigned from that call somewhere in the module."""
+        """A finding needs a module-level function with one decorator that may be `jax.jit` or a `partial` of
+        it, or a module-level `name = jax.jit(...)`, whose name is called and assigned from the call."""
+        may = getattr(screen, "may_resolve_to", lambda expr, names: True)
         candidates = set()
         for stmt in screen.tree.body:
             if isinstance(stmt, ast.FunctionDef) and len(stmt.decorator_list) == 1:
-                candidates.add(stmt.name)
+                decorator = stmt.decorator_list[0]
+                if may(decorator.func if isinstance(decorator, ast.Call) else decorator, {_JIT, _PARTIAL}):
+                    candidates.add(stmt.name)
             elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-                if isinstance(stmt.value, ast.Call):
+                if isinstance(stmt.value, ast.Call) and may(stmt.value.func, {_JIT}):
                     candidates.add(stmt.targets[0].id)
         if not candidates:
             return False

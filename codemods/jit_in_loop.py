@@ -103,12 +103,18 @@ class JitInLoop(Codemod):
 
     @classmethod
     def may_match_tree(cls, screen) -> bool:
-        """A finding needs a loop with `jit` somewhere in its body."""
+        """A finding needs a loop whose body has a call of, or a decorator that may resolve to, `jax.jit` (or
+        `functools.partial` of it)."""
+        may = getattr(screen, "may_resolve_to", None)
         for loop in ast.walk(screen.tree):
             if isinstance(loop, (ast.For, ast.While, ast.AsyncFor)):
                 for node in ast.walk(loop):
-                    if isinstance(node, ast.Name) and "jit" in node.id or isinstance(node, ast.Attribute) and "jit" in node.attr:
-                        return True
+                    if isinstance(node, ast.Call):
+                        if may is None or may(node.func, {_JIT, _PARTIAL}):
+                            return True
+                    elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        if any(may is None or may(d, {_JIT}) for d in node.decorator_list):
+                            return True
         return False
 
     # ---- matching ----------------------------------------------------------------------------------------

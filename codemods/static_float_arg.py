@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 from libcst.metadata import ScopeProvider
 
@@ -80,6 +82,27 @@ class StaticFloatArg(Codemod):
             message="compiles again",
         ),
     )
+
+    @classmethod
+    def may_match_tree(cls, screen) -> bool:
+        """A finding needs a module-level def or assignment whose decorator or value passes `static_argnums`
+        or `static_argnames`, called by name inside a loop."""
+        candidates = set()
+        for stmt in screen.tree.body:
+            if isinstance(stmt, ast.FunctionDef):
+                keywords = [k.arg for d in stmt.decorator_list if isinstance(d, ast.Call) for k in d.keywords]
+                if any(k and k.startswith("static_argn") for k in keywords):
+                    candidates.add(stmt.name)
+            elif isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call):
+                if any(k.arg and k.arg.startswith("static_argn") for k in stmt.value.keywords):
+                    candidates.update(t.id for t in stmt.targets if isinstance(t, ast.Name))
+        if not candidates:
+            return False
+        return any(
+            isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in candidates
+            for loop in ast.walk(screen.tree) if isinstance(loop, (ast.For, ast.While))
+            for n in ast.walk(loop)
+        )
 
     def visit_Module(self, node: cst.Module) -> None:
         from jaxfix.codemods.donate_argnums import DonateArgnums
