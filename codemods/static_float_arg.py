@@ -10,6 +10,7 @@ from libcst.metadata import ScopeProvider
 from jaxfix.analysis.dataflow import activity
 from jaxfix.analysis.syntax import walk
 from jaxfix.codemod import Codemod, Invalid, Valid
+from jaxfix.diagnostics import Safety
 
 _LOOPS = (cst.For, cst.While)
 
@@ -47,9 +48,12 @@ class StaticFloatArg(Codemod):
     ```
 
     ## Fix safety
-    No fix: making the argument traced breaks a function that uses it as a Python value (`if lr > 0.1:`,
-    a shape, `range(n)`), which jaxfix would have to rule out first. It reports, and the message names the
-    call and what changes.
+    The fix drops the parameter from `static_argnums`/`static_argnames` (and `partial(jax.jit)` with nothing
+    left becomes `jax.jit`), only when the function uses the parameter solely as an operand of `+ - * /`:
+    code that branches on it, uses it as a shape or a `range` bound needs a Python value and is reported
+    without a fix. It is unsafe: the value then enters as a float32 array (under `jax_enable_x64`, float64)
+    where it was a Python constant folded into the compiled code, so the last bits may differ; and a caller
+    in another module that relies on the static signature (passing an unhashable value on purpose) changes.
 
     ## When it stays quiet
     - Static arguments that receive the same value at each call, integers and strings (shapes, flags,
@@ -60,7 +64,7 @@ class StaticFloatArg(Codemod):
     code = "JF503"
     name = "static-float-arg"
     summary = "static jit argument receiving a different float at each call in a loop: one compilation per value"
-    fix_safety = None
+    fix_safety = Safety.UNSAFE
     screen = ("static_argn",)
 
     VALID = (
@@ -78,8 +82,17 @@ class StaticFloatArg(Codemod):
             "import jax\nfrom functools import partial\n\n@partial(jax.jit, static_argnums=1)\n"
             "def f(x, lr):\n    return x * lr\n\ndef run(x):\n    for i in range(5):\n"
             "        x = f(x, 0.1 * 0.9 ** i)\n    return x\n",
-            None,
+            "import jax\nfrom functools import partial\n\n@jax.jit\n"
+            "def f(x, lr):\n    return x * lr\n\ndef run(x):\n    for i in range(5):\n"
+            "        x = f(x, 0.1 * 0.9 ** i)\n    return x\n",
             message="compiles again",
+        ),
+        Invalid(
+            "import jax\nfrom functools import partial\n\n@partial(jax.jit, static_argnums=1)\n"
+            "def f(x, lr):\n    return x[: int(1 / lr)]\n\ndef run(x):\n    for i in range(5):\n"
+            "        x = f(x, 0.1 * 0.9 ** i)\n    return x\n",
+            None,
+            message="not fixed",
         ),
     )
 
@@ -132,11 +145,89 @@ class StaticFloatArg(Codemod):
                     reason = self._varies(call, params, param)
                     if reason is not None:
                         reported.add(param)
-                        self.report(
-                            call,
+                        message = (
                             f"`{param}` is a static argument of `{item.name}` but {reason}: jit compiles again for "
-                            f"each new value; make `{param}` a traced argument (drop it from the static arguments)",
+                            f"each new value; make `{param}` a traced argument (drop it from the static arguments)"
                         )
+                        fix = None
+                        if self._only_arithmetic(item.function, param, static):
+                            fix = self._fix(item, params, param)
+                        else:
+                            message += f"; not fixed: `{item.name}` uses `{param}` other than in arithmetic"
+                        self.report(call, message, fix)
+
+    # ---- the fix -----------------------------------------------------------------------------------------
+
+    def _only_arithmetic(self, function: cst.FunctionDef, param: str, static: frozenset[str]) -> bool:
+        """Whether every use of `param` in the function is an operand of arithmetic (`params - lr * g`): such
+        code computes the same with a traced value; an `if`, a shape or a `range` would need a Python one."""
+        uses = 0
+        for node in walk(function.body):
+            if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+                if any(isinstance(n, cst.Name) and n.value == param for n in walk(node)):
+                    return False  # a nested scope: jaxfix does not follow it
+        if param in activity(function.body).writes:
+            return False
+        parents = self.context.parents
+        writes = set(activity(function.body).writes)
+        traced = {
+            p.name.value for p in (*function.params.posonly_params, *function.params.params, *function.params.kwonly_params)
+        } - static - writes
+        for node in walk(function.body):
+            if isinstance(node, cst.Name) and node.value == param:
+                top = node
+                while isinstance(parents.get(top), cst.BinaryOperation) and isinstance(
+                    parents[top].operator, (cst.Add, cst.Subtract, cst.Multiply, cst.Divide)
+                ):
+                    top = parents[top]
+                if top is node:
+                    return False
+                # With a traced operand the result is a traced array already; a Python number that only
+                # flows into `return` is fine too. Anything else (`int(1 / lr)`) may need a Python value.
+                operands = {n.value for n in walk(top) if isinstance(n, cst.Name)}
+                returned = isinstance(parents.get(top), cst.Return) or (
+                    isinstance(parents.get(top), cst.Element) and isinstance(parents.get(parents[top]), cst.Tuple)
+                    and isinstance(parents.get(parents.get(parents[top])), cst.Return)
+                )
+                if not (operands & traced or returned):
+                    return False
+                uses += 1
+        return uses > 0
+
+    def _fix(self, item, params: list[str], param: str):
+        call = item.call
+        index = params.index(param)
+        args = []
+        for arg in call.args:
+            key = arg.keyword.value if arg.keyword else None
+            if key not in ("static_argnums", "static_argnames"):
+                args.append(arg)
+                continue
+            wanted = (lambda e: isinstance(e, cst.Integer) and int(e.value) == index) if key == "static_argnums" else (
+                lambda e: isinstance(e, cst.SimpleString) and e.evaluated_value == param
+            )
+            value = arg.value
+            if isinstance(value, (cst.Tuple, cst.List)):
+                kept = [e for e in value.elements if not wanted(e.value)]
+                if kept:
+                    one_tuple = isinstance(value, cst.Tuple) and len(kept) == 1
+                    kept[-1] = kept[-1].with_changes(comma=cst.Comma() if one_tuple else cst.MaybeSentinel.DEFAULT)
+                    args.append(arg.with_changes(value=value.with_changes(elements=kept)))
+                continue
+            if not wanted(value):
+                args.append(arg)
+        if args:
+            last = args[-1]
+            if last.comma is not cst.MaybeSentinel.DEFAULT and call.args[-1].comma is cst.MaybeSentinel.DEFAULT:
+                args[-1] = last.with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        only_jit = (len(args) == 1 and args[0].value is item.jit) or (not args and call.func is item.jit)
+        if item.binding is item.function and only_jit:
+            replacement = (item.function.decorators[0], item.function.decorators[0].with_changes(decorator=item.jit))
+        else:
+            replacement = (call, call.with_changes(args=args))
+        return self.fix(
+            f"drop `{param}` from the static arguments", [replacement], safety=Safety.UNSAFE
+        )
 
     def _argument(self, call: cst.Call, params: list[str], param: str) -> cst.BaseExpression | None:
         if any(a.star for a in call.args):

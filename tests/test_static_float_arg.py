@@ -39,7 +39,8 @@ def test_a_rate_set_in_an_outer_loop_is_reported_at_the_inner_call() -> None:
         "        x = f(x, lr)\n    return x\n"
     )
     reported = findings(source, StaticFloatArg)
-    assert len(reported) == 1 and reported[0].fix is None and "`lr`" in reported[0].message
+    assert len(reported) == 1 and "`lr`" in reported[0].message
+    assert reported[0].fix is not None and reported[0].fix.safety.value == "unsafe"
 
 
 def test_unreadable_static_keywords_are_left_alone() -> None:
