@@ -1,0 +1,298 @@
+"""JF503: a static jit argument that receives a different float at each call compiles at each call."""
+
+from __future__ import annotations
+
+import ast
+
+import libcst as cst
+from libcst.metadata import ScopeProvider
+
+from jaxfix.analysis.dataflow import activity
+from jaxfix.analysis.syntax import walk
+from jaxfix.codemod import Codemod, Invalid, Valid
+from jaxfix.diagnostics import Safety
+
+_LOOPS = (cst.For, cst.While)
+
+
+class StaticFloatArg(Codemod):
+    """A static argument of a jitted function that a loop passes a new float on each call.
+
+    ## What it does
+    Finds a module-level jitted function whose `static_argnums`/`static_argnames` name a parameter that some
+    call inside a loop passes a float that changes from one iteration to the next: a learning rate from a
+    schedule (`lr = base * 0.99 ** step`), a loop variable over floats, a value the loop rebinds with float
+    arithmetic.
+
+    ## Why is this bad?
+    jit compiles once per distinct value of each static argument: a schedule of 10,000 learning rates is
+    10,000 compilations, each far slower than the step itself, and each kept in the cache. A traced
+    argument compiles once for all values. The test `tests/test_static_float_arg.py` counts it on this
+    machine: 5 calls with 5 different static floats compile 5 times; with the argument traced, once.
+
+    ## Example
+    ```python
+    @partial(jax.jit, static_argnames="lr")
+    def step(params, grads, lr):
+        return params - lr * grads
+
+    for i in range(1000):
+        params = step(params, grads, lr=0.1 * 0.99 ** i)
+    ```
+
+    ## Use instead
+    ```python
+    @jax.jit
+    def step(params, grads, lr):
+        return params - lr * grads
+    ```
+
+    ## Fix safety
+    The fix drops the parameter from `static_argnums`/`static_argnames` (and `partial(jax.jit)` with nothing
+    left becomes `jax.jit`), only when the function uses the parameter solely as an operand of `+ - * /`:
+    code that branches on it, uses it as a shape or a `range` bound needs a Python value and is reported
+    without a fix. It is unsafe: the value then enters as a float32 array (under `jax_enable_x64`, float64)
+    where it was a Python constant folded into the compiled code, so the last bits may differ; and a caller
+    in another module that relies on the static signature (passing an unhashable value on purpose) changes.
+
+    ## When it stays quiet
+    - Static arguments that receive the same value at each call, integers and strings (shapes, flags,
+      modes), and values that do not depend on what the loop changes.
+    - Calls outside loops, and functions it cannot see every jit keyword of.
+    """
+
+    code = "JF503"
+    name = "static-float-arg"
+    summary = "static jit argument receiving a different float at each call in a loop: one compilation per value"
+    fix_safety = Safety.UNSAFE
+    screen = ("static_argn",)
+
+    VALID = (
+        Valid(
+            "import jax\nfrom functools import partial\n\n@partial(jax.jit, static_argnums=1)\n"
+            "def f(x, n):\n    return x * n\n\ndef run(x):\n    for i in range(5):\n        x = f(x, 3)\n    return x\n"
+        ),
+        Valid(
+            "import jax\nfrom functools import partial\n\n@partial(jax.jit, static_argnums=1)\n"
+            "def f(x, n):\n    return x * n\n\ndef run(x):\n    for i in range(5):\n        x = f(x, i)\n    return x\n"
+        ),
+    )
+    INVALID = (
+        Invalid(
+            "import jax\nfrom functools import partial\n\n@partial(jax.jit, static_argnums=1)\n"
+            "def f(x, lr):\n    return x * lr\n\ndef run(x):\n    for i in range(5):\n"
+            "        x = f(x, 0.1 * 0.9 ** i)\n    return x\n",
+            "import jax\nfrom functools import partial\n\n@jax.jit\n"
+            "def f(x, lr):\n    return x * lr\n\ndef run(x):\n    for i in range(5):\n"
+            "        x = f(x, 0.1 * 0.9 ** i)\n    return x\n",
+            message="compiles again",
+        ),
+        Invalid(
+            "import jax\nfrom functools import partial\n\n@partial(jax.jit, static_argnums=1)\n"
+            "def f(x, lr):\n    return x[: int(1 / lr)]\n\ndef run(x):\n    for i in range(5):\n"
+            "        x = f(x, 0.1 * 0.9 ** i)\n    return x\n",
+            None,
+            message="not fixed",
+        ),
+    )
+
+    @classmethod
+    def may_match_tree(cls, screen) -> bool:
+        """A finding needs a module-level def or assignment whose decorator or value passes `static_argnums`
+        or `static_argnames`, called by name inside a loop."""
+        candidates = set()
+        for stmt in screen.tree.body:
+            if isinstance(stmt, ast.FunctionDef):
+                keywords = [k.arg for d in stmt.decorator_list if isinstance(d, ast.Call) for k in d.keywords]
+                if any(k and k.startswith("static_argn") for k in keywords):
+                    candidates.add(stmt.name)
+            elif isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call):
+                if any(k.arg and k.arg.startswith("static_argn") for k in stmt.value.keywords):
+                    candidates.update(t.id for t in stmt.targets if isinstance(t, ast.Name))
+        if not candidates:
+            return False
+        return any(
+            isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in candidates
+            for loop in ast.walk(screen.tree) if isinstance(loop, (ast.For, ast.While))
+            for n in ast.walk(loop)
+        )
+
+    def visit_Module(self, node: cst.Module) -> None:
+        from jaxfix.codemods.donate_argnums import DonateArgnums
+
+        finder = DonateArgnums(self.context)
+        jitted = list(finder._find_jitted(node))
+        if not jitted:
+            return
+        scopes = self.context.wrapper.resolve(ScopeProvider)
+        global_scope = scopes[node]
+        for item in jitted:
+            keywords = finder._keywords(item)
+            fparams = item.function.params
+            params = [p.name.value for p in (*fparams.posonly_params, *fparams.params)]
+            static = finder._static(item, keywords, params)
+            if not static:
+                continue
+            assignments = list(global_scope.assignments[item.name])
+            if len(assignments) != 1:
+                continue
+            reported: set[str] = set()
+            for access in assignments[0].references:
+                call = self.context.parents.get(access.node)
+                if not (isinstance(call, cst.Call) and call.func is access.node):
+                    continue
+                for param in sorted(static - reported):
+                    reason = self._varies(call, params, param)
+                    if reason is not None:
+                        reported.add(param)
+                        message = (
+                            f"`{param}` is a static argument of `{item.name}` but {reason}: jit compiles again for "
+                            f"each new value; make `{param}` a traced argument (drop it from the static arguments)"
+                        )
+                        fix = None
+                        if self._only_arithmetic(item.function, param, static):
+                            fix = self._fix(item, params, param)
+                        else:
+                            message += f"; not fixed: `{item.name}` uses `{param}` other than in arithmetic"
+                        self.report(call, message, fix)
+
+    # ---- the fix -----------------------------------------------------------------------------------------
+
+    def _only_arithmetic(self, function: cst.FunctionDef, param: str, static: frozenset[str]) -> bool:
+        """Whether every use of `param` in the function is an operand of arithmetic (`params - lr * g`): such
+        code computes the same with a traced value; an `if`, a shape or a `range` would need a Python one."""
+        uses = 0
+        for node in walk(function.body):
+            if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+                if any(isinstance(n, cst.Name) and n.value == param for n in walk(node)):
+                    return False  # a nested scope: jaxfix does not follow it
+        if param in activity(function.body).writes:
+            return False
+        parents = self.context.parents
+        writes = set(activity(function.body).writes)
+        traced = {
+            p.name.value for p in (*function.params.posonly_params, *function.params.params, *function.params.kwonly_params)
+        } - static - writes
+        for node in walk(function.body):
+            if isinstance(node, cst.Name) and node.value == param:
+                top = node
+                while isinstance(parents.get(top), cst.BinaryOperation) and isinstance(
+                    parents[top].operator, (cst.Add, cst.Subtract, cst.Multiply, cst.Divide)
+                ):
+                    top = parents[top]
+                if top is node:
+                    return False
+                # With a traced operand the result is a traced array already; a Python number that only
+                # flows into `return` is fine too. Anything else (`int(1 / lr)`) may need a Python value.
+                operands = {n.value for n in walk(top) if isinstance(n, cst.Name)}
+                returned = isinstance(parents.get(top), cst.Return) or (
+                    isinstance(parents.get(top), cst.Element) and isinstance(parents.get(parents[top]), cst.Tuple)
+                    and isinstance(parents.get(parents.get(parents[top])), cst.Return)
+                )
+                if not (operands & traced or returned):
+                    return False
+                uses += 1
+        return uses > 0
+
+    def _fix(self, item, params: list[str], param: str):
+        call = item.call
+        index = params.index(param)
+        args = []
+        for arg in call.args:
+            key = arg.keyword.value if arg.keyword else None
+            if key not in ("static_argnums", "static_argnames"):
+                args.append(arg)
+                continue
+            wanted = (lambda e: isinstance(e, cst.Integer) and int(e.value) == index) if key == "static_argnums" else (
+                lambda e: isinstance(e, cst.SimpleString) and e.evaluated_value == param
+            )
+            value = arg.value
+            if isinstance(value, (cst.Tuple, cst.List)):
+                kept = [e for e in value.elements if not wanted(e.value)]
+                if kept:
+                    one_tuple = isinstance(value, cst.Tuple) and len(kept) == 1
+                    kept[-1] = kept[-1].with_changes(comma=cst.Comma() if one_tuple else cst.MaybeSentinel.DEFAULT)
+                    args.append(arg.with_changes(value=value.with_changes(elements=kept)))
+                continue
+            if not wanted(value):
+                args.append(arg)
+        if args:
+            last = args[-1]
+            if last.comma is not cst.MaybeSentinel.DEFAULT and call.args[-1].comma is cst.MaybeSentinel.DEFAULT:
+                args[-1] = last.with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        only_jit = (len(args) == 1 and args[0].value is item.jit) or (not args and call.func is item.jit)
+        if item.binding is item.function and only_jit:
+            replacement = (item.function.decorators[0], item.function.decorators[0].with_changes(decorator=item.jit))
+        else:
+            replacement = (call, call.with_changes(args=args))
+        return self.fix(
+            f"drop `{param}` from the static arguments", [replacement], safety=Safety.UNSAFE
+        )
+
+    def _argument(self, call: cst.Call, params: list[str], param: str) -> cst.BaseExpression | None:
+        if any(a.star for a in call.args):
+            return None
+        for arg in call.args:
+            if arg.keyword is not None and arg.keyword.value == param:
+                return arg.value
+        positional = [a for a in call.args if a.keyword is None]
+        index = params.index(param)
+        return positional[index].value if index < len(positional) else None
+
+    def _varies(self, call: cst.Call, params: list[str], param: str) -> str | None:
+        """Why the value passed for `param` is a float that changes on each iteration, or None."""
+        value = self._argument(call, params, param)
+        if value is None:
+            return None
+        loop = self._loop(call)
+        if loop is None:
+            return None
+        act = activity(loop)
+        changed = set(act.writes) | set(act.mutations)
+        reads = {n.value for n in walk(value) if isinstance(n, cst.Name)}
+        if not reads & changed:
+            return None
+        if self._float_expression(value):
+            return "the loop passes it a float expression of what changes each iteration"
+        if isinstance(value, cst.Name):
+            if isinstance(loop, cst.For) and value.value in activity(cst.Expr(loop.target)).reads:
+                if self._float_iterable(loop.iter):
+                    return f"it is the loop variable over floats `{self.context.code_for(loop.iter)}`"
+                return None
+            for node in walk(loop.body):
+                if isinstance(node, (cst.Assign, cst.AugAssign)):
+                    targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+                    if any(isinstance(t, cst.Name) and t.value == value.value for t in targets):
+                        if self._float_expression(node.value):
+                            return f"the loop rebinds `{value.value}` to a new float each iteration"
+        return None
+
+    def _loop(self, node: cst.CSTNode):
+        parents = self.context.parents
+        child, current = node, parents.get(node)
+        while current is not None and not isinstance(current, (cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.Module)):
+            if isinstance(current, _LOOPS) and child is current.body:
+                return current
+            child, current = current, parents.get(current)
+        return None
+
+    def _float_expression(self, expr: cst.BaseExpression) -> bool:
+        """Arithmetic with a float literal, a true division, or `float(...)`: a Python float when its names are
+        Python numbers (an array value would not be hashable as a static argument in the first place)."""
+        for node in walk(expr):
+            if isinstance(node, cst.Float):
+                return True
+            if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Divide):
+                return True
+            if isinstance(node, cst.Call) and self.context.names.is_builtin(node.func, "float"):
+                return True
+        return False
+
+    def _float_iterable(self, expr: cst.BaseExpression) -> bool:
+        """A literal list or tuple with a float in it, or `np.linspace(...)`-like calls of float ranges."""
+        if isinstance(expr, (cst.List, cst.Tuple)):
+            return any(isinstance(e.value, cst.Float) for e in expr.elements)
+        if isinstance(expr, cst.Call):
+            callee = self.context.names.qualified(expr.func) or ""
+            return callee in {"numpy.linspace", "numpy.geomspace", "numpy.logspace"}
+        return False

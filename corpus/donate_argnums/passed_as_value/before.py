@@ -1,0 +1,24 @@
+import jax
+import jax.numpy as jnp
+
+
+def loss(params, x):
+    return jnp.sum((params * x - 1.0) ** 2)
+
+
+@jax.jit
+def _step(params, x):
+    grads = jax.grad(loss)(params, x)
+    return params - 0.05 * grads
+
+
+def run(update, params, x):
+    for _ in range(3):
+        params = update(params, x)
+    return params
+
+
+def train(x):
+    params = x * 2.0
+    params = _step(params, x)
+    return run(_step, params, x)

@@ -1,0 +1,21 @@
+import jax
+import jax.numpy as jnp
+
+
+def loss(params, x):
+    return jnp.sum((params * x - 1.0) ** 2)
+
+
+@jax.jit
+def _step(params, x):
+    grads = jax.grad(loss)(params, x)
+    return params - 0.05 * grads
+
+
+def train(x):
+    params = x * 2.0
+    history = []
+    for _ in range(3):
+        params = _step(params, x)
+        history.append(params)  # the next call would delete this snapshot
+    return jnp.stack(history)

@@ -1,0 +1,21 @@
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+
+def _scale(v):
+    return v * 0.5
+
+
+class Transform(NamedTuple):
+    update: object
+
+
+TRANSFORM = Transform(_scale)
+
+
+def run(x):
+    for _ in range(4):
+        x = jax.jit(TRANSFORM.update)(x)
+    return x

@@ -1,0 +1,130 @@
+"""JF501 (donate-argnums): what stops donation, and the forms of jit keywords it merges into."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+from jaxfix.codemods.donate_argnums import DonateArgnums
+from tests.helpers import findings, rewrite
+
+HEAD = """\
+import jax
+import jax.numpy as jnp
+
+
+def loss(p, x):
+    return jnp.sum((p * x) ** 2)
+
+
+@jax.jit
+def _step(p, x):
+    g = jax.grad(loss)(p, x)
+    return p - 0.1 * g
+
+"""
+
+
+def _messages(source: str) -> list[str]:
+    return [d.message for d in findings(source, DonateArgnums)]
+
+
+@pytest.mark.parametrize(
+    "body,stopped_by",
+    [
+        # a closure sees the variable; one called before the next step would read a deleted buffer
+        ("def train(x):\n    p = x * 2.0\n    peek = lambda: p\n    for _ in range(3):\n"
+         "        p = _step(p, x)\n        print(peek())\n    return p\n", "captured"),
+        # a default value keeps the old buffer
+        ("def train(x):\n    p = x * 2.0\n    keep = lambda q=p: q\n    p = _step(p, x)\n    return keep()\n",
+         "also read"),
+        # a subscript of a pytree keeps a leaf of the donated tree
+        ("def train(x):\n    p = x * 2.0\n    first = p[0]\n    p = _step(p, x)\n    return p, first\n",
+         "also read"),
+        # the first value is an argument of the enclosing function
+        ("def train(p, x):\n    p = _step(p, x)\n    return p\n", "parameter of the calling function"),
+        # an alias of another variable
+        ("def train(x):\n    q = x * 2.0\n    p = q\n    p = _step(p, x)\n    return p + q\n", "held elsewhere"),
+    ],
+)
+def test_reports_what_keeps_the_old_buffer(body: str, stopped_by: str) -> None:
+    messages = _messages(HEAD + "\n" + body)
+    assert len(messages) == 1 and stopped_by in messages[0], messages
+    assert rewrite(HEAD + "\n" + body, DonateArgnums) == HEAD + "\n" + body
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # passed twice: one buffer both donated and read
+        "def train(x):\n    p = x * 2.0\n    p = _step(p, p)\n    return p\n",
+        # an expression, not a variable
+        "def train(x):\n    p = _step(x * 2.0, x)\n    return p\n",
+        # not rebound: the result goes elsewhere
+        "def train(x):\n    p = x * 2.0\n    return _step(p, x)\n",
+        # a call inside a comprehension
+        "def train(x):\n    p = x * 2.0\n    return [_step(p, x) for _ in range(2)]\n",
+    ],
+)
+def test_quiet_when_a_call_does_not_rebind(body: str) -> None:
+    assert _messages(HEAD + "\n" + body) == []
+
+
+def test_reads_after_the_last_call_and_of_metadata_are_fine() -> None:
+    body = (
+        "def train(x):\n    p = x * 2.0\n    for _ in range(3):\n        print(p.shape, p.dtype)\n"
+        "        p = _step(p, x)\n        total = p * 2.0\n    snapshot = [p]\n    return snapshot, total\n"
+    )
+    rewritten = rewrite(HEAD + "\n" + body, DonateArgnums, unsafe=False)
+    assert "@partial(jax.jit, donate_argnums=0)" in rewritten
+    namespace: dict = {}
+    exec(compile(rewritten, "<rewritten>", "exec"), namespace)
+    snapshot, total = namespace["train"](jnp.arange(3.0))
+    assert not snapshot[0].is_deleted()
+
+
+def test_a_read_later_in_the_loop_is_read_before_the_next_call() -> None:
+    body = (
+        "def train(x):\n    p = x * 2.0\n    kept = []\n    for _ in range(3):\n        p = _step(p, x)\n"
+        "        kept.append(p)\n    return kept\n"
+    )
+    messages = _messages(HEAD + "\n" + body)
+    assert len(messages) == 1 and "kept.append(p)" in messages[0]
+
+
+def test_module_level_script() -> None:
+    script = HEAD + "\nx = jnp.arange(3.0)\np = jnp.ones(3)\nfor _ in range(2):\n    p = _step(p, x)\n"
+    assert "donate_argnums=0" in rewrite(script, DonateArgnums, unsafe=False)
+
+
+def test_partial_name_taken_uses_functools() -> None:
+    source = HEAD.replace("import jax\n", "import jax\npartial = None\n", 1) + (
+        "\ndef train(x):\n    p = x * 2.0\n    p = _step(p, x)\n    return p\n"
+    )
+    rewritten = rewrite(source, DonateArgnums)
+    assert "@functools.partial(jax.jit, donate_argnums=0)" in rewritten and "import functools" in rewritten
+
+
+def test_integer_update_without_gradient_is_not_proven() -> None:
+    source = (
+        "import jax\n\n@jax.jit\ndef _count(n):\n    return n / 2\n\n"
+        "def run(x):\n    n = x + 1\n    n = _count(n)\n    return n\n"
+    )
+    assert _messages(source) == []  # `n / 2` turns an int array into a float one
+
+
+def test_jit_call_with_keywords_is_merged() -> None:
+    source = HEAD.replace("@jax.jit\ndef _step", "def _step") + (
+        "\n_fast = jax.jit(_step, inline=True)\n\n"
+        "def train(x):\n    p = x * 2.0\n    p = _fast(p, x)\n    return p\n"
+    )
+    assert "_fast = jax.jit(_step, inline=True, donate_argnums=0)" in rewrite(source, DonateArgnums, unsafe=False)
+
+
+def test_donation_deletes_the_argument_on_this_jax() -> None:
+    """The premise of the rule's fix safety: on this JAX the donated input is gone after the call."""
+    step = jax.jit(lambda p: p + 1.0, donate_argnums=0)
+    p = jnp.ones(3)
+    step(p)
+    assert p.is_deleted()
