@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import libcst as cst
 from libcst.metadata import ScopeProvider
 
 from jaxfix.analysis.dataflow import UNDEFINED, Parameter, block_activity, body_statements
+from jaxfix.analysis.jit import Jitted, jit_keywords, jitted_functions, static_parameters
 from jaxfix.analysis.syntax import walk
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import ImportSpec, Safety
@@ -21,19 +22,6 @@ _ELEMENTWISE = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide)
 _MAY_ALIAS = frozenset({"jax.numpy.asarray", "jax.numpy.array"})
 _LIKE = frozenset({"jax.numpy.zeros_like", "jax.numpy.ones_like", "jax.numpy.full_like"})
 _METADATA_ATTRIBUTES = frozenset({"shape", "dtype", "ndim", "size"})
-
-
-@dataclass
-class _Jitted:
-    """A module-level function compiled with jax.jit, and where its jit keywords live."""
-
-    name: str  # what call sites call
-    function: cst.FunctionDef
-    binding: cst.CSTNode  # the def, or the `name = jax.jit(fn, ...)` assignment: what the scope analysis binds
-    jit: cst.BaseExpression  # `jax.jit` as written
-    call: cst.Call | None  # the call that carries keywords: `partial(jax.jit, ...)`, `jax.jit(fn, ...)`, or None
-    decorator: cst.Decorator | None  # a bare `@jax.jit`
-    static: frozenset[str] = field(default_factory=frozenset)
 
 
 @dataclass
@@ -183,7 +171,7 @@ class DonateArgnums(Codemod):
         )
 
     def visit_Module(self, node: cst.Module) -> None:
-        self._jitted = {j.name: j for j in self._find_jitted(node)}
+        self._jitted = {j.name: j for j in jitted_functions(self.context, node)}
         if not self._jitted:
             return
         self._scopes = self.context.wrapper.resolve(ScopeProvider)
@@ -191,64 +179,10 @@ class DonateArgnums(Codemod):
         for jitted in self._jitted.values():
             self._check(jitted)
 
-    # ---- finding jitted functions ------------------------------------------------------------------------
-
-    def _find_jitted(self, module: cst.Module):
-        names = self.context.names
-        defs = {s.name.value: s for s in module.body if isinstance(s, cst.FunctionDef)}
-        for stmt in module.body:
-            if isinstance(stmt, cst.FunctionDef) and len(stmt.decorators) == 1:
-                decorator = stmt.decorators[0].decorator
-                if names.qualified(decorator) == _JIT:
-                    yield _Jitted(stmt.name.value, stmt, stmt, decorator, None, stmt.decorators[0])
-                elif isinstance(decorator, cst.Call) and not any(a.star for a in decorator.args):
-                    positional = [a for a in decorator.args if a.keyword is None]
-                    callee = names.qualified(decorator.func)
-                    if callee == _PARTIAL and len(positional) == 1 and names.qualified(positional[0].value) == _JIT:
-                        yield _Jitted(stmt.name.value, stmt, stmt, positional[0].value, decorator, None)
-                    elif callee == _JIT and not positional:
-                        yield _Jitted(stmt.name.value, stmt, stmt, decorator.func, decorator, None)
-            elif isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1:
-                assign = stmt.body[0]
-                if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1):
-                    continue
-                target, value = assign.targets[0].target, assign.value
-                if not (isinstance(target, cst.Name) and isinstance(value, cst.Call)):
-                    continue
-                if names.qualified(value.func) != _JIT or any(a.star for a in value.args):
-                    continue
-                positional = [a for a in value.args if a.keyword is None]
-                if len(positional) != 1 or not isinstance(positional[0].value, cst.Name):
-                    continue
-                function = defs.get(positional[0].value.value)
-                if function is not None and not function.decorators:
-                    yield _Jitted(target.value, function, assign, value.func, value, None)
-
-    def _keywords(self, jitted: _Jitted) -> dict[str, cst.BaseExpression] | None:
-        return {} if jitted.call is None else {a.keyword.value: a.value for a in jitted.call.args if a.keyword}
-
-    def _static(self, jitted: _Jitted, keywords, params: list[str]) -> frozenset[str] | None:
-        """The parameter names jit treats as static, or None when the keywords cannot be read."""
-        static: set[str] = set()
-        for key in ("static_argnums", "static_argnames"):
-            value = keywords.get(key)
-            if value is None:
-                continue
-            items = value.elements if isinstance(value, (cst.Tuple, cst.List)) else [value]
-            for item in items:
-                item = item.value if isinstance(item, cst.BaseElement) else item
-                if key == "static_argnums" and isinstance(item, cst.Integer) and int(item.value) < len(params):
-                    static.add(params[int(item.value)])
-                elif key == "static_argnames" and isinstance(item, cst.SimpleString):
-                    static.add(item.evaluated_value)
-                else:
-                    return None
-        return frozenset(static)
-
     # ---- one jitted function -----------------------------------------------------------------------------
 
-    def _check(self, jitted: _Jitted) -> None:
-        keywords = self._keywords(jitted)
+    def _check(self, jitted: Jitted) -> None:
+        keywords = jit_keywords(jitted)
         if "donate_argnums" in keywords or "donate_argnames" in keywords:
             return
         function = jitted.function
@@ -256,7 +190,7 @@ class DonateArgnums(Codemod):
         if fparams.star_arg is not cst.MaybeSentinel.DEFAULT and fparams.star_arg is not None:
             return
         params = [p.name.value for p in (*fparams.posonly_params, *fparams.params)]
-        static = self._static(jitted, keywords, params)
+        static = static_parameters(keywords, params)
         if static is None:
             return
         calls = self._call_sites(jitted)
@@ -305,10 +239,10 @@ class DonateArgnums(Codemod):
             return
         self._report_fix(jitted, donated, unproven, blockers)
 
-    def _anchor(self, jitted: _Jitted) -> cst.CSTNode:
+    def _anchor(self, jitted: Jitted) -> cst.CSTNode:
         return jitted.function.name if jitted.binding is jitted.function else jitted.binding
 
-    def _call_sites(self, jitted: _Jitted) -> list[cst.Call] | None:
+    def _call_sites(self, jitted: Jitted) -> list[cst.Call] | None:
         """Every call of the jitted name, or None when it is also used as a value or bound more than once."""
         assignments = [a for a in self._global.assignments[jitted.name]]
         if len(assignments) != 1:
@@ -504,7 +438,7 @@ class DonateArgnums(Codemod):
 
     # ---- call sites --------------------------------------------------------------------------------------
 
-    def _site(self, call: cst.Call, index: int, param: str, jitted: _Jitted):
+    def _site(self, call: cst.Call, index: int, param: str, jitted: Jitted):
         """The call passes a local variable for `param` and rebinds it from one output: the site, else None."""
         if any(a.star for a in call.args):
             return None
@@ -641,7 +575,7 @@ class DonateArgnums(Codemod):
                 return bool(access.referents) and all(r.scope is self._global for r in access.referents)
         return False
 
-    def _returns_fresh(self, jitted: _Jitted) -> bool:
+    def _returns_fresh(self, jitted: Jitted) -> bool:
         """Whether no return of the jitted function hands back one of its parameters unchanged (jit may then
         forward the input buffer as the output)."""
         fparams = jitted.function.params
@@ -744,7 +678,7 @@ class DonateArgnums(Codemod):
                         return True
         return True
 
-    def _report_fix(self, jitted: _Jitted, donated, unproven: list[str], blockers: list[str]) -> None:
+    def _report_fix(self, jitted: Jitted, donated, unproven: list[str], blockers: list[str]) -> None:
         by_keyword = all(site.keyword for _, _, sites in donated for site in sites)
         if by_keyword:
             items = [f'"{param}"' for _, param, _ in donated]
@@ -774,7 +708,7 @@ class DonateArgnums(Codemod):
         fix = self.fix(f"add {keyword} to jax.jit", [change], safety=safety, add_imports=imports)
         self.report(self._anchor(jitted), message, fix)
 
-    def _edit(self, jitted: _Jitted, key: str, value: str):
+    def _edit(self, jitted: Jitted, key: str, value: str):
         new_arg = cst.Arg(keyword=cst.Name(key), value=cst.parse_expression(value), equal=cst.AssignEqual(
             whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")))
         if jitted.call is not None:

@@ -8,6 +8,7 @@ import libcst as cst
 from libcst.metadata import ScopeProvider
 
 from jaxfix.analysis.dataflow import activity
+from jaxfix.analysis.jit import jit_keywords, jitted_functions, static_parameters
 from jaxfix.analysis.syntax import walk
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Safety
@@ -118,19 +119,16 @@ class StaticFloatArg(Codemod):
         )
 
     def visit_Module(self, node: cst.Module) -> None:
-        from jaxfix.codemods.donate_argnums import DonateArgnums
-
-        finder = DonateArgnums(self.context)
-        jitted = list(finder._find_jitted(node))
+        jitted = list(jitted_functions(self.context, node))
         if not jitted:
             return
         scopes = self.context.wrapper.resolve(ScopeProvider)
         global_scope = scopes[node]
         for item in jitted:
-            keywords = finder._keywords(item)
+            keywords = jit_keywords(item)
             fparams = item.function.params
             params = [p.name.value for p in (*fparams.posonly_params, *fparams.params)]
-            static = finder._static(item, keywords, params)
+            static = static_parameters(keywords, params)
             if not static:
                 continue
             assignments = list(global_scope.assignments[item.name])
