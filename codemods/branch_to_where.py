@@ -264,14 +264,9 @@ class BranchToWhere(Codemod):
         rank_a, rank_b = shapes.rank(a), shapes.rank(b)
         if rank_a is not None and rank_b is not None and rank_a != rank_b:
             return f"the two sides have ranks {rank_a} and {rank_b}"
-        category_a, category_b = shapes.category(a), shapes.category(b)
-        if category_a is None and category_b is not None:
-            least = shapes.least_category(a)
-            category_a = least if least is not None and least > category_b else None
-        elif category_b is None and category_a is not None:
-            least = shapes.least_category(b)
-            category_b = least if least is not None and least > category_a else None
-        if category_a is not None and category_b is not None and category_a != category_b:
+        differ = shapes.different_categories(a, b)
+        if differ is not None:
+            category_a, category_b = differ
             return (
                 f"the sides differ in dtype ({category_a.name.lower()} and {category_b.name.lower()}), and lax.cond needs "
                 "the same dtype on both (write the number in the other's dtype, e.g. `1.0`)"

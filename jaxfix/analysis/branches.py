@@ -194,14 +194,9 @@ class BranchAnalysis:
                         f"{shown} has rank {rank_a} in the {label_a} branch but rank {rank_b} in the {label_b} branch, "
                         "and lax.cond needs the same shape from every branch"
                     )
-                category_a, category_b = shapes.category(a), shapes.category(b)
-                if category_a is None and category_b is not None:
-                    least = shapes.least_category(a)
-                    category_a = least if least is not None and least > category_b else None
-                elif category_b is None and category_a is not None:
-                    least = shapes.least_category(b)
-                    category_b = least if least is not None and least > category_a else None
-                if category_a is not None and category_b is not None and category_a != category_b:
+                differ = shapes.different_categories(a, b)
+                if differ is not None:
+                    category_a, category_b = differ
                     return (
                         f"{shown} is {_category(category_a, a)} in the {label_a} branch but {_category(category_b, b)} "
                         f"in the {label_b} branch, and lax.cond needs the same dtype from every branch "

@@ -459,6 +459,22 @@ class ShapeAnalysis:
                 return max(known) if known else None
         return None
 
+    def different_categories(
+        self, a: cst.BaseExpression, b: cst.BaseExpression
+    ) -> tuple[Category, Category] | None:
+        """The categories of `a` and `b` when they provably differ (where one is unknown, its least category
+        counts only if it exceeds the other's), else None: lax.cond and the carries of lax loops need one dtype."""
+        category_a, category_b = self.category(a), self.category(b)
+        if category_a is None and category_b is not None:
+            least = self.least_category(a)
+            category_a = least if least is not None and least > category_b else None
+        elif category_b is None and category_a is not None:
+            least = self.least_category(b)
+            category_b = least if least is not None and least > category_a else None
+        if category_a is not None and category_b is not None and category_a != category_b:
+            return category_a, category_b
+        return None
+
     def dtype_category(self, expr: cst.BaseExpression) -> Category | None:
         """The category a dtype expression names (`jnp.float32`, `float`, `"int32"`, `jnp.bool_`)."""
         if isinstance(expr, cst.SimpleString):
