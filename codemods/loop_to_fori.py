@@ -354,10 +354,6 @@ class LoopToForiLoop(Codemod):
         index = loop.target.value
         if flow.targets_live_out:
             return f"the loop index `{index}` is read after the loop"
-        if flow.declared:
-            return f"`{flow.declared[0]}` is declared global or nonlocal"
-        if flow.undefined:
-            return f"`{flow.undefined[0]}` is carried from one step to the next but not defined before the loop"
         bound = {index: Slot(rank=0, category=Category.INT)}
         reason = self.context.carry.blocker(loop, flow, construct="lax.fori_loop", bound=bound)
         if reason is not None:

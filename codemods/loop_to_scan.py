@@ -712,10 +712,6 @@ class _ScanAnalysis:
         target = loop.target.value
         if flow.targets_live_out:
             return f"the loop variable `{target}` is read after the loop"
-        if flow.declared:
-            return f"`{flow.declared[0]}` is declared global or nonlocal"
-        if flow.undefined:
-            return f"`{flow.undefined[0]}` is carried from one step to the next but not defined before the loop"
         outputs = self._outputs(lists)
         if isinstance(outputs, str):
             return outputs

@@ -387,10 +387,6 @@ class WhileToWhileLoop(Codemod):
             blocker = dataflow.call_blocker(call, frozenset())
             if blocker is not None:
                 return f"the test {blocker.reason}"
-        if flow.declared:
-            return f"`{flow.declared[0]}` is declared global or nonlocal"
-        if flow.undefined:
-            return f"`{flow.undefined[0]}` is carried from one step to the next but not defined before the loop"
         statements = body_statements(function.body) if isinstance(function, cst.FunctionDef) else ()
         reason = self.context.carry.blocker(loop, flow, construct="lax.while_loop", static_ints=True)
         if reason is not None:

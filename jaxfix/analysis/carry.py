@@ -85,6 +85,10 @@ class CarryAnalysis:
         numbers: list[str] = []
         init_rank: dict[str, int | None] = {}
         init_category: dict[str, Category | None] = {}
+        if flow.declared:
+            return f"`{flow.declared[0]}` is declared global or nonlocal"
+        if flow.undefined:
+            return f"`{flow.undefined[0]}` is carried from one step to the next but not defined before the loop"
         captured = dataflow.captured_carries(flow)
         if captured:
             return (
