@@ -285,6 +285,19 @@ def rule(code: str = typer.Argument(..., help="A code (JF901) or name.")) -> Non
     typer.echo(codemod.docs())
 
 
+@app.command()
+def lsp() -> None:
+    """Run the language server on stdin and stdout, for editors: diagnostics and quick fixes."""
+    try:
+        import pygls  # noqa: F401
+        import lsprotocol  # noqa: F401
+    except ImportError:
+        raise _fail("the language server needs pygls: pip install 'jaxfix[lsp]'")
+    from jaxfix.server.server import serve
+
+    serve()
+
+
 def _version(value: bool) -> None:
     if value:
         typer.echo(f"jaxfix {__version__}")

@@ -172,6 +172,49 @@ def fix_text(
     return current, applied, diagnostics, errors
 
 
+@dataclass
+class TextAnalysis:
+    """A text in memory (an editor's buffer) as `check` sees it: its findings, whose fixes still hold the CST
+    nodes of `module` (so that any one of them can be applied alone), or why it could not be analysed."""
+
+    text: str
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    internal_errors: list[str] = field(default_factory=list)
+    error: str | None = None  # the text does not parse: no diagnostics
+    module: cst.Module | None = None  # None when no codemod could match
+
+
+def analyse_text(text: str, settings: Settings, *, path: str = "<string>") -> TextAnalysis:
+    """`check` on a text in memory. Never raises for bad input: the reason lands in `error`. Only parses: no user
+    code is imported or run."""
+    tree, syntax = _checked_tree(text, path)
+    if syntax is not None:
+        return TextAnalysis(text, error=f"syntax error, {syntax}")
+    try:
+        diagnostics, errors, wrapper = analyse(text, settings.codemods, tree=tree)
+    except cst.ParserSyntaxError as error:
+        return TextAnalysis(text, error=f"cannot parse: {str(error).splitlines()[0]} (line {error.raw_line})")
+    except RecursionError:
+        return TextAnalysis(text, error="too deeply nested to analyse")
+    return TextAnalysis(text, diagnostics, errors, module=wrapper.module if wrapper is not None else None)
+
+
+def fix_alone(analysis: TextAnalysis, diagnostic: Diagnostic, *, path: str = "<string>") -> str | None:
+    """The analysed text with `diagnostic`'s fix applied and nothing else (its imports included), or None when
+    the diagnostic has no applicable fix or the result does not compile. An editor's quick fix is this: one
+    finding repaired, not the fixed point that `apply` reaches. The diagnostic must come from `analysis`."""
+    fix = diagnostic.fix
+    if fix is None or not fix.applicable or analysis.module is None:
+        return None
+    if not any(d is diagnostic for d in analysis.diagnostics):  # its nodes would not be in `module`
+        return None
+    try:
+        new = apply_fixes(analysis.module, [fix]).code
+    except Exception:  # a fix that cannot be applied is that rule's bug; the editor just gets no quick fix
+        return None
+    return new if _compile_error(new, path) is None else None
+
+
 def _independent(fixes: list[Fix], wrapper: MetadataWrapper | None) -> list[Fix]:
     """The fixes of one pass: those whose changed nodes overlap an earlier fix's wait for the next pass."""
     if not fixes or wrapper is None:

@@ -55,3 +55,13 @@ def is_suppressed(diagnostic: Diagnostic, table: dict[int, frozenset[str]]) -> b
 def unsuppressed(diagnostics: Iterable[Diagnostic], text: str) -> list[Diagnostic]:
     table = suppressions(text)
     return [d for d in diagnostics if not is_suppressed(d, table)] if table else list(diagnostics)
+
+
+def codes_end(comment: str) -> int | None:
+    """Where the code list of a `# noqa: ...` or `# jaxfix: ignore[...]` comment ends (an index into
+    `comment`), to add one more code there; None when the comment names no codes."""
+    for pattern in (_NOQA, _IGNORE):
+        match = pattern.search(comment)
+        if match and match.group("codes") and match.group("codes").strip():
+            return match.end("codes")
+    return None

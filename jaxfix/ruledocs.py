@@ -1,0 +1,42 @@
+"""Each rule's documentation page, docs/rules/JFxxx.md: the text `jaxfix rule JFxxx` prints, written by
+scripts/rule_docs.py (tests/test_rule_docs.py keeps the pages in sync with the rules). Editors link to them from
+a finding (the language server's `codeDescription`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from jaxfix import registry
+from jaxfix.codemod import Codemod
+
+FOLDER = Path(__file__).resolve().parent.parent / "docs" / "rules"  # in a checkout or an editable install
+
+
+def page(codemod: type[Codemod]) -> str:
+    """The page of one rule, as `jaxfix rule CODE` prints it."""
+    safety = codemod.fix_safety.value if codemod.fix_safety else "no fix"
+    return f"# {codemod.code} {codemod.name}\n\n{codemod.summary}\nFix: {safety}\n\n{codemod.docs()}\n"
+
+
+def uri(code: str) -> str | None:
+    """A `file://` link to the rule's page, or None where jaxfix was installed without its docs folder."""
+    path = FOLDER / f"{code}.md"
+    return path.as_uri() if path.is_file() else None
+
+
+def write(folder: Path = FOLDER) -> list[Path]:
+    """Write every rule's page into `folder`, removing pages of rules that no longer exist; returns the
+    paths whose content changed."""
+    folder.mkdir(parents=True, exist_ok=True)
+    changed = []
+    wanted = {f"{c.code}.md": page(c) for c in registry.all_codemods()}
+    for stale in folder.glob("JF*.md"):
+        if stale.name not in wanted:
+            stale.unlink()
+            changed.append(stale)
+    for name, text in wanted.items():
+        target = folder / name
+        if not target.is_file() or target.read_text(encoding="utf-8") != text:
+            target.write_text(text, encoding="utf-8")
+            changed.append(target)
+    return changed

@@ -1,0 +1,69 @@
+"""A buffer's analysis with the settings of its project: `[tool.jaxfix]` of the pyproject.toml found upward
+from the document's path (select, ignore, exclude), read again at each analysis so that edits to it take
+effect. The latest analysis of each document is kept, so that code actions on an unchanged buffer cost no
+second analysis. Only parses: no user code is imported or run, and nothing is written."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pathspec
+
+from jaxfix import config, registry
+from jaxfix.engine import Settings, TextAnalysis, analyse_text
+
+
+class SettingsError(ValueError):
+    """The project's [tool.jaxfix] cannot be used; the message says what and where."""
+
+
+@dataclass(frozen=True)
+class Project:
+    settings: Settings  # unsafe_fixes stays off: fix-all applies safe fixes only
+    root: Path | None  # the folder of the pyproject.toml, against which `exclude` patterns match
+    exclude: tuple[str, ...]
+
+    def excludes(self, path: Path) -> bool:
+        if not self.exclude:
+            return False
+        resolved = path.resolve()
+        try:
+            relative = resolved.relative_to(self.root or Path.cwd().resolve()).as_posix()
+        except ValueError:
+            return False
+        return pathspec.GitIgnoreSpec.from_lines(list(self.exclude)).match_file(relative)
+
+
+def project(path: Path | None) -> Project:
+    """The settings for a document at `path` (None: unsaved, then those of the server's working folder)."""
+    try:
+        loaded = config.load(path.parent if path is not None else None)
+        codemods = registry.select(loaded.select, loaded.ignore)
+    except (config.ConfigError, registry.UnknownSelector) as error:
+        raise SettingsError(str(error)) from None
+    root = loaded.source.parent.resolve() if loaded.source is not None else None
+    return Project(Settings(tuple(c.code for c in codemods)), root, tuple(loaded.exclude))
+
+
+class Documents:
+    """The latest analysis of each open document. Used from one worker thread only."""
+
+    def __init__(self) -> None:
+        self._latest: dict[str, tuple[Settings, TextAnalysis]] = {}
+
+    def analysis(self, uri: str, path: Path | None, text: str) -> TextAnalysis:
+        """The analysis of `text`, reused when neither it nor its settings changed. An excluded file gets an
+        empty one. Raises SettingsError."""
+        where = project(path)
+        if path is not None and where.excludes(path):
+            return TextAnalysis(text)
+        cached = self._latest.get(uri)
+        if cached is not None and cached[0] == where.settings and cached[1].text == text:
+            return cached[1]
+        result = analyse_text(text, where.settings, path=str(path) if path is not None else uri)
+        self._latest[uri] = (where.settings, result)
+        return result
+
+    def forget(self, uri: str) -> None:
+        self._latest.pop(uri, None)
