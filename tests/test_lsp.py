@@ -212,6 +212,23 @@ async def test_project_settings_are_read(vscode: LanguageClient, tmp_path_factor
     (project / "pyproject.toml").write_text('[tool.jaxfix]\nignore = ["print-in-traced"]\n')
     (project / "src").mkdir()
     assert [d.code for d in await Buffer(vscode, project / "src", MIXED).open()] == ["JF202"]
+    (project / "pyproject.toml").write_text('[tool.jaxfix]\nexclude = ["generated/"]\n')  # read at each analysis
+    (project / "generated").mkdir()
+    assert await Buffer(vscode, project / "generated", MIXED).open() == []
+    assert len(await Buffer(vscode, project / "src", MIXED).open()) == 2
+
+
+@lsp_test
+async def test_bad_settings_are_shown_once_and_nothing_is_reported(vscode: LanguageClient, tmp_path_factory):
+    project = tmp_path_factory.mktemp("broken")
+    (project / "pyproject.toml").write_text('[tool.jaxfix]\nselect = ["JF999"]\n')
+    buffer = Buffer(vscode, project, PRINT_BEFORE)
+    assert await buffer.open() == []
+    buffer.change(PRINT_BEFORE + "\n")
+    assert await buffer.diagnostics() == []
+    shown = [m for m in vscode.messages if "JF999" in m.message]
+    assert len(shown) == 1 and shown[0].type == types.MessageType.Error
+    assert shown[0].message.startswith("jaxfix: 'JF999' matches no codemod")
 
 
 @lsp_test
@@ -246,6 +263,7 @@ async def test_quick_fix_applies_the_fix(either: LanguageClient, folder: Path):
     assert action.kind == types.CodeActionKind.QuickFix and action.is_preferred
     assert "unsafe" not in action.title
     assert buffer.apply(action) == PRINT_AFTER
+    assert buffer.path.read_text() == PRINT_BEFORE  # the client applies edits; the server writes nothing
 
 
 @lsp_test
