@@ -289,10 +289,9 @@ def rule(code: str = typer.Argument(..., help="A code (JF901) or name.")) -> Non
 def lsp() -> None:
     """Run the language server on stdin and stdout, for editors: diagnostics and quick fixes."""
     try:
-        import pygls  # noqa: F401
-        import lsprotocol  # noqa: F401
+        import pygls.lsp.server  # noqa: F401  (pygls 2; 1.x had pygls.server.LanguageServer)
     except ImportError:
-        raise _fail("the language server needs pygls: pip install 'jaxfix[lsp]'")
+        raise _fail("the language server needs pygls 2 or later: pip install 'jaxfix[lsp]'")
     from jaxfix.server.server import serve
 
     serve()

@@ -335,8 +335,9 @@ async def test_stale_resolve_gives_no_edit(vscode: LanguageClient, folder: Path)
     assert (await vscode.code_action_resolve_async(lazy)).edit is None
 
 
-def test_missing_pygls_is_one_line_and_exit_2(monkeypatch):
-    monkeypatch.setitem(sys.modules, "pygls", None)
+@pytest.mark.parametrize("missing", ["pygls", "pygls.lsp.server"])  # not installed, or pygls 1.x
+def test_missing_pygls_is_one_line_and_exit_2(monkeypatch, missing):
+    monkeypatch.setitem(sys.modules, missing, None)
     result = CliRunner().invoke(app, ["lsp"])
     assert result.exit_code == 2
-    assert result.output.strip() == "jaxfix: error: the language server needs pygls: pip install 'jaxfix[lsp]'"
+    assert result.output.strip() == "jaxfix: error: the language server needs pygls 2 or later: pip install 'jaxfix[lsp]'"
