@@ -4,7 +4,9 @@
     python benchmarks/lsp_latency.py [FILE ...]      (default: two corpus files)
 
 The server runs as a subprocess, as an editor starts it; the client has VS Code's capabilities (it resolves
-code actions lazily). Each file is opened once (a fresh server, so no cache helps); prints a Markdown table.
+code actions lazily). Each file is opened once, right after `initialize` (a fresh server, so no cache helps:
+the first number includes the server's warm-up imports, about 0.5 s, as an editor opening a file at start-up
+pays them); prints a Markdown table.
 """
 
 from __future__ import annotations
