@@ -3,7 +3,7 @@
 One run; `tool.driver.rules` holds every selected codemod (its summary, full docs as help, a help link and fix
 safety); each result names its rule, has level "warning", and one location: the file's path relative to the
 repository root (`uriBaseId` %SRCROOT%) and a 1-based region. Columns count code points (`columnKind`).
-tests/test_output_formats.py validates the log against the official schema (tests/data/).
+tests/test_output_formats.py validates the log against the official SARIF 2.1.0 schema (tests/data/).
 """
 
 from __future__ import annotations
