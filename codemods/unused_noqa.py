@@ -9,7 +9,7 @@ import libcst as cst
 
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Diagnostic, Safety
-from jaxfix.suppression import ALL, Directive, directives, matches
+from jaxfix.suppression import Directive, directives, matches
 
 _OURS = re.compile(r"JF\d*", re.IGNORECASE)  # in `# noqa: ...` other linters' codes sit beside jaxfix's
 _SCREEN = re.compile(r"noqa\s*:[^\n]*\bJF|jaxfix:\s*ignore(?!-file)", re.IGNORECASE)

@@ -11,7 +11,6 @@ from typing import List, Optional
 import typer
 
 from jaxfix import __version__, config, registry
-from jaxfix.codemod import OptionError
 from jaxfix.discovery import discover
 from jaxfix.engine import FileResult, Settings, process_files, process_text
 from jaxfix.files import SourceError, SourceFile, decode
@@ -62,36 +61,15 @@ def _prepare(
         settings_file = config.load(start)
     except config.ConfigError as error:
         raise _fail(str(error))
-    where = settings_file.source or "pyproject.toml"
-    chosen_select = _split(select) or settings_file.select
-    chosen_ignore = settings_file.ignore + _split(ignore)
     try:
-        codemods = registry.select(chosen_select, chosen_ignore)
-        for pattern, codes in settings_file.per_file_ignores:
-            registry.select(codes)
-    except registry.UnknownSelector as error:
+        settings = config.engine_settings(
+            settings_file, select=_split(select), ignore=_split(ignore), unsafe_fixes=unsafe_fixes, text_edits=text_edits
+        )
+    except config.ConfigError as error:
         raise _fail(str(error))
-    options = []
-    for name, values in settings_file.codemods.items():
-        codemod = registry.by_code(name)
-        if codemod is None:
-            raise _fail(f"{where}: [tool.jaxfix.codemods.{name}] names no codemod (see `jaxfix rules`)")
-        try:
-            codemod.with_options(values)
-        except OptionError as error:
-            raise _fail(f"{where}: [tool.jaxfix.codemods.{name}]: {error}")
-        options.append((codemod.code, tuple(sorted(values.items()))))
     if STDIN in given and given != [STDIN]:
         raise _fail("`-` (stdin) cannot be mixed with other paths")
     found = discover([] if given == [STDIN] else given, settings_file.exclude + _split(exclude))
-    settings = Settings(
-        tuple(c.code for c in codemods),
-        unsafe_fixes or settings_file.unsafe_fixes,
-        options=tuple(options),
-        per_file_ignores=tuple((pattern, tuple(codes)) for pattern, codes in settings_file.per_file_ignores),
-        root=str(settings_file.source.parent) if settings_file.source else None,
-        text_edits=text_edits,
-    )
     return settings, found.files, found.errors
 
 

@@ -109,3 +109,37 @@ def load(start: Path | None = None) -> Config:
         raise ConfigError(f"{path}: [tool.jaxfix.codemods] must hold one table per codemod, e.g. [tool.jaxfix.codemods.loop-to-fori-loop]")
     config.codemods = {name: dict(options) for name, options in codemods.items()}
     return config
+
+
+def engine_settings(config: Config, *, select=(), ignore=(), unsafe_fixes: bool = False, text_edits: bool = False):
+    """The engine's Settings for a run under `config`, with the command line's (or an editor's) `select`,
+    `ignore` and `unsafe_fixes` on top. Raises ConfigError for a code or option that names nothing."""
+    from jaxfix import registry
+    from jaxfix.codemod import OptionError
+    from jaxfix.engine import Settings
+
+    where = config.source or "pyproject.toml"
+    try:
+        codemods = registry.select(list(select) or config.select, [*config.ignore, *ignore])
+        for _, codes in config.per_file_ignores:
+            registry.select(codes)
+    except registry.UnknownSelector as error:
+        raise ConfigError(str(error)) from None
+    options = []
+    for name, values in config.codemods.items():
+        codemod = registry.by_code(name)
+        if codemod is None:
+            raise ConfigError(f"{where}: [tool.jaxfix.codemods.{name}] names no codemod (see `jaxfix rules`)")
+        try:
+            codemod.with_options(values)
+        except OptionError as error:
+            raise ConfigError(f"{where}: [tool.jaxfix.codemods.{name}]: {error}") from None
+        options.append((codemod.code, tuple(sorted(values.items()))))
+    return Settings(
+        tuple(c.code for c in codemods),
+        unsafe_fixes or config.unsafe_fixes,
+        options=tuple(options),
+        per_file_ignores=tuple((pattern, tuple(codes)) for pattern, codes in config.per_file_ignores),
+        root=str(config.source.parent) if config.source else None,
+        text_edits=text_edits,
+    )
