@@ -16,7 +16,7 @@ from typing import Sequence
 
 from jaxfix.diagnostics import Diagnostic
 from jaxfix.files import read_source, write_if_changed
-from jaxfix.suppression import directives
+from jaxfix.suppression import UNUSED_SUPPRESSION, directives
 
 
 @dataclass
@@ -44,6 +44,8 @@ def with_noqa(text: str, diagnostics: Sequence[Diagnostic]) -> tuple[str, Added]
     places = commentable_lines(text)
     wanted: dict[int, list[str]] = {}
     for diagnostic in diagnostics:
+        if diagnostic.code == UNUSED_SUPPRESSION:
+            continue  # silencing the report that a suppression is unused would only add another
         line = next((n for n in (diagnostic.start.line, diagnostic.end.line) if n in places), None)
         if line is None:
             outcome.skipped.append(diagnostic.start.line)

@@ -79,6 +79,13 @@ def test_add_noqa_skips_a_line_it_cannot_comment() -> None:
     assert new == text and outcome.skipped == [1], "a comment after a backslash is a syntax error"
 
 
+def test_add_noqa_leaves_unused_suppressions_to_jf001(tmp_path: Path) -> None:
+    stale = CLEAN.replace("return x", "return x  # noqa: JF601")
+    (tmp_path / "m.py").write_text(stale)
+    assert "Added 0 noqa comments" in run("check", "--add-noqa", ".", cwd=tmp_path).output
+    assert (tmp_path / "m.py").read_text() == stale
+
+
 def test_unused_noqa_reported_and_removed_by_apply(tmp_path: Path) -> None:
     stale = CLEAN.replace("return x", "return x  # noqa: JF601")
     (tmp_path / "m.py").write_text(stale)
