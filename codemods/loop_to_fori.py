@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import ClassVar
 
 import libcst as cst
 
@@ -15,8 +14,19 @@ from jaxfix.analysis.screen import Screen
 from jaxfix.analysis.shapes import Category
 from jaxfix.analysis.traced import Kind
 from jaxfix.codegen import carry_value, loop_function, packed
-from jaxfix.codemod import Codemod, Invalid, Valid
+from jaxfix.codemod import Codemod, Invalid, Option, Valid
 from jaxfix.diagnostics import Safety
+
+# The trip-count settings of the loop rules (JF101, JF102), in [tool.jaxfix.codemods.NAME].
+TRIP_COUNT_OPTIONS = (
+    Option(
+        "min-trip-count",
+        10,
+        "loops of fewer known steps stay Python loops (unrolling a few steps compiles about as fast; "
+        "benchmarks/loop_crossover.py measures the crossover)",
+    ),
+    Option("report-trip-count", 100, "a loop that cannot be rewritten is reported from this many known steps"),
+)
 
 @dataclass(frozen=True)
 class _Trip:
@@ -147,10 +157,9 @@ class LoopToForiLoop(Codemod):
     summary = "for-loop over range() in traced code carrying state: use lax.fori_loop"
     fix_safety = Safety.UNSAFE
     screen = ("range",)
-    threshold: ClassVar[int] = 10  # trip counts below this stay Python loops (issue 3's measured crossover)
     # A loop that cannot be rewritten is reported only when unrolling it clearly costs: a model's dozen layers
     # indexed from a list is not worth a warning, a thousand-step loop with a `break` is.
-    report_threshold: ClassVar[int] = 100
+    OPTIONS = TRIP_COUNT_OPTIONS
 
     @classmethod
     def may_match_tree(cls, screen: Screen) -> bool:
@@ -171,7 +180,7 @@ class LoopToForiLoop(Codemod):
         )
 
     @classmethod
-    def _short(cls, call: ast.Call) -> bool:
+    def _short(cls, call: ast.Call, threshold: int | None = None) -> bool:
         """`range(3)`, `range(2, 5)`: integer literals only, fewer steps than the threshold (no name resolved)."""
         values = []
         for arg in call.args[:2]:
@@ -181,7 +190,7 @@ class LoopToForiLoop(Codemod):
         if len(call.args) not in (1, 2) or call.keywords:
             return False
         start, stop = (0, values[0]) if len(values) == 1 else values
-        return stop - start < cls.threshold
+        return stop - start < (cls.option("min-trip-count") if threshold is None else threshold)
 
     VALID = (
         # outside traced code
@@ -278,7 +287,7 @@ class LoopToForiLoop(Codemod):
         if len(args) in (1, 2) and literal:
             values = [int(a.value.evaluated_value) for a in args]
             start, stop = (0, values[0]) if len(values) == 1 else values
-            if stop - start < self.threshold:
+            if stop - start < self.option("min-trip-count"):
                 return  # a short loop, decided before any name is resolved
         if not self.context.names.is_builtin(func, "range"):
             return
@@ -288,12 +297,12 @@ class LoopToForiLoop(Codemod):
         # Imported here: loop_to_scan builds on this module.
         from jaxfix.codemods.loop_to_scan import scan_finding
 
-        if scan_finding(self.context, node) is not None:
+        if scan_finding(self.context, node, (self.option("min-trip-count"), self.option("report-trip-count"))) is not None:
             return  # JF102's: it collects outputs, reads only rows `xs[i]`, or walks backwards
         trip = self._trip(node.iter)
         if trip is None:
             return
-        if trip.kind == "literal" and trip.count < self.threshold:
+        if trip.kind == "literal" and trip.count < self.option("min-trip-count"):
             return
         flow = self._flows().loop(node)
         impurity = self._flows().impurity(node, flow)
@@ -306,7 +315,7 @@ class LoopToForiLoop(Codemod):
             return  # nothing traced is carried: a static computation at trace time
         reason = self._blocker(node, trip, flow, impurity, kinds)
         if reason is not None:
-            if trip.kind == "traced" or (trip.kind == "literal" and trip.count >= self.report_threshold):
+            if trip.kind == "traced" or (trip.kind == "literal" and trip.count >= self.option("report-trip-count")):
                 self.report(node.iter, f"{self._problem(trip)}; not rewritten to lax.fori_loop: {reason}")
             return
         fix = self._fix(node, trip, flow)
@@ -322,7 +331,7 @@ class LoopToForiLoop(Codemod):
             count = self._count_text(trip)
             message = (
                 f"{self._problem(trip)}; lax.fori_loop traces the body once (carrying {carried}); "
-                f"keep the Python loop if `{count}` stays under ~{self.threshold}"
+                f"keep the Python loop if `{count}` stays under ~{self.option('min-trip-count')}"
             )
         self.report(node.iter, message, fix)
 

@@ -27,11 +27,9 @@ from jaxfix.analysis.syntax import AT_METHODS, at_base, is_number
 from jaxfix.analysis.traced import Kind
 from jaxfix.codegen import carry_value, loop_function, packed
 from jaxfix.codemod import Codemod, Invalid, Valid
-from jaxfix.codemods.loop_to_fori import LoopToForiLoop, range_trip
+from jaxfix.codemods.loop_to_fori import TRIP_COUNT_OPTIONS, LoopToForiLoop, range_trip
 from jaxfix.diagnostics import Safety
 
-THRESHOLD = LoopToForiLoop.threshold  # known trip counts below this stay Python loops
-REPORT_THRESHOLD = LoopToForiLoop.report_threshold  # loops it cannot rewrite are reported from this many steps
 
 # Calls that turn the collected list into one array: stacked along a new leading axis, as lax.scan stacks.
 _STACK = "jax.numpy.stack"
@@ -92,15 +90,17 @@ class ScanFinding:
     plan: Plan | None
 
 
-_FINDINGS: "weakref.WeakKeyDictionary[object, dict[cst.CSTNode, ScanFinding | None]]" = weakref.WeakKeyDictionary()
+_FINDINGS: "weakref.WeakKeyDictionary[object, dict[tuple[cst.CSTNode, tuple[int, int]], ScanFinding | None]]" = weakref.WeakKeyDictionary()
 
 
-def scan_finding(context, loop: cst.For) -> ScanFinding | None:
-    """JF102's finding on `loop`, None when the loop is none of its business (computed once per module)."""
+def scan_finding(context, loop: cst.For, trip_counts: tuple[int, int] | None = None) -> ScanFinding | None:
+    """JF102's finding on `loop`, None when the loop is none of its business (computed once per module).
+    `trip_counts`: the (min-trip-count, report-trip-count) options; JF102's own by default."""
+    trip_counts = trip_counts or (LoopToScan.option("min-trip-count"), LoopToScan.option("report-trip-count"))
     known = _FINDINGS.setdefault(context, {})
-    if loop not in known:
-        known[loop] = _ScanAnalysis(context, loop).run()
-    return known[loop]
+    if (loop, trip_counts) not in known:
+        known[(loop, trip_counts)] = _ScanAnalysis(context, loop, *trip_counts).run()
+    return known[(loop, trip_counts)]
 
 
 class LoopToScan(Codemod):
@@ -196,6 +196,7 @@ class LoopToScan(Codemod):
     name = "loop-to-scan"
     summary = "for-loop in traced code collecting per-step outputs or walking an array's rows: use lax.scan"
     fix_safety = Safety.UNSAFE
+    OPTIONS = TRIP_COUNT_OPTIONS
 
     @classmethod
     def may_match_tree(cls, screen: Screen) -> bool:
@@ -211,7 +212,7 @@ class LoopToScan(Codemod):
         for loop in loops:
             it = loop.iter
             if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range":
-                if LoopToForiLoop._short(it):
+                if LoopToForiLoop._short(it, cls.option("min-trip-count")):
                     continue
                 return True
             if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "reversed":
@@ -280,9 +281,9 @@ class LoopToScan(Codemod):
             if 1 <= len(args) <= 2 and all(isinstance(a.value, cst.Integer) and a.keyword is None for a in args):
                 values = [int(a.value.evaluated_value) for a in args]
                 start, stop = (0, values[0]) if len(values) == 1 else values
-                if stop - start < THRESHOLD:
+                if stop - start < self.option("min-trip-count"):
                     return  # a short loop, decided before any analysis
-        finding = scan_finding(self.context, node)
+        finding = scan_finding(self.context, node, (self.option("min-trip-count"), self.option("report-trip-count")))
         if finding is None:
             return
         fix = None if finding.plan is None else _Rewrite(self, finding.plan).fix()
@@ -295,9 +296,10 @@ class LoopToScan(Codemod):
 class _ScanAnalysis:
     """Decides what JF102 does with one loop: nothing (None), a rewrite (a Plan), or a report."""
 
-    def __init__(self, context, loop: cst.For) -> None:
+    def __init__(self, context, loop: cst.For, min_trip_count: int, report_trip_count: int) -> None:
         self.context = context
         self.loop = loop
+        self.min_trip_count, self.report_trip_count = min_trip_count, report_trip_count
         self.traced = context.traced
         self.dataflow = context.dataflow
         self.parents = context.parents
@@ -307,7 +309,7 @@ class _ScanAnalysis:
         if loop.asynchronous is not None or not self.traced.in_traced_code(loop):
             return None
         iteration = self._iteration()
-        if iteration is None or (iteration.kind == "literal" and iteration.count < THRESHOLD):
+        if iteration is None or (iteration.kind == "literal" and iteration.count < self.min_trip_count):
             return None
         flow = self.dataflow.loop(loop)
         lists = self._appended_lists(flow)
@@ -327,7 +329,7 @@ class _ScanAnalysis:
         problem = self._problem(iteration)
         outcome = self._check(iteration, flow, lists, rows, index_used)
         if isinstance(outcome, str):
-            long = iteration.kind == "traced" or (iteration.kind == "literal" and iteration.count >= REPORT_THRESHOLD)
+            long = iteration.kind == "traced" or (iteration.kind == "literal" and iteration.count >= self.report_trip_count)
             if long:
                 return ScanFinding(loop.iter, f"{problem}; not rewritten to lax.scan: {outcome}", None)
             return None
@@ -337,9 +339,9 @@ class _ScanAnalysis:
             details += "; stacking " + ", ".join(f"`{output.name}`" for output in outcome)
         message = f"{problem}; lax.scan traces the body once ({details})"
         if iteration.mode == "rows":
-            message += f"; keep the Python loop if `{self._code(iteration.array)}` has fewer than ~{THRESHOLD} rows"
+            message += f"; keep the Python loop if `{self._code(iteration.array)}` has fewer than ~{self.min_trip_count} rows"
         elif iteration.kind == "static":
-            message += f"; keep the Python loop if `{self._count_text(iteration)}` stays under ~{THRESHOLD}"
+            message += f"; keep the Python loop if `{self._count_text(iteration)}` stays under ~{self.min_trip_count}"
         return ScanFinding(loop.iter, message, plan)
 
     def _code(self, node: cst.CSTNode) -> str:

@@ -12,8 +12,9 @@ import typer
 
 from jaxfix import __version__, config, registry
 from jaxfix.discovery import discover
-from jaxfix.engine import FileResult, Settings, process_files
-from jaxfix.report import diff, text
+from jaxfix.engine import FileResult, Settings, process_files, process_text
+from jaxfix.files import SourceError, SourceFile, decode
+from jaxfix.report import diff, github, text
 
 app = typer.Typer(
     add_completion=False,
@@ -33,6 +34,12 @@ SeedOpt = typer.Option(None, "--seed", help="Seed of the input search (default 0
 MaxExamplesOpt = typer.Option(None, "--max-examples", min=1, help="Inputs per function and device (default 50).")
 TimeoutOpt = typer.Option(None, "--timeout", min=1.0, help="Seconds per function before it is given up (default 120).")
 DeadlineOpt = typer.Option(None, "--deadline", min=0.1, help="Seconds one call may run; longer counts as not terminating (default 5).")
+FORMATS = ("text", "json", "sarif", "github")
+FormatOpt = typer.Option("text", "--output-format", help="How findings are written: text, json, sarif or github.")
+StdinNameOpt = typer.Option(
+    None, "--stdin-filename", help="With PATH `-`: the file the text on stdin is, for the config, per-file-ignores and messages."
+)
+STDIN = "-"
 
 
 def _split(values: Optional[List[str]]) -> list[str]:
@@ -44,20 +51,60 @@ def _fail(message: str) -> typer.Exit:
     return typer.Exit(EXIT_ERROR)
 
 
-def _prepare(paths, select, ignore, exclude, unsafe_fixes: bool) -> tuple[Settings, list[str], list[tuple[str, str]]]:
+def _prepare(
+    paths, select, ignore, exclude, unsafe_fixes: bool, *, stdin_filename: Optional[Path] = None, text_edits: bool = False
+) -> tuple[Settings, list[str], list[tuple[str, str]]]:
+    """Settings from [tool.jaxfix] (the nearest above the first path) and the options; the files to look at."""
+    given = [str(p) for p in paths]
+    start = Path(stdin_filename) if given == [STDIN] and stdin_filename else Path(given[0]) if given and given[0] != STDIN else None
     try:
-        settings_file = config.load()
+        settings_file = config.load(start)
     except config.ConfigError as error:
         raise _fail(str(error))
-    chosen_select = _split(select) or settings_file.select
-    chosen_ignore = settings_file.ignore + _split(ignore)
     try:
-        codemods = registry.select(chosen_select, chosen_ignore)
-    except registry.UnknownSelector as error:
+        settings = config.engine_settings(
+            settings_file, select=_split(select), ignore=_split(ignore), unsafe_fixes=unsafe_fixes, text_edits=text_edits
+        )
+    except config.ConfigError as error:
         raise _fail(str(error))
-    found = discover([str(p) for p in paths], settings_file.exclude + _split(exclude))
-    settings = Settings(tuple(c.code for c in codemods), unsafe_fixes or settings_file.unsafe_fixes)
+    if STDIN in given and given != [STDIN]:
+        raise _fail("`-` (stdin) cannot be mixed with other paths")
+    found = discover([] if given == [STDIN] else given, settings_file.exclude + _split(exclude))
     return settings, found.files, found.errors
+
+
+def _check_format(output_format: str) -> str:
+    chosen = output_format.lower()
+    if chosen not in FORMATS:
+        raise _fail(f"unknown --output-format {output_format!r} (choose from {', '.join(FORMATS)})")
+    return chosen
+
+
+def _read_stdin(stdin_filename: Optional[Path]) -> tuple[str, SourceFile]:
+    """The path to name and the source read from stdin; bad bytes end the run (exit 2, nothing on stdout)."""
+    name = str(stdin_filename) if stdin_filename else STDIN
+    try:
+        return name, decode(sys.stdin.buffer.read())
+    except SourceError as error:
+        raise _fail(f"{name}: {error}")
+
+
+def _render_findings(
+    output_format: str, results: list[FileResult], settings: Settings, shown: dict[str, list], *, err: bool = False
+) -> None:
+    """The findings in a machine-readable format, all at once on stdout (stderr for `apply -`)."""
+    if output_format == "json":
+        from jaxfix.report import json as json_report
+
+        typer.echo(json_report.render(results, shown), err=err)
+    elif output_format == "sarif":
+        from jaxfix.report import sarif
+
+        typer.echo(sarif.render(results, settings.codemods, shown), err=err)
+    elif output_format == "github":
+        for result in results:
+            for line in github.lines(result.path, shown.get(result.path, [])):
+                typer.echo(line, err=err)
 
 
 def _report_problems(results: list[FileResult], missing: list[tuple[str, str]]) -> bool:
@@ -76,19 +123,61 @@ def check(
     exclude: Optional[List[str]] = ExcludeOpt,
     unsafe_fixes: bool = typer.Option(False, "--unsafe-fixes", help="Count unsafe fixes as available."),
     jobs: Optional[int] = JobsOpt,
+    output_format: str = FormatOpt,
+    stdin_filename: Optional[Path] = StdinNameOpt,
+    add_noqa: bool = typer.Option(False, "--add-noqa", help="Add `# noqa: CODES` to every line with a finding, and fix nothing."),
 ) -> None:
-    """Report anti-patterns: `path:line:col: CODE [*] message`, where [*] marks an available fix."""
-    settings, files, missing = _prepare(paths, select, ignore, exclude, unsafe_fixes)
-    results = []
-    for result in process_files(files, settings, fix=False, write=False, jobs=jobs):
-        results.append(result)
-        for diagnostic in result.diagnostics:
-            typer.echo(text.finding_line(result.path, diagnostic))
-    had_errors = _report_problems(results, missing)
-    typer.echo(text.check_summary(results, settings.unsafe_fixes))
+    """Report anti-patterns: `path:line:col: CODE [*] message`, where [*] marks an available fix. PATH `-` reads
+    the source from stdin."""
+    output_format = _check_format(output_format)
+    settings, files, missing = _prepare(
+        paths, select, ignore, exclude, unsafe_fixes, stdin_filename=stdin_filename, text_edits=output_format == "json"
+    )
+    if add_noqa:
+        _add_noqa(paths, files, missing, settings, jobs)
+        return
+    if [str(p) for p in paths] == [STDIN]:
+        name, source = _read_stdin(stdin_filename)
+        results = iter([process_text(name, source.text, settings, fix=False)])
+    else:
+        results = process_files(files, settings, fix=False, write=False, jobs=jobs)
+    done = []
+    for result in results:
+        done.append(result)
+        if output_format == "text":
+            for diagnostic in result.diagnostics:
+                typer.echo(text.finding_line(result.path, diagnostic))
+    if output_format != "text":
+        _render_findings(output_format, done, settings, {r.path: r.diagnostics for r in done})
+    had_errors = _report_problems(done, missing)
+    if output_format == "text":
+        typer.echo(text.check_summary(done, settings.unsafe_fixes))
     if had_errors:
         raise typer.Exit(EXIT_ERROR)
-    raise typer.Exit(EXIT_FINDINGS if any(r.diagnostics for r in results) else EXIT_CLEAN)
+    raise typer.Exit(EXIT_FINDINGS if any(r.diagnostics for r in done) else EXIT_CLEAN)
+
+
+def _add_noqa(paths, files, missing, settings: Settings, jobs) -> None:
+    """`check --add-noqa`: a `# noqa` comment for every finding, so that a codebase can adopt jaxfix today."""
+    from jaxfix import noqa
+
+    if [str(p) for p in paths] == [STDIN]:
+        raise _fail("--add-noqa rewrites files: it does not read stdin")
+    results = list(process_files(files, settings, fix=False, write=False, jobs=jobs))
+    added = changed = 0
+    for result in results:
+        if result.error or not result.diagnostics:
+            continue
+        outcome = noqa.add_noqa(Path(result.path), result.diagnostics)
+        for line in outcome.skipped:
+            typer.echo(f"{result.path}:{line}: cannot take a comment (inside a string or after a backslash)", err=True)
+        if outcome.added:
+            added += outcome.added
+            changed += 1
+            typer.echo(f"{result.path}: added {text.plural(outcome.added, 'noqa comment')}")
+    had_errors = _report_problems(results, missing)
+    typer.echo(f"Added {text.plural(added, 'noqa comment')} in {text.plural(changed, 'file')}.")
+    raise typer.Exit(EXIT_ERROR if had_errors else EXIT_CLEAN)
 
 
 @app.command()
@@ -107,28 +196,78 @@ def apply(
     max_examples: Optional[int] = MaxExamplesOpt,
     timeout: Optional[float] = TimeoutOpt,
     deadline: Optional[float] = DeadlineOpt,
+    output_format: str = typer.Option(
+        "text", "--output-format", help="How the findings left without a fix are written: text, json, sarif or github."
+    ),
+    stdin_filename: Optional[Path] = StdinNameOpt,
 ) -> None:
-    """Rewrite files in place with the safe fixes (and the unsafe ones with --unsafe-fixes)."""
+    """Rewrite files in place with the safe fixes (and the unsafe ones with --unsafe-fixes). PATH `-` reads the
+    source from stdin and writes the rewritten source to stdout."""
+    output_format = _check_format(output_format)
+    if output_format != "text" and (diff_only or verify_fixes):
+        raise _fail("--output-format applies to findings; --diff and --verify print their own report")
     if verify_fixes:
+        if [str(p) for p in paths] == [STDIN]:
+            raise _fail("--verify runs the rewritten functions from their files: it does not read stdin")
         _apply_verified(paths, diff_only, select, ignore, exclude, jobs, _verify_options(seed, max_examples, timeout, None, None, deadline))
         return
-    settings, files, missing = _prepare(paths, select, ignore, exclude, unsafe_fixes)
+    settings, files, missing = _prepare(paths, select, ignore, exclude, unsafe_fixes, stdin_filename=stdin_filename)
+    if [str(p) for p in paths] == [STDIN]:
+        _apply_stdin(settings, stdin_filename, diff_only, output_format)
+        return
     colour = sys.stdout.isatty()
     results = []
+    say = (lambda line: typer.echo(line)) if output_format == "text" else (lambda line: typer.echo(line, err=True))
+    remaining: dict[str, list] = {}
     for result in process_files(files, settings, fix=True, write=not diff_only, jobs=jobs):
         results.append(result)
         if diff_only and result.changed:
             typer.echo(diff.unified_diff(result.path, result.original, result.fixed, colour=colour), nl=False)
         elif result.written:
-            typer.echo(f"fixed {result.path} ({text.plural(result.fixes_applied, 'fix')})")
-        for diagnostic in result.diagnostics:
-            if not (diagnostic.fix and settings.allows(diagnostic.fix)):
+            say(f"fixed {result.path} ({text.plural(result.fixes_applied, 'fix')})")
+        remaining[result.path] = _left(result, settings)
+        if output_format == "text":
+            for diagnostic in remaining[result.path]:
                 typer.echo(text.finding_line(result.path, diagnostic))
+    if output_format != "text":
+        _render_findings(output_format, results, settings, remaining)
     had_errors = _report_problems(results, missing)
-    typer.echo(text.apply_summary(results, diff_only=diff_only))
+    say(text.apply_summary(results, diff_only=diff_only))
     if had_errors:
         raise typer.Exit(EXIT_ERROR)
     raise typer.Exit(EXIT_FINDINGS if diff_only and any(r.changed for r in results) else EXIT_CLEAN)
+
+
+def _left(result: FileResult, settings: Settings) -> list:
+    """The findings `apply` leaves: those without a fix it may make."""
+    return [d for d in result.diagnostics if not (d.fix and settings.allows(d.fix))]
+
+
+def _apply_stdin(settings: Settings, stdin_filename: Optional[Path], diff_only: bool, output_format: str) -> None:
+    """`apply -`: the rewritten source on stdout (or its diff); findings and problems on stderr. On bad input
+    stdout stays empty, so that a format-on-save integration never receives half a file."""
+    name, source = _read_stdin(stdin_filename)
+    result = process_text(name, source.text, settings, fix=True)
+    if result.error:
+        raise _fail(f"{name}: {result.error}")
+    fixed = result.fixed if result.fixed is not None else source.text
+    left = _left(result, settings)
+    if diff_only:
+        if result.changed:
+            typer.echo(diff.unified_diff(name, source.text, fixed), nl=False)
+    else:
+        sys.stdout.buffer.write(source.encode(fixed))
+        sys.stdout.buffer.flush()
+    if output_format == "text":
+        for diagnostic in left:
+            typer.echo(text.finding_line(name, diagnostic), err=True)
+    else:
+        _render_findings(output_format, [result], settings, {name: left}, err=True)
+    for line in text.problem_lines([result]):
+        typer.echo(line, err=True)
+    if result.internal_errors:
+        raise typer.Exit(EXIT_ERROR)
+    raise typer.Exit(EXIT_FINDINGS if diff_only and result.changed else EXIT_CLEAN)
 
 
 def _verify_options(seed, max_examples, timeout, grad, nan, deadline=None):
@@ -283,6 +422,11 @@ def rule(code: str = typer.Argument(..., help="A code (JF901) or name.")) -> Non
     safety = codemod.fix_safety.value if codemod.fix_safety else "no fix"
     typer.echo(f"# {codemod.code} {codemod.name}\n\n{codemod.summary}\nFix: {safety}\n")
     typer.echo(codemod.docs())
+    if codemod.OPTIONS:
+        typer.echo(f"## Options\nIn pyproject.toml, under [tool.jaxfix.codemods.{codemod.name}]:\n")
+        for option in codemod.OPTIONS:
+            default = str(option.default).lower() if isinstance(option.default, bool) else repr(option.default)
+            typer.echo(f"- {option.name} = {default}: {option.doc}")
 
 
 @app.command()

@@ -17,9 +17,10 @@ nothing for this file. tests/test_screens.py checks that it passes every example
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
-from typing import ClassVar, Sequence
+from typing import Any, ClassVar, Mapping, Sequence
 
 import libcst as cst
 from libcst._metadata_dependent import LazyValue
@@ -50,6 +51,35 @@ class Invalid:
     message: str = ""
 
 
+@dataclass(frozen=True)
+class Option:
+    """A setting of one codemod, read from `[tool.jaxfix.codemods.NAME]` (kebab-case keys)."""
+
+    name: str  # "min-trip-count"
+    default: Any  # its type is the option's type: int, float, bool or str
+    doc: str  # one line, shown by `jaxfix rule CODE`
+
+    def check(self, value: Any) -> Any:
+        """`value` if it has the option's type, else OptionError with a one-line message."""
+        expected = type(self.default)
+        ok = isinstance(value, expected) and not (expected is not bool and isinstance(value, bool))
+        if expected is float and isinstance(value, int) and not isinstance(value, bool):
+            value, ok = float(value), True
+        if not ok:
+            raise OptionError(f"option {self.name} must be {_type_word(expected)}, not {value!r}")
+        return value
+
+
+class OptionError(ValueError):
+    """An option a codemod does not have, or a value of the wrong type; the message is one line."""
+
+
+def _type_word(kind: type) -> str:
+    return {int: "an integer", float: "a number", bool: "true or false", str: "a string"}.get(
+        kind, kind.__name__
+    )
+
+
 class Codemod(cst.BatchableCSTVisitor):
     code: ClassVar[str]  # "JF901": family digit first (see DESIGN.md)
     name: ClassVar[str]  # "deprecated-api": kebab-case, usable in --select
@@ -60,6 +90,9 @@ class Codemod(cst.BatchableCSTVisitor):
     screen: ClassVar[tuple[str, ...]] = ("jax",)
     VALID: ClassVar[Sequence[Valid]] = ()
     INVALID: ClassVar[Sequence[Invalid]] = ()
+    # The settings a user may change, with their defaults; read them with `cls.option(name)`.
+    OPTIONS: ClassVar[Sequence[Option]] = ()
+    _option_values: ClassVar[Mapping[str, Any]] = {}
 
     # Metadata is resolved lazily through `self.context` (positions only when reporting, qualified names only
     # when a candidate node turns up): declaring providers here would compute them for every file.
@@ -69,6 +102,42 @@ class Codemod(cst.BatchableCSTVisitor):
         super().__init__()
         self.context = context
         self.diagnostics: list[Diagnostic] = []
+
+    @classmethod
+    def option(cls, name: str) -> Any:
+        """The value of one of this codemod's OPTIONS: the configured one, else its default."""
+        if name in cls._option_values:
+            return cls._option_values[name]
+        for declared in cls.OPTIONS:
+            if declared.name == name:
+                return declared.default
+        raise KeyError(f"{cls.code} declares no option {name!r}")
+
+    @classmethod
+    def with_options(cls, values: Mapping[str, Any]) -> type["Codemod"]:
+        """This codemod with `values` for its options (a subclass; the class itself is left as it is). Raises
+        OptionError for an option it does not declare or a value of the wrong type."""
+        declared = {option.name: option for option in cls.OPTIONS}
+        checked = {}
+        for name, value in values.items():
+            if name not in declared:
+                known = ", ".join(declared) or "none"
+                raise OptionError(f"{cls.code} ({cls.name}) has no option {name!r} (its options: {known})")
+            checked[name] = declared[name].check(value)
+        if not checked:
+            return cls
+        return _configured(cls, tuple(sorted(checked.items())))
+
+    @classmethod
+    def consults(cls, text: str) -> Sequence[str]:
+        """Codes, code prefixes or names of other codemods whose findings in `text` this one reads in `after`;
+        the engine runs them too (unreported) where they are not selected. JF001 asks for those that suppression
+        comments name."""
+        return ()
+
+    def after(self, diagnostics: Sequence[Diagnostic]) -> None:
+        """Called once the traversal is over, with every finding of the codemods that ran on the module
+        (suppressed ones included); it may still `report`. Not called when a codemod crashed on the module."""
 
     @classmethod
     def may_match(cls, text: str) -> bool:
@@ -124,6 +193,12 @@ class Codemod(cst.BatchableCSTVisitor):
         chosen = safety if safety is not None else self.fix_safety
         assert chosen is not None, f"{self.code} builds a fix but declares no fix safety"
         return Fix(chosen, description, tuple(changes), tuple(add_imports), tuple(remove_imports))
+
+
+@functools.lru_cache(maxsize=None)
+def _configured(cls: type[Codemod], values: tuple[tuple[str, Any], ...]) -> type[Codemod]:
+    """One subclass per codemod and set of values, so that screens and visitors (class and instance) read them."""
+    return type(cls.__name__, (cls,), {"_option_values": dict(values), "__module__": cls.__module__, "__doc__": cls.__doc__})
 
 
 def _dedent_docstring(doc: str) -> str:

@@ -1,10 +1,17 @@
-"""Settings from `[tool.jaxfix]` in the nearest pyproject.toml, which command-line options then override.
+"""Settings from `[tool.jaxfix]` in the nearest pyproject.toml that has such a table, looked for from the checked
+path upward; command-line options then override them.
 
     [tool.jaxfix]
     select = ["JF1", "JF9"]       # codes, code prefixes or names; default: all
     ignore = ["print-in-traced"]
     exclude = ["generated/", "*_pb2.py"]
     unsafe-fixes = false
+
+    [tool.jaxfix.per-file-ignores]  # gitignore-style patterns, relative to this file's folder
+    "tests/**" = ["JF6"]
+
+    [tool.jaxfix.codemods.loop-to-fori-loop]  # a codemod's OPTIONS, by name or code
+    min-trip-count = 20
 """
 
 from __future__ import annotations
@@ -18,7 +25,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-KNOWN_KEYS = {"select", "ignore", "exclude", "unsafe-fixes", "verify"}  # verify: read by jaxfix.verify.settings
+# verify: read by jaxfix.verify.settings
+KNOWN_KEYS = {"select", "ignore", "exclude", "unsafe-fixes", "per-file-ignores", "codemods", "verify"}
 
 
 class ConfigError(ValueError):
@@ -31,6 +39,8 @@ class Config:
     ignore: list[str] = field(default_factory=list)
     exclude: list[str] = field(default_factory=list)
     unsafe_fixes: bool = False
+    per_file_ignores: list[tuple[str, list[str]]] = field(default_factory=list)  # (pattern, codes)
+    codemods: dict[str, dict[str, object]] = field(default_factory=dict)  # codemod name or code → its options
     source: Path | None = None
 
 
@@ -43,14 +53,34 @@ def find_pyproject(start: Path) -> Path | None:
     return None
 
 
-def load(start: Path | None = None) -> Config:
-    path = find_pyproject(start or Path.cwd())
-    if path is None:
-        return Config()
+def find_config(start: Path) -> Path | None:
+    """The nearest pyproject.toml at or above `start` (a file or a folder) with a [tool.jaxfix] table."""
+    start = start.resolve()
+    folders = [start, *start.parents] if start.is_dir() else list(start.parents)
+    for folder in folders:
+        candidate = folder / "pyproject.toml"
+        if candidate.is_file():
+            try:
+                if "jaxfix" in _read(candidate).get("tool", {}):
+                    return candidate
+            except ConfigError:
+                return candidate  # unreadable: `load` names it rather than silently looking further up
+    return None
+
+
+def _read(path: Path) -> dict:
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        return tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
         raise ConfigError(f"{path}: cannot read [tool.jaxfix]: {error}") from None
+
+
+def load(start: Path | None = None) -> Config:
+    """The settings for a run on `start` (default: the current folder)."""
+    path = find_config(start or Path.cwd())
+    if path is None:
+        return Config()
+    data = _read(path)
     table = data.get("tool", {}).get("jaxfix", {})
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: [tool.jaxfix] must be a table")
@@ -67,4 +97,49 @@ def load(start: Path | None = None) -> Config:
     if not isinstance(unsafe, bool):
         raise ConfigError(f"{path}: [tool.jaxfix] unsafe-fixes must be true or false")
     config.unsafe_fixes = unsafe
+    ignores = table.get("per-file-ignores", {})
+    if not isinstance(ignores, dict):
+        raise ConfigError(f"{path}: [tool.jaxfix.per-file-ignores] must be a table of pattern = [codes]")
+    for pattern, codes in ignores.items():
+        if not isinstance(codes, list) or not all(isinstance(c, str) for c in codes):
+            raise ConfigError(f"{path}: [tool.jaxfix.per-file-ignores] {pattern!r} must be a list of codes")
+        config.per_file_ignores.append((pattern, codes))
+    codemods = table.get("codemods", {})
+    if not isinstance(codemods, dict) or not all(isinstance(v, dict) for v in codemods.values()):
+        raise ConfigError(f"{path}: [tool.jaxfix.codemods] must hold one table per codemod, e.g. [tool.jaxfix.codemods.loop-to-fori-loop]")
+    config.codemods = {name: dict(options) for name, options in codemods.items()}
     return config
+
+
+def engine_settings(config: Config, *, select=(), ignore=(), unsafe_fixes: bool = False, text_edits: bool = False):
+    """The engine's Settings for a run under `config`, with the command line's (or an editor's) `select`,
+    `ignore` and `unsafe_fixes` on top. Raises ConfigError for a code or option that names nothing."""
+    from jaxfix import registry
+    from jaxfix.codemod import OptionError
+    from jaxfix.engine import Settings
+
+    where = config.source or "pyproject.toml"
+    try:
+        codemods = registry.select(list(select) or config.select, [*config.ignore, *ignore])
+        for _, codes in config.per_file_ignores:
+            registry.select(codes)
+    except registry.UnknownSelector as error:
+        raise ConfigError(str(error)) from None
+    options = []
+    for name, values in config.codemods.items():
+        codemod = registry.by_code(name)
+        if codemod is None:
+            raise ConfigError(f"{where}: [tool.jaxfix.codemods.{name}] names no codemod (see `jaxfix rules`)")
+        try:
+            codemod.with_options(values)
+        except OptionError as error:
+            raise ConfigError(f"{where}: [tool.jaxfix.codemods.{name}]: {error}") from None
+        options.append((codemod.code, tuple(sorted(values.items()))))
+    return Settings(
+        tuple(c.code for c in codemods),
+        unsafe_fixes or config.unsafe_fixes,
+        options=tuple(options),
+        per_file_ignores=tuple((pattern, tuple(codes)) for pattern, codes in config.per_file_ignores),
+        root=str(config.source.parent) if config.source else None,
+        text_edits=text_edits,
+    )

@@ -70,6 +70,7 @@ class Diagnostic:
     end: Position
     fix: Fix | None = None
     node: cst.CSTNode | None = field(default=None, compare=False, repr=False)
+    edits: tuple["TextEdit", ...] = ()  # the fix as text edits of the checked text, where asked for (JSON output)
 
     @property
     def fixable(self) -> bool:

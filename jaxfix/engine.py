@@ -42,14 +42,48 @@ PARALLEL_THRESHOLD = 8  # fewer files than this run in-process: a worker pool co
 class Settings:
     codes: tuple[str, ...]  # the selected codemods' codes
     unsafe_fixes: bool = False
+    # code → ((option, value), ...): the codemods' OPTIONS from [tool.jaxfix.codemods.NAME]
+    options: tuple[tuple[str, tuple[tuple[str, object], ...]], ...] = ()
+    # (gitignore-style pattern relative to `root`, codes or names it turns off), from per-file-ignores
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    root: str | None = None  # the folder of the config file that per_file_ignores come from
+    text_edits: bool = False  # `check` also turns each fix into text edits (Diagnostic.edits), for JSON output
 
     @property
     def codemods(self) -> tuple[type[Codemod], ...]:
         wanted = set(self.codes)
-        return tuple(c for c in registry.all_codemods() if c.code in wanted)
+        configured = dict(self.options)
+        return tuple(
+            c.with_options(dict(configured[c.code])) if c.code in configured else c
+            for c in registry.all_codemods()
+            if c.code in wanted
+        )
+
+    def codemods_for(self, path: str) -> tuple[type[Codemod], ...]:
+        """The codemods that run on `path`: the selected ones less those its per-file-ignores turn off."""
+        if not self.per_file_ignores:
+            return self.codemods
+        off = _ignored_for(path, self.per_file_ignores, self.root)
+        return tuple(c for c in self.codemods if not any(c.code.upper().startswith(o.upper()) or c.name == o for o in off))
 
     def allows(self, fix: Fix) -> bool:
         return fix.safety is Safety.SAFE or (self.unsafe_fixes and fix.safety is Safety.UNSAFE)
+
+
+def _ignored_for(path: str, table: tuple[tuple[str, tuple[str, ...]], ...], root: str | None) -> set[str]:
+    """The codes that per-file-ignores turn off for `path` (patterns are gitignore-style, relative to `root`)."""
+    import pathspec
+
+    resolved = Path(path).resolve()
+    try:
+        relative = resolved.relative_to(Path(root or os.getcwd()).resolve()).as_posix()
+    except ValueError:
+        return set()
+    off: set[str] = set()
+    for pattern, codes in table:
+        if pathspec.GitIgnoreSpec.from_lines([pattern]).match_file(relative):
+            off.update(codes)
+    return off
 
 
 @dataclass
@@ -80,8 +114,12 @@ def analyse(
     active = screened(text, codemods, tree=tree)
     if not active:
         return [], [], None
+    consulted = _consulted(active, text, tree)
     wrapper = MetadataWrapper(cst.parse_module(text), unsafe_skip_copy=True)  # freshly parsed: nobody shares it
-    diagnostics, errors = _run_codemods(wrapper, active)
+    diagnostics, errors = _run_codemods(wrapper, [*active, *consulted])
+    if consulted:  # run only for what they tell the codemods that consult them, not reported
+        silent = {c.code for c in consulted}
+        diagnostics = [d for d in diagnostics if d.code not in silent]
     diagnostics = unsuppressed(diagnostics, text)
     return sorted(diagnostics, key=Diagnostic.sort_key), errors, wrapper
 
@@ -95,6 +133,21 @@ def screened(text: str, codemods: Sequence[type[Codemod]], *, tree: ast.Module |
         return active
     screen = Screen(text, tree)
     return [c for c in active if _may_match_tree(c, screen)]
+
+
+def _consulted(active: Sequence[type[Codemod]], text: str, tree: ast.Module | None) -> list[type[Codemod]]:
+    """The codemods whose findings an active codemod asks to see (`Codemod.consults`: JF001 asks for those that
+    suppression comments name) and that are not running anyway, screened like any other."""
+    asked = {selector.upper() for codemod in active for selector in codemod.consults(text)}
+    if not asked:
+        return []
+    running = {c.code for c in active}
+    wanted = [
+        c
+        for c in registry.all_codemods()
+        if c.code not in running and any(c.code.upper().startswith(a) or c.name.upper() == a for a in asked)
+    ]
+    return screened(text, wanted, tree=tree) if wanted else []
 
 
 def _may_match_tree(codemod: type[Codemod], screen: Screen) -> bool:
@@ -112,12 +165,25 @@ def _run_codemods(wrapper: MetadataWrapper, codemods: Sequence[type[Codemod]]) -
         try:
             visitors = [codemod(context) for codemod in remaining]
             wrapper.visit_batched(visitors)
+            if not errors:  # with a codemod's findings lost to a crash, `after` would judge on too little
+                _after(visitors, errors)
             return [d for v in visitors for d in v.diagnostics], errors
         except Exception:
             culprit = _find_crashing(wrapper, context, remaining)
             errors.append(f"{culprit.code} crashed and was skipped for this file: {_last_line(traceback.format_exc())}")
             remaining.remove(culprit)
     return [], errors
+
+
+def _after(visitors: Sequence[Codemod], errors: list[str]) -> None:
+    """Each codemod's `after` hook, given every finding of the traversal (JF001 judges suppressions there)."""
+    found = [d for v in visitors for d in v.diagnostics]
+    for visitor in visitors:
+        try:
+            visitor.after(found)
+        except Exception:
+            errors.append(f"{visitor.code} crashed and was skipped for this file: {_last_line(traceback.format_exc())}")
+            visitor.diagnostics = []
 
 
 def _find_crashing(wrapper: MetadataWrapper, context: ModuleContext, codemods: Sequence[type[Codemod]]) -> type[Codemod]:
@@ -142,7 +208,7 @@ def fix_text(
     (each pass's syntax check hands its tree on to the next pass's screen). `keep(diagnostic, current text)`, if
     given, decides which allowed fixes are applied (`apply --verify` leaves out those in functions that did not
     verify)."""
-    codemods = list(settings.codemods)
+    codemods = list(settings.codemods_for(path))
     errors: list[str] = []
     applied = 0
     current = text
@@ -326,23 +392,35 @@ def _last_line(text: str) -> str:
 
 def process_file(path: str, settings: Settings, *, fix: bool, write: bool) -> FileResult:
     """Everything jaxfix does to one file. Never raises for bad input: the reason lands in `error`."""
-    result = FileResult(path)
     try:
         source = read_source(Path(path))
     except SourceError as error:
-        result.error = str(error)
-        return result
-    result.original = source.text
-    tree, syntax = _checked_tree(source.text, path)
+        return FileResult(path, error=str(error))
+    result = process_text(path, source.text, settings, fix=fix)
+    if result.error is None and write and result.changed:
+        try:
+            result.written = write_if_changed(Path(path), source.encode(result.fixed))
+        except (OSError, UnicodeEncodeError) as error:
+            result.error = f"cannot write: {getattr(error, 'strerror', None) or error}"
+    return result
+
+
+def process_text(path: str, text: str, settings: Settings, *, fix: bool) -> FileResult:
+    """What jaxfix finds in (or, with `fix`, makes of) `text`, the content of `path`, in memory (`check -` and
+    `apply -` read it from stdin). Never raises for bad input: the reason lands in `error`."""
+    result = FileResult(path, original=text)
+    tree, syntax = _checked_tree(text, path)
     if syntax is not None:
         result.error = f"syntax error, {syntax}"
         return result
     try:
         if fix:
-            new_text, applied, diagnostics, errors = fix_text(source.text, settings, path=path, tree=tree)
+            new_text, applied, diagnostics, errors = fix_text(text, settings, path=path, tree=tree)
             result.fixed, result.fixes_applied = new_text, applied
         else:
-            diagnostics, errors, _ = analyse(source.text, settings.codemods, tree=tree)
+            diagnostics, errors, wrapper = analyse(text, settings.codemods_for(path), tree=tree)
+            if settings.text_edits and wrapper is not None:
+                diagnostics = [_with_edits(text, wrapper.module, d) for d in diagnostics]
     except cst.ParserSyntaxError as error:
         result.error = f"cannot parse: {str(error).splitlines()[0]} (line {error.raw_line})"
         return result
@@ -351,12 +429,13 @@ def process_file(path: str, settings: Settings, *, fix: bool, write: bool) -> Fi
         return result
     result.diagnostics = [_detached(d) for d in diagnostics]
     result.internal_errors = errors
-    if write and result.changed:
-        try:
-            result.written = write_if_changed(Path(path), source.encode(result.fixed))
-        except (OSError, UnicodeEncodeError) as error:
-            result.error = f"cannot write: {getattr(error, 'strerror', None) or error}"
     return result
+
+
+def _with_edits(text: str, module: cst.Module, diagnostic: Diagnostic) -> Diagnostic:
+    if diagnostic.fix is None or not diagnostic.fix.applicable:
+        return diagnostic
+    return dataclasses.replace(diagnostic, edits=(fix_as_text_edit(text, module, diagnostic.fix),))
 
 
 def _detached(diagnostic: Diagnostic) -> Diagnostic:

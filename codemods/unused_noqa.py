@@ -1,0 +1,168 @@
+"""JF001 unused-noqa: a suppression comment naming a jaxfix rule that finds nothing on its line."""
+
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+import libcst as cst
+
+from jaxfix.codemod import Codemod, Invalid, Valid
+from jaxfix.diagnostics import Diagnostic, Safety
+from jaxfix.suppression import Directive, directives, matches
+
+_OURS = re.compile(r"JF\d*", re.IGNORECASE)  # in `# noqa: ...` other linters' codes sit beside jaxfix's
+_SCREEN = re.compile(r"noqa\s*:[^\n]*\bJF|jaxfix:\s*ignore(?!-file)", re.IGNORECASE)
+
+
+class UnusedNoqa(Codemod):
+    """
+    ## What it does
+    Finds `# noqa: JF601` and `# jaxfix: ignore[JF601]` comments where the rule they name finds nothing on
+    that line, and removes them (or, in `# noqa: E501, JF601`, only the unused code). A bare
+    `# jaxfix: ignore` that silences nothing is reported too.
+
+    ## Why is this bad?
+    A suppression outlives the code it was written for: after a refactor it silences nothing, yet it would
+    hide the next real finding on that line. Ruff's RUF100 does the same for Ruff's codes.
+
+    ## Example
+    ```python
+    def mean(x):
+        print(x)  # noqa: JF601
+        return x.mean()
+    ```
+
+    ## Use instead
+    ```python
+    def mean(x):
+        print(x)
+        return x.mean()
+    ```
+
+    ## Fix safety
+    Safe: only a comment changes. The rule a code names is run on the file to decide, even when it is not
+    selected (`--select`, `ignore`, per-file-ignores), so a suppression that still silences something is
+    never removed.
+
+    ## When it stays quiet
+    - Blanket `# noqa` and codes of other tools (`# noqa: E501`): other linters read them.
+    - File-level `# jaxfix: ignore-file`.
+    - A file on which a rule crashed: its missing findings could make a used suppression look unused.
+    - `# noqa: JF001` itself.
+    """
+
+    code = "JF001"
+    name = "unused-noqa"
+    summary = "Suppression comment for a jaxfix rule that finds nothing on its line: remove it"
+    fix_safety = Safety.SAFE
+
+    VALID = (
+        Valid("import jax\n\n\n@jax.jit\ndef f(x):\n    print(x)  # noqa: JF601\n    return x\n"),
+        Valid("import jax\n\n\n@jax.jit\ndef f(x):\n    print(x)  # jaxfix: ignore[print-in-traced]\n    return x\n"),
+        Valid("import jax\n\n\ndef f(x):\n    return x  # noqa\n"),
+        Valid("import jax\n\n\ndef f(x):\n    return x  # noqa: E501\n"),
+        Valid("import jax\n\n\n@jax.jit\ndef f(x):\n    print(x)  # noqa: JF6\n    return x\n"),
+    )
+    INVALID = (
+        Invalid(
+            "import jax\n\n\ndef f(x):\n    print(x)  # noqa: JF601\n    return x\n",
+            "import jax\n\n\ndef f(x):\n    print(x)\n    return x\n",
+            message="JF601 finds nothing",
+        ),
+        Invalid(
+            "import jax\n\n\ndef f(x):\n    return x  # noqa: E501, JF601\n",
+            "import jax\n\n\ndef f(x):\n    return x  # noqa: E501\n",
+        ),
+        Invalid(
+            "import jax\n\n\ndef f(x):\n    return x  # keep  # jaxfix: ignore\n",
+            "import jax\n\n\ndef f(x):\n    return x  # keep\n",
+        ),
+        Invalid(
+            "import jax\n\n\n@jax.jit\ndef f(x):\n    print(x)  # noqa: JF601, JF101\n    return x\n",
+            "import jax\n\n\n@jax.jit\ndef f(x):\n    print(x)  # noqa: JF601\n    return x\n",
+            message="JF101",
+        ),
+    )
+
+    @classmethod
+    def may_match(cls, text: str) -> bool:
+        """Only a file with a jaxfix suppression: `# noqa: E501` alone, common in real code, must not cost a
+        LibCST parse."""
+        return _SCREEN.search(text) is not None
+
+    @classmethod
+    def consults(cls, text: str) -> Sequence[str]:
+        """The rules the file's suppression comments name (every rule for a bare `# jaxfix: ignore`)."""
+        asked: set[str] = set()
+        for comment in re.findall(r"#[^\n]*", text):
+            for directive in directives(comment):
+                if directive.kind == "ignore" and directive.blanket:
+                    asked.add("JF")
+                elif directive.kind != "ignore-file":
+                    asked.update(c for c in directive.codes if directive.kind == "ignore" or _OURS.fullmatch(c))
+        return sorted(asked)
+
+    def __init__(self, context) -> None:
+        super().__init__(context)
+        self._holders: list[cst.TrailingWhitespace | cst.EmptyLine] = []
+
+    def visit_TrailingWhitespace(self, node: cst.TrailingWhitespace) -> None:
+        if node.comment is not None and directives(node.comment.value):
+            self._holders.append(node)
+
+    def visit_EmptyLine(self, node: cst.EmptyLine) -> None:
+        if node.comment is not None and directives(node.comment.value):
+            self._holders.append(node)
+
+    def after(self, diagnostics: Sequence[Diagnostic]) -> None:
+        for holder in self._holders:
+            comment = holder.comment
+            line = self.context.positions[comment].start.line
+            here = [d for d in diagnostics if line in (d.start.line, d.end.line)]
+            text, unused = comment.value, []
+            for directive in reversed(directives(comment.value)):  # right to left: offsets stay valid
+                dropped = _unused(directive, here)
+                if dropped:
+                    unused = dropped + unused
+                    text = text[: directive.start] + _without(directive, dropped) + text[directive.end :]
+            if unused:
+                self.report(comment, _message(comment.value, unused), self._removal(holder, text))
+
+    def _removal(self, holder, text: str):
+        text = re.sub(r"\s*#\s*$", "", text.rstrip())
+        text = re.sub(r"^#\s+#", "#", text)
+        kept = text.strip()
+        if kept and kept != "#":
+            new = cst.Comment(kept if kept.startswith("#") else f"# {kept}")
+            return self.fix("remove the unused codes", [(holder.comment, new)])
+        if isinstance(holder, cst.EmptyLine):
+            return self.fix("remove the unused suppression", [(holder, cst.RemoveFromParent())])
+        bare = holder.with_changes(whitespace=cst.SimpleWhitespace(""), comment=None)
+        return self.fix("remove the unused suppression", [(holder, bare)])
+
+
+def _unused(directive: Directive, here: Sequence[Diagnostic]) -> list[str]:
+    """The codes of `directive` that silence nothing among the findings on its line (["*"]: a bare jaxfix
+    ignore that silences nothing)."""
+    if directive.kind == "ignore-file" or (directive.kind == "noqa" and directive.blanket):
+        return []
+    if directive.blanket:
+        return [] if here else ["*"]
+    ours = [c for c in directive.codes if directive.kind == "ignore" or _OURS.fullmatch(c)]
+    return [c for c in ours if c.upper() != "JF001" and not any(matches(d, frozenset({c.upper()})) for d in here)]
+
+
+def _without(directive: Directive, dropped: list[str]) -> str:
+    kept = [c for c in directive.codes if c not in dropped]
+    if directive.blanket or not kept:
+        return ""
+    return f"# noqa: {', '.join(kept)}" if directive.kind == "noqa" else f"# jaxfix: ignore[{', '.join(kept)}]"
+
+
+def _message(comment: str, unused: list[str]) -> str:
+    if unused == ["*"]:
+        return f"unused suppression `{comment}`: no jaxfix rule finds anything on this line"
+    named = ", ".join(unused)
+    verb = "finds" if len(unused) == 1 else "find"
+    return f"unused suppression in `{comment}`: {named} {verb} nothing on this line"

@@ -1,0 +1,66 @@
+"""`--output-format json`: a list of findings, one object each, in Ruff's JSON shape where it fits.
+
+    {"code": "JF601", "name": "print-in-traced", "message": "...", "filename": "/abs/path.py",
+     "location": {"row": 6, "column": 5}, "end_location": {"row": 6, "column": 13}, "noqa_row": 6,
+     "fixable": true, "unsafe": false, "url": "...",
+     "fix": {"applicability": "safe", "message": "...", "edits": [{"content": "...", "location": {...},
+             "end_location": {...}}]}}
+
+`fix` is null without a fix; `applicability` is "safe", "unsafe" or "display-only"; `fixable` says an
+`apply` could make the fix (safe, or unsafe with --unsafe-fixes); `edits` (rows and columns 1-based, end
+exclusive) are given by `check` and empty in what `apply` leaves behind.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Sequence
+
+from jaxfix.diagnostics import Diagnostic, Safety
+from jaxfix.engine import FileResult
+from jaxfix.report.locations import LineIndex, absolute_path, rule_url
+
+
+def finding(path: str, diagnostic: Diagnostic, lines: LineIndex | None) -> dict:
+    fix = diagnostic.fix
+    return {
+        "code": diagnostic.code,
+        "name": diagnostic.name,
+        "message": diagnostic.message,
+        "filename": absolute_path(path),
+        "location": _point(diagnostic.start.line, diagnostic.start.column),
+        "end_location": _point(diagnostic.end.line, diagnostic.end.column),
+        "noqa_row": diagnostic.start.line,
+        "fixable": diagnostic.fixable,
+        "unsafe": fix is not None and fix.safety is Safety.UNSAFE,
+        "url": rule_url(diagnostic.code),
+        "fix": None
+        if fix is None
+        else {
+            "applicability": fix.safety.value,
+            "message": fix.description,
+            "edits": [_edit(edit, lines) for edit in diagnostic.edits] if lines is not None else [],
+        },
+    }
+
+
+def _point(row: int, column: int) -> dict:
+    return {"row": row, "column": column}
+
+
+def _edit(edit, lines: LineIndex) -> dict:
+    return {
+        "content": edit.replacement,
+        "location": _point(*lines.position(edit.start)),
+        "end_location": _point(*lines.position(edit.end)),
+    }
+
+
+def render(results: Sequence[FileResult], findings: dict[str, list[Diagnostic]] | None = None) -> str:
+    """The JSON document for `results` (`findings`: the diagnostics to show per path, default all)."""
+    out = []
+    for result in results:
+        shown = result.diagnostics if findings is None else findings.get(result.path, [])
+        lines = LineIndex(result.original) if result.original is not None and any(d.edits for d in shown) else None
+        out.extend(finding(result.path, d, lines) for d in shown)
+    return json.dumps(out, indent=2, ensure_ascii=False)
