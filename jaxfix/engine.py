@@ -257,7 +257,7 @@ def analyse_text(text: str, settings: Settings, *, path: str = "<string>") -> Te
     if syntax is not None:
         return TextAnalysis(text, error=f"syntax error, {syntax}")
     try:
-        diagnostics, errors, wrapper = analyse(text, settings.codemods, tree=tree)
+        diagnostics, errors, wrapper = analyse(text, settings.codemods_for(path), tree=tree)
     except cst.ParserSyntaxError as error:
         return TextAnalysis(text, error=f"cannot parse: {str(error).splitlines()[0]} (line {error.raw_line})")
     except RecursionError:

@@ -219,6 +219,17 @@ async def test_project_settings_are_read(vscode: LanguageClient, tmp_path_factor
 
 
 @lsp_test
+async def test_per_file_ignores_options_and_ignore_file_apply_in_the_editor(vscode: LanguageClient, tmp_path_factory):
+    project = tmp_path_factory.mktemp("per_file")
+    (project / "pyproject.toml").write_text('[tool.jaxfix.per-file-ignores]\n"scripts/*.py" = ["JF601"]\n')
+    (project / "scripts").mkdir()
+    (project / "src").mkdir()
+    assert [d.code for d in await Buffer(vscode, project / "scripts", MIXED).open()] == ["JF202"]
+    assert len(await Buffer(vscode, project / "src", MIXED).open()) == 2
+    assert await Buffer(vscode, project / "src", "# jaxfix: ignore-file\n" + MIXED).open() == []
+
+
+@lsp_test
 async def test_bad_settings_are_shown_once_and_nothing_is_reported(vscode: LanguageClient, tmp_path_factory):
     project = tmp_path_factory.mktemp("broken")
     (project / "pyproject.toml").write_text('[tool.jaxfix]\nselect = ["JF999"]\n')

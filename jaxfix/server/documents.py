@@ -1,16 +1,17 @@
 """A buffer's analysis with the settings of its project: `[tool.jaxfix]` of the pyproject.toml found upward
-from the document's path (select, ignore, exclude), read again at each analysis so that edits to it take
+from the document's path (select, ignore, exclude, per-file-ignores, codemod options), read again at each analysis so that edits to it take
 effect. The latest analysis of each document is kept, so that code actions on an unchanged buffer cost no
 second analysis. Only parses: no user code is imported or run, and nothing is written."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
 import pathspec
 
-from jaxfix import config, registry
+from jaxfix import config
 from jaxfix.engine import Settings, TextAnalysis, analyse_text
 
 
@@ -39,11 +40,12 @@ def project(path: Path | None) -> Project:
     """The settings for a document at `path` (None: unsaved, then those of the server's working folder)."""
     try:
         loaded = config.load(path.parent if path is not None else None)
-        codemods = registry.select(loaded.select, loaded.ignore)
-    except (config.ConfigError, registry.UnknownSelector) as error:
+        settings = config.engine_settings(loaded)
+    except config.ConfigError as error:
         raise SettingsError(str(error)) from None
     root = loaded.source.parent.resolve() if loaded.source is not None else None
-    return Project(Settings(tuple(c.code for c in codemods)), root, tuple(loaded.exclude))
+    # unsafe-fixes from the project does not reach the editor: fix-all stays safe, unsafe fixes are offered alone
+    return Project(dataclasses.replace(settings, unsafe_fixes=False), root, tuple(loaded.exclude))
 
 
 class Documents:
