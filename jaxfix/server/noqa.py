@@ -8,20 +8,8 @@ import io
 import tokenize
 
 from jaxfix.diagnostics import Diagnostic
+from jaxfix.noqa import commentable_lines
 from jaxfix.suppression import codes_end, is_suppressed, suppressions
-
-
-def _line_ends(text: str) -> tuple[set[int], dict[int, tokenize.TokenInfo]]:
-    """The lines a comment may end (those that end in a NEWLINE or NL token: not inside a string, not before a
-    backslash), and each line's comment."""
-    ends: set[int] = set()
-    comments: dict[int, tokenize.TokenInfo] = {}
-    for token in tokenize.generate_tokens(io.StringIO(text).readline):
-        if token.type in (tokenize.NEWLINE, tokenize.NL):
-            ends.add(token.start[0])
-        elif token.type == tokenize.COMMENT:
-            comments[token.start[0]] = token
-    return ends, comments
 
 
 def _with_code(line: str, comment: tokenize.TokenInfo | None, code: str) -> str:
@@ -38,14 +26,14 @@ def suppressed(text: str, diagnostic: Diagnostic) -> tuple[int, str] | None:
     """(the line, from 1, that gets the comment; the text with it), or None where no comment can go on the
     finding's first or last line (inside a string, after a backslash) or the text does not tokenize."""
     try:
-        ends, comments = _line_ends(text)
+        places = commentable_lines(text)
     except (tokenize.TokenError, SyntaxError):
         return None
     lines = io.StringIO(text).readlines()  # split as tokenize splits
     for number in dict.fromkeys((diagnostic.start.line, diagnostic.end.line)):
-        if number not in ends or number > len(lines):
+        if number not in places or number > len(lines):
             continue
-        lines[number - 1] = _with_code(lines[number - 1], comments.get(number), diagnostic.code)
+        lines[number - 1] = _with_code(lines[number - 1], places[number], diagnostic.code)
         new = "".join(lines)
         return (number, new) if is_suppressed(diagnostic, suppressions(new)) else None
     return None
