@@ -11,8 +11,9 @@ from libcst.metadata import ScopeProvider
 from jaxfix.analysis.dataflow import UNDEFINED, Parameter, block_activity, body_statements
 from jaxfix.analysis.jit import Jitted, jit_keywords, jitted_functions, static_parameters
 from jaxfix.analysis.syntax import walk
+from jaxfix.codegen import partial_spelling
 from jaxfix.codemod import Codemod, Invalid, Valid
-from jaxfix.diagnostics import ImportSpec, Safety
+from jaxfix.diagnostics import Safety
 
 _JIT = "jax.jit"
 _PARTIAL = "functools.partial"
@@ -719,15 +720,7 @@ class DonateArgnums(Codemod):
                 new_arg = new_arg.with_changes(comma=args[-1].comma)
                 args[-1] = args[-1].with_changes(comma=between)
             return (jitted.call, jitted.call.with_changes(args=[*args, new_arg])), []
-        partial, needed = self._partial()
+        partial, needed = partial_spelling(self.context)
         code = self.context.code_for(jitted.jit)
         replacement = cst.parse_expression(f"{partial}({code}, {key}={value})")
         return (jitted.decorator, jitted.decorator.with_changes(decorator=replacement)), needed
-
-    def _partial(self) -> tuple[str, list[ImportSpec]]:
-        expression, needed = self.context.names.expression_for(_PARTIAL)
-        if needed is None:
-            return cst.Module([]).code_for_node(expression), []
-        if "partial" not in {n.value for n in walk(self.context.module) if isinstance(n, cst.Name)}:
-            return "partial", [ImportSpec("functools", "partial")]
-        return "functools.partial", [ImportSpec("functools")]

@@ -66,18 +66,54 @@ def jit_keywords(jitted: Jitted) -> dict[str, cst.BaseExpression]:
 
 def static_parameters(keywords: dict[str, cst.BaseExpression], params: list[str]) -> frozenset[str] | None:
     """The parameter names jit treats as static, or None when the keywords cannot be read."""
-    static: set[str] = set()
-    for key in ("static_argnums", "static_argnames"):
+    return _named_parameters(keywords, params, "static")
+
+
+def donated_parameters(keywords: dict[str, cst.BaseExpression], params: list[str]) -> frozenset[str] | None:
+    """The parameter names jit donates (`donate_argnums`/`donate_argnames`), or None when they cannot be read."""
+    return _named_parameters(keywords, params, "donate")
+
+
+def _named_parameters(keywords: dict[str, cst.BaseExpression], params: list[str], prefix: str) -> frozenset[str] | None:
+    found: set[str] = set()
+    for key in (f"{prefix}_argnums", f"{prefix}_argnames"):
         value = keywords.get(key)
         if value is None:
             continue
         items = value.elements if isinstance(value, (cst.Tuple, cst.List)) else [value]
         for item in items:
             item = item.value if isinstance(item, cst.BaseElement) else item
-            if key == "static_argnums" and isinstance(item, cst.Integer) and int(item.value) < len(params):
-                static.add(params[int(item.value)])
-            elif key == "static_argnames" and isinstance(item, cst.SimpleString):
-                static.add(item.evaluated_value)
+            if key.endswith("argnums") and isinstance(item, cst.Integer) and int(item.value) < len(params):
+                found.add(params[int(item.value)])
+            elif key.endswith("argnames") and isinstance(item, cst.SimpleString):
+                found.add(item.evaluated_value)
             else:
                 return None
-    return frozenset(static)
+    return frozenset(found)
+
+
+@dataclass
+class JitWrapped:
+    """A module-level `name = jax.jit(expr, ...)` of something other than an undecorated module-level def
+    (`jax.jit(jax.grad(loss))`, a lambda, a `partial`): jitted, but with no signature jaxfix can read."""
+
+    name: str
+    binding: cst.Assign
+    call: cst.Call  # the `jax.jit(...)` call
+
+
+def jit_wrapped(context, module: cst.Module) -> Iterator[JitWrapped]:
+    """The module-level assignments `name = jax.jit(expr, ...)` that `jitted_functions` does not cover."""
+    covered = {j.name for j in jitted_functions(context, module)}
+    for stmt in module.body:
+        if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1):
+            continue
+        assign = stmt.body[0]
+        if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1):
+            continue
+        target, value = assign.targets[0].target, assign.value
+        if not (isinstance(target, cst.Name) and isinstance(value, cst.Call)) or target.value in covered:
+            continue
+        positional = [a for a in value.args if a.keyword is None]
+        if context.names.qualified(value.func) == _JIT and len(positional) == 1 and not positional[0].star:
+            yield JitWrapped(target.value, assign, value)
