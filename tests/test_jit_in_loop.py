@@ -27,13 +27,9 @@ def test_in_the_loop_compiles_every_step_and_hoisted_once() -> None:
 
     bench = _benchmark()
     x = jax.block_until_ready(jnp.linspace(-1.0, 1.0, 7))
-    jax.monitoring.register_event_duration_secs_listener(bench._listen)
-    try:
-        for kind, in_loop, hoisted in bench.variants():
-            assert bench.measure(in_loop, x, 3)[0] == 3, kind
-            assert bench.measure(hoisted, x, 3)[0] == 1, kind
-    finally:
-        jax.monitoring.unregister_event_duration_listener(bench._listen)
+    for kind, in_loop, hoisted in bench.variants():
+        assert bench.measure(in_loop, x, 3)[0] == 3, kind
+        assert bench.measure(hoisted, x, 3)[0] == 1, kind
 
 
 @pytest.mark.parametrize(
