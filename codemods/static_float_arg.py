@@ -57,8 +57,9 @@ class StaticFloatArg(Codemod):
     in another module that relies on the static signature (passing an unhashable value on purpose) changes.
 
     ## When it stays quiet
-    - Static arguments that receive the same value at each call, integers and strings (shapes, flags,
-      modes), and values that do not depend on what the loop changes.
+    - Static arguments that receive the same value at each call, integers, bools and strings (shapes,
+      flags, modes), and values that do not depend on what the loop changes (`lr = 0.1` inside the loop
+      binds the same float each time).
     - Calls outside loops, and functions it cannot see every jit keyword of.
     """
 
@@ -261,6 +262,11 @@ class StaticFloatArg(Codemod):
                 if isinstance(node, (cst.Assign, cst.AugAssign)):
                     targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
                     if any(isinstance(t, cst.Name) and t.value == value.value for t in targets):
+                        # `lr = 0.1` in the body binds the same float each time: only a value computed from
+                        # what the loop changes (or `lr *= 0.5`, from its own last value) is new each time.
+                        rebinds = {n.value for n in walk(node.value) if isinstance(n, cst.Name)}
+                        if isinstance(node, cst.Assign) and not rebinds & changed:
+                            continue
                         if self._float_expression(node.value):
                             return f"the loop rebinds `{value.value}` to a new float each iteration"
         return None
