@@ -8,7 +8,7 @@ import libcst as cst
 from libcst.metadata import ScopeProvider
 
 from jaxfix.analysis.dataflow import activity
-from jaxfix.analysis.jit import jit_keywords, jitted_functions, static_parameters
+from jaxfix.analysis.jit import jit_keywords, jitted_functions, only_arithmetic, static_parameters
 from jaxfix.analysis.syntax import walk
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Safety
@@ -160,38 +160,10 @@ class StaticFloatArg(Codemod):
     def _only_arithmetic(self, function: cst.FunctionDef, param: str, static: frozenset[str]) -> bool:
         """Whether every use of `param` in the function is an operand of arithmetic (`params - lr * g`): such
         code computes the same with a traced value; an `if`, a shape or a `range` would need a Python one."""
-        uses = 0
-        for node in walk(function.body):
-            if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
-                if any(isinstance(n, cst.Name) and n.value == param for n in walk(node)):
-                    return False  # a nested scope: jaxfix does not follow it
-        if param in activity(function.body).writes:
-            return False
-        parents = self.context.parents
-        writes = set(activity(function.body).writes)
-        traced = {
-            p.name.value for p in (*function.params.posonly_params, *function.params.params, *function.params.kwonly_params)
-        } - static - writes
-        for node in walk(function.body):
-            if isinstance(node, cst.Name) and node.value == param:
-                top = node
-                while isinstance(parents.get(top), cst.BinaryOperation) and isinstance(
-                    parents[top].operator, (cst.Add, cst.Subtract, cst.Multiply, cst.Divide)
-                ):
-                    top = parents[top]
-                if top is node:
-                    return False
-                # With a traced operand the result is a traced array already; a Python number that only
-                # flows into `return` is fine too. Anything else (`int(1 / lr)`) may need a Python value.
-                operands = {n.value for n in walk(top) if isinstance(n, cst.Name)}
-                returned = isinstance(parents.get(top), cst.Return) or (
-                    isinstance(parents.get(top), cst.Element) and isinstance(parents.get(parents[top]), cst.Tuple)
-                    and isinstance(parents.get(parents.get(parents[top])), cst.Return)
-                )
-                if not (operands & traced or returned):
-                    return False
-                uses += 1
-        return uses > 0
+        fparams = function.params
+        traced = {p.name.value for p in (*fparams.posonly_params, *fparams.params, *fparams.kwonly_params)}
+        traced = traced - static - set(activity(function.body).writes)
+        return only_arithmetic(self.context, function.body, param, traced)
 
     def _fix(self, item, params: list[str], param: str):
         call = item.call

@@ -117,3 +117,46 @@ def jit_wrapped(context, module: cst.Module) -> Iterator[JitWrapped]:
         positional = [a for a in value.args if a.keyword is None]
         if context.names.qualified(value.func) == _JIT and len(positional) == 1 and not positional[0].star:
             yield JitWrapped(target.value, assign, value)
+
+
+_TRACED_ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide)
+
+
+def only_arithmetic(context, body: cst.CSTNode, name: str, traced: set[str] | frozenset[str]) -> bool:
+    """Whether `name` is read in `body` (a function's body or a lambda's expression), never rebound there, and
+    only as an operand of `+ - * /` arithmetic that also has a `traced` operand or whose result is returned:
+    code that computes the same when a Python number `name` becomes a traced argument. A branch, a shape, a
+    `range` bound, an exponent (`x ** n` is repeated multiplication for a Python int) or a nested function
+    would need the Python value."""
+    from jaxfix.analysis.dataflow import activity
+    from jaxfix.analysis.syntax import walk
+
+    for node in walk(body):
+        if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)) and node is not body:
+            if any(isinstance(n, cst.Name) and n.value == name for n in walk(node)):
+                return False  # a nested scope: not followed
+    flow_node = cst.Expr(body) if isinstance(body, cst.BaseExpression) else body
+    if name in activity(flow_node).writes:
+        return False
+    parents = context.parents
+    uses = 0
+    for node in walk(body):
+        if not (isinstance(node, cst.Name) and node.value == name):
+            continue
+        top = node
+        while isinstance(parents.get(top), cst.BinaryOperation) and isinstance(parents[top].operator, _TRACED_ARITHMETIC):
+            top = parents[top]
+        if top is node:
+            return False
+        # With a traced operand the result is a traced array already; a Python number that only flows into
+        # the result is fine too. Anything else (`int(1 / lr)`) may need a Python value.
+        operands = {n.value for n in walk(top) if isinstance(n, cst.Name)}
+        parent = parents.get(top)
+        returned = isinstance(parent, cst.Return) or top is body or (
+            isinstance(parent, cst.Element) and isinstance(parents.get(parent), cst.Tuple)
+            and isinstance(parents.get(parents.get(parent)), cst.Return)
+        )
+        if not (operands & set(traced) or returned):
+            return False
+        uses += 1
+    return uses > 0
