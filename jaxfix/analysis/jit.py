@@ -28,9 +28,21 @@ class Jitted:
 def jitted_functions(context, module: cst.Module) -> Iterator[Jitted]:
     """The module-level functions compiled with `jax.jit`: `@jax.jit`, `@partial(jax.jit, ...)`, `@jax.jit(...)`,
     and `name = jax.jit(fn, ...)` of an undecorated module-level `fn`."""
+    return _jitted_in(context, module.body)
+
+
+def nested_jitted_functions(context, function: cst.FunctionDef) -> Iterator[Jitted]:
+    """The same forms defined by the statements of a function's own body (not inside its loops, branches or
+    nested functions): a jitted step defined where it is used."""
+    from jaxfix.analysis.dataflow import body_statements
+
+    return _jitted_in(context, list(body_statements(function.body)))
+
+
+def _jitted_in(context, statements) -> Iterator[Jitted]:
     names = context.names
-    defs = {s.name.value: s for s in module.body if isinstance(s, cst.FunctionDef)}
-    for stmt in module.body:
+    defs = {s.name.value: s for s in statements if isinstance(s, cst.FunctionDef)}
+    for stmt in statements:
         if isinstance(stmt, cst.FunctionDef) and len(stmt.decorators) == 1:
             decorator = stmt.decorators[0].decorator
             if names.qualified(decorator) == _JIT:
