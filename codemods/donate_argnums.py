@@ -230,7 +230,10 @@ class DonateArgnums(Codemod):
             positions = {s.position for s in sites if s is not None}
             if any(s is None for s in sites) or len(positions) != 1:
                 continue  # some call does not rebind this argument from one output
-            peers = self._updates(function, returns, param, positions.pop())
+            position = positions.pop()
+            if (position == 0) != (arity == 0) or position > arity:
+                continue  # the calls unpack what the returns do not spell out as a tuple (or the other way)
+            peers = self._updates(function, returns, param, position)
             if peers is None:
                 unproven.append(param)
                 continue
