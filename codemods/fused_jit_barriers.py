@@ -25,6 +25,16 @@ _ARITHMETIC = (
 )
 # jit keywords whose meaning inside an enclosing jit jaxfix knows: static arguments (the step's become static
 # too) and donation (carried over to the step's own parameters).
+# jax.numpy functions whose output shape depends on the values (or that touch files): they run eagerly, and
+# fail under jit without a `size=` that the step does not give.
+_VALUE_SHAPED = frozenset(
+    f"jax.numpy.{name}"
+    for name in (
+        "nonzero", "flatnonzero", "argwhere", "unique", "unique_values", "unique_counts", "unique_inverse",
+        "unique_all", "compress", "extract", "setdiff1d", "setxor1d", "union1d", "intersect1d", "trim_zeros",
+        "bincount", "repeat", "load", "save", "savez",
+    )
+)
 _KNOWN_KEYWORDS = frozenset({"static_argnums", "static_argnames", "donate_argnums", "donate_argnames"})
 
 
@@ -131,7 +141,9 @@ class FusedJitBarriers(Codemod):
     ## When it stays quiet
     - Steps with anything jit would trace differently or reject: Python control flow, `float(loss)`,
       `.item()`, `np.asarray`, `print`, appending to a list, attribute reads, calls of functions that are not
-      jitted module-level functions or `jax.numpy`, reads of module names other than constants.
+      jitted module-level functions or `jax.numpy`, `jax.numpy` functions whose output shape depends on the
+      values (`jnp.nonzero`, `jnp.unique`, one-argument `jnp.where`...), reads of module names other than
+      constants.
     - Steps that call fewer than two jitted pieces, steps already jitted (decorated, wrapped by a JAX
       transformation, or called from traced code), and steps never called in a loop.
     It reports without a fix, saying what stopped it, when a piece's static argument receives a value the
@@ -494,6 +506,9 @@ class FusedJitBarriers(Codemod):
                         )
             return _Kind.ARRAY
         qualified = self.context.names.qualified(call.func) or ""
+        one_argument_where = qualified == "jax.numpy.where" and len(call.args) == 1
+        if qualified in _VALUE_SHAPED or one_argument_where:
+            raise _NotTraceable(f"`{qualified}` has a shape that depends on values")
         if qualified.startswith("jax.numpy."):
             for arg in call.args:
                 if self._kind(arg.value, env) is _Kind.TRACED:

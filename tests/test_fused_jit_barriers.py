@@ -77,6 +77,9 @@ def test_one_program_instead_of_three_and_the_same_numbers() -> None:
         "def step(x, y):\n    z = helper(f(x, y))\n    return g(z)",
         "def step(x, y):\n    z = f(x, y).T\n    return g(z)",
         "def step(x, y):\n    z = f(x, y) * SCALE\n    return g(z)",
+        # a shape that depends on the values: fails under jit
+        "def step(x, y):\n    z = f(x, y)\n    return g(jnp.nonzero(z)[0])",
+        "def step(x, y):\n    z = f(x, y)\n    return g(jnp.where(z)[0])",
         # control flow, even on a parameter
         "def step(x, y):\n    for _ in range(2):\n        x = f(x, y)\n    return g(x)",
         # no return, or a call kept only for its effect
