@@ -312,9 +312,8 @@ class FusedJitBarriers(Codemod):
         pieces = list(dict.fromkeys(piece.name for _, piece in step.calls))
         line = self.context.positions[loop_calls[0]].start.line
         listed = ", ".join(f"`{p}`" for p in pieces)
-        count = "one jitted function twice" if len(pieces) == 1 else f"{len(step.calls)} separately jitted functions"
         message = (
-            f"`{name}` calls {count} ({listed}) and runs in a loop (line {line}): each call is a barrier XLA cannot "
+            f"`{name}` calls jitted functions {len(step.calls)} times ({listed}) and runs in a loop (line {line}): each call is a barrier XLA cannot "
             "fuse across, and every intermediate goes through memory"
         )
         if step.problems:
