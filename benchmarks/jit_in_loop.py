@@ -3,27 +3,29 @@ jitted callable, with the jit in the loop body and hoisted before the loop.
 
     python benchmarks/jit_in_loop.py [--steps 50] [--size 1000]
 
-Compilations are counted with a jax.monitoring listener on '/jax/core/compile/backend_compile_duration';
-each variant runs once on fresh function objects (so no earlier run's cache helps), timed to the last
-`block_until_ready`. Prints one Markdown table.
+Compilations are counted with `measure.CompileCounter` (a jax.monitoring listener on the backend compile
+event); each variant runs once on fresh function objects (so no earlier run's cache helps), timed to the last
+`block_until_ready`. Memory: the compiled update's `memory_analysis()` (one program, the same in both
+placements: hoisting changes how often it is compiled, not what it holds), the growth of the process's
+resident memory over the loop (the traces and executables each compilation leaves behind), and the
+device's peak memory where the device reports one (n/a on CPU). Prints one Markdown table.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import platform
+import sys
 import time
 from functools import partial
+from pathlib import Path
 
 import jax
 import jax.numpy as jnp
 
-_COMPILES = [0]
-
-
-def _listen(event: str, duration: float, **_) -> None:
-    if event == "/jax/core/compile/backend_compile_duration":
-        _COMPILES[0] += 1
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from measure import CompileCounter, device_peak_mib, memory, mib, rss_mib  # noqa: E402
 
 
 def _update(v, lr):
@@ -102,11 +104,16 @@ def variants():
     ]
 
 
-def measure(function, x, steps) -> tuple[int, float]:
-    _COMPILES[0] = 0
-    start = time.perf_counter()
-    jax.block_until_ready(function(x, steps))
-    return _COMPILES[0], time.perf_counter() - start
+def measure(function, x, steps) -> tuple[int, float, float]:
+    """(compilations, seconds, MiB of resident memory the loop left behind) of one run of `function`."""
+    gc.collect()
+    resident = rss_mib()
+    with CompileCounter() as counter:
+        start = time.perf_counter()
+        jax.block_until_ready(function(x, steps))
+        seconds = time.perf_counter() - start
+    gc.collect()
+    return counter.count, seconds, rss_mib() - resident
 
 
 def main() -> None:
@@ -114,16 +121,20 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=50)
     parser.add_argument("--size", type=int, default=1000)
     args = parser.parse_args()
-    jax.monitoring.register_event_duration_secs_listener(_listen)
     x = jax.block_until_ready(jnp.linspace(-1.0, 1.0, args.size))
+    program = memory(jax.jit(lambda v: v - 0.1 * jnp.tanh(v)).lower(x).compile())
     print(f"{platform.processor() or platform.machine()}, JAX {jax.__version__}, {jax.devices()[0].platform}: "
-          f"{args.steps} steps on {args.size} floats\n")
-    print("| jitted | compilations in loop | hoisted | time in loop (ms) | hoisted (ms) | speed-up |")
-    print("|---|---|---|---|---|---|")
+          f"{args.steps} steps on {args.size} floats; the compiled update: {program['arguments_mib']:.3f} MiB in, "
+          f"{program['outputs_mib']:.3f} MiB out, {program['temp_mib']:.3f} MiB temporaries\n")
+    print("| jitted | compilations in loop | hoisted | time in loop (ms) | hoisted (ms) | speed-up "
+          "| RSS growth in loop (MiB) | hoisted (MiB) |")
+    print("|---|---|---|---|---|---|---|---|")
     for kind, in_loop, hoisted in variants():
-        n_in, t_in = measure(in_loop, x, args.steps)
-        n_out, t_out = measure(hoisted, x, args.steps)
-        print(f"| {kind} | {n_in} | {n_out} | {t_in * 1e3:.0f} | {t_out * 1e3:.1f} | {t_in / t_out:.0f}x |")
+        n_in, t_in, m_in = measure(in_loop, x, args.steps)
+        n_out, t_out, m_out = measure(hoisted, x, args.steps)
+        print(f"| {kind} | {n_in} | {n_out} | {t_in * 1e3:.0f} | {t_out * 1e3:.1f} | {t_in / t_out:.0f}x "
+              f"| {m_in:.1f} | {m_out:.1f} |")
+    print(f"\ndevice peak memory (MiB): {mib(device_peak_mib())}")
 
 
 if __name__ == "__main__":

@@ -58,7 +58,6 @@ import itertools
 import math
 import os
 import platform
-import statistics
 import sys
 import time
 from dataclasses import dataclass, field
@@ -69,6 +68,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # run as a script from anywhere: jaxfix from this checkout
 
 from jaxfix import corpus  # noqa: E402
+
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from measure import time_run  # noqa: E402  (the timing loop every benchmark shares)
 
 DEFAULT_CASES = "loop_*"
 LABELS = {"before": "before.py (Python loop)", "after": "after.py (jaxfix rewrite)", "idiom": "idiom.py (hand-written)"}
@@ -139,20 +141,6 @@ def _load_fresh(path: Path, entry: str) -> tuple[Callable[..., Any], list[str]]:
     known = set(sys.modules)
     function = corpus.load_function(path, entry, tag=f"bench{next(_tags)}")
     return function, [name for name in sys.modules if name not in known]
-
-
-def time_run(function: Callable[..., Any], args, kwargs, *, min_time: float = 0.05) -> float:
-    """Seconds per call, waited for: the median call of a batch of at least `min_time` seconds (and 5 calls).
-    The median ignores the calls another process interrupted."""
-    import jax
-
-    times: list[float] = []
-    begin = time.perf_counter()
-    while len(times) < 5 or time.perf_counter() - begin < min_time:
-        start = time.perf_counter()
-        jax.block_until_ready(function(*args, **kwargs))
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def gradient_of(function: Callable[..., Any], args, kwargs) -> tuple[Callable[..., Any], list[Any], dict[str, Any]]:

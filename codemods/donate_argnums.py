@@ -9,10 +9,11 @@ import libcst as cst
 from libcst.metadata import ScopeProvider
 
 from jaxfix.analysis.dataflow import UNDEFINED, Parameter, block_activity, body_statements
-from jaxfix.analysis.jit import Jitted, jit_keywords, jitted_functions, static_parameters
+from jaxfix.analysis.jit import Jitted, jit_keywords, jitted_functions, nested_jitted_functions, static_parameters
 from jaxfix.analysis.syntax import walk
+from jaxfix.codegen import partial_spelling
 from jaxfix.codemod import Codemod, Invalid, Valid
-from jaxfix.diagnostics import ImportSpec, Safety
+from jaxfix.diagnostics import Safety
 
 _JIT = "jax.jit"
 _PARTIAL = "functools.partial"
@@ -40,8 +41,8 @@ class DonateArgnums(Codemod):
     """Donate the arguments of a jitted function that every call rebinds from its results.
 
     ## What it does
-    Finds a module-level jitted function (`@jax.jit`, `@partial(jax.jit, ...)`, `step = jax.jit(fn, ...)`)
-    whose every call in the module rebinds an argument from the function's own result
+    Finds a jitted function (`@jax.jit`, `@partial(jax.jit, ...)`, `step = jax.jit(fn, ...)`), at module
+    level or defined in a function's body next to its calls, whose every call in the module rebinds an argument from the function's own result
     (`params, opt_state = step(params, opt_state, batch)`), where the function provably returns the updated
     value of that argument with its shape and dtype, and adds `donate_argnums` (or `donate_argnames`, where
     the calls pass the argument by keyword) to its jit keywords.
@@ -93,8 +94,10 @@ class DonateArgnums(Codemod):
     is also held elsewhere).
 
     ## When it stays quiet
-    - Functions already donating, functions with other decorators, methods, and functions passed around as
-      values (not all call sites are visible).
+    - Functions already donating, functions with other decorators, methods, jitted functions defined inside
+      a loop or branch (JF502's matter), and functions passed around as values (not all call sites are
+      visible). A jitted function defined in a function's body that closes over the variable it would
+      donate is reported without a fix (its trace holds the first buffer).
     - Arguments whose updated value jaxfix cannot prove to have the argument's shape and dtype. It accepts
       `p - lr * g`-style arithmetic (and the same under `jax.tree.map`) of the parameter, its gradient from
       `jax.grad`/`jax.value_and_grad` of that parameter, and numeric constants; and an optimizer state that
@@ -150,11 +153,13 @@ class DonateArgnums(Codemod):
 
     @classmethod
     def may_match_tree(cls, screen) -> bool:
-        """A finding needs a module-level function with one decorator that may be `jax.jit` or a `partial` of
-        it, or a module-level `name = jax.jit(...)`, whose name is called and assigned from the call."""
+        """A finding needs a function (module-level, or defined in a function's body) with one decorator that
+        may be `jax.jit` or a `partial` of it, or such a `name = jax.jit(...)`, whose name is called and assigned
+        from the call."""
         may = getattr(screen, "may_resolve_to", lambda expr, names: True)
         candidates = set()
-        for stmt in screen.tree.body:
+        bodies = [screen.tree.body] + [f.body for f in ast.walk(screen.tree) if isinstance(f, ast.FunctionDef)]
+        for stmt in (s for body in bodies for s in body):
             if isinstance(stmt, ast.FunctionDef) and len(stmt.decorator_list) == 1:
                 decorator = stmt.decorator_list[0]
                 if may(decorator.func if isinstance(decorator, ast.Call) else decorator, {_JIT, _PARTIAL}):
@@ -171,13 +176,24 @@ class DonateArgnums(Codemod):
         )
 
     def visit_Module(self, node: cst.Module) -> None:
-        self._jitted = {j.name: j for j in jitted_functions(self.context, node)}
-        if not self._jitted:
+        jitted = list(jitted_functions(self.context, node))
+        self._nested = set()
+        for function in walk(node):
+            if isinstance(function, cst.FunctionDef):
+                for inner in nested_jitted_functions(self.context, function):
+                    jitted.append(inner)
+                    self._nested.add(inner.binding)
+        if not jitted:
             return
+        self._by_node = {}  # what scope analysis records as the binding of each jitted name -> the Jitted
+        for item in jitted:
+            self._by_node[item.binding] = item
+            if isinstance(item.binding, cst.Assign):
+                self._by_node[item.binding.targets[0].target] = item
         self._scopes = self.context.wrapper.resolve(ScopeProvider)
         self._global = self._scopes[node]
-        for jitted in self._jitted.values():
-            self._check(jitted)
+        for item in jitted:
+            self._check(item)
 
     # ---- one jitted function -----------------------------------------------------------------------------
 
@@ -214,7 +230,10 @@ class DonateArgnums(Codemod):
             positions = {s.position for s in sites if s is not None}
             if any(s is None for s in sites) or len(positions) != 1:
                 continue  # some call does not rebind this argument from one output
-            peers = self._updates(function, returns, param, positions.pop())
+            position = positions.pop()
+            if (position == 0) != (arity == 0) or position > arity:
+                continue  # the calls unpack what the returns do not spell out as a tuple (or the other way)
+            peers = self._updates(function, returns, param, position)
             if peers is None:
                 unproven.append(param)
                 continue
@@ -244,7 +263,8 @@ class DonateArgnums(Codemod):
 
     def _call_sites(self, jitted: Jitted) -> list[cst.Call] | None:
         """Every call of the jitted name, or None when it is also used as a value or bound more than once."""
-        assignments = [a for a in self._global.assignments[jitted.name]]
+        scope = self._scopes.get(jitted.function if jitted.binding is jitted.function else jitted.binding, self._global)
+        assignments = [a for a in scope.assignments[jitted.name]]
         if len(assignments) != 1:
             return None
         node = assignments[0].node
@@ -557,23 +577,24 @@ class DonateArgnums(Codemod):
             callee = self.context.names.qualified(source.func) or ""
             if callee.startswith(("jax.numpy.", "jax.random.")) and callee not in _MAY_ALIAS or self._makes_like(source):
                 return None
-            if self._is_jitted_call(source) and self._returns_fresh(self._jitted[source.func.value]):
+            if self._jitted_called(source) is not None and self._returns_fresh(self._jitted_called(source)):
                 return None
             return f"`{variable}` starts as the result of `{self.context.code_for(source.func)}(...)`, which may be held elsewhere"
         line = self.context.positions[source].start.line if source in self.context.positions else "?"
         return f"!`{variable}` is bound at line {line} to a value that may be held elsewhere"
 
-    def _is_jitted_call(self, call: cst.Call) -> bool:
-        return isinstance(call.func, cst.Name) and call.func.value in self._jitted and self._global_name(call.func)
-
-    def _global_name(self, name: cst.Name) -> bool:
-        scope = self._scopes.get(name)
+    def _jitted_called(self, call: cst.Call) -> Jitted | None:
+        """The jitted function (module-level or nested) that `call` calls by its name, or None."""
+        if not isinstance(call.func, cst.Name):
+            return None
+        scope = self._scopes.get(call.func)
         if scope is None:
-            return False
-        for access in scope.accesses[name]:
-            if access.node is name:
-                return bool(access.referents) and all(r.scope is self._global for r in access.referents)
-        return False
+            return None
+        for access in scope.accesses[call.func]:
+            if access.node is call.func:
+                found = [self._by_node.get(r.node) for r in access.referents]
+                return found[0] if found and all(f is found[0] for f in found) else None
+        return None
 
     def _returns_fresh(self, jitted: Jitted) -> bool:
         """Whether no return of the jitted function hands back one of its parameters unchanged (jit may then
@@ -599,8 +620,8 @@ class DonateArgnums(Codemod):
         parent = self.context.parents.get(node)
         if isinstance(parent, cst.Arg) and parent.value is node:
             call = self.context.parents.get(parent)
-            if isinstance(call, cst.Call) and self._is_jitted_call(call):
-                if node in self._donating or self._returns_fresh(self._jitted[call.func.value]):
+            if isinstance(call, cst.Call) and self._jitted_called(call) is not None:
+                if node in self._donating or self._returns_fresh(self._jitted_called(call)):
                     return None
             if isinstance(call, cst.Call) and self._makes_like(call):
                 return None  # only the shape and dtype are read
@@ -699,7 +720,7 @@ class DonateArgnums(Codemod):
         if blockers:
             message += f" (not donating more: {blockers[0]})"
         reasons = [site.unsafe for _, _, sites in donated for site in sites if site.unsafe]
-        if self._public(jitted.name):
+        if jitted.binding not in self._nested and self._public(jitted.name):
             reasons.insert(0, f"`{jitted.name}` is public: callers in other modules lose their arguments")
         safety = Safety.UNSAFE if reasons else Safety.SAFE
         if reasons:
@@ -719,15 +740,7 @@ class DonateArgnums(Codemod):
                 new_arg = new_arg.with_changes(comma=args[-1].comma)
                 args[-1] = args[-1].with_changes(comma=between)
             return (jitted.call, jitted.call.with_changes(args=[*args, new_arg])), []
-        partial, needed = self._partial()
+        partial, needed = partial_spelling(self.context)
         code = self.context.code_for(jitted.jit)
         replacement = cst.parse_expression(f"{partial}({code}, {key}={value})")
         return (jitted.decorator, jitted.decorator.with_changes(decorator=replacement)), needed
-
-    def _partial(self) -> tuple[str, list[ImportSpec]]:
-        expression, needed = self.context.names.expression_for(_PARTIAL)
-        if needed is None:
-            return cst.Module([]).code_for_node(expression), []
-        if "partial" not in {n.value for n in walk(self.context.module) if isinstance(n, cst.Name)}:
-            return "partial", [ImportSpec("functools", "partial")]
-        return "functools.partial", [ImportSpec("functools")]

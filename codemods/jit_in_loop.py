@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from jaxfix.analysis.dataflow import activity
+from jaxfix.analysis.jit import only_arithmetic
 from jaxfix.analysis.syntax import walk
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Safety
@@ -61,17 +62,23 @@ class JitInLoop(Codemod):
     loop each iteration traces again and sees the current values; hoisted, the first trace is reused. The fix
     is safe when everything the jitted callable reads from outside is a module-level import, function or
     class, or a builtin; it is unsafe when it reads local variables that the loop does not rebind or store
-    into (a call inside the loop could still mutate such an object, say a config dict); it is not offered
-    when the callable reads a name the loop rebinds or stores into (the loop variable, an accumulator):
-    those would have to become explicit arguments.
+    into (a call inside the loop could still mutate such an object, say a config dict). When a lambda
+    jitted and called on the spot (`jax.jit(lambda v: v * scale)(x)`) reads names the loop rebinds (the loop
+    variable, an accumulator), those become parameters of the hoisted lambda and arguments of the call
+    (`jitted(x, scale)`), an unsafe fix: they then enter as traced arrays, so a Python number is computed in
+    float32 (or int32) where it was a Python constant. It is offered only when each such name is an operand
+    of `+ - * /` with one of the lambda's own arguments (an array, so the name holds a number or an array):
+    used as a shape, an exponent, a branch or a `range` bound it would have to be a static argument, and the
+    finding is reported without a fix.
 
     ## When it stays quiet
     - jits outside loops, and inside a function defined in the loop body (that runs when called).
     - `jax.jit(f)` of a function defined outside the loop: the cache hits; reported at low severity only
       for a module-level function, and not at all for other names (jaxfix cannot see what they hold).
-    It reports without a fix when the jitted callable reads a name the loop changes, when a `def` jitted in
-    the loop or the name bound to the jit has other bindings in the function, and when the function is
-    defined (undecorated) in the loop and jitted there.
+    It reports without a fix when the jitted callable reads a name the loop changes and is not a lambda
+    called on the spot that can take it as an argument (above), when a `def` jitted in the loop or the name
+    bound to the jit has other bindings in the function, and when the function is defined (undecorated) in
+    the loop and jitted there.
     """
 
     code = "JF502"
@@ -96,8 +103,15 @@ class JitInLoop(Codemod):
         ),
         Invalid(
             "import jax\n\ndef run(x):\n    for i in range(3):\n        x = jax.jit(lambda v: v * i)(x)\n    return x\n",
+            "import jax\n\ndef run(x):\n    jitted = jax.jit(lambda v, i: v * i)\n    for i in range(3):\n"
+            "        x = jitted(x, i)\n    return x\n",
+            message="pass `i`",
+        ),
+        Invalid(
+            "import jax\nimport jax.numpy as jnp\n\ndef run(x):\n    for n in range(3):\n"
+            "        x = jax.jit(lambda v: jnp.tile(v, n))(x)\n    return x\n",
             None,
-            message="`i`",
+            message="static argument",
         ),
     )
 
@@ -277,8 +291,13 @@ class JitInLoop(Codemod):
             chosen = loop
         if chosen is None:
             changed = self._changed_in(loops[0])
-            names = ", ".join(f"`{n}`" for n in jit.free if n in changed)
-            self.report(jit.node, f"{problem}; not hoisted: it reads {names}, which the loop changes (pass it as an argument)")
+            dependent = [n for n in jit.free if n in changed]
+            names = ", ".join(f"`{n}`" for n in dependent)
+            passed = self._pass_as_arguments(jit, loops, dependent)
+            if isinstance(passed, str):
+                self.report(jit.node, f"{problem}; not hoisted: it reads {names}, which the loop changes ({passed})")
+                return
+            self._report_passing(jit, passed, dependent, problem, flow)
             return
         local = [n for n in jit.free if n in flow.locals or not self._module_constant(n)]
         fix = self._fix(jit, chosen, flow)
@@ -296,14 +315,73 @@ class JitInLoop(Codemod):
         else:
             self.report(jit.node, f"{problem}; hoist it out of the loop", self.fix(*fix))
 
+    def _pass_as_arguments(self, jit: _Jit, loops, dependent: list[str]):
+        """A lambda jitted and called on the spot (`jax.jit(lambda v: v * scale)(x)`) that reads names the loop
+        changes can take them as arguments instead: (the new jit call, the loop to hoist it out of). A string
+        says what stops that."""
+        call = self.context.parents.get(jit.node)
+        lam = jit.node.args[0].value if isinstance(jit.node, cst.Call) and jit.node.args else None
+        if jit.what != "lambda" or not isinstance(lam, cst.Lambda):
+            return "pass it as an argument"
+        if len(jit.node.args) != 1 or not (isinstance(call, cst.Call) and call.func is jit.node):
+            return "pass it as an argument; jaxfix only does that for a lambda jitted without keywords and called at once"
+        if any(a.keyword is not None or a.star for a in call.args):
+            return "pass it as an argument; jaxfix does not add arguments to a call with keywords or unpacking"
+        params = lam.params
+        if params.posonly_params or params.kwonly_params or params.star_kwarg or params.star_arg not in (
+            cst.MaybeSentinel.DEFAULT, None
+        ) or any(p.default is not None for p in params.params):
+            return "pass it as an argument; the lambda has defaults, `*args` or keyword-only parameters"
+        traced = {p.name.value for p in params.params}
+        for name in dependent:
+            if not only_arithmetic(self.context, lam.body, name, traced):
+                return (
+                    f"`{name}` is used other than as an operand of `+ - * /` with an argument, so it may need to "
+                    "stay a Python value: pass it as a static argument"
+                )
+        new_params = [*params.params, *(cst.Param(cst.Name(n)) for n in dependent)]
+        new_params = [p.with_changes(comma=cst.MaybeSentinel.DEFAULT) for p in new_params]
+        new_lambda = lam.with_changes(params=params.with_changes(params=new_params))
+        new_jit = jit.node.with_changes(args=[jit.node.args[0].with_changes(value=new_lambda)])
+        free = tuple(n for n in jit.free if n not in dependent)
+        chosen = None
+        for loop in loops:
+            if any(n in self._changed_in(loop) for n in free):
+                break
+            chosen = loop
+        if chosen is None:
+            return "pass them as arguments; it also reads others that the loop changes"
+        return new_jit, chosen, call
+
+    def _report_passing(self, jit: _Jit, passed, dependent: list[str], problem: str, flow) -> None:
+        new_jit, loop, call = passed
+        extra = [cst.Arg(cst.Name(n)) for n in dependent]
+        names = ", ".join(f"`{n}`" for n in dependent)
+        fix = self._fix(jit, loop, flow, hoisted_node=new_jit, call=call, extra=extra)
+        if fix is None:
+            self.report(
+                jit.node, f"{problem}; not hoisted: it sits in a `with` or `try` block or is the only statement of its block"
+            )
+            return
+        plural = len(dependent) > 1
+        self.report(
+            jit.node,
+            f"{problem}; hoist it out of the loop and pass {names}, which the loop changes, as "
+            f"{'arguments' if plural else 'an argument'} (unsafe: {names} then enter{'' if plural else 's'} as "
+            f"{'traced arrays' if plural else 'a traced array'}, so a Python number is computed in float32 or int32)",
+            self.fix(fix[0] + f", passing {names}", fix[1], safety=Safety.UNSAFE),
+        )
+
     def _changed_in(self, loop) -> set[str]:
         act = activity(loop)
         return set(act.writes) | set(act.deletes) | set(act.mutations) | set(act.declared)
 
     # ---- the fix -----------------------------------------------------------------------------------------
 
-    def _fix(self, jit: _Jit, loop, flow):
-        """(description, changes), or None when the jit cannot be moved as it is."""
+    def _fix(self, jit: _Jit, loop, flow, *, hoisted_node=None, call=None, extra=()):
+        """(description, changes), or None when the jit cannot be moved as it is. With `hoisted_node`, that is
+        what moves (a lambda that takes more parameters), and `call`, the call of the jit in the loop, gets the
+        `extra` arguments."""
         parents = self.context.parents
         current = parents.get(jit.node)
         while current is not loop:
@@ -339,8 +417,16 @@ class JitInLoop(Codemod):
             description = f"move `{bound}` before the loop"
         elif isinstance(jit.node, cst.Call):
             name = self.context.fresh_names.take("jitted", "jitted_fn", "compiled")
-            hoisted = cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(name))], jit.node)])
-            new_loop = loop.deep_replace(jit.node, cst.Name(name))
+            value = hoisted_node if hoisted_node is not None else jit.node
+            hoisted = cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(name))], value)])
+            if call is not None:
+                args = list(call.args)
+                if args and args[-1].comma is cst.MaybeSentinel.DEFAULT:
+                    args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+                new_call = call.with_changes(func=cst.Name(name), args=[*args, *extra])
+                new_loop = loop.deep_replace(call, new_call)
+            else:
+                new_loop = loop.deep_replace(jit.node, cst.Name(name))
             description = f"bind the jitted function to `{name}` before the loop"
         else:
             return None

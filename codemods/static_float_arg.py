@@ -8,7 +8,7 @@ import libcst as cst
 from libcst.metadata import ScopeProvider
 
 from jaxfix.analysis.dataflow import activity
-from jaxfix.analysis.jit import jit_keywords, jitted_functions, static_parameters
+from jaxfix.analysis.jit import jit_keywords, jitted_functions, only_arithmetic, static_parameters
 from jaxfix.analysis.syntax import walk
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Safety
@@ -57,8 +57,9 @@ class StaticFloatArg(Codemod):
     in another module that relies on the static signature (passing an unhashable value on purpose) changes.
 
     ## When it stays quiet
-    - Static arguments that receive the same value at each call, integers and strings (shapes, flags,
-      modes), and values that do not depend on what the loop changes.
+    - Static arguments that receive the same value at each call, integers, bools and strings (shapes,
+      flags, modes), and values that do not depend on what the loop changes (`lr = 0.1` inside the loop
+      binds the same float each time).
     - Calls outside loops, and functions it cannot see every jit keyword of.
     """
 
@@ -159,38 +160,10 @@ class StaticFloatArg(Codemod):
     def _only_arithmetic(self, function: cst.FunctionDef, param: str, static: frozenset[str]) -> bool:
         """Whether every use of `param` in the function is an operand of arithmetic (`params - lr * g`): such
         code computes the same with a traced value; an `if`, a shape or a `range` would need a Python one."""
-        uses = 0
-        for node in walk(function.body):
-            if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
-                if any(isinstance(n, cst.Name) and n.value == param for n in walk(node)):
-                    return False  # a nested scope: jaxfix does not follow it
-        if param in activity(function.body).writes:
-            return False
-        parents = self.context.parents
-        writes = set(activity(function.body).writes)
-        traced = {
-            p.name.value for p in (*function.params.posonly_params, *function.params.params, *function.params.kwonly_params)
-        } - static - writes
-        for node in walk(function.body):
-            if isinstance(node, cst.Name) and node.value == param:
-                top = node
-                while isinstance(parents.get(top), cst.BinaryOperation) and isinstance(
-                    parents[top].operator, (cst.Add, cst.Subtract, cst.Multiply, cst.Divide)
-                ):
-                    top = parents[top]
-                if top is node:
-                    return False
-                # With a traced operand the result is a traced array already; a Python number that only
-                # flows into `return` is fine too. Anything else (`int(1 / lr)`) may need a Python value.
-                operands = {n.value for n in walk(top) if isinstance(n, cst.Name)}
-                returned = isinstance(parents.get(top), cst.Return) or (
-                    isinstance(parents.get(top), cst.Element) and isinstance(parents.get(parents[top]), cst.Tuple)
-                    and isinstance(parents.get(parents.get(parents[top])), cst.Return)
-                )
-                if not (operands & traced or returned):
-                    return False
-                uses += 1
-        return uses > 0
+        fparams = function.params
+        traced = {p.name.value for p in (*fparams.posonly_params, *fparams.params, *fparams.kwonly_params)}
+        traced = traced - static - set(activity(function.body).writes)
+        return only_arithmetic(self.context, function.body, param, traced)
 
     def _fix(self, item, params: list[str], param: str):
         call = item.call
@@ -261,6 +234,11 @@ class StaticFloatArg(Codemod):
                 if isinstance(node, (cst.Assign, cst.AugAssign)):
                     targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
                     if any(isinstance(t, cst.Name) and t.value == value.value for t in targets):
+                        # `lr = 0.1` in the body binds the same float each time: only a value computed from
+                        # what the loop changes (or `lr *= 0.5`, from its own last value) is new each time.
+                        rebinds = {n.value for n in walk(node.value) if isinstance(n, cst.Name)}
+                        if isinstance(node, cst.Assign) and not rebinds & changed:
+                            continue
                         if self._float_expression(node.value):
                             return f"the loop rebinds `{value.value}` to a new float each iteration"
         return None

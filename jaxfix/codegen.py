@@ -9,6 +9,7 @@ import libcst as cst
 
 from jaxfix.analysis.dataflow import body_statements
 from jaxfix.analysis.syntax import walk
+from jaxfix.diagnostics import ImportSpec
 
 
 class FreshNames:
@@ -31,6 +32,18 @@ class FreshNames:
             number += 1
         self._used.add(f"{candidates[0]}_{number}")
         return f"{candidates[0]}_{number}"
+
+
+def partial_spelling(context) -> tuple[str, list[ImportSpec]]:
+    """How to write `functools.partial` in this module (to build `partial(jax.jit, ...)`), and the import it
+    needs: an existing alias, else `partial` with `from functools import partial` when no name `partial` is in
+    use, else `functools.partial`."""
+    expression, needed = context.names.expression_for("functools.partial")
+    if needed is None:
+        return cst.Module([]).code_for_node(expression), []
+    if "partial" not in {n.value for n in walk(context.module) if isinstance(n, cst.Name)}:
+        return "partial", [ImportSpec("functools", "partial")]
+    return "functools.partial", [ImportSpec("functools")]
 
 
 def packed(names: Sequence[str]) -> str:

@@ -120,3 +120,27 @@ def test_grad_times_the_gradient_of_every_version(loops, tiny_corpus: Path) -> N
         assert version.output.shape == (8,)  # d loss / d x, x of the case's 8 values
     assert [v.same for v in result.versions[1:]] == ["yes", "yes"]
     assert "loop_tiny/decay (gradient) | 4 |" in loops.summary([result])
+
+
+def test_measure_counts_compilations_and_reads_memory() -> None:
+    import jax
+    import jax.numpy as jnp
+
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        import measure
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+    step = jax.jit(lambda v: v * 2.0 + 1.0)
+    x = jnp.arange(4.0)
+    with measure.CompileCounter() as first:
+        step(x).block_until_ready()
+    with measure.CompileCounter() as cached:
+        step(x).block_until_ready()
+    assert (first.count, cached.count) == (1, 0)
+    analysis = measure.memory(step.lower(x).compile())
+    assert analysis["arguments_mib"] == analysis["outputs_mib"] == 16 / 2**20
+    peak = measure.device_peak_mib()
+    stats = jax.devices()[0].memory_stats()
+    assert (peak is None) == (not stats or "peak_bytes_in_use" not in stats)
+    assert measure.time_run(step, (x,), {}, min_time=0.0) > 0

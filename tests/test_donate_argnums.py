@@ -128,3 +128,13 @@ def test_donation_deletes_the_argument_on_this_jax() -> None:
     p = jnp.ones(3)
     step(p)
     assert p.is_deleted()
+
+
+def test_calls_unpacking_a_result_the_returns_do_not_spell_out_as_a_tuple() -> None:
+    # optax's tests: a nested jitted step returns `opt.update(...)`, which its caller unpacks (crashed JF501)
+    source = (
+        "import jax\n\n\ndef helper(p, s):\n    return p, s\n\n\ndef test():\n    @jax.jit\n"
+        "    def step(p, s):\n        return helper(p * 2.0, s)\n\n    p, s = 1.0, 2.0\n"
+        "    for _ in range(2):\n        p, s = step(p, s)\n    return p\n"
+    )
+    assert findings(source, DonateArgnums) == []

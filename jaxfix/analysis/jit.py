@@ -28,9 +28,21 @@ class Jitted:
 def jitted_functions(context, module: cst.Module) -> Iterator[Jitted]:
     """The module-level functions compiled with `jax.jit`: `@jax.jit`, `@partial(jax.jit, ...)`, `@jax.jit(...)`,
     and `name = jax.jit(fn, ...)` of an undecorated module-level `fn`."""
+    return _jitted_in(context, module.body)
+
+
+def nested_jitted_functions(context, function: cst.FunctionDef) -> Iterator[Jitted]:
+    """The same forms defined by the statements of a function's own body (not inside its loops, branches or
+    nested functions): a jitted step defined where it is used."""
+    from jaxfix.analysis.dataflow import body_statements
+
+    return _jitted_in(context, list(body_statements(function.body)))
+
+
+def _jitted_in(context, statements) -> Iterator[Jitted]:
     names = context.names
-    defs = {s.name.value: s for s in module.body if isinstance(s, cst.FunctionDef)}
-    for stmt in module.body:
+    defs = {s.name.value: s for s in statements if isinstance(s, cst.FunctionDef)}
+    for stmt in statements:
         if isinstance(stmt, cst.FunctionDef) and len(stmt.decorators) == 1:
             decorator = stmt.decorators[0].decorator
             if names.qualified(decorator) == _JIT:
@@ -66,18 +78,97 @@ def jit_keywords(jitted: Jitted) -> dict[str, cst.BaseExpression]:
 
 def static_parameters(keywords: dict[str, cst.BaseExpression], params: list[str]) -> frozenset[str] | None:
     """The parameter names jit treats as static, or None when the keywords cannot be read."""
-    static: set[str] = set()
-    for key in ("static_argnums", "static_argnames"):
+    return _named_parameters(keywords, params, "static")
+
+
+def donated_parameters(keywords: dict[str, cst.BaseExpression], params: list[str]) -> frozenset[str] | None:
+    """The parameter names jit donates (`donate_argnums`/`donate_argnames`), or None when they cannot be read."""
+    return _named_parameters(keywords, params, "donate")
+
+
+def _named_parameters(keywords: dict[str, cst.BaseExpression], params: list[str], prefix: str) -> frozenset[str] | None:
+    found: set[str] = set()
+    for key in (f"{prefix}_argnums", f"{prefix}_argnames"):
         value = keywords.get(key)
         if value is None:
             continue
         items = value.elements if isinstance(value, (cst.Tuple, cst.List)) else [value]
         for item in items:
             item = item.value if isinstance(item, cst.BaseElement) else item
-            if key == "static_argnums" and isinstance(item, cst.Integer) and int(item.value) < len(params):
-                static.add(params[int(item.value)])
-            elif key == "static_argnames" and isinstance(item, cst.SimpleString):
-                static.add(item.evaluated_value)
+            if key.endswith("argnums") and isinstance(item, cst.Integer) and int(item.value) < len(params):
+                found.add(params[int(item.value)])
+            elif key.endswith("argnames") and isinstance(item, cst.SimpleString):
+                found.add(item.evaluated_value)
             else:
                 return None
-    return frozenset(static)
+    return frozenset(found)
+
+
+@dataclass
+class JitWrapped:
+    """A module-level `name = jax.jit(expr, ...)` of something other than an undecorated module-level def
+    (`jax.jit(jax.grad(loss))`, a lambda, a `partial`): jitted, but with no signature jaxfix can read."""
+
+    name: str
+    binding: cst.Assign
+    call: cst.Call  # the `jax.jit(...)` call
+
+
+def jit_wrapped(context, module: cst.Module) -> Iterator[JitWrapped]:
+    """The module-level assignments `name = jax.jit(expr, ...)` that `jitted_functions` does not cover."""
+    covered = {j.name for j in jitted_functions(context, module)}
+    for stmt in module.body:
+        if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1):
+            continue
+        assign = stmt.body[0]
+        if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1):
+            continue
+        target, value = assign.targets[0].target, assign.value
+        if not (isinstance(target, cst.Name) and isinstance(value, cst.Call)) or target.value in covered:
+            continue
+        positional = [a for a in value.args if a.keyword is None]
+        if context.names.qualified(value.func) == _JIT and len(positional) == 1 and not positional[0].star:
+            yield JitWrapped(target.value, assign, value)
+
+
+_TRACED_ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide)
+
+
+def only_arithmetic(context, body: cst.CSTNode, name: str, traced: set[str] | frozenset[str]) -> bool:
+    """Whether `name` is read in `body` (a function's body or a lambda's expression), never rebound there, and
+    only as an operand of `+ - * /` arithmetic that also has a `traced` operand or whose result is returned:
+    code that computes the same when a Python number `name` becomes a traced argument. A branch, a shape, a
+    `range` bound, an exponent (`x ** n` is repeated multiplication for a Python int) or a nested function
+    would need the Python value."""
+    from jaxfix.analysis.dataflow import activity
+    from jaxfix.analysis.syntax import walk
+
+    for node in walk(body):
+        if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)) and node is not body:
+            if any(isinstance(n, cst.Name) and n.value == name for n in walk(node)):
+                return False  # a nested scope: not followed
+    flow_node = cst.Expr(body) if isinstance(body, cst.BaseExpression) else body
+    if name in activity(flow_node).writes:
+        return False
+    parents = context.parents
+    uses = 0
+    for node in walk(body):
+        if not (isinstance(node, cst.Name) and node.value == name):
+            continue
+        top = node
+        while isinstance(parents.get(top), cst.BinaryOperation) and isinstance(parents[top].operator, _TRACED_ARITHMETIC):
+            top = parents[top]
+        if top is node:
+            return False
+        # With a traced operand the result is a traced array already; a Python number that only flows into
+        # the result is fine too. Anything else (`int(1 / lr)`) may need a Python value.
+        operands = {n.value for n in walk(top) if isinstance(n, cst.Name)}
+        parent = parents.get(top)
+        returned = isinstance(parent, cst.Return) or top is body or (
+            isinstance(parent, cst.Element) and isinstance(parents.get(parent), cst.Tuple)
+            and isinstance(parents.get(parents.get(parent)), cst.Return)
+        )
+        if not (operands & set(traced) or returned):
+            return False
+        uses += 1
+    return uses > 0
