@@ -266,10 +266,11 @@ def bench(
     codes: 0 when a function was measured, 2 for bad arguments or when nothing could be measured."""
     import json
 
-    from jaxfix.bench import sizes
     from jaxfix.bench import report as bench_report
+    from jaxfix.bench import run as bench_run
+    from jaxfix.bench import sizes
     from jaxfix.bench.options import BenchOptions
-    from jaxfix.verify import collect, runner
+    from jaxfix.verify import collect
 
     if output_format not in ("text", "json"):
         raise _fail(f"--format must be text or json, not '{output_format}'")
@@ -287,17 +288,16 @@ def bench(
         had_errors = _report_problems([r.result for r in rewrites], missing)
         targets = collect.pending_targets(rewrites, names, loaded)
         if not targets:
-            if had_errors:
-                raise _fail("nothing to measure")
+            if had_errors:  # already said, one line per path
+                raise typer.Exit(EXIT_ERROR)
             typer.echo("No pending rewrite changes a function" + (" of those named." if names else "."))
             raise typer.Exit(EXIT_ERROR if names else EXIT_CLEAN)
     targets = [sizes.resize(t, size, batch)[0] for t in targets]
     options = BenchOptions(repeats=repeats, warmup=warmup, timeout=timeout, seed=loaded.options.seed)
     progress = bench_report.Progress(len(targets), enabled=not quiet)
-    worker = runner.Worker("jaxfix.bench.worker", lambda data: data, _bench_failed, name="bench worker")
     results = []
     try:
-        for result in runner.run(targets, options, on_start=lambda t: progress.start(t.id), worker=worker):
+        for result in bench_run.run(targets, options, on_start=lambda t: progress.start(t.id)):
             results.append(result)
             progress.finish_one()
     finally:
@@ -311,10 +311,6 @@ def bench(
         typer.echo(bench_report.summary(found, repeats))
     measured = any(row["device"] is not None for row in found)
     raise typer.Exit(EXIT_CLEAN if measured and not had_errors else EXIT_ERROR)
-
-
-def _bench_failed(target, reason: str, no_inputs: bool) -> dict:
-    return {"target": target.id, "function": target.name, "path": target.before.path, "reason": reason, "rows": []}
 
 
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})

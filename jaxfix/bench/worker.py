@@ -6,15 +6,12 @@ from __future__ import annotations
 
 from jaxfix.bench.measure import bench_target
 from jaxfix.bench.options import options_from
+from jaxfix.bench.run import not_measured
 from jaxfix.verify.worker import serve
 
 
-def failed(target, reason: str) -> dict:
-    return {"target": target.id, "function": target.name, "path": target.before.path, "reason": reason, "rows": []}
-
-
 def main() -> None:
-    serve(lambda target, options, progress: bench_target(target, options_from(options)), failed)
+    serve(lambda target, options, progress: bench_target(target, options_from(options)), not_measured)
 
 
 if __name__ == "__main__":
