@@ -155,8 +155,6 @@ def main(argv: list[str] | None = None) -> None:
     cases = [
         c for c in corpus.cases() if not c.negative and c.runnable and (fnmatch.fnmatch(c.id, options.cases) or fnmatch.fnmatch(c.codemod, options.cases))
     ]
-    os.chdir(ROOT)  # case paths in the report relative to the checkout
-    cases = [corpus.Case(c.codemod, c.name, c.folder.relative_to(ROOT), c.spec) for c in cases]
     targets, by_target, changed = targets_for(cases, options.size, options.batch)
     bench_options = BenchOptions(repeats=options.repeats, timeout=options.timeout)
     started = time.monotonic()

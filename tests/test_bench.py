@@ -245,3 +245,21 @@ def test_progress_bar_only_on_a_terminal() -> None:
     silenced = Terminal()
     report.Progress(2, enabled=False, stream=silenced).start("a")
     assert silenced.getvalue() == ""
+
+
+def test_bench_corpus_writes_the_docs_table(tmp_path: Path) -> None:
+    """benchmarks/bench_corpus.py end to end on one case: the table per codemod and the issue's targets."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "bench_corpus.py"
+    spec = importlib.util.spec_from_file_location("bench_corpus_under_test", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    out = tmp_path / "benchmarks.md"
+    module.main(["--cases", "jit_in_loop/inline_lambda", "--repeats", "1", "--out", str(out)])
+    text = out.read_text()
+    assert "- JAX " in text and "cores" in text and "No GPU was lent" in text
+    assert "## JF502 `jit_in_loop`" in text
+    row = next(line for line in text.splitlines() if line.startswith("| `inline_lambda`"))
+    assert "| eager |" in row and "float32[8]" in row
+    assert "`jit_in_loop/inline_lambda`: compilations in one call 10 -> 1: meets N -> 1" in text
