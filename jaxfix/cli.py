@@ -249,7 +249,7 @@ def bench(
     size: Optional[int] = typer.Option(None, "--size", min=1, help="Corpus cases: set the trip count case.toml's size_arg names."),
     batch: Optional[int] = typer.Option(None, "--batch", min=1, help="Corpus cases: tile case.toml's batch_args to this many rows."),
     seed: Optional[int] = SeedOpt,
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar (there is none either when stdout or stderr is not a terminal)."),
     select: Optional[List[str]] = SelectOpt,
     ignore: Optional[List[str]] = IgnoreOpt,
     exclude: Optional[List[str]] = ExcludeOpt,
@@ -294,7 +294,7 @@ def bench(
             raise typer.Exit(EXIT_ERROR if names else EXIT_CLEAN)
     targets = [sizes.resize(t, size, batch)[0] for t in targets]
     options = BenchOptions(repeats=repeats, warmup=warmup, timeout=timeout, seed=loaded.options.seed)
-    progress = bench_report.Progress(len(targets), enabled=not quiet)
+    progress = bench_report.Progress(len(targets), enabled=not quiet and sys.stdout.isatty())  # and stderr: Progress checks
     results = []
     try:
         for result in bench_run.run(targets, options, on_start=lambda t: progress.start(t.id)):
