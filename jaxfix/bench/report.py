@@ -114,7 +114,7 @@ def table(found: list[dict[str, Any]]) -> list[str]:
         )
         for label, side in (("original", before), ("rewrite", after)):
             if side.get("error"):
-                notes.append(f"{row['target']} ({row['device']}): the {label} {side['error']}")
+                notes.append(f"{row['target']} ({row['device']}): the {label}: {side['error']}")
         if ":" in row["mode"]:
             notes.append(f"{row['target']}: * {row['mode']} ({before.get('rejected', '')}): it was run with jit disabled")
     out = []
