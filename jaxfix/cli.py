@@ -376,6 +376,82 @@ def _apply_verified(paths, diff_only, select, ignore, exclude, jobs, loaded) -> 
     raise typer.Exit(EXIT_FINDINGS if differs or (diff_only and kept) else EXIT_CLEAN)
 
 
+@app.command()
+def bench(
+    paths: List[Path] = typer.Argument(..., help="BEFORE.py AFTER.py, or files and folders whose pending rewrites to measure.", show_default=False),
+    function: Optional[List[str]] = typer.Option(None, "--function", help="Only these functions (repeat the option)."),
+    output_format: str = typer.Option("text", "--format", help="text (a table with ratios) or json (a list of rows)."),
+    pending: bool = typer.Option(False, "--pending", help="Measure the pending rewrites of PATHs even when two files are given."),
+    repeats: int = typer.Option(10, "--repeats", min=1, help="Timed calls per function, side and device; run time is their median."),
+    warmup: int = typer.Option(1, "--warmup", min=0, help="Untimed calls between the first call and the timed ones."),
+    timeout: float = typer.Option(600.0, "--timeout", min=1.0, help="Seconds per function (both sides, all devices) before it is given up."),
+    size: Optional[int] = typer.Option(None, "--size", min=1, help="Corpus cases: set the trip count case.toml's size_arg names."),
+    batch: Optional[int] = typer.Option(None, "--batch", min=1, help="Corpus cases: tile case.toml's batch_args to this many rows."),
+    seed: Optional[int] = SeedOpt,
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar (there is none either when stdout or stderr is not a terminal)."),
+    select: Optional[List[str]] = SelectOpt,
+    ignore: Optional[List[str]] = IgnoreOpt,
+    exclude: Optional[List[str]] = ExcludeOpt,
+) -> None:
+    """Measure what a rewrite buys: compile time, run time, compilations and memory, original against rewrite,
+    per function and device, with the inputs `jaxfix verify` uses.
+
+    Each side is called as its module defines it: a jit-wrapped function is measured jitted (compile time is
+    `f.lower(*args).compile()` of a fresh copy, memory its `memory_analysis()`); any other function is called
+    eagerly, as its user runs it (compile time is then its first call minus its run time). An original that JAX
+    rejects under jit (a Python `while` on a traced value) is run with jit disabled. Every measurement executes
+    the module again, so fresh function objects pay their compiles; run time is the median of --repeats calls
+    waited for with block_until_ready. Ratios are original / rewrite: above 1 the rewrite is better. Exit
+    codes: 0 when a function was measured, 2 for bad arguments or when nothing could be measured."""
+    import json
+
+    from jaxfix.bench import report as bench_report
+    from jaxfix.bench import run as bench_run
+    from jaxfix.bench import sizes
+    from jaxfix.bench.options import BenchOptions
+    from jaxfix.verify import collect
+
+    if output_format not in ("text", "json"):
+        raise _fail(f"--format must be text or json, not '{output_format}'")
+    loaded = _verify_options(seed, None, None, None, None)
+    names = _split(function)
+    had_errors = False
+    if len(paths) == 2 and all(p.is_file() for p in paths) and not pending:
+        try:
+            targets = collect.pair_targets(paths[0], paths[1], names, loaded)
+        except collect.PairError as error:
+            raise _fail(str(error))
+    else:
+        settings, files, missing = _prepare(paths, select, ignore, exclude, True)
+        rewrites = collect.pending(files, settings)
+        had_errors = _report_problems([r.result for r in rewrites], missing)
+        targets = collect.pending_targets(rewrites, names, loaded)
+        if not targets:
+            if had_errors:  # already said, one line per path
+                raise typer.Exit(EXIT_ERROR)
+            typer.echo("No pending rewrite changes a function" + (" of those named." if names else "."))
+            raise typer.Exit(EXIT_ERROR if names else EXIT_CLEAN)
+    targets = [sizes.resize(t, size, batch)[0] for t in targets]
+    options = BenchOptions(repeats=repeats, warmup=warmup, timeout=timeout, seed=loaded.options.seed)
+    progress = bench_report.Progress(len(targets), enabled=not quiet and sys.stdout.isatty())  # and stderr: Progress checks
+    results = []
+    try:
+        for result in bench_run.run(targets, options, on_start=lambda t: progress.start(t.id)):
+            results.append(result)
+            progress.finish_one()
+    finally:
+        progress.close()
+    found = bench_report.rows(results)
+    if output_format == "json":
+        typer.echo(json.dumps(found, indent=2))
+    else:
+        for line in bench_report.table(found):
+            typer.echo(line)
+        typer.echo(bench_report.summary(found, repeats))
+    measured = any(row["device"] is not None for row in found)
+    raise typer.Exit(EXIT_CLEAN if measured and not had_errors else EXIT_ERROR)
+
+
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def record(
     command: List[str] = typer.Argument(..., help="The command to run, after `--`: `jaxfix record -- pytest tests/`.", show_default=False),

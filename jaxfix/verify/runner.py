@@ -1,5 +1,8 @@
 """Runs the worker (worker.py) in a subprocess and collects its reports, with a timeout per function.
 
+`jaxfix bench` runs its own worker (jaxfix/bench/worker.py) through the same machinery: a `Worker` names the
+module to start, how to read its reports, and what to answer for a target it could not run.
+
 One worker serves many targets (JAX is imported once, and modules once per file). A target that runs past
 `Options.timeout` has its worker killed (its whole process group) and is reported unverified; a fresh worker
 takes the remaining targets. A worker that dies (a segfault in user code, os._exit) costs the same: the target
@@ -17,32 +20,54 @@ import sys
 import tempfile
 import threading
 import time
-from typing import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator, Sequence
 
 from jaxfix.verify.targets import Options, Report, Target, report_from, to_json
 
 STDERR_TAIL = 5  # lines of the worker's stderr shown when it dies
 
 
-def run(targets: Sequence[Target], options: Options, *, on_start: Callable[[Target], None] | None = None) -> Iterator[Report]:
-    """A Report per target, in order. A target with no source of inputs is answered here, without a worker."""
+@dataclass(frozen=True)
+class Worker:
+    """Which worker to start (`python -m module`), how to read a report it sends, and the answer for a target it
+    could not run (`failed(target, reason, no_inputs)`)."""
+
+    module: str
+    parse: Callable[[dict], Any]
+    failed: Callable[[Target, str, bool], Any]
+    name: str = "verification worker"  # in "the verification worker died"
+
+
+VERIFY = Worker(
+    "jaxfix.verify.worker",
+    report_from,
+    lambda target, reason, no_inputs: Report(target=target.id, name=target.name, reason=reason, no_inputs=no_inputs),
+)
+
+
+def run(
+    targets: Sequence[Target], options: Any, *, on_start: Callable[[Target], None] | None = None, worker: Worker = VERIFY
+) -> Iterator[Any]:
+    """A report per target, in order. A target with no source of inputs is answered here, without a worker.
+    `options` is sent to the worker as JSON; its `timeout` is the limit per target."""
     runnable = [t for t in targets if t.sources]
-    reports = _run_all(runnable, options, on_start)
+    reports = _run_all(runnable, options, on_start, worker)
     for target in targets:
         if target.sources:
             yield next(reports)
         else:
-            yield Report(target=target.id, name=target.name, reason=target.missing or "no source of inputs", no_inputs=True)
+            yield worker.failed(target, target.missing or "no source of inputs", True)
 
 
-def _run_all(targets: list[Target], options: Options, on_start) -> Iterator[Report]:
+def _run_all(targets: list[Target], options: Any, on_start, worker: Worker) -> Iterator[Any]:
     remaining = list(targets)
     while remaining:
-        done = yield from _run_worker(remaining, options, on_start)
+        done = yield from _run_worker(remaining, options, on_start, worker)
         remaining = remaining[done:]
 
 
-def _run_worker(targets: list[Target], options: Options, on_start) -> Iterator[Report]:
+def _run_worker(targets: list[Target], options: Any, on_start, worker: Worker) -> Iterator[Any]:
     """Reports from one worker, until it finishes or fails; returns how many targets it answered for."""
     job = json.dumps({"options": to_json(options), "targets": [to_json(t) for t in targets]})
     with tempfile.TemporaryFile(mode="w+b") as stderr, tempfile.TemporaryDirectory(prefix="jaxfix-verify-") as scratch:
@@ -52,7 +77,7 @@ def _run_worker(targets: list[Target], options: Options, on_start) -> Iterator[R
             "HYPOTHESIS_STORAGE_DIRECTORY": scratch,  # not a .hypothesis folder in the user's working directory
         }
         process = subprocess.Popen(
-            [sys.executable, "-m", "jaxfix.verify.worker"],
+            [sys.executable, "-m", worker.module],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=stderr,
@@ -77,11 +102,11 @@ def _run_worker(targets: list[Target], options: Options, on_start) -> Iterator[R
                     reason = f"timed out after {options.timeout:g} s (the worker was stopped)"
                     if running:
                         reason += "; it was running the input " + "; ".join(running)
-                    yield _failed(targets[index], reason)
+                    yield worker.failed(targets[index], reason, False)
                     return index + 1
                 if line is None:  # the worker exited
                     index = current if current is not None else answered
-                    yield _failed(targets[index], "the verification worker died" + _tail(stderr, process))
+                    yield worker.failed(targets[index], f"the {worker.name} died" + _tail(stderr, process), False)
                     return index + 1
                 event = json.loads(line)
                 if event["event"] == "input":
@@ -94,7 +119,7 @@ def _run_worker(targets: list[Target], options: Options, on_start) -> Iterator[R
                 elif event["event"] == "report":
                     answered = event["index"] + 1
                     current = None
-                    yield report_from(event["report"])
+                    yield worker.parse(event["report"])
             return answered
         finally:
             _stop(process)
@@ -139,7 +164,3 @@ def _tail(stderr, process: subprocess.Popen) -> str:
     code = process.returncode
     shown = " | ".join(lines[-STDERR_TAIL:])
     return f" (exit code {code})" + (f": {shown}" if shown else "")
-
-
-def _failed(target: Target, reason: str) -> Report:
-    return Report(target=target.id, name=target.name, reason=reason)

@@ -75,11 +75,12 @@ def package_of(path: Path) -> tuple[Path, str]:
 _loaded: dict[tuple[str, str], types.ModuleType | BaseException] = {}
 
 
-def load_module(path: str, text: str, label: str, role: str) -> types.ModuleType:
+def load_module(path: str, text: str, label: str, role: str, *, cache: bool = True) -> types.ModuleType:
     """Execute `text` as a module of its own (a fresh name per role and text, so that the original and the rewrite
-    never share state), importable relative to `path`. Raises what the module raises."""
+    never share state), importable relative to `path`. Raises what the module raises. With `cache=False` (`jaxfix
+    bench`: fresh function objects, which no jit cache knows) the module is executed again and not kept."""
     key = (role, hashlib.sha256((path + "\0" + text).encode()).hexdigest())
-    if key in _loaded:
+    if cache and key in _loaded:
         cached = _loaded[key]
         if isinstance(cached, BaseException):
             raise cached
@@ -98,9 +99,15 @@ def load_module(path: str, text: str, label: str, role: str) -> types.ModuleType
     try:
         exec(compile(text, filename, "exec", dont_inherit=True), module.__dict__)
     except BaseException as error:  # SystemExit and KeyboardInterrupt from module code count too
-        _loaded[key] = error
+        if cache:
+            _loaded[key] = error
+        else:
+            sys.modules.pop(name, None)
         raise
-    _loaded[key] = module
+    if cache:
+        _loaded[key] = module
+    else:
+        sys.modules.pop(name, None)  # nothing keeps it: its jitted functions and their executables can go
     return module
 
 
@@ -665,13 +672,15 @@ def verify_target(target: Target, options: Options, progress: Callable[[list[str
 # ---- the process ------------------------------------------------------------------------------------------
 
 
-def main() -> None:
+def serve(answer: Callable[[Target, dict[str, Any], Callable[[list[str]], None]], Any], failed: Callable[[Target, str], Any]) -> None:
+    """The worker's loop, shared with `jaxfix bench`'s worker: read the job from stdin, then for each target write
+    a "start" event, call `answer(target, options, progress)` and write its report (`failed(target, reason)` when
+    it raises). The report pipe is a copy of stdout; stdout itself is pointed at stderr for user code."""
     channel = io.TextIOWrapper(os.fdopen(os.dup(1), "wb", buffering=0), encoding="utf-8", line_buffering=True)
     os.dup2(2, 1)  # user code that prints writes to stderr
     sys.stdout = sys.stderr
     warnings.simplefilter("ignore")
     job = json.loads(sys.stdin.read())
-    options = options_from(job["options"])
     for index, data in enumerate(job["targets"]):
         target = target_from(data)
         channel.write(json.dumps({"event": "start", "index": index}) + "\n")
@@ -680,11 +689,18 @@ def main() -> None:
             channel.write(json.dumps({"event": "input", "index": index, "lines": lines}) + "\n")
 
         try:
-            report = verify_target(target, options, progress)
+            report = answer(target, job["options"], progress)
         except Exception:
-            report = Report(target=target.id, name=target.name, reason="internal error: " + traceback.format_exc().strip().splitlines()[-1])
+            report = failed(target, "internal error: " + traceback.format_exc().strip().splitlines()[-1])
         channel.write(json.dumps({"event": "report", "index": index, "report": to_json(report)}) + "\n")
     channel.flush()
+
+
+def main() -> None:
+    serve(
+        lambda target, options, progress: verify_target(target, options_from(options), progress),
+        lambda target, reason: Report(target=target.id, name=target.name, reason=reason),
+    )
 
 
 if __name__ == "__main__":

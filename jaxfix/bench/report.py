@@ -1,0 +1,174 @@
+"""What `jaxfix bench` prints: rows (one per function and device) with the ratios, as JSON or a text table, and a
+progress bar on a terminal. A ratio is original ÷ rewrite, so above 1 the rewrite is better (faster, fewer
+compilations, less memory) and below 1 it is worse."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any, Iterable, TextIO
+
+SIDE_KEYS = ("compile_s", "run_s", "compiles", "temp_bytes")
+RATIOS = {"compile": "compile_s", "run": "run_s", "compiles": "compiles", "temp_bytes": "temp_bytes"}
+
+
+def ratio(before: Any, after: Any) -> float | None:
+    """before ÷ after; None when either is unknown, or the rewrite's is 0 and the original's is not (JSON has no
+    infinity). 0 ÷ 0 is 1: no change."""
+    if before is None or after is None:
+        return None
+    if after == 0:
+        return 1.0 if before == 0 else None
+    return before / after
+
+
+def rows(results: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The JSON rows: {"function", "device", "before": {compile_s, run_s, compiles, temp_bytes, ...}, "after",
+    "ratios", ...}, one per function and device; a function that could not be measured has one row with
+    device None and the reason."""
+    found = []
+    for result in results:
+        common = {"function": result["function"], "path": result.get("path", ""), "target": result["target"]}
+        if not result.get("rows"):
+            found.append({**common, "device": None, "before": None, "after": None, "ratios": None, "reason": result.get("reason") or "not measured"})
+            continue
+        for row in result["rows"]:
+            before, after = row["before"], row["after"]
+            ratios = {name: _rounded(ratio(before.get(key), after.get(key))) for name, key in RATIOS.items()}
+            found.append(
+                {
+                    **common,
+                    "device": row["device"],
+                    "device_kind": row.get("device_kind", ""),
+                    "mode": row["mode"],
+                    "input": result.get("input", ""),
+                    "origin": result.get("origin", ""),
+                    "before": before,
+                    "after": after,
+                    "ratios": ratios,
+                }
+            )
+    return found
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else float(f"{value:.4g}")
+
+
+# ---- text -------------------------------------------------------------------------------------------------
+
+
+def seconds(value: float | None) -> str:
+    if value is None:
+        return "-"
+    if value >= 1:
+        return f"{value:.2f} s"
+    if value >= 1e-3:
+        return f"{value * 1e3:.3g} ms"
+    return f"{value * 1e6:.3g} µs"
+
+
+def size(value: int | None) -> str:
+    if value is None:
+        return "-"
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if value >= scale:
+            return f"{value / scale:.3g} {unit}"
+    return f"{value} B"
+
+
+def times(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.3g}x" if value < 100 else f"{value:.0f}x"
+
+
+def _cell(before: dict, after: dict, key: str, show) -> str:
+    if before.get("error") or after.get("error"):
+        return f"{show(before.get(key)) if not before.get('error') else 'error'} -> {show(after.get(key)) if not after.get('error') else 'error'}"
+    return f"{show(before.get(key))} -> {show(after.get(key))} ({times(ratio(before.get(key), after.get(key)))})"
+
+
+def table(found: list[dict[str, Any]]) -> list[str]:
+    """A text table: one line per function and device, `original -> rewrite (ratio)` per measure, then the
+    reasons and errors."""
+    header = ("function", "device", "mode", "compile", "run", "compiles", "temp memory")
+    lines: list[list[str]] = []
+    notes: list[str] = []
+    for row in found:
+        if row["device"] is None:
+            notes.append(f"{row['target']}: not measured: {row['reason']}")
+            continue
+        before, after = row["before"], row["after"]
+        device = row["device"] + (f" ({row['device_kind']})" if row.get("device_kind") and row["device_kind"] != row["device"] else "")
+        lines.append(
+            [
+                row["target"],
+                device,
+                row["mode"].split(":")[0] + ("*" if ":" in row["mode"] else ""),
+                _cell(before, after, "compile_s", seconds),
+                _cell(before, after, "run_s", seconds),
+                _cell(before, after, "compiles", lambda v: "-" if v is None else str(v)),
+                _cell(before, after, "temp_bytes", size),
+            ]
+        )
+        for label, side in (("original", before), ("rewrite", after)):
+            if side.get("error"):
+                notes.append(f"{row['target']} ({row['device']}): the {label}: {side['error']}")
+        if ":" in row["mode"]:
+            notes.append(f"{row['target']}: * {row['mode']} ({before.get('rejected', '')}): it was run with jit disabled")
+    out = []
+    if lines:
+        widths = [max(len(str(cell)) for cell in column) for column in zip(header, *lines)]
+        for cells in [list(header), *lines]:
+            out.append("  ".join(str(cell).ljust(width) for cell, width in zip(cells, widths)).rstrip())
+    return out + notes
+
+
+def summary(found: list[dict[str, Any]], calls: int) -> str:
+    measured = {row["target"] for row in found if row["device"] is not None}
+    missing = {row["target"] for row in found if row["device"] is None}
+    devices = sorted({row["device"] for row in found if row["device"] is not None})
+    text = f"Measured {len(measured)} function{'s' if len(measured) != 1 else ''}"
+    if missing:
+        text += f" ({len(missing)} not measured)"
+    text += f" on {', '.join(devices) or 'no device'}; "
+    text += f"ratios are original / rewrite (above 1: the rewrite is better); run = median of {calls} calls."
+    return text
+
+
+# ---- progress ---------------------------------------------------------------------------------------------
+
+
+class Progress:
+    """`[#####.....] 3/10 name  12 s` on stderr, redrawn in place; silent when stderr is not a terminal."""
+
+    WIDTH = 24
+
+    def __init__(self, total: int, *, enabled: bool, stream: TextIO | None = None) -> None:
+        self.stream = stream or sys.stderr
+        self.total, self.done, self.started = total, 0, time.monotonic()
+        self.enabled = enabled and total > 0 and self.stream.isatty()
+        self.current = ""
+
+    def start(self, name: str) -> None:
+        self.current = name
+        self._draw()
+
+    def finish_one(self) -> None:
+        self.done += 1
+        self._draw()
+
+    def close(self) -> None:
+        if self.enabled:
+            self.stream.write("\r\x1b[2K")
+            self.stream.flush()
+
+    def _draw(self) -> None:
+        if not self.enabled:
+            return
+        filled = self.WIDTH * self.done // self.total
+        bar = "#" * filled + "." * (self.WIDTH - filled)
+        elapsed = time.monotonic() - self.started
+        self.stream.write(f"\r\x1b[2K[{bar}] {self.done}/{self.total} {self.current[-50:]}  {elapsed:.0f} s")
+        self.stream.flush()
