@@ -122,3 +122,35 @@ def test_value_kinds(body: str, kind: Kind) -> None:
         f"@jax.jit\ndef f(x):\n    {body}\n"
     )
     assert _returned(traced, f["f"]) is kind
+
+
+def test_compiled_means_some_jit_or_lax_body_reaches_the_function():
+    source = """
+import jax
+from jax import lax
+
+def eager(r):
+    return r
+
+def under_jit(r):
+    return r
+
+def called_by_jitted(r):
+    return r
+
+def scan_body(c, x):
+    return c, x
+
+population = jax.vmap(eager)
+jitted = jax.jit(jax.vmap(under_jit))
+grads = jax.grad(eager)
+
+@jax.jit
+def step(x):
+    lax.scan(scan_body, x, x)
+    return called_by_jitted(x)
+"""
+    context = ModuleContext(MetadataWrapper(cst.parse_module(source)))
+    functions = {f.name.value: f for f in context.traced._functions if hasattr(f, "name")}
+    compiled = {name: context.traced.compiled(f) for name, f in functions.items()}
+    assert compiled == {"eager": False, "under_jit": True, "called_by_jitted": True, "scan_body": True, "step": True}

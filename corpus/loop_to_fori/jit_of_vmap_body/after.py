@@ -10,4 +10,4 @@ def logistic_map(r):
     return x
 
 
-population = jax.vmap(logistic_map)
+population = jax.jit(jax.vmap(logistic_map))
