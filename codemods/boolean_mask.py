@@ -3,9 +3,12 @@ cannot stage; a masked sum or mean keeps the shape and becomes `jnp.where`/`wher
 
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 from libcst.metadata import ScopeProvider
 
+from jaxfix.analysis.screen import Screen, traced_nodes
 from jaxfix.analysis.syntax import is_number
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Safety
@@ -77,6 +80,15 @@ class BooleanMask(Codemod):
     summary = f"x[mask] with a traced boolean mask ({ERROR}): masked sum/mean via jnp.where"
     fix_safety = Safety.SAFE
     screen = ("[",)
+
+    @classmethod
+    def may_match_tree(cls, screen: Screen) -> bool:
+        """A finding needs, in code that may be traced, a subscript whose index may be a tracer (a name may be
+        bound to one)."""
+        return any(
+            isinstance(node.slice, ast.Name) or screen.may_be_tracer(node.slice)
+            for node in traced_nodes(screen, ast.Subscript)
+        )
 
     VALID = (
         # not traced

@@ -72,6 +72,11 @@ class MissingCollective(Codemod):
     fix_safety = None
     screen = ("pmap", "shard_map")
 
+    @classmethod
+    def may_match(cls, text: str) -> bool:
+        """A finding needs a pmap or shard_map and a gradient."""
+        return ("pmap" in text or "shard_map" in text) and "grad" in text
+
     VALID = (
         Valid(
             "import jax\nfrom functools import partial\n\ndef loss(p, x):\n    return (p * x).sum()\n\n"

@@ -3,6 +3,9 @@ may have run; the compiled program keeps the value it was traced with."""
 
 from __future__ import annotations
 
+import ast
+from collections import Counter
+
 import libcst as cst
 from libcst.metadata import ScopeProvider
 
@@ -69,6 +72,26 @@ class StaleGlobal(Codemod):
     summary = "jitted function reads a module global rebound later: the compiled function keeps the old value"
     fix_safety = None
     screen = ("jit",)
+
+    @classmethod
+    def may_match_tree(cls, screen) -> bool:
+        """A finding needs a `global` statement, or a name bound twice by module-level code (outside defs and
+        classes)."""
+        counts: Counter = Counter()
+        stack = list(screen.tree.body)
+        while stack:
+            node = stack.pop()
+            if isinstance(node, ast.Global):
+                return True
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                stack.extend(n for n in ast.walk(node) if isinstance(n, ast.Global))
+                continue
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                counts[node.id] += 1
+                if counts[node.id] > 1:
+                    return True
+            stack.extend(ast.iter_child_nodes(node))
+        return False
 
     VALID = (
         Valid("import jax\n\nSCALE = 2.0\n\n@jax.jit\ndef f(x):\n    return x * SCALE\n\ny = f(1.0)\n"),

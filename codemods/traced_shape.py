@@ -3,10 +3,13 @@ argument), which jit cannot compile; the fix marks the argument static when ever
 
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 from libcst.metadata import ScopeProvider
 
 from jaxfix.analysis.jit import Jitted, add_jit_keyword, call_sites, jit_keywords, jitted_functions
+from jaxfix.analysis.screen import Screen, traced_nodes
 from jaxfix.analysis.syntax import param_names
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Safety
@@ -90,6 +93,18 @@ class TracedShape(Codemod):
     fix_safety = Safety.UNSAFE
     screen = ("zeros", "ones", "empty", "full", "eye", "identity", "broadcast_to", "reshape", "arange", "space",
               "normal", "uniform", "randint", "bernoulli")  # fmt: skip
+
+    @classmethod
+    def may_match_tree(cls, screen: Screen) -> bool:
+        """A finding needs, in code that may be traced, a call of a function or method with one of the names
+        that take shapes."""
+        names = {q.rsplit(".", 1)[1] for q in _SHAPED} | {"reshape"}
+        for node in traced_nodes(screen, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+            if name in names:
+                return True
+        return False
 
     VALID = (
         Valid("import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef f(x):\n    return jnp.zeros(x.shape[0])\n"),
