@@ -173,8 +173,21 @@ class MissingCollective(Codemod):
         scope = self.context.wrapper.resolve(ScopeProvider).get(expr)
         if scope is None:
             return []
-        found = [a.node for a in scope[expr.value] if isinstance(getattr(a, "node", None), cst.FunctionDef)]
-        return found if len(found) == len(list(scope[expr.value])) else []
+        bindings = list(scope[expr.value])
+        found = [a.node for a in bindings if isinstance(getattr(a, "node", None), cst.FunctionDef)]
+        others = [a.node for a in bindings if not isinstance(getattr(a, "node", None), cst.FunctionDef)]
+        if len(found) == 1 and all(self._wraps(node, expr.value) for node in others):
+            return found  # `step = jax.pmap(step, ...)` rebinds the one def to its transformed self
+        return found if not others else []
+
+    def _wraps(self, node: cst.CSTNode, name: str) -> bool:
+        """Whether `node` is the target of `name = transform(name, ...)`."""
+        target = self.context.parents.get(node)
+        assign = self.context.parents.get(target) if isinstance(target, cst.AssignTarget) else None
+        if not (isinstance(assign, cst.Assign) and isinstance(assign.value, cst.Call) and assign.value.args):
+            return False
+        first = assign.value.args[0].value
+        return isinstance(first, cst.Name) and first.value == name
 
     # ---- the step ------------------------------------------------------------------------------------------
 
