@@ -9,9 +9,10 @@ import libcst as cst
 from libcst.metadata import ScopeProvider
 
 from jaxfix.analysis.dataflow import UNDEFINED, Parameter, block_activity, body_statements
-from jaxfix.analysis.jit import Jitted, jit_keywords, jitted_functions, nested_jitted_functions, static_parameters
+from jaxfix.analysis.jit import (
+    Jitted, add_jit_keyword, call_sites, jit_keywords, jitted_functions, nested_jitted_functions, static_parameters,
+)
 from jaxfix.analysis.syntax import walk
-from jaxfix.codegen import partial_spelling
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Safety
 
@@ -262,24 +263,7 @@ class DonateArgnums(Codemod):
         return jitted.function.name if jitted.binding is jitted.function else jitted.binding
 
     def _call_sites(self, jitted: Jitted) -> list[cst.Call] | None:
-        """Every call of the jitted name, or None when it is also used as a value or bound more than once."""
-        scope = self._scopes.get(jitted.function if jitted.binding is jitted.function else jitted.binding, self._global)
-        assignments = [a for a in scope.assignments[jitted.name]]
-        if len(assignments) != 1:
-            return None
-        node = assignments[0].node
-        if node is not jitted.binding and not (
-            isinstance(jitted.binding, cst.Assign) and node is jitted.binding.targets[0].target
-        ):
-            return None
-        calls = []
-        parents = self.context.parents
-        for access in assignments[0].references:
-            parent = parents.get(access.node)
-            if not (isinstance(parent, cst.Call) and parent.func is access.node):
-                return None
-            calls.append(parent)
-        return calls
+        return call_sites(self.context, jitted)
 
     # ---- what the function returns -----------------------------------------------------------------------
 
@@ -730,17 +714,4 @@ class DonateArgnums(Codemod):
         self.report(self._anchor(jitted), message, fix)
 
     def _edit(self, jitted: Jitted, key: str, value: str):
-        new_arg = cst.Arg(keyword=cst.Name(key), value=cst.parse_expression(value), equal=cst.AssignEqual(
-            whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")))
-        if jitted.call is not None:
-            args = list(jitted.call.args)
-            if args and args[-1].comma is not cst.MaybeSentinel.DEFAULT:
-                # A trailing comma: the new last argument takes it, the old one takes its neighbour's layout.
-                between = args[-2].comma if len(args) > 1 else cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
-                new_arg = new_arg.with_changes(comma=args[-1].comma)
-                args[-1] = args[-1].with_changes(comma=between)
-            return (jitted.call, jitted.call.with_changes(args=[*args, new_arg])), []
-        partial, needed = partial_spelling(self.context)
-        code = self.context.code_for(jitted.jit)
-        replacement = cst.parse_expression(f"{partial}({code}, {key}={value})")
-        return (jitted.decorator, jitted.decorator.with_changes(decorator=replacement)), needed
+        return add_jit_keyword(self.context, jitted, key, value)

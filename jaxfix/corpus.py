@@ -126,7 +126,12 @@ def call(function: Callable[..., Any], args, kwargs) -> Any:
 
     try:
         return jax.block_until_ready(function(*args, **kwargs))
-    except (jax.errors.ConcretizationTypeError, jax.errors.TracerBoolConversionError, jax.errors.TracerIntegerConversionError):
+    except (
+        jax.errors.ConcretizationTypeError,
+        jax.errors.TracerBoolConversionError,
+        jax.errors.TracerIntegerConversionError,
+        jax.errors.NonConcreteBooleanIndexError,
+    ):
         with jax.disable_jit():
             result = jax.block_until_ready(function(*args, **kwargs))
         if hasattr(function, "lower"):  # a jitted function: jit returns Python numbers as (weakly typed) arrays

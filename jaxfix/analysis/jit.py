@@ -172,3 +172,49 @@ def only_arithmetic(context, body: cst.CSTNode, name: str, traced: set[str] | fr
             return False
         uses += 1
     return uses > 0
+
+
+def call_sites(context, jitted: Jitted) -> list[cst.Call] | None:
+    """Every call of the jitted name in the scope that binds it, or None when the name is bound more than once
+    or also used as a value (passed, returned, stored), so that the calls seen are not all the calls."""
+    from libcst.metadata import ScopeProvider
+
+    scopes = context.wrapper.resolve(ScopeProvider)
+    anchor = jitted.function if jitted.binding is jitted.function else jitted.binding
+    scope = scopes.get(anchor) or scopes[context.module]
+    assignments = list(scope.assignments[jitted.name])
+    if len(assignments) != 1:
+        return None
+    node = assignments[0].node
+    if node is not jitted.binding and not (
+        isinstance(jitted.binding, cst.Assign) and node is jitted.binding.targets[0].target
+    ):
+        return None
+    calls = []
+    for access in assignments[0].references:
+        parent = context.parents.get(access.node)
+        if not (isinstance(parent, cst.Call) and parent.func is access.node):
+            return None
+        calls.append(parent)
+    return calls
+
+
+def add_jit_keyword(context, jitted: Jitted, key: str, value: str):
+    """The edit that gives jit one more keyword (`donate_argnums=0`): appended to the call that carries its
+    keywords, or a bare `@jax.jit` turned into `@partial(jax.jit, key=value)`. Returns (change, imports)."""
+    from jaxfix.codegen import partial_spelling
+
+    new_arg = cst.Arg(keyword=cst.Name(key), value=cst.parse_expression(value), equal=cst.AssignEqual(
+        whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")))
+    if jitted.call is not None:
+        args = list(jitted.call.args)
+        if args and args[-1].comma is not cst.MaybeSentinel.DEFAULT:
+            # A trailing comma: the new last argument takes it, the old one takes its neighbour's layout.
+            between = args[-2].comma if len(args) > 1 else cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+            new_arg = new_arg.with_changes(comma=args[-1].comma)
+            args[-1] = args[-1].with_changes(comma=between)
+        return (jitted.call, jitted.call.with_changes(args=[*args, new_arg])), []
+    partial, needed = partial_spelling(context)
+    code = context.code_for(jitted.jit)
+    replacement = cst.parse_expression(f"{partial}({code}, {key}={value})")
+    return (jitted.decorator, jitted.decorator.with_changes(decorator=replacement)), needed

@@ -124,7 +124,13 @@ def lookup(module: types.ModuleType, name: str) -> Any:
 def _concretization_errors() -> tuple[type[BaseException], ...]:
     import jax
 
-    names = ("ConcretizationTypeError", "TracerBoolConversionError", "TracerIntegerConversionError", "TracerArrayConversionError")
+    names = (
+        "ConcretizationTypeError",
+        "TracerBoolConversionError",
+        "TracerIntegerConversionError",
+        "TracerArrayConversionError",
+        "NonConcreteBooleanIndexError",
+    )
     return tuple(getattr(jax.errors, n) for n in names if hasattr(jax.errors, n))
 
 

@@ -1,0 +1,228 @@
+"""JF804 stale-global-in-jit: a jitted function reads a module global that the module rebinds after the function
+may have run; the compiled program keeps the value it was traced with."""
+
+from __future__ import annotations
+
+import ast
+from collections import Counter
+
+import libcst as cst
+from libcst.metadata import ScopeProvider
+
+from jaxfix.analysis.jit import jitted_functions
+from jaxfix.analysis.syntax import walk
+from jaxfix.codemod import Codemod, Invalid, Valid
+
+_LOOPS = (cst.For, cst.While)
+_NOT_VALUES = (cst.Import, cst.ImportFrom, cst.FunctionDef, cst.ClassDef)
+
+
+class StaleGlobal(Codemod):
+    """
+    ## What it does
+    Finds a module-level function compiled with `jax.jit` that reads a module global (directly, in a function
+    nested in it, or in a function of the module it calls) when the module rebinds that global where a call
+    of the jitted function may already have happened: in a function that declares `global name`, or at module
+    level after a use of the jitted function (or in a loop that uses it).
+
+    ## Why is this bad?
+    jit traces the function on its first call for each input shape and dtype, and a global read while tracing
+    becomes a constant of the compiled program. Later calls with the same shapes run that program and never
+    read the global again: after `scale = 2.0` the function still multiplies by 1.0. No error, no warning;
+    results are silently stale, and they change when an unrelated call with a new shape happens to retrace.
+
+    ## Example
+    ```python
+    scale = 1.0
+
+    @jax.jit
+    def apply(x):
+        return x * scale
+
+    y1 = apply(x)
+    scale = 2.0
+    y2 = apply(x)  # still x * 1.0
+    ```
+
+    ## Use instead
+    ```python
+    @jax.jit
+    def apply(x, scale):
+        return x * scale
+
+    y1 = apply(x, 1.0)
+    y2 = apply(x, 2.0)
+    ```
+    A traced argument follows every new value without recompiling; a static argument (`static_argnames`)
+    recompiles once per value.
+
+    ## Fix safety
+    No fix: the function's signature and every caller change, and what the author meant (a constant, a
+    setting chosen once before the first call, a value that changes) only the author knows.
+
+    ## When it stays quiet
+    Globals bound once (constants), or rebound only before the jitted function is defined, or after it is
+    defined but before anything uses it; globals bound to modules, functions or classes (`import`, `def`,
+    `class`) on any path; names a function binds locally; mutation of a global object (`config["lr"] = 2`,
+    `state.x = 1`), which it does not track; functions traced by other transformations only.
+    """
+
+    code = "JF804"
+    name = "stale-global-in-jit"
+    summary = "jitted function reads a module global rebound later: the compiled function keeps the old value"
+    fix_safety = None
+    screen = ("jit",)
+
+    @classmethod
+    def may_match_tree(cls, screen) -> bool:
+        """A finding needs a `global` statement, or a name bound twice by module-level code (outside defs and
+        classes)."""
+        counts: Counter = Counter()
+        stack = list(screen.tree.body)
+        while stack:
+            node = stack.pop()
+            if isinstance(node, ast.Global):
+                return True
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                stack.extend(n for n in ast.walk(node) if isinstance(n, ast.Global))
+                continue
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                counts[node.id] += 1
+                if counts[node.id] > 1:
+                    return True
+            stack.extend(ast.iter_child_nodes(node))
+        return False
+
+    VALID = (
+        Valid("import jax\n\nSCALE = 2.0\n\n@jax.jit\ndef f(x):\n    return x * SCALE\n\ny = f(1.0)\n"),
+        # rebound before the definition only
+        Valid("import jax\n\nscale = 1.0\nscale = 2.0\n\n@jax.jit\ndef f(x):\n    return x * scale\n\ny = f(1.0)\n"),
+        # rebound after the definition, before any use
+        Valid("import jax\n\nscale = 1.0\n\n@jax.jit\ndef f(x):\n    return x * scale\n\nscale = 2.0\ny = f(1.0)\n"),
+        # a module global
+        Valid(
+            "import jax\nimport jax.numpy as jnp\n\ntry:\n    import scipy as sp\nexcept ImportError:\n    sp = None\n\n"
+            "@jax.jit\ndef f(x):\n    return jnp.sum(x) if sp is None else x\n\ny = f(1.0)\nsp = None\n"
+        ),
+    )
+    INVALID = (
+        Invalid(
+            "import jax\n\nscale = 1.0\n\n@jax.jit\ndef f(x):\n    return x * scale\n\ny1 = f(1.0)\nscale = 2.0\n"
+            "y2 = f(1.0)\n",
+            None,
+            message="keeps the value",
+        ),
+        Invalid(
+            "import jax\n\nlr = 0.1\n\n@jax.jit\ndef step(p, g):\n    return p - lr * g\n\ndef decay():\n"
+            "    global lr\n    lr = lr * 0.5\n",
+            None,
+            message="global lr",
+        ),
+    )
+
+    def visit_Module(self, node: cst.Module) -> None:
+        jitted = list(jitted_functions(self.context, node))
+        if not jitted:
+            return
+        scopes = self.context.wrapper.resolve(ScopeProvider)
+        self._global = scopes[node]
+        self._top = {id(s): i for i, s in enumerate(node.body)}
+        functions = {s.name.value: s for s in node.body if isinstance(s, cst.FunctionDef)}
+        for entry in jitted:
+            reached = self._reached(entry.function, functions)
+            reported = set()
+            for name, read in self._global_reads(reached):
+                if name in reported:
+                    continue
+                why = self._rebinding(name, entry)
+                if why is not None:
+                    reported.add(name)
+                    self.report(
+                        read,
+                        f"`{entry.name}` is compiled with jax.jit and reads the global `{name}`, which {why}: jit "
+                        f"keeps the value it read when it traced `{entry.name}`, and later calls with the same "
+                        f"shapes still use it; pass `{name}` as an argument",
+                    )
+
+    def _reached(self, function: cst.FunctionDef, functions: dict[str, cst.FunctionDef]) -> list[cst.FunctionDef]:
+        """`function` and the module-level functions it calls by name, transitively."""
+        found, todo = [function], [function]
+        while todo:
+            current = todo.pop()
+            for n in walk(current.body):
+                if isinstance(n, cst.Call) and isinstance(n.func, cst.Name):
+                    callee = functions.get(n.func.value)
+                    if callee is not None and callee not in found and self._is_global(n.func):
+                        found.append(callee)
+                        todo.append(callee)
+        return found
+
+    def _is_global(self, name: cst.Name) -> bool:
+        scope = self.context.wrapper.resolve(ScopeProvider).get(name)
+        return scope is not None and all(a.scope is self._global for a in scope[name.value])
+
+    def _global_reads(self, functions: list[cst.FunctionDef]):
+        """(name, read) for each module global read in the bodies of `functions`."""
+        for function in functions:
+            for n in walk(function.body):
+                if isinstance(n, cst.Name) and n.value in self._global.assignments and self._is_read(n):
+                    if self._is_global(n):
+                        yield n.value, n
+
+    def _is_read(self, name: cst.Name) -> bool:
+        scope = self.context.wrapper.resolve(ScopeProvider).get(name)
+        if scope is None:
+            return False
+        return any(access.node is name for access in scope.accesses[name.value])
+
+    def _rebinding(self, name: str, entry) -> str | None:
+        """How the module rebinds `name` where `entry` may have run already, or None."""
+        assignments = list(self._global.assignments[name])
+        if len(assignments) < 2:
+            return None
+        statements = []
+        for assignment in assignments:
+            node = assignment.node
+            if isinstance(node, _NOT_VALUES) or isinstance(self._parents(node, 1), (cst.ImportAlias, cst.AsName)):
+                return None
+            statements.append((node, self._top_statement(node)))
+        for node, top in statements:
+            function = self.context.traced.enclosing_function(node)
+            if function is not None:
+                where = self.context.positions[node].start.line
+                return f"`global {name}` in `{function.name.value}` rebinds (line {where})"
+        definition = self._top.get(id(self._top_statement(entry.binding)))
+        uses = self._uses(entry)
+        for node, top in statements:
+            index = self._top.get(id(top))
+            if definition is None or index is None or index <= definition:
+                continue
+            line = self.context.positions[node].start.line
+            before = [u for u in uses if definition < u[0] < index or (u[0] == index and u[1] < line)]
+            looped = isinstance(top, _LOOPS) and any(u[0] == index for u in uses)
+            if before:
+                return f"the module rebinds at line {line}, after a use of `{entry.name}`"
+            if looped:
+                return f"the module rebinds at line {line}, in a loop that uses `{entry.name}`"
+        return None
+
+    def _uses(self, entry) -> list[tuple[int, int]]:
+        """(module statement index, line) of every reference to the jitted name."""
+        found = []
+        for assignment in self._global.assignments[entry.name]:
+            for access in assignment.references:
+                top = self._top_statement(access.node)
+                if id(top) in self._top:
+                    found.append((self._top[id(top)], self.context.positions[access.node].start.line))
+        return found
+
+    def _top_statement(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        parents = self.context.parents
+        while node is not None and id(node) not in self._top:
+            node = parents.get(node)
+        return node
+
+    def _parents(self, node: cst.CSTNode, depth: int) -> cst.CSTNode | None:
+        for _ in range(depth):
+            node = self.context.parents.get(node)
+        return node

@@ -1,0 +1,9 @@
+"""The mean of the finite entries: x[~jnp.isnan(x)].mean() under jit."""
+
+import jax
+import jax.numpy as jnp
+
+
+@jax.jit
+def nanless_mean(x):
+    return jnp.mean(x, where=~jnp.isnan(x))

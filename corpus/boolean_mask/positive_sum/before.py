@@ -1,0 +1,9 @@
+"""A masked sum under jit: x[x > 0] has a data-dependent length, the sum of it does not."""
+
+import jax
+import jax.numpy as jnp
+
+
+@jax.jit
+def positive_total(x):
+    return x[x > 0].sum()

@@ -1,0 +1,14 @@
+"""jnp.arange(n) with n a jit argument: ConcretizationTypeError while tracing."""
+
+import jax
+import jax.numpy as jnp
+from functools import partial
+
+
+@jax.jit
+def positions(x, n):
+    return x[:, None] * jnp.arange(n)
+
+
+def table(x):
+    return positions(x, 4), positions(x + 1.0, 2)

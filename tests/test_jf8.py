@@ -1,0 +1,111 @@
+"""JF801-JF804: the claims their docs make (dtypes kept, stale values), and edge cases beyond the examples."""
+
+from __future__ import annotations
+
+import warnings
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from jaxfix import corpus
+from tests.helpers import codemod_for_module, findings, rewrite
+
+MASK = codemod_for_module("boolean_mask")
+SHAPE = codemod_for_module("traced_shape")
+COLLECTIVE = codemod_for_module("missing_collective")
+STALE = codemod_for_module("stale_global")
+
+_MASKED = "import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef f(x):\n    return x[x != 0].{}(), jnp.{}(x[~(x == 0)])\n"
+
+
+def _run(source: str, x):
+    namespace: dict = {}
+    exec(compile(source, "<jf801>", "exec"), namespace)
+    return namespace["f"](x)
+
+
+@pytest.mark.parametrize("reduction", ["sum", "mean"])
+@pytest.mark.parametrize(
+    "x",
+    [
+        jnp.array([1.5, 0.0, -2.0]),
+        jnp.array([1, 0, -3], jnp.int8),
+        jnp.array([200, 0, 100], jnp.uint8),
+        jnp.array([3, 0, 5], jnp.int32),
+        jnp.array([True, False, True]),
+        jnp.array([1 + 2j, 0, 3]),
+        jnp.array([0.5, 0.0, 2.0], jnp.bfloat16),
+        jnp.zeros(3),  # every element masked out: 0 for the sum, NaN for the mean
+    ],
+    ids=lambda x: str(x.dtype) + ("-empty" if not bool(jnp.any(x)) else ""),
+)
+def test_masked_reduction_keeps_values_and_dtype(reduction, x) -> None:
+    source = _MASKED.format(reduction, reduction)
+    fixed = rewrite(source, MASK, unsafe=False)
+    assert "x[" not in fixed
+    with pytest.raises(jax.errors.NonConcreteBooleanIndexError):
+        _run(source, x)
+    with warnings.catch_warnings(), jax.disable_jit():
+        warnings.simplefilter("ignore")  # the mean of an empty selection warns
+        eager = _run(source, x)
+    corpus.assert_same(_run(fixed, x), eager, rtol=1e-2 if x.dtype == jnp.bfloat16 else 1e-6)
+
+
+def test_mask_of_a_rebound_array_is_not_rewritten() -> None:
+    source = "import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef f(x):\n    m = x > 0\n    x = x * 2\n    return x[m].sum()\n"
+    assert rewrite(source, MASK) == source
+    assert "not proven" in findings(source, MASK)[0].message
+
+
+def test_masked_store_and_python_list_index_are_quiet() -> None:
+    source = (
+        "import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef f(x, names):\n    y = x.at[0].set(1.0)\n"
+        "    return y, names[0]\n"
+    )
+    assert findings(source, MASK) == []
+
+
+def test_traced_shape_fix_needs_every_call_constant() -> None:
+    source = (
+        "import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef f(x, n):\n    return x + jnp.zeros(n)\n\n"
+        "a = f(jnp.ones(2), 2)\nb = f(jnp.ones(3), len([1, 2, 3]))\n"
+    )
+    [finding] = findings(source, SHAPE)
+    assert finding.fix is None and "not an integer constant" in finding.message
+
+
+def test_traced_shape_under_vmap_suggests_in_axes() -> None:
+    source = "import jax\nimport jax.numpy as jnp\n\n@jax.vmap\ndef f(x, n):\n    return jnp.arange(n) * x\n"
+    [finding] = findings(source, SHAPE)
+    assert finding.fix is None and "in_axes=None" in finding.message
+
+
+def test_collective_in_a_local_helper_that_receives_the_gradients() -> None:
+    source = (
+        "import jax\nfrom functools import partial\n\ndef loss(p, x):\n    return (p * x).sum()\n\n"
+        "def sync(g):\n    return jax.lax.pmean(g, 'i')\n\n"
+        "@partial(jax.pmap, axis_name='i')\ndef step(p, x):\n    g, aux = jax.grad(lambda q: (loss(q, x), 0.0), has_aux=True)(p)\n"
+        "    return p - 0.1 * sync(g)\n"
+    )
+    assert findings(source, COLLECTIVE) == []
+    unsynced = source.replace("0.1 * sync(g)", "0.1 * g")
+    assert len(findings(unsynced, COLLECTIVE)) == 1
+
+
+def test_gradients_into_another_modules_function_are_quiet() -> None:
+    source = (
+        "import jax\nfrom functools import partial\nfrom .dist import allreduce\n\ndef loss(p, x):\n"
+        "    return (p * x).sum()\n\n@partial(jax.pmap, axis_name='i')\ndef step(p, x):\n"
+        "    g = allreduce(jax.grad(loss)(p, x))\n    return p - 0.1 * g\n"
+    )
+    assert findings(source, COLLECTIVE) == []
+
+
+def test_jit_keeps_the_global_it_traced_with() -> None:
+    """The bug JF804 reports, on its corpus case: the second call still multiplies by the old scale."""
+    case = next(c for c in corpus.cases() if c.id == "stale_global/rebind_after_call")
+    first, second = corpus.load_function(case.before, "results", tag="stale")()
+    np.testing.assert_array_equal(first, second)  # scale was 1.0, then 2.0: both results use 1.0
+    assert len(findings(case.before.read_text(encoding="utf-8"), STALE)) == 1
