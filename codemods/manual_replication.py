@@ -13,6 +13,7 @@ from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Safety
 
 _BUILDERS = frozenset({"jax.numpy.stack", "jax.numpy.array", "jax.numpy.asarray"})
+_PLACEMENT = frozenset({"jax.device_put", "jax.device_put_replicated", "jax.device_put_sharded"})
 
 
 class ManualReplication(Codemod):
@@ -61,6 +62,11 @@ class ManualReplication(Codemod):
     - Lists of different values (`[a, b]`, `[f(k) for k in keys]`), comprehensions whose element reads the
       comprehension's variable, and `jnp.stack(..., axis=1)` (reported, not fixed: the broadcast would need
       a transpose).
+    - `jnp.array([v] * n)` / `jnp.asarray` where `v` is not proven to be a JAX array: a list of Python
+      numbers is converted on the host in one go, with no concatenation (numpyro's `hsgp` makes its
+      per-dimension lengths so).
+    - Replicas placed on devices at once, `jax.device_put(jnp.stack([x] * n), sharding)` (flax's
+      `jax_utils.replicate`): one copy per device is the point there.
     - Replication written as `jnp.tile` or `jnp.repeat`, which jaxfix leaves alone.
     """
 
@@ -110,7 +116,13 @@ class ManualReplication(Codemod):
             return
         if self.context.names.qualified(node.func) not in _BUILDERS:
             return
+        if self._placed_on_devices(node):
+            return
         value, count = found
+        if self.context.names.qualified(node.func) != "jax.numpy.stack" and not (
+            isinstance(value, cst.Name) and self.context.arrays.is_array(value)
+        ):
+            return  # jnp.array of a list of Python numbers converts it on the host in one go: no concatenation
         builder = self.context.code_for(node.func)
         message = (
             f"`{builder}` of `{self.context.code_for(value)}` repeated {self.context.code_for(count)} times copies one "
@@ -133,6 +145,12 @@ class ManualReplication(Codemod):
             add_imports=[spec] if spec else [],
         )
         self.report(node, message, fix)
+
+    def _placed_on_devices(self, call: cst.Call) -> bool:
+        """`jax.device_put(jnp.stack([x] * n), sharding)`: the copies are the point, one per device."""
+        arg = self.context.parents.get(call)
+        outer = self.context.parents.get(arg) if isinstance(arg, cst.Arg) else None
+        return isinstance(outer, cst.Call) and self.context.names.qualified(outer.func) in _PLACEMENT
 
     def _repeated(self, expr: cst.BaseExpression):
         """(value, count) when `expr` is `[value] * count`, `count * [value]` or `[value for _ in range(count)]`."""
