@@ -102,12 +102,27 @@ class HostTransferInLoop(Codemod):
 
     @classmethod
     def may_match_tree(cls, screen) -> bool:
-        """A finding needs a loop and something that may be jax.jit or jax.pmap."""
-        loops = any(isinstance(n, (ast.For, ast.While)) for n in screen.nodes)
-        return loops and any(
+        """A finding needs something that may be jax.jit or jax.pmap, and a loop holding a call that may be a
+        transfer (a builtin conversion or print, `.item()`/`.tolist()`, NumPy's array functions, device_get)."""
+        if not any(
             isinstance(n, (ast.Name, ast.Attribute)) and screen.may_resolve_to(n, frozenset({"jax.jit", "jax.pmap"}))
             for n in screen.nodes
-        )
+        ):
+            return False
+        transfers = _NUMPY | {"jax.device_get"}
+        for loop in screen.nodes:
+            if not isinstance(loop, (ast.For, ast.While)):
+                continue
+            for n in ast.walk(loop):
+                if not isinstance(n, ast.Call):
+                    continue
+                if isinstance(n.func, ast.Name) and n.func.id in (*_TO_PYTHON, "print"):
+                    return True
+                if isinstance(n.func, ast.Attribute) and n.func.attr in _METHODS:
+                    return True
+                if screen.may_resolve_to(n.func, transfers):
+                    return True
+        return False
 
     def visit_Module(self, node: cst.Module) -> None:
         for loop in walk(node):

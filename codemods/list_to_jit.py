@@ -85,11 +85,34 @@ class ListToJit(Codemod):
 
     @classmethod
     def may_match_tree(cls, screen) -> bool:
-        """A finding needs a list display, a list comprehension or `list(...)` somewhere."""
-        return any(
-            isinstance(n, (ast.List, ast.ListComp))
-            or (isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "list")
+        """A finding needs something that may be jax.jit or jax.pmap, and a call argument that is a list of number
+        literals, a list comprehension over `range`, `list(range(...))`, or a name some assignment binds to one."""
+        if not any(
+            isinstance(n, (ast.Name, ast.Attribute)) and screen.may_resolve_to(n, frozenset({"jax.jit", "jax.pmap"}))
             for n in screen.nodes
+        ):
+            return False
+
+        def number(e: ast.AST) -> bool:
+            if isinstance(e, ast.UnaryOp) and isinstance(e.op, (ast.USub, ast.UAdd)):
+                e = e.operand
+            return isinstance(e, ast.Constant) and isinstance(e.value, (int, float))
+
+        def listy(e: ast.AST) -> bool:
+            if isinstance(e, ast.List):
+                return bool(e.elts) and all(number(x) for x in e.elts)
+            if isinstance(e, ast.ListComp):
+                return True
+            return isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id == "list"
+
+        bound = {
+            t.id for n in screen.nodes if isinstance(n, ast.Assign) and listy(n.value)
+            for t in n.targets if isinstance(t, ast.Name)
+        }
+        return any(
+            listy(a) or (isinstance(a, ast.Name) and a.id in bound)
+            for n in screen.nodes if isinstance(n, ast.Call)
+            for a in [*n.args, *(k.value for k in n.keywords)]
         )
 
     def visit_Call(self, node: cst.Call) -> None:

@@ -97,9 +97,10 @@ class ManualReplication(Codemod):
 
     @classmethod
     def may_match_tree(cls, screen) -> bool:
-        """A finding needs a call whose only positional argument is `[x] * n`, `n * [x]` or a comprehension."""
+        """A finding needs a call of jnp.stack/array/asarray whose first argument is `[x] * n`, `n * [x]` or a
+        comprehension."""
         for node in screen.nodes:
-            if isinstance(node, ast.Call) and node.args:
+            if isinstance(node, ast.Call) and node.args and screen.may_resolve_to(node.func, _BUILDERS):
                 arg = node.args[0]
                 if isinstance(arg, ast.ListComp) or (
                     isinstance(arg, ast.BinOp) and isinstance(arg.op, ast.Mult)
