@@ -158,7 +158,7 @@ class ListToJit(Codemod):
             assignments = list(scope[expr.value])
             sizes = []
             for assignment in assignments:
-                node = assignment.node
+                node = getattr(assignment, "node", None)  # a builtin (`list`, `len`) has none
                 target = self.context.parents.get(node) if isinstance(node, cst.Name) else None
                 statement = self.context.parents.get(target) if isinstance(target, cst.AssignTarget) else None
                 if not (isinstance(statement, cst.Assign) and len(statement.targets) == 1 and target.target is node):

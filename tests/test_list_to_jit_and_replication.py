@@ -25,6 +25,8 @@ JIT = "import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef f(x):\n    return jn
         ("def run(n):\n    return f(list(n))\n", False),
         ("def run(n):\n    return g([1.0, 2.0])\n", False),  # not jitted
         ("def run(n):\n    return jax.jit(g)(list(range(n)))\n", True),
+        ("def run(n):\n    return f(len, [1, 2])\n", True),  # a builtin name as an argument
+        ("def run(n):\n    return f(list)\n", False),
     ],
 )
 def test_list_arguments(body: str, reported: bool) -> None:
