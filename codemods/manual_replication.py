@@ -51,12 +51,15 @@ class ManualReplication(Codemod):
     ```
 
     ## Fix safety
-    Safe where it applies: `jnp.broadcast_to(w, (n,) + w.shape)` has the values, shape and dtype of
-    `jnp.stack([w] * n)` (and of `jnp.array(...)` of that list) for every JAX array `w` and every `n` the
-    original accepted (with `n` = 0 the original raises; the rewrite returns an empty array). It is applied
-    only when every binding of `w` makes a JAX array (a `jax.numpy` result, or a parameter annotated
-    `jax.Array`), so that `w.shape` exists (a Python number or a list would not have it), `w` is a plain name (evaluated once, as in `[w] * n`), and the call has no other
-    arguments. Otherwise it is reported without a fix.
+    Safe for `jnp.stack`: `jnp.broadcast_to(w, (n,) + w.shape)` has the values, shape and dtype of
+    `jnp.stack([w] * n)` for every JAX array `w` and every `n` the original accepted (with `n` = 0 the
+    original raises; the rewrite returns an empty array). Unsafe for `jnp.array`/`jnp.asarray` of the list:
+    the same for `n` >= 1, but with `n` = 0 the original returns an empty 1-d array of shape `(0,)` where the
+    broadcast gives `(0,) + w.shape` (`jaxfix verify` found this corner on the corpus). It is applied only
+    when every binding of `w` makes a JAX array (a `jax.numpy` result, or a parameter annotated
+    `jax.Array`), so that `w.shape` exists (a Python number or a list would not have it), `w` is a plain
+    name (evaluated once, as in `[w] * n`), and the call has no other arguments. Otherwise it is reported
+    without a fix.
 
     ## When it stays quiet
     - Lists of different values (`[a, b]`, `[f(k) for k in keys]`), comprehensions whose element reads the
@@ -140,9 +143,11 @@ class ManualReplication(Codemod):
         replacement = cst.parse_expression(
             f"{self.context.code_for(broadcast)}({name}, ({count_code},) + {name}.shape)"
         )
+        stack = self.context.names.qualified(node.func) == "jax.numpy.stack"
         fix = self.fix(
             f"`jnp.broadcast_to({name}, ({count_code},) + {name}.shape)`",
             [(node, replacement)],
+            safety=Safety.SAFE if stack else Safety.UNSAFE,  # jnp.array([]) is an empty 1-d array, not an error
             add_imports=[spec] if spec else [],
         )
         self.report(node, message, fix)

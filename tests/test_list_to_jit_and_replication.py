@@ -50,7 +50,21 @@ def test_list_arguments(body: str, reported: bool) -> None:
     ],
 )
 def test_replication_fixed(source: str, fixed: str) -> None:
-    assert rewrite(source, ManualReplication, unsafe=False) == fixed
+    assert rewrite(source, ManualReplication, unsafe=True) == fixed
+
+
+def test_stack_is_a_safe_fix_and_array_an_unsafe_one() -> None:
+    """`jnp.stack([])` raises where the broadcast returns an empty array (safe: the original accepted no such
+    input); `jnp.array([])` is an empty 1-d array, which the broadcast does not give (unsafe)."""
+    import jax.numpy as jnp
+
+    stack = "import jax.numpy as jnp\n\ndef f(n):\n    w = jnp.zeros(3)\n    return jnp.stack([w] * n)\n"
+    array = stack.replace("jnp.stack(", "jnp.array(")
+    assert "broadcast_to" in rewrite(stack, ManualReplication, unsafe=False)
+    assert rewrite(array, ManualReplication, unsafe=False) == array
+    assert "broadcast_to" in rewrite(array, ManualReplication, unsafe=True)
+    w = jnp.zeros(3)
+    assert jnp.array([w] * 0).shape == (0,) != jnp.broadcast_to(w, (0,) + w.shape).shape
 
 
 @pytest.mark.parametrize(

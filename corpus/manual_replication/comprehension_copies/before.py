@@ -4,5 +4,5 @@ import jax.numpy as jnp
 def init_ensemble(n, dim):
     w = jnp.eye(dim) * 0.5
     # n identical members, built one copy at a time
-    members = jnp.array([w for _ in range(n)])
+    members = jnp.stack([w for _ in range(n)])
     return members
