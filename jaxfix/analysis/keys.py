@@ -32,9 +32,9 @@ CONSUMERS = frozenset(
     normal uniform bernoulli categorical randint permutation choice truncated_normal gumbel exponential gamma
     loggamma beta dirichlet multivariate_normal laplace logistic poisson cauchy rademacher shuffle orthogonal ball
     bits maxwell double_sided_maxwell weibull_min t pareto lognormal chisquare f geometric binomial triangular
-    rayleigh wald generalized_normal split key_data_split
+    rayleigh wald generalized_normal split
     """.split()
-) - {"jax.random.key_data_split"}
+)
 
 Scope = Union[cst.FunctionDef, cst.Module]
 State = dict  # name -> frozenset[cst.Call]; None stands for "unreachable"
