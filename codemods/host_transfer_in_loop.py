@@ -31,9 +31,9 @@ class HostTransferInLoop(Codemod):
     JAX dispatches a jitted step asynchronously: the loop can queue the next step while the device computes
     this one. A host transfer waits for the step to finish and copies its result back, so every iteration
     runs dispatch, compute and copy one after another. Measured with `python benchmarks/timing_block.py`
-    (JAX 0.10.2, this 2-core CPU, a small jitted SGD step, 3000 steps, best of 5): 62,000 steps per second
-    with no transfer, 16,000 with `float(loss)` at every step (3.8 times slower), 49,000 with `float(loss)`
-    every 100 steps. On an accelerator each transfer also crosses PCIe (the reference: 10-25 GB/s against
+    (JAX 0.10.2, this 2-core CPU shared with other jobs, a small jitted SGD step, 3000 steps, best of 5, two
+    runs): 62,000 and 28,000 steps per second with no transfer, 16,000 and 6,800 with `float(loss)` at every
+    step (3.8 and 4.1 times slower), 49,000 and 30,000 with `float(loss)` every 100 steps. On an accelerator each transfer also crosses PCIe (the reference: 10-25 GB/s against
     2-3 TB/s of device memory).
 
     ## Example
@@ -168,7 +168,7 @@ class HostTransferInLoop(Codemod):
             self.report(
                 node,
                 f"`{what}` copies a result of `{step}` to the host in every iteration, unguarded by a log "
-                f"interval: each step must finish before the next is queued (a small jitted step ran 3.8x "
+                f"interval: each step must finish before the next is queued (a small jitted step ran about 4x "
                 f"slower so); log every N steps (`if step % N == 0:`) or keep the values on the device and "
                 f"transfer them once after the loop",
             )

@@ -40,9 +40,9 @@ class TimingWithoutBlock(Codemod):
     ## Why is this bad?
     JAX dispatches asynchronously: a call returns as soon as the work is queued, with the result still being
     computed. The clock then measures dispatch, not the computation. Measured with
-    `python benchmarks/timing_block.py` (JAX 0.10.2, this 2-core CPU, median of 7 warm calls): a jitted chain
-    of four 500x500 matrix products times at 0.11 ms without waiting and at 32 ms with `.block_until_ready()`:
-    the measurement reports the work as nearly 300 times faster than it is. On a GPU the gap is the same in
+    `python benchmarks/timing_block.py` (JAX 0.10.2, this 2-core CPU shared with other jobs, median of 7 warm
+    calls, two runs): a jitted chain of four 500x500 matrix products times at 0.12 ms without waiting and at
+    21-32 ms with `.block_until_ready()`: the measurement reports the work as 180-290 times faster than it is. On a GPU the gap is the same in
     kind: the call returns once the kernels are queued.
 
     ## Example
