@@ -23,6 +23,10 @@ case.toml keys (all optional but `entry` for cases that run):
                                    name; lets `benchmarks/loops.py --sizes 10,300` run the case at other sizes
     batch_args = [3]               which arguments are batches (arrays whose rows a loop walks); lets
                                    `benchmarks/vmap_batch.py --batch 512` tile them to other batch sizes
+    not_equivalent = "why"         the rewrite changes the numbers on purpose (a reused PRNG key split): before
+                                   and after are not compared, nor verified; say what the rewrite promises instead
+    identical = ["out[0]", "out[1]"] expressions of the entry's result `out` that are all equal in before.py and
+                                   pairwise different in after.py (draws from a reused key become independent)
 """
 
 from __future__ import annotations
@@ -70,6 +74,11 @@ class Case:
     @property
     def runnable(self) -> bool:
         return "entry" in self.spec
+
+    @property
+    def compared(self) -> bool:
+        """Whether after.py must compute what before.py does (false where `not_equivalent` says why not)."""
+        return "not_equivalent" not in self.spec
 
 
 def cases(root: Path = ROOT) -> list[Case]:

@@ -38,6 +38,8 @@ def test_findings(case: corpus.Case) -> None:
 
 @_by_id([c for c in CASES if c.runnable and not c.negative])
 def test_equivalent(case: corpus.Case) -> None:
+    if not case.compared:
+        pytest.skip(f"not compared: {case.spec['not_equivalent']}")
     tolerance = {"rtol": case.spec.get("rtol", 1e-6), "atol": case.spec.get("atol", 1e-6)}
     for args, kwargs in corpus.argument_sets(case):
         rewritten = corpus.call(corpus.load_function(case.after, case.spec["entry"], tag="after"), args, kwargs)
@@ -57,3 +59,22 @@ def test_negative_case_runs(case: corpus.Case) -> None:
     """A negative case is working code that must stay untouched: it has to run."""
     for args, kwargs in corpus.argument_sets(case):
         corpus.call(corpus.load_function(case.before, case.spec["entry"], tag="before"), args, kwargs)
+
+
+@_by_id([c for c in CASES if "identical" in c.spec])
+def test_identical_values_become_independent(case: corpus.Case) -> None:
+    """What a rewrite that changes numbers on purpose promises instead: values the original computes equal
+    (draws from one reused PRNG key) are pairwise different in the rewrite."""
+    import numpy as np
+
+    assert not case.negative and not case.compared
+    for args, kwargs in corpus.argument_sets(case):
+        for path, equal in ((case.before, True), (case.after, False)):
+            out = corpus.call(corpus.load_function(path, case.spec["entry"], tag=path.stem), args, kwargs)
+            values = [np.asarray(eval(source, {"out": out, "np": np})) for source in case.spec["identical"]]
+            pairs = [(a, b) for i, a in enumerate(values) for b in values[i + 1:]]
+            close = [np.allclose(a, b, rtol=1e-6, atol=1e-6) for a, b in pairs]
+            if equal:
+                assert all(close), f"{path.name}: expected equal values"
+            else:
+                assert not any(close), f"{path.name}: expected different values"

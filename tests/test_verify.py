@@ -19,7 +19,7 @@ from jaxfix.verify.targets import DIFFERS, VERIFIED, Options
 
 PLANTED = Path(__file__).resolve().parent / "planted"
 CORPUS_EXAMPLES = 5
-CASES = [c for c in corpus.cases() if c.runnable and not c.negative]
+CASES = [c for c in corpus.cases() if c.runnable and not c.negative and c.compared]
 
 
 def _corpus_target(case: corpus.Case):

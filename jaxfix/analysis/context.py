@@ -58,6 +58,12 @@ class ModuleContext:
         return Dataflow(self)
 
     @cached_property
+    def keys(self):
+        from jaxfix.analysis.keys import KeyAnalysis
+
+        return KeyAnalysis(self)
+
+    @cached_property
     def fresh_names(self):
         """One supply of fresh names for every codemod of a pass, so that two fixes never pick the same one."""
         from jaxfix.codegen import FreshNames

@@ -1,0 +1,224 @@
+"""JF701: a PRNG key consumed twice (two draws, a draw and a split, a draw in every loop iteration)."""
+
+from __future__ import annotations
+
+import ast
+
+import libcst as cst
+
+from jaxfix.analysis.dataflow import block_activity, body_statements
+from jaxfix.analysis.keys import CONSUMERS, Reuse
+from jaxfix.analysis.syntax import param_names, walk
+from jaxfix.codemod import Codemod, Invalid, Valid
+from jaxfix.diagnostics import Safety
+
+_SCOPES = (cst.FunctionDef, cst.Lambda, cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
+
+
+class PrngKeyReuse(Codemod):
+    """A JAX PRNG key passed to two random draws with no split in between.
+
+    ## What it does
+    Finds a key that a `jax.random` call consumes when an earlier `jax.random` call may already have consumed
+    the same value of it: two draws from one key, a draw after `jax.random.split(key)` from the key that was
+    split, a draw in a loop body that never rebinds the key (every iteration draws the same numbers), or a draw
+    inside a list comprehension's element. Paths are followed: draws in exclusive branches (`if`/`elif`/`else`,
+    `a if c else b`) are not a reuse, and a rebinding of the name (`key, subkey = jax.random.split(key)`) starts
+    a fresh key.
+
+    ## Why is this bad?
+    JAX's random numbers are a pure function of the key: the same key gives the same numbers.
+    `x = jax.random.normal(key, (3,))` and `y = jax.random.normal(key, (3,))` are equal, element for element
+    (`tests/test_corpus.py::test_identical_values_become_independent` checks it on every positive corpus case:
+    the original's draws are identical, the rewrite's differ). Draws of other distributions or shapes from one key are computed from the
+    same random bits and are correlated; a noise term drawn in a loop from a key the loop never advances adds
+    the same noise at every step. Nothing fails: the model silently trains on correlated randomness.
+
+    ## Example
+    ```python
+    key = jax.random.key(0)
+    x = jax.random.normal(key, (3,))
+    y = jax.random.normal(key, (3,))  # y == x
+    ```
+
+    ## Use instead
+    ```python
+    key = jax.random.key(0)
+    key, subkey = jax.random.split(key)
+    x = jax.random.normal(subkey, (3,))
+    y = jax.random.normal(key, (3,))
+    ```
+
+    ## Fix safety
+    Unsafe, by nature: the fix changes the numbers drawn, and that is its point. It inserts
+    `key, subkey = jax.random.split(key)` before the earlier use and hands that use `subkey`, so each use sees a
+    key of its own (three uses take two passes, each adding one split; in a loop the split goes in the body and
+    the key advances each iteration). The equivalence check (`jaxfix verify`, `apply --verify`) does not apply
+    to it: it reports the rewritten function as differing, which is the intent; apply it with
+    `--unsafe-fixes`. It is reported without a fix when the earlier use is in a loop's or `with`'s header, a
+    lambda or a comprehension, when it may come from more than one place and one of them cannot take a split,
+    and when the name is not a local of the function (a global, a `nonlocal`, or captured by a nested function,
+    which would see the rebinding).
+
+    ## When it stays quiet
+    - Draws in exclusive branches, each using the key once; a key rebound between two draws.
+    - Keys passed to anything but `jax.random` (a model's `init`, a helper function): jaxfix does not follow
+      them into the callee. `jax.random.fold_in(key, i)` (deriving keys with distinct data) and
+      `jax.random.clone(key)` (reuse on purpose) do not consume the key.
+    - Keys held in attributes or containers (`self.key`, `keys[0]`).
+    """
+
+    code = "JF701"
+    name = "prng-key-reuse"
+    summary = "PRNG key consumed twice with no split in between (identical or correlated draws): split it"
+    fix_safety = Safety.UNSAFE
+    screen = ("random",)
+
+    VALID = (
+        Valid(
+            "import jax\n\nkey = jax.random.key(0)\nkey, subkey = jax.random.split(key)\n"
+            "x = jax.random.normal(subkey, (3,))\ny = jax.random.normal(key, (3,))\n"
+        ),
+        Valid(
+            "import jax\n\ndef f(key, flag):\n    if flag:\n        return jax.random.normal(key, (3,))\n"
+            "    else:\n        return jax.random.uniform(key, (3,))\n"
+        ),
+        Valid(
+            "import jax\n\ndef f(key, n):\n    out = []\n    for _ in range(n):\n"
+            "        key, subkey = jax.random.split(key)\n        out.append(jax.random.normal(subkey))\n    return out\n"
+        ),
+        Valid(
+            "import jax\n\ndef f(key, model):\n    params = model.init(key)\n    return jax.random.normal(key, (3,)), params\n"
+        ),
+    )
+    INVALID = (
+        Invalid(
+            "import jax\n\nkey = jax.random.key(0)\nx = jax.random.normal(key, (3,))\ny = jax.random.normal(key, (3,))\n",
+            "import jax\n\nkey = jax.random.key(0)\nkey, subkey = jax.random.split(key)\n"
+            "x = jax.random.normal(subkey, (3,))\ny = jax.random.normal(key, (3,))\n",
+            message="already consumed",
+        ),
+        Invalid(
+            "from jax import random\n\ndef noisy(x, key, steps):\n    for _ in range(steps):\n"
+            "        x = x + random.normal(key, x.shape)\n    return x\n",
+            "from jax import random\n\ndef noisy(x, key, steps):\n    for _ in range(steps):\n"
+            "        key, subkey = random.split(key)\n        x = x + random.normal(subkey, x.shape)\n    return x\n",
+            message="every iteration",
+        ),
+        Invalid(
+            "import jax\n\ndef f(key):\n    return [jax.random.normal(key, (2,)) for _ in range(3)]\n",
+            None,
+            message="comprehension",
+        ),
+    )
+
+    @classmethod
+    def may_match_tree(cls, screen) -> bool:
+        """A finding needs a call that may be a consuming `jax.random` function with a name as its key, and two
+        of them on one name, or one inside a loop or a comprehension."""
+        seen: set[str] = set()
+        looped: set[int] = set()
+        for node in screen.nodes:
+            if isinstance(node, (ast.For, ast.While, ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+                looped.update(id(n) for n in ast.walk(node) if n is not node)
+        for node in screen.nodes:
+            if not (isinstance(node, ast.Call) and screen.may_resolve_to(node.func, CONSUMERS)):
+                continue
+            key = node.args[0] if node.args and not isinstance(node.args[0], ast.Starred) else None
+            key = next((k.value for k in node.keywords if k.arg == "key"), key)
+            if not isinstance(key, ast.Name):
+                continue
+            if key.id in seen or id(node) in looped:
+                return True
+            seen.add(key.id)
+        return False
+
+    def visit_Module(self, node: cst.Module) -> None:
+        scopes = [node, *(n for n in walk(node) if isinstance(n, cst.FunctionDef))]
+        for scope in scopes:
+            flow = self.context.keys.flow(scope)
+            # in the order of the splits' places, so that fresh names number down the file
+            for reuse in sorted(flow.reuses, key=lambda r: (min(self._line(p) for p in r.previous), self._line(r.use))):
+                self._report(scope, reuse)
+
+    def _line(self, node: cst.CSTNode) -> tuple[int, int]:
+        where = self.context.positions[node].start
+        return where.line, where.column
+
+    def _report(self, scope, reuse: Reuse) -> None:
+        here = self._line(reuse.use)
+        callee = self.context.code_for(reuse.use.func)
+        if reuse.in_comprehension:
+            how = f"is consumed again for every item of the comprehension (the same `{reuse.name}` each time)"
+        elif reuse.use in reuse.previous:
+            how = f"is consumed again in every iteration of the loop, which never rebinds `{reuse.name}`"
+        else:
+            lines = sorted({self._line(p)[0] for p in reuse.previous})
+            later = sorted({self._line(p)[0] for p in reuse.previous if self._line(p) > here})
+            where = ", ".join(f"{n} (previous iteration)" if n in later else str(n) for n in lines)
+            how = f"was already consumed on line{'s' if len(lines) > 1 else ''} {where} with no split in between"
+        message = (
+            f"PRNG key `{reuse.name}` passed to `{callee}` {how}: the draws repeat or correlate; "
+            f"split the key (`jax.random.split`) and give each draw a key of its own"
+        )
+        blocker = self._blocker(scope, reuse)
+        if blocker is not None:
+            self.report(reuse.use, f"{message}; not fixed: {blocker}")
+            return
+        self.report(reuse.use, message, self._fix(reuse))
+
+    def _blocker(self, scope, reuse: Reuse) -> str | None:
+        if reuse.in_comprehension:
+            return "a comprehension has no statement to put the split in (draw from `jax.random.split(key, n)` instead)"
+        statements = body_statements(scope.body) if isinstance(scope, cst.FunctionDef) else scope.body
+        act = block_activity(statements)
+        if reuse.name in act.declared:
+            return f"`{reuse.name}` is declared global or nonlocal here"
+        if reuse.name in act.captured:
+            return f"a nested function reads `{reuse.name}` and would see the rebinding"
+        if isinstance(scope, cst.FunctionDef) and reuse.name not in (*param_names(scope.params), *act.writes):
+            return f"`{reuse.name}` is not a local of `{scope.name.value}`"
+        for previous in reuse.previous:
+            if self._statement(previous) is None:
+                return "the earlier use is not in a statement of its own (a loop or `with` header, a lambda, a comprehension)"
+        return None
+
+    def _statement(self, call: cst.Call) -> cst.SimpleStatementLine | None:
+        """The simple statement line that holds `call`, when a split can go right before it."""
+        parents = self.context.parents
+        node = parents.get(call)
+        while node is not None and not isinstance(node, cst.SimpleStatementLine):
+            if isinstance(node, (*_SCOPES, cst.BaseCompoundStatement, cst.SimpleStatementSuite)):
+                return None
+            node = parents.get(node)
+        return node
+
+    def _fix(self, reuse: Reuse):
+        split, import_spec = self.context.names.expression_for("jax.random.split")
+        by_line: dict[cst.SimpleStatementLine, list[cst.Call]] = {}
+        for previous in reuse.previous:
+            by_line.setdefault(self._statement(previous), []).append(previous)
+        changes = []
+        subkeys = []
+        for line, calls in by_line.items():
+            subkey = self.context.fresh_names.take("subkey")
+            subkeys.append(subkey)
+            keys = {id(self.context.keys.consumed_key(c)) for c in calls}
+            new_line = line.visit(_Rename(keys, subkey))
+            split_code = f"{reuse.name}, {subkey} = {self.context.code_for(split)}({reuse.name})"
+            split_line = cst.parse_statement(split_code).with_changes(leading_lines=line.leading_lines)
+            changes.append((line, cst.FlattenSentinel([split_line, new_line.with_changes(leading_lines=())])))
+        description = f"split `{reuse.name}` before its earlier use (`{reuse.name}, {subkeys[0]} = jax.random.split({reuse.name})`)"
+        return self.fix(description, changes, add_imports=[import_spec] if import_spec else [])
+
+
+class _Rename(cst.CSTTransformer):
+    """Replaces the given Name nodes (by identity) with `name`."""
+
+    def __init__(self, targets: set[int], name: str) -> None:
+        super().__init__()
+        self.targets = targets
+        self.name = name
+
+    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.Name:
+        return cst.Name(self.name) if id(original_node) in self.targets else updated_node

@@ -1,0 +1,266 @@
+"""JF702: a clock read after a JAX call that nothing waited for measures dispatch, not the computation."""
+
+from __future__ import annotations
+
+import ast
+
+import libcst as cst
+
+from jaxfix.analysis.dataflow import body_statements
+from jaxfix.analysis.jit import calls_compiled
+from jaxfix.analysis.syntax import target_names, walk
+from jaxfix.codemod import Codemod, Invalid, Valid
+from jaxfix.diagnostics import Safety
+
+CLOCKS = frozenset(
+    {
+        "time.time", "time.perf_counter", "time.monotonic", "time.process_time", "time.time_ns",
+        "time.perf_counter_ns", "time.monotonic_ns", "timeit.default_timer",
+    }
+)
+# jax namespaces whose functions compute arrays (dispatched asynchronously)
+_ASYNC_PREFIXES = ("jax.numpy.", "jax.random.", "jax.lax.", "jax.nn.", "jax.scipy.")
+# function transformations whose result, called at once (`jax.grad(f)(x)`), computes asynchronously
+_TRANSFORMS = frozenset({"jax.grad", "jax.value_and_grad", "jax.vmap", "jax.jacfwd", "jax.jacrev", "jax.hessian"})
+# where a value reaches the host (or is waited for): everything dispatched before it has finished
+_SYNC_FUNCTIONS = frozenset({"jax.block_until_ready", "jax.device_get"})
+_SYNC_BUILTINS = ("float", "int", "bool", "complex", "print", "str", "repr", "format", "list", "tuple", "len")
+_SYNC_METHODS = frozenset({"block_until_ready", "item", "tolist", "copy_to_host_async", "__array__"})
+
+
+class TimingWithoutBlock(Codemod):
+    """A clock read right after a JAX computation that nothing waited for.
+
+    ## What it does
+    Finds two clock reads (`time.time()`, `time.perf_counter()`, `time.monotonic()`, `timeit.default_timer()`,
+    ...) in one block with a JAX computation between them whose result nothing waits for before the second
+    read: a call of a jitted function (`@jax.jit`, `step = jax.jit(...)`, `jax.jit(f)(x)`), a `jax.numpy`,
+    `jax.random`, `jax.lax` call, or the last such call of a loop between the two reads.
+
+    ## Why is this bad?
+    JAX dispatches asynchronously: a call returns as soon as the work is queued, with the result still being
+    computed. The clock then measures dispatch, not the computation. Measured with
+    `python benchmarks/timing_block.py` (JAX 0.10.2, this 2-core CPU shared with other jobs, median of 7 warm
+    calls, two runs): a jitted chain of four 500x500 matrix products times at 0.12 ms without waiting and at
+    21-32 ms with `.block_until_ready()`: the measurement reports the work as 180-290 times faster than it is. On a GPU the gap is the same in
+    kind: the call returns once the kernels are queued.
+
+    ## Example
+    ```python
+    start = time.perf_counter()
+    out = step(params, batch)
+    elapsed = time.perf_counter() - start
+    ```
+
+    ## Use instead
+    ```python
+    start = time.perf_counter()
+    out = step(params, batch)
+    jax.block_until_ready(out)
+    elapsed = time.perf_counter() - start
+    ```
+
+    ## Fix safety
+    Safe: the fix only waits for values that exist (`out.block_until_ready()` where `out` is known to be an
+    array, `jax.block_until_ready(out)` for a pytree or a result of unknown type: it waits for the array leaves
+    and leaves anything else alone; a discarded result `f(x)` becomes `jax.block_until_ready(f(x))`). Nothing
+    computed changes, only when the clock is read. After a loop, the last result is waited for only where it is
+    bound on every path to the clock read (a loop that may not run leaves it unbound): otherwise it is reported
+    without a fix.
+
+    ## When it stays quiet
+    - The result is already waited for or brought to the host before the clock read: `.block_until_ready()`,
+      `jax.block_until_ready`, `float(out)`, `out.item()`, `np.asarray(out)`, `jax.device_get`, `print(out)`.
+    - Anything else happens between the computation and the clock read that might wait (any other call), or
+      the timed code is not known to be JAX (a method such as `model.apply`, a NumPy function).
+    - Clock reads in different blocks (the start before a loop, the end inside it), and `timeit` (the code it
+      times is a string or a function jaxfix does not look into).
+    """
+
+    code = "JF702"
+    name = "timing-without-block"
+    summary = "clock read after a JAX call nothing waited for (measures dispatch, not compute): block_until_ready first"
+    fix_safety = Safety.SAFE
+    screen = ("time",)
+
+    VALID = (
+        Valid(
+            "import time\nimport jax\n\n@jax.jit\ndef f(x):\n    return x * 2\n\ndef bench(x):\n"
+            "    t0 = time.perf_counter()\n    out = f(x).block_until_ready()\n    return time.perf_counter() - t0\n"
+        ),
+        Valid(
+            "import time\nimport jax\n\n@jax.jit\ndef f(x):\n    return x * 2\n\ndef bench(x):\n"
+            "    t0 = time.time()\n    loss = float(f(x))\n    return time.time() - t0, loss\n"
+        ),
+        Valid(
+            "import time\nimport numpy as np\n\ndef bench(x):\n    t0 = time.time()\n    out = np.dot(x, x)\n"
+            "    return time.time() - t0\n"
+        ),
+    )
+    INVALID = (
+        Invalid(
+            "import time\nimport jax\n\n@jax.jit\ndef f(x):\n    return x * 2\n\ndef bench(x):\n"
+            "    t0 = time.perf_counter()\n    out = f(x)\n    return time.perf_counter() - t0, out\n",
+            "import time\nimport jax\n\n@jax.jit\ndef f(x):\n    return x * 2\n\ndef bench(x):\n"
+            "    t0 = time.perf_counter()\n    out = f(x)\n    jax.block_until_ready(out)\n"
+            "    return time.perf_counter() - t0, out\n",
+            message="dispatch",
+        ),
+        Invalid(
+            "import time\nimport jax.numpy as jnp\n\ndef bench(x):\n    start = time.time()\n    y = jnp.dot(x, x)\n"
+            "    print(time.time() - start)\n    return y\n",
+            "import time\nimport jax.numpy as jnp\n\ndef bench(x):\n    start = time.time()\n    y = jnp.dot(x, x)\n"
+            "    y.block_until_ready()\n    print(time.time() - start)\n    return y\n",
+        ),
+    )
+
+    @classmethod
+    def may_match_tree(cls, screen) -> bool:
+        """A finding needs two calls that may be clock reads in one block."""
+        for node in screen.nodes:
+            for field in ("body", "orelse", "finalbody"):
+                block = getattr(node, field, None)
+                if not isinstance(block, list):
+                    continue
+                clocks = 0
+                for stmt in block:
+                    if isinstance(stmt, (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return)) and any(
+                        isinstance(n, ast.Call) and screen.may_resolve_to(n.func, CLOCKS) for n in ast.walk(stmt)
+                    ):
+                        clocks += 1
+                        if clocks >= 2:
+                            return True
+        return False
+
+    # ---- finding ---------------------------------------------------------------------------------------------
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._block(node, list(node.body))
+        for block in walk(node):
+            if isinstance(block, cst.IndentedBlock):
+                self._block(block, list(block.body))
+
+    def _clock_read(self, stmt: cst.CSTNode) -> bool:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            return False
+        return any(isinstance(n, cst.Call) and self.context.names.qualified(n.func) in CLOCKS for n in walk(stmt))
+
+    def _block(self, owner, statements: list) -> None:
+        previous_clock = None
+        for index, stmt in enumerate(statements):
+            if not self._clock_read(stmt):
+                continue
+            if previous_clock is not None and index - previous_clock > 1:
+                self._check(statements[previous_clock + 1 : index], stmt)
+            previous_clock = index
+
+    def _check(self, between: list, clock: cst.SimpleStatementLine) -> None:
+        found = self._last_unwaited(between)
+        if found is None:
+            return
+        stmt, call, targets, in_loop = found
+        what = self.context.code_for(call.func)
+        message = (
+            f"the clock is read while `{what}(...)` may still be running: JAX dispatches asynchronously, so this "
+            f"times the dispatch, not the computation; wait for the result (`jax.block_until_ready`) first"
+        )
+        blocker = self._blocker(clock, targets) if in_loop else None
+        if blocker is not None:
+            self.report(call, f"{message}; not fixed: {blocker}")
+            return
+        self.report(call, message, self._fix(stmt, call, targets, clock, in_loop))
+
+    def _last_unwaited(self, statements: list):
+        """(statement, call, target names, in a loop) of the JAX computation that ends `statements`, when
+        nothing after it may wait; None when the last statement with a call is not one."""
+        for stmt in reversed(statements):
+            if isinstance(stmt, (cst.For, cst.While)):
+                if stmt.orelse is not None:
+                    return None
+                found = self._last_unwaited(list(body_statements(stmt.body)))
+                return None if found is None else (*found[:3], True)
+            if not isinstance(stmt, cst.SimpleStatementLine):
+                return None  # if, with, try: not followed
+            calls = [n for n in walk(stmt) if isinstance(n, cst.Call)]
+            if not calls:
+                continue  # `n += 1`: cannot wait for anything
+            if len(stmt.body) != 1:
+                return None
+            small = stmt.body[0]
+            value, targets = None, []
+            if isinstance(small, cst.Assign) and len(small.targets) == 1:
+                value = small.value
+                targets = target_names(small.targets[0].target)
+                if not all(isinstance(t, cst.Name) for t in _flat(small.targets[0].target)):
+                    return None
+            elif isinstance(small, cst.Expr):
+                value = small.value
+            if not isinstance(value, cst.Call) or not self._is_async(value):
+                return None
+            if any(self._syncs(c) for c in calls):
+                return None
+            return stmt, value, targets, False
+        return None
+
+    def _is_async(self, call: cst.Call) -> bool:
+        """A JAX computation: a compiled function, a `jax.numpy`/`random`/`lax` call, `jax.grad(f)(x)`."""
+        if calls_compiled(self.context, call):
+            return True
+        names = self.context.names
+        qualified = names.qualified(call.func) or ""
+        if qualified.startswith(_ASYNC_PREFIXES):
+            return True
+        return isinstance(call.func, cst.Call) and names.qualified(call.func.func) in _TRANSFORMS
+
+    def _syncs(self, call: cst.Call) -> bool:
+        names = self.context.names
+        qualified = names.qualified(call.func) or ""
+        if qualified in _SYNC_FUNCTIONS or qualified.startswith("numpy."):
+            return True
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value in _SYNC_METHODS:
+            return True
+        return any(names.is_builtin(call.func, b) for b in _SYNC_BUILTINS)
+
+    # ---- the fix ---------------------------------------------------------------------------------------------
+
+    def _blocker(self, clock: cst.SimpleStatementLine, targets: list[str]) -> str | None:
+        if not targets:
+            return "the loop's result is not kept in a name to wait for after the loop"
+        flow = self.context.dataflow.flow(self.context.dataflow.enclosing_function(clock))
+        unbound = [t for t in targets if not flow.defined_before(clock, t)]
+        if unbound:
+            return f"`{unbound[0]}` may be unbound after the loop (it may run zero times)"
+        return None
+
+    def _fix(self, stmt, call: cst.Call, targets: list[str], clock, in_loop: bool):
+        wait, import_spec = self.context.names.expression_for("jax.block_until_ready")
+        imports = [import_spec] if import_spec else []
+        if not targets:
+            small = stmt.body[0]
+            wrapped = cst.Call(func=wait, args=[cst.Arg(small.value)])
+            new = stmt.with_changes(body=[small.with_changes(value=wrapped)])
+            return self.fix("wait for the result: `jax.block_until_ready(...)`", [(stmt, new)], add_imports=imports)
+        if len(targets) == 1 and self._is_array_call(call):
+            line = cst.parse_statement(f"{targets[0]}.block_until_ready()")
+            imports = []
+        else:
+            packed = targets[0] if len(targets) == 1 else "(" + ", ".join(targets) + ")"
+            line = cst.parse_statement(f"{self.context.code_for(wait)}({packed})")
+        line = line.with_changes(leading_lines=clock.leading_lines)
+        new_clock = clock.with_changes(leading_lines=())
+        description = f"wait for `{', '.join(targets)}` before reading the clock"
+        return self.fix(description, [(clock, cst.FlattenSentinel([line, new_clock]))], add_imports=imports)
+
+    def _is_array_call(self, call: cst.Call) -> bool:
+        qualified = self.context.names.qualified(call.func) or ""
+        return qualified.startswith(("jax.numpy.", "jax.random.")) and qualified not in (
+            "jax.random.split",
+        ) and self.context.arrays.is_array_expression(call)
+
+
+def _flat(target: cst.BaseExpression):
+    if isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            yield from _flat(element.value)
+    else:
+        yield target

@@ -1,0 +1,9 @@
+import jax
+import jax.numpy as jnp
+
+
+def bad_batched_linear(batched_x: jax.Array, weights: jax.Array, bias: jax.Array):
+    # The reference's example: the weights and bias copied once per row.
+    replicated_weights = jnp.stack([weights] * len(batched_x))
+    replicated_bias = jnp.stack([bias] * len(batched_x))
+    return jnp.einsum("bi,bij->bj", batched_x, replicated_weights) + replicated_bias

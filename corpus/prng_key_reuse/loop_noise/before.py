@@ -1,0 +1,11 @@
+import jax
+import jax.numpy as jnp
+from jax import random
+
+
+def noisy_walk(x, key, steps):
+    path = []
+    for _ in range(steps):
+        x = x + 0.1 * random.normal(key, x.shape)  # the same step every iteration
+        path.append(x)
+    return jnp.stack(path)
