@@ -495,14 +495,9 @@ def rule(code: str = typer.Argument(..., help="A code (JF901) or name.")) -> Non
     codemod = registry.by_code(code)
     if codemod is None:
         raise _fail(f"no codemod is called '{code}' (see `jaxfix rules`)")
-    safety = codemod.fix_safety.value if codemod.fix_safety else "no fix"
-    typer.echo(f"# {codemod.code} {codemod.name}\n\n{codemod.summary}\nFix: {safety}\n")
-    typer.echo(codemod.docs())
-    if codemod.OPTIONS:
-        typer.echo(f"## Options\nIn pyproject.toml, under [tool.jaxfix.codemods.{codemod.name}]:\n")
-        for option in codemod.OPTIONS:
-            default = str(option.default).lower() if isinstance(option.default, bool) else repr(option.default)
-            typer.echo(f"- {option.name} = {default}: {option.doc}")
+    from jaxfix import ruledocs
+
+    typer.echo(ruledocs.page(codemod), nl=False)
 
 
 @app.command()

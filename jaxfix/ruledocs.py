@@ -15,7 +15,13 @@ FOLDER = Path(__file__).resolve().parent.parent / "docs" / "rules"  # in a check
 def page(codemod: type[Codemod]) -> str:
     """The page of one rule, as `jaxfix rule CODE` prints it."""
     safety = codemod.fix_safety.value if codemod.fix_safety else "no fix"
-    return f"# {codemod.code} {codemod.name}\n\n{codemod.summary}\nFix: {safety}\n\n{codemod.docs()}\n"
+    text = f"# {codemod.code} {codemod.name}\n\n{codemod.summary}\nFix: {safety}\n\n{codemod.docs()}\n"
+    if codemod.OPTIONS:
+        text += f"## Options\nIn pyproject.toml, under [tool.jaxfix.codemods.{codemod.name}]:\n\n"
+        for option in codemod.OPTIONS:
+            default = str(option.default).lower() if isinstance(option.default, bool) else repr(option.default)
+            text += f"- {option.name} = {default}: {option.doc}\n"
+    return text
 
 
 def uri(code: str) -> str | None:

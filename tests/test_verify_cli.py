@@ -65,15 +65,15 @@ def test_verify_bad_arguments_exit_2(tmp_path: Path, args: list[str], message: s
 def test_verify_pending_rewrites_of_a_tree(tmp_path: Path) -> None:
     """Rewrites computed in memory: the changed helper is verified through its vmapped caller; nothing is
     written; a function with no inputs is reported as such."""
-    for case in ("loop_to_fori/vmap_body", "print_in_traced/jit_value"):
+    for case in ("loop_to_fori/jit_of_vmap_body", "print_in_traced/jit_value"):
         shutil.copytree(CORPUS / case, tmp_path / case.replace("/", "_"))
     (tmp_path / "loose.py").write_text("import jax\n\n\n@jax.jit\ndef loose(x):\n    print(x)\n    return x\n")
     before = {p: p.read_text() for p in tmp_path.rglob("*.py")}
     result = run("verify", ".", "--max-examples", "3", cwd=tmp_path)
     assert result.exit_code == 0, result.output
     out = result.output
-    assert "loop_to_fori_vmap_body/before.py::population  cpu  verified" in out
-    assert "loop_to_fori_vmap_body/before.py::logistic_map  verified through population (no inputs of its own)" in out
+    assert "loop_to_fori_jit_of_vmap_body/before.py::population  cpu  verified" in out
+    assert "loop_to_fori_jit_of_vmap_body/before.py::logistic_map  verified through population (no inputs of its own)" in out
     assert "print_in_traced_jit_value/before.py::squash  cpu  verified" in out
     assert "loose.py::loose  unverified: no source of inputs: no annotation for x" in out
     assert "Verified 3 of 4 functions: 0 differ, 1 unverified" in out
