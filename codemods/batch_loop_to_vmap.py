@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import ast
 import builtins
+import re
+import weakref
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -17,9 +19,10 @@ from libcst.metadata import ScopeProvider
 
 from jaxfix.analysis.dataflow import ARRAY_METHODS, Blocker, block_activity, body_statements, returns_one_array
 from jaxfix.analysis.screen import Screen
-from jaxfix.analysis.syntax import target_names, walk
+from jaxfix.analysis.shapes import REDUCTION_METHODS, REDUCTIONS, FreshBuffer, same_shape
+from jaxfix.analysis.syntax import is_number, row_write, target_names, walk
 from jaxfix.codemod import Codemod, Invalid, Valid
-from jaxfix.diagnostics import Safety
+from jaxfix.diagnostics import Fix, Safety
 
 _STACKING = {"jax.numpy.stack": "jnp.stack", "jax.numpy.array": "jnp.array", "jax.numpy.asarray": "jnp.asarray"}
 # Library namespaces whose functions batch under jax.vmap exactly as they compute one element.
@@ -37,11 +40,18 @@ _CONCRETE_BUILTINS = frozenset({"int", "float", "bool", "complex", "len", "range
                                 "filter", "round", "divmod", "hash", "format", "min", "max", "sum", "any", "all"})  # fmt: skip
 _CONCRETE_METHODS = frozenset({"item", "tolist", "__index__", "__bool__", "__int__", "__float__"})
 _BUILTINS = frozenset(dir(builtins))
+_AT = re.compile(r"\.\s*at\b")
 _MAX_DEPTH = 4  # how deep same-module calls are followed
+# Reductions that return a 0-d array when given one array and nothing else.
+_WHOLE_REDUCTIONS = REDUCTIONS - {"jax.numpy.trace", "jax.numpy.logaddexp.reduce", "jax.numpy.vdot"}
 
 
 class _Refused(Exception):
     """What stops the rewrite, in words for the diagnostic."""
+
+
+class _NotThis(Exception):
+    """Not this rule's pattern after all: no finding."""
 
 
 @dataclass
@@ -67,6 +77,25 @@ class _Spec:
     arguments: list[str]
     random: bool
     function: cst.FunctionDef | None = None
+
+
+_ROW_LOOPS: "weakref.WeakKeyDictionary[object, dict[cst.For, tuple[str, Fix | None] | None]]" = weakref.WeakKeyDictionary()
+
+
+def row_loop_finding(context, loop: cst.For) -> tuple[str, Fix | None] | None:
+    """JF301's finding (message, fix) on a loop writing the rows of a fresh buffer with `.at[i].set`, None when
+    the loop is not that (computed once per module: JF101 and JF102 ask too)."""
+    known = _ROW_LOOPS.setdefault(context, {})
+    if loop not in known:
+        known[loop] = BatchLoopToVmap(context)._row_loop(loop)
+    return known[loop]
+
+
+def vmap_rewrites(context, loop: cst.For) -> bool:
+    """Whether JF301 rewrites `loop` into jax.vmap: a loop whose steps are independent is a batch, and JF101
+    (fori_loop) and JF102 (scan) leave it to JF301."""
+    finding = row_loop_finding(context, loop)
+    return finding is not None and finding[1] is not None
 
 
 class BatchLoopToVmap(Codemod):
@@ -150,9 +179,26 @@ class BatchLoopToVmap(Codemod):
     screen = ("stack", "array")
 
     @classmethod
+    def may_match(cls, text: str) -> bool:
+        return any(s in text for s in cls.screen) or _AT.search(text) is not None
+
+    @classmethod
     def may_match_tree(cls, screen: Screen) -> bool:
         """A finding needs a `*.stack`/`*.array`/`*.asarray` call whose first argument is a list comprehension,
-        `list(map(...))`, or a name that a `for` loop appends to as its last statement."""
+        `list(map(...))`, or a name that a `for` loop appends to as its last statement; or a `for` loop whose
+        last statement is `name = name.at[...].set(...)`."""
+        if any(
+            isinstance(n, ast.For)
+            and isinstance(n.body[-1], ast.Assign)
+            and isinstance(n.body[-1].value, ast.Call)
+            and isinstance(n.body[-1].value.func, ast.Attribute)
+            and n.body[-1].value.func.attr == "set"
+            and isinstance(n.body[-1].value.func.value, ast.Subscript)
+            and isinstance(n.body[-1].value.func.value.value, ast.Attribute)
+            and n.body[-1].value.func.value.value.attr == "at"
+            for n in screen.nodes
+        ):
+            return True
         appended = {
             n.body[-1].value.func.value.id
             for n in screen.nodes
@@ -261,6 +307,9 @@ class BatchLoopToVmap(Codemod):
             return
         appended = _append_of(statements[-1])
         if appended is None:
+            finding = row_loop_finding(self.context, node)
+            if finding is not None:
+                self.report(node, *finding)
             return
         collector, element = appended
         batch = self._loop_batch(node, element, statements[:-1])
@@ -317,6 +366,249 @@ class BatchLoopToVmap(Codemod):
             add_imports=self._imports(),
         )
         self.report(node, message, fix)
+
+    # ---- loops writing the rows of a fresh buffer ----------------------------------------------------------
+
+    def _row_loop(self, loop: cst.For) -> tuple[str, Fix | None] | None:
+        """`out = jnp.zeros((n, d))`, `for i in range(n): out = out.at[i].set(f(xs[i]))`: the finding (message,
+        fix) when every row of a fresh buffer is written once from `xs[i]`, None when this is not that loop."""
+        if loop.asynchronous is not None or loop.orelse is not None or not isinstance(loop.target, cst.Name):
+            return None
+        iterable = loop.iter
+        if not (isinstance(iterable, cst.Call) and self._builtin(iterable.func, "range") and len(iterable.args) == 1):
+            return None
+        if iterable.args[0].keyword is not None or iterable.args[0].star:
+            return None
+        statements = list(body_statements(loop.body))
+        index = loop.target.value
+        write = _single_name_assign(statements[-1]) if statements else None
+        value = row_write(write.value, index) if write is not None else None
+        if value is None or write.targets[0].target.value != write.value.func.value.value.value.value:
+            return None
+        out = write.targets[0].target.value
+        creation = self._buffer_creation(loop, out)
+        if creation is None:
+            return None  # not a buffer created fresh just before the loop: not this pattern
+        message = (
+            f"a loop writing each row of `{out}` from one element of the batch: jax.vmap computes the rows in one "
+            "batched call"
+        )
+        try:
+            assign, cast, spec = self._row_loop_plan(loop, statements, index, out, value, creation)
+        except _Refused as refused:
+            return f"{message}; not rewritten: {refused}", None
+        except _NotThis:
+            return None
+        if spec.random:
+            message += "; the body draws random numbers: check that the random stream stays as you need it"
+        vmapped = self._vmap_text(spec, 0)
+        line = cst.parse_statement(f"{out} = {vmapped}{f'.astype({cast})' if cast else ''}\n")
+        pieces = [spec.function, line] if spec.function is not None else [line]
+        moved = [*creation.leading_lines, *loop.leading_lines]
+        if creation.trailing_whitespace.comment is not None:
+            moved.insert(len(creation.leading_lines), cst.EmptyLine(comment=creation.trailing_whitespace.comment))
+        pieces[0] = pieces[0].with_changes(leading_lines=moved)
+        if loop.body.header.comment is not None:
+            pieces[-1] = pieces[-1].with_changes(trailing_whitespace=loop.body.header)
+        fix = self.fix(
+            "rewrite the loop writing rows with jax.vmap",
+            [(creation, cst.RemovalSentinel.REMOVE), (loop, cst.FlattenSentinel(pieces))],
+            add_imports=self._imports(),
+        )
+        return message, fix
+
+    def _buffer_creation(self, loop: cst.For, out: str) -> cst.SimpleStatementLine | None:
+        """The `out = <call>` line before the loop in its block, with nothing in between mentioning `out`."""
+        parent = self.context.parents.get(loop)
+        siblings = list(getattr(parent, "body", ()))
+        position = next((i for i, st in enumerate(siblings) if st is loop), None)
+        if not position:
+            return None
+        for before in reversed(siblings[:position]):
+            if not _mentions(before, {out}):
+                continue
+            assign = _single_name_assign(before)
+            if assign is None or assign.targets[0].target.value != out or not isinstance(assign.value, cst.Call):
+                return None
+            return before
+        return None
+
+    def _row_loop_plan(self, loop, statements, index, out, value, creation):
+        """What proves the rewrite (raises _Refused with what is missing): (the new line's assignment, the cast
+        of the rows, the vmap spec)."""
+        symbolic = self.context.shapes.symbolic
+        buffer_call = creation.body[0].value
+        flow = self._dataflow().loop(loop)
+        if flow.declared:
+            raise _Refused("the loop assigns a global or nonlocal name")
+        if flow.targets_live_out:
+            raise _Refused(f"the index `{index}` is read after the loop")
+        if any(n != out for n in flow.carried):
+            raise _NotThis()  # state flows from one step to the next: a scan or a fori_loop (JF102, JF101)
+        function = self._dataflow().enclosing_function(loop)
+        if isinstance(function, cst.FunctionDef):
+            captured = set(block_activity(body_statements(function.body)).captured)
+            if captured & {*flow.modified, *flow.targets}:
+                raise _Refused("a closure reads a name the loop assigns")
+        before, last = statements[:-1], statements[-1]
+        readers = [n for st in before for n in walk(st) if isinstance(n, cst.Name) and n.value == out]
+        readers += [n for n in walk(value) if isinstance(n, cst.Name) and n.value == out]
+        if readers:
+            raise _NotThis()  # rows computed from the buffer's earlier rows: a scan, not a batch
+        if any(out in target_names(t.target) for st in before for n in walk(st) if isinstance(n, cst.Assign) for t in n.targets):
+            raise _Refused(f"the body assigns `{out}` besides writing its row")
+        reason = next((_simple_assignment(st) for st in before if _simple_assignment(st)), None)
+        if reason:
+            raise _Refused(reason.replace("`.append`", f"row written into `{out}`"))
+        # The buffer: fresh, exactly as long as the loop, every row written.
+        trip = symbolic.dim(loop.iter.args[0].value, loop)
+        buffer = symbolic.fresh(buffer_call, creation, integer=trip)
+        if isinstance(buffer, str):
+            raise _NotThis()  # `out` starts as something else than a fresh array: not this pattern
+        if trip is None or buffer.leading is None or buffer.leading != trip:
+            if trip is not None and trip[0] == "const" and buffer.leading is not None and buffer.leading[0] == "const":
+                raise _NotThis()  # a buffer filled in part on purpose
+            raise _Refused(
+                f"nothing proves that the loop's `{self.context.code_for(loop.iter.args[0].value)}` steps write "
+                f"every row of `{out}` (`{_snippet(self.context.code_for(buffer_call))}`)"
+            )
+        # The rows the loop reads: `xs[i]` of arrays exactly `trip` rows long.
+        batch = _Batch(value, [index], [], index=index, statements=before)
+        rows = [s for part in (*before, value) for s in walk(part) if self._row_subscript(s, index)]
+        if not rows:
+            raise _Refused(f"the rows do not read an array at `{index}` (`xs[{index}]`)")
+        array = rows[0].value
+        batch.arrays = [array]
+        if array.value in flow.modified or array.value == out:
+            raise _Refused(f"the loop assigns `{array.value}`, whose rows it reads")
+        if not self._is_array(array):
+            raise _Refused(f"`{array.value}` is not proven to be a JAX array (NumPy data, a list: keep the loop)")
+        if ("dim", symbolic.key(array.value, loop), 0) != trip:
+            raise _Refused(
+                f"nothing proves that `{array.value}` has exactly `{self.context.code_for(loop.iter.args[0].value)}` "
+                "rows (jax.vmap maps all of them)"
+            )
+        spec = self._spec(batch)  # index used only as `xs[i]`, a pure body that batches
+        # The rows' shape and dtype: those of a row of the buffer, or a cast to its dtype.
+        env: dict = {}
+        for statement in before:
+            assign = statement.body[0]
+            facts = self._row_facts(assign.value, env, loop, index, 0)
+            for target in assign.targets:
+                for name in target_names(target.target):
+                    env[name] = facts if isinstance(target.target, cst.Name) else ([], [])
+        shapes, dtypes = self._row_facts(value, env, loop, index, 0)
+        if buffer.row != () and (buffer.row is None or not any(same_shape(buffer.row, s) for s in shapes)):
+            raise _Refused(
+                f"nothing proves that `{_snippet(self.context.code_for(value))}` has the shape of a row of `{out}` "
+                "(`.at[i].set` broadcasts into the row, jax.vmap would stack it as it is)"
+            )
+        cast = None
+        if buffer.dtype is None or buffer.dtype not in dtypes:
+            cast = self._cast_text(buffer, loop)
+            if cast is None:
+                raise _Refused(f"nothing proves that the rows have the dtype of `{out}`, and that dtype cannot be written here")
+        return last, cast, spec
+
+    def _row_subscript(self, node: cst.CSTNode, index: str) -> bool:
+        return (
+            isinstance(node, cst.Subscript)
+            and isinstance(node.value, cst.Name)
+            and len(node.slice) == 1
+            and isinstance(node.slice[0].slice, cst.Index)
+            and isinstance(node.slice[0].slice.value, cst.Name)
+            and node.slice[0].slice.value.value == index
+        )
+
+    def _cast_text(self, buffer: FreshBuffer, loop: cst.For) -> str | None:
+        """The buffer's dtype written so that it means the same where the loop was (`float`, `jnp.int32`,
+        `xs.dtype` of an `xs` the loop sees unchanged)."""
+        symbolic = self.context.shapes.symbolic
+        spelling = buffer.spelling
+        if spelling is None:
+            return None
+        if spelling[0] == "kind":
+            return spelling[1]
+        if spelling[0] == "dtype-of":
+            _, array, key = spelling
+            return f"{array.value}.dtype" if key is not None and symbolic.key(array.value, loop) == key else None
+        token = buffer.dtype
+        if token is None:
+            return None
+        if token[0] == "dtype-of":
+            name = spelling[1].value.value  # `x.dtype`
+            return f"{name}.dtype" if symbolic.key(name, loop) == token[1] else None
+        return self.context.code_for(spelling[1])
+
+    def _row_facts(self, expr, env: dict, loop: cst.For | None, index: str | None, depth: int) -> tuple[list, list]:
+        """The shapes and dtypes `expr` is proven to have (see jaxfix.analysis.shapes): at the loop (`loop`
+        given), or in a function the loop calls (`env` holds its parameters' facts; other names are unknown)."""
+        symbolic = self.context.shapes.symbolic
+        if depth > 8:
+            return [], []
+        if is_number(expr):
+            return [()], []
+        if isinstance(expr, cst.Name):
+            if expr.value in env:
+                return env[expr.value]
+            if loop is not None and expr.value != index and expr.value not in self._dataflow().loop(loop).modified:
+                key = symbolic.key(expr.value, loop)
+                if key is not None:
+                    return [(("spread", key, 0),)], [("dtype-of", key)]
+            return [], []
+        if isinstance(expr, cst.Subscript):
+            if loop is not None and self._row_subscript(expr, index) and expr.value.value not in env:
+                key = symbolic.key(expr.value.value, loop)
+                if key is not None:
+                    return [(("spread", key, 1),)], [("dtype-of", key)]
+            return [], []
+        if isinstance(expr, cst.Call) and not any(a.star or a.keyword is not None for a in expr.args):
+            func = expr.func
+            if isinstance(func, cst.Attribute) and func.attr.value in REDUCTION_METHODS and not expr.args:
+                if self.context.names.qualified(func) is None:
+                    return [()], []  # `x.sum()`: a 0-d array
+            if self.context.names.callee(expr) in _WHOLE_REDUCTIONS and len(expr.args) == 1:
+                return [()], []
+            definition = self._dataflow().local_function(func) if isinstance(func, cst.Name) else None
+            if definition is not None:
+                return self._call_facts(definition, expr, env, loop, index, depth)
+
+        def astype_dtype(dtype):
+            token = symbolic.dtype_token(dtype, loop) if loop is not None else None
+            if token is None and loop is None:
+                token = symbolic.dtype_token(dtype, self._statement(dtype) or dtype)
+            if token is None or (token[0] == "dtype-of" and (loop is None or _mentions(dtype, set(env)))):
+                return None
+            return token
+
+        facts = symbolic.elementwise_facts(expr, lambda e: self._row_facts(e, env, loop, index, depth + 1), astype_dtype)
+        return facts if facts is not None else ([], [])
+
+    def _call_facts(self, definition, call: cst.Call, env, loop, index, depth) -> tuple[list, list]:
+        """Facts of what a same-module function returns, from its arguments' facts: a lambda, or a `def` of
+        `name = value` lines and one final `return`."""
+        params = definition.params
+        if isinstance(params.star_arg, cst.Param) or params.star_kwarg is not None or params.kwonly_params:
+            return [], []
+        positional = [p.name.value for p in (*params.posonly_params, *params.params)]
+        if len(positional) != len(call.args):
+            return [], []
+        inner = {name: self._row_facts(a.value, env, loop, index, depth + 1) for name, a in zip(positional, call.args)}
+        if isinstance(definition, cst.Lambda):
+            return self._row_facts(definition.body, inner, None, None, depth + 1)
+        body = list(body_statements(definition.body))
+        if body and _is_docstring(body[0]):
+            body = body[1:]
+        for statement in body[:-1]:
+            assign = _single_name_assign(statement)
+            if assign is None:
+                return [], []
+            inner[assign.targets[0].target.value] = self._row_facts(assign.value, inner, None, None, depth + 1)
+        last = body[-1] if body else None
+        small = last.body[0] if isinstance(last, cst.SimpleStatementLine) and len(last.body) == 1 else None
+        if not isinstance(small, cst.Return) or small.value is None:
+            return [], []
+        return self._row_facts(small.value, inner, None, None, depth + 1)
 
     def _loop_batch(self, loop: cst.For, element, statements) -> _Batch | None:
         target, iterable = loop.target, loop.iter
@@ -494,18 +786,23 @@ class BatchLoopToVmap(Codemod):
             return _Spec(code(func), axes, arguments, random)
         # A named local function for the element.
         params, arrays, statements, element = self._body_parameters(batch, element)
-        everything = [*statements, element]
-        blocker = self._batch_blocker(everything, set(params), 0)
+        # The checks read the original code (the rewritten rows `xs[i]` → `x` are new nodes, without the
+        # metadata that resolves names): for an index loop the index and the array it reads are the batched
+        # values (the array is used only through `xs[i]`, so this taints no more than the rows; it is an array).
+        checked = [*batch.statements, batch.element] if batch.index is not None else [*statements, element]
+        tainted = {batch.index, batch.arrays[0].value} if batch.index is not None else set(params)
+        rows = {batch.arrays[0].value} if batch.index is not None else set(params)
+        blocker = self._batch_blocker(checked, tainted, 0)
         if blocker is not None:
             raise _Refused(blocker)
-        arrays_known = frozenset(_batched_names(everything, set(params)))
-        for part in everything:
+        arrays_known = frozenset(_batched_names(checked, tainted))
+        for part in checked:
             purity = self._expression_impurity(part, arrays_known)
             if purity is not None:
                 raise _Refused(f"the body {purity}")
-        if not self._element_is_array(element, set(params) | _array_names(statements, set(params))):
+        if not self._element_is_array(checked[-1], rows | _array_names(checked[:-1], rows)):
             raise _Refused("the element is not proven to be one JAX array (a tuple would stack differently)")
-        random = self._draws_random(everything, 0)
+        random = self._draws_random(checked, 0)
         name = self.context.fresh_names.take("body", "batch_body", "per_element")
         lines = "".join(f"    {code(s).strip()}\n" for s in statements)
         function = cst.parse_statement(f"def {name}({', '.join(params)}):\n{lines}    return {code(element)}\n")
@@ -853,6 +1150,24 @@ class BatchLoopToVmap(Codemod):
 # ---- syntax helpers ----------------------------------------------------------------------------------------
 
 
+def _single_name_assign(statement) -> cst.Assign | None:
+    """`name = value` as the only statement of a line."""
+    if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1:
+        small = statement.body[0]
+        if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+            return small
+    return None
+
+
+def _is_docstring(statement) -> bool:
+    return (
+        isinstance(statement, cst.SimpleStatementLine)
+        and len(statement.body) == 1
+        and isinstance(statement.body[0], cst.Expr)
+        and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+    )
+
+
 def _mentions(node: cst.CSTNode, names: set[str]) -> bool:
     return any(isinstance(n, cst.Name) and n.value in names for n in walk(node))
 
@@ -952,6 +1267,8 @@ def _array_names(statements: Sequence[cst.CSTNode], rows: set[str]) -> set[str]:
     def arithmetic(expr, known) -> bool:
         if isinstance(expr, cst.Name):
             return expr.value in known
+        if isinstance(expr, cst.Subscript) and all(isinstance(e.slice, (cst.Index, cst.Slice)) for e in expr.slice):
+            return arithmetic(expr.value, known)  # a row or slice of an array is an array
         if isinstance(expr, cst.BinaryOperation):
             return arithmetic(expr.left, known) or arithmetic(expr.right, known)
         if isinstance(expr, cst.UnaryOperation) and not isinstance(expr.operator, cst.Not):

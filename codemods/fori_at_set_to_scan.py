@@ -15,7 +15,7 @@ import libcst as cst
 from jaxfix.analysis.dataflow import activity, body_statements
 from jaxfix.analysis.screen import Screen
 from jaxfix.analysis.shapes import FreshBuffer, same_shape
-from jaxfix.analysis.syntax import is_full_slice, is_number, param_names, target_names, walk
+from jaxfix.analysis.syntax import is_number, param_names, row_write, target_names, walk
 from jaxfix.analysis.traced import Kind
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Safety
@@ -423,7 +423,7 @@ class ForiAtSetToScan(Codemod):
     def _outputs(self, plan: _Plan) -> list[_Output]:
         outputs = []
         for position, name in enumerate(plan.names):
-            writes = [n for s in plan.statements for n in walk(s) if _row_write(n, plan.index, name) is not None]
+            writes = [n for s in plan.statements for n in walk(s) if row_write(n, plan.index, name) is not None]
             if not writes:
                 continue
             outputs.append(self._output(plan, position, name))
@@ -440,7 +440,7 @@ class ForiAtSetToScan(Codemod):
         assignments = [
             number for number, s in enumerate(statements) if number != plan.unpack and name in _assigned(s)
         ]
-        in_return = _row_write(returned, plan.index, name)
+        in_return = row_write(returned, plan.index, name)
         if in_return is not None:
             if assignments:
                 raise once
@@ -452,7 +452,7 @@ class ForiAtSetToScan(Codemod):
             write = assignments[0]
             assign = _single_assign(statements[write])
             target = assign.targets[0].target if assign is not None and len(assign.targets) == 1 else None
-            value = _row_write(assign.value, plan.index, name) if assign is not None else None
+            value = row_write(assign.value, plan.index, name) if assign is not None else None
             if not (isinstance(target, cst.Name) and target.value == name) or value is None:
                 raise once
             base = assign.value.func.value.value.value  # type: ignore[union-attr]
@@ -535,7 +535,7 @@ class ForiAtSetToScan(Codemod):
         for statement in plan.statements:
             for node in walk(statement):
                 for output in plan.outputs:
-                    if _row_write(node, plan.index, output.name) is not None:
+                    if row_write(node, plan.index, output.name) is not None:
                         subscript = node.func.value  # type: ignore[union-attr]
                         writes.update(id(n) for n in walk(subscript.slice[0]))
         call_line = plan.line
@@ -705,11 +705,11 @@ class ForiAtSetToScan(Codemod):
         remove: set[int] = set()
         for output in plan.outputs:
             if output.write is None:
-                value = _row_write(returned[output.position], plan.index, output.name)
+                value = row_write(returned[output.position], plan.index, output.name)
                 text = code(value)
             else:
                 assign = _single_assign(statements[output.write])
-                value = _row_write(assign.value, plan.index, output.name)
+                value = row_write(assign.value, plan.index, output.name)
                 later = set().union(*(_assigned(s) for s in statements[output.write + 1 :]))
                 free = {n.value for n in walk(value) if isinstance(n, cst.Name)}
                 if isinstance(value, cst.Name) and value.value not in later:
@@ -924,29 +924,9 @@ def _writes_rows(body: cst.FunctionDef | cst.Lambda, index: str, carry: str) -> 
             for target in node.targets:
                 carried.update(target_names(target.target))
     return any(
-        isinstance(node, cst.Call) and _row_write(node, index) is not None and node.func.value.value.value.value in carried
+        isinstance(node, cst.Call) and row_write(node, index) is not None and node.func.value.value.value.value in carried
         for node in walk(body.body)
     )
-
-
-def _row_write(node: cst.CSTNode, index: str, name: str | None = None) -> cst.BaseExpression | None:
-    """v of `name.at[index].set(v)` (or `name.at[index, :].set(v)`), else None."""
-    if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "set"):
-        return None
-    at = node.func.value
-    if not (isinstance(at, cst.Subscript) and isinstance(at.value, cst.Attribute) and at.value.attr.value == "at"):
-        return None
-    base = at.value.value
-    if not isinstance(base, cst.Name) or (name is not None and base.value != name):
-        return None
-    first = at.slice[0].slice
-    if not (isinstance(first, cst.Index) and isinstance(first.value, cst.Name) and first.value.value == index):
-        return None
-    if not all(is_full_slice(element.slice) for element in at.slice[1:]):
-        return None
-    if len(node.args) != 1 or node.args[0].keyword is not None or node.args[0].star:
-        return None
-    return node.args[0].value
 
 
 def _single_assign(statement) -> cst.Assign | None:

@@ -306,6 +306,11 @@ class _ScanAnalysis:
         loop = self.loop
         if loop.asynchronous is not None or not self.traced.in_traced_code(loop):
             return None
+        # Imported here: batch_loop_to_vmap's module imports the analyses this one does, not this module.
+        from jaxfix.codemods.batch_loop_to_vmap import vmap_rewrites
+
+        if vmap_rewrites(self.context, loop):
+            return None  # its steps are independent rows of a fresh buffer: a batch, JF301's jax.vmap
         iteration = self._iteration()
         if iteration is None or (iteration.kind == "literal" and iteration.count < THRESHOLD):
             return None
