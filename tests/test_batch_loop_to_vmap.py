@@ -256,3 +256,51 @@ def test_refused_cases_would_break_under_vmap() -> None:
         corpus.call(corpus.load_function(case.before, case.spec["entry"], tag=f"jf301-{name}"), args, {})
         with pytest.raises(error):
             jax.vmap(corpus.load_function(case.before, function, tag=f"jf301-{name}-f"))(args[0])
+
+
+# ---- one loop, one rule ------------------------------------------------------------------------------------
+
+LOOP_RULES = ("loop_to_fori", "loop_to_scan", "fori_at_set_to_scan", "batch_loop_to_vmap")
+
+
+@pytest.mark.parametrize(
+    "path",
+    sorted(p for c in corpus.cases() if c.codemod in LOOP_RULES for p in {c.before, c.after}),
+    ids=lambda p: f"{p.parent.parent.name}/{p.parent.name}/{p.name}",
+)
+def test_no_loop_gets_two_fixes(path) -> None:
+    """JF101, JF102, JF104 and JF301 never all fix one loop: a loop whose steps are independent is JF301's
+    batch (JF101 and JF102 leave it), JF104 only sees lax.fori_loop calls, and JF301 only Python loops and
+    comprehensions. Every fixed finding's loop starts on its own line."""
+    rules = [codemod_for_module(name) for name in LOOP_RULES]
+    diagnostics, errors, _ = __import__("jaxfix.engine", fromlist=["analyse"]).analyse(path.read_text(), rules)
+    assert not errors, errors
+    lines = [d.start.line for d in diagnostics if d.fix is not None]
+    assert len(lines) == len(set(lines)), [(d.code, d.start.line) for d in diagnostics if d.fix is not None]
+
+
+def test_jf301_takes_a_fresh_buffer_loop_that_jf101_and_jf102_would_rewrite(monkeypatch) -> None:
+    """In traced code a loop writing `out.at[i].set(...)` carries `out`: JF101 (fori_loop) or JF102 (scan over
+    the rows it reads) would rewrite it; its steps are independent, so JF301 rewrites it into jax.vmap, and
+    they stay quiet. A buffer read in the loop makes the rows depend on each other: JF301 stays quiet."""
+    from jaxfix.engine import analyse
+
+    rules = [codemod_for_module(name) for name in LOOP_RULES]
+    independent = HEAD + (
+        "@jax.jit\ndef f(xs):\n    out = jnp.zeros_like(xs)\n    for i in range(xs.shape[0]):\n"
+        "        out = out.at[i].set(jnp.sin(xs[i]) * 2.0)\n    return out\n"
+    )
+    dependent = independent.replace("jnp.sin(xs[i]) * 2.0", "jnp.sin(xs[i]) + out[i - 1]")
+    diagnostics, _, _ = analyse(independent, rules)
+    assert [(d.code, d.fix is not None) for d in diagnostics] == [("JF301", True)]
+    diagnostics, _, _ = analyse(dependent, rules)
+    assert [d.code for d in diagnostics if d.fix is not None] == ["JF101"]
+    without = [codemod_for_module(name) for name in LOOP_RULES if name != "batch_loop_to_vmap"]
+    diagnostics, _, _ = analyse(independent, without)
+    # The owner of a loop does not depend on the selection (as between JF101 and JF102): no fori_loop or scan.
+    assert [d.code for d in diagnostics if d.fix is not None] == []
+    import jaxfix.codemods.batch_loop_to_vmap as jf301
+
+    monkeypatch.setattr(jf301, "vmap_rewrites", lambda context, loop: False)
+    diagnostics, _, _ = analyse(independent, without)
+    assert [d.code for d in diagnostics if d.fix is not None] == ["JF101"]  # what JF301 takes over
