@@ -35,6 +35,43 @@ _VALUE_SHAPED = frozenset(
     "union1d intersect1d setdiff1d setxor1d".split()
 )
 _STATIC_ATTRIBUTES = frozenset({"shape", "ndim", "dtype", "size"})
+# Arguments that are shapes, sizes or counts (positions, keywords): a batched value there has no single value
+# under jax.vmap (`jnp.zeros(i)`, `x.reshape(i, -1)`, `jax.random.normal(key, (i,))`).
+_SHAPE_ARGUMENTS = {
+    **{"jax.numpy." + n: ((0,), ("shape",)) for n in "zeros ones empty full".split()},
+    **{"jax.numpy." + n: ((), ("shape",)) for n in "zeros_like ones_like empty_like full_like".split()},
+    "jax.numpy.arange": ((0, 1, 2), ("start", "stop", "step")),
+    "jax.numpy.linspace": ((2,), ("num",)),
+    "jax.numpy.logspace": ((2,), ("num",)),
+    "jax.numpy.eye": ((0, 1, 2), ("N", "M", "k")),
+    "jax.numpy.identity": ((0,), ("n",)),
+    "jax.numpy.tri": ((0, 1, 2), ("N", "M", "k")),
+    "jax.numpy.broadcast_to": ((1,), ("shape",)),
+    "jax.numpy.reshape": ((1,), ("newshape", "shape")),
+    "jax.numpy.tile": ((1,), ("reps",)),
+    "jax.numpy.repeat": ((1,), ("repeats", "total_repeat_length")),
+    "jax.numpy.pad": ((1,), ("pad_width",)),
+    "jax.numpy.resize": ((1,), ("new_shape",)),
+    "jax.numpy.split": ((1,), ("indices_or_sections",)),
+    "jax.numpy.tril": ((1,), ("k",)),
+    "jax.numpy.triu": ((1,), ("k",)),
+}
+# jax.random functions and the position of their `shape` (or count) argument; the key (position 0) and the
+# parameters before the shape may be batched. Others take a batched value only as their key.
+_RANDOM_SHAPE_POSITION = {
+    **{n: 1 for n in "normal uniform randint exponential laplace logistic gumbel cauchy rademacher bits split".split()},
+    **{n: 2 for n in "bernoulli choice gamma poisson dirichlet t loggamma".split()},
+    **{n: 3 for n in "categorical truncated_normal beta".split()},
+    "fold_in": None,
+}
+# Samplers called with positional arguments only: the position of their shape, their number of arguments,
+# and the kind of their default dtype (the array they return has that shape and dtype).
+_RANDOM_SAMPLERS = {
+    **{"jax.random." + n: (1, 2, "float") for n in "normal uniform exponential laplace logistic gumbel cauchy".split()},
+    "jax.random.bernoulli": (2, 3, "bool"),
+    "jax.random.randint": (1, 4, "int"),
+}
+_SHAPE_METHODS = frozenset({"reshape", "repeat", "broadcast_to"})
 _CONCRETE_BUILTINS = frozenset({"int", "float", "bool", "complex", "len", "range", "list", "tuple", "str", "repr",
                                 "print", "iter", "next", "sorted", "set", "dict", "enumerate", "zip", "map",
                                 "filter", "round", "divmod", "hash", "format", "min", "max", "sum", "any", "all"})  # fmt: skip
@@ -42,6 +79,7 @@ _CONCRETE_METHODS = frozenset({"item", "tolist", "__index__", "__bool__", "__int
 _BUILTINS = frozenset(dir(builtins))
 _AT = re.compile(r"\.\s*at\b")
 _MAX_DEPTH = 4  # how deep same-module calls are followed
+_SHORT = 10  # `range(k)` with a literal k under this stays a Python loop (as JF101 and JF102 leave it)
 # Reductions that return a 0-d array when given one array and nothing else.
 _WHOLE_REDUCTIONS = REDUCTIONS - {"jax.numpy.trace", "jax.numpy.logaddexp.reduce", "jax.numpy.vdot"}
 
@@ -54,6 +92,13 @@ class _NotThis(Exception):
     """Not this rule's pattern after all: no finding."""
 
 
+@dataclass(frozen=True)
+class _Count:
+    """`jnp.arange(count)`: what an index variable used as a number is mapped over (`count` is code)."""
+
+    count: str
+
+
 @dataclass
 class _Batch:
     """A comprehension (or `map`) over the rows of arrays: the per-element expression and what it iterates."""
@@ -62,6 +107,7 @@ class _Batch:
     variables: list[str]  # the comprehension's variables (for an index loop: the index)
     arrays: list[cst.BaseExpression]  # what each variable walks (an index loop: the indexed array)
     index: str | None = None  # `for i in range(len(xs))`: the index, used only as `xs[i]`
+    count: cst.BaseExpression | None = None  # an index loop's `range(count)` argument
     mapped: cst.BaseExpression | None = None  # the function given to `map`
     statements: list = field(default_factory=list)  # a `for` loop's statements before the `.append(element)`
     append: cst.SimpleStatementLine | None = None  # a `for` loop's `ys.append(element)` line
@@ -269,6 +315,7 @@ class BatchLoopToVmap(Codemod):
 
     def __init__(self, context) -> None:
         super().__init__(context)
+        self._arange_used = False  # whether the fix being built maps `jnp.arange(n)` (its import may be needed)
 
 
     # ---- matching ------------------------------------------------------------------------------------------
@@ -284,10 +331,11 @@ class BatchLoopToVmap(Codemod):
         batch = self._batch(first.value)
         if batch is None:
             return
-        if not all(self._is_array(array) for array in batch.arrays):
+        if not all(isinstance(array, _Count) or self._is_array(array) for array in batch.arrays):
             return  # NumPy data, a Python list, a pytree: not a batch jaxfix can prove
         shown = _STACKING[callee]
-        message = f"{shown} of per-element results over the rows of an array: jax.vmap computes them in one batched call"
+        walked = "an index" if all(isinstance(a, _Count) for a in batch.arrays) else "the rows of an array"
+        message = f"{shown} of per-element results over {walked}: jax.vmap computes them in one batched call"
         try:
             fix, random = self._plan(node, batch, out_axis)
         except _Refused as refused:
@@ -315,7 +363,7 @@ class BatchLoopToVmap(Codemod):
         batch = self._loop_batch(node, element, statements[:-1])
         if batch is not None:
             batch.append = statements[-1]
-        if batch is None or not all(self._is_array(array) for array in batch.arrays):
+        if batch is None or not all(isinstance(array, _Count) or self._is_array(array) for array in batch.arrays):
             return
         creation = self._creation(node, collector)
         if creation is None:
@@ -472,23 +520,27 @@ class BatchLoopToVmap(Codemod):
                 f"nothing proves that the loop's `{self.context.code_for(loop.iter.args[0].value)}` steps write "
                 f"every row of `{out}` (`{_snippet(self.context.code_for(buffer_call))}`)"
             )
-        # The rows the loop reads: `xs[i]` of arrays exactly `trip` rows long.
-        batch = _Batch(value, [index], [], index=index, statements=before)
-        rows = [s for part in (*before, value) for s in walk(part) if self._row_subscript(s, index)]
-        if not rows:
-            raise _Refused(f"the rows do not read an array at `{index}` (`xs[{index}]`)")
-        array = rows[0].value
-        batch.arrays = [array]
-        if array.value in flow.modified or array.value == out:
-            raise _Refused(f"the loop assigns `{array.value}`, whose rows it reads")
-        if not self._is_array(array):
-            raise _Refused(f"`{array.value}` is not proven to be a JAX array (NumPy data, a list: keep the loop)")
-        if ("dim", symbolic.key(array.value, loop), 0) != trip:
-            raise _Refused(
-                f"nothing proves that `{array.value}` has exactly `{self.context.code_for(loop.iter.args[0].value)}` "
-                "rows (jax.vmap maps all of them)"
-            )
-        spec = self._spec(batch)  # index used only as `xs[i]`, a pure body that batches
+        # What the loop maps over: the rows of one array exactly `trip` rows long, read only as `xs[i]`; else
+        # the index itself, as `jnp.arange(n)` (the body then reads `xs[i]` with a traced index).
+        count = loop.iter.args[0].value
+        batch = _Batch(value, [index], [_Count(self.context.code_for(count))], statements=before)
+        parts = (*before, value)
+        rows = [s for part in parts for s in walk(part) if self._row_subscript(s, index)]
+        uses = [n for part in parts for n in walk(part) if isinstance(n, cst.Name) and n.value == index]
+        if not uses:
+            raise _Refused(f"the rows do not depend on the index `{index}`")
+        if rows and len(rows) == len(uses) and len({r.value.value for r in rows}) == 1:
+            array = rows[0].value
+            if (
+                array.value not in flow.modified
+                and self._is_array(array)
+                and ("dim", symbolic.key(array.value, loop), 0) == trip
+            ):
+                batch = _Batch(value, [index], [array], index=index, statements=before)
+        for row in rows:
+            if row.value.value in flow.modified or row.value.value == out:
+                raise _Refused(f"the loop assigns `{row.value.value}`, whose rows it reads")
+        spec = self._spec(batch)  # a pure body that batches, using the index only where a tracer can be
         # The rows' shape and dtype: those of a row of the buffer, or a cast to its dtype.
         env: dict = {}
         for statement in before:
@@ -572,6 +624,18 @@ class BatchLoopToVmap(Codemod):
             definition = self._dataflow().local_function(func) if isinstance(func, cst.Name) else None
             if definition is not None:
                 return self._call_facts(definition, expr, env, loop, index, depth)
+            callee = self.context.names.callee(expr)
+            sampler = _RANDOM_SAMPLERS.get(callee)
+            if sampler is not None and len(expr.args) == sampler[1]:
+                # `jax.random.normal(key, shape)`: that shape, the default dtype of its kind.
+                shape, kind = expr.args[sampler[0]].value, ("default", sampler[2])
+                if isinstance(shape, cst.Attribute) and shape.attr.value == "shape" and isinstance(shape.value, cst.Name):
+                    if shape.value.value in env:
+                        return [s for s in env[shape.value.value][0] if s != ()], [kind]
+                if loop is not None and not _mentions(shape, set(env) | {index}):
+                    parts = symbolic.shape_parts(shape, loop)
+                    return ([parts] if parts is not None else []), [kind]
+                return [], [kind]
 
         def astype_dtype(dtype):
             token = symbolic.dtype_token(dtype, loop) if loop is not None else None
@@ -611,20 +675,49 @@ class BatchLoopToVmap(Codemod):
         return self._row_facts(small.value, inner, None, None, depth + 1)
 
     def _loop_batch(self, loop: cst.For, element, statements) -> _Batch | None:
-        target, iterable = loop.target, loop.iter
+        return self._iteration(loop.target, loop.iter, element, statements)
+
+    def _iteration(self, target, iterable, element, statements=()) -> _Batch | None:
+        """What a `for` clause walks: the rows of arrays (`x in xs`, `zip`), an index (`range(len(xs))` read as
+        `xs[i]`), a number (`range(n)`), or both (`enumerate(xs)`)."""
+        statements = list(statements)
         if isinstance(target, cst.Name):
             index_array = self._index_range(iterable)
             if index_array is not None:
-                return _Batch(element, [target.value], [index_array], index=target.value, statements=statements)
+                return _Batch(element, [target.value], [index_array], index=target.value, statements=statements,
+                              count=iterable.args[0].value)  # fmt: skip
+            count = self._range_count(iterable)
+            if count is not None:
+                return _Batch(element, [target.value], [_Count(self.context.code_for(count))], statements=statements)
             return _Batch(element, [target.value], [iterable], statements=statements)
-        if isinstance(target, (cst.Tuple, cst.List)) and isinstance(iterable, cst.Call) and self._builtin(iterable.func, "zip"):
-            elements = [e.value for e in target.elements]
-            if not all(isinstance(e, cst.Name) for e in elements):
+        if not isinstance(target, (cst.Tuple, cst.List)) or not isinstance(iterable, cst.Call):
+            return None
+        elements = [e.value for e in target.elements]
+        if not all(isinstance(e, cst.Name) for e in elements) or any(isinstance(e, cst.StarredElement) for e in target.elements):
+            return None
+        args = iterable.args
+        if any(a.keyword is not None or a.star for a in args):
+            return None
+        if self._builtin(iterable.func, "zip") and len(args) == len(elements):
+            return _Batch(element, [e.value for e in elements], [a.value for a in args], statements=statements)
+        if self._builtin(iterable.func, "enumerate") and len(args) == 1 and len(elements) == 2:
+            array = args[0].value
+            if not isinstance(array, cst.Name):
                 return None
-            if len(iterable.args) != len(elements) or any(a.keyword is not None or a.star for a in iterable.args):
-                return None
-            return _Batch(element, [e.value for e in elements], [a.value for a in iterable.args], statements=statements)
+            count = _Count(f"len({array.value})")
+            return _Batch(element, [e.value for e in elements], [count, array], statements=statements)
         return None
+
+    def _range_count(self, iterable) -> cst.BaseExpression | None:
+        """`n` of `range(n)` (one argument), unless a literal under 10: a short loop stays a loop (as JF101)."""
+        if not (isinstance(iterable, cst.Call) and self._builtin(iterable.func, "range") and len(iterable.args) == 1):
+            return None
+        arg = iterable.args[0]
+        if arg.keyword is not None or arg.star:
+            return None
+        if isinstance(arg.value, cst.Integer) and int(arg.value.evaluated_value) < _SHORT:
+            return None
+        return arg.value
 
     def _creation(self, loop: cst.For, collector: str) -> cst.SimpleStatementLine | None:
         """The `ys = []` statement just before the loop."""
@@ -699,22 +792,7 @@ class BatchLoopToVmap(Codemod):
         comp = value.for_in
         if comp.inner_for_in is not None or comp.ifs or comp.asynchronous is not None:
             return None
-        target, iterable = comp.target, comp.iter
-        if isinstance(target, cst.Name):
-            index_array = self._index_range(iterable)
-            if index_array is not None:
-                return _Batch(value.elt, [target.value], [index_array], index=target.value)
-            return _Batch(value.elt, [target.value], [iterable])
-        if isinstance(target, (cst.Tuple, cst.List)) and isinstance(iterable, cst.Call) and self._builtin(iterable.func, "zip"):
-            elements = [e.value for e in target.elements]
-            if not all(isinstance(e, cst.Name) for e in elements) or any(
-                isinstance(e, cst.StarredElement) for e in target.elements
-            ):
-                return None
-            if len(iterable.args) != len(elements) or any(a.keyword is not None or a.star for a in iterable.args):
-                return None
-            return _Batch(value.elt, [e.value for e in elements], [a.value for a in iterable.args])
-        return None
+        return self._iteration(comp.target, comp.iter, value.elt)
 
     def _index_range(self, iterable: cst.BaseExpression) -> cst.BaseExpression | None:
         """`xs` of `range(len(xs))` or `range(xs.shape[0])`."""
@@ -763,11 +841,12 @@ class BatchLoopToVmap(Codemod):
     def _spec(self, batch: _Batch) -> "_Spec":
         """What jax.vmap maps: an existing function with each argument's axis, or a new local function."""
         code = self.context.code_for
+        self._arange_used = False
         if batch.mapped is not None:
             positions = list(range(len(batch.arrays)))
             random = self._check_function(batch.mapped, positions, arguments=len(batch.arrays))
             self._check_single_result(batch.mapped, positions)
-            return _Spec(code(batch.mapped), [0] * len(positions), [code(a) for a in batch.arrays], random)
+            return _Spec(code(batch.mapped), [0] * len(positions), [self._argument(a) for a in batch.arrays], random)
         element = batch.element
         everything = [*batch.statements, element]
         if any(isinstance(n, cst.NamedExpr) for part in everything for n in walk(part)):
@@ -782,7 +861,8 @@ class BatchLoopToVmap(Codemod):
                     raise _Refused(f"an argument {impurity}")
             batched = [i for i, axis in enumerate(axes) if axis == 0]
             random = self._check_function(func, batched, arguments=len(axes))
-            self._check_single_result(func, batched)
+            counts = {self._argument(a) for a in batch.arrays if isinstance(a, _Count)}
+            self._check_single_result(func, [i for i in batched if arguments[i] not in counts])  # an index is no array
             return _Spec(code(func), axes, arguments, random)
         # A named local function for the element.
         params, arrays, statements, element = self._body_parameters(batch, element)
@@ -791,7 +871,8 @@ class BatchLoopToVmap(Codemod):
         # values (the array is used only through `xs[i]`, so this taints no more than the rows; it is an array).
         checked = [*batch.statements, batch.element] if batch.index is not None else [*statements, element]
         tainted = {batch.index, batch.arrays[0].value} if batch.index is not None else set(params)
-        rows = {batch.arrays[0].value} if batch.index is not None else set(params)
+        counted = {v for v, a in zip(batch.variables, batch.arrays) if isinstance(a, _Count)}
+        rows = {batch.arrays[0].value} if batch.index is not None else set(params) - counted  # an index is no array
         blocker = self._batch_blocker(checked, tainted, 0)
         if blocker is not None:
             raise _Refused(blocker)
@@ -813,7 +894,7 @@ class BatchLoopToVmap(Codemod):
                     leading_lines=batch.append.leading_lines, trailing_whitespace=batch.append.trailing_whitespace
                 )
             function = function.with_changes(body=function.body.with_changes(body=[*statements, returned]))
-        return _Spec(name, [0] * len(arrays), [code(a) for a in arrays], random, function)
+        return _Spec(name, [0] * len(arrays), [self._argument(a) for a in arrays], random, function)
 
     def _vmap_text(self, spec: "_Spec", out_axis: int) -> str:
         vmap, _ = self.context.names.expression_for("jax.vmap")
@@ -823,7 +904,20 @@ class BatchLoopToVmap(Codemod):
 
     def _imports(self) -> list:
         _, needed = self.context.names.expression_for("jax.vmap")
-        return [needed] if needed else []
+        found = [needed] if needed else []
+        if self._arange_used:
+            _, arange = self.context.names.expression_for("jax.numpy.arange")
+            if arange and arange not in found:
+                found.append(arange)
+        return found
+
+    def _argument(self, array) -> str:
+        """The code of what jax.vmap maps: an array, or `jnp.arange(n)` for an index used as a number."""
+        if not isinstance(array, _Count):
+            return self.context.code_for(array)
+        arange, _ = self.context.names.expression_for("jax.numpy.arange")
+        self._arange_used = True
+        return f"{self.context.code_for(arange)}({array.count})"
 
     def _replace(self, node: cst.Call, call: str):
         return self.fix(
@@ -840,7 +934,12 @@ class BatchLoopToVmap(Codemod):
         uses = [n for p in parts for n in walk(p) if isinstance(n, cst.Name) and n.value == batch.index]
         rows = [s for p in parts for s in walk(p) if self._is_row(s, batch.index, array)]
         if len(uses) != len(rows):
-            raise _Refused(f"the index `{batch.index}` is used otherwise than as `{self.context.code_for(array)}[{batch.index}]`")
+            # The index is used as a number too: map it over `jnp.arange(n)`, and read the rows in the body.
+            if batch.count is None:
+                raise _Refused(f"the index `{batch.index}` is used otherwise than as `{self.context.code_for(array)}[{batch.index}]`")
+            batch.arrays = [_Count(self.context.code_for(batch.count))]
+            batch.index = None
+            return {batch.variables[0]: batch.arrays[0]}
         return {batch.index: array}
 
     @staticmethod
@@ -871,7 +970,7 @@ class BatchLoopToVmap(Codemod):
             value = arg.value
             if batch.index is None and isinstance(value, cst.Name) and value.value in variables:
                 axes.append(0)
-                arguments.append(self.context.code_for(rows[value.value]))
+                arguments.append(self._argument(rows[value.value]))
             elif batch.index is not None and self._is_row(value, batch.index, batch.arrays[0]):
                 axes.append(0)
                 arguments.append(self.context.code_for(batch.arrays[0]))
@@ -909,6 +1008,9 @@ class BatchLoopToVmap(Codemod):
             if qualified in _VALUE_SHAPED:
                 raise _Refused(f"`{qualified}` returns an array whose shape depends on the values")
             if qualified.startswith(_BATCHABLE_PREFIXES):
+                probe = cst.Call(func, [cst.Arg(cst.Name("_batched_") if i in batched else cst.Name("_")) for i in range(arguments or 0)])
+                if self._batched_shape(qualified, probe, {"_batched_"}):
+                    raise _Refused(f"`{qualified}` would take a batched value as a shape or a count")
                 return qualified.startswith("jax.random.")
             raise _Refused(f"it calls `{qualified}`, which is not known to be pure and to batch under jax.vmap")
         definition = None
@@ -1024,7 +1126,8 @@ class BatchLoopToVmap(Codemod):
                         if isinstance(part, cst.Index) and _batched(part.value, tainted):
                             if isinstance(part.value, (cst.Comparison, cst.UnaryOperation)) or _has_comparison(part.value):
                                 return f"indexes with a boolean mask, whose shape depends on the values (`{_snippet(code(node))}`)"
-                            if not self._dataflow().is_array_like(node.value) and not _batched(node.value, tainted):
+                            known = self._dataflow().is_array_like(node.value) or self._is_array(node.value)
+                            if not known and not _batched(node.value, tainted):
                                 return f"indexes something not known to be a JAX array with a batched value (`{_snippet(code(node))}`)"
                 if isinstance(node, cst.Call):
                     reason = self._call_blocker(node, tainted, depth)
@@ -1050,6 +1153,8 @@ class BatchLoopToVmap(Codemod):
                 return f"calls `{code(func)}`, whose result shape depends on the values"
             if qualified == "jax.numpy.where" and len(call.args) == 1:
                 return "calls `jnp.where` with one argument, whose result shape depends on the values"
+            if self._batched_shape(qualified, call, tainted):
+                return f"uses a batched value as a shape or a count (`{_snippet(code(call))}`)"
             if qualified.startswith(_BATCHABLE_PREFIXES):
                 return None
             return f"passes a batched value to `{code(func)}`, which does not batch under jax.vmap"
@@ -1065,9 +1170,35 @@ class BatchLoopToVmap(Codemod):
                 body = [definition.body] if isinstance(definition, cst.Lambda) else list(body_statements(definition.body))
                 inner = self._batch_blocker(body, names, depth + 1)
                 return None if inner is None else f"calls `{func.value}`, which {inner}"
+        if isinstance(func, cst.Attribute) and func.attr.value in _SHAPE_METHODS:
+            return f"uses a batched value as a shape or a count (`{_snippet(code(call))}`)"
         if isinstance(func, cst.Attribute) and _batched(func.value, tainted):
             return None  # a method of a batched array (`x.sum()`): the concrete ones are caught above
         return f"passes a batched value to `{code(func)}`, which is not known to batch under jax.vmap"
+
+    @staticmethod
+    def _batched_shape(qualified: str, call: cst.Call, tainted: set[str]) -> bool:
+        """Whether `call` passes a batched value where the function takes a shape, a size or a count."""
+        if qualified.startswith("jax.random."):
+            name = qualified[len("jax.random."):]
+            if name not in _RANDOM_SHAPE_POSITION:
+                return any(_batched(a.value, tainted) for a in call.args[1:])
+            position = _RANDOM_SHAPE_POSITION[name]
+            if position is None:
+                return False
+            return any(
+                _batched(a.value, tainted)
+                and ((a.keyword is None and i >= position) or (a.keyword is not None and a.keyword.value in ("shape", "num")))
+                for i, a in enumerate(call.args)
+            )
+        if qualified not in _SHAPE_ARGUMENTS:
+            return False
+        positions, keywords = _SHAPE_ARGUMENTS[qualified]
+        return any(
+            _batched(a.value, tainted)
+            and ((a.keyword is None and (i in positions or a.star)) or (a.keyword is not None and a.keyword.value in keywords))
+            for i, a in enumerate(call.args)
+        )
 
     def _expression_impurity(self, expr: cst.BaseExpression, arrays: frozenset[str] = frozenset()) -> str | None:
         dataflow = self._dataflow()

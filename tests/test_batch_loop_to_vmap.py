@@ -53,6 +53,21 @@ def _messages(body: str) -> list[str]:
             "def g(x, scale):\n    return jnp.tanh(x) * scale\n\ndef f(xs: jax.Array):\n"
             "    return jax.vmap(g, in_axes=(0, None))(xs, 2.0)\n",
         ),
+        # the index used as a number: mapped over jnp.arange, the rows read with it in the body
+        (
+            "def f(xs: jax.Array, ys: jax.Array):\n    return jnp.stack([xs[i] + ys[i] for i in range(len(xs))])\n",
+            "def f(xs: jax.Array, ys: jax.Array):\n    def body(i):\n        return xs[i] + ys[i]\n"
+            "    return jax.vmap(body)(jnp.arange(len(xs)))\n",
+        ),
+        (
+            "def f(xs: jax.Array):\n    return jnp.stack([jnp.roll(x, i) for i, x in enumerate(xs)])\n",
+            "def f(xs: jax.Array):\n    return jax.vmap(jnp.roll)(xs, jnp.arange(len(xs)))\n",
+        ),
+        # a short literal range stays a loop (as JF101 leaves it)
+        (
+            "def f(x: jax.Array):\n    return jnp.stack([x[..., k] * 2.0 for k in range(3)], axis=-1)\n",
+            "def f(x: jax.Array):\n    return jnp.stack([x[..., k] * 2.0 for k in range(3)], axis=-1)\n",
+        ),
         # array methods of the batched row are pure, even outside traced code
         (
             "def g(x):\n    return x.sum() / x.shape[0]\n\ndef f(xs: jax.Array):\n    return jnp.stack([g(x) for x in xs])\n",
@@ -90,8 +105,16 @@ def test_traced_parameter_used_as_an_array_is_a_batch() -> None:
          "tuple"),
         ("def f(xs: jax.Array):\n    return jnp.stack([jnp.linalg.qr(x) for x in xs])\n", "tuple"),
         ("def f(xs: jax.Array):\n    return jnp.stack([(x, x) for x in xs])\n", "tuple"),
-        ("def f(xs: jax.Array, ys: jax.Array):\n    return jnp.stack([xs[i] + ys[i] for i in range(len(xs))])\n",
-         "used otherwise than as `xs[i]`"),
+        ("def f(params, xs: jax.Array):\n    return jnp.stack([params[i] * x for i, x in enumerate(xs)])\n",
+         "not known to be a JAX array"),
+        ("def f(xs: jax.Array):\n    return jnp.stack([jnp.zeros(i) + x[0] for i, x in enumerate(xs)])\n",
+         "as a shape or a count"),
+        ("def f(xs: jax.Array):\n    return jnp.stack([x.reshape(i + 1, -1).sum() for i, x in enumerate(xs)])\n",
+         "as a shape or a count"),
+        ("def f(key, n, w: jax.Array):\n    return jnp.stack([w + jax.random.normal(key, (i,)).sum() for i in range(n)])\n",
+         "as a shape or a count"),
+        ("def f(xs: jax.Array):\n    return jnp.stack([x * int(i) for i, x in enumerate(xs)])\n", "`int()`"),
+        ("def f(xs: jax.Array):\n    return jnp.stack([x if i % 2 else -x for i, x in enumerate(xs)])\n", "control flow"),
         ("def f(w, xs: jax.Array):\n    return jnp.stack([jnp.sin(w) for x in xs])\n", "does not depend"),
         ("def f(xs: jax.Array):\n    return jnp.stack([print(x) or x for x in xs])\n", "control flow"),
         ("def f(xs: jax.Array):\n    return jnp.stack([jnp.sin(x) * (y := 2.0) for x in xs])\n", "`:=`"),
@@ -215,10 +238,14 @@ def test_rewrite_is_one_batched_computation(case: corpus.Case) -> None:
     """The rewritten program has no per-row copies: its jaxpr does not grow with the batch, while the
     original's does (so the corpus equivalence compares a loop with a batched computation)."""
     args, _ = corpus.arguments(case)
-    bigger = [jnp.concatenate([a, a]) if i in case.spec["batch_args"] else a for i, a in enumerate(args)]
+    bigger = [jnp.concatenate([a, a]) if i in case.spec.get("batch_args", ()) else a for i, a in enumerate(args)]
+    static = ()
+    if "size_arg" in case.spec:  # a `range(n)` loop: its count doubles, and stays static
+        static = (case.spec["size_arg"],)
+        bigger[static[0]] = 2 * args[static[0]]
     before = corpus.load_function(case.before, case.spec["entry"], tag="jf301-b")
     after = corpus.load_function(case.after, case.spec["entry"], tag="jf301-a")
-    size = lambda f, a: len(str(jax.make_jaxpr(f)(*a)).splitlines())  # noqa: E731
+    size = lambda f, a: len(str(jax.make_jaxpr(f, static_argnums=static)(*a)).splitlines())  # noqa: E731
     assert size(after, args) == size(after, bigger)
     assert size(before, args) < size(before, bigger)
     np.testing.assert_allclose(after(*bigger), before(*bigger), rtol=1e-5, atol=1e-6)

@@ -1,0 +1,12 @@
+"""One key per example from jax.random.split, read as keys[i] in a loop filling a buffer: the same numbers
+under jax.vmap (the corpus compares them)."""
+import jax
+import jax.numpy as jnp
+
+
+def dropout_masks(key, n, p: float = 0.5):
+    keys = jax.random.split(key, n)
+    def body(i):
+        return jax.random.bernoulli(keys[i], p, (6,))
+    masks = jax.vmap(body)(jnp.arange(n))
+    return masks
