@@ -1,9 +1,10 @@
 """JF301 batch-loop-to-vmap: a list of per-element results stacked into one array
 (`jnp.stack([f(a, x) for x in xs])`) becomes `jax.vmap(f, in_axes=(None, 0))(a, xs)`.
 
-Also the loop form: `ys = []`, `for x in xs: ...; ys.append(e)`, then `jnp.stack(ys)`. Its loops carry
-nothing from one element to the next: JF102 (loop-to-scan) takes the loops that do (it leaves carry-less
-loops alone), and JF101 leaves loops that append, so one loop never gets two fixes."""
+Also the loop forms: `ys = []`, `for x in xs: ...; ys.append(e)`, then `jnp.stack(ys)`; and a fresh buffer
+written row by row, `out = out.at[i].set(f(xs[i]))`. Their steps are independent: JF102 (loop-to-scan) takes
+the loops that carry state (it leaves carry-less loops, and the buffer loops JF301 rewrites, alone), and JF101
+leaves loops that append or that JF301 rewrites, so one loop never gets two fixes."""
 
 from __future__ import annotations
 
@@ -147,14 +148,29 @@ def vmap_rewrites(context, loop: cst.For) -> bool:
 class BatchLoopToVmap(Codemod):
     """
     ## What it does
-    Finds lists of per-element results that are stacked into one array, `jnp.stack([f(a, x) for x in xs])`,
-    `jnp.array([...])`, `jnp.stack(list(map(f, xs)))`, over `zip(xs, ys)` or `range(len(xs))` reading
-    `xs[i]`, or a `for` loop that appends one result per element to a list created empty just before it
-    and stacked after it, where each element is computed independently from a row of a JAX array, and
+    Finds per-element results over the rows of a JAX array that are stacked into one array,
+    `jnp.stack([f(a, x) for x in xs])`, `jnp.array([...])`, `jnp.stack(list(map(f, xs)))`, over `zip(xs, ys)`,
+    `enumerate(xs)`, `range(len(xs))` reading `xs[i]` or `range(n)`, a `for` loop that appends one result
+    per element to a list created empty just before it and stacked after it, or a loop that writes each row
+    of a fresh buffer, `out = jnp.zeros((n, d))`, `for i in range(n): out = out.at[i].set(f(xs[i]))`, and
     rewrites them into one batched call: `jax.vmap(f, in_axes=(None, 0))(a, xs)`. `in_axes` is 0 for the
     arrays the loop walks and None for everything else; `jnp.stack(..., axis=k)` becomes `out_axes=k`. An
+    index used as a number (`x * i`, `jax.random.fold_in(key, i)`) is mapped over `jnp.arange(n)`. An
     element that is not a single call of that shape (or a loop body with more statements) becomes a named
     local function first, keeping its statements and comments. It works in eager and in traced code.
+
+    A loop writing rows is rewritten only when jaxfix proves that the buffer is fresh (`jnp.zeros`, `ones`,
+    `empty`, `full`, `*_like`, created before the loop and not read in between), exactly as many rows long as
+    the loop runs, that each step writes its row once, unconditionally, and nothing else (no other state
+    flows between steps, the buffer is not read in the loop), and that each row has the shape of a row of the
+    buffer (`.at[i].set` broadcasts a smaller value across the row, jax.vmap would stack it as it is). Where
+    the rows' dtype is not proven to be the buffer's, the result gets `.astype(dtype)`, the cast `.at[i].set`
+    made. The shape and dtype proofs are shared with JF104 (jaxfix/analysis/shapes.py, `SymbolicShapes`).
+
+    Such a loop in traced code carries the buffer, so JF101 (fori_loop) and JF102 (scan) would see it too:
+    steps that do not depend on each other are a batch, so those rules leave every loop that JF301 rewrites
+    (whichever rules are selected), and JF301 stays quiet on loops whose rows depend on each other. JF104
+    only sees `lax.fori_loop` calls, which JF301 never rewrites.
 
     ## Why is this bad?
     Each element is a separate dispatch of every operation in `f` (eagerly), or a separate copy of `f` in the
@@ -165,7 +181,7 @@ class BatchLoopToVmap(Codemod):
     (`mlp_per_example`) took 169 to 226 ms as an eager comprehension and about 1.0 ms as the eager rewrite
     (164x to 215x), 0.05 ms under `jax.jit`. Under `jax.jit` the comprehension also compiles one copy of
     `f` per element: at batch 512 the MLP took 15 s to trace and compile
-    against 0.16 s for the rewrite, and ran 0.56 ms against 0.07 ms per call.
+    against 0.16 s for the rewrite, and ran 0.56 ms against 0.07 ms per call. BENCH_AT_SET
 
     ## Example
     ```python
@@ -184,17 +200,28 @@ class BatchLoopToVmap(Codemod):
 
     ## Fix safety
     Unsafe. jax.vmap computes the same values as the loop for the pure functions jaxfix accepts, but:
-    - Batched matrix products and reductions may round differently in the last bits than one row at a time.
-    - An empty batch: `jnp.stack([])` raises, the rewrite returns an empty array.
+    - Every form: batched matrix products and reductions may round differently in the last bits than one
+      row at a time; arguments that do not depend on the element (`a` above) are evaluated once instead of
+      once per element.
+    - Comprehensions and append loops: an empty batch makes `jnp.stack([])` raise, the rewrite returns an
+      empty array. An element computed from Python numbers only would be weakly typed in `jnp.array([...])`;
+      jaxfix requires each element to be a JAX array (a row, or computed from one or from a JAX function).
     - `zip(xs, ys)` and `map(f, xs, ys)` stop at the shortest array; jax.vmap raises when the lengths differ.
-    - Arguments that do not depend on the element (`a` above) are evaluated once instead of once per element.
-    - The loop form: after the rewrite the list's name holds the stacked array, and the loop's temporaries
-      are locals of the new function (jaxfix checks that nothing reads them after the loop).
-    - An element computed from Python numbers only would be weakly typed in `jnp.array([...])`; jaxfix
-      requires each element to be a JAX array computed from the row, which the stack already made strong.
-    - A body that draws random numbers (`jax.random.*`) is rewritten with a note: a key passed unbatched
-      gives every element the same numbers, as the loop did, and per-element keys give the same numbers in
-      JAX 0.10, but check the random stream you rely on.
+    - The loop forms: after the rewrite the list's (or buffer's) name holds the stacked array, and the
+      loop's temporaries are locals of the new function (jaxfix checks that nothing reads them after the
+      loop, nor the loop's index).
+    - An index used as a number: in the loop it is a Python int (weakly typed), in the rewrite an int32
+      array, so `x + i` with an `x` of a narrower integer dtype (int8) promotes to int32, and `rate**i` is
+      computed in float32 rather than in Python's float64 before rounding. Rows read as `xs[i]` with the
+      traced index are gathered; JAX clamps an out-of-range index in both.
+    - A buffer written with `.at[i].set`: the rewrite casts the stacked rows with `.astype(...)` where jaxfix
+      does not prove their dtype, as `.at[i].set` cast each row (a float into an int buffer truncates in
+      both; JAX warns that the original's implicit cast will become an error).
+    - Random numbers (`jax.random.*` in the body): the fix says so. A key passed unbatched gives every
+      element the same numbers, as the loop did; per-element keys (`jax.random.split(key, n)` mapped or read
+      as `keys[i]`, `jax.random.fold_in(key, i)`) give the same numbers as the loop with JAX's default
+      threefry PRNG (the corpus cases `random_per_key`, `fold_in_noise` and `split_keys_rows` compare them),
+      which JAX does not promise for the `rbg` and `unsafe_rbg` implementations.
 
     ## When it stays quiet
     - NumPy data preparation (`np.stack`, `np.array`), and lists over anything not proven to be a JAX array
@@ -204,23 +231,27 @@ class BatchLoopToVmap(Codemod):
       read after the loop, or that a closure of the function may observe; loops whose list is not created
       empty just before them, is appended to conditionally, or is used otherwise than stacked once after the
       loop (`ys[-1]`, `len(ys)`, returned as a list).
-    - Comprehensions with `if` clauses or several `for` clauses, and `jnp.stack` with other arguments
-      (`dtype=`) or with the comprehension's list built elsewhere.
-    - Loops writing `out = out.at[i].set(f(xs[i]))` (not handled yet: `out` is carried, so in traced code
-      JF101/JF102 see that loop).
+    - Loops writing rows whose buffer is read in the loop (`out[i - 1]`, `out.sum()`: rows depend on earlier
+      rows), that carry other state, that fill only part of a buffer of known length (`jnp.zeros((8, d))`,
+      `range(4)`), or whose buffer is not a fresh array.
+    - Comprehensions with `if` clauses (the result's length depends on the data) or several `for` clauses,
+      `jnp.stack` with other arguments (`dtype=`) or with the comprehension's list built elsewhere, and
+      `range(k)` with a literal `k` under 10 (a short loop stays a loop, as for JF101).
 
     It reports without a fix, saying what stopped it, when the element calls a function that jaxfix cannot
     resolve in the module or prove pure (a method such as `model.apply`, I/O, a global list), when the
     function uses a batched value in Python control flow (`if x > 0:`, `and`, a loop over it, `int(x)`, a
-    slice bound, a NumPy or math function, `.item()`), when the element's shape may depend on the values
-    (`jnp.nonzero`, boolean masks), when it may be a tuple rather than one array, when an index loop uses
-    its index otherwise than as `xs[i]`, or when a loop body has statements other than `name = value` lines
-    before its `.append`.
+    slice bound, a NumPy or math function, `.item()`), as a shape or a count (`jnp.zeros(i)`,
+    `x.reshape(i, -1)`, `jax.random.normal(key, (i,))`), or to index a Python list (`weights[i]`), when the
+    element's shape may depend on the values (`jnp.nonzero`, boolean masks), when it may be a tuple rather
+    than one array, when a loop body has statements other than `name = value` lines before its `.append` or
+    row write, and, for a buffer, when nothing proves that the loop writes every row or that a row has the
+    buffer's row shape (`w @ xs[i]` with `w` of unknown shape, one number broadcast across a row).
     """
 
     code = "JF301"
     name = "batch-loop-to-vmap"
-    summary = "jnp.stack of per-element results (comprehension, map, append loop) over an array's rows: use jax.vmap"
+    summary = "per-element results stacked or written row by row (comprehension, map, append, .at[i].set loop) over an array's rows: use jax.vmap"
     fix_safety = Safety.UNSAFE
     screen = ("stack", "array")
 
@@ -603,6 +634,8 @@ class BatchLoopToVmap(Codemod):
         if isinstance(expr, cst.Name):
             if expr.value in env:
                 return env[expr.value]
+            if loop is not None and expr.value == index:
+                return [()], []  # a number (an int32 scalar in the rewrite)
             if loop is not None and expr.value != index and expr.value not in self._dataflow().loop(loop).modified:
                 key = symbolic.key(expr.value, loop)
                 if key is not None:

@@ -331,3 +331,73 @@ def test_jf301_takes_a_fresh_buffer_loop_that_jf101_and_jf102_would_rewrite(monk
     monkeypatch.setattr(jf301, "vmap_rewrites", lambda context, loop: False)
     diagnostics, _, _ = analyse(independent, without)
     assert [d.code for d in diagnostics if d.fix is not None] == ["JF101"]  # what JF301 takes over
+
+
+# ---- loops writing the rows of a fresh buffer ----------------------------------------------------------------
+
+ROWS = "def f(w, k, xs: jax.Array):\n{buffer}    for i in range({count}):\n{body}    return out\n"
+
+
+def _rows(body: str, buffer: str = "    out = jnp.zeros_like(xs)\n", count: str = "xs.shape[0]") -> str:
+    return ROWS.format(buffer=buffer, count=count, body=body)
+
+
+@pytest.mark.parametrize(
+    "source, after",
+    [
+        # rows of the buffer's dtype (xs's): no cast
+        (_rows("        out = out.at[i].set(-xs[i])\n"), "    out = jax.vmap(body)(xs)\n"),
+        # rows of a dtype not proven to be the buffer's: the cast .at[i].set made
+        (_rows("        out = out.at[i].set(jnp.tanh(xs[i]))\n", "    out = jnp.zeros((len(xs), xs.shape[1]))\n"),
+         "    out = jax.vmap(jnp.tanh)(xs).astype(float)\n"),
+        # the index as a number, a length not tied to xs: jnp.arange(k), xs[i] read in the body
+        (_rows("        out = out.at[i].set(xs[i] * i)\n", "    out = jnp.zeros((k, xs.shape[1]), dtype=xs.dtype)\n", "k"),
+         "    out = jax.vmap(body)(jnp.arange(k)).astype(xs.dtype)\n"),
+        # a scalar row takes any scalar; a same-module function's shape is followed
+        (_rows("        out = out.at[i].set(g(xs[i]))\n", "    out = jnp.zeros(xs.shape[0])\n"),
+         "    out = jax.vmap(g)(xs).astype(float)\n"),
+    ],
+)
+def test_row_loop_rewrites(source: str, after: str) -> None:
+    fixed = _fixed("def g(x):\n    return jnp.sum(x * x)\n\n" + source)
+    assert fixed.splitlines()[-2] == after.rstrip("\n"), fixed
+    assert "for i in" not in fixed and ".at[" not in fixed
+
+
+@pytest.mark.parametrize(
+    "body, buffer, count, reason",
+    [
+        ("        out = out.at[i].set(w @ xs[i])\n", "    out = jnp.zeros((xs.shape[0], 3))\n", "xs.shape[0]",
+         "has the shape of a row"),
+        ("        out = out.at[i].set(jnp.sum(xs[i]))\n", "    out = jnp.zeros_like(xs)\n", "xs.shape[0]",
+         "has the shape of a row"),
+        ("        out = out.at[i].set(jnp.sin(xs[i]))\n", "    out = jnp.zeros_like(xs)\n", "k",
+         "write every row"),
+        ("        out = out.at[i].set(w[i] * 2.0)\n", "    out = jnp.zeros((len(w), 3))\n", "len(w)", "not known to be a JAX array"),
+        ("        y = jnp.sin(xs[i])\n        print(y)\n        out = out.at[i].set(y)\n", "    out = jnp.zeros_like(xs)\n",
+         "xs.shape[0]", "other than assignments"),
+    ],
+)
+def test_row_loop_reports_without_fix(body: str, buffer: str, count: str, reason: str) -> None:
+    source = _rows(body, buffer, count)
+    messages = _messages(source)
+    assert len(messages) == 1 and "not rewritten" in messages[0] and reason in messages[0], messages
+    assert _fixed(source) == source
+
+
+@pytest.mark.parametrize(
+    "body, buffer, count",
+    [
+        # the buffer is read in the loop (rows depend on earlier rows), other state is carried
+        ("        out = out.at[i].set(xs[i] + out[i - 1])\n", "    out = jnp.zeros_like(xs)\n", "xs.shape[0]"),
+        ("        w = w * 0.5\n        out = out.at[i].set(xs[i] * w)\n", "    out = jnp.zeros_like(xs)\n", "xs.shape[0]"),
+        # part of a buffer of known length, a buffer that is not fresh, a conditional write
+        ("        out = out.at[i].set(xs[i])\n", "    out = jnp.zeros((8, 3))\n", "4"),
+        ("        out = out.at[i].set(jnp.sin(xs[i]))\n", "    out = xs\n", "xs.shape[0]"),
+        ("        if i > 2:\n            out = out.at[i].set(xs[i])\n", "    out = jnp.zeros_like(xs)\n", "xs.shape[0]"),
+        # another row than the loop's index
+        ("        out = out.at[i + 1].set(xs[i])\n", "    out = jnp.zeros_like(xs)\n", "xs.shape[0]"),
+    ],
+)
+def test_row_loop_quiet(body: str, buffer: str, count: str) -> None:
+    assert _messages(_rows(body, buffer, count)) == []
