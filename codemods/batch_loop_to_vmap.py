@@ -18,7 +18,8 @@ from typing import Sequence
 import libcst as cst
 from libcst.metadata import ScopeProvider
 
-from jaxfix.analysis.dataflow import ARRAY_METHODS, Blocker, block_activity, body_statements, returns_one_array
+from jaxfix.analysis.arrays import ARRAY_VALUE
+from jaxfix.analysis.dataflow import Blocker, block_activity, body_statements, returns_one_array
 from jaxfix.analysis.screen import Screen
 from jaxfix.analysis.shapes import REDUCTION_METHODS, REDUCTIONS, FreshBuffer, same_shape
 from jaxfix.analysis.syntax import is_number, row_write, target_names, walk
@@ -914,7 +915,7 @@ class BatchLoopToVmap(Codemod):
             purity = self._expression_impurity(part, arrays_known)
             if purity is not None:
                 raise _Refused(f"the body {purity}")
-        if not self._element_is_array(checked[-1], rows | _array_names(checked[:-1], rows)):
+        if not self._element_is_array(checked[-1], rows):
             raise _Refused("the element is not proven to be one JAX array (a tuple would stack differently)")
         random = self._draws_random(checked, 0)
         name = self.context.fresh_names.take("body", "batch_body", "per_element")
@@ -1081,36 +1082,23 @@ class BatchLoopToVmap(Codemod):
         definition = func if isinstance(func, cst.Lambda) else self._dataflow().local_function(func)
         positional = [p.name.value for p in (*definition.params.posonly_params, *definition.params.params)]
         if isinstance(definition, cst.Lambda):
-            values, body = [definition.body], [definition.body]
+            values = [definition.body]
         else:
             values = [n.value for n in _walk_own(definition.body) if isinstance(n, cst.Return)]
-            body = list(body_statements(definition.body))
-        # The batched parameters are rows of JAX arrays; names computed from them by arithmetic are arrays too
-        # (a tuple holding one is caught, since only plain arithmetic, indexing and array methods count).
+        # The batched parameters are rows of JAX arrays; names computed from them are followed to their values.
         rows = {positional[i] for i in batched if i < len(positional)}
-        rows |= {n for n in _array_names(body, rows)}
         if not values or not all(v is not None and self._element_is_array(v, rows) for v in values):
             raise _Refused(
                 f"`{self.context.code_for(func)}` is not proven to return one JAX array (a tuple would stack differently)"
             )
 
     def _element_is_array(self, expr: cst.BaseExpression, rows: set[str]) -> bool:
-        """Whether the element surely is one JAX array: a row (the rows of a JAX array are arrays), arithmetic
-        with one, an array method of one, or what `_returns_array` accepts."""
-        if isinstance(expr, cst.Name) and expr.value in rows:
-            return True
-        if isinstance(expr, cst.BinaryOperation):
-            return self._element_is_array(expr.left, rows) or self._element_is_array(expr.right, rows)
-        if isinstance(expr, cst.UnaryOperation) and not isinstance(expr.operator, cst.Not):
-            return self._element_is_array(expr.expression, rows)
-        if isinstance(expr, cst.Subscript) and all(isinstance(e.slice, (cst.Index, cst.Slice)) for e in expr.slice):
-            return self._element_is_array(expr.value, rows)
-        if isinstance(expr, cst.Attribute) and expr.attr.value in ("T", "mT", "real", "imag"):
-            return self._element_is_array(expr.value, rows)
-        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in ARRAY_METHODS:
-            if self.context.names.qualified(expr.func) is None and self._element_is_array(expr.func.value, rows):
-                return True
-        return self._returns_array(expr)
+        """Whether the element surely is one JAX array (not a tuple, which jnp.stack and jax.vmap treat
+        differently): jaxfix.analysis.arrays.value_kinds, where `rows` hold arrays and a same-module function
+        returning one counts."""
+        at = self.context.shapes.symbolic.statement(expr) or expr
+        kinds = self.context.arrays.value_kinds(expr, at, frozenset(rows), calls=self._returns_array)
+        return kinds == {ARRAY_VALUE}
 
     def _returns_array(self, value: cst.BaseExpression) -> bool:
         if self._dataflow().is_array_like(value):
@@ -1410,43 +1398,6 @@ def _batched_names(statements: Sequence[cst.CSTNode], tainted: set[str]) -> set[
         if not grown:
             break
     return tainted
-
-
-def _array_names(statements: Sequence[cst.CSTNode], rows: set[str]) -> set[str]:
-    """Names every assignment of which is plain arithmetic on the rows (`h = x @ w + b`): arrays as well."""
-    found: set[str] = set()
-    assigned: dict[str, list[cst.BaseExpression]] = {}
-    for statement in statements:
-        for node in walk(statement):
-            if isinstance(node, cst.Assign):
-                for target in node.targets:
-                    for name in target_names(target.target):
-                        value = node.value if isinstance(target.target, cst.Name) else None
-                        assigned.setdefault(name, []).append(value)
-            elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.NamedExpr, cst.WithItem)):
-                target = getattr(node, "target", None)
-                for name in target_names(target) if target is not None else ():
-                    assigned.setdefault(name, []).append(None)
-
-    def arithmetic(expr, known) -> bool:
-        if isinstance(expr, cst.Name):
-            return expr.value in known
-        if isinstance(expr, cst.Subscript) and all(isinstance(e.slice, (cst.Index, cst.Slice)) for e in expr.slice):
-            return arithmetic(expr.value, known)  # a row or slice of an array is an array
-        if isinstance(expr, cst.BinaryOperation):
-            return arithmetic(expr.left, known) or arithmetic(expr.right, known)
-        if isinstance(expr, cst.UnaryOperation) and not isinstance(expr.operator, cst.Not):
-            return arithmetic(expr.expression, known)
-        return False
-
-    grown = True
-    while grown:
-        grown = False
-        for name, values in assigned.items():
-            if name not in found and all(v is not None and arithmetic(v, rows | found) for v in values):
-                found.add(name)
-                grown = True
-    return found
 
 
 def _has_comparison(node: cst.CSTNode) -> bool:
