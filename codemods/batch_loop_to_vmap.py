@@ -312,6 +312,11 @@ class BatchLoopToVmap(Codemod):
         Valid(
             "import jax.numpy as jnp\n\ndef f(weights, x):\n    return jnp.stack([jnp.tanh(w @ x) for w in weights])\n"
         ),
+        # rows computed from earlier rows (the buffer is read in the loop): a scan, not a batch
+        Valid(
+            "import jax\nimport jax.numpy as jnp\n\ndef f(xs: jax.Array):\n    out = jnp.zeros_like(xs)\n"
+            "    for i in range(xs.shape[0]):\n        out = out.at[i].set(xs[i] + out[i - 1])\n    return out\n"
+        ),
         # a filtered comprehension
         Valid(
             "import jax\nimport jax.numpy as jnp\n\ndef f(xs: jax.Array):\n"
@@ -330,6 +335,13 @@ class BatchLoopToVmap(Codemod):
             "    return jnp.stack([jnp.tanh(w @ x) + 1.0 for x in xs], axis=1)\n",
             "import jax\nimport jax.numpy as jnp\n\ndef f(w, xs: jax.Array):\n    def body(x):\n"
             "        return jnp.tanh(w @ x) + 1.0\n    return jax.vmap(body, out_axes=1)(xs)\n",
+        ),
+        Invalid(
+            "import jax\nimport jax.numpy as jnp\n\ndef f(xs: jax.Array):\n    out = jnp.zeros_like(xs)\n"
+            "    for i in range(xs.shape[0]):\n        out = out.at[i].set(jnp.sin(xs[i]))\n    return out\n",
+            "import jax\nimport jax.numpy as jnp\n\ndef f(xs: jax.Array):\n"
+            "    out = jax.vmap(jnp.sin)(xs).astype(xs.dtype)\n    return out\n",
+            message="each row of `out`",
         ),
         Invalid(
             "import jax\nimport jax.numpy as jnp\n\ndef g(x):\n    if x.sum() > 0:\n        return x\n    return -x\n\n"
@@ -561,6 +573,8 @@ class BatchLoopToVmap(Codemod):
         uses = [n for part in parts for n in walk(part) if isinstance(n, cst.Name) and n.value == index]
         if not uses:
             raise _Refused(f"the rows do not depend on the index `{index}`")
+        if self._indexes_containers(index, parts):
+            raise _NotThis()  # copying items of Python lists or NumPy arrays into a buffer: host-side, no batch
         if rows and len(rows) == len(uses) and len({r.value.value for r in rows}) == 1:
             array = rows[0].value
             if (
@@ -722,6 +736,8 @@ class BatchLoopToVmap(Codemod):
                               count=iterable.args[0].value)  # fmt: skip
             count = self._range_count(iterable)
             if count is not None:
+                if self._indexes_containers(target.value, [*statements, element]):
+                    return None  # gathering items of Python lists (`results[i][k]`): host-side plumbing, no batch
                 return _Batch(element, [target.value], [_Count(self.context.code_for(count))], statements=statements)
             return _Batch(element, [target.value], [iterable], statements=statements)
         if not isinstance(target, (cst.Tuple, cst.List)) or not isinstance(iterable, cst.Call):
@@ -741,6 +757,17 @@ class BatchLoopToVmap(Codemod):
             count = _Count(f"len({array.value})")
             return _Batch(element, [e.value for e in elements], [count, array], statements=statements)
         return None
+
+    def _indexes_containers(self, index: str, parts) -> bool:
+        """Whether the index subscripts a name not proven to hold a JAX array (a list, a dict, a tuple)."""
+        for part in parts:
+            for node in walk(part):
+                if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and any(
+                    _mentions(element, {index}) for element in node.slice
+                ):
+                    if not self._is_array(node.value):
+                        return True
+        return False
 
     def _range_count(self, iterable) -> cst.BaseExpression | None:
         """`n` of `range(n)` (one argument), unless a literal under 10: a short loop stays a loop (as JF101)."""
