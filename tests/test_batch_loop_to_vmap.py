@@ -402,3 +402,20 @@ def test_row_loop_reports_without_fix(body: str, buffer: str, count: str, reason
 )
 def test_row_loop_quiet(body: str, buffer: str, count: str) -> None:
     assert _messages(_rows(body, buffer, count)) == []
+
+
+@pytest.mark.parametrize("name", ["fold_in_noise", "split_keys_rows", "random_per_key"])
+def test_random_stream_is_the_loops_with_threefry_only(name: str) -> None:
+    """Why a random body gets a note: vmapped per-element keys draw the loop's numbers with the default
+    threefry PRNG (the corpus compares them too), but not with the rbg implementations."""
+    case = next(c for c in corpus.cases() if c.codemod == "batch_loop_to_vmap" and c.name == name)
+    before = corpus.load_function(case.before, case.spec["entry"], tag=f"jf301-rng-b-{name}")
+    after = corpus.load_function(case.after, case.spec["entry"], tag=f"jf301-rng-a-{name}")
+    default = jax.config.jax_default_prng_impl
+    try:
+        for impl, same in (("threefry2x32", True), ("rbg", False)):
+            jax.config.update("jax_default_prng_impl", impl)
+            args, _ = corpus.arguments(case)  # keys made under this implementation
+            assert bool(jnp.array_equal(before(*args), after(*args))) is same, impl
+    finally:
+        jax.config.update("jax_default_prng_impl", default)
