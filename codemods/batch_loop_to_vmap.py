@@ -497,7 +497,7 @@ class BatchLoopToVmap(Codemod):
             "batched call"
         )
         try:
-            assign, cast, spec = self._row_loop_plan(loop, statements, index, out, value, creation)
+            cast, spec = self._row_loop_plan(loop, statements, index, out, value, creation)
         except _Refused as refused:
             return f"{message}; not rewritten: {refused}", None
         except _NotThis:
@@ -537,8 +537,8 @@ class BatchLoopToVmap(Codemod):
         return None
 
     def _row_loop_plan(self, loop, statements, index, out, value, creation):
-        """What proves the rewrite (raises _Refused with what is missing): (the new line's assignment, the cast
-        of the rows, the vmap spec)."""
+        """What proves the rewrite (raises _Refused with what is missing, _NotThis where the loop is no batch):
+        (the cast of the rows or None, the vmap spec)."""
         symbolic = self.context.shapes.symbolic
         buffer_call = creation.body[0].value
         flow = self._dataflow().loop(loop)
@@ -553,7 +553,7 @@ class BatchLoopToVmap(Codemod):
             captured = set(block_activity(body_statements(function.body)).captured)
             if captured & {*flow.modified, *flow.targets}:
                 raise _Refused("a closure reads a name the loop assigns")
-        before, last = statements[:-1], statements[-1]
+        before = statements[:-1]
         readers = [n for st in before for n in walk(st) if isinstance(n, cst.Name) and n.value == out]
         readers += [n for n in walk(value) if isinstance(n, cst.Name) and n.value == out]
         if readers:
@@ -617,7 +617,7 @@ class BatchLoopToVmap(Codemod):
             cast = self._cast_text(buffer, loop)
             if cast is None:
                 raise _Refused(f"nothing proves that the rows have the dtype of `{out}`, and that dtype cannot be written here")
-        return last, cast, spec
+        return cast, spec
 
     def _row_subscript(self, node: cst.CSTNode, index: str) -> bool:
         return (
