@@ -114,6 +114,7 @@ class _Batch:
     arrays: list[cst.BaseExpression]  # what each variable walks (an index loop: the indexed array)
     index: str | None = None  # `for i in range(len(xs))`: the index, used only as `xs[i]`
     count: cst.BaseExpression | None = None  # an index loop's `range(count)` argument
+    numbered: bool = False  # an index loop whose index is also used as a number: mapped over jnp.arange too
     mapped: cst.BaseExpression | None = None  # the function given to `map`
     statements: list = field(default_factory=list)  # a `for` loop's statements before the `.append(element)`
     append: cst.SimpleStatementLine | None = None  # a `for` loop's `ys.append(element)` line
@@ -586,14 +587,14 @@ class BatchLoopToVmap(Codemod):
             raise _Refused(f"the rows do not depend on the index `{index}`")
         if self._indexes_containers(index, parts):
             raise _NotThis()  # copying items of Python lists or NumPy arrays into a buffer: host-side, no batch
-        if rows and len(rows) == len(uses) and len({r.value.value for r in rows}) == 1:
+        if rows and len({r.value.value for r in rows}) == 1 and not self._indexes_other(index, parts, rows[0].value):
             array = rows[0].value
             if (
                 array.value not in flow.modified
                 and self._is_array(array)
-                and ("dim", symbolic.key(array.value, loop), 0) == trip
+                and trip in symbolic.leading_dims(array.value, loop)
             ):
-                batch = _Batch(value, [index], [array], index=index, statements=before)
+                batch = _Batch(value, [index], [array], index=index, statements=before, count=count)
         for row in rows:
             if row.value.value in flow.modified or row.value.value == out:
                 raise _Refused(f"the loop assigns `{row.value.value}`, whose rows it reads")
@@ -769,6 +770,16 @@ class BatchLoopToVmap(Codemod):
             return _Batch(element, [e.value for e in elements], [count, array], statements=statements)
         return None
 
+    def _indexes_other(self, index: str, parts, array: cst.Name) -> bool:
+        """Whether the index subscripts anything else than `array[index]`."""
+        return any(
+            isinstance(node, cst.Subscript)
+            and any(_mentions(element, {index}) for element in node.slice)
+            and not self._is_row(node, index, array)
+            for part in parts
+            for node in walk(part)
+        )
+
     def _indexes_containers(self, index: str, parts) -> bool:
         """Whether the index subscripts a name not proven to hold a JAX array (a list, a dict, a tuple)."""
         for part in parts:
@@ -933,7 +944,10 @@ class BatchLoopToVmap(Codemod):
                     raise _Refused(f"an argument {impurity}")
             batched = [i for i, axis in enumerate(axes) if axis == 0]
             random = self._check_function(func, batched, arguments=len(axes))
-            counts = {self._argument(a) for a in batch.arrays if isinstance(a, _Count)}
+            counted = [a for a in batch.arrays if isinstance(a, _Count)]
+            if batch.numbered:
+                counted.append(_Count(self.context.code_for(batch.count)))
+            counts = {self._argument(a) for a in counted}
             self._check_single_result(func, [i for i in batched if arguments[i] not in counts])  # an index is no array
             return _Spec(code(func), axes, arguments, random)
         # A named local function for the element.
@@ -1009,6 +1023,9 @@ class BatchLoopToVmap(Codemod):
             # The index is used as a number too: map it over `jnp.arange(n)`, and read the rows in the body.
             if batch.count is None:
                 raise _Refused(f"the index `{batch.index}` is used otherwise than as `{self.context.code_for(array)}[{batch.index}]`")
+            if rows and not self._indexes_other(batch.index, parts, array):
+                batch.numbered = True  # map the rows of `xs` and the index (an empty `xs` stays empty)
+                return {batch.index: array}
             batch.arrays = [_Count(self.context.code_for(batch.count))]
             batch.index = None
             return {batch.variables[0]: batch.arrays[0]}
@@ -1046,6 +1063,9 @@ class BatchLoopToVmap(Codemod):
             elif batch.index is not None and self._is_row(value, batch.index, batch.arrays[0]):
                 axes.append(0)
                 arguments.append(self.context.code_for(batch.arrays[0]))
+            elif batch.numbered and isinstance(value, cst.Name) and value.value == batch.index:
+                axes.append(0)
+                arguments.append(self._argument(_Count(self.context.code_for(batch.count))))
             elif _mentions(value, variables):
                 return None
             else:
@@ -1067,7 +1087,10 @@ class BatchLoopToVmap(Codemod):
             def leave_Subscript(self, original, updated):
                 return cst.Name(row) if is_row(original, index, array) else updated
 
-        return [row], [array], [st.visit(Rows()) for st in batch.statements], element.visit(Rows())
+        params, arrays = [row], [array]
+        if batch.numbered:
+            params, arrays = [index, row], [_Count(self.context.code_for(batch.count)), array]
+        return params, arrays, [st.visit(Rows()) for st in batch.statements], element.visit(Rows())
 
     # ---- what the batched function may do ------------------------------------------------------------------
 

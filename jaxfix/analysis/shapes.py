@@ -888,6 +888,20 @@ class SymbolicShapes:
             return ("name", key) if key is not None else None
         return None
 
+    def leading_dims(self, name: str, where) -> list:
+        """Dimension tokens equal to the number of rows of the array `name` holds at `where`: `name.shape[0]`,
+        and `n` where it is `jax.random.split(key, n)`."""
+        key = self.key(name, where)
+        found = [("dim", key, 0)] if key is not None else []
+        value = self.single_value(name, where)
+        if isinstance(value, cst.Call) and self._context.names.callee(value) == "jax.random.split":
+            args = value.args
+            if len(args) == 2 and all(a.keyword is None and not a.star for a in args):
+                dim = self.dim(args[1].value, self.statement(value))
+                if dim is not None:
+                    found.append(dim)
+        return found
+
     # ---- what a row value is -------------------------------------------------------------------------------
 
     def elementwise_facts(self, expr: cst.BaseExpression, facts_of, astype_dtype) -> tuple[list, list] | None:

@@ -5,8 +5,8 @@ import jax.numpy as jnp
 
 
 def jitter(key, xs: jax.Array):
-    def body(i):
+    def body(i, x):
         noise = jax.random.normal(jax.random.fold_in(key, i), xs.shape[1:])
-        return xs[i] + 0.1 * noise
-    out = jax.vmap(body)(jnp.arange(xs.shape[0])).astype(xs.dtype)
+        return x + 0.1 * noise
+    out = jax.vmap(body)(jnp.arange(xs.shape[0]), xs).astype(xs.dtype)
     return out

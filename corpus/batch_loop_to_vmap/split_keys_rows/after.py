@@ -6,7 +6,5 @@ import jax.numpy as jnp
 
 def dropout_masks(key, n, p: float = 0.5):
     keys = jax.random.split(key, n)
-    def body(i):
-        return jax.random.bernoulli(keys[i], p, (6,))
-    masks = jax.vmap(body)(jnp.arange(n))
+    masks = jax.vmap(jax.random.bernoulli, in_axes=(0, None, None))(keys, p, (6,))
     return masks
