@@ -225,8 +225,11 @@ class BatchLoopToVmap(Codemod):
       loop, nor the loop's index).
     - An index used as a number: in the loop it is a Python int (weakly typed), in the rewrite an int32
       array, so `x + i` with an `x` of a narrower integer dtype (int8) promotes to int32, and `rate**i` is
-      computed in float32 rather than in Python's float64 before rounding. Rows read as `xs[i]` with the
-      traced index are gathered; JAX clamps an out-of-range index in both.
+      computed in float32 rather than in Python's float64 before rounding. Where the index also reads
+      `xs[i]` of an array proven to have the loop's length, jax.vmap maps `xs`'s rows beside `jnp.arange`;
+      otherwise the body reads `xs[i]` with the traced index (a gather; JAX clamps an out-of-range index in
+      both), and on an empty `xs` with an empty range the rewrite raises IndexError at trace time where the
+      loop ran zero times (`jaxfix verify` found this one; corpus `split_keys_rows` now maps the keys).
     - A buffer written with `.at[i].set`: the rewrite casts the stacked rows with `.astype(...)` where jaxfix
       does not prove their dtype, as `.at[i].set` cast each row (a float into an int buffer truncates in
       both; JAX warns that the original's implicit cast will become an error).
