@@ -4,7 +4,8 @@ realistic batch size.
     python benchmarks/vmap_batch.py [--cases GLOB] [--batch 512] [--repeats N]
 
 For each positive case of corpus/batch_loop_to_vmap/ (GLOB over case names, default all), the arguments that
-case.toml's `batch_args` names are tiled along their first axis to --batch rows. Times, each with a freshly
+case.toml's `batch_args` names are tiled along their first axis to --batch rows, and the argument `size_arg`
+names (a `range(n)` loop's count) is set to --batch (static under `jax.jit`). Times, each with a freshly
 imported function (new function objects, so no jit cache helps) and `block_until_ready`, best of --repeats:
 - the original run eagerly (`jax.disable_jit()`: one dispatch per operation and element, which is how the
   loop runs outside `jit`);
@@ -32,10 +33,12 @@ _tags = itertools.count()
 
 
 def batched_arguments(case: corpus.Case, batch: int):
-    """The case's arguments with those in `batch_args` tiled to `batch` rows."""
+    """The case's arguments with those in `batch_args` tiled to `batch` rows, and `size_arg` set to `batch`."""
     import jax.numpy as jnp
 
     args, kwargs = corpus.arguments(case)
+    if isinstance(case.spec.get("size_arg"), int):
+        args[case.spec["size_arg"]] = batch
     for index in case.spec.get("batch_args", []):
         rows = args[index]
         reps = -(-batch // rows.shape[0])
@@ -43,14 +46,14 @@ def batched_arguments(case: corpus.Case, batch: int):
     return args, kwargs
 
 
-def timed(path: Path, entry: str, args, kwargs, *, mode: str, calls: int = 10) -> tuple[float, float]:
+def timed(path: Path, entry: str, args, kwargs, *, mode: str, calls: int = 10, static=()) -> tuple[float, float]:
     """(first call, median of later calls) in seconds for a freshly imported `entry`; mode "eager" runs it
-    with jit disabled, "jit" wraps it in a new `jax.jit`."""
+    with jit disabled, "jit" wraps it in a new `jax.jit` (with `static` as its static_argnums)."""
     import jax
 
     function = corpus.load_function(path, entry, tag=f"vmap-batch-{next(_tags)}")
     if mode == "jit":
-        function = jax.jit(function)
+        function = jax.jit(function, static_argnums=static)
 
     def call():
         if mode == "eager":
@@ -87,13 +90,14 @@ def main(argv: list[str] | None = None) -> None:
             continue
         args, kwargs = batched_arguments(case, options.batch)
         entry = case.spec["entry"]
-        timed(case.after, entry, args, kwargs, mode="jit", calls=1)  # warm JAX's own caches once
+        static = (case.spec["size_arg"],) if isinstance(case.spec.get("size_arg"), int) else ()
+        timed(case.after, entry, args, kwargs, mode="jit", calls=1, static=static)  # warm JAX's own caches once
         timed(case.before, entry, args, kwargs, mode="eager", calls=1)
         best = {"before": float("inf"), "after": float("inf"), "first": float("inf"), "jit": float("inf")}
         for _ in range(options.repeats):
             best["before"] = min(best["before"], timed(case.before, entry, args, kwargs, mode="eager", calls=options.calls)[1])
             best["after"] = min(best["after"], timed(case.after, entry, args, kwargs, mode="eager", calls=options.calls)[1])
-            first, later = timed(case.after, entry, args, kwargs, mode="jit", calls=options.calls)
+            first, later = timed(case.after, entry, args, kwargs, mode="jit", calls=options.calls, static=static)
             best["first"], best["jit"] = min(best["first"], first), min(best["jit"], later)
         print(
             f"| {case.name} | {best['before'] * 1e3:.1f} | {best['after'] * 1e3:.2f} | {best['first'] * 1e3:.1f} / "

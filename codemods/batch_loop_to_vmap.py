@@ -1,25 +1,30 @@
 """JF301 batch-loop-to-vmap: a list of per-element results stacked into one array
 (`jnp.stack([f(a, x) for x in xs])`) becomes `jax.vmap(f, in_axes=(None, 0))(a, xs)`.
 
-Also the loop form: `ys = []`, `for x in xs: ...; ys.append(e)`, then `jnp.stack(ys)`. Its loops carry
-nothing from one element to the next: JF102 (loop-to-scan) takes the loops that do (it leaves carry-less
-loops alone), and JF101 leaves loops that append, so one loop never gets two fixes."""
+Also the loop forms: `ys = []`, `for x in xs: ...; ys.append(e)`, then `jnp.stack(ys)`; and a fresh buffer
+written row by row, `out = out.at[i].set(f(xs[i]))`. Their steps are independent: JF102 (loop-to-scan) takes
+the loops that carry state (it leaves carry-less loops, and the buffer loops JF301 rewrites, alone), and JF101
+leaves loops that append or that JF301 rewrites, so one loop never gets two fixes."""
 
 from __future__ import annotations
 
 import ast
 import builtins
+import re
+import weakref
 from dataclasses import dataclass, field
 from typing import Sequence
 
 import libcst as cst
 from libcst.metadata import ScopeProvider
 
-from jaxfix.analysis.dataflow import ARRAY_METHODS, Blocker, block_activity, body_statements, returns_one_array
+from jaxfix.analysis.arrays import ARRAY_VALUE
+from jaxfix.analysis.dataflow import Blocker, block_activity, body_statements, returns_one_array
 from jaxfix.analysis.screen import Screen
-from jaxfix.analysis.syntax import target_names, walk
+from jaxfix.analysis.shapes import REDUCTION_METHODS, REDUCTIONS, FreshBuffer, same_shape
+from jaxfix.analysis.syntax import is_number, row_write, target_names, walk
 from jaxfix.codemod import Codemod, Invalid, Valid
-from jaxfix.diagnostics import Safety
+from jaxfix.diagnostics import Fix, Safety
 
 _STACKING = {"jax.numpy.stack": "jnp.stack", "jax.numpy.array": "jnp.array", "jax.numpy.asarray": "jnp.asarray"}
 # Library namespaces whose functions batch under jax.vmap exactly as they compute one element.
@@ -32,16 +37,72 @@ _VALUE_SHAPED = frozenset(
     "union1d intersect1d setdiff1d setxor1d".split()
 )
 _STATIC_ATTRIBUTES = frozenset({"shape", "ndim", "dtype", "size"})
+# Arguments that are shapes, sizes or counts (positions, keywords): a batched value there has no single value
+# under jax.vmap (`jnp.zeros(i)`, `x.reshape(i, -1)`, `jax.random.normal(key, (i,))`).
+_SHAPE_ARGUMENTS = {
+    **{"jax.numpy." + n: ((0,), ("shape",)) for n in "zeros ones empty full".split()},
+    **{"jax.numpy." + n: ((), ("shape",)) for n in "zeros_like ones_like empty_like full_like".split()},
+    "jax.numpy.arange": ((0, 1, 2), ("start", "stop", "step")),
+    "jax.numpy.linspace": ((2,), ("num",)),
+    "jax.numpy.logspace": ((2,), ("num",)),
+    "jax.numpy.eye": ((0, 1, 2), ("N", "M", "k")),
+    "jax.numpy.identity": ((0,), ("n",)),
+    "jax.numpy.tri": ((0, 1, 2), ("N", "M", "k")),
+    "jax.numpy.broadcast_to": ((1,), ("shape",)),
+    "jax.numpy.reshape": ((1,), ("newshape", "shape")),
+    "jax.numpy.tile": ((1,), ("reps",)),
+    "jax.numpy.repeat": ((1,), ("repeats", "total_repeat_length")),
+    "jax.numpy.pad": ((1,), ("pad_width",)),
+    "jax.numpy.resize": ((1,), ("new_shape",)),
+    "jax.numpy.split": ((1,), ("indices_or_sections",)),
+    "jax.numpy.tril": ((1,), ("k",)),
+    "jax.numpy.triu": ((1,), ("k",)),
+}
+# jax.random functions and the position of their `shape` (or count) argument; the key (position 0) and the
+# parameters before the shape may be batched. Others take a batched value only as their key.
+_RANDOM_SHAPE_POSITION = {
+    **{n: 1 for n in "normal uniform randint exponential laplace logistic gumbel cauchy rademacher bits split".split()},
+    **{n: 2 for n in "bernoulli choice gamma poisson dirichlet t loggamma".split()},
+    **{n: 3 for n in "categorical truncated_normal beta".split()},
+    "fold_in": None,
+}
+# Samplers called with positional arguments only: the position of their shape, their number of arguments,
+# and the kind of their default dtype (the array they return has that shape and dtype).
+_RANDOM_SAMPLERS = {
+    **{"jax.random." + n: (1, 2, "float") for n in "normal uniform exponential laplace logistic gumbel cauchy".split()},
+    "jax.random.bernoulli": (2, 3, "bool"),
+    "jax.random.randint": (1, 4, "int"),
+}
+_SHAPE_METHODS = frozenset({"reshape", "repeat", "broadcast_to"})
 _CONCRETE_BUILTINS = frozenset({"int", "float", "bool", "complex", "len", "range", "list", "tuple", "str", "repr",
                                 "print", "iter", "next", "sorted", "set", "dict", "enumerate", "zip", "map",
                                 "filter", "round", "divmod", "hash", "format", "min", "max", "sum", "any", "all"})  # fmt: skip
 _CONCRETE_METHODS = frozenset({"item", "tolist", "__index__", "__bool__", "__int__", "__float__"})
 _BUILTINS = frozenset(dir(builtins))
+_AT = re.compile(r"\.\s*at\b")
 _MAX_DEPTH = 4  # how deep same-module calls are followed
+_RANDOM_NOTE = (
+    "; the body draws random numbers: jax.vmap draws the loop's numbers with JAX's default threefry PRNG, not "
+    "with the rbg implementations; check the stream if you rely on it"
+)
+_SHORT = 10  # `range(k)` with a literal k under this stays a Python loop (as JF101 and JF102 leave it)
+# Reductions that return a 0-d array when given one array and nothing else.
+_WHOLE_REDUCTIONS = REDUCTIONS - {"jax.numpy.trace", "jax.numpy.logaddexp.reduce", "jax.numpy.vdot"}
 
 
 class _Refused(Exception):
     """What stops the rewrite, in words for the diagnostic."""
+
+
+class _NotThis(Exception):
+    """Not this rule's pattern after all: no finding."""
+
+
+@dataclass(frozen=True)
+class _Count:
+    """`jnp.arange(count)`: what an index variable used as a number is mapped over (`count` is code)."""
+
+    count: str
 
 
 @dataclass
@@ -52,6 +113,8 @@ class _Batch:
     variables: list[str]  # the comprehension's variables (for an index loop: the index)
     arrays: list[cst.BaseExpression]  # what each variable walks (an index loop: the indexed array)
     index: str | None = None  # `for i in range(len(xs))`: the index, used only as `xs[i]`
+    count: cst.BaseExpression | None = None  # an index loop's `range(count)` argument
+    numbered: bool = False  # an index loop whose index is also used as a number: mapped over jnp.arange too
     mapped: cst.BaseExpression | None = None  # the function given to `map`
     statements: list = field(default_factory=list)  # a `for` loop's statements before the `.append(element)`
     append: cst.SimpleStatementLine | None = None  # a `for` loop's `ys.append(element)` line
@@ -69,28 +132,69 @@ class _Spec:
     function: cst.FunctionDef | None = None
 
 
+_ROW_LOOPS: "weakref.WeakKeyDictionary[object, dict[cst.For, tuple[str, Fix | None] | None]]" = weakref.WeakKeyDictionary()
+
+
+def row_loop_finding(context, loop: cst.For) -> tuple[str, Fix | None] | None:
+    """JF301's finding (message, fix) on a loop writing the rows of a fresh buffer with `.at[i].set`, None when
+    the loop is not that (computed once per module: JF101 and JF102 ask too)."""
+    known = _ROW_LOOPS.setdefault(context, {})
+    if loop not in known:
+        known[loop] = BatchLoopToVmap(context)._row_loop(loop)
+    return known[loop]
+
+
+def vmap_rewrites(context, loop: cst.For) -> bool:
+    """Whether JF301 rewrites `loop` into jax.vmap: a loop whose steps are independent is a batch, and JF101
+    (fori_loop) and JF102 (scan) leave it to JF301."""
+    finding = row_loop_finding(context, loop)
+    return finding is not None and finding[1] is not None
+
+
 class BatchLoopToVmap(Codemod):
     """
     ## What it does
-    Finds lists of per-element results that are stacked into one array, `jnp.stack([f(a, x) for x in xs])`,
-    `jnp.array([...])`, `jnp.stack(list(map(f, xs)))`, over `zip(xs, ys)` or `range(len(xs))` reading
-    `xs[i]`, or a `for` loop that appends one result per element to a list created empty just before it
-    and stacked after it, where each element is computed independently from a row of a JAX array, and
+    Finds per-element results over the rows of a JAX array that are stacked into one array,
+    `jnp.stack([f(a, x) for x in xs])`, `jnp.array([...])`, `jnp.stack(list(map(f, xs)))`, over `zip(xs, ys)`,
+    `enumerate(xs)`, `range(len(xs))` reading `xs[i]` or `range(n)`, a `for` loop that appends one result
+    per element to a list created empty just before it and stacked after it, or a loop that writes each row
+    of a fresh buffer, `out = jnp.zeros((n, d))`, `for i in range(n): out = out.at[i].set(f(xs[i]))`, and
     rewrites them into one batched call: `jax.vmap(f, in_axes=(None, 0))(a, xs)`. `in_axes` is 0 for the
     arrays the loop walks and None for everything else; `jnp.stack(..., axis=k)` becomes `out_axes=k`. An
+    index used as a number (`x * i`, `jax.random.fold_in(key, i)`) is mapped over `jnp.arange(n)`. An
     element that is not a single call of that shape (or a loop body with more statements) becomes a named
     local function first, keeping its statements and comments. It works in eager and in traced code.
+
+    A loop writing rows is rewritten only when jaxfix proves that the buffer is fresh (`jnp.zeros`, `ones`,
+    `empty`, `full`, `*_like`, created before the loop and not read in between), exactly as many rows long as
+    the loop runs, that each step writes its row once, unconditionally, and nothing else (no other state
+    flows between steps, the buffer is not read in the loop), and that each row has the shape of a row of the
+    buffer (`.at[i].set` broadcasts a smaller value across the row, jax.vmap would stack it as it is). Where
+    the rows' dtype is not proven to be the buffer's, the result gets `.astype(dtype)`, the cast `.at[i].set`
+    made. The shape and dtype proofs are shared with JF104 (jaxfix/analysis/shapes.py, `SymbolicShapes`).
+
+    Such a loop in traced code carries the buffer, so JF101 (fori_loop) and JF102 (scan) would see it too:
+    steps that do not depend on each other are a batch, so those rules leave every loop that JF301 rewrites
+    (whichever rules are selected), and JF301 stays quiet on loops whose rows depend on each other. JF104
+    only sees `lax.fori_loop` calls, which JF301 never rewrites.
 
     ## Why is this bad?
     Each element is a separate dispatch of every operation in `f` (eagerly), or a separate copy of `f` in the
     compiled program (under `jax.jit`), so the cost grows with the batch while the hardware works on one row
     at a time. Measured on CPU (JAX 0.10.2, 2 cores, `benchmarks/vmap_batch.py --batch 512`, fresh
-    functions, `block_until_ready`, median call, best of 3): over the eight positive corpus cases at batch
+    functions, `block_until_ready`, median call, best of 3): over the first eight positive corpus cases at batch
     512 the eager rewrite ran 99x to 309x faster than the eager loop (two runs); the per-example MLP
     (`mlp_per_example`) took 169 to 226 ms as an eager comprehension and about 1.0 ms as the eager rewrite
     (164x to 215x), 0.05 ms under `jax.jit`. Under `jax.jit` the comprehension also compiles one copy of
     `f` per element: at batch 512 the MLP took 15 s to trace and compile
     against 0.16 s for the rewrite, and ran 0.56 ms against 0.07 ms per call.
+    The forms added later, same benchmark (batch 512, best of 2-3, on a machine shared with other jobs):
+    loops writing rows with `.at[i].set` ran 1.7 to 3.3 s eagerly (each step copies the whole buffer)
+    against 1.4 to 12 ms for the rewrite (`at_set_count_positive` 1255x, `at_set_rows_jit` 999x,
+    `at_set_standardize` 281x); `range_sinusoids` 164x; the random cases `fold_in_noise` 876x and
+    `split_keys_rows` 420x. `enumerate_decay`, three elementwise operations per row, gained only 39x to 43x:
+    with jit disabled, the promotion of the int32 index to float costs most of its rewrite's 12 to 20 ms
+    (3.6 ms when jit is not disabled).
 
     ## Example
     ```python
@@ -109,17 +213,31 @@ class BatchLoopToVmap(Codemod):
 
     ## Fix safety
     Unsafe. jax.vmap computes the same values as the loop for the pure functions jaxfix accepts, but:
-    - Batched matrix products and reductions may round differently in the last bits than one row at a time.
-    - An empty batch: `jnp.stack([])` raises, the rewrite returns an empty array.
+    - Every form: batched matrix products and reductions may round differently in the last bits than one
+      row at a time; arguments that do not depend on the element (`a` above) are evaluated once instead of
+      once per element.
+    - Comprehensions and append loops: an empty batch makes `jnp.stack([])` raise, the rewrite returns an
+      empty array. An element computed from Python numbers only would be weakly typed in `jnp.array([...])`;
+      jaxfix requires each element to be a JAX array (a row, or computed from one or from a JAX function).
     - `zip(xs, ys)` and `map(f, xs, ys)` stop at the shortest array; jax.vmap raises when the lengths differ.
-    - Arguments that do not depend on the element (`a` above) are evaluated once instead of once per element.
-    - The loop form: after the rewrite the list's name holds the stacked array, and the loop's temporaries
-      are locals of the new function (jaxfix checks that nothing reads them after the loop).
-    - An element computed from Python numbers only would be weakly typed in `jnp.array([...])`; jaxfix
-      requires each element to be a JAX array computed from the row, which the stack already made strong.
-    - A body that draws random numbers (`jax.random.*`) is rewritten with a note: a key passed unbatched
-      gives every element the same numbers, as the loop did, and per-element keys give the same numbers in
-      JAX 0.10, but check the random stream you rely on.
+    - The loop forms: after the rewrite the list's (or buffer's) name holds the stacked array, and the
+      loop's temporaries are locals of the new function (jaxfix checks that nothing reads them after the
+      loop, nor the loop's index).
+    - An index used as a number: in the loop it is a Python int (weakly typed), in the rewrite an int32
+      array, so `x + i` with an `x` of a narrower integer dtype (int8) promotes to int32, and `rate**i` is
+      computed in float32 rather than in Python's float64 before rounding. Where the index also reads
+      `xs[i]` of an array proven to have the loop's length, jax.vmap maps `xs`'s rows beside `jnp.arange`;
+      otherwise the body reads `xs[i]` with the traced index (a gather; JAX clamps an out-of-range index in
+      both), and on an empty `xs` with an empty range the rewrite raises IndexError at trace time where the
+      loop ran zero times (`jaxfix verify` found this one; corpus `split_keys_rows` now maps the keys).
+    - A buffer written with `.at[i].set`: the rewrite casts the stacked rows with `.astype(...)` where jaxfix
+      does not prove their dtype, as `.at[i].set` cast each row (a float into an int buffer truncates in
+      both; JAX warns that the original's implicit cast will become an error).
+    - Random numbers (`jax.random.*` in the body): the fix says so. A key passed unbatched gives every
+      element the same numbers, as the loop did; per-element keys (`jax.random.split(key, n)` mapped or read
+      as `keys[i]`, `jax.random.fold_in(key, i)`) give the same numbers as the loop with JAX's default
+      threefry PRNG (the corpus cases `random_per_key`, `fold_in_noise` and `split_keys_rows` compare them),
+      and different numbers with the `rbg` and `unsafe_rbg` implementations (measured: every draw differs).
 
     ## When it stays quiet
     - NumPy data preparation (`np.stack`, `np.array`), and lists over anything not proven to be a JAX array
@@ -129,30 +247,51 @@ class BatchLoopToVmap(Codemod):
       read after the loop, or that a closure of the function may observe; loops whose list is not created
       empty just before them, is appended to conditionally, or is used otherwise than stacked once after the
       loop (`ys[-1]`, `len(ys)`, returned as a list).
-    - Comprehensions with `if` clauses or several `for` clauses, and `jnp.stack` with other arguments
-      (`dtype=`) or with the comprehension's list built elsewhere.
-    - Loops writing `out = out.at[i].set(f(xs[i]))` (not handled yet: `out` is carried, so in traced code
-      JF101/JF102 see that loop).
+    - Loops writing rows whose buffer is read in the loop (`out[i - 1]`, `out.sum()`: rows depend on earlier
+      rows), that carry other state, that fill only part of a buffer of known length (`jnp.zeros((8, d))`,
+      `range(4)`), or whose buffer is not a fresh array.
+    - Comprehensions with `if` clauses (the result's length depends on the data) or several `for` clauses,
+      `jnp.stack` with other arguments (`dtype=`) or with the comprehension's list built elsewhere, and
+      `range(k)` with a literal `k` under 10 (a short loop stays a loop, as for JF101).
 
     It reports without a fix, saying what stopped it, when the element calls a function that jaxfix cannot
     resolve in the module or prove pure (a method such as `model.apply`, I/O, a global list), when the
     function uses a batched value in Python control flow (`if x > 0:`, `and`, a loop over it, `int(x)`, a
-    slice bound, a NumPy or math function, `.item()`), when the element's shape may depend on the values
-    (`jnp.nonzero`, boolean masks), when it may be a tuple rather than one array, when an index loop uses
-    its index otherwise than as `xs[i]`, or when a loop body has statements other than `name = value` lines
-    before its `.append`.
+    slice bound, a NumPy or math function, `.item()`), as a shape or a count (`jnp.zeros(i)`,
+    `x.reshape(i, -1)`, `jax.random.normal(key, (i,))`), or to index a Python list (`weights[i]`), when the
+    element's shape may depend on the values (`jnp.nonzero`, boolean masks), when it may be a tuple rather
+    than one array, when a loop body has statements other than `name = value` lines before its `.append` or
+    row write, and, for a buffer, when nothing proves that the loop writes every row or that a row has the
+    buffer's row shape (`w @ xs[i]` with `w` of unknown shape, one number broadcast across a row).
     """
 
     code = "JF301"
     name = "batch-loop-to-vmap"
-    summary = "jnp.stack of per-element results (comprehension, map, append loop) over an array's rows: use jax.vmap"
+    summary = "per-element results stacked or written row by row (comprehension, map, append, .at[i].set loop) over an array's rows: use jax.vmap"
     fix_safety = Safety.UNSAFE
     screen = ("stack", "array")
 
     @classmethod
+    def may_match(cls, text: str) -> bool:
+        return any(s in text for s in cls.screen) or _AT.search(text) is not None
+
+    @classmethod
     def may_match_tree(cls, screen: Screen) -> bool:
         """A finding needs a `*.stack`/`*.array`/`*.asarray` call whose first argument is a list comprehension,
-        `list(map(...))`, or a name that a `for` loop appends to as its last statement."""
+        `list(map(...))`, or a name that a `for` loop appends to as its last statement; or a `for` loop whose
+        last statement is `name = name.at[...].set(...)`."""
+        if any(
+            isinstance(n, ast.For)
+            and isinstance(n.body[-1], ast.Assign)
+            and isinstance(n.body[-1].value, ast.Call)
+            and isinstance(n.body[-1].value.func, ast.Attribute)
+            and n.body[-1].value.func.attr == "set"
+            and isinstance(n.body[-1].value.func.value, ast.Subscript)
+            and isinstance(n.body[-1].value.func.value.value, ast.Attribute)
+            and n.body[-1].value.func.value.value.attr == "at"
+            for n in screen.nodes
+        ):
+            return True
         appended = {
             n.body[-1].value.func.value.id
             for n in screen.nodes
@@ -188,6 +327,11 @@ class BatchLoopToVmap(Codemod):
         Valid(
             "import jax.numpy as jnp\n\ndef f(weights, x):\n    return jnp.stack([jnp.tanh(w @ x) for w in weights])\n"
         ),
+        # rows computed from earlier rows (the buffer is read in the loop): a scan, not a batch
+        Valid(
+            "import jax\nimport jax.numpy as jnp\n\ndef f(xs: jax.Array):\n    out = jnp.zeros_like(xs)\n"
+            "    for i in range(xs.shape[0]):\n        out = out.at[i].set(xs[i] + out[i - 1])\n    return out\n"
+        ),
         # a filtered comprehension
         Valid(
             "import jax\nimport jax.numpy as jnp\n\ndef f(xs: jax.Array):\n"
@@ -208,6 +352,13 @@ class BatchLoopToVmap(Codemod):
             "        return jnp.tanh(w @ x) + 1.0\n    return jax.vmap(body, out_axes=1)(xs)\n",
         ),
         Invalid(
+            "import jax\nimport jax.numpy as jnp\n\ndef f(xs: jax.Array):\n    out = jnp.zeros_like(xs)\n"
+            "    for i in range(xs.shape[0]):\n        out = out.at[i].set(jnp.sin(xs[i]))\n    return out\n",
+            "import jax\nimport jax.numpy as jnp\n\ndef f(xs: jax.Array):\n"
+            "    out = jax.vmap(jnp.sin)(xs).astype(xs.dtype)\n    return out\n",
+            message="each row of `out`",
+        ),
+        Invalid(
             "import jax\nimport jax.numpy as jnp\n\ndef g(x):\n    if x.sum() > 0:\n        return x\n    return -x\n\n"
             "def f(xs: jax.Array):\n    return jnp.stack([g(x) for x in xs])\n",
             None,
@@ -223,6 +374,7 @@ class BatchLoopToVmap(Codemod):
 
     def __init__(self, context) -> None:
         super().__init__(context)
+        self._arange_used = False  # whether the fix being built maps `jnp.arange(n)` (its import may be needed)
 
 
     # ---- matching ------------------------------------------------------------------------------------------
@@ -238,17 +390,18 @@ class BatchLoopToVmap(Codemod):
         batch = self._batch(first.value)
         if batch is None:
             return
-        if not all(self._is_array(array) for array in batch.arrays):
+        if not all(isinstance(array, _Count) or self._is_array(array) for array in batch.arrays):
             return  # NumPy data, a Python list, a pytree: not a batch jaxfix can prove
         shown = _STACKING[callee]
-        message = f"{shown} of per-element results over the rows of an array: jax.vmap computes them in one batched call"
+        walked = "an index" if all(isinstance(a, _Count) for a in batch.arrays) else "the rows of an array"
+        message = f"{shown} of per-element results over {walked}: jax.vmap computes them in one batched call"
         try:
             fix, random = self._plan(node, batch, out_axis)
         except _Refused as refused:
             self.report(node, f"{message}; not rewritten: {refused}")
             return
         if random:
-            message += "; the body draws random numbers: check that the random stream stays as you need it"
+            message += _RANDOM_NOTE
         self.report(node, message, fix)
 
     def visit_For(self, node: cst.For) -> None:
@@ -261,12 +414,15 @@ class BatchLoopToVmap(Codemod):
             return
         appended = _append_of(statements[-1])
         if appended is None:
+            finding = row_loop_finding(self.context, node)
+            if finding is not None:
+                self.report(node, *finding)
             return
         collector, element = appended
         batch = self._loop_batch(node, element, statements[:-1])
         if batch is not None:
             batch.append = statements[-1]
-        if batch is None or not all(self._is_array(array) for array in batch.arrays):
+        if batch is None or not all(isinstance(array, _Count) or self._is_array(array) for array in batch.arrays):
             return
         creation = self._creation(node, collector)
         if creation is None:
@@ -298,7 +454,7 @@ class BatchLoopToVmap(Codemod):
             self.report(node, f"{message}; not rewritten: {refused}")
             return
         if spec.random:
-            message += "; the body draws random numbers: check that the random stream stays as you need it"
+            message += _RANDOM_NOTE
         assign = cst.parse_statement(f"{collector} = {self._vmap_text(spec, out_axis)}\n")
         pieces = [spec.function, assign] if spec.function is not None else [assign]
         moved = [*creation.leading_lines, *node.leading_lines]
@@ -318,21 +474,336 @@ class BatchLoopToVmap(Codemod):
         )
         self.report(node, message, fix)
 
+    # ---- loops writing the rows of a fresh buffer ----------------------------------------------------------
+
+    def _row_loop(self, loop: cst.For) -> tuple[str, Fix | None] | None:
+        """`out = jnp.zeros((n, d))`, `for i in range(n): out = out.at[i].set(f(xs[i]))`: the finding (message,
+        fix) when every row of a fresh buffer is written once from `xs[i]`, None when this is not that loop."""
+        if loop.asynchronous is not None or loop.orelse is not None or not isinstance(loop.target, cst.Name):
+            return None
+        iterable = loop.iter
+        if not (isinstance(iterable, cst.Call) and self._builtin(iterable.func, "range") and len(iterable.args) == 1):
+            return None
+        if iterable.args[0].keyword is not None or iterable.args[0].star:
+            return None
+        statements = list(body_statements(loop.body))
+        index = loop.target.value
+        write = _single_name_assign(statements[-1]) if statements else None
+        value = row_write(write.value, index) if write is not None else None
+        if value is None or write.targets[0].target.value != write.value.func.value.value.value.value:
+            return None
+        out = write.targets[0].target.value
+        creation = self._buffer_creation(loop, out)
+        if creation is None:
+            return None  # not a buffer created fresh just before the loop: not this pattern
+        message = (
+            f"a loop writing each row of `{out}` from one element of the batch: jax.vmap computes the rows in one "
+            "batched call"
+        )
+        try:
+            cast, spec = self._row_loop_plan(loop, statements, index, out, value, creation)
+        except _Refused as refused:
+            return f"{message}; not rewritten: {refused}", None
+        except _NotThis:
+            return None
+        if spec.random:
+            message += _RANDOM_NOTE
+        vmapped = self._vmap_text(spec, 0)
+        line = cst.parse_statement(f"{out} = {vmapped}{f'.astype({cast})' if cast else ''}\n")
+        pieces = [spec.function, line] if spec.function is not None else [line]
+        moved = [*creation.leading_lines, *loop.leading_lines]
+        if creation.trailing_whitespace.comment is not None:
+            moved.insert(len(creation.leading_lines), cst.EmptyLine(comment=creation.trailing_whitespace.comment))
+        pieces[0] = pieces[0].with_changes(leading_lines=moved)
+        if loop.body.header.comment is not None:
+            pieces[-1] = pieces[-1].with_changes(trailing_whitespace=loop.body.header)
+        fix = self.fix(
+            "rewrite the loop writing rows with jax.vmap",
+            [(creation, cst.RemovalSentinel.REMOVE), (loop, cst.FlattenSentinel(pieces))],
+            add_imports=self._imports(),
+        )
+        return message, fix
+
+    def _buffer_creation(self, loop: cst.For, out: str) -> cst.SimpleStatementLine | None:
+        """The `out = <call>` line before the loop in its block, with nothing in between mentioning `out`."""
+        parent = self.context.parents.get(loop)
+        siblings = list(getattr(parent, "body", ()))
+        position = next((i for i, st in enumerate(siblings) if st is loop), None)
+        if not position:
+            return None
+        for before in reversed(siblings[:position]):
+            if not _mentions(before, {out}):
+                continue
+            assign = _single_name_assign(before)
+            if assign is None or assign.targets[0].target.value != out or not isinstance(assign.value, cst.Call):
+                return None
+            return before
+        return None
+
+    def _row_loop_plan(self, loop, statements, index, out, value, creation):
+        """What proves the rewrite (raises _Refused with what is missing, _NotThis where the loop is no batch):
+        (the cast of the rows or None, the vmap spec)."""
+        symbolic = self.context.shapes.symbolic
+        buffer_call = creation.body[0].value
+        flow = self._dataflow().loop(loop)
+        if flow.declared:
+            raise _Refused("the loop assigns a global or nonlocal name")
+        if flow.targets_live_out:
+            raise _Refused(f"the index `{index}` is read after the loop")
+        if any(n != out for n in flow.carried):
+            raise _NotThis()  # state flows from one step to the next: a scan or a fori_loop (JF102, JF101)
+        function = self._dataflow().enclosing_function(loop)
+        if isinstance(function, cst.FunctionDef):
+            captured = set(block_activity(body_statements(function.body)).captured)
+            if captured & {*flow.modified, *flow.targets}:
+                raise _Refused("a closure reads a name the loop assigns")
+        before = statements[:-1]
+        readers = [n for st in before for n in walk(st) if isinstance(n, cst.Name) and n.value == out]
+        readers += [n for n in walk(value) if isinstance(n, cst.Name) and n.value == out]
+        if readers:
+            raise _NotThis()  # rows computed from the buffer's earlier rows: a scan, not a batch
+        if any(out in target_names(t.target) for st in before for n in walk(st) if isinstance(n, cst.Assign) for t in n.targets):
+            raise _Refused(f"the body assigns `{out}` besides writing its row")
+        reason = next((_simple_assignment(st) for st in before if _simple_assignment(st)), None)
+        if reason:
+            raise _Refused(reason.replace("`.append`", f"row written into `{out}`"))
+        # The buffer: fresh, exactly as long as the loop, every row written.
+        trip = symbolic.dim(loop.iter.args[0].value, loop)
+        buffer = symbolic.fresh(buffer_call, creation, integer=trip)
+        if isinstance(buffer, str):
+            raise _NotThis()  # `out` starts as something else than a fresh array: not this pattern
+        if trip is None or buffer.leading is None or buffer.leading != trip:
+            if trip is not None and trip[0] == "const" and buffer.leading is not None and buffer.leading[0] == "const":
+                raise _NotThis()  # a buffer filled in part on purpose
+            raise _Refused(
+                f"nothing proves that the loop's `{self.context.code_for(loop.iter.args[0].value)}` steps write "
+                f"every row of `{out}` (`{_snippet(self.context.code_for(buffer_call))}`)"
+            )
+        # What the loop maps over: the rows of one array exactly `trip` rows long, read only as `xs[i]`; else
+        # the index itself, as `jnp.arange(n)` (the body then reads `xs[i]` with a traced index).
+        count = loop.iter.args[0].value
+        batch = _Batch(value, [index], [_Count(self.context.code_for(count))], statements=before)
+        parts = (*before, value)
+        rows = [s for part in parts for s in walk(part) if self._row_subscript(s, index)]
+        uses = [n for part in parts for n in walk(part) if isinstance(n, cst.Name) and n.value == index]
+        if not uses:
+            raise _Refused(f"the rows do not depend on the index `{index}`")
+        if self._indexes_containers(index, parts):
+            raise _NotThis()  # copying items of Python lists or NumPy arrays into a buffer: host-side, no batch
+        if rows and len({r.value.value for r in rows}) == 1 and not self._indexes_other(index, parts, rows[0].value):
+            array = rows[0].value
+            if (
+                array.value not in flow.modified
+                and self._is_array(array)
+                and trip in symbolic.leading_dims(array.value, loop)
+            ):
+                batch = _Batch(value, [index], [array], index=index, statements=before, count=count)
+        for row in rows:
+            if row.value.value in flow.modified or row.value.value == out:
+                raise _Refused(f"the loop assigns `{row.value.value}`, whose rows it reads")
+        spec = self._spec(batch)  # a pure body that batches, using the index only where a tracer can be
+        # The rows' shape and dtype: those of a row of the buffer, or a cast to its dtype.
+        env: dict = {}
+        for statement in before:
+            assign = statement.body[0]
+            facts = self._row_facts(assign.value, env, loop, index, 0)
+            for target in assign.targets:
+                for name in target_names(target.target):
+                    env[name] = facts if isinstance(target.target, cst.Name) else ([], [])
+        shapes, dtypes = self._row_facts(value, env, loop, index, 0)
+        if buffer.row != () and (buffer.row is None or not any(same_shape(buffer.row, s) for s in shapes)):
+            raise _Refused(
+                f"nothing proves that `{_snippet(self.context.code_for(value))}` has the shape of a row of `{out}` "
+                "(`.at[i].set` broadcasts into the row, jax.vmap would stack it as it is)"
+            )
+        cast = None
+        if buffer.dtype is None or buffer.dtype not in dtypes:
+            cast = self._cast_text(buffer, loop)
+            if cast is None:
+                raise _Refused(f"nothing proves that the rows have the dtype of `{out}`, and that dtype cannot be written here")
+        return cast, spec
+
+    def _row_subscript(self, node: cst.CSTNode, index: str) -> bool:
+        return (
+            isinstance(node, cst.Subscript)
+            and isinstance(node.value, cst.Name)
+            and len(node.slice) == 1
+            and isinstance(node.slice[0].slice, cst.Index)
+            and isinstance(node.slice[0].slice.value, cst.Name)
+            and node.slice[0].slice.value.value == index
+        )
+
+    def _cast_text(self, buffer: FreshBuffer, loop: cst.For) -> str | None:
+        """The buffer's dtype written so that it means the same where the loop was (`float`, `jnp.int32`,
+        `xs.dtype` of an `xs` the loop sees unchanged)."""
+        symbolic = self.context.shapes.symbolic
+        spelling = buffer.spelling
+        if spelling is None:
+            return None
+        if spelling[0] == "kind":
+            return spelling[1]
+        if spelling[0] == "dtype-of":
+            _, array, key = spelling
+            return f"{array.value}.dtype" if key is not None and symbolic.key(array.value, loop) == key else None
+        token = buffer.dtype
+        if token is None:
+            return None
+        if token[0] == "dtype-of":
+            name = spelling[1].value.value  # `x.dtype`
+            return f"{name}.dtype" if symbolic.key(name, loop) == token[1] else None
+        return self.context.code_for(spelling[1])
+
+    def _row_facts(self, expr, env: dict, loop: cst.For | None, index: str | None, depth: int) -> tuple[list, list]:
+        """The shapes and dtypes `expr` is proven to have (see jaxfix.analysis.shapes): at the loop (`loop`
+        given), or in a function the loop calls (`env` holds its parameters' facts; other names are unknown)."""
+        symbolic = self.context.shapes.symbolic
+        if depth > 8:
+            return [], []
+        if is_number(expr):
+            return [()], []
+        if isinstance(expr, cst.Name):
+            if expr.value in env:
+                return env[expr.value]
+            if loop is not None and expr.value == index:
+                return [()], []  # a number (an int32 scalar in the rewrite)
+            if loop is not None and expr.value != index and expr.value not in self._dataflow().loop(loop).modified:
+                key = symbolic.key(expr.value, loop)
+                if key is not None:
+                    return [(("spread", key, 0),)], [("dtype-of", key)]
+            return [], []
+        if isinstance(expr, cst.Subscript):
+            if loop is not None and self._row_subscript(expr, index) and expr.value.value not in env:
+                key = symbolic.key(expr.value.value, loop)
+                if key is not None:
+                    return [(("spread", key, 1),)], [("dtype-of", key)]
+            return [], []
+        if isinstance(expr, cst.Call) and not any(a.star or a.keyword is not None for a in expr.args):
+            func = expr.func
+            if isinstance(func, cst.Attribute) and func.attr.value in REDUCTION_METHODS and not expr.args:
+                if self.context.names.qualified(func) is None:
+                    return [()], []  # `x.sum()`: a 0-d array
+            if self.context.names.callee(expr) in _WHOLE_REDUCTIONS and len(expr.args) == 1:
+                return [()], []
+            definition = self._dataflow().local_function(func) if isinstance(func, cst.Name) else None
+            if definition is not None:
+                return self._call_facts(definition, expr, env, loop, index, depth)
+            callee = self.context.names.callee(expr)
+            sampler = _RANDOM_SAMPLERS.get(callee)
+            if sampler is not None and len(expr.args) == sampler[1]:
+                # `jax.random.normal(key, shape)`: that shape, the default dtype of its kind.
+                shape, kind = expr.args[sampler[0]].value, ("default", sampler[2])
+                if isinstance(shape, cst.Attribute) and shape.attr.value == "shape" and isinstance(shape.value, cst.Name):
+                    if shape.value.value in env:
+                        return [s for s in env[shape.value.value][0] if s != ()], [kind]
+                if loop is not None and not _mentions(shape, set(env) | {index}):
+                    parts = symbolic.shape_parts(shape, loop)
+                    return ([parts] if parts is not None else []), [kind]
+                return [], [kind]
+
+        def astype_dtype(dtype):
+            token = symbolic.dtype_token(dtype, loop) if loop is not None else None
+            if token is None and loop is None:
+                token = symbolic.dtype_token(dtype, self._statement(dtype) or dtype)
+            if token is None or (token[0] == "dtype-of" and (loop is None or _mentions(dtype, set(env)))):
+                return None
+            return token
+
+        facts = symbolic.elementwise_facts(expr, lambda e: self._row_facts(e, env, loop, index, depth + 1), astype_dtype)
+        return facts if facts is not None else ([], [])
+
+    def _call_facts(self, definition, call: cst.Call, env, loop, index, depth) -> tuple[list, list]:
+        """Facts of what a same-module function returns, from its arguments' facts: a lambda, or a `def` of
+        `name = value` lines and one final `return`."""
+        params = definition.params
+        if isinstance(params.star_arg, cst.Param) or params.star_kwarg is not None or params.kwonly_params:
+            return [], []
+        positional = [p.name.value for p in (*params.posonly_params, *params.params)]
+        if len(positional) != len(call.args):
+            return [], []
+        inner = {name: self._row_facts(a.value, env, loop, index, depth + 1) for name, a in zip(positional, call.args)}
+        if isinstance(definition, cst.Lambda):
+            return self._row_facts(definition.body, inner, None, None, depth + 1)
+        body = list(body_statements(definition.body))
+        if body and _is_docstring(body[0]):
+            body = body[1:]
+        for statement in body[:-1]:
+            assign = _single_name_assign(statement)
+            if assign is None:
+                return [], []
+            inner[assign.targets[0].target.value] = self._row_facts(assign.value, inner, None, None, depth + 1)
+        last = body[-1] if body else None
+        small = last.body[0] if isinstance(last, cst.SimpleStatementLine) and len(last.body) == 1 else None
+        if not isinstance(small, cst.Return) or small.value is None:
+            return [], []
+        return self._row_facts(small.value, inner, None, None, depth + 1)
+
     def _loop_batch(self, loop: cst.For, element, statements) -> _Batch | None:
-        target, iterable = loop.target, loop.iter
+        return self._iteration(loop.target, loop.iter, element, statements)
+
+    def _iteration(self, target, iterable, element, statements=()) -> _Batch | None:
+        """What a `for` clause walks: the rows of arrays (`x in xs`, `zip`), an index (`range(len(xs))` read as
+        `xs[i]`), a number (`range(n)`), or both (`enumerate(xs)`)."""
+        statements = list(statements)
         if isinstance(target, cst.Name):
             index_array = self._index_range(iterable)
             if index_array is not None:
-                return _Batch(element, [target.value], [index_array], index=target.value, statements=statements)
+                return _Batch(element, [target.value], [index_array], index=target.value, statements=statements,
+                              count=iterable.args[0].value)  # fmt: skip
+            count = self._range_count(iterable)
+            if count is not None:
+                if self._indexes_containers(target.value, [*statements, element]):
+                    return None  # gathering items of Python lists (`results[i][k]`): host-side plumbing, no batch
+                return _Batch(element, [target.value], [_Count(self.context.code_for(count))], statements=statements)
             return _Batch(element, [target.value], [iterable], statements=statements)
-        if isinstance(target, (cst.Tuple, cst.List)) and isinstance(iterable, cst.Call) and self._builtin(iterable.func, "zip"):
-            elements = [e.value for e in target.elements]
-            if not all(isinstance(e, cst.Name) for e in elements):
+        if not isinstance(target, (cst.Tuple, cst.List)) or not isinstance(iterable, cst.Call):
+            return None
+        elements = [e.value for e in target.elements]
+        if not all(isinstance(e, cst.Name) for e in elements) or any(isinstance(e, cst.StarredElement) for e in target.elements):
+            return None
+        args = iterable.args
+        if any(a.keyword is not None or a.star for a in args):
+            return None
+        if self._builtin(iterable.func, "zip") and len(args) == len(elements):
+            return _Batch(element, [e.value for e in elements], [a.value for a in args], statements=statements)
+        if self._builtin(iterable.func, "enumerate") and len(args) == 1 and len(elements) == 2:
+            array = args[0].value
+            if not isinstance(array, cst.Name):
                 return None
-            if len(iterable.args) != len(elements) or any(a.keyword is not None or a.star for a in iterable.args):
-                return None
-            return _Batch(element, [e.value for e in elements], [a.value for a in iterable.args], statements=statements)
+            count = _Count(f"len({array.value})")
+            return _Batch(element, [e.value for e in elements], [count, array], statements=statements)
         return None
+
+    def _indexes_other(self, index: str, parts, array: cst.Name) -> bool:
+        """Whether the index subscripts anything else than `array[index]`."""
+        return any(
+            isinstance(node, cst.Subscript)
+            and any(_mentions(element, {index}) for element in node.slice)
+            and not self._is_row(node, index, array)
+            for part in parts
+            for node in walk(part)
+        )
+
+    def _indexes_containers(self, index: str, parts) -> bool:
+        """Whether the index subscripts a name not proven to hold a JAX array (a list, a dict, a tuple)."""
+        for part in parts:
+            for node in walk(part):
+                if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and any(
+                    _mentions(element, {index}) for element in node.slice
+                ):
+                    if not self._is_array(node.value):
+                        return True
+        return False
+
+    def _range_count(self, iterable) -> cst.BaseExpression | None:
+        """`n` of `range(n)` (one argument), unless a literal under 10: a short loop stays a loop (as JF101)."""
+        if not (isinstance(iterable, cst.Call) and self._builtin(iterable.func, "range") and len(iterable.args) == 1):
+            return None
+        arg = iterable.args[0]
+        if arg.keyword is not None or arg.star:
+            return None
+        if isinstance(arg.value, cst.Integer) and int(arg.value.evaluated_value) < _SHORT:
+            return None
+        return arg.value
 
     def _creation(self, loop: cst.For, collector: str) -> cst.SimpleStatementLine | None:
         """The `ys = []` statement just before the loop."""
@@ -407,22 +878,7 @@ class BatchLoopToVmap(Codemod):
         comp = value.for_in
         if comp.inner_for_in is not None or comp.ifs or comp.asynchronous is not None:
             return None
-        target, iterable = comp.target, comp.iter
-        if isinstance(target, cst.Name):
-            index_array = self._index_range(iterable)
-            if index_array is not None:
-                return _Batch(value.elt, [target.value], [index_array], index=target.value)
-            return _Batch(value.elt, [target.value], [iterable])
-        if isinstance(target, (cst.Tuple, cst.List)) and isinstance(iterable, cst.Call) and self._builtin(iterable.func, "zip"):
-            elements = [e.value for e in target.elements]
-            if not all(isinstance(e, cst.Name) for e in elements) or any(
-                isinstance(e, cst.StarredElement) for e in target.elements
-            ):
-                return None
-            if len(iterable.args) != len(elements) or any(a.keyword is not None or a.star for a in iterable.args):
-                return None
-            return _Batch(value.elt, [e.value for e in elements], [a.value for a in iterable.args])
-        return None
+        return self._iteration(comp.target, comp.iter, value.elt)
 
     def _index_range(self, iterable: cst.BaseExpression) -> cst.BaseExpression | None:
         """`xs` of `range(len(xs))` or `range(xs.shape[0])`."""
@@ -471,11 +927,12 @@ class BatchLoopToVmap(Codemod):
     def _spec(self, batch: _Batch) -> "_Spec":
         """What jax.vmap maps: an existing function with each argument's axis, or a new local function."""
         code = self.context.code_for
+        self._arange_used = False
         if batch.mapped is not None:
             positions = list(range(len(batch.arrays)))
             random = self._check_function(batch.mapped, positions, arguments=len(batch.arrays))
             self._check_single_result(batch.mapped, positions)
-            return _Spec(code(batch.mapped), [0] * len(positions), [code(a) for a in batch.arrays], random)
+            return _Spec(code(batch.mapped), [0] * len(positions), [self._argument(a) for a in batch.arrays], random)
         element = batch.element
         everything = [*batch.statements, element]
         if any(isinstance(n, cst.NamedExpr) for part in everything for n in walk(part)):
@@ -490,22 +947,32 @@ class BatchLoopToVmap(Codemod):
                     raise _Refused(f"an argument {impurity}")
             batched = [i for i, axis in enumerate(axes) if axis == 0]
             random = self._check_function(func, batched, arguments=len(axes))
-            self._check_single_result(func, batched)
+            counted = [a for a in batch.arrays if isinstance(a, _Count)]
+            if batch.numbered:
+                counted.append(_Count(self.context.code_for(batch.count)))
+            counts = {self._argument(a) for a in counted}
+            self._check_single_result(func, [i for i in batched if arguments[i] not in counts])  # an index is no array
             return _Spec(code(func), axes, arguments, random)
         # A named local function for the element.
         params, arrays, statements, element = self._body_parameters(batch, element)
-        everything = [*statements, element]
-        blocker = self._batch_blocker(everything, set(params), 0)
+        # The checks read the original code (the rewritten rows `xs[i]` → `x` are new nodes, without the
+        # metadata that resolves names): for an index loop the index and the array it reads are the batched
+        # values (the array is used only through `xs[i]`, so this taints no more than the rows; it is an array).
+        checked = [*batch.statements, batch.element] if batch.index is not None else [*statements, element]
+        tainted = {batch.index, batch.arrays[0].value} if batch.index is not None else set(params)
+        counted = {v for v, a in zip(batch.variables, batch.arrays) if isinstance(a, _Count)}
+        rows = {batch.arrays[0].value} if batch.index is not None else set(params) - counted  # an index is no array
+        blocker = self._batch_blocker(checked, tainted, 0)
         if blocker is not None:
             raise _Refused(blocker)
-        arrays_known = frozenset(_batched_names(everything, set(params)))
-        for part in everything:
+        arrays_known = frozenset(_batched_names(checked, tainted))
+        for part in checked:
             purity = self._expression_impurity(part, arrays_known)
             if purity is not None:
                 raise _Refused(f"the body {purity}")
-        if not self._element_is_array(element, set(params) | _array_names(statements, set(params))):
+        if not self._element_is_array(checked[-1], rows):
             raise _Refused("the element is not proven to be one JAX array (a tuple would stack differently)")
-        random = self._draws_random(everything, 0)
+        random = self._draws_random(checked, 0)
         name = self.context.fresh_names.take("body", "batch_body", "per_element")
         lines = "".join(f"    {code(s).strip()}\n" for s in statements)
         function = cst.parse_statement(f"def {name}({', '.join(params)}):\n{lines}    return {code(element)}\n")
@@ -516,7 +983,7 @@ class BatchLoopToVmap(Codemod):
                     leading_lines=batch.append.leading_lines, trailing_whitespace=batch.append.trailing_whitespace
                 )
             function = function.with_changes(body=function.body.with_changes(body=[*statements, returned]))
-        return _Spec(name, [0] * len(arrays), [code(a) for a in arrays], random, function)
+        return _Spec(name, [0] * len(arrays), [self._argument(a) for a in arrays], random, function)
 
     def _vmap_text(self, spec: "_Spec", out_axis: int) -> str:
         vmap, _ = self.context.names.expression_for("jax.vmap")
@@ -526,7 +993,20 @@ class BatchLoopToVmap(Codemod):
 
     def _imports(self) -> list:
         _, needed = self.context.names.expression_for("jax.vmap")
-        return [needed] if needed else []
+        found = [needed] if needed else []
+        if self._arange_used:
+            _, arange = self.context.names.expression_for("jax.numpy.arange")
+            if arange and arange not in found:
+                found.append(arange)
+        return found
+
+    def _argument(self, array) -> str:
+        """The code of what jax.vmap maps: an array, or `jnp.arange(n)` for an index used as a number."""
+        if not isinstance(array, _Count):
+            return self.context.code_for(array)
+        arange, _ = self.context.names.expression_for("jax.numpy.arange")
+        self._arange_used = True
+        return f"{self.context.code_for(arange)}({array.count})"
 
     def _replace(self, node: cst.Call, call: str):
         return self.fix(
@@ -543,7 +1023,15 @@ class BatchLoopToVmap(Codemod):
         uses = [n for p in parts for n in walk(p) if isinstance(n, cst.Name) and n.value == batch.index]
         rows = [s for p in parts for s in walk(p) if self._is_row(s, batch.index, array)]
         if len(uses) != len(rows):
-            raise _Refused(f"the index `{batch.index}` is used otherwise than as `{self.context.code_for(array)}[{batch.index}]`")
+            # The index is used as a number too: map it over `jnp.arange(n)`, and read the rows in the body.
+            if batch.count is None:
+                raise _Refused(f"the index `{batch.index}` is used otherwise than as `{self.context.code_for(array)}[{batch.index}]`")
+            if rows and not self._indexes_other(batch.index, parts, array):
+                batch.numbered = True  # map the rows of `xs` and the index (an empty `xs` stays empty)
+                return {batch.index: array}
+            batch.arrays = [_Count(self.context.code_for(batch.count))]
+            batch.index = None
+            return {batch.variables[0]: batch.arrays[0]}
         return {batch.index: array}
 
     @staticmethod
@@ -574,10 +1062,13 @@ class BatchLoopToVmap(Codemod):
             value = arg.value
             if batch.index is None and isinstance(value, cst.Name) and value.value in variables:
                 axes.append(0)
-                arguments.append(self.context.code_for(rows[value.value]))
+                arguments.append(self._argument(rows[value.value]))
             elif batch.index is not None and self._is_row(value, batch.index, batch.arrays[0]):
                 axes.append(0)
                 arguments.append(self.context.code_for(batch.arrays[0]))
+            elif batch.numbered and isinstance(value, cst.Name) and value.value == batch.index:
+                axes.append(0)
+                arguments.append(self._argument(_Count(self.context.code_for(batch.count))))
             elif _mentions(value, variables):
                 return None
             else:
@@ -599,7 +1090,10 @@ class BatchLoopToVmap(Codemod):
             def leave_Subscript(self, original, updated):
                 return cst.Name(row) if is_row(original, index, array) else updated
 
-        return [row], [array], [st.visit(Rows()) for st in batch.statements], element.visit(Rows())
+        params, arrays = [row], [array]
+        if batch.numbered:
+            params, arrays = [index, row], [_Count(self.context.code_for(batch.count)), array]
+        return params, arrays, [st.visit(Rows()) for st in batch.statements], element.visit(Rows())
 
     # ---- what the batched function may do ------------------------------------------------------------------
 
@@ -612,6 +1106,9 @@ class BatchLoopToVmap(Codemod):
             if qualified in _VALUE_SHAPED:
                 raise _Refused(f"`{qualified}` returns an array whose shape depends on the values")
             if qualified.startswith(_BATCHABLE_PREFIXES):
+                probe = cst.Call(func, [cst.Arg(cst.Name("_batched_") if i in batched else cst.Name("_")) for i in range(arguments or 0)])
+                if self._batched_shape(qualified, probe, {"_batched_"}):
+                    raise _Refused(f"`{qualified}` would take a batched value as a shape or a count")
                 return qualified.startswith("jax.random.")
             raise _Refused(f"it calls `{qualified}`, which is not known to be pure and to batch under jax.vmap")
         definition = None
@@ -649,36 +1146,23 @@ class BatchLoopToVmap(Codemod):
         definition = func if isinstance(func, cst.Lambda) else self._dataflow().local_function(func)
         positional = [p.name.value for p in (*definition.params.posonly_params, *definition.params.params)]
         if isinstance(definition, cst.Lambda):
-            values, body = [definition.body], [definition.body]
+            values = [definition.body]
         else:
             values = [n.value for n in _walk_own(definition.body) if isinstance(n, cst.Return)]
-            body = list(body_statements(definition.body))
-        # The batched parameters are rows of JAX arrays; names computed from them by arithmetic are arrays too
-        # (a tuple holding one is caught, since only plain arithmetic, indexing and array methods count).
+        # The batched parameters are rows of JAX arrays; names computed from them are followed to their values.
         rows = {positional[i] for i in batched if i < len(positional)}
-        rows |= {n for n in _array_names(body, rows)}
         if not values or not all(v is not None and self._element_is_array(v, rows) for v in values):
             raise _Refused(
                 f"`{self.context.code_for(func)}` is not proven to return one JAX array (a tuple would stack differently)"
             )
 
     def _element_is_array(self, expr: cst.BaseExpression, rows: set[str]) -> bool:
-        """Whether the element surely is one JAX array: a row (the rows of a JAX array are arrays), arithmetic
-        with one, an array method of one, or what `_returns_array` accepts."""
-        if isinstance(expr, cst.Name) and expr.value in rows:
-            return True
-        if isinstance(expr, cst.BinaryOperation):
-            return self._element_is_array(expr.left, rows) or self._element_is_array(expr.right, rows)
-        if isinstance(expr, cst.UnaryOperation) and not isinstance(expr.operator, cst.Not):
-            return self._element_is_array(expr.expression, rows)
-        if isinstance(expr, cst.Subscript) and all(isinstance(e.slice, (cst.Index, cst.Slice)) for e in expr.slice):
-            return self._element_is_array(expr.value, rows)
-        if isinstance(expr, cst.Attribute) and expr.attr.value in ("T", "mT", "real", "imag"):
-            return self._element_is_array(expr.value, rows)
-        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in ARRAY_METHODS:
-            if self.context.names.qualified(expr.func) is None and self._element_is_array(expr.func.value, rows):
-                return True
-        return self._returns_array(expr)
+        """Whether the element surely is one JAX array (not a tuple, which jnp.stack and jax.vmap treat
+        differently): jaxfix.analysis.arrays.value_kinds, where `rows` hold arrays and a same-module function
+        returning one counts."""
+        at = self.context.shapes.symbolic.statement(expr) or expr
+        kinds = self.context.arrays.value_kinds(expr, at, frozenset(rows), calls=self._returns_array)
+        return kinds == {ARRAY_VALUE}
 
     def _returns_array(self, value: cst.BaseExpression) -> bool:
         if self._dataflow().is_array_like(value):
@@ -727,7 +1211,8 @@ class BatchLoopToVmap(Codemod):
                         if isinstance(part, cst.Index) and _batched(part.value, tainted):
                             if isinstance(part.value, (cst.Comparison, cst.UnaryOperation)) or _has_comparison(part.value):
                                 return f"indexes with a boolean mask, whose shape depends on the values (`{_snippet(code(node))}`)"
-                            if not self._dataflow().is_array_like(node.value) and not _batched(node.value, tainted):
+                            known = self._dataflow().is_array_like(node.value) or self._is_array(node.value)
+                            if not known and not _batched(node.value, tainted):
                                 return f"indexes something not known to be a JAX array with a batched value (`{_snippet(code(node))}`)"
                 if isinstance(node, cst.Call):
                     reason = self._call_blocker(node, tainted, depth)
@@ -753,6 +1238,8 @@ class BatchLoopToVmap(Codemod):
                 return f"calls `{code(func)}`, whose result shape depends on the values"
             if qualified == "jax.numpy.where" and len(call.args) == 1:
                 return "calls `jnp.where` with one argument, whose result shape depends on the values"
+            if self._batched_shape(qualified, call, tainted):
+                return f"uses a batched value as a shape or a count (`{_snippet(code(call))}`)"
             if qualified.startswith(_BATCHABLE_PREFIXES):
                 return None
             return f"passes a batched value to `{code(func)}`, which does not batch under jax.vmap"
@@ -768,9 +1255,35 @@ class BatchLoopToVmap(Codemod):
                 body = [definition.body] if isinstance(definition, cst.Lambda) else list(body_statements(definition.body))
                 inner = self._batch_blocker(body, names, depth + 1)
                 return None if inner is None else f"calls `{func.value}`, which {inner}"
+        if isinstance(func, cst.Attribute) and func.attr.value in _SHAPE_METHODS:
+            return f"uses a batched value as a shape or a count (`{_snippet(code(call))}`)"
         if isinstance(func, cst.Attribute) and _batched(func.value, tainted):
             return None  # a method of a batched array (`x.sum()`): the concrete ones are caught above
         return f"passes a batched value to `{code(func)}`, which is not known to batch under jax.vmap"
+
+    @staticmethod
+    def _batched_shape(qualified: str, call: cst.Call, tainted: set[str]) -> bool:
+        """Whether `call` passes a batched value where the function takes a shape, a size or a count."""
+        if qualified.startswith("jax.random."):
+            name = qualified[len("jax.random."):]
+            if name not in _RANDOM_SHAPE_POSITION:
+                return any(_batched(a.value, tainted) for a in call.args[1:])
+            position = _RANDOM_SHAPE_POSITION[name]
+            if position is None:
+                return False
+            return any(
+                _batched(a.value, tainted)
+                and ((a.keyword is None and i >= position) or (a.keyword is not None and a.keyword.value in ("shape", "num")))
+                for i, a in enumerate(call.args)
+            )
+        if qualified not in _SHAPE_ARGUMENTS:
+            return False
+        positions, keywords = _SHAPE_ARGUMENTS[qualified]
+        return any(
+            _batched(a.value, tainted)
+            and ((a.keyword is None and (i in positions or a.star)) or (a.keyword is not None and a.keyword.value in keywords))
+            for i, a in enumerate(call.args)
+        )
 
     def _expression_impurity(self, expr: cst.BaseExpression, arrays: frozenset[str] = frozenset()) -> str | None:
         dataflow = self._dataflow()
@@ -853,6 +1366,24 @@ class BatchLoopToVmap(Codemod):
 # ---- syntax helpers ----------------------------------------------------------------------------------------
 
 
+def _single_name_assign(statement) -> cst.Assign | None:
+    """`name = value` as the only statement of a line."""
+    if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1:
+        small = statement.body[0]
+        if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+            return small
+    return None
+
+
+def _is_docstring(statement) -> bool:
+    return (
+        isinstance(statement, cst.SimpleStatementLine)
+        and len(statement.body) == 1
+        and isinstance(statement.body[0], cst.Expr)
+        and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+    )
+
+
 def _mentions(node: cst.CSTNode, names: set[str]) -> bool:
     return any(isinstance(n, cst.Name) and n.value in names for n in walk(node))
 
@@ -931,41 +1462,6 @@ def _batched_names(statements: Sequence[cst.CSTNode], tainted: set[str]) -> set[
         if not grown:
             break
     return tainted
-
-
-def _array_names(statements: Sequence[cst.CSTNode], rows: set[str]) -> set[str]:
-    """Names every assignment of which is plain arithmetic on the rows (`h = x @ w + b`): arrays as well."""
-    found: set[str] = set()
-    assigned: dict[str, list[cst.BaseExpression]] = {}
-    for statement in statements:
-        for node in walk(statement):
-            if isinstance(node, cst.Assign):
-                for target in node.targets:
-                    for name in target_names(target.target):
-                        value = node.value if isinstance(target.target, cst.Name) else None
-                        assigned.setdefault(name, []).append(value)
-            elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.NamedExpr, cst.WithItem)):
-                target = getattr(node, "target", None)
-                for name in target_names(target) if target is not None else ():
-                    assigned.setdefault(name, []).append(None)
-
-    def arithmetic(expr, known) -> bool:
-        if isinstance(expr, cst.Name):
-            return expr.value in known
-        if isinstance(expr, cst.BinaryOperation):
-            return arithmetic(expr.left, known) or arithmetic(expr.right, known)
-        if isinstance(expr, cst.UnaryOperation) and not isinstance(expr.operator, cst.Not):
-            return arithmetic(expr.expression, known)
-        return False
-
-    grown = True
-    while grown:
-        grown = False
-        for name, values in assigned.items():
-            if name not in found and all(v is not None and arithmetic(v, rows | found) for v in values):
-                found.add(name)
-                grown = True
-    return found
 
 
 def _has_comparison(node: cst.CSTNode) -> bool:

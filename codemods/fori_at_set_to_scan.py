@@ -12,37 +12,19 @@ from typing import Sequence
 
 import libcst as cst
 
-from jaxfix.analysis.dataflow import UNDEFINED, FunctionFlow, Parameter, activity, body_statements
+from jaxfix.analysis.dataflow import activity, body_statements
 from jaxfix.analysis.screen import Screen
-from jaxfix.analysis.shapes import ELEMENTWISE
-from jaxfix.analysis.syntax import is_full_slice, is_number, param_names, target_names, walk
+from jaxfix.analysis.shapes import FreshBuffer, same_shape
+from jaxfix.analysis.syntax import is_number, param_names, row_write, target_names, walk
 from jaxfix.analysis.traced import Kind
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Safety
 
 _FORI = "jax.lax.fori_loop"
 _FORI_PARAMS = ("lower", "upper", "body_fun", "init_val")
-_FILLED = {"jax.numpy.zeros": 1, "jax.numpy.ones": 1, "jax.numpy.empty": 1, "jax.numpy.full": 2}  # → dtype position
-_LIKE = {"jax.numpy.zeros_like": 1, "jax.numpy.ones_like": 1, "jax.numpy.empty_like": 1, "jax.numpy.full_like": 2}
-_DEFAULT_DTYPES = {"float": "float", "int": "int", "bool": "bool", "complex": "complex"}
-# Elementwise functions whose result has the dtype of their float operands.
-_FLOAT_PRESERVING = frozenset(
-    "jax.numpy." + name
-    for name in """
-    sin cos tan arcsin arccos arctan arctan2 sinh cosh tanh exp exp2 expm1 log log1p log2 log10 sqrt cbrt abs
-    absolute add subtract multiply divide true_divide power maximum minimum square sign floor ceil round rint trunc
-    clip logaddexp hypot negative reciprocal
-    """.split()
-) | frozenset("jax.nn." + n for n in "relu sigmoid softplus silu swish gelu elu leaky_relu tanh log_sigmoid".split())
-_KINDS = ("bool", "int", "float", "complex")  # in the order JAX promotes across them
 _AT = re.compile(r"\.\s*at\b")
 _BUILTIN_NAMES = frozenset(dir(builtins))
 
-# A shape is a list of parts: ("const", 3), ("dim", key, k) for `x.shape[k]`, ("name", key) for an integer
-# variable, and ("spread", key, k) for the dimensions `x.shape[k:]`. A key names one value of a variable: the
-# bindings of it that reach the place it is read (so `n` read twice with no assignment in between is one key).
-Shape = tuple
-Token = tuple  # a dtype: ("default", "float"), ("dtype", "float32"), ("dtype-of", key)
 
 
 class _Refused(Exception):
@@ -54,26 +36,12 @@ class _Quiet(Exception):
 
 
 @dataclass
-class _Fresh:
-    """A fresh output array `jnp.zeros((n, d))`, where it is built and what rows it has."""
-
-    call: cst.Call
-    statement: cst.CSTNode  # where it is evaluated
-    parts: Shape | None  # its whole shape
-    leading: tuple | None
-    row: Shape | None
-    dtype: Token | None
-    cast: str | None  # how to write its dtype inside the body (`float`, `jnp.float32`, `xs.dtype`), None: cannot
-    binding: cst.CSTNode | None = None  # the `out = jnp.zeros(...)` line it comes from, when it is one
-
-
-@dataclass
 class _Output:
     position: int
     name: str  # the carry's name in the body
     value: cst.BaseExpression  # v of `out.at[i].set(v)`
     write: int | None  # index of the statement `out = out.at[i].set(v)` in the body; None: inside the return
-    fresh: _Fresh | None = None
+    fresh: FreshBuffer | None = None
     cast: str | None = None  # the dtype to cast each row to, when the rows' dtype is not proven to be out's
 
 
@@ -455,7 +423,7 @@ class ForiAtSetToScan(Codemod):
     def _outputs(self, plan: _Plan) -> list[_Output]:
         outputs = []
         for position, name in enumerate(plan.names):
-            writes = [n for s in plan.statements for n in walk(s) if _row_write(n, plan.index, name) is not None]
+            writes = [n for s in plan.statements for n in walk(s) if row_write(n, plan.index, name) is not None]
             if not writes:
                 continue
             outputs.append(self._output(plan, position, name))
@@ -472,7 +440,7 @@ class ForiAtSetToScan(Codemod):
         assignments = [
             number for number, s in enumerate(statements) if number != plan.unpack and name in _assigned(s)
         ]
-        in_return = _row_write(returned, plan.index, name)
+        in_return = row_write(returned, plan.index, name)
         if in_return is not None:
             if assignments:
                 raise once
@@ -484,7 +452,7 @@ class ForiAtSetToScan(Codemod):
             write = assignments[0]
             assign = _single_assign(statements[write])
             target = assign.targets[0].target if assign is not None and len(assign.targets) == 1 else None
-            value = _row_write(assign.value, plan.index, name) if assign is not None else None
+            value = row_write(assign.value, plan.index, name) if assign is not None else None
             if not (isinstance(target, cst.Name) and target.value == name) or value is None:
                 raise once
             base = assign.value.func.value.value.value  # type: ignore[union-attr]
@@ -503,7 +471,7 @@ class ForiAtSetToScan(Codemod):
 
     # ---- fresh outputs and their shapes --------------------------------------------------------------------
 
-    def _fresh_output(self, plan: _Plan, output: _Output, trip) -> _Fresh:
+    def _fresh_output(self, plan: _Plan, output: _Output, trip) -> FreshBuffer:
         init = plan.init[output.position]
         where = plan.init_line if plan.init_line is not None else plan.line
         fresh = self._fresh(init, where)
@@ -519,87 +487,31 @@ class ForiAtSetToScan(Codemod):
             )
         return fresh
 
-    def _fresh(self, expr: cst.BaseExpression, where: cst.CSTNode, depth: int = 0) -> _Fresh | str:
+    def _fresh(self, expr: cst.BaseExpression, where: cst.CSTNode, depth: int = 0) -> FreshBuffer | str:
         """`expr` as a fresh array (`jnp.zeros((n, d))`, or a name bound to one), or what it is instead."""
-        shown = f"`{_snippet(self._code(expr))}`"
-        if isinstance(expr, cst.Name) and depth < 3:
-            value = self._single_value(expr.value, where)
-            if value is None:
-                return shown
-            found = self._fresh(value, self._statement(value), depth + 1)
-            if isinstance(found, _Fresh) and found.binding is None:
-                binding = self._statement(value)
-                assign = _single_assign(binding)
-                if assign is not None and len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name):
-                    found.binding = binding
-            return found
-        if not isinstance(expr, cst.Call) or any(a.star for a in expr.args):
-            return shown
-        callee = self.context.names.callee(expr)
-        positional = [a.value for a in expr.args if a.keyword is None]
-        keywords = {a.keyword.value: a.value for a in expr.args if a.keyword is not None}
-        if callee in _FILLED:
-            names = ["shape", "fill_value", "dtype"] if callee.endswith("full") else ["shape", "dtype"]
-        elif callee in _LIKE:
-            names = ["a", "fill_value", "dtype"] if callee.endswith("full_like") else ["a", "dtype"]
-        else:
-            return shown
-        if len(positional) > len(names) or set(keywords) - set(names[len(positional):]):
-            return shown
-        given = dict(zip(names, positional)) | keywords
-        if callee in _FILLED:
-            parts = self._shape_parts(given["shape"], where) if "shape" in given else None
-        else:
-            array = given.get("a")
-            key = self._key(array, where) if isinstance(array, cst.Name) else None
-            parts = (("spread", key, 0),) if key is not None else None
-        leading, row = _split_leading(parts)
-        dtype, cast = self._dtype(given, callee, where)
-        return _Fresh(expr, where, parts, leading, row, dtype, cast)
+        return self._symbolic().fresh(expr, where, depth, integer=self._trip)
 
-    def _dtype(self, given: dict, callee: str, where) -> tuple[Token | None, str | None]:
-        """The output's dtype as a token, and how to write it inside the body."""
-        dtype = given.get("dtype")
-        if dtype is not None and not (isinstance(dtype, cst.Name) and dtype.value == "None"):
-            return self._dtype_token(dtype, where), self._dtype_text(dtype, where)
-        if callee in _LIKE:
-            array = given.get("a")
-            if isinstance(array, cst.Name):
-                key = self._key(array, where)
-                text = f"{array.value}.dtype" if self._usable_in_body(array.value, key) else None
-                return (("dtype-of", key) if key is not None else None), text
-            return None, None
-        if callee.endswith("full"):
-            fill = given.get("fill_value")
-            kind = _literal_kind(fill) if fill is not None else None
-            if kind is None and fill is not None and self.context.names.qualified(fill) in ("jax.numpy.nan", "jax.numpy.inf"):
-                kind = "float"
-            return (("default", kind), kind) if kind else (None, None)
-        return ("default", "float"), "float"
-
-    def _dtype_token(self, dtype: cst.BaseExpression, where) -> Token | None:
-        if isinstance(dtype, cst.SimpleString):
-            return ("dtype", dtype.evaluated_value)
-        if isinstance(dtype, cst.Name) and dtype.value in _DEFAULT_DTYPES and self.context.names.is_builtin(dtype, dtype.value):
-            return ("default", _DEFAULT_DTYPES[dtype.value])
-        qualified = self.context.names.qualified(dtype)
-        if qualified is not None and qualified.startswith(("jax.numpy.", "numpy.")):
-            return ("dtype", qualified.rsplit(".", 1)[-1])
-        if isinstance(dtype, cst.Attribute) and dtype.attr.value == "dtype" and isinstance(dtype.value, cst.Name):
-            key = self._key(dtype.value, where)
-            return ("dtype-of", key) if key is not None else None
-        return None
-
-    def _dtype_text(self, dtype: cst.BaseExpression, where) -> str | None:
-        """`dtype` as code that means the same inside the body (a constant, or `x.dtype` of a value the body
-        sees unchanged)."""
-        token = self._dtype_token(dtype, where)
+    def _cast(self, fresh: FreshBuffer) -> str | None:
+        """How to write the output's dtype inside the body (`float`, `jnp.float32`, `xs.dtype`); None: cannot."""
+        spelling = fresh.spelling
+        if spelling is None:
+            return None
+        if spelling[0] == "kind":
+            return spelling[1]
+        if spelling[0] == "dtype-of":
+            _, array, key = spelling
+            return f"{array.value}.dtype" if self._usable_in_body(array.value, key) else None
+        dtype = spelling[1]
+        token = self._dtype_token(dtype, fresh.statement)
         if token is None:
             return None
         if token[0] == "dtype-of":
             name = dtype.value.value  # type: ignore[union-attr]
             return f"{name}.dtype" if self._usable_in_body(name, token[1]) else None
         return self._code(dtype)
+
+    def _dtype_token(self, dtype: cst.BaseExpression, where):
+        return self._symbolic().dtype_token(dtype, where)
 
     def _usable_in_body(self, name: str, key) -> bool:
         """Whether the body, reading `name`, sees the value `key` stands for (the body runs at the call)."""
@@ -611,80 +523,8 @@ class ForiAtSetToScan(Codemod):
             return False
         return self._key_of(name, call_line) == key
 
-    def _shape_parts(self, shape: cst.BaseExpression, where, depth: int = 0) -> Shape | None:
-        if isinstance(shape, (cst.Tuple, cst.List)):
-            parts: list = []
-            for element in shape.elements:
-                if isinstance(element, cst.StarredElement):
-                    spread = self._spread(element.value, where)
-                    if spread is None:
-                        return None
-                    parts.append(spread)
-                else:
-                    dim = self._dim(element.value, where)
-                    if dim is None:
-                        return None
-                    parts.append(dim)
-            return tuple(parts)
-        if isinstance(shape, cst.BinaryOperation) and isinstance(shape.operator, cst.Add) and _tuple_like(shape):
-            left, right = self._shape_parts(shape.left, where, depth), self._shape_parts(shape.right, where, depth)
-            return None if left is None or right is None else left + right
-        spread = self._spread(shape, where)
-        if spread is not None:
-            return (spread,)
-        if isinstance(shape, cst.Name) and depth < 3:
-            value = self._single_value(shape.value, where)
-            if value is not None and _tuple_like(value):
-                return self._shape_parts(value, self._statement(value), depth + 1)
-        dim = self._dim(shape, where)
-        if dim is not None and dim[0] == "name" and isinstance(shape, cst.Name) and dim != self._trip:
-            return None  # a name may hold a tuple as well as a number (not the loop's bound: an integer)
-        return (dim,) if dim is not None else None
-
-    def _spread(self, expr: cst.BaseExpression, where) -> tuple | None:
-        """`x.shape` → ("spread", x, 0); `x.shape[k:]` → ("spread", x, k)."""
-        start = 0
-        if isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Slice):
-            piece = expr.slice[0].slice
-            if piece.upper is not None or piece.step is not None:
-                return None
-            start = 0 if piece.lower is None else self.context.shapes.constant(piece.lower)
-            if start is None or start < 0:
-                return None
-            expr = expr.value
-        if isinstance(expr, cst.Attribute) and expr.attr.value == "shape" and isinstance(expr.value, cst.Name):
-            key = self._key(expr.value, where)
-            return ("spread", key, start) if key is not None else None
-        return None
-
-    def _dim(self, expr: cst.BaseExpression, where, depth: int = 0) -> tuple | None:
-        """One dimension (an integer) as a token that two places can compare."""
-        constant = self.context.shapes.constant(expr)
-        if constant is not None:
-            return ("const", constant)
-        if isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
-            base = expr.value
-            if isinstance(base, cst.Attribute) and base.attr.value == "shape" and isinstance(base.value, cst.Name):
-                k = self.context.shapes.constant(expr.slice[0].slice.value)
-                key = self._key(base.value, where)
-                return ("dim", key, k) if k is not None and k >= 0 and key is not None else None
-            return None
-        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "len":
-            args = expr.args
-            if len(args) == 1 and not args[0].star and args[0].keyword is None and isinstance(args[0].value, cst.Name):
-                if self.context.names.is_builtin(expr.func, "len"):
-                    key = self._key(args[0].value, where)
-                    return ("dim", key, 0) if key is not None else None
-            return None
-        if isinstance(expr, cst.Name):
-            value = self._single_value(expr.value, where) if depth < 3 else None
-            if value is not None:
-                found = self._dim(value, self._statement(value), depth + 1)
-                if found is not None:
-                    return found
-            key = self._key(expr, where)
-            return ("name", key) if key is not None else None
-        return None
+    def _dim(self, expr: cst.BaseExpression, where) -> tuple | None:
+        return self._symbolic().dim(expr, where)
 
     # ---- the index and the rows ----------------------------------------------------------------------------
 
@@ -695,7 +535,7 @@ class ForiAtSetToScan(Codemod):
         for statement in plan.statements:
             for node in walk(statement):
                 for output in plan.outputs:
-                    if _row_write(node, plan.index, output.name) is not None:
+                    if row_write(node, plan.index, output.name) is not None:
                         subscript = node.func.value  # type: ignore[union-attr]
                         writes.update(id(n) for n in walk(subscript.slice[0]))
         call_line = plan.line
@@ -742,19 +582,20 @@ class ForiAtSetToScan(Codemod):
         at = output.write if output.write is not None else len(plan.statements) - 1
         shapes, dtypes = self._facts(plan, output.value, at, 0)
         # A scalar row takes only scalars (nothing broadcasts to `()`): no proof needed.
-        if fresh.row != () and (fresh.row is None or not any(_same_shape(fresh.row, shape) for shape in shapes)):
+        if fresh.row != () and (fresh.row is None or not any(same_shape(fresh.row, shape) for shape in shapes)):
             raise _Refused(
                 f"nothing proves that `{_snippet(self._code(output.value))}` has the shape of a row of "
                 f"`{output.name}` (`.at[i].set` broadcasts into the row, lax.scan would stack it as it is)"
             )
         if fresh.dtype is not None and fresh.dtype in dtypes:
             return
-        if fresh.cast is None:
+        cast = self._cast(fresh)
+        if cast is None:
             raise _Refused(
                 f"nothing proves that `{_snippet(self._code(output.value))}` has the dtype of `{output.name}`, "
                 "and that dtype cannot be written in the body"
             )
-        output.cast = fresh.cast
+        output.cast = cast
 
     def _facts(self, plan: _Plan, expr: cst.BaseExpression, at: int, depth: int) -> tuple[list, list]:
         """What the code proves about the value of `expr` read at the body's statement `at`: the shapes it may
@@ -803,57 +644,12 @@ class ForiAtSetToScan(Codemod):
                 key = self._key_of(array.value, plan.line)
                 return ([(("spread", key, 1),)], [("dtype-of", key)]) if key is not None else ([], [])
             return [], []
-        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "astype":
-            shapes, _ = self._facts(plan, expr.func.value, at, depth + 1)
-            args = expr.args
-            dtype = None
-            if len(args) == 1 and args[0].keyword is None and not args[0].star:
-                names = {n.value for n in walk(args[0].value) if isinstance(n, cst.Name)}
-                if not names & _bound_in(plan.body):
-                    dtype = self._dtype_token(args[0].value, plan.line)
-            return shapes, ([dtype] if dtype is not None else [])
-        operands = None
-        keeps_dtype: bool | None = True  # None: for float operands only
-        if isinstance(expr, cst.BinaryOperation) and not isinstance(expr.operator, cst.MatrixMultiply):
-            operands = [expr.left, expr.right]
-            keeps_dtype = None if isinstance(expr.operator, cst.Divide) else True
-        elif isinstance(expr, cst.UnaryOperation) and not isinstance(expr.operator, cst.Not):
-            operands = [expr.expression]
-        elif isinstance(expr, cst.Call) and self.context.names.callee(expr) in ELEMENTWISE:
-            if all(a.keyword is None and not a.star for a in expr.args):
-                operands = [a.value for a in expr.args]
-                # Only these keep a float dtype (tanh of an int array is float, isnan is bool, abs of complex
-                # is float, float16(x) is float16).
-                keeps_dtype = None if self.context.names.callee(expr) in _FLOAT_PRESERVING else False
-        if operands is None:
-            return [], []
-        facts = [self._facts(plan, operand, at, depth + 1) for operand in operands]
-        shaped = [shapes for shapes in (f[0] for f in facts) if () not in shapes]
-        if any(not shapes for shapes, _ in facts):
-            shapes_out: list = []
-        elif not shaped:
-            shapes_out = [()]
-        else:
-            shapes_out = [s for s in shaped[0] if all(s in other for other in shaped[1:])]
-        # The dtype: that of the array operands, when they share one and the Python numbers among them (weakly
-        # typed) are of a kind that kind keeps (2.0 * a float32 array is float32; 2.0 * an int array is not).
-        arrays = [(o, f) for o, f in zip(operands, facts) if not is_number(o)]
-        numbers = [_literal_kind(o) for o in operands if is_number(o)]
-        dtypes_out: list = []
-        if arrays and all(d for _, (_, d) in arrays):
-            common = [d for d in arrays[0][1][1] if all(d in other for _, (_, other) in arrays[1:])]
-            for dtype in common:
-                kind = _token_kind(dtype)
-                if kind is None and (numbers or keeps_dtype is not True):
-                    continue
-                if numbers and not all(n is not None and _KINDS.index(n) <= _KINDS.index(kind) for n in numbers):
-                    continue
-                if keeps_dtype is False:
-                    continue
-                if keeps_dtype is None and kind != "float":
-                    continue  # a division or an inexact function of an integer array is a float array
-                dtypes_out.append(dtype)
-        return shapes_out, dtypes_out
+        def astype_dtype(dtype: cst.BaseExpression):
+            names = {n.value for n in walk(dtype) if isinstance(n, cst.Name)}
+            return None if names & _bound_in(plan.body) else self._dtype_token(dtype, plan.line)
+
+        found = self._symbolic().elementwise_facts(expr, lambda e: self._facts(plan, e, at, depth + 1), astype_dtype)
+        return found if found is not None else ([], [])
 
     def _init_facts(self, plan: _Plan, init: cst.BaseExpression, depth: int) -> tuple[list, list]:
         """Shapes and dtypes of an initial carry (which the carry keeps from step to step)."""
@@ -886,7 +682,7 @@ class ForiAtSetToScan(Codemod):
                     return [(("spread", key, 1),)], [("dtype-of", key)]
             return [], []
         fresh = self._fresh(expr, where, 3)
-        if isinstance(fresh, _Fresh):
+        if isinstance(fresh, FreshBuffer):
             return ([fresh.parts] if fresh.parts is not None else []), ([fresh.dtype] if fresh.dtype is not None else [])
         return [], []
 
@@ -909,11 +705,11 @@ class ForiAtSetToScan(Codemod):
         remove: set[int] = set()
         for output in plan.outputs:
             if output.write is None:
-                value = _row_write(returned[output.position], plan.index, output.name)
+                value = row_write(returned[output.position], plan.index, output.name)
                 text = code(value)
             else:
                 assign = _single_assign(statements[output.write])
-                value = _row_write(assign.value, plan.index, output.name)
+                value = row_write(assign.value, plan.index, output.name)
                 later = set().union(*(_assigned(s) for s in statements[output.write + 1 :]))
                 free = {n.value for n in walk(value) if isinstance(n, cst.Name)}
                 if isinstance(value, cst.Name) and value.value not in later:
@@ -1082,39 +878,16 @@ class ForiAtSetToScan(Codemod):
         return True
 
     def _single_value(self, name: str, where: cst.CSTNode) -> cst.BaseExpression | None:
-        """The value of the one `name = value` that reaches the statement `where`, if there is exactly one."""
-        flow = self._flow_at(where)
-        sources = flow.reaching(where, name) if flow is not None else frozenset()
-        if len(sources) != 1:
-            return None
-        (source,) = sources
-        return source if isinstance(source, cst.BaseExpression) else None
+        return self._symbolic().single_value(name, where)
 
     def _key(self, name: cst.Name, where: cst.CSTNode):
         return self._key_of(name.value, where)
 
     def _key_of(self, name: str, where: cst.CSTNode):
-        """Which value of `name` the statement `where` reads: the set of its bindings that reach there."""
-        flow = self._flow_at(where)
-        if flow is None:
-            return None
-        if name not in flow.locals:
-            return ("free", name)
-        sources = flow.reaching(where, name)
-        if not sources or UNDEFINED in sources:
-            return None
-        return frozenset(id(s.param) if isinstance(s, Parameter) else id(s) for s in sources)
-
-    def _flow_at(self, where: cst.CSTNode) -> FunctionFlow | None:
-        dataflow = self._dataflow()
-        return dataflow.flow(dataflow.enclosing_function(where))
+        return self._symbolic().key(name, where)
 
     def _statement(self, node: cst.CSTNode) -> cst.CSTNode | None:
-        parents = self.context.parents
-        current = node
-        while current is not None and not isinstance(current, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
-            current = parents.get(current)
-        return current
+        return self._symbolic().statement(node)
 
     def _kind(self, expr: cst.BaseExpression) -> Kind:
         try:
@@ -1128,6 +901,9 @@ class ForiAtSetToScan(Codemod):
     # Methods, not properties: LibCST's batched visitor inspects every attribute of a visitor.
     def _dataflow(self):
         return self.context.dataflow
+
+    def _symbolic(self):
+        return self.context.shapes.symbolic
 
     def _scopes(self):
         from libcst.metadata import ScopeProvider
@@ -1148,29 +924,9 @@ def _writes_rows(body: cst.FunctionDef | cst.Lambda, index: str, carry: str) -> 
             for target in node.targets:
                 carried.update(target_names(target.target))
     return any(
-        isinstance(node, cst.Call) and _row_write(node, index) is not None and node.func.value.value.value.value in carried
+        isinstance(node, cst.Call) and row_write(node, index) is not None and node.func.value.value.value.value in carried
         for node in walk(body.body)
     )
-
-
-def _row_write(node: cst.CSTNode, index: str, name: str | None = None) -> cst.BaseExpression | None:
-    """v of `name.at[index].set(v)` (or `name.at[index, :].set(v)`), else None."""
-    if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "set"):
-        return None
-    at = node.func.value
-    if not (isinstance(at, cst.Subscript) and isinstance(at.value, cst.Attribute) and at.value.attr.value == "at"):
-        return None
-    base = at.value.value
-    if not isinstance(base, cst.Name) or (name is not None and base.value != name):
-        return None
-    first = at.slice[0].slice
-    if not (isinstance(first, cst.Index) and isinstance(first.value, cst.Name) and first.value.value == index):
-        return None
-    if not all(is_full_slice(element.slice) for element in at.slice[1:]):
-        return None
-    if len(node.args) != 1 or node.args[0].keyword is not None or node.args[0].star:
-        return None
-    return node.args[0].value
 
 
 def _single_assign(statement) -> cst.Assign | None:
@@ -1240,70 +996,6 @@ def _walk_outside_functions(node: cst.CSTNode):
         if current is not node and isinstance(current, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
             continue
         stack.extend(current.children)
-
-
-def _tuple_like(expr: cst.BaseExpression) -> bool:
-    """A shape tuple written out, `x.shape`, `x.shape[k:]`, or a sum of those."""
-    if isinstance(expr, (cst.Tuple, cst.List)):
-        return True
-    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
-        return _tuple_like(expr.left) or _tuple_like(expr.right)
-    if isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Slice):
-        expr = expr.value
-    return isinstance(expr, cst.Attribute) and expr.attr.value == "shape"
-
-
-def _split_leading(parts: Shape | None) -> tuple[tuple | None, Shape | None]:
-    """The leading dimension of a shape and the shape of one row."""
-    if not parts:
-        return None, None
-    first = parts[0]
-    if first[0] == "spread":
-        return ("dim", first[1], first[2]), (("spread", first[1], first[2] + 1), *parts[1:])
-    return first, tuple(parts[1:])
-
-
-def _same_shape(row: Shape, value: Shape) -> bool:
-    """Whether a value of shape `value` written with `.at[i].set` fills the row exactly (no broadcasting),
-    whenever the original runs: equal shapes, any value into a scalar row (only scalars broadcast to `()`),
-    or a value with all of `x.shape[k:]` into a row written as `x.shape[k], x.shape[k + 1], ...` (a value of
-    another rank makes the original raise: too many dimensions to broadcast, or `x.shape[j]` out of range)."""
-    if row == () or row == value:
-        return True
-    if value and value[-1][0] == "spread":
-        _, key, start = value[-1]
-        prefix = value[:-1]
-        rest = row[len(prefix) :]
-        if tuple(row[: len(prefix)]) == tuple(prefix) and rest:
-            return all(part == ("dim", key, start + offset) for offset, part in enumerate(rest))
-    return False
-
-
-def _token_kind(token: Token) -> str | None:
-    """bool, int, float or complex: the kind of dtype a token names, where it says."""
-    if token[0] == "default":
-        return token[1]
-    if token[0] == "dtype":
-        name = str(token[1])
-        for kind, prefixes in (("bool", ("bool",)), ("int", ("int", "uint")), ("float", ("float", "bfloat")),
-                               ("complex", ("complex",))):  # fmt: skip
-            if name.startswith(prefixes):
-                return kind
-    return None
-
-
-def _literal_kind(expr: cst.BaseExpression) -> str | None:
-    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus)):
-        expr = expr.expression
-    if isinstance(expr, cst.Float):
-        return "float"
-    if isinstance(expr, cst.Integer):
-        return "int"
-    if isinstance(expr, cst.Name) and expr.value in ("True", "False"):
-        return "bool"
-    if isinstance(expr, cst.Imaginary):
-        return "complex"
-    return None
 
 
 def _packed(items: Sequence[str], *, none: str = "()") -> str:

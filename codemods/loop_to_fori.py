@@ -303,6 +303,10 @@ class LoopToForiLoop(Codemod):
 
         if scan_finding(self.context, node, (self.option("min-trip-count"), self.option("report-trip-count"))) is not None:
             return  # JF102's: it collects outputs, reads only rows `xs[i]`, or walks backwards
+        from jaxfix.codemods.batch_loop_to_vmap import vmap_rewrites
+
+        if vmap_rewrites(self.context, node):
+            return  # JF301's: independent steps writing the rows of a fresh buffer are a batch (jax.vmap)
         trip = self._trip(node.iter)
         if trip is None:
             return

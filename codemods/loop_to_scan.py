@@ -12,18 +12,11 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from jaxfix.analysis.arrays import ARRAY_VALUE as _ARRAY_VALUE, OTHER as _OTHER
 from jaxfix.analysis.carry import Slot, snippet
-from jaxfix.analysis.dataflow import (
-    ARRAY_METHODS,
-    LoopFlow,
-    Parameter,
-    activity,
-    block_activity,
-    body_statements,
-)
+from jaxfix.analysis.dataflow import LoopFlow, activity, block_activity, body_statements
 from jaxfix.analysis.screen import Screen
 from jaxfix.analysis.shapes import Category
-from jaxfix.analysis.syntax import AT_METHODS, at_base, is_number
 from jaxfix.analysis.traced import NOT_COMPILED, Kind
 from jaxfix.codegen import carry_value, loop_function, packed
 from jaxfix.codemod import Codemod, Invalid, Valid
@@ -35,15 +28,6 @@ from jaxfix.diagnostics import Safety
 _STACK = "jax.numpy.stack"
 _ARRAY = frozenset({"jax.numpy.array", "jax.numpy.asarray"})
 _LIKE = frozenset({"jax.numpy.zeros_like", "jax.numpy.ones_like", "jax.numpy.empty_like", "jax.numpy.full_like"})
-_ARRAY_VALUE, _NUMBER, _OTHER = "array", "number", "other"  # what a value may hold (see _ScanAnalysis._types)
-_BINARY = {
-    cst.AddAssign: cst.Add,
-    cst.SubtractAssign: cst.Subtract,
-    cst.MultiplyAssign: cst.Multiply,
-    cst.DivideAssign: cst.Divide,
-    cst.MatrixMultiplyAssign: cst.MatrixMultiply,
-    cst.PowerAssign: cst.Power,
-}
 
 
 @dataclass(frozen=True)
@@ -312,6 +296,11 @@ class _ScanAnalysis:
         loop = self.loop
         if loop.asynchronous is not None or not self.traced.in_traced_code(loop):
             return None
+        # Imported here: batch_loop_to_vmap's module imports the analyses this one does, not this module.
+        from jaxfix.codemods.batch_loop_to_vmap import vmap_rewrites
+
+        if vmap_rewrites(self.context, loop):
+            return None  # its steps are independent rows of a fresh buffer: a batch, JF301's jax.vmap
         iteration = self._iteration()
         if iteration is None or (iteration.kind == "literal" and iteration.count < self.min_trip_count):
             return None
@@ -759,75 +748,8 @@ class _ScanAnalysis:
         return self._types(expr, at, rows, frozenset()) == {_ARRAY_VALUE}
 
     def _types(self, expr: cst.BaseExpression, at: cst.CSTNode, rows: frozenset, seen: frozenset) -> frozenset:
-        """What `expr` may hold at `at`: a JAX array, a Python number, or anything else (a tuple, a list...).
-        Names follow their reaching definitions; a cycle through the loop holds if every way into it does."""
-        types = lambda e: self._types(e, at, rows, seen)  # noqa: E731
-        if is_number(expr):
-            return frozenset({_NUMBER})
-        if isinstance(expr, cst.Name):
-            if expr.value in rows:
-                return frozenset({_ARRAY_VALUE})
-            sources = self._function_flow().reaching(at, expr.value)
-            if not sources or len(seen) > 12:
-                return frozenset({_ARRAY_VALUE if self.dataflow.is_array_like(expr) else _OTHER})
-            found: set[str] = set()
-            for source in sources:
-                if source in seen:
-                    continue
-                if isinstance(source, Parameter):
-                    found.add(_ARRAY_VALUE if self.dataflow.is_array_like(expr) else _OTHER)
-                elif isinstance(source, cst.BaseExpression):
-                    found |= self._types(source, self._statement_of(source), rows, seen | {source})
-                elif isinstance(source, cst.AugAssign) and isinstance(source.target, cst.Name):
-                    as_binary = cst.BinaryOperation(source.target, _BINARY.get(type(source.operator), cst.Add)(), source.value)
-                    if type(source.operator) not in _BINARY:
-                        found.add(_OTHER)
-                    else:
-                        statement = self._statement_of(source)
-                        found |= self._binary(as_binary, statement, rows, seen | {source})
-                else:
-                    found.add(_OTHER)
-            return frozenset(found) if found else frozenset({_OTHER})
-        if isinstance(expr, cst.BinaryOperation):
-            return self._binary(expr, at, rows, seen)
-        if isinstance(expr, cst.UnaryOperation):
-            if isinstance(expr.operator, cst.Not):
-                return frozenset({_OTHER})
-            inner = types(expr.expression)
-            return frozenset({_ARRAY_VALUE}) if _ARRAY_VALUE in inner else inner  # -tuple raises
-        if isinstance(expr, cst.IfExp):
-            return types(expr.body) | types(expr.orelse)
-        if isinstance(expr, cst.Subscript):
-            plain = all(isinstance(e.slice, (cst.Index, cst.Slice)) for e in expr.slice)
-            return frozenset({_ARRAY_VALUE}) if plain and types(expr.value) == {_ARRAY_VALUE} else frozenset({_OTHER})
-        if isinstance(expr, cst.Attribute) and expr.attr.value in ("T", "mT", "real", "imag"):
-            return frozenset({_ARRAY_VALUE}) if types(expr.value) == {_ARRAY_VALUE} else frozenset({_OTHER})
-        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and self.context.names.callee(expr) is None:
-            receiver, method = expr.func.value, expr.func.attr.value
-            base = at_base(receiver)
-            if method in AT_METHODS and method != "get" and base is not None:
-                return frozenset({_ARRAY_VALUE}) if types(base) == {_ARRAY_VALUE} else frozenset({_OTHER})
-            if method in ARRAY_METHODS:
-                return frozenset({_ARRAY_VALUE}) if types(receiver) == {_ARRAY_VALUE} else frozenset({_OTHER})
-        return frozenset({_ARRAY_VALUE if self.dataflow.is_array_like(expr) else _OTHER})
-
-    def _binary(self, expr: cst.BinaryOperation, at, rows, seen) -> frozenset:
-        left = self._types(expr.left, at, rows, seen)
-        right = self._types(expr.right, at, rows, seen)
-        if left == {_ARRAY_VALUE} or right == {_ARRAY_VALUE}:
-            return frozenset({_ARRAY_VALUE})  # an array on either side makes an array (tuple + array too)
-        union = left | right
-        if _OTHER not in union:
-            return frozenset({_ARRAY_VALUE}) if _ARRAY_VALUE in union else frozenset({_NUMBER})
-        if isinstance(expr.operator, (cst.Add, cst.Multiply)):
-            return frozenset({_OTHER})  # tuples concatenate, an int repeats a tuple
-        return frozenset({_ARRAY_VALUE})  # other operators raise on tuples and lists
-
-    def _statement_of(self, node: cst.CSTNode) -> cst.CSTNode:
-        current = node
-        while current is not None and not isinstance(current, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
-            current = self.parents.get(current)
-        return current if current is not None else node
+        """What `expr` may hold at `at` (jaxfix.analysis.arrays: an array, a number, anything else)."""
+        return self.context.arrays.value_kinds(expr, at, rows, seen)
 
 
 def _preorder(node: cst.CSTNode):

@@ -53,6 +53,21 @@ def _messages(body: str) -> list[str]:
             "def g(x, scale):\n    return jnp.tanh(x) * scale\n\ndef f(xs: jax.Array):\n"
             "    return jax.vmap(g, in_axes=(0, None))(xs, 2.0)\n",
         ),
+        # the index used as a number: mapped over jnp.arange, the rows read with it in the body
+        (
+            "def f(xs: jax.Array, ys: jax.Array):\n    return jnp.stack([xs[i] + ys[i] for i in range(len(xs))])\n",
+            "def f(xs: jax.Array, ys: jax.Array):\n    def body(i):\n        return xs[i] + ys[i]\n"
+            "    return jax.vmap(body)(jnp.arange(len(xs)))\n",
+        ),
+        (
+            "def f(xs: jax.Array):\n    return jnp.stack([jnp.roll(x, i) for i, x in enumerate(xs)])\n",
+            "def f(xs: jax.Array):\n    return jax.vmap(jnp.roll)(xs, jnp.arange(len(xs)))\n",
+        ),
+        # a short literal range stays a loop (as JF101 leaves it)
+        (
+            "def f(x: jax.Array):\n    return jnp.stack([x[..., k] * 2.0 for k in range(3)], axis=-1)\n",
+            "def f(x: jax.Array):\n    return jnp.stack([x[..., k] * 2.0 for k in range(3)], axis=-1)\n",
+        ),
         # array methods of the batched row are pure, even outside traced code
         (
             "def g(x):\n    return x.sum() / x.shape[0]\n\ndef f(xs: jax.Array):\n    return jnp.stack([g(x) for x in xs])\n",
@@ -90,8 +105,16 @@ def test_traced_parameter_used_as_an_array_is_a_batch() -> None:
          "tuple"),
         ("def f(xs: jax.Array):\n    return jnp.stack([jnp.linalg.qr(x) for x in xs])\n", "tuple"),
         ("def f(xs: jax.Array):\n    return jnp.stack([(x, x) for x in xs])\n", "tuple"),
-        ("def f(xs: jax.Array, ys: jax.Array):\n    return jnp.stack([xs[i] + ys[i] for i in range(len(xs))])\n",
-         "used otherwise than as `xs[i]`"),
+        ("def f(params, xs: jax.Array):\n    return jnp.stack([params[i] * x for i, x in enumerate(xs)])\n",
+         "not known to be a JAX array"),
+        ("def f(xs: jax.Array):\n    return jnp.stack([jnp.zeros(i) + x[0] for i, x in enumerate(xs)])\n",
+         "as a shape or a count"),
+        ("def f(xs: jax.Array):\n    return jnp.stack([x.reshape(i + 1, -1).sum() for i, x in enumerate(xs)])\n",
+         "as a shape or a count"),
+        ("def f(key, n, w: jax.Array):\n    return jnp.stack([w + jax.random.normal(key, (i,)).sum() for i in range(n)])\n",
+         "as a shape or a count"),
+        ("def f(xs: jax.Array):\n    return jnp.stack([x * int(i) for i, x in enumerate(xs)])\n", "`int()`"),
+        ("def f(xs: jax.Array):\n    return jnp.stack([x if i % 2 else -x for i, x in enumerate(xs)])\n", "control flow"),
         ("def f(w, xs: jax.Array):\n    return jnp.stack([jnp.sin(w) for x in xs])\n", "does not depend"),
         ("def f(xs: jax.Array):\n    return jnp.stack([print(x) or x for x in xs])\n", "control flow"),
         ("def f(xs: jax.Array):\n    return jnp.stack([jnp.sin(x) * (y := 2.0) for x in xs])\n", "`:=`"),
@@ -215,10 +238,14 @@ def test_rewrite_is_one_batched_computation(case: corpus.Case) -> None:
     """The rewritten program has no per-row copies: its jaxpr does not grow with the batch, while the
     original's does (so the corpus equivalence compares a loop with a batched computation)."""
     args, _ = corpus.arguments(case)
-    bigger = [jnp.concatenate([a, a]) if i in case.spec["batch_args"] else a for i, a in enumerate(args)]
+    bigger = [jnp.concatenate([a, a]) if i in case.spec.get("batch_args", ()) else a for i, a in enumerate(args)]
+    static = ()
+    if "size_arg" in case.spec:  # a `range(n)` loop: its count doubles, and stays static
+        static = (case.spec["size_arg"],)
+        bigger[static[0]] = 2 * args[static[0]]
     before = corpus.load_function(case.before, case.spec["entry"], tag="jf301-b")
     after = corpus.load_function(case.after, case.spec["entry"], tag="jf301-a")
-    size = lambda f, a: len(str(jax.make_jaxpr(f)(*a)).splitlines())  # noqa: E731
+    size = lambda f, a: len(str(jax.make_jaxpr(f, static_argnums=static)(*a)).splitlines())  # noqa: E731
     assert size(after, args) == size(after, bigger)
     assert size(before, args) < size(before, bigger)
     np.testing.assert_allclose(after(*bigger), before(*bigger), rtol=1e-5, atol=1e-6)
@@ -256,3 +283,139 @@ def test_refused_cases_would_break_under_vmap() -> None:
         corpus.call(corpus.load_function(case.before, case.spec["entry"], tag=f"jf301-{name}"), args, {})
         with pytest.raises(error):
             jax.vmap(corpus.load_function(case.before, function, tag=f"jf301-{name}-f"))(args[0])
+
+
+# ---- one loop, one rule ------------------------------------------------------------------------------------
+
+LOOP_RULES = ("loop_to_fori", "loop_to_scan", "fori_at_set_to_scan", "batch_loop_to_vmap")
+
+
+@pytest.mark.parametrize(
+    "path",
+    sorted(p for c in corpus.cases() if c.codemod in LOOP_RULES for p in {c.before, c.after}),
+    ids=lambda p: f"{p.parent.parent.name}/{p.parent.name}/{p.name}",
+)
+def test_no_loop_gets_two_fixes(path) -> None:
+    """JF101, JF102, JF104 and JF301 never all fix one loop: a loop whose steps are independent is JF301's
+    batch (JF101 and JF102 leave it), JF104 only sees lax.fori_loop calls, and JF301 only Python loops and
+    comprehensions. Every fixed finding's loop starts on its own line."""
+    rules = [codemod_for_module(name) for name in LOOP_RULES]
+    diagnostics, errors, _ = __import__("jaxfix.engine", fromlist=["analyse"]).analyse(path.read_text(), rules)
+    assert not errors, errors
+    lines = [d.start.line for d in diagnostics if d.fix is not None]
+    assert len(lines) == len(set(lines)), [(d.code, d.start.line) for d in diagnostics if d.fix is not None]
+
+
+def test_jf301_takes_a_fresh_buffer_loop_that_jf101_and_jf102_would_rewrite(monkeypatch) -> None:
+    """In traced code a loop writing `out.at[i].set(...)` carries `out`: JF101 (fori_loop) or JF102 (scan over
+    the rows it reads) would rewrite it; its steps are independent, so JF301 rewrites it into jax.vmap, and
+    they stay quiet. A buffer read in the loop makes the rows depend on each other: JF301 stays quiet."""
+    from jaxfix.engine import analyse
+
+    rules = [codemod_for_module(name) for name in LOOP_RULES]
+    independent = HEAD + (
+        "@jax.jit\ndef f(xs):\n    out = jnp.zeros_like(xs)\n    for i in range(xs.shape[0]):\n"
+        "        out = out.at[i].set(jnp.sin(xs[i]) * 2.0)\n    return out\n"
+    )
+    dependent = independent.replace("jnp.sin(xs[i]) * 2.0", "jnp.sin(xs[i]) + out[i - 1]")
+    diagnostics, _, _ = analyse(independent, rules)
+    assert [(d.code, d.fix is not None) for d in diagnostics] == [("JF301", True)]
+    diagnostics, _, _ = analyse(dependent, rules)
+    assert [d.code for d in diagnostics if d.fix is not None] == ["JF101"]
+    without = [codemod_for_module(name) for name in LOOP_RULES if name != "batch_loop_to_vmap"]
+    diagnostics, _, _ = analyse(independent, without)
+    # The owner of a loop does not depend on the selection (as between JF101 and JF102): no fori_loop or scan.
+    assert [d.code for d in diagnostics if d.fix is not None] == []
+    import jaxfix.codemods.batch_loop_to_vmap as jf301
+
+    monkeypatch.setattr(jf301, "vmap_rewrites", lambda context, loop: False)
+    diagnostics, _, _ = analyse(independent, without)
+    assert [d.code for d in diagnostics if d.fix is not None] == ["JF101"]  # what JF301 takes over
+
+
+# ---- loops writing the rows of a fresh buffer ----------------------------------------------------------------
+
+ROWS = "def f(w, k, xs: jax.Array):\n{buffer}    for i in range({count}):\n{body}    return out\n"
+
+
+def _rows(body: str, buffer: str = "    out = jnp.zeros_like(xs)\n", count: str = "xs.shape[0]") -> str:
+    return ROWS.format(buffer=buffer, count=count, body=body)
+
+
+@pytest.mark.parametrize(
+    "source, after",
+    [
+        # rows of the buffer's dtype (xs's): no cast
+        (_rows("        out = out.at[i].set(-xs[i])\n"), "    out = jax.vmap(body)(xs)\n"),
+        # rows of a dtype not proven to be the buffer's: the cast .at[i].set made
+        (_rows("        out = out.at[i].set(jnp.tanh(xs[i]))\n", "    out = jnp.zeros((len(xs), xs.shape[1]))\n"),
+         "    out = jax.vmap(jnp.tanh)(xs).astype(float)\n"),
+        # the index as a number, a length not tied to xs: jnp.arange(k), xs[i] read in the body
+        (_rows("        out = out.at[i].set(xs[i] * i)\n", "    out = jnp.zeros((k, xs.shape[1]), dtype=xs.dtype)\n", "k"),
+         "    out = jax.vmap(body)(jnp.arange(k)).astype(xs.dtype)\n"),
+        # a scalar row takes any scalar; a same-module function's shape is followed
+        (_rows("        out = out.at[i].set(g(xs[i]))\n", "    out = jnp.zeros(xs.shape[0])\n"),
+         "    out = jax.vmap(g)(xs).astype(float)\n"),
+    ],
+)
+def test_row_loop_rewrites(source: str, after: str) -> None:
+    fixed = _fixed("def g(x):\n    return jnp.sum(x * x)\n\n" + source)
+    assert fixed.splitlines()[-2] == after.rstrip("\n"), fixed
+    assert "for i in" not in fixed and ".at[" not in fixed
+
+
+@pytest.mark.parametrize(
+    "body, buffer, count, reason",
+    [
+        ("        out = out.at[i].set(w @ xs[i])\n", "    out = jnp.zeros((xs.shape[0], 3))\n", "xs.shape[0]",
+         "has the shape of a row"),
+        ("        out = out.at[i].set(jnp.sum(xs[i]))\n", "    out = jnp.zeros_like(xs)\n", "xs.shape[0]",
+         "has the shape of a row"),
+        ("        out = out.at[i].set(jnp.sin(xs[i]))\n", "    out = jnp.zeros_like(xs)\n", "k",
+         "write every row"),
+        ("        y = jnp.sin(xs[i])\n        print(y)\n        out = out.at[i].set(y)\n", "    out = jnp.zeros_like(xs)\n",
+         "xs.shape[0]", "other than assignments"),
+    ],
+)
+def test_row_loop_reports_without_fix(body: str, buffer: str, count: str, reason: str) -> None:
+    source = _rows(body, buffer, count)
+    messages = _messages(source)
+    assert len(messages) == 1 and "not rewritten" in messages[0] and reason in messages[0], messages
+    assert _fixed(source) == source
+
+
+@pytest.mark.parametrize(
+    "body, buffer, count",
+    [
+        # the buffer is read in the loop (rows depend on earlier rows), other state is carried
+        ("        out = out.at[i].set(xs[i] + out[i - 1])\n", "    out = jnp.zeros_like(xs)\n", "xs.shape[0]"),
+        ("        w = w * 0.5\n        out = out.at[i].set(xs[i] * w)\n", "    out = jnp.zeros_like(xs)\n", "xs.shape[0]"),
+        # part of a buffer of known length, a buffer that is not fresh, a conditional write
+        ("        out = out.at[i].set(xs[i])\n", "    out = jnp.zeros((8, 3))\n", "4"),
+        ("        out = out.at[i].set(jnp.sin(xs[i]))\n", "    out = xs\n", "xs.shape[0]"),
+        ("        if i > 2:\n            out = out.at[i].set(xs[i])\n", "    out = jnp.zeros_like(xs)\n", "xs.shape[0]"),
+        # items of a Python list (or NumPy data) copied into a buffer: host-side work
+        ("        out = out.at[i].set(w[i] * 2.0)\n", "    out = jnp.zeros((len(w), 3))\n", "len(w)"),
+        # another row than the loop's index
+        ("        out = out.at[i + 1].set(xs[i])\n", "    out = jnp.zeros_like(xs)\n", "xs.shape[0]"),
+    ],
+)
+def test_row_loop_quiet(body: str, buffer: str, count: str) -> None:
+    assert _messages(_rows(body, buffer, count)) == []
+
+
+@pytest.mark.parametrize("name", ["fold_in_noise", "split_keys_rows", "random_per_key"])
+def test_random_stream_is_the_loops_with_threefry_only(name: str) -> None:
+    """Why a random body gets a note: vmapped per-element keys draw the loop's numbers with the default
+    threefry PRNG (the corpus compares them too), but not with the rbg implementations."""
+    case = next(c for c in corpus.cases() if c.codemod == "batch_loop_to_vmap" and c.name == name)
+    before = corpus.load_function(case.before, case.spec["entry"], tag=f"jf301-rng-b-{name}")
+    after = corpus.load_function(case.after, case.spec["entry"], tag=f"jf301-rng-a-{name}")
+    default = jax.config.jax_default_prng_impl
+    try:
+        for impl, same in (("threefry2x32", True), ("rbg", False)):
+            jax.config.update("jax_default_prng_impl", impl)
+            args, _ = corpus.arguments(case)  # keys made under this implementation
+            assert bool(jnp.array_equal(before(*args), after(*args))) is same, impl
+    finally:
+        jax.config.update("jax_default_prng_impl", default)

@@ -33,7 +33,8 @@ from libcst.metadata import (
 )
 
 from jaxfix.analysis.context import ModuleContext
-from jaxfix.analysis.syntax import AT_METHODS
+from jaxfix.analysis.dataflow import ARRAY_METHODS, Parameter
+from jaxfix.analysis.syntax import AT_METHODS, at_base, is_number
 from jaxfix.analysis.traced import LAX_BODIES, Kind
 
 _JNP = "jax.numpy."
@@ -144,6 +145,18 @@ DTYPE_POSITION = {
 }
 
 
+# What a value may hold (`ArrayAnalysis.value_kinds`): one JAX array, a Python number, or anything else.
+ARRAY_VALUE, NUMBER, OTHER = "array", "number", "other"
+_AUGMENTED_BINARY = {
+    cst.AddAssign: cst.Add,
+    cst.SubtractAssign: cst.Subtract,
+    cst.MultiplyAssign: cst.Multiply,
+    cst.DivideAssign: cst.Divide,
+    cst.MatrixMultiplyAssign: cst.MatrixMultiply,
+    cst.PowerAssign: cst.Power,
+}
+
+
 class ArrayAnalysis:
     def __init__(self, context: ModuleContext) -> None:
         self._context = context
@@ -154,6 +167,89 @@ class ArrayAnalysis:
         self._deciding_integer: set[tuple[Scope, str]] = set()
 
     # ---- queries -------------------------------------------------------------------------------------------
+
+    def value_kinds(
+        self, expr: cst.BaseExpression, at: cst.CSTNode, rows: frozenset = frozenset(), seen: frozenset = frozenset(),
+        calls=None,
+    ) -> frozenset:
+        """What `expr`, evaluated at the statement `at`, may hold: ARRAY_VALUE (one JAX array), NUMBER (a Python
+        number) or OTHER (a tuple, a list, anything unknown), as a set of those (== {ARRAY_VALUE}: surely one
+        array, not a pytree of them: what jnp.stack, lax.scan and jax.vmap need). `rows` are names known to
+        hold arrays (the rows a loop walks). Names follow their reaching definitions; a cycle through a loop
+        holds if every way into it does. `calls(call)`, when given, may prove that a call returns an array
+        (JF301 follows same-module functions). Shared by JF102 and JF301."""
+        kinds = lambda e: self.value_kinds(e, at, rows, seen, calls)  # noqa: E731
+        dataflow = self._context.dataflow
+        if is_number(expr):
+            return frozenset({NUMBER})
+        if isinstance(expr, cst.Name):
+            if expr.value in rows:
+                return frozenset({ARRAY_VALUE})
+            flow = dataflow.flow(dataflow.enclosing_function(at))
+            sources = flow.reaching(at, expr.value)
+            if not sources or len(seen) > 12:
+                return frozenset({ARRAY_VALUE if dataflow.is_array_like(expr) else OTHER})
+            found: set[str] = set()
+            for source in sources:
+                if source in seen:
+                    continue
+                if isinstance(source, Parameter):
+                    found.add(ARRAY_VALUE if dataflow.is_array_like(expr) else OTHER)
+                elif isinstance(source, cst.BaseExpression):
+                    found |= self.value_kinds(source, self._statement_of(source), rows, seen | {source}, calls)
+                elif isinstance(source, cst.AugAssign) and isinstance(source.target, cst.Name):
+                    operator = _AUGMENTED_BINARY.get(type(source.operator))
+                    if operator is None:
+                        found.add(OTHER)
+                    else:
+                        as_binary = cst.BinaryOperation(source.target, operator(), source.value)
+                        found |= self._binary_kinds(as_binary, self._statement_of(source), rows, seen | {source}, calls)
+                else:
+                    found.add(OTHER)
+            return frozenset(found) if found else frozenset({OTHER})
+        if isinstance(expr, cst.BinaryOperation):
+            return self._binary_kinds(expr, at, rows, seen, calls)
+        if isinstance(expr, cst.UnaryOperation):
+            if isinstance(expr.operator, cst.Not):
+                return frozenset({OTHER})
+            inner = kinds(expr.expression)
+            return frozenset({ARRAY_VALUE}) if ARRAY_VALUE in inner else inner  # -tuple raises
+        if isinstance(expr, cst.IfExp):
+            return kinds(expr.body) | kinds(expr.orelse)
+        if isinstance(expr, cst.Subscript):
+            plain = all(isinstance(e.slice, (cst.Index, cst.Slice)) for e in expr.slice)
+            return frozenset({ARRAY_VALUE}) if plain and kinds(expr.value) == {ARRAY_VALUE} else frozenset({OTHER})
+        if isinstance(expr, cst.Attribute) and expr.attr.value in ("T", "mT", "real", "imag"):
+            return frozenset({ARRAY_VALUE}) if kinds(expr.value) == {ARRAY_VALUE} else frozenset({OTHER})
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and self._names.callee(expr) is None:
+            receiver, method = expr.func.value, expr.func.attr.value
+            base = at_base(receiver)
+            if method in AT_METHODS and method != "get" and base is not None:
+                return frozenset({ARRAY_VALUE}) if kinds(base) == {ARRAY_VALUE} else frozenset({OTHER})
+            if method in ARRAY_METHODS:
+                return frozenset({ARRAY_VALUE}) if kinds(receiver) == {ARRAY_VALUE} else frozenset({OTHER})
+        if dataflow.is_array_like(expr) or (calls is not None and isinstance(expr, cst.Call) and calls(expr)):
+            return frozenset({ARRAY_VALUE})
+        return frozenset({OTHER})
+
+    def _binary_kinds(self, expr: cst.BinaryOperation, at, rows, seen, calls) -> frozenset:
+        left = self.value_kinds(expr.left, at, rows, seen, calls)
+        right = self.value_kinds(expr.right, at, rows, seen, calls)
+        if left == {ARRAY_VALUE} or right == {ARRAY_VALUE}:
+            return frozenset({ARRAY_VALUE})  # an array on either side makes an array (tuple + array too)
+        union = left | right
+        if OTHER not in union:
+            return frozenset({ARRAY_VALUE}) if ARRAY_VALUE in union else frozenset({NUMBER})
+        if isinstance(expr.operator, (cst.Add, cst.Multiply)):
+            return frozenset({OTHER})  # tuples concatenate, an int repeats a tuple
+        return frozenset({ARRAY_VALUE})  # other operators raise on tuples and lists
+
+    def _statement_of(self, node: cst.CSTNode) -> cst.CSTNode:
+        current = node
+        while current is not None and not isinstance(current, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            current = self._parents.get(current)
+        return current if current is not None else node
+
 
     def is_array(self, name: cst.Name) -> bool:
         """Whether `name`, where it stands, is known to hold a JAX array: every binding of it makes one."""

@@ -1,4 +1,5 @@
-"""Ranks, dtype categories and integer constants of expressions, from cheap local evidence.
+"""Ranks, dtype categories and integer constants of expressions, from cheap local evidence; symbolic shapes
+and exact dtypes of fresh buffers and of the rows a loop writes into them.
 
 `lax.fori_loop`, `lax.scan` and `lax.while_loop` need every carried value to keep its shape and dtype from one
 step to the next; a Python loop does not. Before a loop codemod rewrites, it asks here whether a carried value
@@ -10,12 +11,15 @@ answer is either proven from the code or None ("unknown"): callers decide what u
 from __future__ import annotations
 
 import enum
+from dataclasses import dataclass
+from functools import cached_property
 
 import libcst as cst
 from libcst.metadata import GlobalScope, ScopeProvider
 
 from jaxfix.analysis.arrays import DTYPE_POSITION
 from jaxfix.analysis.context import ModuleContext
+from jaxfix.analysis.dataflow import UNDEFINED, Parameter
 from jaxfix.analysis.syntax import AT_METHODS, is_full_slice, is_none, is_number, mentions
 from jaxfix.analysis.traced import Kind
 
@@ -110,6 +114,11 @@ class ShapeAnalysis:
     def __init__(self, context: ModuleContext) -> None:
         self._context = context
         self._scopes = context.wrapper.resolve(ScopeProvider)
+
+    @cached_property
+    def symbolic(self) -> "SymbolicShapes":
+        """Shapes and exact dtypes as comparable tokens (fresh buffers and the rows written into them)."""
+        return SymbolicShapes(self._context)
 
     def _callee(self, call: cst.Call) -> str | None:
         # Nodes built by a codemod (the `x + v` of `x += v`) have no metadata.
@@ -635,3 +644,393 @@ def annotation_category(param: cst.Param) -> Category | None:
     if isinstance(annotation, cst.Name):
         return {"float": Category.FLOAT, "int": Category.INT, "bool": Category.BOOL}.get(annotation.value)
     return None
+
+
+# ---- symbolic shapes and exact dtypes of fresh buffers ---------------------------------------------------------
+#
+# A loop that fills a fresh buffer row by row (`out = jnp.zeros((n, d))`, then `out = out.at[i].set(v)` for each
+# `i < n`) computes what a stacking transform (lax.scan, jax.vmap) computes only when the loop runs exactly as
+# many steps as the buffer has rows and each `v` has a row's shape and dtype (`.at[i].set` broadcasts and casts,
+# stacking does not). JF104 (fori_loop to scan) and JF301 (loop to vmap) prove both here.
+#
+# A shape is a tuple of parts: ("const", 3), ("dim", key, k) for `x.shape[k]`, ("name", key) for an integer
+# variable, and ("spread", key, k) for the dimensions `x.shape[k:]`. A key names one value of a variable: the set
+# of its bindings that reach the place it is read (so `n` read twice with no assignment in between is one key),
+# or ("free", name) for a name the enclosing function does not bind. A dtype is a token: ("default", "float")
+# for the default dtype of a kind, ("dtype", "float32"), or ("dtype-of", key) for `x.dtype`.
+
+SymbolicShape = tuple
+DtypeToken = tuple
+FILLED_DTYPE_POSITION = {"jax.numpy.zeros": 1, "jax.numpy.ones": 1, "jax.numpy.empty": 1, "jax.numpy.full": 2}
+LIKE_DTYPE_POSITION = {
+    "jax.numpy.zeros_like": 1, "jax.numpy.ones_like": 1, "jax.numpy.empty_like": 1, "jax.numpy.full_like": 2,
+}  # fmt: skip
+_DEFAULT_DTYPES = {"float": "float", "int": "int", "bool": "bool", "complex": "complex"}
+KINDS = ("bool", "int", "float", "complex")  # in the order JAX promotes across them
+# Elementwise functions whose result has the dtype of their float operands.
+FLOAT_PRESERVING = frozenset(
+    _JNP + name
+    for name in """
+    sin cos tan arcsin arccos arctan arctan2 sinh cosh tanh exp exp2 expm1 log log1p log2 log10 sqrt cbrt abs
+    absolute add subtract multiply divide true_divide power maximum minimum square sign floor ceil round rint trunc
+    clip logaddexp hypot negative reciprocal
+    """.split()
+) | frozenset("jax.nn." + n for n in "relu sigmoid softplus silu swish gelu elu leaky_relu tanh log_sigmoid".split())
+
+
+@dataclass
+class FreshBuffer:
+    """A fresh array `jnp.zeros((n, d))` (or `*_like`, `full`), where it is built and what rows it has."""
+
+    call: cst.Call
+    statement: cst.CSTNode  # where it is evaluated
+    parts: SymbolicShape | None  # its whole shape
+    leading: tuple | None  # its leading dimension
+    row: SymbolicShape | None  # the shape of one row
+    dtype: DtypeToken | None
+    # How its dtype is spelled: ("code", dtype expression), ("dtype-of", name, key) for `*_like(name)`,
+    # ("kind", "float") for a default dtype; None where it cannot be said.
+    spelling: tuple | None
+    binding: cst.CSTNode | None = None  # the `out = jnp.zeros(...)` line it comes from, when it is one
+
+
+class SymbolicShapes:
+    """Shapes and exact dtypes as tokens that two places of one function can compare (see above)."""
+
+    def __init__(self, context: ModuleContext) -> None:
+        self._context = context
+
+    # ---- values of names -------------------------------------------------------------------------------------
+
+    def key(self, name: str, where: cst.CSTNode):
+        """Which value of `name` the statement `where` reads: the set of its bindings that reach there."""
+        flow = self._flow_at(where)
+        if flow is None:
+            return None
+        if name not in flow.locals:
+            return ("free", name)
+        sources = flow.reaching(where, name)
+        if not sources or UNDEFINED in sources:
+            return None
+        return frozenset(id(s.param) if isinstance(s, Parameter) else id(s) for s in sources)
+
+    def single_value(self, name: str, where: cst.CSTNode) -> cst.BaseExpression | None:
+        """The value of the one `name = value` that reaches the statement `where`, if there is exactly one."""
+        flow = self._flow_at(where)
+        sources = flow.reaching(where, name) if flow is not None else frozenset()
+        if len(sources) != 1:
+            return None
+        (source,) = sources
+        return source if isinstance(source, cst.BaseExpression) else None
+
+    def statement(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        parents = self._context.parents
+        current = node
+        while current is not None and not isinstance(current, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            current = parents.get(current)
+        return current
+
+    def _flow_at(self, where: cst.CSTNode):
+        dataflow = self._context.dataflow
+        return dataflow.flow(dataflow.enclosing_function(where))
+
+    # ---- fresh buffers -------------------------------------------------------------------------------------
+
+    def fresh(self, expr: cst.BaseExpression, where: cst.CSTNode, depth: int = 0, integer=None) -> FreshBuffer | str:
+        """`expr` as a fresh array (`jnp.zeros((n, d))`, or a name bound to one), or what it is instead (the code
+        to show). `integer`: a ("name", key) dimension known to hold an integer (a loop's bound)."""
+        code = self._context.code_for(expr)
+        shown = f"`{_snippet(code)}`"
+        if isinstance(expr, cst.Name) and depth < 3:
+            value = self.single_value(expr.value, where)
+            if value is None:
+                return shown
+            found = self.fresh(value, self.statement(value), depth + 1, integer)
+            if isinstance(found, FreshBuffer) and found.binding is None:
+                binding = self.statement(value)
+                assign = _single_assign(binding)
+                if assign is not None and len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name):
+                    found.binding = binding
+            return found
+        if not isinstance(expr, cst.Call) or any(a.star for a in expr.args):
+            return shown
+        callee = self._context.names.callee(expr)
+        positional = [a.value for a in expr.args if a.keyword is None]
+        keywords = {a.keyword.value: a.value for a in expr.args if a.keyword is not None}
+        if callee in FILLED_DTYPE_POSITION:
+            names = ["shape", "fill_value", "dtype"] if callee.endswith("full") else ["shape", "dtype"]
+        elif callee in LIKE_DTYPE_POSITION:
+            names = ["a", "fill_value", "dtype"] if callee.endswith("full_like") else ["a", "dtype"]
+        else:
+            return shown
+        if len(positional) > len(names) or set(keywords) - set(names[len(positional):]):
+            return shown
+        given = dict(zip(names, positional)) | keywords
+        if callee in FILLED_DTYPE_POSITION:
+            parts = self.shape_parts(given["shape"], where, integer=integer) if "shape" in given else None
+        else:
+            array = given.get("a")
+            key = self.key(array.value, where) if isinstance(array, cst.Name) else None
+            parts = (("spread", key, 0),) if key is not None else None
+        leading, row = split_leading(parts)
+        dtype, spelling = self._buffer_dtype(given, callee, where)
+        return FreshBuffer(expr, where, parts, leading, row, dtype, spelling)
+
+    def _buffer_dtype(self, given: dict, callee: str, where) -> tuple[DtypeToken | None, tuple | None]:
+        dtype = given.get("dtype")
+        if dtype is not None and not (isinstance(dtype, cst.Name) and dtype.value == "None"):
+            return self.dtype_token(dtype, where), ("code", dtype)
+        if callee in LIKE_DTYPE_POSITION:
+            array = given.get("a")
+            if isinstance(array, cst.Name):
+                key = self.key(array.value, where)
+                return (("dtype-of", key) if key is not None else None), ("dtype-of", array, key)
+            return None, None
+        if callee.endswith("full"):
+            fill = given.get("fill_value")
+            kind = literal_kind(fill) if fill is not None else None
+            if kind is None and fill is not None and self._context.names.qualified(fill) in ("jax.numpy.nan", "jax.numpy.inf"):
+                kind = "float"
+            return (("default", kind), ("kind", kind)) if kind else (None, None)
+        return ("default", "float"), ("kind", "float")
+
+    def dtype_token(self, dtype: cst.BaseExpression, where) -> DtypeToken | None:
+        """A dtype expression (`jnp.float32`, `"int32"`, `float`, `x.dtype`) as a token."""
+        if isinstance(dtype, cst.SimpleString):
+            return ("dtype", dtype.evaluated_value)
+        names = self._context.names
+        if isinstance(dtype, cst.Name) and dtype.value in _DEFAULT_DTYPES and names.is_builtin(dtype, dtype.value):
+            return ("default", _DEFAULT_DTYPES[dtype.value])
+        qualified = names.qualified(dtype)
+        if qualified is not None and qualified.startswith(("jax.numpy.", "numpy.")):
+            return ("dtype", qualified.rsplit(".", 1)[-1])
+        if isinstance(dtype, cst.Attribute) and dtype.attr.value == "dtype" and isinstance(dtype.value, cst.Name):
+            key = self.key(dtype.value.value, where)
+            return ("dtype-of", key) if key is not None else None
+        return None
+
+    # ---- shapes --------------------------------------------------------------------------------------------
+
+    def shape_parts(self, shape: cst.BaseExpression, where, depth: int = 0, integer=None) -> SymbolicShape | None:
+        """A shape argument (`(n, d)`, `x.shape`, `x.shape[1:] + (3,)`, a name bound to one) as parts."""
+        if isinstance(shape, (cst.Tuple, cst.List)):
+            parts: list = []
+            for element in shape.elements:
+                if isinstance(element, cst.StarredElement):
+                    spread = self.spread(element.value, where)
+                    if spread is None:
+                        return None
+                    parts.append(spread)
+                else:
+                    dim = self.dim(element.value, where)
+                    if dim is None:
+                        return None
+                    parts.append(dim)
+            return tuple(parts)
+        if isinstance(shape, cst.BinaryOperation) and isinstance(shape.operator, cst.Add) and tuple_like(shape):
+            left = self.shape_parts(shape.left, where, depth, integer)
+            right = self.shape_parts(shape.right, where, depth, integer)
+            return None if left is None or right is None else left + right
+        spread = self.spread(shape, where)
+        if spread is not None:
+            return (spread,)
+        if isinstance(shape, cst.Name) and depth < 3:
+            value = self.single_value(shape.value, where)
+            if value is not None and tuple_like(value):
+                return self.shape_parts(value, self.statement(value), depth + 1, integer)
+        dim = self.dim(shape, where)
+        if dim is not None and dim[0] == "name" and isinstance(shape, cst.Name) and dim != integer:
+            return None  # a name may hold a tuple as well as a number
+        return (dim,) if dim is not None else None
+
+    def spread(self, expr: cst.BaseExpression, where) -> tuple | None:
+        """`x.shape` → ("spread", x, 0); `x.shape[k:]` → ("spread", x, k)."""
+        start = 0
+        if isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Slice):
+            piece = expr.slice[0].slice
+            if piece.upper is not None or piece.step is not None:
+                return None
+            start = 0 if piece.lower is None else self._context.shapes.constant(piece.lower)
+            if start is None or start < 0:
+                return None
+            expr = expr.value
+        if isinstance(expr, cst.Attribute) and expr.attr.value == "shape" and isinstance(expr.value, cst.Name):
+            key = self.key(expr.value.value, where)
+            return ("spread", key, start) if key is not None else None
+        return None
+
+    def dim(self, expr: cst.BaseExpression, where, depth: int = 0) -> tuple | None:
+        """One dimension (an integer) as a token that two places can compare."""
+        constant = self._context.shapes.constant(expr)
+        if constant is not None:
+            return ("const", constant)
+        if isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
+            base = expr.value
+            if isinstance(base, cst.Attribute) and base.attr.value == "shape" and isinstance(base.value, cst.Name):
+                k = self._context.shapes.constant(expr.slice[0].slice.value)
+                key = self.key(base.value.value, where)
+                return ("dim", key, k) if k is not None and k >= 0 and key is not None else None
+            return None
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "len":
+            args = expr.args
+            if len(args) == 1 and not args[0].star and args[0].keyword is None and isinstance(args[0].value, cst.Name):
+                if self._context.names.is_builtin(expr.func, "len"):
+                    key = self.key(args[0].value.value, where)
+                    return ("dim", key, 0) if key is not None else None
+            return None
+        if isinstance(expr, cst.Name):
+            value = self.single_value(expr.value, where) if depth < 3 else None
+            if value is not None:
+                found = self.dim(value, self.statement(value), depth + 1)
+                if found is not None:
+                    return found
+            key = self.key(expr.value, where)
+            return ("name", key) if key is not None else None
+        return None
+
+    def leading_dims(self, name: str, where) -> list:
+        """Dimension tokens equal to the number of rows of the array `name` holds at `where`: `name.shape[0]`,
+        and `n` where it is `jax.random.split(key, n)`."""
+        key = self.key(name, where)
+        found = [("dim", key, 0)] if key is not None else []
+        value = self.single_value(name, where)
+        if isinstance(value, cst.Call) and self._context.names.callee(value) == "jax.random.split":
+            args = value.args
+            if len(args) == 2 and all(a.keyword is None and not a.star for a in args):
+                dim = self.dim(args[1].value, self.statement(value))
+                if dim is not None:
+                    found.append(dim)
+        return found
+
+    # ---- what a row value is -------------------------------------------------------------------------------
+
+    def elementwise_facts(self, expr: cst.BaseExpression, facts_of, astype_dtype) -> tuple[list, list] | None:
+        """The shapes and dtypes an elementwise expression (arithmetic, `x.astype(d)`, `jnp.tanh(x)`, ...) is
+        proven to have, from those of its operands (`facts_of(operand)` → (shapes, dtypes)); `astype_dtype(d)`
+        is the token of the dtype argument of `astype`. None when `expr` is none of these."""
+        names = self._context.names
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "astype":
+            shapes, _ = facts_of(expr.func.value)
+            args = expr.args
+            dtype = None
+            if len(args) == 1 and args[0].keyword is None and not args[0].star:
+                dtype = astype_dtype(args[0].value)
+            return shapes, ([dtype] if dtype is not None else [])
+        operands = None
+        keeps_dtype: bool | None = True  # None: for float operands only
+        if isinstance(expr, cst.BinaryOperation) and not isinstance(expr.operator, cst.MatrixMultiply):
+            operands = [expr.left, expr.right]
+            keeps_dtype = None if isinstance(expr.operator, cst.Divide) else True
+        elif isinstance(expr, cst.UnaryOperation) and not isinstance(expr.operator, cst.Not):
+            operands = [expr.expression]
+        elif isinstance(expr, cst.Call) and names.callee(expr) in ELEMENTWISE:
+            if all(a.keyword is None and not a.star for a in expr.args):
+                operands = [a.value for a in expr.args]
+                # Only these keep a float dtype (tanh of an int array is float, isnan is bool, abs of complex
+                # is float, float16(x) is float16).
+                keeps_dtype = None if names.callee(expr) in FLOAT_PRESERVING else False
+        if operands is None:
+            return None
+        facts = [facts_of(operand) for operand in operands]
+        shaped = [shapes for shapes in (f[0] for f in facts) if () not in shapes]
+        if any(not shapes for shapes, _ in facts):
+            shapes_out: list = []
+        elif not shaped:
+            shapes_out = [()]
+        else:
+            shapes_out = [s for s in shaped[0] if all(s in other for other in shaped[1:])]
+        # The dtype: that of the array operands, when they share one and the Python numbers among them (weakly
+        # typed) are of a kind that kind keeps (2.0 * a float32 array is float32; 2.0 * an int array is not).
+        arrays = [(o, f) for o, f in zip(operands, facts) if not is_number(o)]
+        numbers = [literal_kind(o) for o in operands if is_number(o)]
+        dtypes_out: list = []
+        if arrays and all(d for _, (_, d) in arrays):
+            common = [d for d in arrays[0][1][1] if all(d in other for _, (_, other) in arrays[1:])]
+            for dtype in common:
+                kind = token_kind(dtype)
+                if kind is None and (numbers or keeps_dtype is not True):
+                    continue
+                if numbers and not all(n is not None and KINDS.index(n) <= KINDS.index(kind) for n in numbers):
+                    continue
+                if keeps_dtype is False:
+                    continue
+                if keeps_dtype is None and kind != "float":
+                    continue  # a division or an inexact function of an integer array is a float array
+                dtypes_out.append(dtype)
+        return shapes_out, dtypes_out
+
+
+def tuple_like(expr: cst.BaseExpression) -> bool:
+    """A shape tuple written out, `x.shape`, `x.shape[k:]`, or a sum of those."""
+    if isinstance(expr, (cst.Tuple, cst.List)):
+        return True
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+        return tuple_like(expr.left) or tuple_like(expr.right)
+    if isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Slice):
+        expr = expr.value
+    return isinstance(expr, cst.Attribute) and expr.attr.value == "shape"
+
+
+def split_leading(parts: SymbolicShape | None) -> tuple[tuple | None, SymbolicShape | None]:
+    """The leading dimension of a shape and the shape of one row."""
+    if not parts:
+        return None, None
+    first = parts[0]
+    if first[0] == "spread":
+        return ("dim", first[1], first[2]), (("spread", first[1], first[2] + 1), *parts[1:])
+    return first, tuple(parts[1:])
+
+
+def same_shape(row: SymbolicShape, value: SymbolicShape) -> bool:
+    """Whether a value of shape `value` written with `.at[i].set` fills the row exactly (no broadcasting),
+    whenever the original runs: equal shapes, any value into a scalar row (only scalars broadcast to `()`),
+    or a value with all of `x.shape[k:]` into a row written as `x.shape[k], x.shape[k + 1], ...` (a value of
+    another rank makes the original raise: too many dimensions to broadcast, or `x.shape[j]` out of range)."""
+    if row == () or row == value:
+        return True
+    if value and value[-1][0] == "spread":
+        _, key, start = value[-1]
+        prefix = value[:-1]
+        rest = row[len(prefix) :]
+        if tuple(row[: len(prefix)]) == tuple(prefix) and rest:
+            return all(part == ("dim", key, start + offset) for offset, part in enumerate(rest))
+    return False
+
+
+def token_kind(token: DtypeToken) -> str | None:
+    """bool, int, float or complex: the kind of dtype a token names, where it says."""
+    if token[0] == "default":
+        return token[1]
+    if token[0] == "dtype":
+        name = str(token[1])
+        for kind, prefixes in (("bool", ("bool",)), ("int", ("int", "uint")), ("float", ("float", "bfloat")),
+                               ("complex", ("complex",))):  # fmt: skip
+            if name.startswith(prefixes):
+                return kind
+    return None
+
+
+def literal_kind(expr: cst.BaseExpression) -> str | None:
+    """The kind of a Python number literal (`-2.0` → float), None for anything else."""
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus)):
+        expr = expr.expression
+    if isinstance(expr, cst.Float):
+        return "float"
+    if isinstance(expr, cst.Integer):
+        return "int"
+    if isinstance(expr, cst.Name) and expr.value in ("True", "False"):
+        return "bool"
+    if isinstance(expr, cst.Imaginary):
+        return "complex"
+    return None
+
+
+def _single_assign(statement) -> cst.Assign | None:
+    if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 and isinstance(statement.body[0], cst.Assign):
+        return statement.body[0]
+    return None
+
+
+def _snippet(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= 60 else text[:57] + "..."

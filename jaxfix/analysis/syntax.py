@@ -77,3 +77,23 @@ def at_base(expr: cst.BaseExpression) -> cst.BaseExpression | None:
     if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Attribute) and expr.value.attr.value == "at":
         return expr.value.value
     return None
+
+
+def row_write(node: cst.CSTNode, index: str, name: str | None = None) -> cst.BaseExpression | None:
+    """v of `name.at[index].set(v)` (or `name.at[index, :].set(v)`), else None: one row written (JF104, JF301)."""
+    if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "set"):
+        return None
+    at = node.func.value
+    if not (isinstance(at, cst.Subscript) and isinstance(at.value, cst.Attribute) and at.value.attr.value == "at"):
+        return None
+    base = at.value.value
+    if not isinstance(base, cst.Name) or (name is not None and base.value != name):
+        return None
+    first = at.slice[0].slice
+    if not (isinstance(first, cst.Index) and isinstance(first.value, cst.Name) and first.value.value == index):
+        return None
+    if not all(is_full_slice(element.slice) for element in at.slice[1:]):
+        return None
+    if len(node.args) != 1 or node.args[0].keyword is not None or node.args[0].star:
+        return None
+    return node.args[0].value
