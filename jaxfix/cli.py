@@ -14,6 +14,7 @@ from jaxfix import __version__, config, registry
 from jaxfix.discovery import discover
 from jaxfix.engine import FileResult, Settings, process_files
 from jaxfix.report import diff, text
+from jaxfix.report.progress import Progress
 
 app = typer.Typer(
     add_completion=False,
@@ -32,6 +33,8 @@ JobsOpt = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (defa
 SeedOpt = typer.Option(None, "--seed", help="Seed of the input search (default 0): the same seed draws the same inputs.")
 MaxExamplesOpt = typer.Option(None, "--max-examples", min=1, help="Inputs per function and device (default 50).")
 TimeoutOpt = typer.Option(None, "--timeout", min=1.0, help="Seconds per function before it is given up (default 120).")
+NoCacheOpt = typer.Option(False, "--no-cache", help="Neither read nor write the result cache (.jaxfix_cache/).")
+QuietOpt = typer.Option(False, "--quiet", "-q", help="Print findings only: no progress bar and no summary.")
 DeadlineOpt = typer.Option(None, "--deadline", min=0.1, help="Seconds one call may run; longer counts as not terminating (default 5).")
 
 
@@ -60,6 +63,15 @@ def _prepare(paths, select, ignore, exclude, unsafe_fixes: bool) -> tuple[Settin
     return settings, found.files, found.errors
 
 
+def _cache(settings: Settings, disabled: bool):
+    """The result cache of this run, unless --no-cache or JAXFIX_NO_CACHE=1 turns it off."""
+    if disabled or os.environ.get("JAXFIX_NO_CACHE", "") not in ("", "0"):
+        return None
+    from jaxfix.cache import ResultCache
+
+    return ResultCache.for_settings(settings)
+
+
 def _report_problems(results: list[FileResult], missing: list[tuple[str, str]]) -> bool:
     for path, reason in missing:
         typer.echo(f"{path}: error: {reason}", err=True)
@@ -76,16 +88,24 @@ def check(
     exclude: Optional[List[str]] = ExcludeOpt,
     unsafe_fixes: bool = typer.Option(False, "--unsafe-fixes", help="Count unsafe fixes as available."),
     jobs: Optional[int] = JobsOpt,
+    no_cache: bool = NoCacheOpt,
+    quiet: bool = QuietOpt,
 ) -> None:
     """Report anti-patterns: `path:line:col: CODE [*] message`, where [*] marks an available fix."""
     settings, files, missing = _prepare(paths, select, ignore, exclude, unsafe_fixes)
     results = []
-    for result in process_files(files, settings, fix=False, write=False, jobs=jobs):
+    bar = Progress(len(files), enabled=not quiet)
+    for result in process_files(files, settings, fix=False, write=False, jobs=jobs, cache=_cache(settings, no_cache)):
         results.append(result)
+        if result.diagnostics:
+            bar.clear()
         for diagnostic in result.diagnostics:
             typer.echo(text.finding_line(result.path, diagnostic))
+        bar.advance()
+    bar.close()
     had_errors = _report_problems(results, missing)
-    typer.echo(text.check_summary(results, settings.unsafe_fixes))
+    if not quiet:
+        typer.echo(text.check_summary(results, settings.unsafe_fixes))
     if had_errors:
         raise typer.Exit(EXIT_ERROR)
     raise typer.Exit(EXIT_FINDINGS if any(r.diagnostics for r in results) else EXIT_CLEAN)
@@ -107,6 +127,8 @@ def apply(
     max_examples: Optional[int] = MaxExamplesOpt,
     timeout: Optional[float] = TimeoutOpt,
     deadline: Optional[float] = DeadlineOpt,
+    no_cache: bool = NoCacheOpt,
+    quiet: bool = QuietOpt,
 ) -> None:
     """Rewrite files in place with the safe fixes (and the unsafe ones with --unsafe-fixes)."""
     if verify_fixes:
@@ -115,8 +137,10 @@ def apply(
     settings, files, missing = _prepare(paths, select, ignore, exclude, unsafe_fixes)
     colour = sys.stdout.isatty()
     results = []
-    for result in process_files(files, settings, fix=True, write=not diff_only, jobs=jobs):
+    bar = Progress(len(files), enabled=not quiet)
+    for result in process_files(files, settings, fix=True, write=not diff_only, jobs=jobs, cache=_cache(settings, no_cache)):
         results.append(result)
+        bar.clear()
         if diff_only and result.changed:
             typer.echo(diff.unified_diff(result.path, result.original, result.fixed, colour=colour), nl=False)
         elif result.written:
@@ -124,8 +148,11 @@ def apply(
         for diagnostic in result.diagnostics:
             if not (diagnostic.fix and settings.allows(diagnostic.fix)):
                 typer.echo(text.finding_line(result.path, diagnostic))
+        bar.advance()
+    bar.close()
     had_errors = _report_problems(results, missing)
-    typer.echo(text.apply_summary(results, diff_only=diff_only))
+    if not quiet:
+        typer.echo(text.apply_summary(results, diff_only=diff_only))
     if had_errors:
         raise typer.Exit(EXIT_ERROR)
     raise typer.Exit(EXIT_FINDINGS if diff_only and any(r.changed for r in results) else EXIT_CLEAN)

@@ -14,7 +14,7 @@ import pathspec
 SKIPPED_FOLDERS = frozenset(
     {
         ".git", ".hg", ".svn", ".bzr", "__pycache__", ".venv", "venv", ".tox", ".nox", ".eggs",
-        ".mypy_cache", ".pytest_cache", ".ruff_cache", ".ipynb_checkpoints", "build", "dist",
+        ".mypy_cache", ".pytest_cache", ".ruff_cache", ".jaxfix_cache", ".ipynb_checkpoints", "build", "dist",
         "node_modules", "site-packages", "__pypackages__",
     }
 )

@@ -31,7 +31,8 @@ from jaxfix.analysis.context import ModuleContext
 from jaxfix.analysis.screen import Screen
 from jaxfix.codemod import Codemod
 from jaxfix.diagnostics import Diagnostic, Fix, Safety, TextEdit
-from jaxfix.files import SourceError, read_source, write_if_changed
+from jaxfix.cache import ResultCache, entry_for, read_entry
+from jaxfix.files import SourceError, decode, read_bytes, write_if_changed
 from jaxfix.suppression import unsuppressed
 
 MAX_PASSES = 10
@@ -281,18 +282,32 @@ def _last_line(text: str) -> str:
 # ---- files -------------------------------------------------------------------------------------------------
 
 
-def process_file(path: str, settings: Settings, *, fix: bool, write: bool) -> FileResult:
-    """Everything jaxfix does to one file. Never raises for bad input: the reason lands in `error`."""
+def process_file(path: str, settings: Settings, *, fix: bool, write: bool, cache: ResultCache | None = None) -> FileResult:
+    """Everything jaxfix does to one file. Never raises for bad input: the reason lands in `error`. With a
+    `cache`, a file whose findings are stored is not analysed again (nor fixed, when no finding has a fix that
+    the settings allow), and what is found is stored."""
     result = FileResult(path)
     try:
-        source = read_source(Path(path))
+        raw = read_bytes(Path(path))
     except SourceError as error:
         result.error = str(error)
+        return result
+    key = cache.key(path, raw) if cache is not None else None
+    if key is not None:
+        hit = _from_cache(result, raw, key, cache, settings, fix)
+        if hit is not None:
+            return hit
+    try:
+        source = decode(raw)
+    except SourceError as error:
+        result.error = str(error)
+        _store(cache, key, [], result.error)
         return result
     result.original = source.text
     tree, syntax = _checked_tree(source.text, path)
     if syntax is not None:
         result.error = f"syntax error, {syntax}"
+        _store(cache, key, [], result.error)
         return result
     try:
         if fix:
@@ -302,18 +317,57 @@ def process_file(path: str, settings: Settings, *, fix: bool, write: bool) -> Fi
             diagnostics, errors, _ = analyse(source.text, settings.codemods, tree=tree)
     except cst.ParserSyntaxError as error:
         result.error = f"cannot parse: {str(error).splitlines()[0]} (line {error.raw_line})"
+        _store(cache, key, [], result.error)
         return result
     except RecursionError:
         result.error = "too deeply nested to analyse"
         return result
     result.diagnostics = [_detached(d) for d in diagnostics]
     result.internal_errors = errors
+    if cache is not None and not errors:
+        # The diagnostics are those of the final text (the original when nothing was fixed): store them under
+        # that text's key, so that the next run over the rewritten file is a hit.
+        try:
+            final = raw if not result.changed else source.encode(result.fixed)
+        except UnicodeEncodeError:
+            final = None
+        if final is not None:
+            _store(cache, key if final is raw else cache.key(path, final), result.diagnostics, None)
     if write and result.changed:
         try:
             result.written = write_if_changed(Path(path), source.encode(result.fixed))
         except (OSError, UnicodeEncodeError) as error:
             result.error = f"cannot write: {getattr(error, 'strerror', None) or error}"
     return result
+
+
+def _from_cache(
+    result: FileResult, raw: bytes, key: str, cache: ResultCache, settings: Settings, fix: bool
+) -> FileResult | None:
+    """The result of a file whose findings the cache holds, or None: not stored, or (when fixing) some finding
+    has a fix to apply, which needs the analysis again."""
+    entry = cache.load(key)
+    stored = read_entry(entry) if entry is not None else None
+    if stored is None:
+        return None
+    diagnostics, error = stored
+    if fix and any(d.fix is not None and settings.allows(d.fix) for d in diagnostics):
+        return None
+    try:
+        result.original = decode(raw).text
+    except SourceError:
+        pass
+    result.error = error
+    if error is None:
+        result.diagnostics = diagnostics
+        if fix:
+            result.fixed = result.original
+    return result
+
+
+def _store(cache: ResultCache | None, key: str | None, diagnostics: list[Diagnostic], error: str | None) -> None:
+    if cache is not None and key is not None:
+        cache.store(key, entry_for(diagnostics, error))
 
 
 def _detached(diagnostic: Diagnostic) -> Diagnostic:
@@ -324,22 +378,58 @@ def _detached(diagnostic: Diagnostic) -> Diagnostic:
     return dataclasses.replace(diagnostic, fix=fix, node=None)
 
 
-def _process_one(job: tuple[str, Settings, bool, bool]) -> FileResult:
-    path, settings, fix, write = job
-    return process_file(path, settings, fix=fix, write=write)
+def _process_one(job: tuple[str, Settings, bool, bool, ResultCache | None]) -> FileResult:
+    path, settings, fix, write, cache = job
+    return process_file(path, settings, fix=fix, write=write, cache=cache)
 
 
 def process_files(
-    paths: Sequence[str], settings: Settings, *, fix: bool, write: bool, jobs: int | None = None
+    paths: Sequence[str],
+    settings: Settings,
+    *,
+    fix: bool,
+    write: bool,
+    jobs: int | None = None,
+    cache: ResultCache | None = None,
 ) -> Iterator[FileResult]:
-    """FileResults in the order of `paths`, worked on in parallel across processes when there are many."""
+    """FileResults in the order of `paths`, worked on in parallel across processes when there are many. With a
+    `cache`, the files it answers are answered here first, so that a run over an unchanged tree starts no
+    worker at all."""
     jobs = jobs or os.cpu_count() or 1
-    work = [(path, settings, fix, write) for path in paths]
+    answered: dict[int, FileResult] = {}
+    if cache is not None:
+        for index, path in enumerate(paths):
+            hit = _cached(path, settings, fix, cache)
+            if hit is not None:
+                answered[index] = hit
+    work = [(path, settings, fix, write, cache) for index, path in enumerate(paths) if index not in answered]
+    computed = _compute(work, jobs)
+    for index in range(len(paths)):
+        yield answered[index] if index in answered else next(computed)
+
+
+def _cached(path: str, settings: Settings, fix: bool, cache: ResultCache) -> FileResult | None:
+    try:
+        raw = read_bytes(Path(path))
+    except SourceError:
+        return None
+    return _from_cache(FileResult(path), raw, cache.key(path, raw), cache, settings, fix)
+
+
+def _compute(work: list, jobs: int) -> Iterator[FileResult]:
     if jobs <= 1 or len(work) < PARALLEL_THRESHOLD:
         yield from map(_process_one, work)
         return
     # Not fork: a process that has imported JAX (the tests, an editor's server) is multithreaded, and forking
-    # it can deadlock. forkserver forks from a clean single-threaded server instead.
-    method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
-    with ProcessPoolExecutor(max_workers=min(jobs, len(work)), mp_context=multiprocessing.get_context(method)) as pool:
-        yield from pool.map(_process_one, work, chunksize=max(1, len(work) // (jobs * 8)))
+    # it can deadlock. forkserver forks from a clean single-threaded server instead, which imports the engine
+    # once (preload) so that each worker starts with it imported.
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(["jaxfix.engine", "jaxfix.registry"])
+    else:
+        context = multiprocessing.get_context("spawn")
+    # Small chunks: a few files cost most of the time (those the screens send to LibCST), and big chunks would
+    # leave one worker with several of them while the others idle.
+    chunksize = max(1, len(work) // (jobs * 32))
+    with ProcessPoolExecutor(max_workers=min(jobs, len(work)), mp_context=context) as pool:
+        yield from pool.map(_process_one, work, chunksize=chunksize)

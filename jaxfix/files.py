@@ -42,12 +42,15 @@ def decode(raw: bytes) -> SourceFile:
     return SourceFile(text, encoding)
 
 
-def read_source(path: Path) -> SourceFile:
+def read_bytes(path: Path) -> bytes:
     try:
-        raw = path.read_bytes()
+        return path.read_bytes()
     except OSError as error:
         raise SourceError(f"cannot read: {error.strerror or error}") from None
-    return decode(raw)
+
+
+def read_source(path: Path) -> SourceFile:
+    return decode(read_bytes(path))
 
 
 def write_if_changed(path: Path, data: bytes) -> bool:
