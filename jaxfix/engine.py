@@ -304,7 +304,12 @@ def process_file(path: str, settings: Settings, *, fix: bool, write: bool, cache
         _store(cache, key, [], result.error)
         return result
     result.original = source.text
-    tree, syntax = _checked_tree(source.text, path)
+    try:
+        tree, syntax = _checked_tree(source.text, path)
+    except (RecursionError, MemoryError) as error:  # CPython's own parser gives up on very deep nesting
+        result.error = f"too deeply nested to parse ({type(error).__name__})"
+        _store(cache, key, [], result.error)
+        return result
     if syntax is not None:
         result.error = f"syntax error, {syntax}"
         _store(cache, key, [], result.error)
@@ -319,8 +324,8 @@ def process_file(path: str, settings: Settings, *, fix: bool, write: bool, cache
         result.error = f"cannot parse: {str(error).splitlines()[0]} (line {error.raw_line})"
         _store(cache, key, [], result.error)
         return result
-    except RecursionError:
-        result.error = "too deeply nested to analyse"
+    except (RecursionError, MemoryError) as error:
+        result.error = f"too deeply nested to analyse ({type(error).__name__})"
         return result
     result.diagnostics = [_detached(d) for d in diagnostics]
     result.internal_errors = errors
@@ -338,6 +343,7 @@ def process_file(path: str, settings: Settings, *, fix: bool, write: bool, cache
             result.written = write_if_changed(Path(path), source.encode(result.fixed))
         except (OSError, UnicodeEncodeError) as error:
             result.error = f"cannot write: {getattr(error, 'strerror', None) or error}"
+            result.fixed, result.fixes_applied = None, 0  # nothing was applied to the file
     return result
 
 
