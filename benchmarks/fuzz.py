@@ -4,7 +4,7 @@
 - idempotence: applying to the output changes nothing;
 - sound screens: the findings with the screens are those of every codemod run on the program without them.
 
-    python benchmarks/fuzz.py [--programs 10000] [--mutations 2000] [--seed 0] [--jobs N]
+    python benchmarks/fuzz.py [--programs 10000] [--mutations 2000] [--seed 0] [--jobs N] [--minutes M]
 
 tests/test_fuzz.py runs the same checks on a few seconds of examples.
 """
@@ -12,7 +12,7 @@ tests/test_fuzz.py runs the same checks on a few seconds of examples.
 from __future__ import annotations
 
 import argparse
-import ast
+import os
 import random
 import re
 import sys
@@ -47,8 +47,9 @@ def variants(program: str) -> list[str]:
     return [text for text in out if compiles(text)]
 
 
-def problems_of(text: str) -> list[str]:
-    """What is wrong with jaxfix on `text` (a program that compiles); empty when nothing is."""
+def problems_of(text: str, *, bare: bool = True) -> list[str]:
+    """What is wrong with jaxfix on `text` (a program that compiles); empty when nothing is. `bare`: also run
+    every codemod without its screens (the costly part: a full LibCST analysis)."""
     import libcst as cst
     from libcst.metadata import MetadataWrapper
 
@@ -76,6 +77,8 @@ def problems_of(text: str) -> list[str]:
         else:
             if again != fixed:
                 found.append(f"not idempotent: a second apply made {applied_again} more fixes")
+    if not bare:
+        return found
     # Every codemod without its screens: no crash, and nothing the screened run missed.
     try:
         wrapper = MetadataWrapper(cst.parse_module(text), unsafe_skip_copy=True)
@@ -155,26 +158,45 @@ def mutants(count: int, seed: int) -> list[str]:
 # ---- the long run -----------------------------------------------------------------------------------------
 
 
-def _generated(count: int, seed_value: int) -> list[str]:
-    """`count` programs from hypothesmith (half from its grammar, half from LibCST nodes), reproducibly."""
+def _worker(job: tuple[int, int, int, float]) -> tuple[int, int, int, list[tuple[str, str]]]:
+    """One process's share: `programs` hypothesmith programs (half from its grammar, half from LibCST nodes),
+    then `mutations` corpus mutants, each checked as it is made, until the time is up. Returns (programs done,
+    mutants done, inputs checked, failures)."""
     import hypothesmith
     from hypothesis import HealthCheck, given, seed, settings
     from hypothesis import strategies as st
 
-    programs: list[str] = []
+    seed_value, programs, mutations, stop_at = job
+    failures: list[tuple[str, str]] = []
+    counts = [0, 0, 0]
+
+    class _TimeUp(Exception):
+        pass
 
     @seed(seed_value)
-    @settings(max_examples=count, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @settings(max_examples=programs, deadline=None, database=None, suppress_health_check=list(HealthCheck))
     @given(st.one_of(hypothesmith.from_grammar(), hypothesmith.from_node()))
-    def collect(program: str) -> None:
-        programs.append(program)
+    def run(program: str) -> None:
+        if time.time() > stop_at:
+            raise _TimeUp
+        counts[0] += 1
+        texts = variants(program)
+        for index, text in enumerate(texts):  # the last variant holds the others' code: it alone runs bare
+            counts[2] += 1
+            failures.extend((problem, text) for problem in problems_of(text, bare=index == len(texts) - 1))
 
-    collect()
-    return programs
-
-
-def _check_batch(batch: list[str]) -> list[tuple[str, str]]:
-    return [(problem, text) for text in batch for problem in problems_of(text)]
+    if programs:
+        try:
+            run()
+        except _TimeUp:
+            pass
+    for text in mutants(mutations, seed_value):
+        if time.time() > stop_at:
+            break
+        counts[1] += 1
+        counts[2] += 1
+        failures.extend((problem, text) for problem in problems_of(text))
+    return counts[0], counts[1], counts[2], failures
 
 
 def main() -> int:
@@ -182,30 +204,28 @@ def main() -> int:
     parser.add_argument("--programs", type=int, default=10_000, help="hypothesmith programs (each in up to 3 variants)")
     parser.add_argument("--mutations", type=int, default=2_000, help="mutated corpus cases")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--jobs", type=int, default=None)
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--minutes", type=float, default=None, help="stop after this long and report what was done")
     parser.add_argument("--save", type=Path, default=None, help="write each failing program into this folder")
     options = parser.parse_args()
 
-    start = time.perf_counter()
-    programs = _generated(options.programs, options.seed)
-    generated_s = time.perf_counter() - start
-    texts = [v for p in programs for v in variants(p)]
-    texts += mutants(options.mutations, options.seed)
-    batches = [texts[i : i + 50] for i in range(0, len(texts), 50)]
+    start = time.time()
+    stop_at = start + options.minutes * 60 if options.minutes else float("inf")
+    jobs = [
+        (options.seed * 1000 + index, options.programs // options.jobs + (index < options.programs % options.jobs),
+         options.mutations // options.jobs + (index < options.mutations % options.jobs), stop_at)
+        for index in range(options.jobs)
+    ]
+    programs = mutations = inputs = 0
     failures: list[tuple[str, str]] = []
-    checked = 0
-    start = time.perf_counter()
     with ProcessPoolExecutor(max_workers=options.jobs) as pool:
-        for result in pool.map(_check_batch, batches):
-            failures += result
-            checked += 50
-            if checked % 2000 == 0:
-                print(f"... {min(checked, len(texts))}/{len(texts)}, {len(failures)} problems", file=sys.stderr)
-    checked_s = time.perf_counter() - start
-    lines = Counter(len(t.splitlines()) for t in texts)
-    print(f"{len(programs)} hypothesmith programs ({generated_s:.0f} s to generate), {len(texts) - options.mutations} "
-          f"variants that compile, {options.mutations} corpus mutations; {len(texts)} inputs checked in {checked_s:.0f} s "
-          f"({sum(k * v for k, v in lines.items())} lines).")
+        for done in pool.map(_worker, jobs):
+            programs, mutations, inputs = programs + done[0], mutations + done[1], inputs + done[2]
+            failures += done[3]
+    seconds = time.time() - start
+    stopped = " (stopped by --minutes)" if time.time() > stop_at else ""
+    print(f"{programs} hypothesmith programs and {mutations} corpus mutations: {inputs} inputs checked through every "
+          f"codemod in {seconds:.0f} s on {options.jobs} processes{stopped}.")
     kinds = Counter(re.sub(r"\d+", "N", problem)[:120] for problem, _ in failures)
     print(f"{len(failures)} problems" + (":" if failures else "."))
     for kind, count in kinds.most_common():
