@@ -376,7 +376,7 @@ def _bound_argument(function, name: str, call: cst.Call) -> cst.BaseExpression |
     return None
 
 
-_CONTAINERS = frozenset(
+_CONTAINER_ANNOTATIONS = frozenset(
     {"Tuple", "tuple", "List", "list", "Sequence", "MutableSequence", "Dict", "dict", "Mapping", "MutableMapping",
      "Iterable", "Iterator", "Collection", "Set", "set", "FrozenSet", "frozenset", "Deque", "deque", "NamedTuple"}
 )
@@ -394,7 +394,7 @@ def _annotated_array(param: cst.Param) -> bool:
     if annotation is None:
         return False
     if isinstance(annotation, cst.Subscript):
-        if _last_part(annotation.value) in _CONTAINERS:
+        if _last_part(annotation.value) in _CONTAINER_ANNOTATIONS:
             return False  # `Tuple[jax.Array, jax.Array]`: a container of arrays, whose truth is its length
         annotation = annotation.slice[0].slice.value if isinstance(annotation.slice[0].slice, cst.Index) else None
     while isinstance(annotation, cst.Attribute):
