@@ -5,8 +5,9 @@
 
 Each configuration runs in a fresh interpreter (`python -m jaxfix check`), so import and start-up costs count
 as a user pays them (with bytecode caching on, as a user has it). The cache goes to a temporary folder. Wall time
-is the best of --repeat runs; CPU time (the process and its workers, user + system) is given too, since on a
-shared machine it moves less than wall time does. Prints a Markdown table.
+is the best of --repeat runs; CPU time (user + system of `python -m jaxfix`; the forkserver's workers are not its
+children, so a parallel run's CPU time leaves them out) is given too, since on a shared machine it moves less
+than wall time does. Prints a Markdown table.
 """
 
 from __future__ import annotations
@@ -80,7 +81,7 @@ def main() -> None:
             entry.unlink()
 
     print(f"{len(files)} files, {lines} lines under {', '.join(paths)}; {os.cpu_count()} cores\n")
-    print("| run | wall s (best of %d) | CPU s | files/s | ratio to ast.parse |\n|---|---|---|---|---|" % options.repeat)
+    print("| run | wall s (best of %d) | CPU s (main process) | files/s | ratio to ast.parse |\n|---|---|---|---|---|" % options.repeat)
     print(f"| ast.parse of every file (in process) | {parse:.2f} | | {len(files) / parse:.0f} | 1x |")
     runs = [
         ("cold check, 1 process", ["check", "--no-cache", "-j", "1", *paths], None),
