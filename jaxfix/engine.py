@@ -18,6 +18,7 @@ import dataclasses
 import multiprocessing
 import os
 import traceback
+import warnings
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -253,8 +254,10 @@ def _checked_tree(code: str, path: str) -> tuple[ast.Module | None, str | None]:
     """The `ast` of `code` and None, or None and why it does not compile. One parse serves both: the tree is
     compiled on to bytecode, which raises what compiling the text would (`return` outside a function, ...)."""
     try:
-        tree = compile(code, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
-        compile(tree, path, "exec", dont_inherit=True)
+        with warnings.catch_warnings():  # the user's `x is 1` is not jaxfix's to warn about (Python's SyntaxWarning)
+            warnings.simplefilter("ignore")
+            tree = compile(code, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+            compile(tree, path, "exec", dont_inherit=True)
     except (SyntaxError, ValueError) as error:
         return None, _describe(error)
     return tree, None

@@ -7,6 +7,8 @@ from __future__ import annotations
 import os
 import pathlib
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -218,3 +220,11 @@ def test_a_folder_that_cannot_be_written_leaves_no_temporary_file(with_finding: 
     _one_line_error(result, "bad.py", "cannot write: No space left on device")
     assert (with_finding / "bad.py").read_text() == FINDING
     _no_leftovers(with_finding)
+
+
+def test_python_syntax_warnings_of_the_checked_code_are_not_printed(tmp_path: Path) -> None:
+    (tmp_path / "warns.py").write_text("import jax\nx = 1\nif x is 1:\n    pass\ny = (1, 2)(3)\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "jaxfix", "check", "--no-cache", "."], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert done.returncode == 0 and "SyntaxWarning" not in done.stdout + done.stderr, done.stderr
