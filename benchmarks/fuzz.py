@@ -177,7 +177,7 @@ def _worker(job: tuple[int, int, int, float]) -> tuple[int, int, int, list[tuple
         pass
 
     @seed(seed_value)
-    @settings(max_examples=programs, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @settings(max_examples=max(programs, 1), deadline=None, database=None, suppress_health_check=list(HealthCheck))
     @given(st.one_of(hypothesmith.from_grammar(), hypothesmith.from_node()))
     def run(program: str) -> None:
         if time.time() > stop_at:
