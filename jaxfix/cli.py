@@ -15,6 +15,7 @@ from jaxfix.discovery import discover
 from jaxfix.engine import FileResult, Settings, process_files, process_text
 from jaxfix.files import SourceError, SourceFile, decode
 from jaxfix.report import diff, github, text
+from jaxfix.report.progress import Progress
 
 app = typer.Typer(
     add_completion=False,
@@ -33,6 +34,8 @@ JobsOpt = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (defa
 SeedOpt = typer.Option(None, "--seed", help="Seed of the input search (default 0): the same seed draws the same inputs.")
 MaxExamplesOpt = typer.Option(None, "--max-examples", min=1, help="Inputs per function and device (default 50).")
 TimeoutOpt = typer.Option(None, "--timeout", min=1.0, help="Seconds per function before it is given up (default 120).")
+NoCacheOpt = typer.Option(False, "--no-cache", help="Neither read nor write the result cache (.jaxfix_cache/).")
+QuietOpt = typer.Option(False, "--quiet", "-q", help="Print findings only: no progress bar and no summary.")
 DeadlineOpt = typer.Option(None, "--deadline", min=0.1, help="Seconds one call may run; longer counts as not terminating (default 5).")
 FORMATS = ("text", "json", "sarif", "github")
 FormatOpt = typer.Option("text", "--output-format", help="How findings are written: text, json, sarif or github.")
@@ -107,6 +110,15 @@ def _render_findings(
                 typer.echo(line, err=err)
 
 
+def _cache(settings: Settings, disabled: bool):
+    """The result cache of this run, unless --no-cache or JAXFIX_NO_CACHE=1 turns it off."""
+    if disabled or os.environ.get("JAXFIX_NO_CACHE", "") not in ("", "0"):
+        return None
+    from jaxfix.cache import ResultCache
+
+    return ResultCache.for_settings(settings)
+
+
 def _report_problems(results: list[FileResult], missing: list[tuple[str, str]]) -> bool:
     for path, reason in missing:
         typer.echo(f"{path}: error: {reason}", err=True)
@@ -126,6 +138,8 @@ def check(
     output_format: str = FormatOpt,
     stdin_filename: Optional[Path] = StdinNameOpt,
     add_noqa: bool = typer.Option(False, "--add-noqa", help="Add `# noqa: CODES` to every line with a finding, and fix nothing."),
+    no_cache: bool = NoCacheOpt,
+    quiet: bool = QuietOpt,
 ) -> None:
     """Report anti-patterns: `path:line:col: CODE [*] message`, where [*] marks an available fix. PATH `-` reads
     the source from stdin."""
@@ -140,17 +154,22 @@ def check(
         name, source = _read_stdin(stdin_filename)
         results = iter([process_text(name, source.text, settings, fix=False)])
     else:
-        results = process_files(files, settings, fix=False, write=False, jobs=jobs)
+        results = process_files(files, settings, fix=False, write=False, jobs=jobs, cache=_cache(settings, no_cache))
     done = []
+    bar = Progress(len(files), enabled=not quiet)
     for result in results:
         done.append(result)
         if output_format == "text":
+            if result.diagnostics:
+                bar.clear()
             for diagnostic in result.diagnostics:
                 typer.echo(text.finding_line(result.path, diagnostic))
+        bar.advance()
+    bar.close()
     if output_format != "text":
         _render_findings(output_format, done, settings, {r.path: r.diagnostics for r in done})
     had_errors = _report_problems(done, missing)
-    if output_format == "text":
+    if output_format == "text" and not quiet:
         typer.echo(text.check_summary(done, settings.unsafe_fixes))
     if had_errors:
         raise typer.Exit(EXIT_ERROR)
@@ -200,6 +219,8 @@ def apply(
         "text", "--output-format", help="How the findings left without a fix are written: text, json, sarif or github."
     ),
     stdin_filename: Optional[Path] = StdinNameOpt,
+    no_cache: bool = NoCacheOpt,
+    quiet: bool = QuietOpt,
 ) -> None:
     """Rewrite files in place with the safe fixes (and the unsafe ones with --unsafe-fixes). PATH `-` reads the
     source from stdin and writes the rewritten source to stdout."""
@@ -219,8 +240,10 @@ def apply(
     results = []
     say = (lambda line: typer.echo(line)) if output_format == "text" else (lambda line: typer.echo(line, err=True))
     remaining: dict[str, list] = {}
-    for result in process_files(files, settings, fix=True, write=not diff_only, jobs=jobs):
+    bar = Progress(len(files), enabled=not quiet)
+    for result in process_files(files, settings, fix=True, write=not diff_only, jobs=jobs, cache=_cache(settings, no_cache)):
         results.append(result)
+        bar.clear()
         if diff_only and result.changed:
             typer.echo(diff.unified_diff(result.path, result.original, result.fixed, colour=colour), nl=False)
         elif result.written:
@@ -229,10 +252,13 @@ def apply(
         if output_format == "text":
             for diagnostic in remaining[result.path]:
                 typer.echo(text.finding_line(result.path, diagnostic))
+        bar.advance()
+    bar.close()
     if output_format != "text":
         _render_findings(output_format, results, settings, remaining)
     had_errors = _report_problems(results, missing)
-    say(text.apply_summary(results, diff_only=diff_only))
+    if not quiet:
+        say(text.apply_summary(results, diff_only=diff_only))
     if had_errors:
         raise typer.Exit(EXIT_ERROR)
     raise typer.Exit(EXIT_FINDINGS if diff_only and any(r.changed for r in results) else EXIT_CLEAN)

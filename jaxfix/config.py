@@ -16,6 +16,7 @@ path upward; command-line options then override them.
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,7 +56,7 @@ def find_pyproject(start: Path) -> Path | None:
 
 def find_config(start: Path) -> Path | None:
     """The nearest pyproject.toml at or above `start` (a file or a folder) with a [tool.jaxfix] table."""
-    start = start.resolve()
+    start = Path(os.path.abspath(start))  # not resolve(): a symlink loop is discovery's to report, not a crash here
     folders = [start, *start.parents] if start.is_dir() else list(start.parents)
     for folder in folders:
         candidate = folder / "pyproject.toml"

@@ -14,7 +14,7 @@ import pathspec
 SKIPPED_FOLDERS = frozenset(
     {
         ".git", ".hg", ".svn", ".bzr", "__pycache__", ".venv", "venv", ".tox", ".nox", ".eggs",
-        ".mypy_cache", ".pytest_cache", ".ruff_cache", ".ipynb_checkpoints", "build", "dist",
+        ".mypy_cache", ".pytest_cache", ".ruff_cache", ".jaxfix_cache", ".ipynb_checkpoints", "build", "dist",
         "node_modules", "site-packages", "__pypackages__",
     }
 )
@@ -61,6 +61,12 @@ def _ignored(path: Path, is_dir: bool, specs: list[tuple[Path, pathspec.GitIgnor
     return False
 
 
+def _unresolvable(error: Exception) -> str:
+    if isinstance(error, RuntimeError) or getattr(error, "errno", None) == 40:  # ELOOP
+        return "symbolic link loop"
+    return f"cannot resolve: {getattr(error, 'strerror', None) or error}"
+
+
 def discover(paths: Iterable[str], exclude: Iterable[str] = ()) -> Discovered:
     found = Discovered()
     excluded = pathspec.GitIgnoreSpec.from_lines(list(exclude))
@@ -84,7 +90,9 @@ def discover(paths: Iterable[str], exclude: Iterable[str] = ()) -> Discovered:
 
     for given in paths:
         root = Path(given)
-        if not root.exists():
+        if root.is_symlink() and not root.exists():
+            found.errors.append((given, "broken symbolic link or symbolic link loop"))
+        elif not root.exists():
             found.errors.append((given, "no such file or folder"))
         elif root.is_file():
             add(root)
@@ -95,19 +103,27 @@ def discover(paths: Iterable[str], exclude: Iterable[str] = ()) -> Discovered:
                 spec = _gitignore(here)
                 if spec is not None:  # applies only below `here`: _ignored skips paths it is no ancestor of
                     specs = [*specs, (here.resolve(), spec)]
-                folders[:] = sorted(
-                    name
-                    for name in folders
-                    if name not in SKIPPED_FOLDERS
-                    and not name.endswith(".egg-info")
-                    and not (here / name / "pyvenv.cfg").exists()
-                    and not _ignored(here / name, True, specs)
-                    and not is_excluded(here / name, True)
-                )
+                kept = []
+                for name in sorted(folders):
+                    if name in SKIPPED_FOLDERS or name.endswith(".egg-info"):
+                        continue
+                    try:
+                        if (here / name / "pyvenv.cfg").exists() or _ignored(here / name, True, specs) or is_excluded(here / name, True):
+                            continue
+                    except (OSError, RuntimeError) as error:  # a symlink loop: Path.resolve raises RuntimeError
+                        found.errors.append((str(here / name), _unresolvable(error)))
+                        continue
+                    kept.append(name)
+                folders[:] = kept
                 for name in sorted(files):
                     path = here / name
-                    if name.endswith(PYTHON_SUFFIXES) and not _ignored(path, False, specs) and not is_excluded(path, False):
-                        add(path)
+                    if not name.endswith(PYTHON_SUFFIXES):
+                        continue
+                    try:
+                        if not _ignored(path, False, specs) and not is_excluded(path, False):
+                            add(path)
+                    except (OSError, RuntimeError) as error:
+                        found.errors.append((str(path), _unresolvable(error)))
         else:
             found.errors.append((given, "not a regular file or folder"))
     return found

@@ -18,6 +18,7 @@ import dataclasses
 import multiprocessing
 import os
 import traceback
+import warnings
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +32,8 @@ from jaxfix.analysis.context import ModuleContext
 from jaxfix.analysis.screen import Screen
 from jaxfix.codemod import Codemod
 from jaxfix.diagnostics import Diagnostic, Fix, Safety, TextEdit
-from jaxfix.files import SourceError, read_source, write_if_changed
+from jaxfix.cache import ResultCache, entry_for, read_entry
+from jaxfix.files import SourceError, decode, read_bytes, write_if_changed
 from jaxfix.suppression import unsuppressed
 
 MAX_PASSES = 10
@@ -361,8 +363,10 @@ def _checked_tree(code: str, path: str) -> tuple[ast.Module | None, str | None]:
     """The `ast` of `code` and None, or None and why it does not compile. One parse serves both: the tree is
     compiled on to bytecode, which raises what compiling the text would (`return` outside a function, ...)."""
     try:
-        tree = compile(code, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
-        compile(tree, path, "exec", dont_inherit=True)
+        with warnings.catch_warnings():  # the user's `x is 1` is not jaxfix's to warn about (Python's SyntaxWarning)
+            warnings.simplefilter("ignore")
+            tree = compile(code, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+            compile(tree, path, "exec", dont_inherit=True)
     except (SyntaxError, ValueError) as error:
         return None, _describe(error)
     return tree, None
@@ -390,26 +394,85 @@ def _last_line(text: str) -> str:
 # ---- files -------------------------------------------------------------------------------------------------
 
 
-def process_file(path: str, settings: Settings, *, fix: bool, write: bool) -> FileResult:
-    """Everything jaxfix does to one file. Never raises for bad input: the reason lands in `error`."""
+def process_file(path: str, settings: Settings, *, fix: bool, write: bool, cache: ResultCache | None = None) -> FileResult:
+    """Everything jaxfix does to one file. Never raises for bad input: the reason lands in `error`. With a
+    `cache`, a file whose findings are stored is not analysed again (nor fixed, when no finding has a fix that
+    the settings allow), and what is found is stored."""
     try:
-        source = read_source(Path(path))
+        raw = read_bytes(Path(path))
     except SourceError as error:
         return FileResult(path, error=str(error))
+    key = cache.key(path, raw) if cache is not None else None
+    if key is not None:
+        hit = _from_cache(FileResult(path), raw, key, cache, settings, fix)
+        if hit is not None:
+            return hit
+    try:
+        source = decode(raw)
+    except SourceError as error:
+        _store(cache, key, [], str(error))
+        return FileResult(path, error=str(error))
     result = process_text(path, source.text, settings, fix=fix)
-    if result.error is None and write and result.changed:
+    if result.error is not None:
+        if not result.error.startswith("too deeply nested"):  # the interpreter's limits may differ next time
+            _store(cache, key, [], result.error)
+        return result
+    if cache is not None and not result.internal_errors:
+        # The diagnostics are those of the final text (the original when nothing was fixed): store them under
+        # that text's key, so that the next run over the rewritten file is a hit.
+        try:
+            final = raw if not result.changed else source.encode(result.fixed)
+        except UnicodeEncodeError:
+            final = None
+        if final is not None:
+            _store(cache, key if final is raw else cache.key(path, final), result.diagnostics, None)
+    if write and result.changed:
         try:
             result.written = write_if_changed(Path(path), source.encode(result.fixed))
         except (OSError, UnicodeEncodeError) as error:
             result.error = f"cannot write: {getattr(error, 'strerror', None) or error}"
+            result.fixed, result.fixes_applied = None, 0  # nothing was applied to the file
     return result
+
+
+def _from_cache(
+    result: FileResult, raw: bytes, key: str, cache: ResultCache, settings: Settings, fix: bool
+) -> FileResult | None:
+    """The result of a file whose findings the cache holds, or None: not stored, or (when fixing) some finding
+    has a fix to apply, which needs the analysis again."""
+    entry = cache.load(key)
+    stored = read_entry(entry) if entry is not None else None
+    if stored is None:
+        return None
+    diagnostics, error = stored
+    if fix and any(d.fix is not None and settings.allows(d.fix) for d in diagnostics):
+        return None
+    try:
+        result.original = decode(raw).text
+    except SourceError:
+        pass
+    result.error = error
+    if error is None:
+        result.diagnostics = diagnostics
+        if fix:
+            result.fixed = result.original
+    return result
+
+
+def _store(cache: ResultCache | None, key: str | None, diagnostics: list[Diagnostic], error: str | None) -> None:
+    if cache is not None and key is not None:
+        cache.store(key, entry_for(diagnostics, error))
 
 
 def process_text(path: str, text: str, settings: Settings, *, fix: bool) -> FileResult:
     """What jaxfix finds in (or, with `fix`, makes of) `text`, the content of `path`, in memory (`check -` and
     `apply -` read it from stdin). Never raises for bad input: the reason lands in `error`."""
     result = FileResult(path, original=text)
-    tree, syntax = _checked_tree(text, path)
+    try:
+        tree, syntax = _checked_tree(text, path)
+    except (RecursionError, MemoryError) as error:  # CPython's own parser gives up on very deep nesting
+        result.error = f"too deeply nested to parse ({type(error).__name__})"
+        return result
     if syntax is not None:
         result.error = f"syntax error, {syntax}"
         return result
@@ -424,8 +487,8 @@ def process_text(path: str, text: str, settings: Settings, *, fix: bool) -> File
     except cst.ParserSyntaxError as error:
         result.error = f"cannot parse: {str(error).splitlines()[0]} (line {error.raw_line})"
         return result
-    except RecursionError:
-        result.error = "too deeply nested to analyse"
+    except (RecursionError, MemoryError) as error:
+        result.error = f"too deeply nested to analyse ({type(error).__name__})"
         return result
     result.diagnostics = [_detached(d) for d in diagnostics]
     result.internal_errors = errors
@@ -446,22 +509,58 @@ def _detached(diagnostic: Diagnostic) -> Diagnostic:
     return dataclasses.replace(diagnostic, fix=fix, node=None)
 
 
-def _process_one(job: tuple[str, Settings, bool, bool]) -> FileResult:
-    path, settings, fix, write = job
-    return process_file(path, settings, fix=fix, write=write)
+def _process_one(job: tuple[str, Settings, bool, bool, ResultCache | None]) -> FileResult:
+    path, settings, fix, write, cache = job
+    return process_file(path, settings, fix=fix, write=write, cache=cache)
 
 
 def process_files(
-    paths: Sequence[str], settings: Settings, *, fix: bool, write: bool, jobs: int | None = None
+    paths: Sequence[str],
+    settings: Settings,
+    *,
+    fix: bool,
+    write: bool,
+    jobs: int | None = None,
+    cache: ResultCache | None = None,
 ) -> Iterator[FileResult]:
-    """FileResults in the order of `paths`, worked on in parallel across processes when there are many."""
+    """FileResults in the order of `paths`, worked on in parallel across processes when there are many. With a
+    `cache`, the files it answers are answered here first, so that a run over an unchanged tree starts no
+    worker at all."""
     jobs = jobs or os.cpu_count() or 1
-    work = [(path, settings, fix, write) for path in paths]
+    answered: dict[int, FileResult] = {}
+    if cache is not None:
+        for index, path in enumerate(paths):
+            hit = _cached(path, settings, fix, cache)
+            if hit is not None:
+                answered[index] = hit
+    work = [(path, settings, fix, write, cache) for index, path in enumerate(paths) if index not in answered]
+    computed = _compute(work, jobs)
+    for index in range(len(paths)):
+        yield answered[index] if index in answered else next(computed)
+
+
+def _cached(path: str, settings: Settings, fix: bool, cache: ResultCache) -> FileResult | None:
+    try:
+        raw = read_bytes(Path(path))
+    except SourceError:
+        return None
+    return _from_cache(FileResult(path), raw, cache.key(path, raw), cache, settings, fix)
+
+
+def _compute(work: list, jobs: int) -> Iterator[FileResult]:
     if jobs <= 1 or len(work) < PARALLEL_THRESHOLD:
         yield from map(_process_one, work)
         return
     # Not fork: a process that has imported JAX (the tests, an editor's server) is multithreaded, and forking
-    # it can deadlock. forkserver forks from a clean single-threaded server instead.
-    method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
-    with ProcessPoolExecutor(max_workers=min(jobs, len(work)), mp_context=multiprocessing.get_context(method)) as pool:
-        yield from pool.map(_process_one, work, chunksize=max(1, len(work) // (jobs * 8)))
+    # it can deadlock. forkserver forks from a clean single-threaded server instead, which imports the engine
+    # once (preload) so that each worker starts with it imported.
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(["jaxfix.engine", "jaxfix.registry"])
+    else:
+        context = multiprocessing.get_context("spawn")
+    # Small chunks: a few files cost most of the time (those the screens send to LibCST), and big chunks would
+    # leave one worker with several of them while the others idle.
+    chunksize = max(1, len(work) // (jobs * 32))
+    with ProcessPoolExecutor(max_workers=min(jobs, len(work)), mp_context=context) as pool:
+        yield from pool.map(_process_one, work, chunksize=chunksize)

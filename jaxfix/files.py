@@ -3,6 +3,7 @@ encoding (BOM and line endings kept), atomically, and only when the content chan
 
 from __future__ import annotations
 
+import errno
 import io
 import os
 import stat
@@ -42,23 +43,32 @@ def decode(raw: bytes) -> SourceFile:
     return SourceFile(text, encoding)
 
 
-def read_source(path: Path) -> SourceFile:
+def read_bytes(path: Path) -> bytes:
     try:
-        raw = path.read_bytes()
+        return path.read_bytes()
     except OSError as error:
         raise SourceError(f"cannot read: {error.strerror or error}") from None
-    return decode(raw)
+
+
+def read_source(path: Path) -> SourceFile:
+    return decode(read_bytes(path))
 
 
 def write_if_changed(path: Path, data: bytes) -> bool:
     """Write `data` atomically (a temporary file in the same folder, then a rename) unless the file already
-    holds exactly these bytes. The file's permission bits are kept. Returns whether it wrote."""
+    holds exactly these bytes. The file's permission bits are kept; a read-only file raises PermissionError.
+    Returns whether it wrote."""
     try:
         if path.read_bytes() == data:
             return False
         mode = stat.S_IMODE(path.stat().st_mode)
     except FileNotFoundError:
         mode = 0o644
+    else:
+        # The rename below would replace a read-only file (only the folder's permissions count), and root may
+        # write anything: a file that nobody may write is left alone, as an editor would.
+        if not mode & 0o222 or not os.access(path, os.W_OK):
+            raise PermissionError(errno.EACCES, "read-only file")
     descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".jaxfix-tmp")
     try:
         with os.fdopen(descriptor, "wb") as handle:

@@ -119,3 +119,11 @@ def test_github_escapes_data_and_properties() -> None:
 def test_unknown_format_is_an_error(repo: Path) -> None:
     result = run("check", "--output-format", "xml", ".", cwd=repo)
     assert result.exit_code == 2 and "unknown --output-format 'xml'" in result.output
+
+
+def test_json_from_the_cache_equals_json_from_the_analysis(repo: Path) -> None:
+    cold = run("check", "--output-format", "json", ".", cwd=repo)
+    assert (repo / ".jaxfix_cache").is_dir(), "the first run fills the cache"
+    warm = run("check", "--output-format", "json", ".", cwd=repo)
+    assert json.loads(warm.stdout) == json.loads(cold.stdout)
+    assert any(f["fix"] and f["fix"]["edits"] for f in json.loads(warm.stdout)), "text edits survive the cache"

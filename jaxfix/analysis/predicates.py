@@ -376,12 +376,26 @@ def _bound_argument(function, name: str, call: cst.Call) -> cst.BaseExpression |
     return None
 
 
+_CONTAINER_ANNOTATIONS = frozenset(
+    {"Tuple", "tuple", "List", "list", "Sequence", "MutableSequence", "Dict", "dict", "Mapping", "MutableMapping",
+     "Iterable", "Iterator", "Collection", "Set", "set", "FrozenSet", "frozenset", "Deque", "deque", "NamedTuple"}
+)
+
+
+def _last_part(expr: cst.BaseExpression) -> str | None:
+    if isinstance(expr, cst.Attribute):
+        return expr.attr.value
+    return expr.value if isinstance(expr, cst.Name) else None
+
+
 def _annotated_array(param: cst.Param) -> bool:
     """`x: jax.Array`, `x: jnp.ndarray`, `x: Float[Array, "n"]`, ..."""
     annotation = param.annotation.annotation if param.annotation is not None else None
     if annotation is None:
         return False
     if isinstance(annotation, cst.Subscript):
+        if _last_part(annotation.value) in _CONTAINER_ANNOTATIONS:
+            return False  # `Tuple[jax.Array, jax.Array]`: a container of arrays, whose truth is its length
         annotation = annotation.slice[0].slice.value if isinstance(annotation.slice[0].slice, cst.Index) else None
     while isinstance(annotation, cst.Attribute):
         if annotation.attr.value in ("Array", "ndarray"):

@@ -1,0 +1,65 @@
+"""A short fuzzing run (benchmarks/fuzz.py is the long one): hypothesmith programs and mutated corpus cases
+through every codemod: no crash, every output compiles, a second apply changes nothing, and the screens hide no
+finding. Idempotence over the corpus itself is a property too: any case, applied twice, equals applied once."""
+
+from __future__ import annotations
+
+import importlib.util
+import random
+from pathlib import Path
+
+import hypothesmith
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from jaxfix import corpus, engine, registry
+
+_spec = importlib.util.spec_from_file_location("jaxfix_fuzz", Path(__file__).resolve().parent.parent / "benchmarks" / "fuzz.py")
+fuzz = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(fuzz)
+
+SHORT = settings(max_examples=15, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+SOURCES = fuzz.corpus_sources()
+UNSAFE = engine.Settings(tuple(c.code for c in registry.all_codemods()), unsafe_fixes=True)
+
+
+@SHORT
+@given(st.one_of(hypothesmith.from_grammar(), hypothesmith.from_node()))
+def test_generated_programs(program: str) -> None:
+    texts = fuzz.variants(program)
+    for index, text in enumerate(texts):
+        assert fuzz.problems_of(text, bare=index == len(texts) - 1) == [], text
+
+
+@SHORT
+@given(st.integers(0, len(SOURCES) - 1), st.integers(0, 2**32 - 1), st.integers(1, 3))
+def test_mutated_corpus_cases(index: int, seed: int, steps: int) -> None:
+    text = fuzz.mutate(SOURCES[index], random.Random(seed), steps)
+    if fuzz.compiles(text):
+        assert fuzz.problems_of(text) == [], text
+
+
+@settings(max_examples=25, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@given(st.sampled_from([c for c in corpus.cases()]))
+def test_applying_twice_equals_applying_once(case) -> None:
+    once, _, _, errors = engine.fix_text(case.before.read_text(), UNSAFE)
+    twice, applied, _, _ = engine.fix_text(once, UNSAFE)
+    assert not errors
+    assert twice == once and applied == 0
+
+
+def test_the_checks_catch_a_broken_codemod(monkeypatch) -> None:
+    """The fuzzer's oracle can fail: a codemod that crashes on every call is reported."""
+    from jaxfix.analysis.context import ModuleContext
+
+    def broken(self):
+        raise RuntimeError("planted")
+
+    monkeypatch.setattr(ModuleContext, "traced", property(broken))
+    text = next(t for t in SOURCES if "for " in t and "jit" in t)
+    assert any("crashed" in problem for problem in fuzz.problems_of(text))
+
+
+def test_mutations_are_reproducible_and_mostly_compile() -> None:
+    assert fuzz.mutants(20, seed=1) == fuzz.mutants(20, seed=1)
+    assert len(fuzz.mutants(20, seed=1)) == 20
