@@ -140,6 +140,12 @@ class InplaceArrayUpdate(Codemod):
             "        x = x.at[i, i].multiply(3.0)\n        x = x.at[i, 0].power(2)\n    return x\n",
             message="raises TypeError",
         ),
+        Invalid(  # a tuple keeps its parentheses: one argument, not three (or none for `()`)
+            "import jax.numpy as jnp\n\ndef f(a, b):\n    x = jnp.zeros((2, 3))\n    x[0] = (a, b, a)\n"
+            "    x[1, 1:] = (  # empty\n    )\n    return x\n",
+            fixed="import jax.numpy as jnp\n\ndef f(a, b):\n    x = jnp.zeros((2, 3))\n    x = x.at[0].set((a, b, a))\n"
+            "    x = x.at[1, 1:].set((  # empty\n    ))\n    return x\n",
+        ),
         Invalid(
             "import jax\n\n@jax.jit\ndef f(x: jax.Array):\n    x[0] = 1.0\n",
             message="not read after this update",
@@ -390,8 +396,9 @@ def _rewrite(statement, subscript: cst.Subscript, name: cst.Name, method: str) -
     )
     value = statement.value
     call_whitespace = {}
-    if len(getattr(value, "lpar", ())) == 1 and len(getattr(value, "rpar", ())) == 1:
-        # `x[i] = (a + b)`: the call's own parentheses take over, with what was inside the old ones.
+    if len(getattr(value, "lpar", ())) == 1 and len(getattr(value, "rpar", ())) == 1 and not isinstance(value, cst.Tuple):
+        # `x[i] = (a + b)`: the call's own parentheses take over, with what was inside the old ones. A tuple keeps
+        # its own: `.set(a, b)` would be two arguments, `.set()` none (found by benchmarks/fuzz.py).
         call_whitespace = {"whitespace_before_args": value.lpar[0].whitespace_after}
         argument = cst.Arg(value.with_changes(lpar=[], rpar=[]), whitespace_after_arg=value.rpar[0].whitespace_before)
     else:
