@@ -156,6 +156,22 @@ def targets_check(rows: list[dict[str, Any]], by_target: dict[str, corpus.Case],
     return out
 
 
+def load_line(facts: dict[str, Any]) -> str:
+    """What else the machine was doing: timings under load move far more than compile times or counts."""
+    load = facts.get("load")
+    if load is None:
+        return "- The machine's load while this ran was not recorded."
+    cores = os.cpu_count() or 1
+    text = f"- 1-minute load average at the start / end of the run: {load[0]} / {load[1]} ({cores} cores)."
+    if max(load) >= cores:
+        text += (
+            " The machine was shared with other jobs: timings move by 10% or more between runs, more for "
+            "sub-millisecond times, and the run time of `lax` loops (many small steps, each waiting for a core) "
+            "suffers more than one unrolled kernel. Compile times and compilation counts are the figures that hold."
+        )
+    return text
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", default="*", help="glob over case ids `<codemod>/<case>` (default: all positive cases)")
@@ -178,6 +194,7 @@ def main(argv: list[str] | None = None) -> None:
     else:
         bench_options = BenchOptions(repeats=options.repeats, timeout=options.timeout)
         started = time.monotonic()
+        load_before = os.getloadavg()[0]
         results = []
         for index, result in enumerate(bench_run.run(targets, bench_options), 1):
             results.append(result)
@@ -189,6 +206,7 @@ def main(argv: list[str] | None = None) -> None:
             "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"),
             "seconds": round(time.monotonic() - started),
             "options": {"size": options.size, "batch": options.batch, "repeats": options.repeats},
+            "load": [round(load_before, 1), round(os.getloadavg()[0], 1)],  # 1-minute load average, start and end
         }
         if options.save:
             Path(options.save).write_text(json.dumps({"facts": facts, "results": results}, indent=1) + "\n", encoding="utf-8")
@@ -209,11 +227,7 @@ def main(argv: list[str] | None = None) -> None:
         f"- Date: {facts['date']}; {len(targets)} cases in {facts['seconds']} s",
         "- No GPU was lent to this work: one table per codemod, on CPU. On a machine with a GPU, `jaxfix bench` measures "
         "each function on it too (one row per device kind), and this script's tables get a row per device.",
-        "- The machine was shared with other jobs while this ran (load average above 10 on its 2 cores): timings "
-        "move by 10% or more between runs, more for sub-millisecond times, and the run time of `lax` loops (hundreds "
-        "of small steps, each waiting for a core) suffers more than one unrolled kernel: on a quiet machine "
-        "benchmarks/loops.py measured `static_steps_decay` at 0.94 ms (loop) against 0.57 ms (rewrite). Compile "
-        "times and compilation counts are the figures that hold.",
+        load_line(facts),
         "",
         "How to read it. Each cell is `original / rewrite (ratio)`, the ratio being original ÷ rewrite: above 1 the "
         "rewrite is better. *mode* `jit`: the entry is a jit-wrapped function, and compile is "

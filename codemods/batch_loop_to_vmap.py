@@ -22,7 +22,7 @@ from jaxfix.analysis.arrays import ARRAY_VALUE
 from jaxfix.analysis.dataflow import Blocker, block_activity, body_statements, returns_one_array
 from jaxfix.analysis.screen import Screen
 from jaxfix.analysis.shapes import REDUCTION_METHODS, REDUCTIONS, FreshBuffer, same_shape
-from jaxfix.analysis.syntax import is_number, row_write, target_names, walk
+from jaxfix.analysis.syntax import is_docstring, is_number, row_write, target_names, walk
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Fix, Safety
 
@@ -724,7 +724,7 @@ class BatchLoopToVmap(Codemod):
         if isinstance(definition, cst.Lambda):
             return self._row_facts(definition.body, inner, None, None, depth + 1)
         body = list(body_statements(definition.body))
-        if body and _is_docstring(body[0]):
+        if body and is_docstring(body[0]):
             body = body[1:]
         for statement in body[:-1]:
             assign = _single_name_assign(statement)
@@ -1374,14 +1374,6 @@ def _single_name_assign(statement) -> cst.Assign | None:
             return small
     return None
 
-
-def _is_docstring(statement) -> bool:
-    return (
-        isinstance(statement, cst.SimpleStatementLine)
-        and len(statement.body) == 1
-        and isinstance(statement.body[0], cst.Expr)
-        and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
-    )
 
 
 def _mentions(node: cst.CSTNode, names: set[str]) -> bool:

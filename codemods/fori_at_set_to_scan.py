@@ -15,7 +15,7 @@ import libcst as cst
 from jaxfix.analysis.dataflow import activity, body_statements
 from jaxfix.analysis.screen import Screen
 from jaxfix.analysis.shapes import FreshBuffer, same_shape
-from jaxfix.analysis.syntax import is_number, param_names, row_write, target_names, walk
+from jaxfix.analysis.syntax import is_docstring, is_number, param_names, row_write, target_names, walk
 from jaxfix.analysis.traced import Kind
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Safety
@@ -372,7 +372,7 @@ class ForiAtSetToScan(Codemod):
         return None, None
 
     def _unpack(self, statements, carry_param: str, size: int) -> tuple[int, list[str]]:
-        first = 1 if statements and _is_docstring(statements[0]) else 0
+        first = 1 if statements and is_docstring(statements[0]) else 0
         wrong = _Refused(f"the body does not unpack its carry first (`a, b = {carry_param}`)")
         if len(statements) <= first:
             raise wrong
@@ -936,14 +936,6 @@ def _single_assign(statement) -> cst.Assign | None:
             return small
     return None
 
-
-def _is_docstring(statement) -> bool:
-    return (
-        isinstance(statement, cst.SimpleStatementLine)
-        and len(statement.body) == 1
-        and isinstance(statement.body[0], cst.Expr)
-        and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
-    )
 
 
 def _assigned(statement) -> set[str]:

@@ -119,6 +119,23 @@ def _cache(settings: Settings, disabled: bool):
     return ResultCache.for_settings(settings)
 
 
+def _targets(paths, names, pending: bool, loaded, select, ignore, exclude):
+    """The functions `verify` and `bench` compare: those of the pair BEFORE AFTER, or those that the rewrites
+    `apply --unsafe-fixes` would make to PATHs change (computed in memory). Returns (targets, whether some path
+    had a problem, already reported, whether they are pending rewrites); a bad pair ends the run."""
+    from jaxfix.verify import collect
+
+    if len(paths) == 2 and all(p.is_file() for p in paths) and not pending:
+        try:
+            return collect.pair_targets(paths[0], paths[1], names, loaded), False, False
+        except collect.PairError as error:
+            raise _fail(str(error))
+    settings, files, missing = _prepare(paths, select, ignore, exclude, True)
+    rewrites = collect.pending(files, settings)
+    had_errors = _report_problems([r.result for r in rewrites], missing)
+    return collect.pending_targets(rewrites, names, loaded), had_errors, True
+
+
 def _report_problems(results: list[FileResult], missing: list[tuple[str, str]]) -> bool:
     for path, reason in missing:
         typer.echo(f"{path}: error: {reason}", err=True)
@@ -345,20 +362,10 @@ def verify(
 
     loaded = _verify_options(seed, max_examples, timeout, grad, nan, deadline)
     names = _split(function)
-    had_errors = False
-    if len(paths) == 2 and all(p.is_file() for p in paths) and not pending:
-        try:
-            targets = collect.pair_targets(paths[0], paths[1], names, loaded)
-        except collect.PairError as error:
-            raise _fail(str(error))
-    else:
-        settings, files, missing = _prepare(paths, select, ignore, exclude, True)
-        rewrites = collect.pending(files, settings)
-        had_errors = _report_problems([r.result for r in rewrites], missing)
-        targets = collect.pending_targets(rewrites, names, loaded)
-        if not targets:
-            typer.echo("No pending rewrite changes a function" + (" of those named." if names else "."))
-            raise typer.Exit(EXIT_ERROR if names or had_errors else EXIT_CLEAN)
+    targets, had_errors, of_pending = _targets(paths, names, pending, loaded, select, ignore, exclude)
+    if of_pending and not targets:
+        typer.echo("No pending rewrite changes a function" + (" of those named." if names else "."))
+        raise typer.Exit(EXIT_ERROR if names or had_errors else EXIT_CLEAN)
     reports = []
     for report in runner.run(targets, loaded.options):
         reports.append(report)
@@ -435,28 +442,17 @@ def bench(
     from jaxfix.bench import run as bench_run
     from jaxfix.bench import sizes
     from jaxfix.bench.options import BenchOptions
-    from jaxfix.verify import collect
 
     if output_format not in ("text", "json"):
         raise _fail(f"--format must be text or json, not '{output_format}'")
     loaded = _verify_options(seed, None, None, None, None)
     names = _split(function)
-    had_errors = False
-    if len(paths) == 2 and all(p.is_file() for p in paths) and not pending:
-        try:
-            targets = collect.pair_targets(paths[0], paths[1], names, loaded)
-        except collect.PairError as error:
-            raise _fail(str(error))
-    else:
-        settings, files, missing = _prepare(paths, select, ignore, exclude, True)
-        rewrites = collect.pending(files, settings)
-        had_errors = _report_problems([r.result for r in rewrites], missing)
-        targets = collect.pending_targets(rewrites, names, loaded)
-        if not targets:
-            if had_errors:  # already said, one line per path
-                raise typer.Exit(EXIT_ERROR)
-            typer.echo("No pending rewrite changes a function" + (" of those named." if names else "."))
-            raise typer.Exit(EXIT_ERROR if names else EXIT_CLEAN)
+    targets, had_errors, of_pending = _targets(paths, names, pending, loaded, select, ignore, exclude)
+    if of_pending and not targets:
+        if had_errors:  # already said, one line per path
+            raise typer.Exit(EXIT_ERROR)
+        typer.echo("No pending rewrite changes a function" + (" of those named." if names else "."))
+        raise typer.Exit(EXIT_ERROR if names else EXIT_CLEAN)
     targets = [sizes.resize(t, size, batch)[0] for t in targets]
     options = BenchOptions(repeats=repeats, warmup=warmup, timeout=timeout, seed=loaded.options.seed)
     progress = bench_report.Progress(len(targets), enabled=not quiet and sys.stdout.isatty())  # and stderr: Progress checks

@@ -97,3 +97,13 @@ def row_write(node: cst.CSTNode, index: str, name: str | None = None) -> cst.Bas
     if len(node.args) != 1 or node.args[0].keyword is not None or node.args[0].star:
         return None
     return node.args[0].value
+
+
+def is_docstring(statement: cst.CSTNode) -> bool:
+    """A statement that is only a string: a docstring where it opens a body (kept first when a body moves)."""
+    return (
+        isinstance(statement, cst.SimpleStatementLine)
+        and len(statement.body) == 1
+        and isinstance(statement.body[0], cst.Expr)
+        and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+    )
