@@ -262,7 +262,10 @@ class BatchLoopToVmap(Codemod):
     element's shape may depend on the values (`jnp.nonzero`, boolean masks), when it may be a tuple rather
     than one array, when a loop body has statements other than `name = value` lines before its `.append` or
     row write, and, for a buffer, when nothing proves that the loop writes every row or that a row has the
-    buffer's row shape (`w @ xs[i]` with `w` of unknown shape, one number broadcast across a row).
+    buffer's row shape (`w @ xs[i]` with `w` of unknown shape, one number broadcast across a row). A
+    comprehension or loop over an index alone (`[f(i) for i in range(n)]`, no array's rows) that cannot be
+    mapped is left alone without a report: there the index drives host-side arithmetic (brax computes its link
+    roots that way), not a batch.
     """
 
     code = "JF301"
@@ -398,8 +401,9 @@ class BatchLoopToVmap(Codemod):
         try:
             fix, random = self._plan(node, batch, out_axis)
         except _Refused as refused:
-            self.report(node, f"{message}; not rewritten: {refused}")
-            return
+            if not _index_only(batch):
+                self.report(node, f"{message}; not rewritten: {refused}")
+            return  # over an index alone, what cannot be mapped is host-side arithmetic (brax's link roots)
         if random:
             message += _RANDOM_NOTE
         self.report(node, message, fix)
@@ -451,7 +455,8 @@ class BatchLoopToVmap(Codemod):
             if not self._can_define_before(node) and spec.function is not None:
                 raise _Refused("the loop's block cannot take a local function")
         except _Refused as refused:
-            self.report(node, f"{message}; not rewritten: {refused}")
+            if not _index_only(batch):
+                self.report(node, f"{message}; not rewritten: {refused}")
             return
         if spec.random:
             message += _RANDOM_NOTE
@@ -1489,3 +1494,10 @@ def _row_names(array: str) -> tuple[str, ...]:
         names.append(array[:-1])
     names.append(f"{array}_row")
     return tuple(names)
+
+
+def _index_only(batch) -> bool:
+    """A batch that walks a count and no array's rows (`[f(i) for i in range(n)]`): worth a rewrite where the
+    index can be traced, but where it cannot (Python branches or list indexing on it) it is host-side
+    arithmetic, not a batch, and is left alone without a report."""
+    return all(isinstance(array, _Count) for array in batch.arrays)

@@ -175,7 +175,9 @@ class MissingCollective(Codemod):
             return []
         bindings = list(scope[expr.value])
         found = [a.node for a in bindings if isinstance(getattr(a, "node", None), cst.FunctionDef)]
-        others = [a.node for a in bindings if not isinstance(getattr(a, "node", None), cst.FunctionDef)]
+        others = [getattr(a, "node", None) for a in bindings if not isinstance(getattr(a, "node", None), cst.FunctionDef)]
+        if None in others:
+            return []  # also bound as a builtin (no node to read; crashed on haiku's imagenet example): unknown
         if len(found) == 1 and all(self._wraps(node, expr.value) for node in others):
             return found  # `step = jax.pmap(step, ...)` rebinds the one def to its transformed self
         return found if not others else []

@@ -38,3 +38,31 @@ def test_a_single_annotated_array_is_still_traced() -> None:
     text = BRAX_TUPLE_OF_ARRAYS.replace("limit: Tuple[jax.Array, jax.Array]", "limit: jax.Array")
     diagnostics, _, _ = analyse(text, ALL)
     assert any(d.code.startswith("JF20") for d in diagnostics)
+
+
+# dm-haiku's examples/imagenet/train.py: a pmap step whose helpers call the builtin `sum` crashed JF803 (the
+# name's only binding is a builtin, with no node to read).
+HAIKU_BUILTIN_SUM = '''
+import functools
+
+import jax
+import jax.numpy as jnp
+
+
+def l2_loss(params):
+    return 0.5 * sum(jnp.sum(jnp.square(p)) for p in params)
+
+
+@functools.partial(jax.pmap, axis_name="i")
+def train_step(params, x):
+    grads = jax.grad(lambda p: l2_loss(p) + jnp.sum(x))(params)
+    grads = jax.lax.pmean(grads, axis_name="i")
+    total = sum(jnp.sum(g) for g in grads)
+    return [p - 0.1 * g for p, g in zip(params, grads)], total
+'''
+
+
+def test_a_builtin_called_in_a_pmap_step_is_not_a_crash() -> None:
+    diagnostics, errors, _ = analyse(HAIKU_BUILTIN_SUM, ALL)
+    assert errors == []
+    assert [d.code for d in diagnostics if d.code == "JF803"] == []  # pmean is there

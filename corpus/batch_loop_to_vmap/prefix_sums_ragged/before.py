@@ -1,4 +1,5 @@
-"""The index is a slice bound: each element has another shape, and vmap cannot slice by a traced bound."""
+"""The index is a slice bound: each element has another shape, and vmap cannot slice by a traced bound.
+Over an index alone, that is host-side arithmetic: left alone, no report."""
 import jax
 import jax.numpy as jnp
 
