@@ -53,9 +53,9 @@ class PrngKeyReuse(Codemod):
     Unsafe, by nature: the fix changes the numbers drawn, and that is its point. It inserts
     `key, subkey = jax.random.split(key)` before the earlier use and hands that use `subkey`, so each use sees a
     key of its own (three uses take two passes, each adding one split; in a loop the split goes in the body and
-    the key advances each iteration). The equivalence check (`jaxfix verify`, `apply --verify`) does not apply
-    to it: it reports the rewritten function as differing, which is the intent; apply it with
-    `--unsafe-fixes`. It is reported without a fix when the earlier use is in a loop's or `with`'s header, a
+    the key advances each iteration). The equivalence check does not apply to it: `jaxfix verify PATH`
+    leaves its rewrites out, and `apply --verify` (which keeps only verified rewrites) drops them; apply it
+    with `--unsafe-fixes`. It is reported without a fix when the earlier use is in a loop's or `with`'s header, a
     lambda or a comprehension, when it may come from more than one place and one of them cannot take a split,
     and when the name is not a local of the function (a global, a `nonlocal`, or captured by a nested function,
     which would see the rebinding).
@@ -72,6 +72,7 @@ class PrngKeyReuse(Codemod):
     name = "prng-key-reuse"
     summary = "PRNG key consumed twice with no split in between (identical or correlated draws): split it"
     fix_safety = Safety.UNSAFE
+    changes_values = True  # independent draws are the point: there is nothing to verify against
     screen = ("random",)
 
     VALID = (

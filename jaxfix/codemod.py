@@ -85,6 +85,8 @@ class Codemod(cst.BatchableCSTVisitor):
     name: ClassVar[str]  # "deprecated-api": kebab-case, usable in --select
     summary: ClassVar[str]  # one line for `jaxfix rules`
     fix_safety: ClassVar[Safety | None]  # the safety of its usual fix; None when it never fixes
+    # A fix that changes the numbers on purpose (a reused PRNG key split): `jaxfix verify PATH` leaves it out.
+    changes_values: ClassVar[bool] = False
     # The file must contain one of these substrings for the codemod to possibly match (the first, text screen); a
     # codemod with a sharper test overrides `may_match` or `may_match_tree`. A screen must never hide a finding.
     screen: ClassVar[tuple[str, ...]] = ("jax",)

@@ -219,3 +219,15 @@ def test_record_passes_the_exit_code_on(tmp_path: Path) -> None:
     result = run("record", "--", sys.executable, "-c", "raise SystemExit(3)", cwd=tmp_path)
     assert result.exit_code == 3
     assert "Recorded 0 signatures of 0 functions" in result.output
+
+
+def test_verify_leaves_out_fixes_that_change_the_numbers_on_purpose(tmp_path: Path) -> None:
+    """JF701 splits a reused key: its rewrite draws other numbers by design, so `verify PATH` compares the
+    other rewrites only (without this it reported the function as differing)."""
+    for case in ("prng_key_reuse/two_draws", "print_in_traced/jit_value"):
+        shutil.copytree(CORPUS / case, tmp_path / case.replace("/", "_"))
+    result = run("verify", ".", "--max-examples", "3", cwd=tmp_path)
+    assert result.exit_code == 0, result.output
+    assert "print_in_traced_jit_value/before.py::squash  cpu  verified" in result.output
+    assert "prng_key_reuse" not in result.output
+    assert "0 differ" in result.output
