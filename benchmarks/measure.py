@@ -39,6 +39,20 @@ def time_run(
     return statistics.median(times)
 
 
+def first_and_later(call: Callable[[], Any], calls: int) -> tuple[float, float]:
+    """(seconds of the first call, median seconds of `calls` later ones) of `call`, which must wait for its
+    result: on a fresh function the first includes tracing and compiling, the later ones only running."""
+    start = time.perf_counter()
+    call()
+    first = time.perf_counter() - start
+    runs = []
+    for _ in range(calls):
+        start = time.perf_counter()
+        call()
+        runs.append(time.perf_counter() - start)
+    return first, statistics.median(runs)
+
+
 class CompileCounter:
     """`with CompileCounter() as counter: ...; counter.count`: the XLA compilations inside the block."""
 

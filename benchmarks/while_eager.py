@@ -15,14 +15,14 @@ import argparse
 import fnmatch
 import itertools
 import platform
-import statistics
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # jaxfix from this checkout
 
 from jaxfix import corpus  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from measure import first_and_later  # noqa: E402  (the timing loop every benchmark shares)
 
 _tags = itertools.count()
 
@@ -39,15 +39,7 @@ def _time(path: Path, entry: str, args, kwargs, *, eager: bool) -> tuple[float, 
                 return jax.block_until_ready(function(*args, **kwargs))
         return jax.block_until_ready(function(*args, **kwargs))
 
-    start = time.perf_counter()
-    call()
-    first = time.perf_counter() - start
-    runs = []
-    for _ in range(20):
-        start = time.perf_counter()
-        call()
-        runs.append(time.perf_counter() - start)
-    return first, statistics.median(runs)
+    return first_and_later(call, 20)
 
 
 def main(argv: list[str] | None = None) -> None:
