@@ -20,6 +20,7 @@ from libcst.metadata import ScopeProvider
 
 from jaxfix.analysis.arrays import ARRAY_VALUE
 from jaxfix.analysis.dataflow import Blocker, block_activity, body_statements, returns_one_array
+from jaxfix.analysis.metadata import children
 from jaxfix.analysis.screen import Screen
 from jaxfix.analysis.shapes import REDUCTION_METHODS, REDUCTIONS, FreshBuffer, same_shape
 from jaxfix.analysis.syntax import is_docstring, is_number, row_write, target_names, walk
@@ -1394,7 +1395,7 @@ def _batched(node: cst.CSTNode, tainted: set[str]) -> bool:
             continue
         if isinstance(current, cst.Name) and current.value in tainted:
             return True
-        stack.extend(current.children)
+        stack.extend(children(current))
     return False
 
 
@@ -1467,13 +1468,13 @@ def _has_comparison(node: cst.CSTNode) -> bool:
 
 def _walk_own(node: cst.CSTNode):
     """Every node under `node`, not entering nested functions, lambdas and classes (whose returns are theirs)."""
-    stack = list(node.children)
+    stack = list(children(node))
     while stack:
         current = stack.pop()
         yield current
         if isinstance(current, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
             continue
-        stack.extend(current.children)
+        stack.extend(children(current))
 
 
 def _tuple_text(axes: Sequence[int | None]) -> str:

@@ -1,7 +1,7 @@
 """JF901 deprecated-api: deprecated and removed JAX APIs rewritten to their current form, where the mapping is exact.
 
 The whole rule is the table below: one row per old name. The matcher resolves every dotted name through the
-module's imports (LibCST's QualifiedNameProvider, so `from jax import tree_map as tm; tm(...)` is found and a local
+module's imports (LibCST's so `from jax import tree_map as tm; tm(...)` is found and a local
 variable that shadows the name is not), looks it up here, and builds the row's rewrite.
 """
 
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import libcst as cst
-from libcst.metadata import ImportAssignment, QualifiedNameProvider, QualifiedNameSource, ScopeProvider
+from libcst.metadata import ImportAssignment, QualifiedNameSource, ScopeProvider
 
 from jaxfix.analysis.screen import Screen
 from jaxfix.analysis.syntax import dotted_name
@@ -436,8 +436,7 @@ class DeprecatedApi(Codemod):
 
     def _qualified(self, node: cst.CSTNode) -> str | None:
         """The one imported name `node` refers to; None if it is local, unknown, or bound to several names (a shim)."""
-        names = self._metadata(QualifiedNameProvider).get(node, set())
-        names = names() if callable(names) else names
+        names = self.context.qualified_names.get(node, ())
         distinct = {(q.name, q.source) for q in names}
         if len(distinct) != 1:
             return None

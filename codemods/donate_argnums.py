@@ -12,6 +12,7 @@ from jaxfix.analysis.dataflow import UNDEFINED, Parameter, block_activity, body_
 from jaxfix.analysis.jit import (
     Jitted, add_jit_keyword, call_sites, jit_keywords, jitted_functions, nested_jitted_functions, static_parameters,
 )
+from jaxfix.analysis.metadata import children
 from jaxfix.analysis.syntax import walk
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Safety
@@ -277,7 +278,7 @@ class DonateArgnums(Codemod):
             if isinstance(node, cst.Return):
                 found.append(node)
                 continue
-            stack.extend(node.children)
+            stack.extend(children(node))
         return found
 
     def _arity(self, returns: list[cst.Return]) -> int | None:

@@ -13,6 +13,7 @@ from typing import Sequence
 import libcst as cst
 
 from jaxfix.analysis.dataflow import activity, body_statements
+from jaxfix.analysis.metadata import children
 from jaxfix.analysis.screen import Screen
 from jaxfix.analysis.shapes import FreshBuffer, same_shape
 from jaxfix.analysis.syntax import is_docstring, is_number, param_names, row_write, target_names, walk
@@ -987,7 +988,7 @@ def _walk_outside_functions(node: cst.CSTNode):
         yield current
         if current is not node and isinstance(current, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
             continue
-        stack.extend(current.children)
+        stack.extend(children(current))
 
 
 def _packed(items: Sequence[str], *, none: str = "()") -> str:

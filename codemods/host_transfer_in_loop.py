@@ -8,6 +8,7 @@ import libcst as cst
 
 from jaxfix.analysis.dataflow import activity, root_name
 from jaxfix.analysis.jit import calls_compiled
+from jaxfix.analysis.metadata import children
 from jaxfix.analysis.syntax import target_names, walk
 from jaxfix.codemod import Codemod, Invalid, Valid
 
@@ -137,7 +138,7 @@ class HostTransferInLoop(Codemod):
         while stack:
             node = stack.pop()
             found.append(node)
-            for child in node.children:
+            for child in children(node):
                 if isinstance(child, (*_LOOPS, *_SCOPES)):
                     continue
                 stack.append(child)

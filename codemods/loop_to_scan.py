@@ -15,6 +15,7 @@ import libcst as cst
 from jaxfix.analysis.arrays import ARRAY_VALUE as _ARRAY_VALUE, OTHER as _OTHER
 from jaxfix.analysis.carry import Slot, snippet
 from jaxfix.analysis.dataflow import LoopFlow, activity, block_activity, body_statements
+from jaxfix.analysis.metadata import children
 from jaxfix.analysis.screen import Screen
 from jaxfix.analysis.shapes import Category
 from jaxfix.analysis.traced import NOT_COMPILED, Kind
@@ -758,7 +759,7 @@ def _preorder(node: cst.CSTNode):
     while stack:
         current = stack.pop()
         yield current
-        stack.extend(reversed(current.children))
+        stack.extend(reversed(children(current)))
 
 
 def _is_reversing(element) -> bool:

@@ -9,6 +9,7 @@ import libcst as cst
 
 from jaxfix.analysis.carry import snippet
 from jaxfix.analysis.dataflow import LoopFlow, Parameter, body_statements
+from jaxfix.analysis.metadata import children
 from jaxfix.analysis.screen import Screen
 from jaxfix.analysis.shapes import Category
 from jaxfix.analysis.syntax import is_none, mentions, walk
@@ -471,5 +472,5 @@ class WhileToWhileLoop(Codemod):
 def _in_order(node: cst.CSTNode):
     """Every node under `node` in source order (`walk` visits the last child first)."""
     yield node
-    for child in node.children:
+    for child in children(node):
         yield from _in_order(child)

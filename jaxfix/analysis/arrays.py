@@ -26,7 +26,6 @@ from libcst.metadata import (
     ClassScope,
     ComprehensionScope,
     FunctionScope,
-    QualifiedNameProvider,
     QualifiedNameSource,
     Scope,
     ScopeProvider,
@@ -813,7 +812,7 @@ class ArrayAnalysis:
 
     @cached_property
     def _qualified(self):
-        return self._context.wrapper.resolve(QualifiedNameProvider)
+        return self._context.qualified_names
 
     @cached_property
     def _all_scopes(self) -> list[Scope]:
@@ -832,8 +831,7 @@ class ArrayAnalysis:
         """The builtin a bare name refers to (`range`, `len`), or None when it is anything else."""
         if not isinstance(node, cst.Name) or not hasattr(builtins, node.value):
             return None
-        names = self._qualified.get(node) or set()
-        names = names() if callable(names) else names
+        names = self._qualified.get(node, ())
         if any(q.source is QualifiedNameSource.BUILTIN for q in names) and not any(
             q.source is not QualifiedNameSource.BUILTIN for q in names
         ):

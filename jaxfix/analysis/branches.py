@@ -31,6 +31,7 @@ import libcst as cst
 from jaxfix.analysis.carry import snippet
 from jaxfix.analysis.context import ModuleContext
 from jaxfix.analysis.dataflow import BlockFlow, block_flow, body_statements
+from jaxfix.analysis.metadata import children
 from jaxfix.analysis.syntax import is_none, is_number, walk
 
 # Elementwise functions whose derivative is finite wherever their arguments are finite: evaluating them on the
@@ -349,7 +350,7 @@ def walk_in_order(node: cst.CSTNode):
     while stack:
         current = stack.pop()
         yield current
-        stack.extend(reversed(current.children))
+        stack.extend(reversed(children(current)))
 
 
 def _find_name(suite: cst.BaseSuite, name: str) -> cst.Name:

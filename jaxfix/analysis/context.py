@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import cached_property
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
+from libcst.metadata import MetadataWrapper, PositionProvider
 
 
 class ModuleContext:
@@ -17,7 +17,14 @@ class ModuleContext:
     def names(self):
         from jaxfix.analysis.names import JaxNames
 
-        return JaxNames(self.wrapper)
+        return JaxNames(self.wrapper, self.qualified_names)
+
+    @cached_property
+    def qualified_names(self):
+        """QualifiedNameProvider's values, computed only for the nodes asked about."""
+        from jaxfix.analysis.metadata import QualifiedNames
+
+        return QualifiedNames(self.wrapper)
 
     @cached_property
     def positions(self):
@@ -25,7 +32,10 @@ class ModuleContext:
 
     @cached_property
     def parents(self):
-        return self.wrapper.resolve(ParentNodeProvider)
+        """Each node's parent (ParentNodeProvider's map, built without its traversal)."""
+        from jaxfix.analysis.metadata import parent_map
+
+        return parent_map(self.module)
 
     @cached_property
     def traced(self):

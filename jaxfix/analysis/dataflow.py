@@ -29,6 +29,7 @@ import libcst as cst
 from libcst.metadata import ScopeProvider
 
 from jaxfix.analysis.context import ModuleContext
+from jaxfix.analysis.metadata import children
 from jaxfix.analysis.syntax import AT_METHODS, param_names, target_names
 from jaxfix.analysis.traced import LAX_BODIES, TRANSFORMS, TREE_MAPS, Kind
 
@@ -378,7 +379,7 @@ def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     while stack:
         current = stack.pop()
         yield current
-        stack.extend(reversed(current.children))
+        stack.extend(reversed(children(current)))
 
 
 def activity(node: cst.CSTNode, *, deep: bool = True) -> Activity:

@@ -23,6 +23,7 @@ from typing import Iterable, Sequence, Union
 import libcst as cst
 
 from jaxfix.analysis.dataflow import activity, body_statements
+from jaxfix.analysis.metadata import children
 from jaxfix.analysis.syntax import param_names, target_names, walk
 
 # jax.random functions whose first argument (or `key=`) is a key they consume.
@@ -192,7 +193,7 @@ class KeyFlow:
                 self._loops[-1].continues.append(state)
             return None
         if isinstance(small, (cst.Return, cst.Raise)):
-            for child in small.children:
+            for child in children(small):
                 state = self._expr(child, state)
             return None
         if isinstance(small, cst.Assign):
@@ -201,7 +202,7 @@ class KeyFlow:
             if small.value is not None:
                 state = self._expr(small.value, state)
         else:
-            for child in small.children:
+            for child in children(small):
                 state = self._expr(child, state)
         act = activity(small)
         return self._clear(state, [*act.writes, *act.deletes])
@@ -219,7 +220,7 @@ class KeyFlow:
         if isinstance(node, cst.NamedExpr):
             state = self._expr(node.value, state)
             return self._clear(state, target_names(node.target))
-        for child in node.children:
+        for child in children(node):
             state = self._expr(child, state)
         if isinstance(node, cst.Call):
             key = self._key_of(node)

@@ -1,7 +1,8 @@
 """Import aliases resolved to qualified names (`tm` → `jax.tree_map`, `jnp.sum` → `jax.numpy.sum`).
 
-Built on LibCST's QualifiedNameProvider, which follows `import x as y` and `from x import y as z` through scopes,
-so a name that a local variable shadows does not resolve to the JAX function.
+Built on LibCST's qualified names (QualifiedNameProvider's answers, computed per node asked), which follow
+`import x as y` and `from x import y as z` through scopes, so a name that a local variable shadows does not
+resolve to the JAX function.
 """
 
 from __future__ import annotations
@@ -10,16 +11,18 @@ from functools import cached_property
 from typing import Iterable
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, QualifiedNameProvider, QualifiedNameSource
+from libcst.metadata import MetadataWrapper, QualifiedNameSource
+
+from jaxfix.analysis.metadata import QualifiedNames
 
 from jaxfix.analysis.syntax import dotted_name
 from jaxfix.diagnostics import ImportSpec
 
 
 class JaxNames:
-    def __init__(self, wrapper: MetadataWrapper) -> None:
+    def __init__(self, wrapper: MetadataWrapper, qualified: QualifiedNames | None = None) -> None:
         self._wrapper = wrapper
-        self._qualified = wrapper.resolve(QualifiedNameProvider)
+        self._qualified = qualified if qualified is not None else QualifiedNames(wrapper)
 
     def qualified(self, node: cst.CSTNode) -> str | None:
         """The dotted name an expression refers to through imports, or None: a local, an attribute of a value,
@@ -29,18 +32,14 @@ class JaxNames:
             base = base.value
         if not isinstance(base, cst.Name):
             return None  # an attribute of a value (`jnp.zeros(3).sum`), not an imported name
-        value = self._qualified.get(node)
-        if value is None:
-            return None
-        names = value() if callable(value) else value
+        names = self._qualified.get(node, ())
         imported = {q.name for q in names if q.source is QualifiedNameSource.IMPORT}
         return imported.pop() if len(imported) == 1 else None
 
     def is_builtin(self, node: cst.CSTNode, name: str) -> bool:
         """Whether `node` is Python's own `name` (`print`) on every path: not a local or imported object of that
         name, and not one that some branch rebinds."""
-        value = self._qualified.get(node)
-        names = (value() if callable(value) else value) if value is not None else set()
+        names = self._qualified.get(node, ())
         return bool(names) and all(q.source is QualifiedNameSource.BUILTIN and q.name == f"builtins.{name}" for q in names)
 
     def matches(self, node: cst.CSTNode, names: Iterable[str]) -> bool:

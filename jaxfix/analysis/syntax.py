@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from jaxfix.analysis.metadata import children
+
 
 def target_names(target: cst.BaseExpression) -> list[str]:
     """Local names an assignment target binds (`a, (b, *c)` → a, b, c); attributes and subscripts bind none."""
@@ -47,7 +49,7 @@ def walk(node: cst.CSTNode):
     while stack:
         current = stack.pop()
         yield current
-        stack.extend(current.children)
+        stack.extend(children(current))
 
 
 def mentions(node: cst.CSTNode, name: str) -> bool:
