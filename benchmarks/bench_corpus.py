@@ -167,7 +167,7 @@ def targets_check(rows: list[dict[str, Any]], by_target: dict[str, corpus.Case],
             ratio = row["ratios"]["compile"] if measured else None
             loops.append(f"- {name} ({size} steps): compile {report.times(ratio)}: {verdict(ratio is not None and ratio >= 5)} >= 5x")
         elif case.codemod == BATCH_CODEMOD:
-            at = f"batch {batch}" if changed[row["target"]] else "its own batch (no batch_args)"
+            at = sized_as(changed[row["target"]]) or "its own batch (no batch_args)"
             if measured and row["mode"] == "jit":
                 ratios = row["ratios"]
                 jitted.append(
@@ -200,25 +200,35 @@ def targets_check(rows: list[dict[str, Any]], by_target: dict[str, corpus.Case],
     return out
 
 
+def sized_as(changed: list[str]) -> str:
+    """What the sizes did to a JF301 case: `batch 512` (batch_args tiled), `300 rows` (its size_arg is the count)."""
+    return ", ".join(f"batch {what[6:]}" if what.startswith("batch=") else f"{what[6:]} rows set by size_arg" for what in changed)
+
+
 def batch_verdict(row: dict[str, Any], measured: bool, counts: dict[str, list[int]]) -> str:
     """An eager JF301 case: the run ratio against the jitted rewrite (the verdict) and against the eager one."""
-    eager = row["ratios"]["run"] if measured else None
-    if eager is not None:
-        counts["eager"][1] += 1
-        counts["eager"][0] += eager >= 50
-    against_eager = f"against the rewrite run eagerly {report.times(eager)}"
-    jitted = row.get("after_jit")
     if not measured:
-        return f"not measured: {against_eager}"
+        return "not measured (see its table)"
+    jitted, ratios_jit = row.get("after_jit"), row.get("ratios_jit")
+    if row["after"].get("jitted"):  # the rewrite is jit-wrapped as written: `after` is the jitted rewrite
+        jitted, ratios_jit, against_eager = {"run_as": "the rewrite as written"}, row["ratios"], "(no eager rewrite)"
+    else:
+        eager = row["ratios"]["run"]
+        against_eager = f"against the rewrite run eagerly {report.times(eager)}"
+        if eager is not None:
+            counts["eager"][1] += 1
+            counts["eager"][0] += eager >= 50
     if jitted is None:
         return f"run {against_eager}: **not judged**: the rewrite was not measured under jax.jit"
     if jitted.get("error"):
         return f"the rewrite {shorten(jitted['error'])}: **not judged**; run {against_eager}"
-    ratio = (row.get("ratios_jit") or {}).get("run")
+    ratio = (ratios_jit or {}).get("run")
     counts["jit"][1] += 1
     counts["jit"][0] += ratio is not None and ratio >= 50
     ok = "meets" if ratio is not None and ratio >= 50 else "**misses**"
-    return f"run {report.times(ratio)} against `{jitted.get('run_as')}`: {ok} >= 50x; {against_eager}"
+    run_as = jitted.get("run_as") or "jax.jit(rewrite)"
+    run_as = f"`{run_as}`" if run_as.startswith("jax.jit") else run_as
+    return f"run {report.times(ratio)} against {run_as}: {ok} >= 50x; {against_eager}"
 
 
 def load_line(facts: dict[str, Any]) -> str:

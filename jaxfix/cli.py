@@ -428,7 +428,7 @@ def bench(
     jit_rewrite: bool = typer.Option(
         False,
         "--jit-rewrite",
-        help="Also measure a rewrite that is not jit-wrapped under jax.jit (plain Python int/bool/str arguments static), "
+        help="Also measure a rewrite that is not jit-wrapped under jax.jit (plain Python int, bool, str and None arguments static), "
         "as a user who accepts it would run it hot: a second line per function (JSON: \"after_jit\", \"ratios_jit\"). "
         "Where JAX cannot trace the rewrite, it says so.",
     ),

@@ -380,14 +380,40 @@ def test_bench_corpus_writes_the_docs_table(tmp_path: Path) -> None:
     assert "`jit_in_loop/inline_lambda`: compilations in one call 10 -> 1: meets N -> 1" in text
 
 
-def test_bench_corpus_judges_eager_batches_against_the_jitted_rewrite(tmp_path: Path) -> None:
-    """An eager JF301 case: both comparisons in the table, the target judged on the jitted rewrite's."""
+def _bench_corpus_module(name: str):
     import importlib.util
 
     path = Path(__file__).resolve().parent.parent / "benchmarks" / "bench_corpus.py"
-    spec = importlib.util.spec_from_file_location("bench_corpus_under_test_jf301", path)
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
+    return module
+
+
+def test_bench_corpus_writes_a_table_per_device() -> None:
+    """Rows from a GPU and the CPU (as on a machine with a GPU): one table per device, each named, and the GPU
+    named in the header; CPU rows alone keep one table and say that no GPU was lent."""
+    from types import SimpleNamespace
+
+    module = _bench_corpus_module("bench_corpus_devices")
+    side = {"compile_s": 1.0, "run_s": 0.5, "compiles": 1, "temp_bytes": 0, "first_compiles": 1, "calls": 3, "error": None}
+    case = SimpleNamespace(name="case_a", id="mod/case_a", codemod="mod")
+
+    def row(device: str, kind: str) -> dict:
+        return {"target": "t", "device": device, "device_kind": kind, "mode": "jit", "input": "float32[3]", "before": side, "after": side}
+
+    rows = [row("gpu", "NVIDIA H100"), row("cpu", "cpu")]
+    lines = module.table(rows, {"t": case}, {"t": []})
+    assert [line for line in lines if line.startswith("###")] == ["### On gpu (NVIDIA H100)", "### On cpu"]
+    assert sum(line.startswith("| `case_a` | jit |") for line in lines) == 2
+    assert module.devices_line({"platforms": ["cpu", "gpu"]}, rows) == "- Devices measured: gpu (NVIDIA H100), cpu: one table per codemod and device."
+    assert not any(line.startswith("###") for line in module.table(rows[1:], {"t": case}, {"t": []}))
+    assert module.devices_line({"platforms": ["cpu"]}, rows[1:]).startswith("- No GPU was lent to this work")
+
+
+def test_bench_corpus_judges_eager_batches_against_the_jitted_rewrite(tmp_path: Path) -> None:
+    """An eager JF301 case: both comparisons in the table, the target judged on the jitted rewrite's."""
+    module = _bench_corpus_module("bench_corpus_under_test_jf301")
     out = tmp_path / "benchmarks.md"
     module.main(["--cases", "batch_loop_to_vmap/list_map", "--batch", "64", "--repeats", "2", "--out", str(out)])
     lines = out.read_text().splitlines()
