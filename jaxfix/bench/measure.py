@@ -28,7 +28,7 @@ Per side and device:
    the first: a jit in a loop shows N per call, a hoisted one 1.
 4. `peak_bytes`: the device's `memory_stats()["peak_bytes_in_use"]` after the side ran, where the device
    reports memory (GPUs; None on CPU). It is the process's high-water mark, so it only ever grows: read it
-   as an upper bound for the original, measured second.
+   as an upper bound for the original, measured last.
 
 With `jit_rewrite` (`jaxfix bench --jit-rewrite`) a rewrite that is not jit-wrapped is measured a second time,
 as a user who accepts it would run it hot: `jax.jit(rewrite)` of a fresh copy, its arguments that are plain
