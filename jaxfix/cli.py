@@ -425,6 +425,13 @@ def bench(
     size: Optional[int] = typer.Option(None, "--size", min=1, help="Corpus cases: set the trip count case.toml's size_arg names."),
     batch: Optional[int] = typer.Option(None, "--batch", min=1, help="Corpus cases: tile case.toml's batch_args to this many rows."),
     seed: Optional[int] = SeedOpt,
+    jit_rewrite: bool = typer.Option(
+        False,
+        "--jit-rewrite",
+        help="Also measure a rewrite that is not jit-wrapped under jax.jit (plain Python int, bool, str and None arguments static), "
+        "as a user who accepts it would run it hot: a second line per function (JSON: \"after_jit\", \"ratios_jit\"). "
+        "Where JAX cannot trace the rewrite, it says so.",
+    ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar (there is none either when stdout or stderr is not a terminal)."),
     select: Optional[List[str]] = SelectOpt,
     ignore: Optional[List[str]] = IgnoreOpt,
@@ -438,8 +445,10 @@ def bench(
     eagerly, as its user runs it (compile time is then its first call minus its run time). An original that JAX
     rejects under jit (a Python `while` on a traced value) is run with jit disabled. Every measurement executes
     the module again, so fresh function objects pay their compiles; run time is the median of --repeats calls
-    waited for with block_until_ready. Ratios are original / rewrite: above 1 the rewrite is better. Exit
-    codes: 0 when a function was measured, 2 for bad arguments or when nothing could be measured."""
+    waited for with block_until_ready. Ratios are original / rewrite: above 1 the rewrite is better. With
+    --jit-rewrite, an eager rewrite is also measured under jax.jit (the original stays as it is): the payoff of
+    accepting the rewrite and jitting it. Exit codes: 0 when a function was measured, 2 for bad arguments or
+    when nothing could be measured."""
     import json
 
     from jaxfix.bench import report as bench_report
@@ -458,8 +467,8 @@ def bench(
         typer.echo("No pending rewrite changes a function" + (" of those named." if names else "."))
         raise typer.Exit(EXIT_ERROR if names else EXIT_CLEAN)
     targets = [sizes.resize(t, size, batch)[0] for t in targets]
-    options = BenchOptions(repeats=repeats, warmup=warmup, timeout=timeout, seed=loaded.options.seed)
-    progress = bench_report.Progress(len(targets), enabled=not quiet and sys.stdout.isatty())  # and stderr: Progress checks
+    options = BenchOptions(repeats=repeats, warmup=warmup, timeout=timeout, seed=loaded.options.seed, jit_rewrite=jit_rewrite)
+    progress = Progress(len(targets), enabled=not quiet and sys.stdout.isatty(), label="functions", items=True, delay=0)  # and stderr: Progress checks
     results = []
     try:
         for result in bench_run.run(targets, options, on_start=lambda t: progress.start(t.id)):

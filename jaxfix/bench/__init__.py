@@ -7,5 +7,5 @@ the inputs and the worker process that `jaxfix verify` uses.
     measure.py   the measurements, in the worker process (the only part that runs user code)
     worker.py    `python -m jaxfix.bench.worker`, served like verify's worker
     run.py       starts it through verify's runner
-    report.py    ratios, the text table, JSON, the progress bar
+    report.py    ratios, the text table, JSON (the progress bar: jaxfix/report/progress.py)
 """

@@ -28,7 +28,14 @@ Per side and device:
    the first: a jit in a loop shows N per call, a hoisted one 1.
 4. `peak_bytes`: the device's `memory_stats()["peak_bytes_in_use"]` after the side ran, where the device
    reports memory (GPUs; None on CPU). It is the process's high-water mark, so it only ever grows: read it
-   as an upper bound for the original, measured second.
+   as an upper bound for the original, measured last.
+
+With `jit_rewrite` (`jaxfix bench --jit-rewrite`) a rewrite that is not jit-wrapped is measured a second time,
+as a user who accepts it would run it hot: `jax.jit(rewrite)` of a fresh copy, its arguments that are plain
+Python ints, bools, strings or None (a trip count, a shape) static, as that user would have to mark them. It is
+the row's `after_jit` side, measured as any jitted side (steps 1-4); its `run_as` says what was called. Where
+JAX cannot trace the rewrite (a Python branch on a value, a shape from a traced number) that side holds no
+numbers, only the error, which starts with "cannot be jitted".
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ import gc
 import itertools
 import statistics
 import time
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from jaxfix.verify import compare as cmp
@@ -140,7 +148,12 @@ def signature(call: strategies.Call) -> str:
 # ---- one side ---------------------------------------------------------------------------------------------
 
 
-def _fresh_function(target: Target, role: str) -> Callable[..., Any]:
+def _fresh_function(target: Target, role: str, jitted: JitCall | None = None) -> Callable[..., Any]:
+    """The function of a freshly executed copy of its module; with `jitted`, that function under jax.jit."""
+    if jitted is not None:
+        import jax
+
+        return jax.jit(_fresh_function(target, role), static_argnums=jitted.argnums, static_argnames=jitted.argnames)
     module = target.before if role == "before" else target.after
     try:
         loaded = vw.load_module(module.path, module.text, module.label, f"bench_{role}_{next(_fresh)}", cache=False)
@@ -165,9 +178,40 @@ def _call(function: Callable[..., Any], call: strategies.Call, device: Any, eage
         return time.perf_counter() - start
 
 
-def measure_side(target: Target, role: str, call: strategies.Call, device: Any, options: BenchOptions, *, may_be_rejected: bool) -> dict[str, Any]:
+@dataclass(frozen=True)
+class JitCall:
+    """How `--jit-rewrite` wraps the rewrite: `jax.jit(f, static_argnums=..., static_argnames=...)`."""
+
+    argnums: tuple[int, ...]
+    argnames: tuple[str, ...]
+
+    def describe(self, name: str) -> str:
+        static = [f"static_argnums={self.argnums}"] if self.argnums else []
+        static += [f"static_argnames={self.argnames}"] if self.argnames else []
+        return f"jax.jit({', '.join([name, *static])})"
+
+
+def jit_call(call: strategies.Call) -> JitCall:
+    """The arguments a user must mark static to jit the function for this call: plain Python ints, bools, strings
+    and None, alone or in tuples (a trip count, a shape). Floats and arrays are traced."""
+    return JitCall(
+        tuple(i for i, value in enumerate(call.args) if _static(value)),
+        tuple(sorted(name for name, value in call.kwargs.items() if _static(value))),
+    )
+
+
+def _static(value: Any) -> bool:
+    if isinstance(value, tuple):
+        return all(_static(item) for item in value)
+    return value is None or isinstance(value, (bool, int, str))
+
+
+def measure_side(
+    target: Target, role: str, call: strategies.Call, device: Any, options: BenchOptions, *, may_be_rejected: bool, jitted: JitCall | None = None
+) -> dict[str, Any]:
     """The numbers of one side on one device (see the module's docstring). `may_be_rejected`: the original, which
-    is run with jit disabled when JAX rejects it under jit."""
+    is run with jit disabled when JAX rejects it under jit. `jitted`: the side is measured under jax.jit (the
+    rewrite, for --jit-rewrite); an error tracing it is reported as "cannot be jitted"."""
     import jax
 
     listen()
@@ -176,14 +220,16 @@ def measure_side(target: Target, role: str, call: strategies.Call, device: Any, 
         "first_call_s": None, "first_compiles": None, "calls": 0, "lower_s": None, "compile_how": None,
         "jitted": False, "eager": False, "memory": None, "peak_bytes": None, "error": None,
     }  # fmt: skip
+    if jitted is not None:
+        side["run_as"] = jitted.describe(target.name)
     try:
-        function = _fresh_function(target, role)
+        function = _fresh_function(target, role, jitted)
         side["jitted"] = hasattr(function, "lower")
         if not side["jitted"] or role == "after":  # 1. warm-up
             _warm_up(function, call, device, side, may_be_rejected, target, role)
         gc.collect()
         if side["jitted"]:  # 2. ahead-of-time compile of a fresh copy
-            fresh = _fresh_function(target, role)
+            fresh = _fresh_function(target, role, jitted)
             args, kwargs = strategies.materialize(call, device)
             try:
                 with jax.default_device(device):
@@ -205,7 +251,7 @@ def measure_side(target: Target, role: str, call: strategies.Call, device: Any, 
             del fresh
             gc.collect()
         eager = side["eager"]
-        function = _fresh_function(target, role)  # 3. first call, then steady state
+        function = _fresh_function(target, role, jitted)  # 3. first call, then steady state
         before = _compiles[0]
         side["first_call_s"] = _call(function, call, device, eager)
         side["first_compiles"] = _compiles[0] - before
@@ -222,7 +268,8 @@ def measure_side(target: Target, role: str, call: strategies.Call, device: Any, 
     except SideError as error:
         side["error"] = str(error)
     except Exception as error:  # noqa: BLE001 - the user's function raised
-        side["error"] = f"raises {type(error).__name__}: {cmp.first_line(error)}"
+        what = "raises" if jitted is None else "cannot be jitted:"  # a jitted rewrite ran eagerly first: jit failed
+        side["error"] = f"{what} {type(error).__name__}: {cmp.first_line(error)}"
     return side
 
 
@@ -286,14 +333,18 @@ def bench_target(target: Target, options: BenchOptions) -> dict[str, Any]:
         for device in vw.devices():
             # the rewrite first: its warm-up call (cheap, by design) fills JAX's own caches for both sides
             after = measure_side(target, "after", call, device, options, may_be_rejected=False)
+            after_jit = None
+            if options.jit_rewrite and not after["jitted"] and not after["error"]:
+                after_jit = measure_side(target, "after", call, device, options, may_be_rejected=False, jitted=jit_call(call))
             before = measure_side(target, "before", call, device, options, may_be_rejected=True)
             if before.get("eager") and before.get("rejected"):
                 mode = REJECTED
             else:
                 mode = JIT if before["jitted"] else EAGER
-            result["rows"].append(
-                {"device": device.platform, "device_kind": getattr(device, "device_kind", ""), "mode": mode, "before": before, "after": after}
-            )
+            row = {"device": device.platform, "device_kind": getattr(device, "device_kind", ""), "mode": mode, "before": before, "after": after}
+            if options.jit_rewrite:  # None: the rewrite is jit-wrapped already (`after` is that), or it failed
+                row["after_jit"] = after_jit
+            result["rows"].append(row)
     except vw.Unusable as why:
         result["reason"] = str(why)
     result["seconds"] = round(time.monotonic() - started, 3)

@@ -12,6 +12,7 @@ class BenchOptions:
     timeout: float = 600.0  # seconds for one function, both sides and all devices; the worker is killed past it
     seed: int = 0  # draws inputs from annotations or recorded signatures (not needed for concrete examples)
     draws: int = 20  # inputs drawn from such a source; the largest is benchmarked
+    jit_rewrite: bool = False  # also measure a rewrite that is not jit-wrapped under jax.jit (the row's after_jit)
 
 
 def options_from(data: dict) -> BenchOptions:

@@ -1,15 +1,14 @@
-"""What `jaxfix bench` prints: rows (one per function and device) with the ratios, as JSON or a text table, and a
-progress bar on a terminal. A ratio is original ÷ rewrite, so above 1 the rewrite is better (faster, fewer
-compilations, less memory) and below 1 it is worse."""
+"""What `jaxfix bench` prints: rows (one per function and device) with the ratios, as JSON or a text table (the
+progress bar is jaxfix/report/progress.py's). A ratio is original ÷ rewrite, so above 1 the rewrite is better
+(faster, fewer compilations, less memory) and below 1 it is worse."""
 
 from __future__ import annotations
 
-import sys
-import time
-from typing import Any, Iterable, TextIO
+from typing import Any, Iterable
 
 SIDE_KEYS = ("compile_s", "run_s", "compiles", "temp_bytes")
 RATIOS = {"compile": "compile_s", "run": "run_s", "compiles": "compiles", "temp_bytes": "temp_bytes"}
+JITTED_MARK = "↳"  # the table's line for the rewrite under jax.jit (--jit-rewrite)
 
 
 def ratio(before: Any, after: Any) -> float | None:
@@ -25,7 +24,9 @@ def ratio(before: Any, after: Any) -> float | None:
 def rows(results: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """The JSON rows: {"function", "device", "before": {compile_s, run_s, compiles, temp_bytes, ...}, "after",
     "ratios", ...}, one per function and device; a function that could not be measured has one row with
-    device None and the reason."""
+    device None and the reason. Measured with --jit-rewrite, a row also has "after_jit" (the rewrite under
+    jax.jit; None where the rewrite is jit-wrapped already, so that `after` is that, or failed) and
+    "ratios_jit" (original ÷ that)."""
     found = []
     for result in results:
         common = {"function": result["function"], "path": result.get("path", ""), "target": result["target"]}
@@ -34,7 +35,6 @@ def rows(results: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
             continue
         for row in result["rows"]:
             before, after = row["before"], row["after"]
-            ratios = {name: _rounded(ratio(before.get(key), after.get(key))) for name, key in RATIOS.items()}
             found.append(
                 {
                     **common,
@@ -45,10 +45,18 @@ def rows(results: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
                     "origin": result.get("origin", ""),
                     "before": before,
                     "after": after,
-                    "ratios": ratios,
+                    "ratios": ratios(before, after),
                 }
             )
+            if "after_jit" in row:
+                jitted = row["after_jit"]
+                found[-1]["after_jit"] = jitted
+                found[-1]["ratios_jit"] = ratios(before, jitted) if jitted and not jitted.get("error") else None
     return found
+
+
+def ratios(before: dict[str, Any], after: dict[str, Any]) -> dict[str, float | None]:
+    return {name: _rounded(ratio(before.get(key), after.get(key))) for name, key in RATIOS.items()}
 
 
 def _rounded(value: float | None) -> float | None:
@@ -112,7 +120,20 @@ def table(found: list[dict[str, Any]]) -> list[str]:
                 _cell(before, after, "temp_bytes", size),
             ]
         )
-        for label, side in (("original", before), ("rewrite", after)):
+        jitted = row.get("after_jit")
+        if jitted:  # --jit-rewrite: the original against the rewrite under jax.jit, on the next line
+            lines.append(
+                [
+                    f"  {JITTED_MARK} {jitted.get('run_as', 'jax.jit(rewrite)')}",
+                    "",
+                    "jit",
+                    _cell(before, jitted, "compile_s", seconds),
+                    _cell(before, jitted, "run_s", seconds),
+                    _cell(before, jitted, "compiles", lambda v: "-" if v is None else str(v)),
+                    _cell(before, jitted, "temp_bytes", size),
+                ]
+            )
+        for label, side in (("original", before), ("rewrite", after), ("rewrite under jax.jit", jitted or {})):
             if side.get("error"):
                 notes.append(f"{row['target']} ({row['device']}): the {label}: {side['error']}")
         if ":" in row["mode"]:
@@ -134,41 +155,6 @@ def summary(found: list[dict[str, Any]], calls: int) -> str:
         text += f" ({len(missing)} not measured)"
     text += f" on {', '.join(devices) or 'no device'}; "
     text += f"ratios are original / rewrite (above 1: the rewrite is better); run = median of {calls} calls."
+    if any(row.get("after_jit") for row in found):
+        text += f" {JITTED_MARK} lines: the original against the rewrite called under jax.jit (--jit-rewrite)."
     return text
-
-
-# ---- progress ---------------------------------------------------------------------------------------------
-
-
-class Progress:
-    """`[#####.....] 3/10 name  12 s` on stderr, redrawn in place; silent when stderr is not a terminal."""
-
-    WIDTH = 24
-
-    def __init__(self, total: int, *, enabled: bool, stream: TextIO | None = None) -> None:
-        self.stream = stream or sys.stderr
-        self.total, self.done, self.started = total, 0, time.monotonic()
-        self.enabled = enabled and total > 0 and self.stream.isatty()
-        self.current = ""
-
-    def start(self, name: str) -> None:
-        self.current = name
-        self._draw()
-
-    def finish_one(self) -> None:
-        self.done += 1
-        self._draw()
-
-    def close(self) -> None:
-        if self.enabled:
-            self.stream.write("\r\x1b[2K")
-            self.stream.flush()
-
-    def _draw(self) -> None:
-        if not self.enabled:
-            return
-        filled = self.WIDTH * self.done // self.total
-        bar = "#" * filled + "." * (self.WIDTH - filled)
-        elapsed = time.monotonic() - self.started
-        self.stream.write(f"\r\x1b[2K[{bar}] {self.done}/{self.total} {self.current[-50:]}  {elapsed:.0f} s")
-        self.stream.flush()
