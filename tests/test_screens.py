@@ -95,6 +95,12 @@ PROBES = [
      "    print(x)\n    return x\n"),
     ("print_in_traced", "from jax import lax\nimport jax.numpy as jnp\ndef body(i, c):\n    print(c)\n    return c\n"
      "def run(c):\n    return lax.fori_loop(0, 3, body_fun=body, init_val=c)\n"),
+    # JF704: the callee is compiled by a binding anywhere (partial(jax.jit, ...)(f), a local jit, pmap alone)
+    ("list_to_jit", "import jax\nfrom functools import partial\ndef f(n, x):\n    return x\n"
+     "g = partial(jax.jit, static_argnums=0)(f)\ny = g(0, [1.0, 2.0])\n"),
+    ("list_to_jit", "import jax\ndef run(f):\n    step = jax.jit(f)\n    return step(x=[i * 2 for i in range(4)])\n"),
+    ("list_to_jit", "from jax import pmap as P\n@P\nasync def f(x):\n    return x\nvalues = list(range(3))\nf(values)\n"),
+    ("list_to_jit", "import jax\ny = jax.jit(lambda x: x)([-1, 2.5, True])\n"),
 ]
 
 
@@ -177,3 +183,12 @@ def test_one_parse_reports_what_compiling_the_text_reports(code) -> None:
         expected = engine._describe(error)
     assert engine._checked_tree(code, "m.py") == (None, expected)
     assert engine._compile_error(code, "m.py") == expected
+
+
+def test_list_needs_a_call_of_something_jitted() -> None:
+    codemod = codemod_for_module("list_to_jit")
+    # chex's asserts_test: a list handed to a plain function in a module that jits another one
+    text = "import jax\n\nfn = lambda x, y: x + y\nfn_jitted = jax.jit(fn)\nfn([1], [2])\nfn_jitted(x, 2)\n"
+    assert codemod.may_match(text)
+    assert not passes(text, codemod)
+    assert passes(text + "fn_jitted([1], [2])\n", codemod)
