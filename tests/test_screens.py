@@ -101,6 +101,20 @@ PROBES = [
     ("list_to_jit", "import jax\ndef run(f):\n    step = jax.jit(f)\n    return step(x=[i * 2 for i in range(4)])\n"),
     ("list_to_jit", "from jax import pmap as P\n@P\nasync def f(x):\n    return x\nvalues = list(range(3))\nf(values)\n"),
     ("list_to_jit", "import jax\ny = jax.jit(lambda x: x)([-1, 2.5, True])\n"),
+    # JF701: reuses that reach a draw through `continue`, `break`, an `except`, a `while` test, a lambda per item
+    ("prng_key_reuse", "import jax\ndef f(key, xs):\n    for x in xs:\n        y = jax.random.normal(key)\n"
+     "        if x:\n            continue\n        key = make(x)\n"),
+    ("prng_key_reuse", "import jax\ndef f(key, xs):\n    for x in xs:\n        if x:\n            a = jax.random.normal(key)\n"
+     "            break\n        key = make(x)\n    return jax.random.normal(key)\n"),
+    ("prng_key_reuse", "import jax\ndef f(key):\n    try:\n        x = jax.random.normal(key)\n        key = make()\n"
+     "    except ValueError:\n        x = jax.random.uniform(key)\n"),
+    ("prng_key_reuse", "import jax\ndef f(key):\n    while jax.random.uniform(key) < 0.5:\n        pass\n"),
+    ("prng_key_reuse", "import jax\nfs = [lambda: jax.random.normal(key) for _ in range(3)]\n"),
+    ("prng_key_reuse", "import jax\ndef f(key, xs):\n    return [jax.random.normal(k) for k in xs if jax.random.uniform(key) > 0]\n"),
+    ("prng_key_reuse", "from jax import random\ndef f(key):\n    if (a := random.normal(key)) is None:\n        key = make()\n"
+     "    return random.normal(key)\n"),
+    ("prng_key_reuse", "import jax\nclass A:\n    def f(self, key, c):\n        x = jax.random.normal(key) if c else 0\n"
+     "        with open(c) as g:\n            return x + jax.random.normal(key=key)\n"),
 ]
 
 
@@ -192,3 +206,17 @@ def test_list_needs_a_call_of_something_jitted() -> None:
     assert codemod.may_match(text)
     assert not passes(text, codemod)
     assert passes(text + "fn_jitted([1], [2])\n", codemod)
+
+
+def test_key_drawn_twice_needs_no_rebinding_between() -> None:
+    codemod = codemod_for_module("prng_key_reuse")
+    # the usual split-then-draw, twice in one function, and a key name drawn from once in each of two functions
+    text = (
+        "import jax\n\ndef init(rng):\n    rng, sub = jax.random.split(rng)\n    a = jax.random.normal(sub, (3,))\n"
+        "    rng, sub = jax.random.split(rng)\n    b = jax.random.normal(sub, (3,))\n    for _ in range(3):\n"
+        "        rng, sub = jax.random.split(rng)\n        a = a + jax.random.normal(sub, (3,))\n    return a, b\n\n"
+        "def other(sub):\n    return jax.random.uniform(sub)\n"
+    )
+    assert codemod.may_match(text)
+    assert not passes(text, codemod)
+    assert passes(text.replace("    rng, sub = jax.random.split(rng)\n    b", "    b"), codemod)
