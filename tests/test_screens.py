@@ -115,6 +115,13 @@ PROBES = [
      "    return random.normal(key)\n"),
     ("prng_key_reuse", "import jax\nclass A:\n    def f(self, key, c):\n        x = jax.random.normal(key) if c else 0\n"
      "        with open(c) as g:\n            return x + jax.random.normal(key=key)\n"),
+    # JF802: shape functions through any import alias, `.reshape` of a possible array, sizes inside tuples and lists
+    ("traced_shape", "import jax\nfrom jax.numpy import zeros as z\n@jax.jit\ndef f(x, n):\n    return x + z((n, 2))\n"),
+    ("traced_shape", "import jax\n@jax.jit\ndef f(x: jax.Array, n):\n    return x.reshape(n, -1)\n"),
+    ("traced_shape", "import jax\ndef f(k, n):\n    return jax.random.normal(k, shape=[n, 2])\ng = jax.vmap(f)\n"),
+    ("traced_shape", "import jax\nimport jax.numpy as jnp\ng = jax.jit(lambda x: jnp.arange(jnp.sum(x)))\n"),
+    ("traced_shape", "import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(x):\n    y = jnp.zeros(3)\n"
+     "    return x.reshape(y.sum(), -1)\n"),
 ]
 
 
@@ -220,3 +227,15 @@ def test_key_drawn_twice_needs_no_rebinding_between() -> None:
     assert codemod.may_match(text)
     assert not passes(text, codemod)
     assert passes(text.replace("    rng, sub = jax.random.split(rng)\n    b", "    b"), codemod)
+
+
+def test_shape_needs_a_size_that_may_be_traced() -> None:
+    codemod = codemod_for_module("traced_shape")
+    # sizes from shapes, literals and `len` inside jit, and a traced size in code that nothing traces
+    text = (
+        "import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef f(x):\n    y = jnp.zeros(x.shape[0]) + jnp.ones((3, 4))\n"
+        "    return x.reshape(len(x), -1) + y\n\ndef g(n):\n    return jnp.arange(n)\n"
+    )
+    assert codemod.may_match(text)
+    assert not passes(text, codemod)
+    assert passes(text.replace("len(x)", "x.sum()"), codemod)
