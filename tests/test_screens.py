@@ -122,6 +122,16 @@ PROBES = [
     ("traced_shape", "import jax\nimport jax.numpy as jnp\ng = jax.jit(lambda x: jnp.arange(jnp.sum(x)))\n"),
     ("traced_shape", "import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(x):\n    y = jnp.zeros(3)\n"
      "    return x.reshape(y.sum(), -1)\n"),
+    # JF803: shard_map through partial, pmap applied to a name (a nested def too), a gradient function held in a name
+    ("missing_collective", "import jax\nfrom functools import partial\ndef loss(p, x):\n    return (p * x).sum()\n"
+     "@partial(jax.experimental.shard_map.shard_map, mesh=m)\ndef step(p, x):\n    g = jax.grad(loss)(p, x)\n"
+     "    return p - 0.1 * g\n"),
+    ("missing_collective", "from jax import pmap, value_and_grad as vg\ndef loss(p, x):\n    return (p * x).sum()\n"
+     "def step(p, x):\n    f = vg(loss)\n    v, g = f(p, x)\n    return p - 0.1 * g\nstep = pmap(step, axis_name='i')\n"),
+    ("missing_collective", "import jax\ndef loss(p, x):\n    return (p * x).sum()\n@jax.pmap(axis_name='i')\n"
+     "def step(p, x):\n    g = jax.grad(loss)(p, x)\n    return p - 0.1 * g\n"),
+    ("missing_collective", "import jax\ndef loss(p, x):\n    return (p * x).sum()\ndef outer():\n    def step(p, x):\n"
+     "        g = jax.grad(loss)(p, x)\n        return p - 0.1 * g\n    return jax.pmap(step, axis_name='i')\n"),
 ]
 
 
@@ -239,3 +249,16 @@ def test_shape_needs_a_size_that_may_be_traced() -> None:
     assert codemod.may_match(text)
     assert not passes(text, codemod)
     assert passes(text.replace("len(x)", "x.sum()"), codemod)
+
+
+def test_collective_needs_gradients_in_the_parallel_function() -> None:
+    codemod = codemod_for_module("missing_collective")
+    # gradients outside the pmapped function, a pmap without an axis name, and a pmapped step with no gradient
+    text = (
+        "import jax\nfrom functools import partial\n\ndef loss(p, x):\n    return (p * x).sum()\n\n"
+        "def step(p, x):\n    return p - 0.1 * jax.grad(loss)(p, x)\n\n@partial(jax.pmap, axis_name='i')\n"
+        "def evaluate(p, x):\n    return loss(p, x)\n\nensemble = jax.pmap(step)\n"
+    )
+    assert codemod.may_match(text)
+    assert not passes(text, codemod)
+    assert passes(text.replace("jax.pmap(step)", "jax.pmap(step, axis_name='i')"), codemod)
