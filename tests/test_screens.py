@@ -132,6 +132,16 @@ PROBES = [
      "def step(p, x):\n    g = jax.grad(loss)(p, x)\n    return p - 0.1 * g\n"),
     ("missing_collective", "import jax\ndef loss(p, x):\n    return (p * x).sum()\ndef outer():\n    def step(p, x):\n"
      "        g = jax.grad(loss)(p, x)\n        return p - 0.1 * g\n    return jax.pmap(step, axis_name='i')\n"),
+    # JF702: a clock's line that starts with another statement (`;`, a backslash), a computation in a loop, an alias
+    ("timing_without_block", "import time\nimport jax\n@jax.jit\ndef f(x):\n    return x * 2\ndef bench(x):\n"
+     "    t0 = time.time()\n    out = f(x)\n    y = g(); t1 = time.time()\n    return out\n"),
+    ("timing_without_block", "import time\nimport jax\n@jax.jit\ndef f(x):\n    return x * 2\ndef bench(x):\n"
+     "    t0 = time.time()\n    out = f(x)\n    y = g() \\\n ; t1 = time.time()\n    return out\n"),
+    ("timing_without_block", "import time\nimport jax\nf = jax.jit(abs)\ndef bench(x):\n    t0 = time.time()\n"
+     "    for _ in range(3):\n        n = 1\n        x = f(x)\n        n += 1\n    print(time.time() - t0)\n"),
+    ("timing_without_block", "from timeit import default_timer as timer\nimport jax\ndef bench(g, x):\n    t0 = timer()\n"
+     "    out = jax.grad(g)(x)\n    return timer() - t0\n"),
+    ("timing_without_block", "import time\nimport jax.numpy as jnp\nt0 = time.time()\nout = jnp.dot(x, x)\nn = 1\nt1 = time.time()\n"),
 ]
 
 
@@ -262,3 +272,16 @@ def test_collective_needs_gradients_in_the_parallel_function() -> None:
     assert codemod.may_match(text)
     assert not passes(text, codemod)
     assert passes(text.replace("jax.pmap(step)", "jax.pmap(step, axis_name='i')"), codemod)
+
+
+def test_timing_needs_an_unwaited_computation_before_the_clock() -> None:
+    codemod = codemod_for_module("timing_without_block")
+    # brax's train loops: the last call before the second clock read waits (or is no JAX computation)
+    text = (
+        "import time\nimport jax\n\n@jax.jit\ndef step(x):\n    return x * 2\n\ndef run(x):\n    t = time.time()\n"
+        "    x = step(x)\n    jax.tree_util.tree_map(lambda y: y.block_until_ready(), x)\n    n = 1\n"
+        "    return time.time() - t\n"
+    )
+    assert codemod.may_match(text)
+    assert not passes(text, codemod)
+    assert passes(text.replace("    jax.tree_util.tree_map(lambda y: y.block_until_ready(), x)\n", ""), codemod)
