@@ -142,6 +142,17 @@ PROBES = [
     ("timing_without_block", "from timeit import default_timer as timer\nimport jax\ndef bench(g, x):\n    t0 = timer()\n"
      "    out = jax.grad(g)(x)\n    return timer() - t0\n"),
     ("timing_without_block", "import time\nimport jax.numpy as jnp\nt0 = time.time()\nout = jnp.dot(x, x)\nn = 1\nt1 = time.time()\n"),
+    # JF502: a bound method, a decorated def in a loop, a loop's iterable inside an outer loop, partial, a local def
+    ("jit_in_loop", "import jax\nclass T:\n    def step(self, x):\n        return x\n    def run(self, xs):\n"
+     "        for x in xs:\n            y = jax.jit(self.step)(x)\n"),
+    ("jit_in_loop", "import jax\nfrom functools import partial\ndef run(xs):\n    for x in xs:\n"
+     "        @partial(jax.jit, static_argnums=0)\n        def f(n, y):\n            return y * n\n        f(2, x)\n"),
+    ("jit_in_loop", "import jax\ndef run(xs, c):\n    while c:\n        if c:\n            c = jax.jit(lambda x: x * 2)(c)\n"),
+    ("jit_in_loop", "from jax import jit\ndef run(xs):\n    for a in xs:\n        for b in jit(lambda x: x)(a):\n"
+     "            print(b)\n"),
+    ("jit_in_loop", "import jax\ndef run(xs):\n    for x in xs:\n        def g(y):\n            return y\n        h = jax.jit(g)\n"),
+    ("jit_in_loop", "import jax\nfrom functools import partial\ndef g(n, y):\n    return y\nfor x in range(3):\n"
+     "    h = jax.jit(partial(g, x))\n"),
 ]
 
 
@@ -285,3 +296,15 @@ def test_timing_needs_an_unwaited_computation_before_the_clock() -> None:
     assert codemod.may_match(text)
     assert not passes(text, codemod)
     assert passes(text.replace("    jax.tree_util.tree_map(lambda y: y.block_until_ready(), x)\n", ""), codemod)
+
+
+def test_jit_in_loop_needs_a_new_function_each_iteration_in_the_loop_itself() -> None:
+    codemod = codemod_for_module("jit_in_loop")
+    # brax's tests: jit of a module's function in a loop; a lambda jitted in a def that a loop defines
+    text = (
+        "import jax\nfrom brax import kinematics\n\ndef test(states):\n    for s in states:\n"
+        "        x = jax.jit(kinematics.forward)(s)\n        def check(y):\n            return jax.jit(lambda v: v)(y)\n"
+    )
+    assert codemod.may_match(text)
+    assert not passes(text, codemod)
+    assert passes(text.replace("jax.jit(kinematics.forward)", "jax.jit(lambda v: kinematics.forward(v))"), codemod)
