@@ -18,6 +18,36 @@ _PARTIAL = "functools.partial"
 _LOOPS = (cst.For, cst.While)
 
 
+def _may_jit(screen, decorator: ast.expr) -> bool:
+    """A superset of `_is_jit_decorator`: `jax.jit`, `jax.jit(...)`, `partial(jax.jit)` (any call whose callee or
+    first positional argument may be jit)."""
+    jit = frozenset({_JIT})
+    if screen.may_resolve_to(decorator, jit):
+        return True
+    if not isinstance(decorator, ast.Call):
+        return False
+    first = decorator.args[0] if decorator.args else next((k for k in decorator.keywords if k.arg is None), None)
+    if isinstance(first, (ast.Starred, ast.keyword)):
+        first = first.value
+    return screen.may_resolve_to(decorator.func, jit) or (first is not None and screen.may_resolve_to(first, jit))
+
+
+_BOUNDARIES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
+def _may_name(screen, func: ast.AST, last: str) -> bool:
+    """Cheaper than resolving, and implied by it: an attribute `.last`, or a name that an import binds."""
+    return func.attr == last if isinstance(func, ast.Attribute) else isinstance(func, ast.Name) and func.id in screen.imports
+
+
+def _start(node: ast.AST) -> tuple[int, int]:
+    return node.lineno, node.col_offset
+
+
+def _end(node: ast.AST) -> tuple[int, int]:
+    return node.end_lineno, node.end_col_offset
+
+
 @dataclass
 class _Jit:
     """One jit inside a loop: what it compiles and the code that depends on the loop or may."""
@@ -117,19 +147,60 @@ class JitInLoop(Codemod):
 
     @classmethod
     def may_match_tree(cls, screen) -> bool:
-        """A finding needs a loop whose body has a call of, or a decorator that may resolve to, `jax.jit` (or
-        `functools.partial` of it)."""
-        may = getattr(screen, "may_resolve_to", None)
-        for loop in ast.walk(screen.tree):
-            if isinstance(loop, (ast.For, ast.While, ast.AsyncFor)):
-                for node in ast.walk(loop):
-                    if isinstance(node, ast.Call):
-                        if may is None or may(node.func, {_JIT, _PARTIAL}):
-                            return True
-                    elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                        if any(may is None or may(d, {_JIT}) for d in node.decorator_list):
-                            return True
-        return False
+        """A finding needs, in the body of a loop with no def, lambda or class between, a call that may be
+        `jax.jit` with one positional argument (a lambda, a call that may be `partial`, `self.method` with `self`
+        the first parameter of a method of a class that defines `method`, or the name of some def), or a def with
+        one decorator that may be jit (`_may_jit`)."""
+        jit = frozenset({_JIT})
+        candidates: list[ast.AST] = []
+        for node in screen.nodes:
+            kind = type(node)
+            if kind is ast.Call:
+                if _may_name(screen, node.func, "jit") and screen.may_resolve_to(node.func, jit):
+                    candidates.append(node)
+            elif (kind is ast.FunctionDef or kind is ast.AsyncFunctionDef) and len(node.decorator_list) == 1:
+                if _may_jit(screen, node.decorator_list[0]):
+                    candidates.append(node)
+        if not candidates:
+            return False
+        defs = {n.name for n, _ in screen.statements if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        methods = set()  # `_bound_method`: (the first parameter of a method, a method of its class)
+        for node, _ in screen.statements:
+            if isinstance(node, ast.ClassDef):
+                own = [n for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+                methods.update((f.args.args[0].arg, m.name) for f in own if f.args.args for m in own)
+
+        def jits_something_new(call: ast.Call) -> bool:  # `_what` is not None
+            if len(call.args) != 1 or isinstance(call.args[0], ast.Starred) or any(k.arg is None for k in call.keywords):
+                return False  # LibCST's positional arguments: those without a keyword, `**` included
+            target = call.args[0]
+            if isinstance(target, ast.Attribute):
+                return isinstance(target.value, ast.Name) and (target.value.id, target.attr) in methods
+            return (
+                isinstance(target, ast.Lambda)
+                or (isinstance(target, ast.Call) and screen.may_resolve_to(target.func, frozenset({_PARTIAL})))
+                or (isinstance(target, ast.Name) and target.id in defs)
+            )
+
+        candidates = [n for n in candidates if not isinstance(n, ast.Call) or jits_something_new(n)]
+        if not candidates:
+            return False
+        boundaries, loops = [], []
+        for node in screen.nodes:
+            if isinstance(node, _BOUNDARIES):
+                boundaries.append(node)
+            elif isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
+                loops.append(node)
+
+        def looped(node: ast.AST) -> bool:  # `_loops(node)` is not empty: by positions, since blocks nest
+            where = _start(node)
+            inner = max((_start(b) for b in boundaries if b is not node and _start(b) <= where < _end(b)), default=None)
+            return any(
+                _start(loop.body[0]) <= where < _end(loop.body[-1]) and (inner is None or _start(loop) > inner)
+                for loop in loops
+            )
+
+        return any(looped(node) for node in candidates)
 
     # ---- matching ----------------------------------------------------------------------------------------
 

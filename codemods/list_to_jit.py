@@ -8,6 +8,7 @@ import libcst as cst
 from libcst.metadata import ScopeProvider
 
 from jaxfix.analysis.jit import calls_compiled
+from jaxfix.analysis.screen import may_call_compiled
 from jaxfix.analysis.syntax import is_number, target_names, walk
 from jaxfix.codemod import Codemod, Invalid, Valid
 
@@ -56,7 +57,7 @@ class ListToJit(Codemod):
     name = "list-to-jit"
     summary = "Python list of numbers passed to a jitted function (a pytree of scalars, a trace per length): pass an array"
     fix_safety = None
-    screen = ("jit",)
+    screen = ("jit", "pmap")  # calls_compiled counts both
 
     VALID = (
         Valid(
@@ -85,34 +86,20 @@ class ListToJit(Codemod):
 
     @classmethod
     def may_match_tree(cls, screen) -> bool:
-        """A finding needs something that may be jax.jit or jax.pmap, and a call argument that is a list of number
-        literals, a list comprehension over `range`, `list(range(...))`, or a name some assignment binds to one."""
-        if not any(
-            isinstance(n, (ast.Name, ast.Attribute)) and screen.may_resolve_to(n, frozenset({"jax.jit", "jax.pmap"}))
-            for n in screen.nodes
-        ):
+        """A finding needs a call that may call a compiled function (`may_call_compiled`: a name some binding may
+        make jitted, or `jax.jit(f)(...)`) with an argument (not `*`/`**`) that may be a list of numbers (`_listy`)
+        or a name that some single-target assignment binds to one."""
+        calls = [n for n in screen.nodes if isinstance(n, ast.Call) and may_call_compiled(screen, n)]
+        if not calls:
             return False
-
-        def number(e: ast.AST) -> bool:
-            if isinstance(e, ast.UnaryOp) and isinstance(e.op, (ast.USub, ast.UAdd)):
-                e = e.operand
-            return isinstance(e, ast.Constant) and isinstance(e.value, (int, float))
-
-        def listy(e: ast.AST) -> bool:
-            if isinstance(e, ast.List):
-                return bool(e.elts) and all(number(x) for x in e.elts)
-            if isinstance(e, ast.ListComp):
-                return True
-            return isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id == "list"
-
         bound = {
-            t.id for n in screen.nodes if isinstance(n, ast.Assign) and listy(n.value)
-            for t in n.targets if isinstance(t, ast.Name)
+            n.targets[0].id for n, _ in screen.statements
+            if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) and _listy(n.value)
         }
         return any(
-            listy(a) or (isinstance(a, ast.Name) and a.id in bound)
-            for n in screen.nodes if isinstance(n, ast.Call)
-            for a in [*n.args, *(k.value for k in n.keywords)]
+            _listy(a) or (isinstance(a, ast.Name) and a.id in bound)
+            for n in calls
+            for a in [*(a for a in n.args if not isinstance(a, ast.Starred)), *(k.value for k in n.keywords if k.arg)]
         )
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -174,6 +161,39 @@ class ListToJit(Codemod):
 
     def _is_range(self, expr: cst.BaseExpression) -> bool:
         return isinstance(expr, cst.Call) and self.context.names.is_builtin(expr.func, "range")
+
+
+def _listy(expr: ast.AST) -> bool:
+    """A superset of `_numbers(expr, follow=False)` on the `ast`: a non-empty list of number literals,
+    `list(<one argument that is a call of the name range>)`, or a one-`for` list comprehension over a call of
+    `range` whose element reads only the names its target binds, with no call, attribute, index or lambda."""
+    if isinstance(expr, ast.List):
+        return bool(expr.elts) and all(_number(e) for e in expr.elts)
+    if isinstance(expr, ast.Call):
+        if not (isinstance(expr.func, ast.Name) and expr.func.id == "list"):
+            return False
+        values = [a.value if isinstance(a, ast.Starred) else a for a in expr.args] + [k.value for k in expr.keywords]
+        return len(values) == 1 and _range_call(values[0])
+    if isinstance(expr, ast.ListComp) and len(expr.generators) == 1 and _range_call(expr.generators[0].iter):
+        bound = {n.id for n in ast.walk(expr.generators[0].target) if isinstance(n, ast.Name)}
+        return all(
+            not isinstance(n, (ast.Call, ast.Attribute, ast.Subscript, ast.Lambda))
+            and not (isinstance(n, ast.Name) and n.id not in bound)
+            and not (isinstance(n, ast.BinOp) and isinstance(n.op, ast.MatMult))
+            for n in ast.walk(expr.elt)
+        )
+    return False
+
+
+def _number(expr: ast.AST) -> bool:
+    """A superset of syntax.is_number: an int, float or bool literal, with or without a sign."""
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, (ast.USub, ast.UAdd)):
+        expr = expr.operand
+    return isinstance(expr, ast.Constant) and isinstance(expr.value, (int, float))
+
+
+def _range_call(expr: ast.AST) -> bool:
+    return isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "range"
 
 
 def _arithmetic_of(expr: cst.BaseExpression, names: set[str]) -> bool:

@@ -3,6 +3,8 @@ averaging them across devices (`lax.pmean`), so every replica trains its own mod
 
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 from libcst.metadata import ScopeProvider
 
@@ -76,6 +78,22 @@ class MissingCollective(Codemod):
     def may_match(cls, text: str) -> bool:
         """A finding needs a pmap or shard_map and a gradient."""
         return ("pmap" in text or "shard_map" in text) and "grad" in text
+
+    @classmethod
+    def may_match_tree(cls, screen) -> bool:
+        """A finding needs a def that may run on every device (`_screen_parallel`) and whose body has a call of
+        something that may be `jax.grad`/`value_and_grad` and a `return` with a value."""
+        defs = [n for n, _ in screen.statements if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        parallel = _screen_parallel(screen, defs)
+        for function in defs:
+            if not (id(function) in parallel or function.name in parallel):
+                continue
+            inside = [n for statement in function.body for n in ast.walk(statement)]
+            if any(isinstance(n, ast.Return) and n.value is not None for n in inside) and any(
+                isinstance(n, ast.Call) and screen.may_resolve_to(n.func, _GRADS) for n in inside
+            ):
+                return True
+        return False
 
     VALID = (
         Valid(
@@ -318,6 +336,39 @@ class MissingCollective(Codemod):
                     if any(self._has_collective(f, seen) for f in self._functions_named(node.func)):
                         return True
         return False
+
+
+def _screen_parallel(screen, defs) -> set:
+    """A superset of `_parallel_functions` on the `ast`: the id() of each def with a decorator that may be
+    shard_map or pmap with an `axis_name=` (also through `partial`), and the names passed first to a call that
+    may be one of those (the defs of that name, in any scope)."""
+    found: set = set()
+
+    def first_positional(call: ast.Call):  # LibCST's first argument without a keyword: maybe `*a`, or `**k`
+        first = call.args[0] if call.args else next((k for k in call.keywords if k.arg is None), None)
+        return first.value if isinstance(first, (ast.Starred, ast.keyword)) else first
+
+    def axis(call: ast.Call, callee: ast.AST | None) -> bool:
+        if callee is None:
+            return False
+        if screen.may_resolve_to(callee, _SHARD_MAP):
+            return True
+        return screen.may_resolve_to(callee, _PMAP) and any(k.arg == "axis_name" for k in call.keywords)
+
+    for function in defs:
+        for decorator in function.decorator_list:
+            if not isinstance(decorator, ast.Call):
+                parallel = screen.may_resolve_to(decorator, _SHARD_MAP)
+            else:
+                parallel = axis(decorator, decorator.func) or axis(decorator, first_positional(decorator))
+            if parallel:
+                found.add(id(function))
+    for node in screen.nodes:
+        if isinstance(node, ast.Call) and axis(node, node.func):
+            first = first_positional(node)
+            if isinstance(first, ast.Name):
+                found.add(first.id)
+    return found
 
 
 def _mentions_any(node: cst.CSTNode, names: set[str]) -> bool:

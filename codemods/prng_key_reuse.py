@@ -115,24 +115,21 @@ class PrngKeyReuse(Codemod):
 
     @classmethod
     def may_match_tree(cls, screen) -> bool:
-        """A finding needs a call that may be a consuming `jax.random` function with a name as its key, and two
-        of them on one name, or one inside a loop or a comprehension."""
-        seen: set[str] = set()
-        looped: set[int] = set()
-        for node in screen.nodes:
-            if isinstance(node, (ast.For, ast.While, ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
-                looped.update(id(n) for n in ast.walk(node) if n is not node)
-        for node in screen.nodes:
-            if not (isinstance(node, ast.Call) and screen.may_resolve_to(node.func, CONSUMERS)):
-                continue
-            key = node.args[0] if node.args and not isinstance(node.args[0], ast.Starred) else None
-            key = next((k.value for k in node.keywords if k.arg == "key"), key)
-            if not isinstance(key, ast.Name):
-                continue
-            if key.id in seen or id(node) in looped:
-                return True
-            seen.add(key.id)
-        return False
+        """A finding needs a reuse that `_ScreenFlow` (KeyFlow with names for calls) finds in the module body or
+        a function that has a call that may be a consuming `jax.random` function with a name as its key."""
+        calls = [n for n in screen.nodes if isinstance(n, ast.Call) and _screen_key(screen, n) is not None]
+        if not calls:
+            return False
+        # each call's innermost def (or the module), by position: defs nest, so the one that starts last
+        defs = [(n.lineno, n.col_offset, n.end_lineno, n.end_col_offset, n) for n, _ in screen.statements
+                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        scopes: dict[int, ast.AST] = {}
+        for call in calls:
+            where = (call.lineno, call.col_offset)
+            around = [d for d in defs if (d[0], d[1]) <= where < (d[2], d[3])]
+            scope = max(around, key=lambda d: (d[0], d[1]))[4] if around else screen.tree
+            scopes[id(scope)] = scope
+        return any(_ScreenFlow(screen, scope).found for scope in scopes.values())
 
     def visit_Module(self, node: cst.Module) -> None:
         scopes = [node, *(n for n in walk(node) if isinstance(n, cst.FunctionDef))]
@@ -223,3 +220,180 @@ class _Rename(cst.CSTTransformer):
 
     def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.Name:
         return cst.Name(self.name) if id(original_node) in self.targets else updated_node
+
+
+# ---- the screen: KeyFlow on the `ast`, with the names consumed for the calls that consumed them ------------------------
+
+_CONSUMER_NAMES = frozenset(name.rsplit(".", 1)[1] for name in CONSUMERS)
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
+_TRIES = (ast.Try, ast.TryStar) if hasattr(ast, "TryStar") else (ast.Try,)
+
+
+def _screen_key(screen, call: ast.Call) -> str | None:
+    """A superset of KeyAnalysis.consumed_key: the name of the key of a call that may be a consuming jax.random
+    function (its `key=`, else its first positional argument)."""
+    func = call.func
+    if isinstance(func, ast.Attribute) and func.attr not in _CONSUMER_NAMES:
+        return None  # cheaper than resolving: a consumer's last part is its own
+    if not screen.may_resolve_to(func, CONSUMERS):
+        return None
+    for keyword in call.keywords:
+        if keyword.arg == "key":
+            return keyword.value.id if isinstance(keyword.value, ast.Name) else None
+    first = call.args[0] if call.args else None
+    return first.id if isinstance(first, ast.Name) else None
+
+
+def _bound(target: ast.AST | None) -> list[str]:
+    """syntax.target_names on the `ast`: the names an assignment target binds."""
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [n for element in target.elts for n in _bound(element)]
+    if isinstance(target, ast.Starred):
+        return _bound(target.value)
+    return []
+
+
+def _union(a: frozenset | None, b: frozenset | None) -> frozenset | None:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a | b
+
+
+class _ScreenFlow:
+    """KeyFlow (keys.py) over one scope's `ast`, with the state cut down to the names whose current value some
+    call may have consumed: KeyFlow's state maps names to sets of calls, and a reuse is a consumption of a name
+    whose set is not empty, so the names with non-empty sets are all it needs. It may find more than KeyFlow
+    (never less): it clears a name only where KeyFlow surely does (assignment, `for`, `with` and `except`
+    targets; not `:=`, imports or `del`), takes every call in a comprehension's per-item parts, and takes any
+    callee that may resolve to a consuming function."""
+
+    def __init__(self, screen, scope: ast.AST) -> None:
+        self.screen = screen
+        self.found = False
+        self._loops: list[tuple[list, list]] = []  # (breaks, continues) per loop
+        self._try: list[list] = []
+        try:
+            self._block(scope.body, frozenset())
+        except _Found:
+            self.found = True
+
+    def _record(self, state) -> None:
+        if state is not None:
+            for collector in self._try:
+                collector.append(state)
+
+    def _block(self, statements, state):
+        for statement in statements:
+            if state is None:
+                return None
+            state = self._statement(statement, state)
+            self._record(state)
+        return state
+
+    def _statement(self, stmt: ast.stmt, state: frozenset):
+        if isinstance(stmt, ast.If):
+            state = self._expr(stmt.test, state)
+            return _union(self._block(stmt.body, state), self._block(stmt.orelse, state) if stmt.orelse else state)
+        if isinstance(stmt, (ast.For, ast.AsyncFor)):
+            names = _bound(stmt.target)
+            return self._loop(stmt, self._expr(stmt.iter, state), lambda s: s - set(names), None)
+        if isinstance(stmt, ast.While):
+            return self._loop(stmt, state, None, stmt.test)
+        if isinstance(stmt, (ast.With, ast.AsyncWith)):
+            for item in stmt.items:
+                state = self._expr(item.context_expr, state) - set(_bound(item.optional_vars))
+            return self._block(stmt.body, state)
+        if isinstance(stmt, _TRIES):
+            collector = [state]
+            self._try.append(collector)
+            end = self._block(stmt.body, state)
+            self._try.pop()
+            raised = frozenset().union(*collector)
+            outcomes = None
+            for handler in stmt.handlers:
+                entry = raised - {handler.name} if handler.name else raised
+                outcomes = _union(outcomes, self._block(handler.body, entry))
+            outcomes = _union(outcomes, self._block(stmt.orelse, end) if stmt.orelse else end)
+            return self._block(stmt.finalbody, outcomes) if stmt.finalbody else outcomes
+        if isinstance(stmt, (ast.Break, ast.Continue)):
+            if self._loops:
+                self._loops[-1][0 if isinstance(stmt, ast.Break) else 1].append(state)
+            return None
+        if isinstance(stmt, (ast.Return, ast.Raise)):
+            for child in ast.iter_child_nodes(stmt):
+                state = self._expr(child, state)
+            return None
+        if isinstance(stmt, ast.Assign):
+            return self._expr(stmt.value, state) - {n for t in stmt.targets for n in _bound(t)}
+        if isinstance(stmt, ast.AnnAssign):
+            if stmt.value is None:
+                return state
+            return self._expr(stmt.value, state) - set(_bound(stmt.target))
+        if isinstance(stmt, ast.AugAssign):
+            return self._expr(stmt.value, state) - set(_bound(stmt.target))
+        if isinstance(stmt, (ast.Expr, ast.Assert, ast.Delete)):
+            for child in ast.iter_child_nodes(stmt):
+                state = self._expr(child, state)
+            return state
+        return state  # def, class, match (KeyFlow reads none of their expressions), import, global, pass
+
+    def _loop(self, loop, entry: frozenset, bind, test):
+        head = entry
+        frame: tuple[list, list] = ([], [])
+        for _ in range(50):
+            frame = ([], [])
+            self._loops.append(frame)
+            body_entry = self._expr(test, head) if test is not None else head
+            if bind is not None:
+                body_entry = bind(body_entry)
+            end = self._block(loop.body, body_entry)
+            self._loops.pop()
+            new_head = entry
+            for other in (end, *frame[1]):
+                new_head = _union(new_head, other)
+            if new_head == head:
+                break
+            head = new_head
+        after = self._expr(test, head) if test is not None else head
+        if loop.orelse:
+            after = self._block(loop.orelse, after)
+        for other in frame[0]:
+            after = _union(after, other)
+        return after
+
+    def _expr(self, node: ast.AST, state: frozenset) -> frozenset:
+        if isinstance(node, ast.Lambda):
+            return state
+        if isinstance(node, _COMPREHENSIONS):
+            first = node.generators[0]
+            state = self._expr(first.iter, state)
+            bound = {n for g in node.generators for n in _bound(g.target)}
+            per_item = [g.iter for g in node.generators[1:]] + [c for g in node.generators for c in g.ifs]
+            per_item += [node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]
+            for part in per_item:
+                for call in ast.walk(part):
+                    if isinstance(call, ast.Call):
+                        key = _screen_key(self.screen, call)
+                        if key is not None and key not in bound:
+                            raise _Found  # consumed once per item: a reuse with itself
+            return state
+        if isinstance(node, ast.IfExp):
+            state = self._expr(node.test, state)
+            return self._expr(node.body, state) | self._expr(node.orelse, state)
+        for child in ast.iter_child_nodes(node):
+            state = self._expr(child, state)
+        if isinstance(node, ast.Call):
+            key = _screen_key(self.screen, node)
+            if key is not None:
+                if key in state:
+                    raise _Found
+                state = state | {key}
+        return state
+
+
+class _Found(Exception):
+    """A reuse: the screen passes the module."""

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import ast
+import re
 
 import libcst as cst
 
 from jaxfix.analysis.dataflow import body_statements
 from jaxfix.analysis.jit import calls_compiled
+from jaxfix.analysis.screen import dotted, may_call_compiled
 from jaxfix.analysis.syntax import target_names, walk
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Safety
@@ -116,20 +118,52 @@ class TimingWithoutBlock(Codemod):
 
     @classmethod
     def may_match_tree(cls, screen) -> bool:
-        """A finding needs two calls that may be clock reads in one block."""
+        """A finding needs, in one block, two statements that may read a clock and between them, as the last
+        statement with a call (or the last such in the body of a loop there, through loops only), `x = call(...)`
+        or `call(...)` whose call may be asynchronous (`_may_be_async`). Statements are taken one by one, and
+        LibCST's lines (`a; b`) only where the clock's line starts with others: it may pass more, never less."""
+        if sum(isinstance(n, ast.Call) and screen.may_resolve_to(n.func, CLOCKS) for n in screen.nodes) < 2:
+            return False
+
+        def clock(stmt: ast.stmt) -> bool:
+            return not isinstance(stmt, _COMPOUND) and any(
+                isinstance(n, ast.Call) and screen.may_resolve_to(n.func, CLOCKS) for n in ast.walk(stmt)
+            )
+
+        def unwaited(statements: list[ast.stmt]) -> bool:  # `_last_unwaited`, without its checks of names
+            for stmt in reversed(statements):
+                if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
+                    return not stmt.orelse and unwaited(stmt.body)
+                if isinstance(stmt, _COMPOUND):
+                    return False
+                if not any(isinstance(n, ast.Call) for n in ast.walk(stmt)):
+                    continue
+                value = stmt.value if isinstance(stmt, ast.Expr) else None
+                if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+                    value = stmt.value
+                return isinstance(value, ast.Call) and _may_be_async(screen, value)
+            return False
+
+        lines = None
         for node in screen.nodes:
             for field in ("body", "orelse", "finalbody"):
                 block = getattr(node, field, None)
-                if not isinstance(block, list):
+                if not isinstance(block, list) or len(block) < 3:
                     continue
-                clocks = 0
-                for stmt in block:
-                    if isinstance(stmt, (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return)) and any(
-                        isinstance(n, ast.Call) and screen.may_resolve_to(n.func, CLOCKS) for n in ast.walk(stmt)
-                    ):
-                        clocks += 1
-                        if clocks >= 2:
+                previous = None
+                for index, stmt in enumerate(block):
+                    if not clock(stmt):
+                        continue
+                    if previous is not None:
+                        start = index  # the clock's own LibCST line may start with other statements: not between
+                        while start - 1 > previous and not isinstance(block[start - 1], _COMPOUND):
+                            lines = lines or _physical_lines(screen.text)
+                            if not _one_line(lines, block[start - 1], block[start]):
+                                break
+                            start -= 1
+                        if unwaited(block[previous + 1 : start]):
                             return True
+                    previous = index
         return False
 
     # ---- finding ---------------------------------------------------------------------------------------------
@@ -256,6 +290,37 @@ class TimingWithoutBlock(Codemod):
         return qualified.startswith(("jax.numpy.", "jax.random.")) and qualified not in (
             "jax.random.split",
         ) and self.context.arrays.is_array_expression(call)
+
+
+_COMPOUND = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.If, ast.For, ast.AsyncFor, ast.While, ast.With,
+             ast.AsyncWith, ast.Try, ast.Match, *((ast.TryStar,) if hasattr(ast, "TryStar") else ()))
+
+
+def _physical_lines(text: str) -> list[str]:
+    """The source's lines as Python's tokenizer counts them (`ast` line numbers): \\n, \\r\\n or \\r ends one."""
+    return re.split(r"\r\n|\r|\n", text)
+
+
+def _one_line(lines: list[str], first: ast.stmt, second: ast.stmt) -> bool:
+    """Whether two simple statements that follow each other in a block share one LibCST line (`a; b`): only a `;`
+    (and spaces or backslash continuations) between them."""
+    if second.lineno == first.end_lineno:
+        return True  # two statements on one physical line: `;` is all that can part them
+    tail = lines[first.end_lineno - 1].encode()[first.end_col_offset :].decode(errors="replace")
+    middle = lines[first.end_lineno : second.lineno - 1]
+    head = lines[second.lineno - 1].encode()[: second.col_offset].decode(errors="replace")
+    return re.fullmatch(r"(?:[ \t\f]|\\\n)*;(?:[ \t\f]|\\\n)*", "\n".join([tail, *middle, head])) is not None
+
+
+def _may_be_async(screen, call: ast.Call) -> bool:
+    """A superset of `_is_async` on the `ast`: a call that may call a compiled function (`may_call_compiled`), of
+    a name that may resolve into `_ASYNC_PREFIXES`, or of what a call of a transformation returns."""
+    if may_call_compiled(screen, call):
+        return True
+    parts = dotted(call.func)
+    if parts is not None and any(q.startswith(_ASYNC_PREFIXES) for q in screen.qualified_names(parts)):
+        return True
+    return isinstance(call.func, ast.Call) and screen.may_resolve_to(call.func.func, _TRANSFORMS)
 
 
 def _flat(target: cst.BaseExpression):

@@ -9,7 +9,7 @@ import libcst as cst
 from libcst.metadata import ScopeProvider
 
 from jaxfix.analysis.jit import Jitted, add_jit_keyword, call_sites, jit_keywords, jitted_functions
-from jaxfix.analysis.screen import Screen, traced_nodes
+from jaxfix.analysis.screen import Screen, dotted, traced_nodes
 from jaxfix.analysis.syntax import param_names
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Safety
@@ -31,8 +31,6 @@ _SHAPED: dict[str, tuple[tuple[int, ...], tuple[str, ...], bool]] = {
     "jax.random.bernoulli": ((2,), ("shape",), False),
     "jax.random.truncated_normal": ((3,), ("shape",), False),
 }
-
-
 class TracedShape(Codemod):
     """
     ## What it does
@@ -96,14 +94,33 @@ class TracedShape(Codemod):
 
     @classmethod
     def may_match_tree(cls, screen: Screen) -> bool:
-        """A finding needs, in code that may be traced, a call of a function or method with one of the names
-        that take shapes."""
-        names = {q.rsplit(".", 1)[1] for q in _SHAPED} | {"reshape"}
+        """A finding needs, in code that may be traced, a call without `*`/`**` arguments that may be one of
+        `_SHAPED` (or a `.reshape` method of something that may be an array) with a size argument, or an
+        element of one written as a tuple or list, that may be a tracer (`Screen.may_be_tracer`)."""
+        candidates = {id(n) for n in screen.nodes if isinstance(n, ast.Call) and _may_take_shape(screen, n.func)}
+        if not candidates:
+            return False  # before asking what is traced, which costs a walk of the module
         for node in traced_nodes(screen, ast.Call):
+            if id(node) not in candidates:
+                continue
+            if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+                continue
             func = node.func
-            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
-            if name in names:
-                return True
+            sizes: list[ast.expr] = []
+            if isinstance(func, ast.Attribute) and func.attr == "reshape" and screen.may_be_array(func.value):
+                sizes += [*node.args, *(k.value for k in node.keywords if k.arg == "shape")]
+            parts = dotted(func)
+            for callee in screen.qualified_names(parts) if parts else ():
+                if callee in _SHAPED:
+                    positions, keywords, _ = _SHAPED[callee]
+                    sizes += [a for i, a in enumerate(node.args) if i in positions]
+                    sizes += [k.value for k in node.keywords if k.arg in keywords]
+            for size in sizes:
+                elements = [size]
+                if isinstance(size, (ast.Tuple, ast.List)):
+                    elements = [e for e in size.elts if not isinstance(e, ast.Starred)]
+                if any(screen.may_be_tracer(e) for e in elements):
+                    return True
         return False
 
     VALID = (
@@ -241,6 +258,16 @@ class TracedShape(Codemod):
                 return None, f"a call passes `{parameter}` a value that is not an integer constant"
         change, imports = add_jit_keyword(self.context, jitted, "static_argnames", f'("{parameter}",)')
         return self.fix(f'add static_argnames=("{parameter}",) to jax.jit', [change], add_imports=imports), None
+
+
+_SHAPED_NAMES = frozenset(name.rsplit(".", 1)[1] for name in _SHAPED)
+
+
+def _may_take_shape(screen: Screen, func: ast.AST) -> bool:
+    """A `.reshape` method, or a callee that may resolve to one of `_SHAPED` (whose last part is its own)."""
+    if isinstance(func, ast.Attribute):
+        return func.attr == "reshape" or (func.attr in _SHAPED_NAMES and screen.may_resolve_to(func, _SHAPED))
+    return isinstance(func, ast.Name) and func.id in screen.imports and screen.may_resolve_to(func, _SHAPED)
 
 
 def _elements(expr: cst.BaseExpression) -> list[cst.BaseExpression]:

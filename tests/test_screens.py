@@ -95,6 +95,64 @@ PROBES = [
      "    print(x)\n    return x\n"),
     ("print_in_traced", "from jax import lax\nimport jax.numpy as jnp\ndef body(i, c):\n    print(c)\n    return c\n"
      "def run(c):\n    return lax.fori_loop(0, 3, body_fun=body, init_val=c)\n"),
+    # JF704: the callee is compiled by a binding anywhere (partial(jax.jit, ...)(f), a local jit, pmap alone)
+    ("list_to_jit", "import jax\nfrom functools import partial\ndef f(n, x):\n    return x\n"
+     "g = partial(jax.jit, static_argnums=0)(f)\ny = g(0, [1.0, 2.0])\n"),
+    ("list_to_jit", "import jax\ndef run(f):\n    step = jax.jit(f)\n    return step(x=[i * 2 for i in range(4)])\n"),
+    ("list_to_jit", "from jax import pmap as P\n@P\nasync def f(x):\n    return x\nvalues = list(range(3))\nf(values)\n"),
+    ("list_to_jit", "import jax\ny = jax.jit(lambda x: x)([-1, 2.5, True])\n"),
+    # JF701: reuses that reach a draw through `continue`, `break`, an `except`, a `while` test, a lambda per item
+    ("prng_key_reuse", "import jax\ndef f(key, xs):\n    for x in xs:\n        y = jax.random.normal(key)\n"
+     "        if x:\n            continue\n        key = make(x)\n"),
+    ("prng_key_reuse", "import jax\ndef f(key, xs):\n    for x in xs:\n        if x:\n            a = jax.random.normal(key)\n"
+     "            break\n        key = make(x)\n    return jax.random.normal(key)\n"),
+    ("prng_key_reuse", "import jax\ndef f(key):\n    try:\n        x = jax.random.normal(key)\n        key = make()\n"
+     "    except ValueError:\n        x = jax.random.uniform(key)\n"),
+    ("prng_key_reuse", "import jax\ndef f(key):\n    while jax.random.uniform(key) < 0.5:\n        pass\n"),
+    ("prng_key_reuse", "import jax\nfs = [lambda: jax.random.normal(key) for _ in range(3)]\n"),
+    ("prng_key_reuse", "import jax\ndef f(key, xs):\n    return [jax.random.normal(k) for k in xs if jax.random.uniform(key) > 0]\n"),
+    ("prng_key_reuse", "from jax import random\ndef f(key):\n    if (a := random.normal(key)) is None:\n        key = make()\n"
+     "    return random.normal(key)\n"),
+    ("prng_key_reuse", "import jax\nclass A:\n    def f(self, key, c):\n        x = jax.random.normal(key) if c else 0\n"
+     "        with open(c) as g:\n            return x + jax.random.normal(key=key)\n"),
+    # JF802: shape functions through any import alias, `.reshape` of a possible array, sizes inside tuples and lists
+    ("traced_shape", "import jax\nfrom jax.numpy import zeros as z\n@jax.jit\ndef f(x, n):\n    return x + z((n, 2))\n"),
+    ("traced_shape", "import jax\n@jax.jit\ndef f(x: jax.Array, n):\n    return x.reshape(n, -1)\n"),
+    ("traced_shape", "import jax\ndef f(k, n):\n    return jax.random.normal(k, shape=[n, 2])\ng = jax.vmap(f)\n"),
+    ("traced_shape", "import jax\nimport jax.numpy as jnp\ng = jax.jit(lambda x: jnp.arange(jnp.sum(x)))\n"),
+    ("traced_shape", "import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(x):\n    y = jnp.zeros(3)\n"
+     "    return x.reshape(y.sum(), -1)\n"),
+    # JF803: shard_map through partial, pmap applied to a name (a nested def too), a gradient function held in a name
+    ("missing_collective", "import jax\nfrom functools import partial\ndef loss(p, x):\n    return (p * x).sum()\n"
+     "@partial(jax.experimental.shard_map.shard_map, mesh=m)\ndef step(p, x):\n    g = jax.grad(loss)(p, x)\n"
+     "    return p - 0.1 * g\n"),
+    ("missing_collective", "from jax import pmap, value_and_grad as vg\ndef loss(p, x):\n    return (p * x).sum()\n"
+     "def step(p, x):\n    f = vg(loss)\n    v, g = f(p, x)\n    return p - 0.1 * g\nstep = pmap(step, axis_name='i')\n"),
+    ("missing_collective", "import jax\ndef loss(p, x):\n    return (p * x).sum()\n@jax.pmap(axis_name='i')\n"
+     "def step(p, x):\n    g = jax.grad(loss)(p, x)\n    return p - 0.1 * g\n"),
+    ("missing_collective", "import jax\ndef loss(p, x):\n    return (p * x).sum()\ndef outer():\n    def step(p, x):\n"
+     "        g = jax.grad(loss)(p, x)\n        return p - 0.1 * g\n    return jax.pmap(step, axis_name='i')\n"),
+    # JF702: a clock's line that starts with another statement (`;`, a backslash), a computation in a loop, an alias
+    ("timing_without_block", "import time\nimport jax\n@jax.jit\ndef f(x):\n    return x * 2\ndef bench(x):\n"
+     "    t0 = time.time()\n    out = f(x)\n    y = g(); t1 = time.time()\n    return out\n"),
+    ("timing_without_block", "import time\nimport jax\n@jax.jit\ndef f(x):\n    return x * 2\ndef bench(x):\n"
+     "    t0 = time.time()\n    out = f(x)\n    y = g() \\\n ; t1 = time.time()\n    return out\n"),
+    ("timing_without_block", "import time\nimport jax\nf = jax.jit(abs)\ndef bench(x):\n    t0 = time.time()\n"
+     "    for _ in range(3):\n        n = 1\n        x = f(x)\n        n += 1\n    print(time.time() - t0)\n"),
+    ("timing_without_block", "from timeit import default_timer as timer\nimport jax\ndef bench(g, x):\n    t0 = timer()\n"
+     "    out = jax.grad(g)(x)\n    return timer() - t0\n"),
+    ("timing_without_block", "import time\nimport jax.numpy as jnp\nt0 = time.time()\nout = jnp.dot(x, x)\nn = 1\nt1 = time.time()\n"),
+    # JF502: a bound method, a decorated def in a loop, a loop's iterable inside an outer loop, partial, a local def
+    ("jit_in_loop", "import jax\nclass T:\n    def step(self, x):\n        return x\n    def run(self, xs):\n"
+     "        for x in xs:\n            y = jax.jit(self.step)(x)\n"),
+    ("jit_in_loop", "import jax\nfrom functools import partial\ndef run(xs):\n    for x in xs:\n"
+     "        @partial(jax.jit, static_argnums=0)\n        def f(n, y):\n            return y * n\n        f(2, x)\n"),
+    ("jit_in_loop", "import jax\ndef run(xs, c):\n    while c:\n        if c:\n            c = jax.jit(lambda x: x * 2)(c)\n"),
+    ("jit_in_loop", "from jax import jit\ndef run(xs):\n    for a in xs:\n        for b in jit(lambda x: x)(a):\n"
+     "            print(b)\n"),
+    ("jit_in_loop", "import jax\ndef run(xs):\n    for x in xs:\n        def g(y):\n            return y\n        h = jax.jit(g)\n"),
+    ("jit_in_loop", "import jax\nfrom functools import partial\ndef g(n, y):\n    return y\nfor x in range(3):\n"
+     "    h = jax.jit(partial(g, x))\n"),
 ]
 
 
@@ -177,3 +235,76 @@ def test_one_parse_reports_what_compiling_the_text_reports(code) -> None:
         expected = engine._describe(error)
     assert engine._checked_tree(code, "m.py") == (None, expected)
     assert engine._compile_error(code, "m.py") == expected
+
+
+def test_list_needs_a_call_of_something_jitted() -> None:
+    codemod = codemod_for_module("list_to_jit")
+    # chex's asserts_test: a list handed to a plain function in a module that jits another one
+    text = "import jax\n\nfn = lambda x, y: x + y\nfn_jitted = jax.jit(fn)\nfn([1], [2])\nfn_jitted(x, 2)\n"
+    assert codemod.may_match(text)
+    assert not passes(text, codemod)
+    assert passes(text + "fn_jitted([1], [2])\n", codemod)
+
+
+def test_key_drawn_twice_needs_no_rebinding_between() -> None:
+    codemod = codemod_for_module("prng_key_reuse")
+    # the usual split-then-draw, twice in one function, and a key name drawn from once in each of two functions
+    text = (
+        "import jax\n\ndef init(rng):\n    rng, sub = jax.random.split(rng)\n    a = jax.random.normal(sub, (3,))\n"
+        "    rng, sub = jax.random.split(rng)\n    b = jax.random.normal(sub, (3,))\n    for _ in range(3):\n"
+        "        rng, sub = jax.random.split(rng)\n        a = a + jax.random.normal(sub, (3,))\n    return a, b\n\n"
+        "def other(sub):\n    return jax.random.uniform(sub)\n"
+    )
+    assert codemod.may_match(text)
+    assert not passes(text, codemod)
+    assert passes(text.replace("    rng, sub = jax.random.split(rng)\n    b", "    b"), codemod)
+
+
+def test_shape_needs_a_size_that_may_be_traced() -> None:
+    codemod = codemod_for_module("traced_shape")
+    # sizes from shapes, literals and `len` inside jit, and a traced size in code that nothing traces
+    text = (
+        "import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef f(x):\n    y = jnp.zeros(x.shape[0]) + jnp.ones((3, 4))\n"
+        "    return x.reshape(len(x), -1) + y\n\ndef g(n):\n    return jnp.arange(n)\n"
+    )
+    assert codemod.may_match(text)
+    assert not passes(text, codemod)
+    assert passes(text.replace("len(x)", "x.sum()"), codemod)
+
+
+def test_collective_needs_gradients_in_the_parallel_function() -> None:
+    codemod = codemod_for_module("missing_collective")
+    # gradients outside the pmapped function, a pmap without an axis name, and a pmapped step with no gradient
+    text = (
+        "import jax\nfrom functools import partial\n\ndef loss(p, x):\n    return (p * x).sum()\n\n"
+        "def step(p, x):\n    return p - 0.1 * jax.grad(loss)(p, x)\n\n@partial(jax.pmap, axis_name='i')\n"
+        "def evaluate(p, x):\n    return loss(p, x)\n\nensemble = jax.pmap(step)\n"
+    )
+    assert codemod.may_match(text)
+    assert not passes(text, codemod)
+    assert passes(text.replace("jax.pmap(step)", "jax.pmap(step, axis_name='i')"), codemod)
+
+
+def test_timing_needs_an_unwaited_computation_before_the_clock() -> None:
+    codemod = codemod_for_module("timing_without_block")
+    # brax's train loops: the last call before the second clock read waits (or is no JAX computation)
+    text = (
+        "import time\nimport jax\n\n@jax.jit\ndef step(x):\n    return x * 2\n\ndef run(x):\n    t = time.time()\n"
+        "    x = step(x)\n    jax.tree_util.tree_map(lambda y: y.block_until_ready(), x)\n    n = 1\n"
+        "    return time.time() - t\n"
+    )
+    assert codemod.may_match(text)
+    assert not passes(text, codemod)
+    assert passes(text.replace("    jax.tree_util.tree_map(lambda y: y.block_until_ready(), x)\n", ""), codemod)
+
+
+def test_jit_in_loop_needs_a_new_function_each_iteration_in_the_loop_itself() -> None:
+    codemod = codemod_for_module("jit_in_loop")
+    # brax's tests: jit of a module's function in a loop; a lambda jitted in a def that a loop defines
+    text = (
+        "import jax\nfrom brax import kinematics\n\ndef test(states):\n    for s in states:\n"
+        "        x = jax.jit(kinematics.forward)(s)\n        def check(y):\n            return jax.jit(lambda v: v)(y)\n"
+    )
+    assert codemod.may_match(text)
+    assert not passes(text, codemod)
+    assert passes(text.replace("jax.jit(kinematics.forward)", "jax.jit(lambda v: kinematics.forward(v))"), codemod)
