@@ -60,6 +60,8 @@ class ListToJit(Codemod):
     screen = ("jit", "pmap")  # calls_compiled counts both
 
     VALID = (
+        # a list of strings: jit rejects it (not a JAX type) rather than tracing each item
+        Valid('import jax\n\n@jax.jit\ndef f(x):\n    return x\n\nf(["a" for i in range(3)])\n'),
         Valid(
             "import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef f(x):\n    return jnp.sum(x)\n\n"
             "result = f(jnp.arange(1000))\n"
@@ -203,6 +205,8 @@ def _arithmetic_of(expr: cst.BaseExpression, names: set[str]) -> bool:
             return False
         if isinstance(node, (cst.Call, cst.Attribute, cst.Subscript, cst.Lambda)):
             return False
+        if isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+            return False  # `["a" * i for i in range(3)]` holds strings: jit rejects them, it does not retrace
         if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.MatrixMultiply):
             return False
     return True
