@@ -45,7 +45,7 @@ def _sources(paths: list[str]) -> list[tuple[str, str]]:
 def _findings(text: str, codemod) -> list[tuple[int, int, str]]:
     wrapper = MetadataWrapper(cst.parse_module(text), unsafe_skip_copy=True)
     diagnostics, _ = engine._run_codemods(wrapper, [codemod])
-    return sorted((d.line, d.column, d.message) for d in diagnostics)
+    return sorted((d.start.line, d.start.column, d.message) for d in diagnostics)
 
 
 def main() -> None:

@@ -95,6 +95,23 @@ PROBES = [
      "    print(x)\n    return x\n"),
     ("print_in_traced", "from jax import lax\nimport jax.numpy as jnp\ndef body(i, c):\n    print(c)\n    return c\n"
      "def run(c):\n    return lax.fori_loop(0, 3, body_fun=body, init_val=c)\n"),
+    # JF801: a mask may be a name whose bindings hold a boolean seed (through other names, a dtype, jaxtyping's
+    # Bool), in the scope the name is read (a closure, a method), or an index written `x[m,]`
+    ("boolean_mask", "import jax\n@jax.jit\ndef f(x):\n    return x[x > 0,]\n"),
+    ("boolean_mask", "import jax\n@jax.jit\ndef f(x):\n    a = x > 0\n    m = a\n    return x[m]\n"),
+    ("boolean_mask", "import jax\nfrom jaxtyping import Array, Bool\n@jax.jit\ndef f(x, m: Bool[Array, 'n']):\n"
+     "    return x[m]\n"),
+    ("boolean_mask", "import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(x):\n    m = jnp.isnan(x)\n"
+     "    def g(y):\n        return y[m]\n    return g(x)\n"),
+    ("boolean_mask", "import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(x, y):\n    m = y.astype(jnp.bool_)\n"
+     "    k = m\n    return x[k]\n"),
+    ("boolean_mask", "import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(x):\n"
+     "    m = jnp.zeros(x.shape, dtype=bool)\n    return x[m]\n"),
+    ("boolean_mask", "import jax\nfrom jax.numpy import isnan as bad\n@jax.jit\ndef f(x):\n"
+     "    return x[bad(x)].sum()\n"),
+    ("boolean_mask", "import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(x):\n    return x[(x > 0).any(axis=1)]\n"),
+    ("boolean_mask", "import jax\nclass A:\n    @jax.jit\n    def f(self, x):\n        m = x > 0\n"
+     "        return x[m]\n"),
 ]
 
 
@@ -133,6 +150,22 @@ def test_print_needs_a_function_that_may_be_traced() -> None:
     assert not passes("import jax\n\ndef f(x):\n    print(x)\n", codemod)  # nothing traces
     assert not passes("import jax\n\ndef f(x):\n    print(x)\n\n@jax.jit\ndef g(x):\n    return x\n", codemod)
     assert passes("import jax\n\ndef f(x):\n    print(x)\n\ng = jax.vmap(f)\n", codemod)
+
+
+def test_boolean_mask_needs_an_index_that_may_be_a_traced_mask() -> None:
+    codemod = codemod_for_module("boolean_mask")
+    # indices bound as loop variables or unannotated parameters, and an array built by jnp.array: no mask
+    text = (
+        "import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef f(x, i, params):\n    for k in params:\n"
+        "        x = x + params[k]\n    return x[i] + x[jnp.array([0, 1])]\n"
+    )
+    assert codemod.may_match(text)
+    assert not passes(text, codemod) and unscreened(text, codemod) == []
+    assert passes(text.replace("x[i]", "x[x > i]"), codemod)
+    # a name that is boolean in one function is not in another, where a loop binds it
+    other = text + "\ndef g(x):\n    k = x > 0\n    return k\n"
+    assert not passes(other, codemod) and unscreened(other, codemod) == []
+    assert passes(other.replace("for k in params:", "k = x > 0\n    for _ in params:"), codemod)
 
 
 def test_screen_resolves_through_every_import() -> None:
