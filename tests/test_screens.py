@@ -57,6 +57,7 @@ def test_corpus_passes_where_it_matches(codemod, text) -> None:
 
 
 _LOSS = "import jax\n\ndef loss(p, x):\n    return (p * x).sum()\n\n"
+_BATCH = "import jax\nimport jax.numpy as jnp\n\ndef f(a, x):\n    return jnp.sin(a * x)\n\n"
 
 # Cases at the edges of what LibCST resolves: each must pass the screen where the codemod reports.
 PROBES = [
@@ -128,6 +129,23 @@ PROBES = [
     ("donate_argnums", _LOSS + "class T:\n    def train(self, x):\n        @jax.jit\n        def _step(p, x):\n"
      "            g = jax.grad(loss)(p, x)\n            return p - 0.1 * g\n        p = x * 2.0\n"
      "        p = _step(p, x)\n        return p\n"),
+    # JF301: each form, walking a count (`range(len(s.xs))` is one), the rows of an annotated parameter, or a name
+    # bound by a bare annotation; the stacking function through any import
+    ("batch_loop_to_vmap", _BATCH + "def g(a, xs: jax.Array):\n"
+     "    return jnp.stack(list(map(lambda x: f(a, x), xs)))\n"),
+    ("batch_loop_to_vmap", "import jax\nfrom jax.numpy import stack as st\nimport jax.numpy as jnp\n\n"
+     "def g(a, xs: jax.Array):\n    return st([jnp.sin(a * x) for x in xs], axis=1)\n"),
+    ("batch_loop_to_vmap", _BATCH + "def g(a, s):\n    return jnp.stack([f(a, i) for i in range(len(s.xs))])\n"),
+    ("batch_loop_to_vmap", _BATCH + "def g(a, xs: jax.Array):\n    ys = []\n    for i, x in enumerate(xs):\n"
+     "        ys.append(f(a, x) * i)\n    return jnp.stack(ys)\n"),
+    ("batch_loop_to_vmap", _BATCH + "def g(a, xs: jax.Array):\n    out = jnp.zeros((xs.shape[0], 3))\n"
+     "    for i in range(xs.shape[0]):\n        out = out.at[i, :].set(f(a, xs[i]))\n    return out\n"),
+    ("batch_loop_to_vmap", _BATCH + "def g(xs: jax.Array, ys: jax.Array):\n"
+     "    return jnp.array([f(x, y) for x, y in zip(xs, ys)])\n"),
+    ("batch_loop_to_vmap", _BATCH + "def g(a, xs: jax.Array):\n"
+     "    return jnp.stack([f(a, xs[i]) for i in range(xs.shape[0])])\n"),
+    ("batch_loop_to_vmap", _BATCH + "def g(a):\n    xs: jax.Array\n    xs = jnp.ones((4, 3))\n"
+     "    return jnp.stack([f(a, x) for x in xs])\n"),
 ]
 
 
@@ -196,6 +214,22 @@ def test_donation_needs_a_gradient_of_an_unassigned_parameter() -> None:
         assert codemod.may_match(text)
         assert not passes(text, codemod) and unscreened(text, codemod) == []
     assert passes(good, codemod) and unscreened(good, codemod)
+
+
+def test_vmap_batches_need_what_may_be_arrays() -> None:
+    codemod = codemod_for_module("batch_loop_to_vmap")
+    # the leaves of a pytree, a loop variable, a NumPy stack, `dtype=`: none is a batch the rule proves
+    texts = [
+        _BATCH + "def g(a, tree):\n    return jnp.stack([f(a, x) for x in jax.tree.leaves(tree)])\n",
+        _BATCH + "def g(a, batches):\n    for xs in batches:\n        pass\n"
+        "    return jnp.stack([f(a, x) for x in xs])\n",
+        "import numpy as np\n" + _BATCH + "def g(a, xs: jax.Array):\n    return np.stack([f(a, x) for x in xs])\n",
+        _BATCH + "def g(a, xs: jax.Array):\n    return jnp.array([f(a, x) for x in xs], dtype=jnp.float32)\n",
+    ]
+    for text in texts:
+        assert codemod.may_match(text)
+        assert not passes(text, codemod) and unscreened(text, codemod) == []
+    assert passes(texts[0].replace("jax.tree.leaves(tree)", "jnp.ravel(tree)"), codemod)
 
 
 def test_screen_resolves_through_every_import() -> None:
