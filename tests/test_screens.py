@@ -146,6 +146,15 @@ PROBES = [
      "    return jnp.stack([f(a, xs[i]) for i in range(xs.shape[0])])\n"),
     ("batch_loop_to_vmap", _BATCH + "def g(a):\n    xs: jax.Array\n    xs = jnp.ones((4, 3))\n"
      "    return jnp.stack([f(a, x) for x in xs])\n"),
+    # JF705: jnp.stack of anything repeated; jnp.array/asarray of a name with an annotation, a bare annotation, or
+    # through an alias
+    ("manual_replication", "import jax.numpy as jnp\ndef f(n):\n    return jnp.stack([1.0] * n)\n"),
+    ("manual_replication", "import jax\nimport jax.numpy as jnp\ndef f(w: jax.Array, n):\n"
+     "    return jnp.array(n * [w])\n"),
+    ("manual_replication", "import jax\nimport jax.numpy as jnp\ndef f(n):\n    w: jax.Array\n    w = jnp.ones(3)\n"
+     "    return jnp.asarray([w for _ in range(n)])\n"),
+    ("manual_replication", "from jax.numpy import asarray as aa\nimport jax.numpy as jnp\ndef f(n):\n"
+     "    w = jnp.ones(3)\n    return aa([w] * n)\n"),
 ]
 
 
@@ -230,6 +239,21 @@ def test_vmap_batches_need_what_may_be_arrays() -> None:
         assert codemod.may_match(text)
         assert not passes(text, codemod) and unscreened(text, codemod) == []
     assert passes(texts[0].replace("jax.tree.leaves(tree)", "jnp.ravel(tree)"), codemod)
+
+
+def test_replication_needs_one_repeated_value_that_may_be_an_array() -> None:
+    codemod = codemod_for_module("manual_replication")
+    # brax's `jp.array([0.0] * 3)` (numbers convert on the host), an unannotated parameter, a value that reads the
+    # comprehension's variable, a comprehension over anything but range
+    texts = [
+        "import jax.numpy as jnp\ndef f(w, n):\n    return jnp.array([0.0] * n), jnp.array([w] * n)\n",
+        "import jax.numpy as jnp\ndef f(w, n):\n    return jnp.stack([w * i for i in range(n)])\n",
+        "import jax.numpy as jnp\ndef f(ws):\n    return jnp.stack([w for w in ws])\n",
+    ]
+    for text in texts:
+        assert codemod.may_match(text)
+        assert not passes(text, codemod) and unscreened(text, codemod) == []
+    assert passes(texts[0].replace("def f(w, n)", "def f(w: jnp.ndarray, n)"), codemod)
 
 
 def test_screen_resolves_through_every_import() -> None:
