@@ -57,6 +57,7 @@ def test_corpus_passes_where_it_matches(codemod, text) -> None:
 
 
 _LOSS = "import jax\n\ndef loss(p, x):\n    return (p * x).sum()\n\n"
+_STEP = "import jax\n\n@jax.jit\ndef step(p, x):\n    return p * x, (p * x).sum()\n\n"
 _BATCH = "import jax\nimport jax.numpy as jnp\n\ndef f(a, x):\n    return jnp.sin(a * x)\n\n"
 
 # Cases at the edges of what LibCST resolves: each must pass the screen where the codemod reports.
@@ -155,6 +156,19 @@ PROBES = [
      "    return jnp.asarray([w for _ in range(n)])\n"),
     ("manual_replication", "from jax.numpy import asarray as aa\nimport jax.numpy as jnp\ndef f(n):\n"
      "    w = jnp.ones(3)\n    return aa([w] * n)\n"),
+    # JF703: a step jitted inline, through partial, or pmapped (a module without "jit"), in an async loop; the
+    # transfer in an f-string, of an item or attribute, through an alias of device_get
+    ("host_transfer_in_loop", _STEP + "def train(p, xs):\n    for x in xs:\n        p, loss = step(p, x)\n"
+     "        print(f'loss {loss:.3f}')\n    return p\n"),
+    ("host_transfer_in_loop", "import jax\n\ndef train(p, xs, f):\n    for x in xs:\n        out = jax.jit(f)(p, x)\n"
+     "        v = out[0].item()\n    return p\n"),
+    ("host_transfer_in_loop", "import jax\nimport numpy as np\nfrom functools import partial\n\ndef f(p, x):\n"
+     "    return p * x\n\ndef train(p, xs):\n    g = partial(jax.jit, static_argnums=())(f)\n    while xs:\n"
+     "        p = g(p, xs.pop())\n        np.asarray(p.T)\n    return p\n"),
+    ("host_transfer_in_loop", "import jax\n\nstep = jax.pmap(lambda p: p + 1)\n\nasync def train(p, xs):\n"
+     "    async for x in xs:\n        p = step(p)\n        float(p)\n    return p\n"),
+    ("host_transfer_in_loop", _STEP.replace("import jax\n", "import jax\nfrom jax import device_get as dg\n")
+     + "def train(p, xs):\n    for x in xs:\n        p, loss = step(p, x)\n        dg(loss)\n    return p\n"),
 ]
 
 
@@ -254,6 +268,19 @@ def test_replication_needs_one_repeated_value_that_may_be_an_array() -> None:
         assert codemod.may_match(text)
         assert not passes(text, codemod) and unscreened(text, codemod) == []
     assert passes(texts[0].replace("def f(w, n)", "def f(w: jnp.ndarray, n)"), codemod)
+
+
+def test_host_transfer_needs_a_result_of_the_step_in_the_same_loop() -> None:
+    codemod = codemod_for_module("host_transfer_in_loop")
+    # the transfer after the loop, or of the loop's own variable (haiku's and optax's training loops)
+    texts = [
+        _STEP + "def train(p, xs):\n    for x in xs:\n        p, loss = step(p, x)\n    print(loss)\n    return p\n",
+        _STEP + "def train(p, xs):\n    for x in xs:\n        p, loss = step(p, x)\n        print(x)\n    return p\n",
+    ]
+    for text in texts:
+        assert codemod.may_match(text)
+        assert not passes(text, codemod) and unscreened(text, codemod) == []
+    assert passes(texts[1].replace("print(x)", "print(loss)"), codemod)
 
 
 def test_screen_resolves_through_every_import() -> None:
