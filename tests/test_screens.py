@@ -169,6 +169,15 @@ PROBES = [
      "    async for x in xs:\n        p = step(p)\n        float(p)\n    return p\n"),
     ("host_transfer_in_loop", _STEP.replace("import jax\n", "import jax\nfrom jax import device_get as dg\n")
      + "def train(p, xs):\n    for x in xs:\n        p, loss = step(p, x)\n        dg(loss)\n    return p\n"),
+    # JF804: a step jitted through partial or assigned from jax.jit; the global rebound after a use, by a loop, by `:=`
+    ("stale_global", "import jax\nfrom functools import partial\n\nscale = 1.0\n\n"
+     "@partial(jax.jit, static_argnums=())\ndef f(x):\n    return x * scale\n\ny = f(1.0)\nscale = 2.0\n"),
+    ("stale_global", "import jax\n\nscale = 1.0\n\ndef g(x):\n    return x * scale\n\nf = jax.jit(g)\n"
+     "for scale in (1.0, 2.0):\n    y = f(1.0)\n"),
+    ("stale_global", "import jax\n\nscale = 1.0\n\n@jax.jit\ndef f(x):\n    return x * scale\n\ny = f(1.0)\n"
+     "print(scale := 2.0)\n"),
+    ("stale_global", "import jax\n\nn = 0\n\ndef bump():\n    global n\n    n += 1\n\n@jax.jit\ndef f(x):\n"
+     "    bump()\n    return x * n\n"),
 ]
 
 
@@ -281,6 +290,21 @@ def test_host_transfer_needs_a_result_of_the_step_in_the_same_loop() -> None:
         assert codemod.may_match(text)
         assert not passes(text, codemod) and unscreened(text, codemod) == []
     assert passes(texts[1].replace("print(x)", "print(loss)"), codemod)
+
+
+def test_stale_global_needs_a_rebinding_after_a_jitted_function() -> None:
+    codemod = codemod_for_module("stale_global")
+    # names bound twice before the jitted function (a default, then a configured value), or by an import
+    texts = [
+        "import jax\n\nscale = 1.0\nif jax.config.x64_enabled:\n    scale = 2.0\n\n@jax.jit\ndef f(x):\n"
+        "    return x * scale\n\ny = f(1.0)\n",
+        "import jax\nimport numpy as scale\n\n@jax.jit\ndef f(x):\n    return x * scale.pi\n\ny = f(1.0)\n"
+        "scale = 2.0\n",
+    ]
+    for text in texts:
+        assert codemod.may_match(text)
+        assert not passes(text, codemod) and unscreened(text, codemod) == []
+    assert passes(texts[0] + "scale = 3.0\n", codemod)
 
 
 def test_screen_resolves_through_every_import() -> None:
