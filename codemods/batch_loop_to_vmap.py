@@ -19,11 +19,11 @@ import libcst as cst
 from libcst.metadata import ScopeProvider
 
 from jaxfix.analysis.arrays import ARRAY_VALUE
-from jaxfix.analysis.dataflow import Blocker, block_activity, body_statements, returns_one_array
+from jaxfix.analysis.dataflow import ARRAY_METHODS, Blocker, block_activity, body_statements, returns_one_array
 from jaxfix.analysis.metadata import children
-from jaxfix.analysis.screen import Screen
+from jaxfix.analysis.screen import Screen, array_bindings, dotted
 from jaxfix.analysis.shapes import REDUCTION_METHODS, REDUCTIONS, FreshBuffer, same_shape
-from jaxfix.analysis.syntax import is_docstring, is_number, row_write, target_names, walk
+from jaxfix.analysis.syntax import AT_METHODS, is_docstring, is_number, row_write, target_names, walk
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Fix, Safety
 
@@ -281,48 +281,58 @@ class BatchLoopToVmap(Codemod):
 
     @classmethod
     def may_match_tree(cls, screen: Screen) -> bool:
-        """A finding needs a `*.stack`/`*.array`/`*.asarray` call whose first argument is a list comprehension,
-        `list(map(...))`, or a name that a `for` loop appends to as its last statement; or a `for` loop whose
-        last statement is `name = name.at[...].set(...)`."""
-        if any(
-            isinstance(n, ast.For)
-            and isinstance(n.body[-1], ast.Assign)
-            and isinstance(n.body[-1].value, ast.Call)
-            and isinstance(n.body[-1].value.func, ast.Attribute)
-            and n.body[-1].value.func.attr == "set"
-            and isinstance(n.body[-1].value.func.value, ast.Subscript)
-            and isinstance(n.body[-1].value.func.value.value, ast.Attribute)
-            and n.body[-1].value.func.value.value.attr == "at"
-            for n in screen.nodes
-        ):
-            return True
-        appended = {
-            n.body[-1].value.func.value.id
-            for n in screen.nodes
-            if isinstance(n, ast.For)
-            and isinstance(n.body[-1], ast.Expr)
-            and isinstance(n.body[-1].value, ast.Call)
-            and isinstance(n.body[-1].value.func, ast.Attribute)
-            and n.body[-1].value.func.attr == "append"
-            and isinstance(n.body[-1].value.func.value, ast.Name)
-        }
-
-        def batch_list(arg: ast.expr) -> bool:
-            if isinstance(arg, ast.ListComp):
+        """A finding needs one of the three forms, each with the conditions the matcher checks first:
+        - `for i in range(n):` whose last statement is `out = out.at[i].set(v)`, after an `out = <call>` in the
+          same block (`_row_loop`, `_buffer_creation`);
+        - a `jnp.stack`/`jnp.array`/`jnp.asarray` call (through any import; no argument but `axis=k`) of a list
+          comprehension with one `for` and no `if`, or of `list(map(f, xs, ...))` (`_batch`);
+        - such a call of a list `ys` made empty by the statement just before a `for` loop that ends with
+          `ys.append(e)` (`_creation`);
+        where what the comprehension, map or loop walks may be an array (`_is_array`): see `_may_walk_arrays`."""
+        imports = screen.imports
+        stacks, rows, appends = [], False, False
+        for node in screen.nodes:  # first the forms alone, cheaply
+            kind = type(node)
+            if kind is ast.Call:
+                func = node.func
+                attribute = type(func) is ast.Attribute and func.attr in _STACKING_NAMES
+                if node.args and (attribute or type(func) is ast.Name and func.id in imports):
+                    stacks.append(node)
+            elif kind is ast.For and not node.orelse:
+                rows = rows or _row_loop_form(node, node.body[-1])
+                appends = appends or _appends_to(node.body[-1]) is not None
+        stacks = [n for n in stacks if screen.may_resolve_to(n.func, _STACKING) and _stack_axis_form(n)]
+        if not stacks and not rows:
+            return False
+        walks = _Walks(screen)
+        appended = set()
+        if rows or appends and any(isinstance(n.args[0], ast.Name) for n in stacks):
+            for block in _statement_blocks(screen):
+                for before, statement in zip([None, *block], block):
+                    if type(statement) is not ast.For or statement.orelse:
+                        continue
+                    last = statement.body[-1]
+                    if _row_loop_form(statement, last) and any(
+                        _assigns_call(earlier, last.targets[0].id) for earlier in block[: block.index(statement)]
+                    ):
+                        return True
+                    collector = _appends_to(last)
+                    if collector is not None and _empties(before, collector):
+                        if walks.batch(statement.target, statement.iter):
+                            appended.add(collector)
+        for node in stacks:
+            first = node.args[0]
+            if isinstance(first, ast.Name):
+                if first.id in appended:
+                    return True
+            elif isinstance(first, ast.ListComp):
+                (generator, *more) = first.generators
+                if not more and not generator.ifs and not generator.is_async:
+                    if walks.batch(generator.target, generator.iter):
+                        return True
+            elif _is_list_of_map(first) and all(walks.array(array) for array in _mapped(first).args[1:]):
                 return True
-            if isinstance(arg, ast.Call) and isinstance(arg.func, ast.Name) and arg.func.id == "list" and arg.args:
-                inner = arg.args[0]
-                return isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) and inner.func.id == "map"
-            return isinstance(arg, ast.Name) and arg.id in appended
-
-        return any(
-            isinstance(n, ast.Call)
-            and isinstance(n.func, ast.Attribute)
-            and n.func.attr in ("stack", "array", "asarray")
-            and bool(n.args)
-            and batch_list(n.args[0])
-            for n in screen.nodes
-        )
+        return False
 
     VALID = (
         # NumPy data preparation on the host
@@ -1502,3 +1512,172 @@ def _index_only(batch) -> bool:
     index can be traced, but where it cannot (Python branches or list indexing on it) it is host-side
     arithmetic, not a batch, and is left alone without a report."""
     return all(isinstance(array, _Count) for array in batch.arrays)
+
+
+# ---- the screen ------------------------------------------------------------------------------------------------
+
+_ARRAY_PREFIXES = ("jax.numpy.", "jax.nn.", "jax.random.", "jax.lax.")
+
+
+class _Walks:
+    """Over-approximates `_iteration` and `_is_array` (DataflowAnalysis.is_array_like) on `ast`."""
+
+    def __init__(self, screen: Screen) -> None:
+        self._screen = screen
+
+    def batch(self, target: ast.expr, iterable: ast.expr) -> bool:
+        """Whether `for target in iterable` may walk arrays (or a count) as `_iteration` reads it."""
+        if isinstance(target, ast.Name):
+            if _is_call_of(iterable, "range") and len(iterable.args) == 1 and not iterable.keywords:
+                bound = iterable.args[0]
+                if _is_call_of(bound, "len") and len(bound.args) == 1 and isinstance(bound.args[0], ast.Name):
+                    return self.array(bound.args[0])  # `_index_range`: `range(len(xs))` walks the rows of `xs`
+                if _shape_zero(bound) is not None:
+                    return self.array(_shape_zero(bound))
+                return not isinstance(bound, ast.Starred)  # `range(n)`: a count, no array to prove
+            return self.array(iterable)
+        if not isinstance(target, (ast.Tuple, ast.List)) or not isinstance(iterable, ast.Call):
+            return False
+        if not all(isinstance(e, ast.Name) for e in target.elts) or iterable.keywords:
+            return False
+        if any(isinstance(a, ast.Starred) for a in iterable.args):
+            return False
+        if _is_call_of(iterable, "zip") and len(iterable.args) == len(target.elts):
+            return all(self.array(a) for a in iterable.args)
+        if _is_call_of(iterable, "enumerate") and len(iterable.args) == 1 and len(target.elts) == 2:
+            return isinstance(iterable.args[0], ast.Name) and self.array(iterable.args[0])
+        return False
+
+    def array(self, expr: ast.expr) -> bool:
+        """A superset of `is_array_like`: indexing, a call into jax.numpy/nn/random/lax, an array method of
+        one, `.at[...]` updates, arithmetic, `.T`, or a name with a binding that may make an array, as either
+        of `_name_is_array`'s paths reads it (`array_bindings`)."""
+        screen = self._screen
+        if isinstance(expr, ast.Subscript):
+            return self.array(expr.value)
+        if isinstance(expr, ast.Call):
+            func = expr.func
+            parts = dotted(func)
+            if parts is not None and any(q.startswith(_ARRAY_PREFIXES) for q in screen.qualified_names(parts)):
+                return True
+            if isinstance(func, ast.Attribute):
+                if func.attr in AT_METHODS and isinstance(func.value, ast.Subscript):
+                    at = func.value.value
+                    if isinstance(at, ast.Attribute) and at.attr == "at":
+                        return True
+                return func.attr in ARRAY_METHODS and self.array(func.value)
+            return False
+        if isinstance(expr, ast.BinOp):
+            return self.array(expr.left) or self.array(expr.right)
+        if isinstance(expr, ast.Attribute):
+            return expr.attr in ("T", "mT", "real", "imag") and self.array(expr.value)
+        if isinstance(expr, ast.Name):
+            return expr.id in array_bindings(screen)  # any binding but loops, imports, unpacking, containers
+        return False
+
+
+_BLOCKS = {
+    ast.Module: ("body",), ast.FunctionDef: ("body",), ast.AsyncFunctionDef: ("body",), ast.ClassDef: ("body",),
+    ast.For: ("body", "orelse"), ast.AsyncFor: ("body", "orelse"), ast.While: ("body", "orelse"),
+    ast.If: ("body", "orelse"), ast.With: ("body",), ast.AsyncWith: ("body",), ast.ExceptHandler: ("body",),
+    ast.Try: ("body", "orelse", "finalbody"), ast.match_case: ("body",),
+    **({ast.TryStar: ("body", "orelse", "finalbody")} if hasattr(ast, "TryStar") else {}),
+}  # fmt: skip
+
+
+_STACKING_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in _STACKING)
+
+
+def _stack_axis_form(call: ast.Call) -> bool:
+    """`_stack_axis` is not None: no argument but the list, and `axis=`."""
+    return len(call.args) == 1 and all(k.arg == "axis" for k in call.keywords)
+
+
+def _statement_blocks(screen: Screen):
+    """Every list of statements: the module's, each body, `else`, `finally`, handler and case."""
+    for node in screen.nodes:
+        for field_name in _BLOCKS.get(type(node), ()):
+            block = getattr(node, field_name)
+            if block:
+                yield block
+
+
+def _row_loop_form(loop: ast.For, last: ast.stmt) -> bool:
+    """`for i in range(n): ...; out = out.at[i].set(v)` (`_row_loop`, `row_write`)."""
+    iterable = loop.iter
+    if not (isinstance(loop.target, ast.Name) and _is_call_of(iterable, "range") and len(iterable.args) == 1):
+        return False
+    if iterable.keywords or isinstance(iterable.args[0], ast.Starred):
+        return False
+    if not (type(last) is ast.Assign and len(last.targets) == 1 and type(last.targets[0]) is ast.Name):
+        return False
+    call = last.value
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "set"):
+        return False
+    if len(call.args) != 1 or call.keywords or isinstance(call.args[0], ast.Starred):
+        return False
+    at = call.func.value
+    if not (isinstance(at, ast.Subscript) and isinstance(at.value, ast.Attribute) and at.value.attr == "at"):
+        return False
+    base = at.value.value
+    first = at.slice.elts[0] if isinstance(at.slice, ast.Tuple) and at.slice.elts else at.slice
+    return (
+        isinstance(base, ast.Name) and base.id == last.targets[0].id
+        and isinstance(first, ast.Name) and first.id == loop.target.id
+    )
+
+
+def _assigns_call(statement: ast.stmt, name: str) -> bool:
+    return (
+        type(statement) is ast.Assign and len(statement.targets) == 1 and type(statement.targets[0]) is ast.Name
+        and statement.targets[0].id == name and isinstance(statement.value, ast.Call)
+    )
+
+
+def _appends_to(statement: ast.stmt) -> str | None:
+    """`ys` of a statement `ys.append(e)` (`_append_of`)."""
+    call = statement.value if type(statement) is ast.Expr else None
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "append"):
+        return None
+    if not isinstance(call.func.value, ast.Name) or len(call.args) != 1 or call.keywords:
+        return None
+    return None if isinstance(call.args[0], ast.Starred) else call.func.value.id
+
+
+def _empties(statement: ast.stmt | None, name: str) -> bool:
+    """`name = []` (`_creation`)."""
+    return (
+        type(statement) is ast.Assign and len(statement.targets) == 1 and type(statement.targets[0]) is ast.Name
+        and statement.targets[0].id == name and type(statement.value) is ast.List and not statement.value.elts
+    )
+
+
+def _is_list_of_map(expr: ast.expr) -> bool:
+    """`list(map(f, xs, ...))`, map with no keyword or starred argument (`_batch`)."""
+    if not (_is_call_of(expr, "list") and len(expr.args) + len(expr.keywords) == 1):
+        return False
+    inner = _mapped(expr)
+    return (
+        _is_call_of(inner, "map") and len(inner.args) >= 2 and not inner.keywords
+        and not any(isinstance(a, ast.Starred) for a in inner.args)
+    )
+
+
+def _mapped(expr: ast.Call) -> ast.Call:
+    return expr.args[0] if expr.args else expr.keywords[0].value
+
+
+def _is_call_of(expr: ast.expr, name: str) -> bool:
+    """A call of the builtin `name` as the matcher's `_builtin` sees it: a bare name (a local of that name aside)."""
+    return isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == name
+
+
+def _shape_zero(expr: ast.expr) -> ast.Name | None:
+    """`xs` of `xs.shape[0]` (`_index_range`)."""
+    if (
+        isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Attribute) and expr.value.attr == "shape"
+        and isinstance(expr.value.value, ast.Name) and isinstance(expr.slice, ast.Constant) and expr.slice.value == 0
+        and not isinstance(expr.slice.value, bool)
+    ):
+        return expr.value.value
+    return None

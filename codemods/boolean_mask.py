@@ -8,7 +8,9 @@ import ast
 import libcst as cst
 from libcst.metadata import ScopeProvider
 
+from jaxfix.analysis.predicates import _BOOLEAN_CALLS as _BOOLEAN_FUNCTIONS, _BOOLEAN_METHODS
 from jaxfix.analysis.screen import Screen, traced_nodes
+from jaxfix.analysis.shapes import _TO_BOOL
 from jaxfix.analysis.syntax import is_number
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Safety
@@ -83,12 +85,23 @@ class BooleanMask(Codemod):
 
     @classmethod
     def may_match_tree(cls, screen: Screen) -> bool:
-        """A finding needs, in code that may be traced, a subscript whose index may be a tracer (a name may be
-        bound to one)."""
-        return any(
-            isinstance(node.slice, ast.Name) or screen.may_be_tracer(node.slice)
-            for node in traced_nodes(screen, ast.Subscript)
-        )
+        """A finding needs, in code that may be traced, a subscript whose index may be a traced boolean mask
+        (`_traced_mask`): a comparison or a boolean call that may be a tracer, `&`/`|`/`^`/`~`/`and`/`or`/`not`
+        of such masks, or a name whose bindings in its scope may all make one (`_Names`). The module-wide
+        test on the indices' form comes first: it spares most modules the traced-code facts."""
+        words = _words(screen)
+        booleans = _Booleans(screen, words)
+        candidates = [n for n in screen.nodes if type(n) is ast.Subscript and _may_mask_form(screen, n.slice, booleans)]
+        if not candidates:
+            return False
+        traced = {id(node) for node in traced_nodes(screen, ast.Subscript)}
+        names = None
+        for node in candidates:
+            if id(node) in traced:
+                names = names or _Names(screen, words, booleans)
+                if _may_mask(screen, node.slice, names):
+                    return True
+        return False
 
     VALID = (
         # not traced
@@ -290,3 +303,258 @@ def _is_at(value: cst.BaseExpression) -> bool:
 
 def _bare(code, expr: cst.BaseExpression) -> str:
     return code(expr.with_changes(lpar=[], rpar=[])) if getattr(expr, "lpar", None) else code(expr)
+
+
+# ---- the screen ------------------------------------------------------------------------------------------------
+#
+# `_traced_mask` ends, through `&`, `|`, `~`, `and`, `not` and names bound once, at PredicateAnalysis.boolean: a
+# traced comparison, a call of `_BOOLEAN_CALLS` or `.all()`/`.any()` that is a tracer, or a name that is a tracer
+# of dtype category BOOL. ShapeAnalysis.category gives BOOL only from a boolean seed in the expression or in the
+# value or annotation of each binding of a name it reads: `True`/`False`, a comparison, a dtype spelled `bool`,
+# `bool_` or `"bool"`, jaxtyping's `Bool[...]`, or a call of a boolean function (`jnp.isnan`, `jnp.logical_and`).
+# A name mask also needs every binding of the name in the scope it reads (ScopeProvider's) to be an annotated
+# parameter or `name = value` (ShapeAnalysis._per_binding, `_single_value`), each with such a seed.
+_BOOLEAN_WORDS = frozenset({"bool", "bool_", "Bool", "True", "False", "all", "any"}) | frozenset(
+    name.rsplit(".", 1)[-1] for name in _BOOLEAN_FUNCTIONS | _TO_BOOL
+)
+_MASK_OPERATORS = (ast.BitAnd, ast.BitOr, ast.BitXor)
+_OK, _BAD, _UNKNOWN = "ok", "bad", "unknown"  # what one binding allows: a boolean, nothing, anything
+
+
+def _may_mask_form(screen: Screen, expr: ast.expr, booleans: "_Booleans") -> bool:
+    """`_may_mask` with a name matched against `booleans` (any scope) and no tracer test."""
+    expr = _one_index(expr)
+    kind = type(expr)
+    if kind is ast.Name:
+        return expr.id in booleans
+    if kind is ast.BoolOp:
+        return all(_may_mask_form(screen, value, booleans) for value in expr.values)
+    if kind is ast.UnaryOp:
+        return isinstance(expr.op, (ast.Not, ast.Invert)) and _may_mask_form(screen, expr.operand, booleans)
+    if kind is ast.BinOp:
+        return isinstance(expr.op, _MASK_OPERATORS) and all(
+            _may_mask_form(screen, side, booleans) for side in (expr.left, expr.right)
+        )
+    if kind is ast.Call:
+        func = expr.func
+        return isinstance(func, ast.Attribute) and func.attr in _BOOLEAN_METHODS or screen.may_resolve_to(
+            func, _BOOLEAN_FUNCTIONS
+        )
+    return kind is ast.Compare or _is_bool(expr)
+
+
+def _may_mask(screen: Screen, expr: ast.expr, names: "_Names") -> bool:
+    """Over-approximates `BooleanMask._traced_mask` (with PredicateAnalysis.boolean) on an `ast` expression."""
+    expr = _one_index(expr)
+    if isinstance(expr, ast.Name):
+        return names.may_be_boolean(expr)
+    if isinstance(expr, ast.BoolOp):
+        return all(_may_mask(screen, value, names) for value in expr.values)
+    if isinstance(expr, ast.UnaryOp):
+        return isinstance(expr.op, (ast.Not, ast.Invert)) and _may_mask(screen, expr.operand, names)
+    if isinstance(expr, ast.BinOp):
+        return isinstance(expr.op, _MASK_OPERATORS) and all(
+            _may_mask(screen, side, names) for side in (expr.left, expr.right)
+        )
+    if isinstance(expr, ast.Call):
+        func = expr.func
+        boolean = isinstance(func, ast.Attribute) and func.attr in _BOOLEAN_METHODS
+        return (boolean or screen.may_resolve_to(func, _BOOLEAN_FUNCTIONS)) and screen.may_be_tracer(expr)
+    if isinstance(expr, ast.Compare):
+        return screen.may_be_tracer(expr)
+    return _is_bool(expr)  # `True` is a cst.Name; never a tracer, but cheap to let through
+
+
+class _Names:
+    """Per scope (module, def, lambda, class), what each binding of each name allows: `_OK` (an annotated
+    parameter or `name = value` with a boolean seed), `_BAD` (a binding that ShapeAnalysis._per_binding and
+    `_single_value` reject, or a parameter without a seed), `_UNKNOWN` (a form left unjudged), or for a seedless
+    `name = value` the names its value reads (it allows a boolean if one of them may be); and the scope of each
+    name read."""
+
+    def __init__(self, screen: Screen, words: frozenset[str], booleans: "_Booleans") -> None:
+        self._words = words
+        self.booleans = booleans
+        self._bindings: dict[int, dict[str, list]] = {}  # scope: name: [verdict or the value that decides it]
+        self._declared: dict[int, set[str]] = {}  # scope: its `global`/`nonlocal` names
+        self._parent: dict[int, ast.AST | None] = {}  # scope: the scope its names resolve in next (classes skipped)
+        self.scope_of: dict[int, ast.AST] = {}  # id(name): the scope it is read in
+        self._visit_scope(screen.tree, None)
+
+    def may_be_boolean(self, name: ast.Name) -> bool:
+        scope = self.scope_of.get(id(name))
+        while scope is not None:  # a class body's names too: its own bindings, then the scopes around it
+            if name.id in self._declared.get(id(scope), ()):
+                return True
+            bound = self._bindings.get(id(scope), {}).get(name.id)
+            if bound is not None:
+                return all(self._allows(binding) for binding in bound)
+            scope = self._parent[id(scope)]
+        return False  # bound nowhere: a builtin or a star import, which neither analysis resolves
+
+    def _allows(self, binding) -> bool:
+        if binding is _BAD:
+            return False
+        if binding is _OK or binding is _UNKNOWN:
+            return True
+        return any(name in self.booleans for name in binding)  # the names a seedless `name = value` reads
+
+    # ---- collection ----------------------------------------------------------------------------------------
+
+    def _visit_scope(self, scope: ast.AST, parent: ast.AST | None) -> None:
+        self._bindings[id(scope)] = {}
+        self._parent[id(scope)] = parent
+        if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            arguments = scope.args
+            params = (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg)
+            for param in params:
+                if param is not None:
+                    seeded = param.annotation is not None and _seed(param.annotation, self._words) is None
+                    self._bind(scope, param.arg, _OK if seeded else _BAD)
+            body = [scope.body] if isinstance(scope, ast.Lambda) else scope.body
+        else:
+            body = scope.body
+        # names in a class body's functions resolve past the class
+        inner_parent = parent if isinstance(scope, ast.ClassDef) else scope
+        for node in body:
+            self._visit(node, scope, inner_parent)
+
+    def _visit(self, node: ast.AST, scope: ast.AST, inner_parent: ast.AST | None) -> None:
+        kind = type(node)
+        if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+            self._bind(scope, node.name, _BAD)
+            outer = [*node.decorator_list]
+            if kind is ast.ClassDef:
+                outer += [*node.bases, *node.keywords]
+            else:
+                arguments = node.args
+                outer += [*arguments.defaults, *(d for d in arguments.kw_defaults if d is not None)]
+                outer += [p.annotation for p in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs,
+                                                 arguments.vararg, arguments.kwarg) if p is not None and p.annotation]
+                if node.returns is not None:
+                    outer.append(node.returns)
+            for child in outer:
+                self._visit(child, scope, inner_parent)
+            self._visit_scope(node, inner_parent)
+            return
+        if kind is ast.Lambda:
+            arguments = node.args
+            for child in (*arguments.defaults, *(d for d in arguments.kw_defaults if d is not None)):
+                self._visit(child, scope, inner_parent)
+            self._visit_scope(node, inner_parent)
+            return
+        if kind is ast.Assign:
+            if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                name = node.targets[0].id
+                read = _seed(node.value, self._words)
+                self._bind(scope, name, _OK if read is None else read)  # a seedless value: judged by what it reads
+            else:
+                for target in node.targets:
+                    for inner in ast.walk(target):
+                        if type(inner) is ast.Name and type(inner.ctx) is ast.Store:
+                            self._bind(scope, inner.id, _BAD)
+        elif kind is ast.AnnAssign:
+            if isinstance(node.target, ast.Name):
+                self._bind(scope, node.target.id, _BAD if node.value is not None else _UNKNOWN)
+        elif kind in (ast.For, ast.AsyncFor):
+            for inner in ast.walk(node.target):
+                if type(inner) is ast.Name and type(inner.ctx) is ast.Store:
+                    self._bind(scope, inner.id, _BAD)
+        elif kind in (ast.With, ast.AsyncWith):
+            for item in node.items:
+                for inner in ast.walk(item.optional_vars) if item.optional_vars is not None else ():
+                    if type(inner) is ast.Name and type(inner.ctx) is ast.Store:
+                        self._bind(scope, inner.id, _BAD)
+        elif kind in (ast.Import, ast.ImportFrom):
+            for alias in node.names:
+                if alias.name != "*":
+                    self._bind(scope, (alias.asname or alias.name).split(".")[0], _BAD)
+        elif kind in (ast.Global, ast.Nonlocal):
+            self._declared.setdefault(id(scope), set()).update(node.names)
+        elif kind in (ast.AugAssign, ast.NamedExpr):
+            if isinstance(node.target, ast.Name):
+                self._bind(scope, node.target.id, _UNKNOWN)
+        elif kind is ast.ExceptHandler:
+            if node.name:
+                self._bind(scope, node.name, _UNKNOWN)
+        elif kind is ast.Name:
+            self.scope_of[id(node)] = scope
+        for child in ast.iter_child_nodes(node):
+            self._visit(child, scope, inner_parent)
+
+    def _bind(self, scope: ast.AST, name: str, verdict) -> None:
+        self._bindings[id(scope)].setdefault(name, []).append(verdict)
+
+
+
+def _words(screen: Screen) -> frozenset[str]:
+    """`_BOOLEAN_WORDS` and the local names that imports bind to one of them (`from jax.numpy import isnan as f`)."""
+    local = {name for name, full in screen.imports.items() if any(f.rsplit(".", 1)[-1] in _BOOLEAN_WORDS for f in full)}
+    return _BOOLEAN_WORDS | local
+
+
+def _seed(value: ast.AST, words: frozenset[str]) -> tuple[str, ...] | None:
+    """None when `value` holds a boolean seed; else the names it reads (whose being boolean may make it one)."""
+    read = []
+    for inner in ast.walk(value):
+        kind = type(inner)
+        if kind is ast.Name:
+            if inner.id in words:
+                return None
+            read.append(inner.id)
+        elif kind is ast.Attribute:
+            if inner.attr in words:
+                return None
+        elif kind is ast.Compare:
+            return None
+        elif kind is ast.Constant and (isinstance(inner.value, bool) or inner.value in ("bool", "bool_")):
+            return None
+    return tuple(read)
+
+
+class _Booleans:
+    """The names some annotated parameter or `name = value` of which, in any scope, holds a seed or reads such a
+    name: a superset of those ShapeAnalysis may give category BOOL, and of those bound once to a mask. Solved
+    per name asked, from the values that bind it."""
+
+    def __init__(self, screen: Screen, words: frozenset[str]) -> None:
+        self._words = words
+        self._values: dict[str, list[ast.AST]] = {}  # name: the values (annotations) of its plain bindings
+        for node in screen.nodes:
+            kind = type(node)
+            if kind is ast.Assign:
+                if len(node.targets) == 1 and type(node.targets[0]) is ast.Name:
+                    self._values.setdefault(node.targets[0].id, []).append(node.value)
+            elif kind is ast.arg and node.annotation is not None:
+                self._values.setdefault(node.arg, []).append(node.annotation)
+        self._known: dict[str, bool] = {}
+
+    def __contains__(self, name: str) -> bool:
+        known = self._known.get(name)
+        if known is not None:
+            return known
+        seen, todo = {name}, [name]
+        while todo:
+            for value in self._values.get(todo.pop(), ()):
+                read = _seed(value, self._words)
+                if read is None:
+                    self._known[name] = True
+                    return True
+                for other in read:
+                    if other not in seen and self._known.get(other) is not False:
+                        seen.add(other)
+                        todo.append(other)
+        for other in seen:  # none of them reaches a seed
+            self._known[other] = False
+        return False
+
+
+def _one_index(expr: ast.expr) -> ast.expr:
+    """`m` for the index of `x[m,]`, which LibCST reads as one subscript element `m` (and `ast` as a tuple)."""
+    if type(expr) is ast.Tuple and len(expr.elts) == 1:
+        return expr.elts[0]
+    return expr
+
+
+def _is_bool(expr: ast.AST) -> bool:
+    return isinstance(expr, ast.Constant) and isinstance(expr.value, bool)

@@ -156,25 +156,41 @@ class DonateArgnums(Codemod):
     @classmethod
     def may_match_tree(cls, screen) -> bool:
         """A finding needs a function (module-level, or defined in a function's body) with one decorator that
-        may be `jax.jit` or a `partial` of it, or such a `name = jax.jit(...)`, whose name is called and assigned
-        from the call."""
+        may be `jax.jit` or a `partial` of it, or such a `name = jax.jit(fn, ...)` of an undecorated def, with no
+        donation keyword and no `*args`, whose body returns a value and takes a gradient inline
+        (`jax.grad(f)(p, ...)`, `jax.value_and_grad(f)(p, ...)`: `_updates` needs one); and a call of its name
+        that passes a variable and rebinds it from the result (`p = step(p, x)`, `p, s = step(p, s)`)."""
         may = getattr(screen, "may_resolve_to", lambda expr, names: True)
+        tree = screen.tree
+        functions = [f for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        defs: dict[str, list[ast.AST]] = {}
+        for function in functions:
+            defs.setdefault(function.name, []).append(function)
+
+        def steps(function: ast.AST) -> bool:
+            return function.args.vararg is None and _returns_and_differentiates(function, may)
+
         candidates = set()
-        bodies = [screen.tree.body] + [f.body for f in ast.walk(screen.tree) if isinstance(f, ast.FunctionDef)]
-        for stmt in (s for body in bodies for s in body):
-            if isinstance(stmt, ast.FunctionDef) and len(stmt.decorator_list) == 1:
+        for stmt in (s for body in [tree.body] + [f.body for f in functions] for s in body):
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and len(stmt.decorator_list) == 1:
                 decorator = stmt.decorator_list[0]
                 if may(decorator.func if isinstance(decorator, ast.Call) else decorator, {_JIT, _PARTIAL}):
-                    candidates.add(stmt.name)
+                    if not _donates(decorator) and steps(stmt):
+                        candidates.add(stmt.name)
             elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-                if isinstance(stmt.value, ast.Call) and may(stmt.value.func, {_JIT}):
-                    candidates.add(stmt.targets[0].id)
+                value = stmt.value
+                if isinstance(value, ast.Call) and may(value.func, {_JIT}) and not _donates(value) and value.args:
+                    first = value.args[0]
+                    if isinstance(first, ast.Name) and any(
+                        not f.decorator_list and steps(f) for f in defs.get(first.id, ())
+                    ):
+                        candidates.add(stmt.targets[0].id)
         if not candidates:
             return False
         return any(
-            isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
-            and isinstance(n.value.func, ast.Name) and n.value.func.id in candidates
-            for n in ast.walk(screen.tree)
+            isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.value, ast.Call)
+            and isinstance(n.value.func, ast.Name) and n.value.func.id in candidates and _rebinds(n.targets[0], n.value)
+            for n in ast.walk(tree)
         )
 
     def visit_Module(self, node: cst.Module) -> None:
@@ -716,3 +732,93 @@ class DonateArgnums(Codemod):
 
     def _edit(self, jitted: Jitted, key: str, value: str):
         return add_jit_keyword(self.context, jitted, key, value)
+
+
+# ---- the screen ------------------------------------------------------------------------------------------------
+
+_GRADIENTS = frozenset({"jax.grad", "jax.value_and_grad"})
+
+
+def _donates(call: ast.expr) -> bool:
+    """`jax.jit(..., donate_argnums=...)`, `partial(jax.jit, donate_argnames=...)`: a keyword that `_check` skips."""
+    return isinstance(call, ast.Call) and any(k.arg in ("donate_argnums", "donate_argnames") for k in call.keywords)
+
+
+def _returns_and_differentiates(function: ast.AST, may) -> bool:
+    """Whether `function` may give `_updates` a parameter to prove: a `return` of a name, `+ - * /` arithmetic,
+    a sign or `jax.tree.map` (alone or in a tuple; `_shaped` reads nothing else), and a gradient that
+    `_gradient_of` reads, `jax.grad(f)(p, ...)` or `jax.value_and_grad(f)(p, ...)` with no keyword but
+    `has_aux`/`argnums`, whose first argument `p` is a positional parameter that the body never assigns."""
+    arguments = function.args
+    params = {a.arg for a in (*arguments.posonlyargs, *arguments.args)} - _assigned(function.body)
+    returns = differentiates = False
+    for node in ast.walk(function):
+        if isinstance(node, ast.Return) and node.value is not None and not returns:
+            values = node.value.elts if isinstance(node.value, ast.Tuple) else [node.value]
+            returns = any(_may_update(value, may) for value in values)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Call) and not differentiates:
+            transform = node.func
+            differentiates = (
+                bool(node.args) and isinstance(node.args[0], ast.Name) and node.args[0].id in params
+                and all(k.arg in ("has_aux", "argnums") for k in transform.keywords)
+                and may(transform.func, _GRADIENTS)
+            )
+        if returns and differentiates:
+            return True
+    return False
+
+
+def _may_update(value: ast.expr, may) -> bool:
+    if isinstance(value, ast.Name):
+        return True
+    if isinstance(value, ast.BinOp):
+        return isinstance(value.op, (ast.Add, ast.Sub, ast.Mult, ast.Div))
+    if isinstance(value, ast.UnaryOp):
+        return isinstance(value.op, (ast.USub, ast.UAdd))
+    return isinstance(value, ast.Call) and may(value.func, _TREE_MAP)
+
+
+def _assigned(body: list[ast.stmt]) -> set[str]:
+    """Names that `=`, `op=` and `for` targets bind in a function's own blocks (a subset of `block_activity`'s
+    writes, which make `_updates` give up on a parameter)."""
+    found: set[str] = set()
+    stack = list(body)
+    while stack:
+        statement = stack.pop()
+        if isinstance(statement, ast.Assign):
+            targets = statement.targets
+        elif isinstance(statement, (ast.AugAssign, ast.For, ast.AsyncFor)):
+            targets = [statement.target]
+        else:
+            targets = []
+        for target in targets:
+            found.update(_target_names(target))
+        if isinstance(statement, (ast.If, ast.For, ast.AsyncFor, ast.While)):
+            stack.extend([*statement.body, *statement.orelse])
+        elif isinstance(statement, (ast.With, ast.AsyncWith)):
+            stack.extend(statement.body)
+    return found
+
+
+def _target_names(target: ast.expr):
+    if isinstance(target, ast.Name):
+        yield target.id
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        for element in target.elts:
+            yield from _target_names(element)
+    elif isinstance(target, ast.Starred):
+        yield from _target_names(target.value)
+
+
+def _rebinds(target: ast.expr, call: ast.Call) -> bool:
+    """`p = f(p, ...)`, `p, s = f(p, s)`: the call passes a variable by name that the assignment rebinds (`_site`)."""
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+        return False
+    if isinstance(target, ast.Name):
+        bound = {target.id}
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        bound = {e.id for e in target.elts if isinstance(e, ast.Name)}
+    else:
+        return False
+    passed = [*call.args, *(k.value for k in call.keywords)]
+    return any(isinstance(a, ast.Name) and a.id in bound for a in passed)

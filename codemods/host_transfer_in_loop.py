@@ -71,7 +71,7 @@ class HostTransferInLoop(Codemod):
     name = "host-transfer-in-loop"
     summary = "jitted step's result copied to the host (float, .item(), np.asarray, print) every loop step: log every N steps"
     fix_safety = None
-    screen = ("jit",)
+    screen = ("jit", "pmap")  # calls_compiled: jax.jit or jax.pmap
 
     VALID = (
         Valid(
@@ -103,26 +103,27 @@ class HostTransferInLoop(Codemod):
 
     @classmethod
     def may_match_tree(cls, screen) -> bool:
-        """A finding needs something that may be jax.jit or jax.pmap, and a loop holding a call that may be a
-        transfer (a builtin conversion or print, `.item()`/`.tolist()`, NumPy's array functions, device_get)."""
-        if not any(
-            isinstance(n, (ast.Name, ast.Attribute)) and screen.may_resolve_to(n, frozenset({"jax.jit", "jax.pmap"}))
-            for n in screen.nodes
-        ):
+        """A finding needs a loop whose own body (not nested loops or functions: `_direct`) assigns the result of a
+        call that may be compiled (`calls_compiled`: `jax.jit(f)(x)`, or a name with a binding that may make a
+        jitted callable) and holds a transfer of one of the names assigned (`_transfer`: `float(x)`, `x.item()`,
+        `np.asarray(x)`, `jax.device_get(x)`, `print(x)`, where `x` may be an attribute or item of the name)."""
+        compiled = _compiled_names(screen)
+        if compiled is None:
             return False
-        transfers = _NUMPY | {"jax.device_get"}
         for loop in screen.nodes:
-            if not isinstance(loop, (ast.For, ast.While)):
+            if type(loop) not in _AST_LOOPS:
                 continue
-            for n in ast.walk(loop):
-                if not isinstance(n, ast.Call):
-                    continue
-                if isinstance(n.func, ast.Name) and n.func.id in (*_TO_PYTHON, "print"):
-                    return True
-                if isinstance(n.func, ast.Attribute) and n.func.attr in _METHODS:
-                    return True
-                if screen.may_resolve_to(n.func, transfers):
-                    return True
+            direct = _direct_nodes(loop)
+            device = set()
+            for node in direct:
+                if type(node) is ast.Assign and isinstance(node.value, ast.Call):
+                    func = node.value.func
+                    if isinstance(func, ast.Name) and func.id in compiled or (
+                        isinstance(func, ast.Call) and screen.may_resolve_to(func.func, _COMPILERS)
+                    ):
+                        device.update(n.id for t in node.targets for n in ast.walk(t) if type(n) is ast.Name)
+            if device and any(type(n) is ast.Call and _may_transfer(screen, n, device) for n in direct):
+                return True
         return False
 
     def visit_Module(self, node: cst.Module) -> None:
@@ -215,3 +216,78 @@ class HostTransferInLoop(Codemod):
                     return True
             child, node = node, parents.get(node)
         return False
+
+
+# ---- the screen ------------------------------------------------------------------------------------------------
+
+_AST_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+_AST_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+_COMPILERS = frozenset({"jax.jit", "jax.pmap"})
+_PARTIAL = frozenset({"functools.partial"})
+
+
+def _compiled_names(screen) -> set[str] | None:
+    """The names with a binding that `jit._compiles` may accept: a def with a decorator that is jax.jit/pmap, a
+    call of one or a `partial` of one, or `name = <call>` of one of those; None when nothing may name jit/pmap
+    (then not even `jax.jit(f)(x)` is there)."""
+    may = screen.may_resolve_to
+
+    def compiler(expr: ast.expr) -> bool:
+        if may(expr, _COMPILERS):
+            return True
+        if isinstance(expr, ast.Call):
+            if may(expr.func, _COMPILERS):
+                return True
+            return may(expr.func, _PARTIAL) and bool(expr.args) and may(expr.args[0], _COMPILERS)
+        return False
+
+    if not any(type(n) in (ast.Name, ast.Attribute) and may(n, _COMPILERS) for n in screen.nodes):
+        return None
+    names = set()
+    for node in screen.nodes:
+        kind = type(node)
+        if kind in (ast.FunctionDef, ast.AsyncFunctionDef):
+            if any(compiler(d) for d in node.decorator_list):
+                names.add(node.name)
+        elif kind is ast.Assign and isinstance(node.value, ast.Call):
+            if may(node.value.func, _COMPILERS) or compiler(node.value.func):
+                names.update(t.id for t in node.targets if type(t) is ast.Name)
+    return names
+
+
+def _direct_nodes(loop: ast.AST) -> list[ast.AST]:
+    """The nodes of a loop's body outside nested loops, functions, lambdas and classes (`_direct`)."""
+    found = []
+    stack = list(loop.body)
+    while stack:
+        node = stack.pop()
+        found.append(node)
+        stack.extend(c for c in ast.iter_child_nodes(node) if not isinstance(c, (*_AST_LOOPS, *_AST_SCOPES)))
+    return found
+
+
+def _may_transfer(screen, call: ast.Call, device: set[str]) -> bool:
+    """Whether `_transfer` may find this call copying a device name to the host."""
+    func = call.func
+    args = [a for a in call.args if not isinstance(a, ast.Starred)]
+    if isinstance(func, ast.Name) and func.id in _TO_PYTHON:
+        return len(args) == 1 and _root(args[0]) in device
+    if isinstance(func, ast.Attribute) and func.attr in _METHODS and _root(func.value) in device:
+        return True
+    if args and _root(args[0]) in device and screen.may_resolve_to(func, _NUMPY | {"jax.device_get"}):
+        return True
+    if isinstance(func, ast.Name) and func.id == "print":
+        for arg in args:
+            parts = [arg]
+            if type(arg) is ast.JoinedStr:
+                parts = [v.value for v in arg.values if type(v) is ast.FormattedValue]
+            if any(_root(part) in device for part in parts):
+                return True
+    return False
+
+
+def _root(expr: ast.expr) -> str | None:
+    """`root_name`: `x` of `x`, `x.a.b`, `x[i].a`."""
+    while isinstance(expr, (ast.Attribute, ast.Subscript)):
+        expr = expr.value
+    return expr.id if isinstance(expr, ast.Name) else None

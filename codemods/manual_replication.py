@@ -8,6 +8,7 @@ import ast
 import libcst as cst
 
 from jaxfix.analysis.dataflow import activity
+from jaxfix.analysis.screen import array_bindings
 from jaxfix.analysis.syntax import target_names, walk
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Safety
@@ -100,15 +101,18 @@ class ManualReplication(Codemod):
 
     @classmethod
     def may_match_tree(cls, screen) -> bool:
-        """A finding needs a call of jnp.stack/array/asarray whose first argument is `[x] * n`, `n * [x]` or a
-        comprehension."""
+        """A finding needs a call of jnp.stack/array/asarray whose first argument repeats one value as
+        `_repeated` reads it: `[x] * n`, `n * [x]`, or `[x for _ in range(n)]` with an `x` that calls nothing and
+        reads no loop variable. jnp.array and jnp.asarray also need `x` to be a name that ArrayAnalysis may prove
+        an array (a binding of it that may make one: `array_bindings`)."""
         for node in screen.nodes:
-            if isinstance(node, ast.Call) and node.args and screen.may_resolve_to(node.func, _BUILDERS):
-                arg = node.args[0]
-                if isinstance(arg, ast.ListComp) or (
-                    isinstance(arg, ast.BinOp) and isinstance(arg.op, ast.Mult)
-                    and (isinstance(arg.left, ast.List) or isinstance(arg.right, ast.List))
-                ):
+            if type(node) is ast.Call and node.args and screen.may_resolve_to(node.func, _BUILDERS):
+                value = _repeated_form(node.args[0])
+                if value is None:
+                    continue
+                if screen.may_resolve_to(node.func, {"jax.numpy.stack"}):
+                    return True
+                if isinstance(value, ast.Name) and array_bindings(screen).get(value.id, frozenset()) & _ARRAY_KINDS:
                     return True
         return False
 
@@ -191,3 +195,38 @@ class ManualReplication(Codemod):
         if not self.context.arrays.is_array(value):
             return f"`{value.value}` is not proven to be a JAX array (a number or a list has no `.shape`)"
         return None
+
+
+# ---- the screen ------------------------------------------------------------------------------------------------
+
+_ARRAY_KINDS = frozenset({"annotated", "value", "augmented"})  # bindings ArrayAnalysis may prove arrays
+_EVALUATED = (ast.Call, ast.Await, ast.Yield, ast.YieldFrom, ast.NamedExpr)
+_SCOPES = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def _repeated_form(expr: ast.expr) -> ast.expr | None:
+    """The value of `[value] * count`, `count * [value]` or `[value for _ in range(count)]` as `_repeated` reads
+    them (a comprehension's value may read its variable only inside a nested scope, which is not judged here)."""
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Mult):
+        for single, count in ((expr.left, expr.right), (expr.right, expr.left)):
+            if isinstance(single, ast.List) and len(single.elts) == 1 and not isinstance(single.elts[0], ast.Starred):
+                if not isinstance(count, ast.List):
+                    return single.elts[0]
+        return None
+    if not isinstance(expr, ast.ListComp) or len(expr.generators) != 1 or expr.generators[0].ifs:
+        return None
+    loop = expr.generators[0]
+    iterable = loop.iter
+    if not (isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "range"):
+        return None
+    if len(iterable.args) != 1 or iterable.keywords or isinstance(iterable.args[0], ast.Starred):
+        return None
+    bound = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
+    stack = [expr.elt]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, _EVALUATED) or isinstance(node, ast.Name) and node.id in bound:
+            return None
+        if not isinstance(node, _SCOPES):
+            stack.extend(ast.iter_child_nodes(node))
+    return expr.elt

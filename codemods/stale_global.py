@@ -14,6 +14,7 @@ from jaxfix.analysis.syntax import walk
 from jaxfix.codemod import Codemod, Invalid, Valid
 
 _LOOPS = (cst.For, cst.While)
+_JIT_OR_PARTIAL = frozenset({"jax.jit", "functools.partial"})
 _NOT_VALUES = (cst.Import, cst.ImportFrom, cst.FunctionDef, cst.ClassDef)
 
 
@@ -75,23 +76,58 @@ class StaleGlobal(Codemod):
 
     @classmethod
     def may_match_tree(cls, screen) -> bool:
-        """A finding needs a `global` statement, or a name bound twice by module-level code (outside defs and
-        classes)."""
+        """A finding needs a module-level function that may be jitted (`jitted_functions`: one decorator that may
+        be jax.jit or a `partial` of it, or `name = jax.jit(fn, ...)`), and a name read inside some def that the
+        module binds by no import, def or class and rebinds (`_rebinding`): in a function that declares it
+        `global`, or by module-level code after the first such jitted function, having bound it before."""
+        may = screen.may_resolve_to
+        body = screen.tree.body
+        first = None  # the index of the first module statement that may define a jitted function
+        for index, statement in enumerate(body):
+            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) and len(statement.decorator_list) == 1:
+                decorator = statement.decorator_list[0]
+                jitted = may(decorator.func if isinstance(decorator, ast.Call) else decorator, _JIT_OR_PARTIAL)
+            else:
+                jitted = (
+                    isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Call)
+                    and may(statement.value.func, _JIT_OR_PARTIAL)
+                )
+            if jitted:
+                first = index
+                break
+        if first is None:
+            return False
         counts: Counter = Counter()
-        stack = list(screen.tree.body)
-        while stack:
-            node = stack.pop()
-            if isinstance(node, ast.Global):
-                return True
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-                stack.extend(n for n in ast.walk(node) if isinstance(n, ast.Global))
-                continue
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-                counts[node.id] += 1
-                if counts[node.id] > 1:
-                    return True
-            stack.extend(ast.iter_child_nodes(node))
-        return False
+        late, banned, declared, read = set(), set(), set(), set()
+        for index, statement in enumerate(body):
+            stack = [statement]
+            while stack:
+                node = stack.pop()
+                kind = type(node)
+                if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda):
+                    if kind is not ast.Lambda:
+                        banned.add(node.name)
+                    for inner in ast.walk(node):
+                        if type(inner) is ast.Global:
+                            declared.update(inner.names)
+                        elif type(inner) is ast.Name and type(inner.ctx) is ast.Load:
+                            read.add(inner.id)
+                        elif type(inner) is ast.AugAssign and type(inner.target) is ast.Name:
+                            read.add(inner.target.id)  # `n += 1` reads `n` too
+                    continue
+                if kind in (ast.Import, ast.ImportFrom):
+                    banned.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+                else:
+                    bound = node.id if kind is ast.Name and type(node.ctx) is ast.Store else _captured(node)
+                    if bound is not None:
+                        counts[bound] += 1
+                        if index > first:
+                            late.add(bound)
+                stack.extend(ast.iter_child_nodes(node))
+        return any(
+            name not in banned and (name in declared or counts[name] > 1 and name in late)
+            for name in read
+        )
 
     VALID = (
         Valid("import jax\n\nSCALE = 2.0\n\n@jax.jit\ndef f(x):\n    return x * SCALE\n\ny = f(1.0)\n"),
@@ -226,3 +262,10 @@ class StaleGlobal(Codemod):
         for _ in range(depth):
             node = self.context.parents.get(node)
         return node
+
+
+def _captured(node: ast.AST) -> str | None:
+    """The name a `match` pattern binds (`case x:`, `case [*rest]:`, `case {**rest}:`)."""
+    if type(node) in (ast.MatchAs, ast.MatchStar):
+        return node.name
+    return node.rest if type(node) is ast.MatchMapping else None

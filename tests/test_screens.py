@@ -56,6 +56,10 @@ def test_corpus_passes_where_it_matches(codemod, text) -> None:
         assert unscreened(text, codemod) == []
 
 
+_LOSS = "import jax\n\ndef loss(p, x):\n    return (p * x).sum()\n\n"
+_STEP = "import jax\n\n@jax.jit\ndef step(p, x):\n    return p * x, (p * x).sum()\n\n"
+_BATCH = "import jax\nimport jax.numpy as jnp\n\ndef f(a, x):\n    return jnp.sin(a * x)\n\n"
+
 # Cases at the edges of what LibCST resolves: each must pass the screen where the codemod reports.
 PROBES = [
     # JF901: every LibCST name node gets a qualified name, through any import of its first part
@@ -153,6 +157,85 @@ PROBES = [
     ("jit_in_loop", "import jax\ndef run(xs):\n    for x in xs:\n        def g(y):\n            return y\n        h = jax.jit(g)\n"),
     ("jit_in_loop", "import jax\nfrom functools import partial\ndef g(n, y):\n    return y\nfor x in range(3):\n"
      "    h = jax.jit(partial(g, x))\n"),
+    # JF801: a mask may be a name whose bindings hold a boolean seed (through other names, a dtype, jaxtyping's
+    # Bool), in the scope the name is read (a closure, a method), or an index written `x[m,]`
+    ("boolean_mask", "import jax\n@jax.jit\ndef f(x):\n    return x[x > 0,]\n"),
+    ("boolean_mask", "import jax\n@jax.jit\ndef f(x):\n    a = x > 0\n    m = a\n    return x[m]\n"),
+    ("boolean_mask", "import jax\nfrom jaxtyping import Array, Bool\n@jax.jit\ndef f(x, m: Bool[Array, 'n']):\n"
+     "    return x[m]\n"),
+    ("boolean_mask", "import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(x):\n    m = jnp.isnan(x)\n"
+     "    def g(y):\n        return y[m]\n    return g(x)\n"),
+    ("boolean_mask", "import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(x, y):\n    m = y.astype(jnp.bool_)\n"
+     "    k = m\n    return x[k]\n"),
+    ("boolean_mask", "import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(x):\n"
+     "    m = jnp.zeros(x.shape, dtype=bool)\n    return x[m]\n"),
+    ("boolean_mask", "import jax\nfrom jax.numpy import isnan as bad\n@jax.jit\ndef f(x):\n"
+     "    return x[bad(x)].sum()\n"),
+    ("boolean_mask", "import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(x):\n    return x[(x > 0).any(axis=1)]\n"),
+    ("boolean_mask", "import jax\nclass A:\n    @jax.jit\n    def f(self, x):\n        m = x > 0\n"
+     "        return x[m]\n"),
+    # JF501: the gradient through any import of jax.grad, a step assigned from jax.jit, nested in an async def or a
+    # method, called by keyword
+    ("donate_argnums", _LOSS.replace("import jax\n", "import jax\nfrom jax import grad as G\n") + "@jax.jit\n"
+     "def _step(p, x):\n    g = G(loss)(p, x)\n    return p - 0.1 * g\n\ndef train(x):\n    p = x * 2.0\n"
+     "    p = _step(p, x)\n    return p\n"),
+    ("donate_argnums", _LOSS + "def _step(p, x):\n    g = jax.grad(loss)(p, x)\n"
+     "    return jax.tree.map(lambda a, b: a - 0.1 * b, p, g)\n\nstep = jax.jit(_step)\n\n"
+     "def train(x):\n    p = x * 2.0\n    p = step(p, x)\n    return p\n"),
+    ("donate_argnums", _LOSS + "async def train(x):\n    @jax.jit\n    def _step(p, x):\n"
+     "        g = jax.grad(loss)(p, x)\n        return p - 0.1 * g\n    p = x * 2.0\n    p = _step(p=p, x=x)\n"
+     "    return p\n"),
+    ("donate_argnums", _LOSS + "class T:\n    def train(self, x):\n        @jax.jit\n        def _step(p, x):\n"
+     "            g = jax.grad(loss)(p, x)\n            return p - 0.1 * g\n        p = x * 2.0\n"
+     "        p = _step(p, x)\n        return p\n"),
+    # JF301: each form, walking a count (`range(len(s.xs))` is one), the rows of an annotated parameter, or a name
+    # bound by a bare annotation; the stacking function through any import
+    ("batch_loop_to_vmap", _BATCH + "def g(a, xs: jax.Array):\n"
+     "    return jnp.stack(list(map(lambda x: f(a, x), xs)))\n"),
+    ("batch_loop_to_vmap", "import jax\nfrom jax.numpy import stack as st\nimport jax.numpy as jnp\n\n"
+     "def g(a, xs: jax.Array):\n    return st([jnp.sin(a * x) for x in xs], axis=1)\n"),
+    ("batch_loop_to_vmap", _BATCH + "def g(a, s):\n    return jnp.stack([f(a, i) for i in range(len(s.xs))])\n"),
+    ("batch_loop_to_vmap", _BATCH + "def g(a, xs: jax.Array):\n    ys = []\n    for i, x in enumerate(xs):\n"
+     "        ys.append(f(a, x) * i)\n    return jnp.stack(ys)\n"),
+    ("batch_loop_to_vmap", _BATCH + "def g(a, xs: jax.Array):\n    out = jnp.zeros((xs.shape[0], 3))\n"
+     "    for i in range(xs.shape[0]):\n        out = out.at[i, :].set(f(a, xs[i]))\n    return out\n"),
+    ("batch_loop_to_vmap", _BATCH + "def g(xs: jax.Array, ys: jax.Array):\n"
+     "    return jnp.array([f(x, y) for x, y in zip(xs, ys)])\n"),
+    ("batch_loop_to_vmap", _BATCH + "def g(a, xs: jax.Array):\n"
+     "    return jnp.stack([f(a, xs[i]) for i in range(xs.shape[0])])\n"),
+    ("batch_loop_to_vmap", _BATCH + "def g(a):\n    xs: jax.Array\n    xs = jnp.ones((4, 3))\n"
+     "    return jnp.stack([f(a, x) for x in xs])\n"),
+    # JF705: jnp.stack of anything repeated; jnp.array/asarray of a name with an annotation, a bare annotation, or
+    # through an alias
+    ("manual_replication", "import jax.numpy as jnp\ndef f(n):\n    return jnp.stack([1.0] * n)\n"),
+    ("manual_replication", "import jax\nimport jax.numpy as jnp\ndef f(w: jax.Array, n):\n"
+     "    return jnp.array(n * [w])\n"),
+    ("manual_replication", "import jax\nimport jax.numpy as jnp\ndef f(n):\n    w: jax.Array\n    w = jnp.ones(3)\n"
+     "    return jnp.asarray([w for _ in range(n)])\n"),
+    ("manual_replication", "from jax.numpy import asarray as aa\nimport jax.numpy as jnp\ndef f(n):\n"
+     "    w = jnp.ones(3)\n    return aa([w] * n)\n"),
+    # JF703: a step jitted inline, through partial, or pmapped (a module without "jit"), in an async loop; the
+    # transfer in an f-string, of an item or attribute, through an alias of device_get
+    ("host_transfer_in_loop", _STEP + "def train(p, xs):\n    for x in xs:\n        p, loss = step(p, x)\n"
+     "        print(f'loss {loss:.3f}')\n    return p\n"),
+    ("host_transfer_in_loop", "import jax\n\ndef train(p, xs, f):\n    for x in xs:\n        out = jax.jit(f)(p, x)\n"
+     "        v = out[0].item()\n    return p\n"),
+    ("host_transfer_in_loop", "import jax\nimport numpy as np\nfrom functools import partial\n\ndef f(p, x):\n"
+     "    return p * x\n\ndef train(p, xs):\n    g = partial(jax.jit, static_argnums=())(f)\n    while xs:\n"
+     "        p = g(p, xs.pop())\n        np.asarray(p.T)\n    return p\n"),
+    ("host_transfer_in_loop", "import jax\n\nstep = jax.pmap(lambda p: p + 1)\n\nasync def train(p, xs):\n"
+     "    async for x in xs:\n        p = step(p)\n        float(p)\n    return p\n"),
+    ("host_transfer_in_loop", _STEP.replace("import jax\n", "import jax\nfrom jax import device_get as dg\n")
+     + "def train(p, xs):\n    for x in xs:\n        p, loss = step(p, x)\n        dg(loss)\n    return p\n"),
+    # JF804: a step jitted through partial or assigned from jax.jit; the global rebound after a use, by a loop, by `:=`
+    ("stale_global", "import jax\nfrom functools import partial\n\nscale = 1.0\n\n"
+     "@partial(jax.jit, static_argnums=())\ndef f(x):\n    return x * scale\n\ny = f(1.0)\nscale = 2.0\n"),
+    ("stale_global", "import jax\n\nscale = 1.0\n\ndef g(x):\n    return x * scale\n\nf = jax.jit(g)\n"
+     "for scale in (1.0, 2.0):\n    y = f(1.0)\n"),
+    ("stale_global", "import jax\n\nscale = 1.0\n\n@jax.jit\ndef f(x):\n    return x * scale\n\ny = f(1.0)\n"
+     "print(scale := 2.0)\n"),
+    ("stale_global", "import jax\n\nn = 0\n\ndef bump():\n    global n\n    n += 1\n\n@jax.jit\ndef f(x):\n"
+     "    bump()\n    return x * n\n"),
 ]
 
 
@@ -191,6 +274,95 @@ def test_print_needs_a_function_that_may_be_traced() -> None:
     assert not passes("import jax\n\ndef f(x):\n    print(x)\n", codemod)  # nothing traces
     assert not passes("import jax\n\ndef f(x):\n    print(x)\n\n@jax.jit\ndef g(x):\n    return x\n", codemod)
     assert passes("import jax\n\ndef f(x):\n    print(x)\n\ng = jax.vmap(f)\n", codemod)
+
+
+def test_boolean_mask_needs_an_index_that_may_be_a_traced_mask() -> None:
+    codemod = codemod_for_module("boolean_mask")
+    # indices bound as loop variables or unannotated parameters, and an array built by jnp.array: no mask
+    text = (
+        "import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef f(x, i, params):\n    for k in params:\n"
+        "        x = x + params[k]\n    return x[i] + x[jnp.array([0, 1])]\n"
+    )
+    assert codemod.may_match(text)
+    assert not passes(text, codemod) and unscreened(text, codemod) == []
+    assert passes(text.replace("x[i]", "x[x > i]"), codemod)
+    # a name that is boolean in one function is not in another, where a loop binds it
+    other = text + "\ndef g(x):\n    k = x > 0\n    return k\n"
+    assert not passes(other, codemod) and unscreened(other, codemod) == []
+    assert passes(other.replace("for k in params:", "k = x > 0\n    for _ in params:"), codemod)
+
+
+def test_donation_needs_a_gradient_of_an_unassigned_parameter() -> None:
+    codemod = codemod_for_module("donate_argnums")
+    step = _LOSS + (
+        "@jax.jit\ndef _step(p, x):\n    g = jax.grad(loss)(p, x)\n    p = p - 0.1 * g\n    return p\n\n"
+        "def train(x):\n    p = x * 2.0\n    p = _step(p, x)\n    return p\n"
+    )
+    good = step.replace("    p = p - 0.1 * g\n    return p\n", "    return p - 0.1 * g\n")
+    # the parameter is rebound in the step (optax's tests), or the gradient is of an attribute (haiku's example)
+    for text in (step, good.replace("(loss)(p, x)", "(loss)(s.p, x)")):
+        assert codemod.may_match(text)
+        assert not passes(text, codemod) and unscreened(text, codemod) == []
+    assert passes(good, codemod) and unscreened(good, codemod)
+
+
+def test_vmap_batches_need_what_may_be_arrays() -> None:
+    codemod = codemod_for_module("batch_loop_to_vmap")
+    # the leaves of a pytree, a loop variable, a NumPy stack, `dtype=`: none is a batch the rule proves
+    texts = [
+        _BATCH + "def g(a, tree):\n    return jnp.stack([f(a, x) for x in jax.tree.leaves(tree)])\n",
+        _BATCH + "def g(a, batches):\n    for xs in batches:\n        pass\n"
+        "    return jnp.stack([f(a, x) for x in xs])\n",
+        "import numpy as np\n" + _BATCH + "def g(a, xs: jax.Array):\n    return np.stack([f(a, x) for x in xs])\n",
+        _BATCH + "def g(a, xs: jax.Array):\n    return jnp.array([f(a, x) for x in xs], dtype=jnp.float32)\n",
+    ]
+    for text in texts:
+        assert codemod.may_match(text)
+        assert not passes(text, codemod) and unscreened(text, codemod) == []
+    assert passes(texts[0].replace("jax.tree.leaves(tree)", "jnp.ravel(tree)"), codemod)
+
+
+def test_replication_needs_one_repeated_value_that_may_be_an_array() -> None:
+    codemod = codemod_for_module("manual_replication")
+    # brax's `jp.array([0.0] * 3)` (numbers convert on the host), an unannotated parameter, a value that reads the
+    # comprehension's variable, a comprehension over anything but range
+    texts = [
+        "import jax.numpy as jnp\ndef f(w, n):\n    return jnp.array([0.0] * n), jnp.array([w] * n)\n",
+        "import jax.numpy as jnp\ndef f(w, n):\n    return jnp.stack([w * i for i in range(n)])\n",
+        "import jax.numpy as jnp\ndef f(ws):\n    return jnp.stack([w for w in ws])\n",
+    ]
+    for text in texts:
+        assert codemod.may_match(text)
+        assert not passes(text, codemod) and unscreened(text, codemod) == []
+    assert passes(texts[0].replace("def f(w, n)", "def f(w: jnp.ndarray, n)"), codemod)
+
+
+def test_host_transfer_needs_a_result_of_the_step_in_the_same_loop() -> None:
+    codemod = codemod_for_module("host_transfer_in_loop")
+    # the transfer after the loop, or of the loop's own variable (haiku's and optax's training loops)
+    texts = [
+        _STEP + "def train(p, xs):\n    for x in xs:\n        p, loss = step(p, x)\n    print(loss)\n    return p\n",
+        _STEP + "def train(p, xs):\n    for x in xs:\n        p, loss = step(p, x)\n        print(x)\n    return p\n",
+    ]
+    for text in texts:
+        assert codemod.may_match(text)
+        assert not passes(text, codemod) and unscreened(text, codemod) == []
+    assert passes(texts[1].replace("print(x)", "print(loss)"), codemod)
+
+
+def test_stale_global_needs_a_rebinding_after_a_jitted_function() -> None:
+    codemod = codemod_for_module("stale_global")
+    # names bound twice before the jitted function (a default, then a configured value), or by an import
+    texts = [
+        "import jax\n\nscale = 1.0\nif jax.config.x64_enabled:\n    scale = 2.0\n\n@jax.jit\ndef f(x):\n"
+        "    return x * scale\n\ny = f(1.0)\n",
+        "import jax\nimport numpy as scale\n\n@jax.jit\ndef f(x):\n    return x * scale.pi\n\ny = f(1.0)\n"
+        "scale = 2.0\n",
+    ]
+    for text in texts:
+        assert codemod.may_match(text)
+        assert not passes(text, codemod) and unscreened(text, codemod) == []
+    assert passes(texts[0] + "scale = 3.0\n", codemod)
 
 
 def test_screen_resolves_through_every_import() -> None:

@@ -21,6 +21,7 @@ attribute's name (`tree_map` of `obj.tree_map`), a keyword or a parameter, so `n
 from __future__ import annotations
 
 import ast
+import weakref
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Iterable, Iterator, Sequence
@@ -766,3 +767,49 @@ def may_call_compiled(screen: Screen, call: ast.Call) -> bool:
     if isinstance(func, ast.Call):
         return screen.may_resolve_to(func.func, _COMPILERS)
     return isinstance(func, ast.Name) and func.id in compiled_names(screen)
+
+
+# ---- JF301, JF705: the ways each name is bound that may make it an array ------------------------------------------
+
+_BINDINGS: "weakref.WeakKeyDictionary[Screen, dict[str, frozenset[str]]]" = weakref.WeakKeyDictionary()
+_CONTAINERS = (ast.List, ast.Tuple, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp)
+_SCALARS = (ast.Constant, ast.JoinedStr, ast.Lambda, ast.GeneratorExp)
+
+
+def array_bindings(screen: Screen) -> dict[str, frozenset[str]]:
+    """Name → the kinds of its bindings, in any scope, that DataflowAnalysis.is_array_like may count for it:
+    "annotated" (a parameter with an annotation), "parameter" (one without), "value" (`name = v`, `name: T = v`
+    or `name := v` with a `v` that is no literal container, constant, f-string, lambda or generator; a bare
+    `name: T`), "scalar" (`name = v` with one of those but a container: a traced name may hold it), "augmented"
+    (`name op= v`). ArrayAnalysis proves a name only when all its bindings in its scope make arrays, which
+    "annotated", "value" and "augmented" may; the traced-name path also takes "parameter" and "scalar".
+    Names that only loops, `with`, imports, unpacking, defs and classes bind are absent."""
+    found = _BINDINGS.get(screen)
+    if found is not None:
+        return found
+    kinds: dict[str, set[str]] = {}
+
+    def add(name: str, kind: str) -> None:
+        kinds.setdefault(name, set()).add(kind)
+
+    for node in screen.nodes:
+        kind = type(node)
+        if kind is ast.arg:
+            add(node.arg, "annotated" if node.annotation is not None else "parameter")
+        elif kind is ast.Assign:
+            value = node.value
+            how = None if isinstance(value, _CONTAINERS) else "scalar" if isinstance(value, _SCALARS) else "value"
+            if how is not None:
+                for target in node.targets:
+                    if type(target) is ast.Name:
+                        add(target.id, how)
+        elif kind is ast.AugAssign:
+            if type(node.target) is ast.Name:
+                add(node.target.id, "augmented")
+        elif kind in (ast.AnnAssign, ast.NamedExpr):
+            value = node.value
+            if type(node.target) is ast.Name and not isinstance(value, (*_CONTAINERS, *_SCALARS)):
+                add(node.target.id, "value")
+    found = {name: frozenset(how) for name, how in kinds.items()}
+    _BINDINGS[screen] = found
+    return found
