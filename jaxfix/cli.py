@@ -117,7 +117,9 @@ def _cache(settings: Settings, disabled: bool):
         return None
     from jaxfix.cache import ResultCache
 
-    return ResultCache.for_settings(settings)
+    cache = ResultCache.for_settings(settings)
+    cache.prune()  # marks this run's entries used, drops other versions' and settings' (jaxfix/cache.py)
+    return cache
 
 
 def _targets(paths, names, pending: bool, loaded, select, ignore, exclude):
@@ -497,6 +499,29 @@ def record(
         f"Recorded {text.plural(recording.signatures, 'signature')} of {text.plural(recording.functions, 'function')} into {where}."
     )
     raise typer.Exit(recording.returncode)
+
+
+@app.command()
+def clean(
+    paths: List[Path] = typer.Argument(None, help="Folders to clean (default: the current one)."),
+) -> None:
+    """Remove the result cache: every .jaxfix_cache/ folder under PATHS, and the one their runs use (the project
+    root's, or JAXFIX_CACHE_DIR's). Runs prune the cache themselves (other jaxfix versions and settings, unused for
+    7 days or beyond the 8 most recent); clean empties it."""
+    from jaxfix import cache
+
+    targets = paths or [Path(".")]
+    missing = [str(p) for p in targets if not p.exists()]
+    if missing:
+        raise _fail(f"no such file or folder: {missing[0]}")
+    try:
+        removed = cache.clean(targets)
+    except OSError as error:
+        raise _fail(f"cannot remove the cache {getattr(error, 'filename', '') or ''}: {error.strerror or error}")
+    for folder in removed:
+        typer.echo(f"Removed {folder}")
+    if not removed:
+        typer.echo("No cache to remove.")
 
 
 @app.command()
