@@ -119,6 +119,8 @@ class ResultCache:
         target = self._entry(key)
         try:
             self._prepare_folder()
+            if not self.run_folder.is_dir():
+                self._mark_used()
             target.parent.mkdir(parents=True, exist_ok=True)
             descriptor, temporary = tempfile.mkstemp(dir=target.parent, prefix=".", suffix=".tmp")
         except OSError:
@@ -140,9 +142,9 @@ class ResultCache:
         now = time.time() if now is None else now
         removed: list[Path] = []
         try:
-            self._prepare_folder()
-            self.run_folder.mkdir(exist_ok=True)
-            (self.run_folder / _USED).touch()  # sets the time of an existing mark too
+            if not self.folder.is_dir():  # made by the first store, not by a run that may store nothing
+                return removed
+            self._mark_used()
             runs: list[tuple[float, Path]] = []
             for child in self.folder.iterdir():
                 if child.name in (".gitignore", "CACHEDIR.TAG") or child == self.run_folder:
@@ -170,6 +172,10 @@ class ResultCache:
         except OSError:
             pass
         return removed
+
+    def _mark_used(self) -> None:
+        self.run_folder.mkdir(exist_ok=True)
+        (self.run_folder / _USED).touch()  # sets the time of an existing mark too
 
     def _prepare_folder(self) -> None:
         if (self.folder / ".gitignore").exists():

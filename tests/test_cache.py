@@ -175,8 +175,8 @@ def test_runs_prune_other_versions_and_settings_by_age_and_count(files, tmp_path
         monkeypatch.setattr(module, "code_hash", lambda index=index: f"version {index}")
         cache = ResultCache.for_settings(ALL, folder)
         cache.prune(now=1_000_000.0 + index)
-        os.utime(cache.run_folder / ".used", (1_000_000.0 + index,) * 2)
         list(process_files(files[:1], ALL, fix=False, write=False, jobs=1, cache=cache))
+        os.utime(cache.run_folder / ".used", (1_000_000.0 + index,) * 2)
         caches.append(cache)
     (folder / "ab").mkdir()  # the flat layout of FORMAT 1
     (folder / "ab" / ("ab" + "0" * 62 + ".json")).write_text("{}")
@@ -277,3 +277,12 @@ def test_concurrent_runs_and_cleans_do_not_crash_each_other(tmp_path) -> None:
         assert "error" not in err and "Traceback" not in err, err
     for out, _ in outputs[:3]:
         assert out.count("JF601") == 10 * 6, out[-500:]
+
+
+def test_a_run_that_stores_nothing_makes_no_cache_folder(tmp_path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    assert run("check", "nothing.py", cwd=tmp_path).exit_code == 2
+    assert not (tmp_path / FOLDER_NAME).exists()
+    (tmp_path / "bad.py").write_text(FINDING)
+    run("check", ".", cwd=tmp_path)
+    assert len(list((tmp_path / FOLDER_NAME).glob("*/.used"))) == 1, "the first store marks its run folder"
