@@ -15,8 +15,9 @@ Bounds: everything but the file's bytes names a *run folder* (`.jaxfix_cache/<ru
 one entry, named after its path, that holds the hash of the bytes it describes: an edited file replaces its
 entry instead of adding one, so a run folder holds at most one entry per file. Each run marks its folder used and
 prunes the others: those unused for `MAX_AGE_DAYS`, and beyond the `KEEP` most recently used (other jaxfix
-versions, other settings, earlier states of the rules), and whatever an older layout left there. `jaxfix clean`
-removes the cache folders under a path. A folder another run is writing into may vanish: its writes fail and
+versions, other settings, earlier states of the rules), and what an older layout left there; nothing else in the
+folder is touched (JAXFIX_CACHE_DIR may name one that holds other things). `jaxfix clean` removes the cache
+folders under a path (of a JAXFIX_CACHE_DIR folder, only what jaxfix put there). A folder another run is writing into may vanish: its writes fail and
 only mean no cache, its reads are misses.
 """
 
@@ -27,6 +28,7 @@ import functools
 import hashlib
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -137,37 +139,31 @@ class ResultCache:
 
     def prune(self, now: float | None = None) -> list[Path]:
         """Mark this run's folder used and remove what the policy (module docstring) does not keep: the other run
-        folders unused for MAX_AGE_DAYS or beyond the KEEP most recently used, and anything else in the cache
-        folder but its tag files. Returns what it removed; never raises (a cache is never worth a failed run)."""
+        folders unused for MAX_AGE_DAYS or beyond the KEEP most recently used, FORMAT 1's entry folders, and
+        temporary files older than an hour. Nothing else is touched (JAXFIX_CACHE_DIR may name a folder that
+        holds other things). Returns what it removed; never raises (a cache is never worth a failed run)."""
         now = time.time() if now is None else now
         removed: list[Path] = []
         try:
             if not self.folder.is_dir():  # made by the first store, not by a run that may store nothing
                 return removed
             self._mark_used()
-            runs: list[tuple[float, Path]] = []
+            candidates: list[tuple[float, Path]] = []
             for child in self.folder.iterdir():
-                if child.name in (".gitignore", "CACHEDIR.TAG") or child == self.run_folder:
-                    continue
-                if child.is_dir() and not child.is_symlink() and len(child.name) == 24:
+                kind = _kind(child)
+                if kind == "run" and child != self.run_folder:
                     try:
-                        runs.append(((child / _USED).stat().st_mtime, child))
-                    except OSError:  # no mark: a folder being created right now is kept until its run marks it
+                        candidates.append(((child / _USED).stat().st_mtime, child))
+                    except OSError:  # no mark yet: a run is creating it right now, unless it is an hour old
                         if now - child.stat().st_mtime > 3600:
-                            runs.append((0.0, child))
-                    continue
-                if child.name.startswith(".") and child.name.endswith(".tmp"):
-                    if now - child.lstat().st_mtime < 3600:  # another run's write in progress
-                        continue
-                runs.append((0.0, child))  # an older layout's entries, or a stale temporary file
-            runs.sort(reverse=True)
-            for index, (used, child) in enumerate(runs):
+                            candidates.append((0.0, child))
+                elif kind == "old" or (kind == "temporary" and now - child.lstat().st_mtime > 3600):
+                    candidates.append((0.0, child))
+            candidates.sort(reverse=True)
+            for index, (used, child) in enumerate(candidates):
                 if used and index < KEEP and now - used < MAX_AGE_DAYS * 86400:
                     continue
-                if child.is_dir() and not child.is_symlink():
-                    shutil.rmtree(child, ignore_errors=True)
-                else:
-                    child.unlink(missing_ok=True)
+                _remove(child)
                 removed.append(child)
         except OSError:
             pass
@@ -188,6 +184,29 @@ class ResultCache:
                 with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
                     handle.write(content)
                 os.replace(temporary, path)
+
+
+_RUN = re.compile(r"[0-9a-f]{24}")
+_OLD = re.compile(r"[0-9a-f]{2}")  # FORMAT 1 kept entries in folders named by their first two hex digits
+_TEMPORARY = re.compile(r"\..*\.tmp")
+
+
+def _kind(child: Path) -> str | None:
+    """What `child` of a cache folder is to jaxfix: "run", "old", "temporary", "tag" or None (not jaxfix's)."""
+    if child.name in (".gitignore", "CACHEDIR.TAG"):
+        return "tag"
+    if child.is_symlink():
+        return None
+    if child.is_dir():
+        return "run" if _RUN.fullmatch(child.name) else "old" if _OLD.fullmatch(child.name) else None
+    return "temporary" if _TEMPORARY.fullmatch(child.name) else None
+
+
+def _remove(child: Path) -> None:
+    if child.is_dir() and not child.is_symlink():
+        shutil.rmtree(child, ignore_errors=True)
+    else:
+        child.unlink(missing_ok=True)
 
 
 def is_cache_folder(folder: Path) -> bool:
@@ -218,12 +237,19 @@ def clean(paths: list[Path]) -> list[Path]:
             if is_cache_folder(candidate) and candidate.resolve() not in {f.resolve() for f in found}:
                 found.append(candidate)
     for folder in found:
-        for _ in range(3):  # a run writing into it meanwhile can make one pass fail on a folder it just filled
-            shutil.rmtree(folder, ignore_errors=True)
-            if not folder.exists():
-                break
-        else:
-            shutil.rmtree(folder)  # raises: say why
+        if folder.name == FOLDER_NAME:
+            for _ in range(3):  # a run writing into it meanwhile can make one pass fail on a folder it just filled
+                shutil.rmtree(folder, ignore_errors=True)
+                if not folder.exists():
+                    break
+            else:
+                shutil.rmtree(folder)  # raises: say why
+        else:  # a JAXFIX_CACHE_DIR folder: jaxfix's entries and tags, then the folder if nothing else is left
+            for child in folder.iterdir():
+                if _kind(child) is not None:
+                    _remove(child)
+            if not any(folder.iterdir()):
+                folder.rmdir()
     return found
 
 

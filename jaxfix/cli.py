@@ -511,7 +511,7 @@ def clean(
     """Remove the result cache (.jaxfix_cache/) under PATHS.
 
     Removes every .jaxfix_cache/ folder under PATHS and the one their runs use (the project root's, or
-    JAXFIX_CACHE_DIR's, if jaxfix made it). Runs prune the cache themselves (entries of other jaxfix versions and
+    of JAXFIX_CACHE_DIR's folder, what jaxfix put there). Runs prune the cache themselves (entries of other jaxfix versions and
     settings unused for 7 days or beyond the 8 most recent); clean empties it."""
     from jaxfix import cache
 

@@ -183,16 +183,18 @@ def test_runs_prune_other_versions_and_settings_by_age_and_count(files, tmp_path
     (folder / ".stale.tmp").write_text("")
     os.utime(folder / ".stale.tmp", (0, 0))
     (folder / ".writing.tmp").write_text("")
+    (folder / "notes.txt").write_text("")  # JAXFIX_CACHE_DIR may name a folder that holds other things
+    (folder / "other-tool").mkdir()
 
     current = caches[-1]
     current.prune(now=1_000_000.0 + module.KEEP + 3)
     kept = {c.run_folder.name for c in caches[-module.KEEP - 1:]}
-    assert _run_folders(folder) == kept, "the current run folder and the KEEP most recent others"
-    assert {p.name for p in folder.iterdir() if not p.is_dir()} == {".gitignore", "CACHEDIR.TAG", ".writing.tmp"}
+    assert _run_folders(folder) == kept | {"other-tool"}, "the current run folder and the KEEP most recent others"
+    assert {p.name for p in folder.iterdir() if not p.is_dir()} == {".gitignore", "CACHEDIR.TAG", ".writing.tmp", "notes.txt"}
     assert current.load(current.key(files[0], Path(files[0]).read_bytes())) is not None
 
     current.prune(now=1_000_000.0 + (module.MAX_AGE_DAYS + 1) * 86400)
-    assert _run_folders(folder) == {current.run_folder.name}, "a week unused: gone, whatever the count"
+    assert _run_folders(folder) == {current.run_folder.name, "other-tool"}, "a week unused: gone, whatever the count"
 
 
 def test_a_run_marks_its_folder_used(files, tmp_path) -> None:
@@ -240,6 +242,10 @@ def test_clean_removes_a_cache_dir_folder_only_if_jaxfix_made_it(tmp_path, monke
     (tmp_path / "mine" / "precious.txt").write_text("")
     run("clean", ".", cwd=tmp_path)
     assert (tmp_path / "mine" / "precious.txt").exists(), "not jaxfix's: left alone"
+    run("check", ".", cwd=tmp_path)  # now jaxfix's too, and it holds something else
+    assert (tmp_path / "mine" / "CACHEDIR.TAG").exists()
+    assert "Removed" in run("clean", ".", cwd=tmp_path).output
+    assert [p.name for p in (tmp_path / "mine").iterdir()] == ["precious.txt"], "only jaxfix's own went"
 
 
 _CHECK_LOOP = """
