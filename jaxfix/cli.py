@@ -510,9 +510,9 @@ def clean(
 ) -> None:
     """Remove the result cache (.jaxfix_cache/) under PATHS.
 
-    Removes every .jaxfix_cache/ folder under PATHS and the one their runs use (the project root's, or
-    of JAXFIX_CACHE_DIR's folder, what jaxfix put there). Runs prune the cache themselves (entries of other jaxfix versions and
-    settings unused for 7 days or beyond the 8 most recent); clean empties it."""
+    Removes every .jaxfix_cache/ folder under PATHS and the one their runs use (the project root's; in a
+    JAXFIX_CACHE_DIR folder, only what jaxfix put there). Runs prune the cache themselves (entries of other
+    jaxfix versions and settings unused for 7 days or beyond the 8 most recent); clean empties it."""
     from jaxfix import cache
 
     targets = paths or [Path(".")]
