@@ -979,8 +979,8 @@ class BatchLoopToVmap(Codemod):
             raise _Refused("the element is not proven to be one JAX array (a tuple would stack differently)")
         random = self._draws_random(checked, 0)
         name = self.context.fresh_names.take("body", "batch_body", "per_element")
-        lines = "".join(f"    {code(s).strip()}\n" for s in statements)
-        function = cst.parse_statement(f"def {name}({', '.join(params)}):\n{lines}    return {code(element)}\n")
+        # The statements go in as nodes, not text: their comments and indentation would not parse as a body.
+        function = cst.parse_statement(f"def {name}({', '.join(params)}):\n    return {code(element)}\n")
         if statements or batch.append is not None:  # keep the statements' own comments and blank lines
             returned = function.body.body[-1]
             if batch.append is not None:
