@@ -466,6 +466,9 @@ class BatchLoopToVmap(Codemod):
         if creation.trailing_whitespace.comment is not None:  # `ys = []  # comment`
             moved.insert(len(creation.leading_lines), cst.EmptyLine(comment=creation.trailing_whitespace.comment))
         pieces[0] = pieces[0].with_changes(leading_lines=moved)
+        if spec.function is not None and isinstance(node.body, cst.IndentedBlock) and node.body.footer:
+            # comments after the body's last statement end the local function's body, as they ended the loop's
+            pieces[0] = pieces[0].with_changes(body=pieces[0].body.with_changes(footer=node.body.footer))
         if node.body.header.comment is not None:  # `for x in xs:  # comment` keeps its comment on the new line
             pieces[-1] = pieces[-1].with_changes(trailing_whitespace=node.body.header)
         fix = self.fix(

@@ -431,11 +431,11 @@ def test_statements_with_comments_above_them_go_into_the_body_as_they_are() -> N
 
     body = (
         "@jax.jit\ndef f(xs: jax.Array):\n    out = []\n    for x in xs:\n        # scale\n        y = x * 2\n"
-        "        # shift\n        out.append(y + 1)\n    return jnp.stack(out)\n"
+        "        # shift\n        out.append(y + 1)\n        # done\n    return jnp.stack(out)\n"
     )
-    assert _fixed(body) == (
+    assert _fixed(body) == (  # the comment after the last statement (the block's footer) stays too
         "@jax.jit\ndef f(xs: jax.Array):\n    def body(x):\n        # scale\n        y = x * 2\n        # shift\n"
-        "        return y + 1\n    out = jax.vmap(body)(xs)\n    return out\n"
+        "        return y + 1\n        # done\n    out = jax.vmap(body)(xs)\n    return out\n"
     )
     settings = engine.Settings(tuple(c.code for c in registry.all_codemods()), unsafe_fixes=True)
     assert engine.fix_text(HEAD + body, settings)[3] == []  # no internal error

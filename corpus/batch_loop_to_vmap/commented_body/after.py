@@ -10,5 +10,6 @@ def normalise_rows(xs: jax.Array):
         centred = x - jnp.mean(x)
         # then scale it to unit norm
         return centred / (jnp.linalg.norm(centred) + 1e-6)
+        # (a zero row stays zero)
     out = jax.vmap(body)(xs)
     return out

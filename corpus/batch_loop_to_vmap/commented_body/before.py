@@ -11,4 +11,5 @@ def normalise_rows(xs: jax.Array):
         centred = x - jnp.mean(x)
         # then scale it to unit norm
         out.append(centred / (jnp.linalg.norm(centred) + 1e-6))
+        # (a zero row stays zero)
     return jnp.stack(out)
