@@ -21,7 +21,7 @@ import time
 import traceback
 import warnings
 from collections import Counter
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -170,6 +170,7 @@ def _worker(job: tuple[int, int, int, float]) -> tuple[int, int, int, list[tuple
     from hypothesis import strategies as st
 
     seed_value, programs, mutations, stop_at = job
+    warnings.simplefilter("ignore", SyntaxWarning)  # the generated programs' own warnings (`1[0]`) are no finding
     failures: list[tuple[str, str]] = []
     counts = [0, 0, 0]
 
@@ -208,23 +209,36 @@ def main() -> int:
     parser.add_argument("--mutations", type=int, default=2_000, help="mutated corpus cases")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--chunk", type=int, default=500, help="programs (and mutations) per task a process takes")
     parser.add_argument("--minutes", type=float, default=None, help="stop after this long and report what was done")
     parser.add_argument("--save", type=Path, default=None, help="write each failing program into this folder")
     options = parser.parse_args()
 
     start = time.time()
     stop_at = start + options.minutes * 60 if options.minutes else float("inf")
-    jobs = [
-        (options.seed * 1000 + index, options.programs // options.jobs + (index < options.programs % options.jobs),
-         options.mutations // options.jobs + (index < options.mutations % options.jobs), stop_at)
-        for index in range(options.jobs)
-    ]
+    # Many small tasks, each with its own seed, rather than one per process: the processes stay busy to the end,
+    # progress shows as tasks finish, and an interrupted run still says what it did.
+    tasks = []
+    for what, total in (("programs", options.programs), ("mutations", options.mutations)):
+        for first in range(0, total, options.chunk):
+            size = min(options.chunk, total - first)
+            tasks.append((size, 0) if what == "programs" else (0, size))
+    jobs = [(options.seed * 100_000 + index, programs, mutations, stop_at) for index, (programs, mutations) in enumerate(tasks)]
     programs = mutations = inputs = 0
     failures: list[tuple[str, str]] = []
+    saved = 0
     with ProcessPoolExecutor(max_workers=options.jobs) as pool:
-        for done in pool.map(_worker, jobs):
+        for future in as_completed([pool.submit(_worker, job) for job in jobs]):
+            done = future.result()
             programs, mutations, inputs = programs + done[0], mutations + done[1], inputs + done[2]
             failures += done[3]
+            if options.save:
+                options.save.mkdir(parents=True, exist_ok=True)
+                for problem, text in done[3]:
+                    (options.save / f"failure_{saved:04}.py").write_text(f"# {problem}\n{text}")
+                    saved += 1
+            print(f"... {programs} programs, {mutations} mutations, {inputs} inputs, {len(failures)} problems, "
+                  f"{time.time() - start:.0f} s", file=sys.stderr, flush=True)
     seconds = time.time() - start
     stopped = " (stopped by --minutes)" if time.time() > stop_at else ""
     print(f"{programs} hypothesmith programs and {mutations} corpus mutations: {inputs} inputs checked through every "
@@ -233,10 +247,6 @@ def main() -> int:
     print(f"{len(failures)} problems" + (":" if failures else "."))
     for kind, count in kinds.most_common():
         print(f"  {count:5}  {kind}")
-    if options.save and failures:
-        options.save.mkdir(parents=True, exist_ok=True)
-        for index, (problem, text) in enumerate(failures):
-            (options.save / f"failure_{index:04}.py").write_text(f"# {problem}\n{text}")
     return 1 if failures else 0
 
 

@@ -477,6 +477,9 @@ class BatchLoopToVmap(Codemod):
         if creation.trailing_whitespace.comment is not None:  # `ys = []  # comment`
             moved.insert(len(creation.leading_lines), cst.EmptyLine(comment=creation.trailing_whitespace.comment))
         pieces[0] = pieces[0].with_changes(leading_lines=moved)
+        if spec.function is not None and isinstance(node.body, cst.IndentedBlock) and node.body.footer:
+            # comments after the body's last statement end the local function's body, as they ended the loop's
+            pieces[0] = pieces[0].with_changes(body=pieces[0].body.with_changes(footer=node.body.footer))
         if node.body.header.comment is not None:  # `for x in xs:  # comment` keeps its comment on the new line
             pieces[-1] = pieces[-1].with_changes(trailing_whitespace=node.body.header)
         fix = self.fix(
@@ -990,8 +993,8 @@ class BatchLoopToVmap(Codemod):
             raise _Refused("the element is not proven to be one JAX array (a tuple would stack differently)")
         random = self._draws_random(checked, 0)
         name = self.context.fresh_names.take("body", "batch_body", "per_element")
-        lines = "".join(f"    {code(s).strip()}\n" for s in statements)
-        function = cst.parse_statement(f"def {name}({', '.join(params)}):\n{lines}    return {code(element)}\n")
+        # The statements go in as nodes, not text: their comments and indentation would not parse as a body.
+        function = cst.parse_statement(f"def {name}({', '.join(params)}):\n    return {code(element)}\n")
         if statements or batch.append is not None:  # keep the statements' own comments and blank lines
             returned = function.body.body[-1]
             if batch.append is not None:

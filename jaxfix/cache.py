@@ -9,7 +9,16 @@ Key: a hash of the file's bytes, its path, the settings (selected codes, fix opt
 of the source of jaxfix and its codemods (a change to a rule during development invalidates every entry), and
 the Python version (`ast` and the tokenizer change between versions). One small JSON file per entry, written
 atomically (temporary file, then rename); an entry that cannot be read or decoded is a miss, and a cache folder
-that cannot be written is silently not used. Entries are never pruned: delete the folder to reclaim the space.
+that cannot be written is silently not used.
+
+Bounds: everything but the file's bytes names a *run folder* (`.jaxfix_cache/<run>/`), and inside it a file has
+one entry, named after its path, that holds the hash of the bytes it describes: an edited file replaces its
+entry instead of adding one, so a run folder holds at most one entry per file. Each run marks its folder used and
+prunes the others: those unused for `MAX_AGE_DAYS`, and beyond the `KEEP` most recently used (other jaxfix
+versions, other settings, earlier states of the rules), and what an older layout left there; nothing else in the
+folder is touched (JAXFIX_CACHE_DIR may name one that holds other things). `jaxfix clean` removes the cache
+folders under a path (of a JAXFIX_CACHE_DIR folder, only what jaxfix put there). A folder another run is writing into may vanish: its writes fail and
+only mean no cache, its reads are misses.
 """
 
 from __future__ import annotations
@@ -19,8 +28,11 @@ import functools
 import hashlib
 import json
 import os
+import re
+import shutil
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,7 +41,10 @@ from jaxfix import __version__
 from jaxfix.diagnostics import Diagnostic, Fix, ImportSpec, Position, Safety, TextEdit
 
 FOLDER_NAME = ".jaxfix_cache"
-FORMAT = 1  # bump when the entry layout changes
+FORMAT = 2  # bump when the entry layout changes (2: run folders, one entry per path)
+KEEP = 8  # run folders kept besides the current one
+MAX_AGE_DAYS = 7  # a run folder unused for longer is pruned
+_USED = ".used"  # its modification time is when a run last used the folder
 _TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# This file is a cache directory tag created by jaxfix.\n"
 
 
@@ -75,18 +90,22 @@ class ResultCache:
         shared = json.dumps([FORMAT, __version__, code_hash(), sys.version, repr(settings)]).encode()
         return cls(folder or default_folder(), hashlib.sha256(shared).hexdigest())
 
+    @property
+    def run_folder(self) -> Path:
+        return self.folder / self.run_key[:24]
+
     def key(self, path: str, data: bytes) -> str:
-        digest = hashlib.sha256(self.run_key.encode())
-        digest.update(os.path.abspath(path).encode("utf-8", "surrogateescape"))
-        digest.update(b"\0")
-        digest.update(data)
-        return digest.hexdigest()
+        """The path's part (which entry) followed by the bytes' part (which content the entry must describe)."""
+        where = hashlib.sha256(self.run_key.encode())
+        where.update(os.path.abspath(path).encode("utf-8", "surrogateescape"))
+        return where.hexdigest()[:32] + hashlib.sha256(data).hexdigest()
 
     def _entry(self, key: str) -> Path:
-        return self.folder / key[:2] / f"{key}.json"
+        return self.run_folder / key[:2] / f"{key[:32]}.json"
 
     def load(self, key: str) -> dict | None:
-        """The stored entry, or None when there is none or it is unreadable (a corrupt entry is a miss)."""
+        """The stored entry, or None when there is none, it describes other bytes, or it is unreadable (a corrupt
+        entry is a miss)."""
         try:
             with open(self._entry(key), "rb") as handle:
                 entry = json.loads(handle.read())
@@ -97,11 +116,14 @@ class ResultCache:
         return entry
 
     def store(self, key: str, entry: dict) -> None:
-        """Write the entry atomically; any failure (read-only folder, full disk) only means no cache."""
+        """Write the entry atomically, replacing the file's previous one; any failure (read-only folder, full
+        disk, a folder pruned by another run meanwhile) only means no cache."""
         target = self._entry(key)
         try:
             self._prepare_folder()
-            target.parent.mkdir(exist_ok=True)
+            if not self.run_folder.is_dir():
+                self._mark_used()
+            target.parent.mkdir(parents=True, exist_ok=True)
             descriptor, temporary = tempfile.mkstemp(dir=target.parent, prefix=".", suffix=".tmp")
         except OSError:
             return
@@ -115,6 +137,42 @@ class ResultCache:
             except OSError:
                 pass
 
+    def prune(self, now: float | None = None) -> list[Path]:
+        """Mark this run's folder used and remove what the policy (module docstring) does not keep: the other run
+        folders unused for MAX_AGE_DAYS or beyond the KEEP most recently used, FORMAT 1's entry folders, and
+        temporary files older than an hour. Nothing else is touched (JAXFIX_CACHE_DIR may name a folder that
+        holds other things). Returns what it removed; never raises (a cache is never worth a failed run)."""
+        now = time.time() if now is None else now
+        removed: list[Path] = []
+        try:
+            if not self.folder.is_dir():  # made by the first store, not by a run that may store nothing
+                return removed
+            self._mark_used()
+            candidates: list[tuple[float, Path]] = []
+            for child in self.folder.iterdir():
+                kind = _kind(child)
+                if kind == "run" and child != self.run_folder:
+                    try:
+                        candidates.append(((child / _USED).stat().st_mtime, child))
+                    except OSError:  # no mark yet: a run is creating it right now, unless it is an hour old
+                        if now - child.stat().st_mtime > 3600:
+                            candidates.append((0.0, child))
+                elif kind == "old" or (kind == "temporary" and now - child.lstat().st_mtime > 3600):
+                    candidates.append((0.0, child))
+            candidates.sort(reverse=True)
+            for index, (used, child) in enumerate(candidates):
+                if used and index < KEEP and now - used < MAX_AGE_DAYS * 86400:
+                    continue
+                _remove(child)
+                removed.append(child)
+        except OSError:
+            pass
+        return removed
+
+    def _mark_used(self) -> None:
+        self.run_folder.mkdir(exist_ok=True)
+        (self.run_folder / _USED).touch()  # sets the time of an existing mark too
+
     def _prepare_folder(self) -> None:
         if (self.folder / ".gitignore").exists():
             return
@@ -126,6 +184,73 @@ class ResultCache:
                 with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
                     handle.write(content)
                 os.replace(temporary, path)
+
+
+_RUN = re.compile(r"[0-9a-f]{24}")
+_OLD = re.compile(r"[0-9a-f]{2}")  # FORMAT 1 kept entries in folders named by their first two hex digits
+_TEMPORARY = re.compile(r"\..*\.tmp")
+
+
+def _kind(child: Path) -> str | None:
+    """What `child` of a cache folder is to jaxfix: "run", "old", "temporary", "tag" or None (not jaxfix's)."""
+    if child.name in (".gitignore", "CACHEDIR.TAG"):
+        return "tag"
+    if child.is_symlink():
+        return None
+    if child.is_dir():
+        return "run" if _RUN.fullmatch(child.name) else "old" if _OLD.fullmatch(child.name) else None
+    return "temporary" if _TEMPORARY.fullmatch(child.name) else None
+
+
+def _remove(child: Path) -> None:
+    if child.is_dir() and not child.is_symlink():
+        shutil.rmtree(child, ignore_errors=True)
+    else:
+        child.unlink(missing_ok=True)
+
+
+def is_cache_folder(folder: Path) -> bool:
+    """Whether `folder` is one jaxfix made: named `.jaxfix_cache`, or holding jaxfix's CACHEDIR.TAG (a folder
+    JAXFIX_CACHE_DIR named may be called anything)."""
+    if folder.is_symlink() or not folder.is_dir():
+        return False
+    if folder.name == FOLDER_NAME:
+        return True
+    try:
+        return (folder / "CACHEDIR.TAG").read_text(encoding="utf-8", errors="replace") == _TAG
+    except OSError:
+        return False
+
+
+def clean(paths: list[Path]) -> list[Path]:
+    """Remove the cache folders under `paths` (symbolic links are not followed) and the one each path's runs use
+    (the project root's, or JAXFIX_CACHE_DIR's); returns those removed. Raises OSError if one cannot be removed."""
+    found: list[Path] = []
+    for path in paths:
+        candidates = [default_folder(path if path.is_dir() else path.parent)]
+        if path.is_dir():
+            for folder, subfolders, _ in os.walk(path):
+                if FOLDER_NAME in subfolders:
+                    candidates.append(Path(folder) / FOLDER_NAME)
+                    subfolders.remove(FOLDER_NAME)
+        for candidate in candidates:
+            if is_cache_folder(candidate) and candidate.resolve() not in {f.resolve() for f in found}:
+                found.append(candidate)
+    for folder in found:
+        if folder.name == FOLDER_NAME:
+            for _ in range(3):  # a run writing into it meanwhile can make one pass fail on a folder it just filled
+                shutil.rmtree(folder, ignore_errors=True)
+                if not folder.exists():
+                    break
+            else:
+                shutil.rmtree(folder)  # raises: say why
+        else:  # a JAXFIX_CACHE_DIR folder: jaxfix's entries and tags, then the folder if nothing else is left
+            for child in folder.iterdir():
+                if _kind(child) is not None:
+                    _remove(child)
+            if not any(folder.iterdir()):
+                folder.rmdir()
+    return found
 
 
 # ---- entries: the findings of one file, as JSON ------------------------------------------------------------

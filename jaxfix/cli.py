@@ -35,7 +35,10 @@ JobsOpt = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (defa
 SeedOpt = typer.Option(None, "--seed", help="Seed of the input search (default 0): the same seed draws the same inputs.")
 MaxExamplesOpt = typer.Option(None, "--max-examples", min=1, help="Inputs per function and device (default 50).")
 TimeoutOpt = typer.Option(None, "--timeout", min=1.0, help="Seconds per function before it is given up (default 120).")
-NoCacheOpt = typer.Option(False, "--no-cache", help="Neither read nor write the result cache (.jaxfix_cache/).")
+NoCacheOpt = typer.Option(
+    False, "--no-cache",
+    help="Neither read nor write the result cache (.jaxfix_cache/; each run prunes it, `jaxfix clean` empties it).",
+)
 QuietOpt = typer.Option(False, "--quiet", "-q", help="Print findings only: no progress bar and no summary.")
 DeadlineOpt = typer.Option(None, "--deadline", min=0.1, help="Seconds one call may run; longer counts as not terminating (default 5).")
 FORMATS = ("text", "json", "sarif", "github")
@@ -117,7 +120,9 @@ def _cache(settings: Settings, disabled: bool):
         return None
     from jaxfix.cache import ResultCache
 
-    return ResultCache.for_settings(settings)
+    cache = ResultCache.for_settings(settings)
+    cache.prune()  # marks this run's entries used, drops other versions' and settings' (jaxfix/cache.py)
+    return cache
 
 
 def _targets(paths, names, pending: bool, loaded, select, ignore, exclude):
@@ -506,6 +511,31 @@ def record(
         f"Recorded {text.plural(recording.signatures, 'signature')} of {text.plural(recording.functions, 'function')} into {where}."
     )
     raise typer.Exit(recording.returncode)
+
+
+@app.command()
+def clean(
+    paths: List[Path] = typer.Argument(None, help="Folders to clean (default: the current one)."),
+) -> None:
+    """Remove the result cache (.jaxfix_cache/) under PATHS.
+
+    Removes every .jaxfix_cache/ folder under PATHS and the one their runs use (the project root's; in a
+    JAXFIX_CACHE_DIR folder, only what jaxfix put there). Runs prune the cache themselves (entries of other
+    jaxfix versions and settings unused for 7 days or beyond the 8 most recent); clean empties it."""
+    from jaxfix import cache
+
+    targets = paths or [Path(".")]
+    missing = [str(p) for p in targets if not p.exists()]
+    if missing:
+        raise _fail(f"no such file or folder: {missing[0]}")
+    try:
+        removed = cache.clean(targets)
+    except OSError as error:
+        raise _fail(f"cannot remove the cache {getattr(error, 'filename', '') or ''}: {error.strerror or error}")
+    for folder in removed:
+        typer.echo(f"Removed {folder}")
+    if not removed:
+        typer.echo("No cache to remove.")
 
 
 @app.command()

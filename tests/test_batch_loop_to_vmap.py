@@ -422,3 +422,20 @@ def test_random_stream_is_the_loops_with_threefry_only(name: str) -> None:
             assert bool(jnp.array_equal(before(*args), after(*args))) is same, impl
     finally:
         jax.config.update("jax_default_prng_impl", default)
+
+
+def test_statements_with_comments_above_them_go_into_the_body_as_they_are() -> None:
+    """A comment line above a statement of the body crashed JF301 (the body was made as text, where the comment
+    set the indentation); found by benchmarks/fuzz.py on a mutated corpus case."""
+    from jaxfix import engine, registry
+
+    body = (
+        "@jax.jit\ndef f(xs: jax.Array):\n    out = []\n    for x in xs:\n        # scale\n        y = x * 2\n"
+        "        # shift\n        out.append(y + 1)\n        # done\n    return jnp.stack(out)\n"
+    )
+    assert _fixed(body) == (  # the comment after the last statement (the block's footer) stays too
+        "@jax.jit\ndef f(xs: jax.Array):\n    def body(x):\n        # scale\n        y = x * 2\n        # shift\n"
+        "        return y + 1\n        # done\n    out = jax.vmap(body)(xs)\n    return out\n"
+    )
+    settings = engine.Settings(tuple(c.code for c in registry.all_codemods()), unsafe_fixes=True)
+    assert engine.fix_text(HEAD + body, settings)[3] == []  # no internal error

@@ -148,3 +148,147 @@ def test_jaxfix_cache_dir_overrides_the_folder(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("JAXFIX_CACHE_DIR", str(tmp_path / "elsewhere"))
     assert default_folder(tmp_path) == tmp_path / "elsewhere"
     assert os.environ["JAXFIX_CACHE_DIR"]
+
+
+# ---- bounds: one entry per file, old run folders pruned, `jaxfix clean` ----------------------------------------
+
+
+def test_an_edited_file_replaces_its_entry(files, tmp_path) -> None:
+    cache = ResultCache.for_settings(ALL, tmp_path / "cache")
+    for text in (FINDING, CLEAN, FINDING + "\n# edited\n"):
+        Path(files[0]).write_text(text)
+        list(process_files(files, ALL, fix=False, write=False, jobs=1, cache=cache))
+    assert len(list((tmp_path / "cache").rglob("*.json"))) == 3, "one entry per file, not one per version of it"
+    assert cache.load(cache.key(files[0], FINDING.encode())) is None, "the replaced entry answers no more"
+
+
+def _run_folders(folder: Path) -> set[str]:
+    return {p.name for p in folder.iterdir() if p.is_dir()}
+
+
+def test_runs_prune_other_versions_and_settings_by_age_and_count(files, tmp_path, monkeypatch) -> None:
+    import jaxfix.cache as module
+
+    folder = tmp_path / "cache"
+    caches = []
+    for index in range(module.KEEP + 3):  # as many jaxfix versions (or edits of a rule), each used once
+        monkeypatch.setattr(module, "code_hash", lambda index=index: f"version {index}")
+        cache = ResultCache.for_settings(ALL, folder)
+        cache.prune(now=1_000_000.0 + index)
+        list(process_files(files[:1], ALL, fix=False, write=False, jobs=1, cache=cache))
+        os.utime(cache.run_folder / ".used", (1_000_000.0 + index,) * 2)
+        caches.append(cache)
+    (folder / "ab").mkdir()  # the flat layout of FORMAT 1
+    (folder / "ab" / ("ab" + "0" * 62 + ".json")).write_text("{}")
+    (folder / ".stale.tmp").write_text("")
+    os.utime(folder / ".stale.tmp", (0, 0))
+    (folder / ".writing.tmp").write_text("")
+    (folder / "notes.txt").write_text("")  # JAXFIX_CACHE_DIR may name a folder that holds other things
+    (folder / "other-tool").mkdir()
+
+    current = caches[-1]
+    current.prune(now=1_000_000.0 + module.KEEP + 3)
+    kept = {c.run_folder.name for c in caches[-module.KEEP - 1:]}
+    assert _run_folders(folder) == kept | {"other-tool"}, "the current run folder and the KEEP most recent others"
+    assert {p.name for p in folder.iterdir() if not p.is_dir()} == {".gitignore", "CACHEDIR.TAG", ".writing.tmp", "notes.txt"}
+    assert current.load(current.key(files[0], Path(files[0]).read_bytes())) is not None
+
+    current.prune(now=1_000_000.0 + (module.MAX_AGE_DAYS + 1) * 86400)
+    assert _run_folders(folder) == {current.run_folder.name, "other-tool"}, "a week unused: gone, whatever the count"
+
+
+def test_a_run_marks_its_folder_used(files, tmp_path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    (tmp_path / "bad.py").write_text(FINDING)
+    run("check", ".", cwd=tmp_path)
+    marks = list((tmp_path / FOLDER_NAME).glob("*/.used"))
+    assert len(marks) == 1
+    os.utime(marks[0], (0, 0))
+    run("check", ".", cwd=tmp_path)
+    assert marks[0].stat().st_mtime > 0
+
+
+def test_clean_removes_the_cache_folders_under_a_path_and_only_those(tmp_path, monkeypatch) -> None:
+    monkeypatch.delenv("JAXFIX_CACHE_DIR", raising=False)
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    for sub in ("a", "b/c"):
+        (tmp_path / sub).mkdir(parents=True)
+        (tmp_path / sub / "bad.py").write_text(FINDING)
+    run("check", ".", cwd=tmp_path)
+    (tmp_path / "b" / "c" / FOLDER_NAME).mkdir()  # one a run elsewhere left (another project root)
+    (tmp_path / "b" / "c" / FOLDER_NAME / "x.json").write_text("{}")
+    (tmp_path / "keep").mkdir()
+    (tmp_path / "keep" / "CACHEDIR.TAG").write_text("Signature: 8a477f597d28d172789f06886806bc55\n# another tool\n")
+
+    result = run("clean", "b", cwd=tmp_path)
+    assert result.exit_code == 0
+    assert not (tmp_path / "b" / "c" / FOLDER_NAME).exists()
+    assert not (tmp_path / FOLDER_NAME).exists(), "the folder the runs under b use (the project root's)"
+    assert (tmp_path / "keep" / "CACHEDIR.TAG").exists() and (tmp_path / "a" / "bad.py").exists()
+    assert "Removed" in result.output
+    assert "No cache to remove" in run("clean", cwd=tmp_path).output
+    missing = run("clean", "nowhere", cwd=tmp_path)
+    assert missing.exit_code == 2 and "nowhere" in missing.output
+
+
+def test_clean_removes_a_cache_dir_folder_only_if_jaxfix_made_it(tmp_path, monkeypatch) -> None:
+    (tmp_path / "bad.py").write_text(FINDING)
+    monkeypatch.setenv("JAXFIX_CACHE_DIR", str(tmp_path / "mine"))
+    run("check", ".", cwd=tmp_path)
+    assert (tmp_path / "mine" / "CACHEDIR.TAG").exists()
+    run("clean", ".", cwd=tmp_path)
+    assert not (tmp_path / "mine").exists()
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "precious.txt").write_text("")
+    run("clean", ".", cwd=tmp_path)
+    assert (tmp_path / "mine" / "precious.txt").exists(), "not jaxfix's: left alone"
+    run("check", ".", cwd=tmp_path)  # now jaxfix's too, and it holds something else
+    assert (tmp_path / "mine" / "CACHEDIR.TAG").exists()
+    assert "Removed" in run("clean", ".", cwd=tmp_path).output
+    assert [p.name for p in (tmp_path / "mine").iterdir()] == ["precious.txt"], "only jaxfix's own went"
+
+
+_CHECK_LOOP = """
+import sys
+from jaxfix.cli import app
+for _ in range(int(sys.argv[2])):
+    try:
+        app(["check", sys.argv[1], *sys.argv[3:]], standalone_mode=False)
+    except SystemExit:
+        pass
+"""
+
+
+def test_concurrent_runs_and_cleans_do_not_crash_each_other(tmp_path) -> None:
+    """Two processes checking the same tree with the same cache (different settings, so each prunes around the
+    other's folder), while a third cleans it: every run finishes with its findings, none reports an error."""
+    import subprocess
+    import sys
+
+    for index in range(20):
+        (tmp_path / f"m{index:02}.py").write_text(FINDING if index % 2 else CLEAN)
+    env = {**os.environ, "JAXFIX_CACHE_DIR": str(tmp_path / "shared-cache")}
+    runs = [
+        subprocess.Popen([sys.executable, "-c", _CHECK_LOOP, str(tmp_path), "6", *extra], env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for extra in ([], ["--select", "JF601"], [])
+    ]
+    cleaner = subprocess.Popen([sys.executable, "-c", (
+        "import sys, time\nfrom pathlib import Path\nfrom jaxfix import cache\n"
+        "for _ in range(40):\n    cache.clean([Path(sys.argv[1])])\n    time.sleep(0.05)\n"), str(tmp_path)],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    outputs = [p.communicate(timeout=300) for p in [*runs, cleaner]]
+    for process, (out, err) in zip([*runs, cleaner], outputs):
+        assert process.returncode == 0, err
+        assert "error" not in err and "Traceback" not in err, err
+    for out, _ in outputs[:3]:
+        assert out.count("JF601") == 10 * 6, out[-500:]
+
+
+def test_a_run_that_stores_nothing_makes_no_cache_folder(tmp_path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    assert run("check", "nothing.py", cwd=tmp_path).exit_code == 2
+    assert not (tmp_path / FOLDER_NAME).exists()
+    (tmp_path / "bad.py").write_text(FINDING)
+    run("check", ".", cwd=tmp_path)
+    assert len(list((tmp_path / FOLDER_NAME).glob("*/.used"))) == 1, "the first store marks its run folder"
