@@ -58,6 +58,7 @@ def test_corpus_passes_where_it_matches(codemod, text) -> None:
 
 _LOSS = "import jax\n\ndef loss(p, x):\n    return (p * x).sum()\n\n"
 _STEP = "import jax\n\n@jax.jit\ndef step(p, x):\n    return p * x, (p * x).sum()\n\n"
+_BRANCH = "import jax\nimport jax.numpy as jnp\nfrom functools import partial\n\n"
 _BATCH = "import jax\nimport jax.numpy as jnp\n\ndef f(a, x):\n    return jnp.sin(a * x)\n\n"
 
 # Cases at the edges of what LibCST resolves: each must pass the screen where the codemod reports.
@@ -236,6 +237,20 @@ PROBES = [
      "print(scale := 2.0)\n"),
     ("stale_global", "import jax\n\nn = 0\n\ndef bump():\n    global n\n    n += 1\n\n@jax.jit\ndef f(x):\n"
      "    bump()\n    return x * n\n"),
+    # JF201: an `if` alone in an `else` block is no `elif` (ast writes both alike); a parameter of a function
+    # that traced code calls by name, read in a closure; a parameter of a function vmap takes through partial
+    ("branch_to_cond", _BRANCH + "@jax.jit\ndef f(x, n=1):\n    if n == 1:\n        x = -x\n    else:\n"
+     "        if jnp.sum(x) > 0:\n            x = jnp.cumsum(x)\n    return x\n"),
+    ("branch_to_cond", _BRANCH + "def outer(x, t):\n    def inner(y):\n        if t > 0:\n            y = jnp.cumsum(y)\n"
+     "        return y\n    return inner(x)\n\n@jax.jit\ndef f(x, t):\n    return outer(x, t)\n"),
+    ("branch_to_cond", _BRANCH + "def g(a, t):\n    if t > 0:\n        a = jnp.cumsum(a)\n    return a\n\n"
+     "h = jax.vmap(partial(g, jnp.ones(3)))\n"),
+    # JF202: one-line `if`/`else` assigning one name; a three-argument jnp.where in the test
+    ("branch_to_where", _BRANCH + "@jax.jit\ndef f(x):\n    s = jnp.sum(x)\n    if s > 0: s = -s\n"
+     "    else: s = s * 2.0\n    return s\n"),
+    ("branch_to_where", _BRANCH + "@jax.jit\ndef f(x):\n    s = jnp.sum(x)\n    if jnp.where(s > 0, s, -s) > 1.0:\n"
+     "        s = s * 0.5\n    return s\n"),
+    ("branch_to_where", _BRANCH + "def g(a, t):\n    return a if t > 0 else -a\n\nh = jax.vmap(partial(g, 1.0))\n"),
 ]
 
 
@@ -480,3 +495,24 @@ def test_jit_in_loop_needs_a_new_function_each_iteration_in_the_loop_itself() ->
     assert codemod.may_match(text)
     assert not passes(text, codemod)
     assert passes(text.replace("jax.jit(kinematics.forward)", "jax.jit(lambda v: kinematics.forward(v))"), codemod)
+
+
+def test_branch_rules_need_a_test_that_may_be_proven_traced() -> None:
+    cond, where = codemod_for_module("branch_to_cond"), codemod_for_module("branch_to_where")
+    # a closure over a parameter of a function that nothing traces (chex's fake_test), a jax.numpy call that
+    # answers a Python bool, an `if`/`elif` chain (JF204's)
+    for body in (
+        "def make(static):\n    @jax.jit\n    def f(x):\n        if static == 1:\n            x = -x\n        return x\n"
+        "    return f\n",
+        "@jax.jit\ndef f(x):\n    if jnp.iscomplexobj(x):\n        x = x.real\n    return x\n",
+        "@jax.jit\ndef f(x):\n    s = jnp.sum(x)\n    if s > 0:\n        x = -x\n    elif s < -1:\n        x = x * 2.0\n"
+        "    return x\n",
+    ):
+        text = _BRANCH + body
+        assert cond.may_match(text) and where.may_match(text)
+        assert not passes(text, cond) and not passes(text, where)
+    # JF202 needs an `if` that only assigns one name
+    text = _BRANCH + "@jax.jit\ndef f(x):\n    s = jnp.sum(x)\n    if s > 0:\n        x = -x\n        s = s * 2.0\n    return x\n"
+    assert passes(text, cond) and not passes(text, where)
+    assert passes(text.replace("        x = -x\n", ""), where)
+
