@@ -251,6 +251,22 @@ PROBES = [
     ("branch_to_where", _BRANCH + "@jax.jit\ndef f(x):\n    s = jnp.sum(x)\n    if jnp.where(s > 0, s, -s) > 1.0:\n"
      "        s = s * 0.5\n    return s\n"),
     ("branch_to_where", _BRANCH + "def g(a, t):\n    return a if t > 0 else -a\n\nh = jax.vmap(partial(g, 1.0))\n"),
+    # JF102: rows of a jax.numpy call, of `.T`, of a parameter used as an array; a forward range read as `xs[i]`;
+    # a carry by `+=` alone
+    ("loop_to_scan", _BRANCH + "@jax.jit\ndef f(x):\n    total = jnp.zeros(3)\n    for row in jnp.tanh(x):\n"
+     "        total = 0.5 * total + row\n    return total\n"),
+    ("loop_to_scan", _BRANCH + "@jax.jit\ndef f(x):\n    total = jnp.zeros(3)\n    for row in x.T:\n"
+     "        total = 0.5 * total + row\n    return total\n"),
+    ("loop_to_scan", _BRANCH + "@jax.jit\ndef f(xs):\n    total = jnp.zeros(xs.shape[1:])\n    for x in xs:\n"
+     "        total = 0.5 * total + x\n    return total\n"),
+    ("loop_to_scan", _BRANCH + "@jax.jit\ndef f(xs):\n    total = jnp.zeros(xs.shape[1:])\n"
+     "    for i in range(xs.shape[0]):\n        total = 0.5 * total + xs[i]\n    return total\n"),
+    ("loop_to_scan", _BRANCH + "@jax.jit\ndef f(xs):\n    total = jnp.zeros(xs.shape[1:])\n    for x in xs:\n"
+     "        total += x\n    return total\n"),
+    # JF101: a carry by `+=` alone; a name live only after the loop
+    ("loop_to_fori", _BRANCH + "@jax.jit\ndef f(x):\n    for i in range(100):\n        x += jnp.sin(i * x)\n    return x\n"),
+    ("loop_to_fori", _BRANCH + "@jax.jit\ndef f(x):\n    y = x\n    for i in range(100):\n        y = jnp.sin(i * x)\n"
+     "    return y\n"),
 ]
 
 
@@ -515,4 +531,25 @@ def test_branch_rules_need_a_test_that_may_be_proven_traced() -> None:
     text = _BRANCH + "@jax.jit\ndef f(x):\n    s = jnp.sum(x)\n    if s > 0:\n        x = -x\n        s = s * 2.0\n    return x\n"
     assert passes(text, cond) and not passes(text, where)
     assert passes(text.replace("        x = -x\n", ""), where)
+
+
+def test_loop_rules_need_a_carried_name_and_rows_that_may_be_an_array() -> None:
+    scan, fori = codemod_for_module("loop_to_scan"), codemod_for_module("loop_to_fori")
+    # nothing carried (the body only stores into a dict); flax's lift.py: rows of a list a helper returns,
+    # and of a parameter never used as an array; a forward range loop that neither collects nor indexes
+    texts = [
+        "@jax.jit\ndef f(x):\n    d = {}\n    for k in range(100):\n        d[k] = x * k\n    return d\n",
+        "def _flat(t):\n    return list(t)\n\n@jax.jit\ndef f(tree, x):\n    scopes = _flat(tree)\n    n = 0\n"
+        "    for scope in scopes:\n        n += 1\n    return x * n\n",
+        "@jax.jit\ndef f(groups, x):\n    n = 0\n    for group in groups:\n        n += 1\n    return x * n\n",
+    ]
+    for body in texts:
+        text = _BRANCH + body
+        assert scan.may_match(text) and not passes(text, scan)
+    assert not passes(_BRANCH + texts[0], fori)
+    text = _BRANCH + "@jax.jit\ndef f(x):\n    for i in range(100):\n        x = x + jnp.sin(i * x)\n    return x\n"
+    assert passes(text, fori) and not passes(text, scan)
+    assert passes(text.replace("    for i", "    ys = []\n    for i").replace("    return", "        ys.append(x)\n    return"), scan)
+    # a parameter used as an array (`groups.shape`) may hold one
+    assert passes(_BRANCH + texts[2].replace("x * n", "x * n + groups.shape[0]"), scan)
 

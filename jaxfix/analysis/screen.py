@@ -883,3 +883,59 @@ def branch_tests(screen: Screen, *types: type[ast.AST]) -> Iterator[ast.AST]:
         if id(node) not in chained and screen.may_fail_truth(node.test, strict=True):
             yield node
 
+
+# ---- JF101, JF102: loops that may carry a name from one step to the next ------------------------------------------
+
+_DYNAMIC_SCOPE = frozenset({"locals", "vars", "eval", "exec"})
+
+
+def _reads(screen: Screen, function: ast.AST) -> frozenset[str] | None:
+    """The names `function` (nested functions included) may read: loaded names, `op=` targets, `global` and
+    `nonlocal` names; None where it calls `locals`, `vars`, `eval` or `exec` (any name may be read)."""
+    cache = screen.__dict__.setdefault("_function_reads", {})
+    found = cache.get(id(function), ())
+    if found == ():
+        names: set[str] = set()
+        for node in ast.walk(function):
+            if isinstance(node, ast.Name):
+                if isinstance(node.ctx, ast.Load):
+                    if node.id in _DYNAMIC_SCOPE:
+                        names = None
+                        break
+                    names.add(node.id)
+            elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+                names.add(node.target.id)
+            elif isinstance(node, (ast.Global, ast.Nonlocal)):
+                names.update(node.names)
+        found = cache[id(function)] = None if names is None else frozenset(names)
+    return found
+
+
+def may_carry(screen: Screen, loop: ast.For | ast.While) -> bool:
+    """Over-approximates `LoopFlow.carried` being non-empty (dataflow.loop_flow: names the body writes or deletes,
+    the loop's own targets aside, that are live at the head of an iteration or after the loop): a name the body
+    binds or deletes (nested code included) that the enclosing function reads anywhere (`_reads`)."""
+    function = screen._function_of.get(id(loop))
+    if function is None:
+        return True  # module level: not traced code anyway, but nothing here to decide it
+    reads = _reads(screen, function)
+    targets = set(_target_names(loop.target)) if isinstance(loop, (ast.For, ast.AsyncFor)) else set()
+    for statement in loop.body:
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+                bound = (node.id,)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                bound = (node.name,)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                bound = tuple((a.asname or a.name).split(".")[0] for a in node.names)
+            elif isinstance(node, ast.ExceptHandler) and node.name:
+                bound = (node.name,)
+            elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+                bound = (node.name,)
+            elif isinstance(node, ast.MatchMapping) and node.rest:
+                bound = (node.rest,)
+            else:
+                continue
+            if any(name not in targets and (reads is None or name in reads) for name in bound):
+                return True
+    return False
