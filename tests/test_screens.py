@@ -267,6 +267,12 @@ PROBES = [
     ("loop_to_fori", _BRANCH + "@jax.jit\ndef f(x):\n    for i in range(100):\n        x += jnp.sin(i * x)\n    return x\n"),
     ("loop_to_fori", _BRANCH + "@jax.jit\ndef f(x):\n    y = x\n    for i in range(100):\n        y = jnp.sin(i * x)\n"
      "    return y\n"),
+    # JF104: a body that unpacks its carry, passed by keyword; a lambda body
+    ("fori_at_set_to_scan", _BRANCH + "@jax.jit\ndef f(h):\n    def body(i, carry):\n        ys, h = carry\n"
+     "        h = jnp.tanh(h)\n        ys = ys.at[i].set(h)\n        return ys, h\n"
+     "    ys, h = jax.lax.fori_loop(0, 10, body_fun=body, init_val=(jnp.zeros((10, 3)), h))\n    return ys\n"),
+    ("fori_at_set_to_scan", _BRANCH + "@jax.jit\ndef f(x):\n"
+     "    return jax.lax.fori_loop(0, 10, lambda i, ys: ys.at[i, :].set(x * i), jnp.zeros((10, 3)))\n"),
 ]
 
 
@@ -553,3 +559,12 @@ def test_loop_rules_need_a_carried_name_and_rows_that_may_be_an_array() -> None:
     # a parameter used as an array (`groups.shape`) may hold one
     assert passes(_BRANCH + texts[2].replace("x * n", "x * n + groups.shape[0]"), scan)
 
+
+def test_fori_at_set_needs_a_body_that_writes_rows_of_its_carry() -> None:
+    codemod = codemod_for_module("fori_at_set_to_scan")
+    text = _BRANCH + (
+        "@jax.jit\ndef f(x):\n    y = x.at[0].set(1.0)\n    def body(i, c):\n        return c.at[0].set(c[i])\n"
+        "    return jax.lax.fori_loop(0, 10, body, y)\n"
+    )
+    assert codemod.may_match(text) and not passes(text, codemod)
+    assert passes(text.replace("c.at[0]", "c.at[i]"), codemod)
