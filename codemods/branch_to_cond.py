@@ -8,7 +8,7 @@ import libcst as cst
 
 from jaxfix.analysis.branches import Branches
 from jaxfix.analysis.predicates import Truth
-from jaxfix.analysis.screen import Screen, traced_nodes
+from jaxfix.analysis.screen import Screen, branch_tests
 from jaxfix.analysis.syntax import walk
 from jaxfix.codegen import arm_functions, branch_result, logical_test
 from jaxfix.codemod import Codemod, Invalid, Valid
@@ -100,9 +100,10 @@ class BranchToCond(Codemod):
 
     @classmethod
     def may_match_tree(cls, screen: Screen) -> bool:
-        """A finding needs an `if` in a function that TracedAnalysis may find traced, whose test may fail
-        Python's truth test under tracing (`Screen.may_fail_truth`)."""
-        return any(screen.may_fail_truth(node.test) for node in traced_nodes(screen, ast.If))
+        """A finding needs an `if` outside an `if`/`elif` chain, in a function that TracedAnalysis may find
+        traced, whose test PredicateAnalysis may find to fail Python's truth test under tracing
+        (`screen.branch_tests`)."""
+        return any(branch_tests(screen, ast.If))
 
     VALID = (
         # a static test: the shape is known while tracing

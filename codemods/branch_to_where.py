@@ -9,7 +9,7 @@ import libcst as cst
 
 from jaxfix.analysis.carry import snippet
 from jaxfix.analysis.predicates import Truth
-from jaxfix.analysis.screen import Screen, traced_nodes
+from jaxfix.analysis.screen import Screen, branch_tests
 from jaxfix.analysis.syntax import is_none, walk
 from jaxfix.codegen import logical_test
 from jaxfix.codemod import Codemod, Invalid, Valid
@@ -97,9 +97,11 @@ class BranchToWhere(Codemod):
 
     @classmethod
     def may_match_tree(cls, screen: Screen) -> bool:
-        """A finding needs a conditional expression or an `if` in a function that TracedAnalysis may find
-        traced, whose test may fail Python's truth test under tracing (`Screen.may_fail_truth`)."""
-        return any(screen.may_fail_truth(node.test) for node in traced_nodes(screen, ast.If, ast.IfExp))
+        """A finding needs a conditional expression, or an `if` outside an `if`/`elif` chain that only assigns
+        one name (`branches.where_form`: `if t: y = a`, with or without `else: y = b`), in a function that
+        TracedAnalysis may find traced, whose test PredicateAnalysis may find to fail Python's truth test under
+        tracing (`screen.branch_tests`)."""
+        return any(isinstance(node, ast.IfExp) or _one_assignment(node) for node in branch_tests(screen, ast.If, ast.IfExp))
 
     VALID = (
         # a static test
@@ -309,3 +311,17 @@ def _comments(node: cst.If) -> list[cst.EmptyLine]:
         else:
             add(suite.trailing_whitespace.comment)
     return lines
+
+
+def _one_assignment(node: ast.If) -> bool:
+    """The shape `branches.where_form` needs: a body that is only `name = value`, and an `else` that is only
+    `name = value` for the same name, or none."""
+
+    def assigned(block: list[ast.stmt]) -> str | None:
+        if len(block) != 1 or not isinstance(block[0], ast.Assign) or len(block[0].targets) != 1:
+            return None
+        target = block[0].targets[0]
+        return target.id if isinstance(target, ast.Name) else None
+
+    name = assigned(node.body)
+    return name is not None and (not node.orelse or assigned(node.orelse) == name)

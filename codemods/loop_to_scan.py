@@ -14,9 +14,10 @@ import libcst as cst
 
 from jaxfix.analysis.arrays import ARRAY_VALUE as _ARRAY_VALUE, OTHER as _OTHER
 from jaxfix.analysis.carry import Slot, snippet
-from jaxfix.analysis.dataflow import LoopFlow, activity, block_activity, body_statements
+from jaxfix.analysis.dataflow import _ARRAY_EVIDENCE_ATTRIBUTES, ARRAY_METHODS, LoopFlow, activity, block_activity, body_statements
 from jaxfix.analysis.metadata import children
-from jaxfix.analysis.screen import Screen
+from jaxfix.analysis.screen import Screen, dotted, may_carry
+from jaxfix.analysis.syntax import AT_METHODS
 from jaxfix.analysis.shapes import Category
 from jaxfix.analysis.traced import NOT_COMPILED, Kind
 from jaxfix.codegen import carry_value, loop_function, packed
@@ -189,9 +190,12 @@ class LoopToScan(Codemod):
 
     @classmethod
     def may_match_tree(cls, screen: Screen) -> bool:
-        """A finding needs a `for` loop in a function TracedAnalysis may find traced, over `range` (not a short
-        literal one), `reversed(...)`, a name or a subscript: attributes (`self.layers`), `zip`, `enumerate`,
-        displays and method calls are never proven to be an array's rows."""
+        """A finding needs a `for` loop in a function TracedAnalysis may find traced that may carry a name from
+        one step to the next (`screen.may_carry`), over what `_iteration` may accept: `range` (not a short
+        literal one; a forward one needs `.append` or an index `a[i]` in its body: without either it is JF101's),
+        `reversed(...)`, or rows of an array: a name, subscript, arithmetic, `.T`/`.real`/`.imag`, a call that
+        may be a jax.numpy/lax/nn/random function or an array method. Attributes (`self.layers`), `zip`,
+        `enumerate`, other calls and displays are never proven to be an array's rows."""
         in_traced_code = getattr(screen, "in_traced_code", None)
         if in_traced_code is not None:
             loops = in_traced_code(ast.For)
@@ -203,10 +207,16 @@ class LoopToScan(Codemod):
             if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range":
                 if LoopToForiLoop._short(it, cls.option("min-trip-count")):
                     continue
-                return True
-            if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "reversed":
-                return True
-            if isinstance(it, (ast.Name, ast.Subscript)):  # the rows of an array (`self.layers` never is)
+                if len(it.args) < 3 and not _collects_or_indexes(loop):
+                    continue  # a forward range loop collecting nothing: JF101's
+            elif isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "reversed":
+                inner = it.args[0] if len(it.args) == 1 else None
+                range_call = isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) and inner.func.id == "range"
+                if inner is not None and not range_call and not _may_be_rows(screen, inner):
+                    continue
+            elif not _may_be_rows(screen, it):
+                continue
+            if may_carry(screen, loop):
                 return True
         return False
 
@@ -1051,3 +1061,118 @@ class _Rewrite:
         if array != self._code(arg.value):
             return [(arg.value, cst.parse_expression(array))]
         return []
+
+
+# ---- screen ------------------------------------------------------------------------------------------------------
+
+_ARRAY_PREFIXES = ("jax.numpy.", "jax.nn.", "jax.random.", "jax.lax.")  # DataflowAnalysis.is_array_like's calls
+
+
+def _may_be_rows(screen: Screen, expr: ast.expr, seen: frozenset = frozenset()) -> bool:
+    """Over-approximates `ArrayAnalysis.value_kinds(expr) == {ARRAY_VALUE}` (and `DataflowAnalysis.is_array_like`,
+    `ArrayAnalysis._is_array`), what `_rows` needs of the value a loop walks: a name (see `_name_may_be_rows`), an
+    index into one, `.T`/`.real`/`.imag` of one, arithmetic with one, a call that may be a jax.numpy/nn/random/lax
+    function, an array method of one or an `.at[...]` update of one."""
+    may = lambda e: _may_be_rows(screen, e, seen)  # noqa: E731
+    if isinstance(expr, ast.Name):
+        return _name_may_be_rows(screen, expr.id, seen)
+    if isinstance(expr, ast.NamedExpr):
+        return may(expr.value)
+    if isinstance(expr, ast.Subscript):
+        return may(expr.value)
+    if isinstance(expr, ast.Attribute):
+        return expr.attr in ("T", "mT", "real", "imag") and may(expr.value)
+    if isinstance(expr, ast.BinOp):
+        return may(expr.left) or may(expr.right)
+    if isinstance(expr, ast.UnaryOp):
+        return not isinstance(expr.op, ast.Not) and may(expr.operand)
+    if isinstance(expr, ast.IfExp):
+        return may(expr.body) and may(expr.orelse)
+    if isinstance(expr, ast.Call):
+        func = expr.func
+        parts = dotted(func)
+        if parts is not None and any(q.startswith(_ARRAY_PREFIXES) for q in screen.qualified_names(parts)):
+            return True
+        if isinstance(func, ast.Attribute):
+            receiver = func.value
+            if func.attr in AT_METHODS and isinstance(receiver, ast.Subscript):
+                at = receiver.value
+                if isinstance(at, ast.Attribute) and at.attr == "at" and may(at.value):
+                    return True
+            return func.attr in ARRAY_METHODS and may(receiver)
+    return False
+
+
+def _name_may_be_rows(screen: Screen, name: str, seen: frozenset) -> bool:
+    """A name, matched in any scope: used as only arrays are (`_used_as_arrays`: `_name_is_array`'s evidence), an
+    annotated parameter or a bare annotation (ArrayAnalysis), or bound by `=`, `:=` or `op=` to a value that may be
+    an array (the reaching definitions value_kinds follows). Loop, `with` and `except` targets, unpacking, imports,
+    defs and unannotated parameters without such a use never hold an array there."""
+    if name in seen:
+        return True  # a cycle: decided by the bindings outside it
+    if name in _used_as_arrays(screen):
+        return True
+    seen = seen | {name}
+    for how, value in _value_bindings(screen).get(name, ()):
+        if how in ("annotated", "declared") or _may_be_rows(screen, value, seen):
+            return True
+    return False
+
+
+def _value_bindings(screen: Screen) -> dict[str, list[tuple[str, ast.expr | None]]]:
+    """Name → its bindings in any scope that may make it an array: ("value", v) for `name = v`, `name: T = v`,
+    `name := v` and `name op= v`; ("annotated", None) for an annotated parameter, ("declared", None) for `name: T`."""
+    found = screen.__dict__.get("_value_bindings")
+    if found is None:
+        found = {}
+        for node in screen.nodes:
+            kind = type(node)
+            if kind is ast.arg:
+                if node.annotation is not None:
+                    found.setdefault(node.arg, []).append(("annotated", None))
+            elif kind is ast.Assign:
+                for target in node.targets:
+                    if type(target) is ast.Name:
+                        found.setdefault(target.id, []).append(("value", node.value))
+            elif kind in (ast.AugAssign, ast.AnnAssign, ast.NamedExpr):
+                if type(node.target) is ast.Name:
+                    how = "declared" if node.value is None else "value"
+                    found.setdefault(node.target.id, []).append((how, node.value))
+        screen.__dict__["_value_bindings"] = found
+    return found
+
+
+def _used_as_arrays(screen: Screen) -> frozenset[str]:
+    """The names DataflowAnalysis._name_is_array may find used as only arrays are, anywhere in the module: `x.shape`
+    (`_ARRAY_EVIDENCE_ATTRIBUTES`), or a positional argument of a call that may be a jax.numpy function."""
+    found = screen.__dict__.get("_used_as_arrays")
+    if found is None:
+        names = set()
+        for node in screen.nodes:
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+                if node.attr in _ARRAY_EVIDENCE_ATTRIBUTES:
+                    names.add(node.value.id)
+            elif isinstance(node, ast.Call) and node.args:
+                parts = dotted(node.func)
+                if parts is not None and any(q.startswith("jax.numpy.") for q in screen.qualified_names(parts)):
+                    for arg in node.args:
+                        arg = arg.value if isinstance(arg, ast.Starred) else arg
+                        if isinstance(arg, ast.Name):
+                            names.add(arg.id)
+        found = screen.__dict__["_used_as_arrays"] = frozenset(names)
+    return found
+
+
+def _collects_or_indexes(loop: ast.For) -> bool:
+    """What a forward range loop needs for JF102 (`_appended_lists` or `_index_rows`): a `name.append(...)` in its
+    body, or an index `a[i]` by its target `i`."""
+    index = loop.target.id if isinstance(loop.target, ast.Name) else None
+    for statement in loop.body:
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                if node.func.attr == "append" and isinstance(node.func.value, ast.Name):
+                    return True
+            elif isinstance(node, ast.Subscript) and index is not None and isinstance(node.value, ast.Name):
+                if isinstance(node.slice, ast.Name) and node.slice.id == index:
+                    return True
+    return False

@@ -58,6 +58,7 @@ def test_corpus_passes_where_it_matches(codemod, text) -> None:
 
 _LOSS = "import jax\n\ndef loss(p, x):\n    return (p * x).sum()\n\n"
 _STEP = "import jax\n\n@jax.jit\ndef step(p, x):\n    return p * x, (p * x).sum()\n\n"
+_BRANCH = "import jax\nimport jax.numpy as jnp\nfrom functools import partial\n\n"
 _BATCH = "import jax\nimport jax.numpy as jnp\n\ndef f(a, x):\n    return jnp.sin(a * x)\n\n"
 
 # Cases at the edges of what LibCST resolves: each must pass the screen where the codemod reports.
@@ -236,6 +237,42 @@ PROBES = [
      "print(scale := 2.0)\n"),
     ("stale_global", "import jax\n\nn = 0\n\ndef bump():\n    global n\n    n += 1\n\n@jax.jit\ndef f(x):\n"
      "    bump()\n    return x * n\n"),
+    # JF201: an `if` alone in an `else` block is no `elif` (ast writes both alike); a parameter of a function
+    # that traced code calls by name, read in a closure; a parameter of a function vmap takes through partial
+    ("branch_to_cond", _BRANCH + "@jax.jit\ndef f(x, n=1):\n    if n == 1:\n        x = -x\n    else:\n"
+     "        if jnp.sum(x) > 0:\n            x = jnp.cumsum(x)\n    return x\n"),
+    ("branch_to_cond", _BRANCH + "def outer(x, t):\n    def inner(y):\n        if t > 0:\n            y = jnp.cumsum(y)\n"
+     "        return y\n    return inner(x)\n\n@jax.jit\ndef f(x, t):\n    return outer(x, t)\n"),
+    ("branch_to_cond", _BRANCH + "def g(a, t):\n    if t > 0:\n        a = jnp.cumsum(a)\n    return a\n\n"
+     "h = jax.vmap(partial(g, jnp.ones(3)))\n"),
+    # JF202: one-line `if`/`else` assigning one name; a three-argument jnp.where in the test
+    ("branch_to_where", _BRANCH + "@jax.jit\ndef f(x):\n    s = jnp.sum(x)\n    if s > 0: s = -s\n"
+     "    else: s = s * 2.0\n    return s\n"),
+    ("branch_to_where", _BRANCH + "@jax.jit\ndef f(x):\n    s = jnp.sum(x)\n    if jnp.where(s > 0, s, -s) > 1.0:\n"
+     "        s = s * 0.5\n    return s\n"),
+    ("branch_to_where", _BRANCH + "def g(a, t):\n    return a if t > 0 else -a\n\nh = jax.vmap(partial(g, 1.0))\n"),
+    # JF102: rows of a jax.numpy call, of `.T`, of a parameter used as an array; a forward range read as `xs[i]`;
+    # a carry by `+=` alone
+    ("loop_to_scan", _BRANCH + "@jax.jit\ndef f(x):\n    total = jnp.zeros(3)\n    for row in jnp.tanh(x):\n"
+     "        total = 0.5 * total + row\n    return total\n"),
+    ("loop_to_scan", _BRANCH + "@jax.jit\ndef f(x):\n    total = jnp.zeros(3)\n    for row in x.T:\n"
+     "        total = 0.5 * total + row\n    return total\n"),
+    ("loop_to_scan", _BRANCH + "@jax.jit\ndef f(xs):\n    total = jnp.zeros(xs.shape[1:])\n    for x in xs:\n"
+     "        total = 0.5 * total + x\n    return total\n"),
+    ("loop_to_scan", _BRANCH + "@jax.jit\ndef f(xs):\n    total = jnp.zeros(xs.shape[1:])\n"
+     "    for i in range(xs.shape[0]):\n        total = 0.5 * total + xs[i]\n    return total\n"),
+    ("loop_to_scan", _BRANCH + "@jax.jit\ndef f(xs):\n    total = jnp.zeros(xs.shape[1:])\n    for x in xs:\n"
+     "        total += x\n    return total\n"),
+    # JF101: a carry by `+=` alone; a name live only after the loop
+    ("loop_to_fori", _BRANCH + "@jax.jit\ndef f(x):\n    for i in range(100):\n        x += jnp.sin(i * x)\n    return x\n"),
+    ("loop_to_fori", _BRANCH + "@jax.jit\ndef f(x):\n    y = x\n    for i in range(100):\n        y = jnp.sin(i * x)\n"
+     "    return y\n"),
+    # JF104: a body that unpacks its carry, passed by keyword; a lambda body
+    ("fori_at_set_to_scan", _BRANCH + "@jax.jit\ndef f(h):\n    def body(i, carry):\n        ys, h = carry\n"
+     "        h = jnp.tanh(h)\n        ys = ys.at[i].set(h)\n        return ys, h\n"
+     "    ys, h = jax.lax.fori_loop(0, 10, body_fun=body, init_val=(jnp.zeros((10, 3)), h))\n    return ys\n"),
+    ("fori_at_set_to_scan", _BRANCH + "@jax.jit\ndef f(x):\n"
+     "    return jax.lax.fori_loop(0, 10, lambda i, ys: ys.at[i, :].set(x * i), jnp.zeros((10, 3)))\n"),
 ]
 
 
@@ -480,3 +517,54 @@ def test_jit_in_loop_needs_a_new_function_each_iteration_in_the_loop_itself() ->
     assert codemod.may_match(text)
     assert not passes(text, codemod)
     assert passes(text.replace("jax.jit(kinematics.forward)", "jax.jit(lambda v: kinematics.forward(v))"), codemod)
+
+
+def test_branch_rules_need_a_test_that_may_be_proven_traced() -> None:
+    cond, where = codemod_for_module("branch_to_cond"), codemod_for_module("branch_to_where")
+    # a closure over a parameter of a function that nothing traces (chex's fake_test), a jax.numpy call that
+    # answers a Python bool, an `if`/`elif` chain (JF204's)
+    for body in (
+        "def make(static):\n    @jax.jit\n    def f(x):\n        if static == 1:\n            x = -x\n        return x\n"
+        "    return f\n",
+        "@jax.jit\ndef f(x):\n    if jnp.iscomplexobj(x):\n        x = x.real\n    return x\n",
+        "@jax.jit\ndef f(x):\n    s = jnp.sum(x)\n    if s > 0:\n        x = -x\n    elif s < -1:\n        x = x * 2.0\n"
+        "    return x\n",
+    ):
+        text = _BRANCH + body
+        assert cond.may_match(text) and where.may_match(text)
+        assert not passes(text, cond) and not passes(text, where)
+    # JF202 needs an `if` that only assigns one name
+    text = _BRANCH + "@jax.jit\ndef f(x):\n    s = jnp.sum(x)\n    if s > 0:\n        x = -x\n        s = s * 2.0\n    return x\n"
+    assert passes(text, cond) and not passes(text, where)
+    assert passes(text.replace("        x = -x\n", ""), where)
+
+
+def test_loop_rules_need_a_carried_name_and_rows_that_may_be_an_array() -> None:
+    scan, fori = codemod_for_module("loop_to_scan"), codemod_for_module("loop_to_fori")
+    # nothing carried (the body only stores into a dict); flax's lift.py: rows of a list a helper returns,
+    # and of a parameter never used as an array; a forward range loop that neither collects nor indexes
+    texts = [
+        "@jax.jit\ndef f(x):\n    d = {}\n    for k in range(100):\n        d[k] = x * k\n    return d\n",
+        "def _flat(t):\n    return list(t)\n\n@jax.jit\ndef f(tree, x):\n    scopes = _flat(tree)\n    n = 0\n"
+        "    for scope in scopes:\n        n += 1\n    return x * n\n",
+        "@jax.jit\ndef f(groups, x):\n    n = 0\n    for group in groups:\n        n += 1\n    return x * n\n",
+    ]
+    for body in texts:
+        text = _BRANCH + body
+        assert scan.may_match(text) and not passes(text, scan)
+    assert not passes(_BRANCH + texts[0], fori)
+    text = _BRANCH + "@jax.jit\ndef f(x):\n    for i in range(100):\n        x = x + jnp.sin(i * x)\n    return x\n"
+    assert passes(text, fori) and not passes(text, scan)
+    assert passes(text.replace("    for i", "    ys = []\n    for i").replace("    return", "        ys.append(x)\n    return"), scan)
+    # a parameter used as an array (`groups.shape`) may hold one
+    assert passes(_BRANCH + texts[2].replace("x * n", "x * n + groups.shape[0]"), scan)
+
+
+def test_fori_at_set_needs_a_body_that_writes_rows_of_its_carry() -> None:
+    codemod = codemod_for_module("fori_at_set_to_scan")
+    text = _BRANCH + (
+        "@jax.jit\ndef f(x):\n    y = x.at[0].set(1.0)\n    def body(i, c):\n        return c.at[0].set(c[i])\n"
+        "    return jax.lax.fori_loop(0, 10, body, y)\n"
+    )
+    assert codemod.may_match(text) and not passes(text, codemod)
+    assert passes(text.replace("c.at[0]", "c.at[i]"), codemod)

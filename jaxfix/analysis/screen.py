@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Iterable, Iterator, Sequence
 
-from jaxfix.analysis import arrays
+from jaxfix.analysis import arrays, predicates
 from jaxfix.analysis.dataflow import ARRAY_METHODS
 from jaxfix.analysis.traced import ARRAY_NAMESPACES, LAX_BODIES, STATIC_CALLS, TRANSFORMS
 
@@ -71,16 +71,20 @@ class _Scope:
     parent: "_Scope | None"
     bound: set[str] = field(default_factory=set)  # every name the function binds
     tracers: set[str] = field(default_factory=set)  # parameters without default, `+=` and `:=` targets
+    params: set[str] = field(default_factory=set)  # the parameters without default among `tracers`
+    function: ast.AST | None = None  # the def or lambda
     values: list[tuple[str, ast.expr | None]] = field(default_factory=list)  # (name, value) of assignments
     arrays: set[str] = field(default_factory=set)  # annotated parameters and assigned names
     evidence: set[str] = field(default_factory=set)  # names used as only arrays are, here or in nested functions
     solved: frozenset[str] | None = None  # the names that may hold tracers
+    solved_strict: frozenset[str] | None = None  # the same, with parameters only of `_Traced.param_seeds`
 
 
 @dataclass
 class _Traced:
     functions: set[int] = field(default_factory=set)  # id() of the functions TracedAnalysis may trace
     inside: list[tuple[ast.AST, ast.AST]] = field(default_factory=list)  # (node, its innermost function)
+    param_seeds: set[int] = field(default_factory=set)  # id() of the functions whose parameters may be tracers
 
 
 class Screen:
@@ -358,17 +362,19 @@ class Screen:
         of jax.numpy), through indexing and `.T`; any other expression that may be a tracer."""
         return self._may_hold_array_value(expr, self._scope_of(expr))
 
-    def may_fail_truth(self, expr: ast.expr) -> bool:
+    def may_fail_truth(self, expr: ast.expr, strict: bool = False) -> bool:
         """Over-approximates `PredicateAnalysis.test(expr) is not Truth.OTHER`: whether Python's truth test of
         `expr` may raise TracerBoolConversionError (`and`/`or` by their first operand, which Python tests first;
-        a bare name, attribute or index also needs `may_be_array`)."""
+        a bare name, attribute or index also needs `may_be_array`). `strict`: a parameter without a default
+        may be a tracer only in a function of `_Traced.param_seeds` (see `may_fail_truth_strict`)."""
         if isinstance(expr, ast.BoolOp):
-            return self.may_fail_truth(expr.values[0])
+            return self.may_fail_truth(expr.values[0], strict)
         if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not):
-            return self.may_fail_truth(expr.operand)
+            return self.may_fail_truth(expr.operand, strict)
+        scope = self._scope_of(expr)
         if isinstance(expr, (ast.Name, ast.Attribute, ast.Subscript)):
-            return self.may_be_tracer(expr) and self.may_be_array(expr)
-        return self.may_be_tracer(expr)
+            return self._may_be_tracer(expr, scope, None, strict) and self._may_hold_array_value(expr, scope, None, strict)
+        return self._may_be_tracer(expr, scope, None, strict)
 
     def _scope_of(self, expr: ast.expr) -> "_Scope | None":
         function = self._function_of.get(id(expr))
@@ -385,7 +391,7 @@ class Screen:
 
         def visit(node: ast.AST, scope: _Scope | None) -> None:
             if isinstance(node, _FUNCTIONS):
-                inner = _Scope(parent=scope)
+                inner = _Scope(parent=scope, function=node)
                 scopes[id(node)] = inner
                 arguments = node.args
                 positional = [*arguments.posonlyargs, *arguments.args]
@@ -394,10 +400,12 @@ class Screen:
                     inner.bound.add(argument.arg)
                     if index < first_default:
                         inner.tracers.add(argument.arg)
+                        inner.params.add(argument.arg)
                 for argument, default in zip(arguments.kwonlyargs, arguments.kw_defaults):
                     inner.bound.add(argument.arg)
                     if default is None:
                         inner.tracers.add(argument.arg)
+                        inner.params.add(argument.arg)
                 for argument in (*positional, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg):
                     if argument is not None:
                         inner.bound.add(argument.arg)
@@ -449,37 +457,49 @@ class Screen:
                 outer = outer.parent
         return scopes
 
-    def _tracer_names(self, scope: "_Scope") -> frozenset[str]:
-        if scope.solved is None:
+    def _tracer_names(self, scope: "_Scope", strict: bool = False) -> frozenset[str]:
+        solved = scope.solved_strict if strict else scope.solved
+        if solved is None:
             names = set(scope.tracers)
+            if strict and not isinstance(scope.function, ast.Lambda) and id(scope.function) not in self._traced.param_seeds:
+                names -= scope.params
             changed = True
             while changed:
                 changed = False
                 for name, value in scope.values:
-                    if name not in names and value is not None and self._may_be_tracer(value, scope, names):
+                    if name not in names and value is not None and self._may_be_tracer(value, scope, names, strict):
                         names.add(name)
                         changed = True
-            scope.solved = frozenset(names)
-        return scope.solved
+            solved = frozenset(names)
+            if strict:
+                scope.solved_strict = solved
+            else:
+                scope.solved = solved
+        return solved
 
-    def _name_may_be_tracer(self, name: str, scope: "_Scope | None", local: set[str] | None = None) -> bool:
+    def _name_may_be_tracer(
+        self, name: str, scope: "_Scope | None", local: set[str] | None = None, strict: bool = False
+    ) -> bool:
         """Through the scope that binds `name`: the function itself, or one around it (module names never)."""
         while scope is not None:
             if name in scope.bound:
-                names = local if local is not None else self._tracer_names(scope)
+                names = local if local is not None else self._tracer_names(scope, strict)
                 return name in names
             scope, local = scope.parent, None
         return False
 
-    def _may_be_tracer(self, expr: ast.expr, scope: "_Scope | None", local: set[str] | None = None) -> bool:
-        may = lambda e: self._may_be_tracer(e, scope, local)  # noqa: E731
+    def _may_be_tracer(
+        self, expr: ast.expr, scope: "_Scope | None", local: set[str] | None = None, strict: bool = False
+    ) -> bool:
+        may = lambda e: self._may_be_tracer(e, scope, local, strict)  # noqa: E731
         if isinstance(expr, ast.Name):
-            return self._name_may_be_tracer(expr.id, scope, local)
+            return self._name_may_be_tracer(expr.id, scope, local, strict)
         if isinstance(expr, ast.Call):
             parts = dotted(expr.func)
             qualified = list(self.qualified_names(parts)) if parts is not None else []
             if any(q.startswith(ARRAY_NAMESPACES) and q not in STATIC_CALLS for q in qualified):
-                return True
+                if not strict or any(_one_array(q, expr) for q in qualified):
+                    return True
             func = expr.func
             if isinstance(func, ast.Attribute):
                 receiver = func.value
@@ -493,7 +513,7 @@ class Screen:
         if isinstance(expr, ast.UnaryOp):
             return not isinstance(expr.op, ast.Not) and may(expr.operand)
         if isinstance(expr, ast.Compare):
-            return self._may_compare(expr, scope, local)
+            return self._may_compare(expr, scope, local, strict)
         if isinstance(expr, ast.Subscript):
             return may(expr.value)
         if isinstance(expr, ast.Attribute):
@@ -502,7 +522,9 @@ class Screen:
             return may(expr.value)
         return False
 
-    def _may_hold_array_value(self, expr: ast.expr, scope: "_Scope | None", local: set[str] | None = None) -> bool:
+    def _may_hold_array_value(
+        self, expr: ast.expr, scope: "_Scope | None", local: set[str] | None = None, strict: bool = False
+    ) -> bool:
         while isinstance(expr, (ast.Subscript, ast.Attribute)):
             if isinstance(expr, ast.Attribute) and expr.attr not in ("T", "mT", "real", "imag"):
                 return False
@@ -513,9 +535,11 @@ class Screen:
                     return expr.id in scope.arrays or expr.id in scope.evidence
                 scope = scope.parent
             return False
-        return self._may_be_tracer(expr, scope, local)
+        return self._may_be_tracer(expr, scope, local, strict)
 
-    def _may_compare(self, expr: ast.Compare, scope: "_Scope | None", local: set[str] | None) -> bool:
+    def _may_compare(
+        self, expr: ast.Compare, scope: "_Scope | None", local: set[str] | None, strict: bool = False
+    ) -> bool:
         """Over-approximates PredicateAnalysis's traced comparison: `<`, `>`, `==`, ... with no None or string
         operand and an operand that may be a tracer; `==`/`!=` without a number need an array."""
         comparisons = (ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Eq, ast.NotEq)
@@ -524,12 +548,12 @@ class Screen:
             return False
         if any(isinstance(o, ast.Constant) and (o.value is None or isinstance(o.value, (str, bytes))) for o in operands):
             return False
-        traced = [o for o in operands if self._may_be_tracer(o, scope, local)]
+        traced = [o for o in operands if self._may_be_tracer(o, scope, local, strict)]
         if not traced:
             return False
         if all(isinstance(op, (ast.Eq, ast.NotEq)) for op in expr.ops):
             numbers = any(_is_number(o) for o in operands)
-            return numbers or any(self._may_hold_array_value(o, scope, local) for o in traced)
+            return numbers or any(self._may_hold_array_value(o, scope, local, strict) for o in traced)
         return True
 
     # ---- calls -------------------------------------------------------------------------------------------------
@@ -584,12 +608,18 @@ class Screen:
                                 named.add(inner.id)
             stack.extend((child, function) for child in ast.iter_child_nodes(node))
         seeds.extend(f for name in named for f in defs.get(name, ()))
+        # PredicateAnalysis proves a parameter a tracer only where a transformation or lax call seeds its
+        # function, or where traced code calls the function by its name.
+        result.param_seeds.update(id(f) for f in seeds)
         while seeds:
             function = seeds.pop()
             if id(function) not in result.functions:
                 result.functions.add(id(function))
                 seeds.extend(nested.get(id(function), ()))
                 seeds.extend(f for name in called.get(id(function), ()) for f in defs.get(name, ()))
+        result.param_seeds.update(
+            id(f) for function in result.functions for name in called.get(function, ()) for f in defs.get(name, ())
+        )
         return result
 
     def _mentions(self, expr: ast.AST, names) -> bool:
@@ -708,6 +738,19 @@ def _spellings(name: str, bound) -> Iterator[tuple[str, ...]]:
             yield (parts[end - 1],)
 
 
+def _one_array(qualified: str, call: ast.Call) -> bool:
+    """PredicateAnalysis's calls that return one array: in an array namespace, not a static or shape query, not
+    a tuple, list or pytree (`jnp.shape`, `jnp.size`, `jax.random.split`); `jnp.where(t, a, b)` yes."""
+    if qualified == "jax.numpy.where" and len(call.args) + len(call.keywords) == 3:
+        return True
+    return (
+        qualified.startswith(ARRAY_NAMESPACES)
+        and not qualified.startswith(predicates._NOT_ONE_ARRAY_PREFIXES)
+        and qualified not in STATIC_CALLS
+        and qualified not in predicates._NOT_ONE_ARRAY
+    )
+
+
 def _is_number(expr: ast.AST) -> bool:
     if isinstance(expr, ast.Constant):
         return isinstance(expr.value, (int, float, complex))
@@ -813,3 +856,86 @@ def array_bindings(screen: Screen) -> dict[str, frozenset[str]]:
     found = {name: frozenset(how) for name, how in kinds.items()}
     _BINDINGS[screen] = found
     return found
+
+
+# ---- JF201, JF202: truth tests of `if` statements and conditional expressions -----------------------------------
+
+
+def _elif(node: ast.If) -> ast.If | None:
+    """The `elif` of `node`, if it has one. `ast` writes `elif t:` and `else:` holding only `if t:` alike; the
+    `if` of an `else` block is indented deeper than the `else`, an `elif` starts in the column of its `if`."""
+    if len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If) and node.orelse[0].col_offset == node.col_offset:
+        return node.orelse[0]
+    return None
+
+
+def branch_tests(screen: Screen, *types: type[ast.AST]) -> Iterator[ast.AST]:
+    """The nodes of these types (ast.If, ast.IfExp) in code TracedAnalysis may trace whose test PredicateAnalysis
+    may prove to fail Python's truth test (`Screen.may_fail_truth`, strict: with parameters only of functions a
+    transformation or lax call seeds or traced code calls by name); an `if` of an `if`/`elif` chain (JF204's)
+    never."""
+    nodes = list(traced_nodes(screen, *types))
+    chained = set()
+    for node in nodes:
+        if isinstance(node, ast.If) and (link := _elif(node)) is not None:
+            chained.update((id(node), id(link)))
+    for node in nodes:
+        if id(node) not in chained and screen.may_fail_truth(node.test, strict=True):
+            yield node
+
+
+# ---- JF101, JF102: loops that may carry a name from one step to the next ------------------------------------------
+
+_DYNAMIC_SCOPE = frozenset({"locals", "vars", "eval", "exec"})
+
+
+def _reads(screen: Screen, function: ast.AST) -> frozenset[str] | None:
+    """The names `function` (nested functions included) may read: loaded names, `op=` targets, `global` and
+    `nonlocal` names; None where it calls `locals`, `vars`, `eval` or `exec` (any name may be read)."""
+    cache = screen.__dict__.setdefault("_function_reads", {})
+    found = cache.get(id(function), ())
+    if found == ():
+        names: set[str] = set()
+        for node in ast.walk(function):
+            if isinstance(node, ast.Name):
+                if isinstance(node.ctx, ast.Load):
+                    if node.id in _DYNAMIC_SCOPE:
+                        names = None
+                        break
+                    names.add(node.id)
+            elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+                names.add(node.target.id)
+            elif isinstance(node, (ast.Global, ast.Nonlocal)):
+                names.update(node.names)
+        found = cache[id(function)] = None if names is None else frozenset(names)
+    return found
+
+
+def may_carry(screen: Screen, loop: ast.For | ast.While) -> bool:
+    """Over-approximates `LoopFlow.carried` being non-empty (dataflow.loop_flow: names the body writes or deletes,
+    the loop's own targets aside, that are live at the head of an iteration or after the loop): a name the body
+    binds or deletes (nested code included) that the enclosing function reads anywhere (`_reads`)."""
+    function = screen._function_of.get(id(loop))
+    if function is None:
+        return True  # module level: not traced code anyway, but nothing here to decide it
+    reads = _reads(screen, function)
+    targets = set(_target_names(loop.target)) if isinstance(loop, (ast.For, ast.AsyncFor)) else set()
+    for statement in loop.body:
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+                bound = (node.id,)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                bound = (node.name,)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                bound = tuple((a.asname or a.name).split(".")[0] for a in node.names)
+            elif isinstance(node, ast.ExceptHandler) and node.name:
+                bound = (node.name,)
+            elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+                bound = (node.name,)
+            elif isinstance(node, ast.MatchMapping) and node.rest:
+                bound = (node.rest,)
+            else:
+                continue
+            if any(name not in targets and (reads is None or name in reads) for name in bound):
+                return True
+    return False
