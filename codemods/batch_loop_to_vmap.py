@@ -118,7 +118,7 @@ class _Batch:
     numbered: bool = False  # an index loop whose index is also used as a number: mapped over jnp.arange too
     mapped: cst.BaseExpression | None = None  # the function given to `map`
     statements: list = field(default_factory=list)  # a `for` loop's statements before the `.append(element)`
-    append: cst.SimpleStatementLine | None = None  # a `for` loop's `ys.append(element)` line
+    append: cst.SimpleStatementLine | None = None  # the line storing the element (`ys.append(element)`, a row write)
 
 
 @dataclass
@@ -476,10 +476,7 @@ class BatchLoopToVmap(Codemod):
         moved = [*creation.leading_lines, *node.leading_lines]
         if creation.trailing_whitespace.comment is not None:  # `ys = []  # comment`
             moved.insert(len(creation.leading_lines), cst.EmptyLine(comment=creation.trailing_whitespace.comment))
-        pieces[0] = pieces[0].with_changes(leading_lines=moved)
-        if spec.function is not None and isinstance(node.body, cst.IndentedBlock) and node.body.footer:
-            # comments after the body's last statement end the local function's body, as they ended the loop's
-            pieces[0] = pieces[0].with_changes(body=pieces[0].body.with_changes(footer=node.body.footer))
+        pieces = _keep_body_comments(node, spec, pieces, moved)
         if node.body.header.comment is not None:  # `for x in xs:  # comment` keeps its comment on the new line
             pieces[-1] = pieces[-1].with_changes(trailing_whitespace=node.body.header)
         fix = self.fix(
@@ -533,7 +530,7 @@ class BatchLoopToVmap(Codemod):
         moved = [*creation.leading_lines, *loop.leading_lines]
         if creation.trailing_whitespace.comment is not None:
             moved.insert(len(creation.leading_lines), cst.EmptyLine(comment=creation.trailing_whitespace.comment))
-        pieces[0] = pieces[0].with_changes(leading_lines=moved)
+        pieces = _keep_body_comments(loop, spec, pieces, moved)
         if loop.body.header.comment is not None:
             pieces[-1] = pieces[-1].with_changes(trailing_whitespace=loop.body.header)
         fix = self.fix(
@@ -620,6 +617,7 @@ class BatchLoopToVmap(Codemod):
         for row in rows:
             if row.value.value in flow.modified or row.value.value == out:
                 raise _Refused(f"the loop assigns `{row.value.value}`, whose rows it reads")
+        batch.append = statements[-1]  # the line writing the row: its comments go with the returned value
         spec = self._spec(batch)  # a pure body that batches, using the index only where a tracer can be
         # The rows' shape and dtype: those of a row of the buffer, or a cast to its dtype.
         env: dict = {}
@@ -1442,6 +1440,33 @@ def _append_of(statement) -> tuple[str, cst.BaseExpression] | None:
     if arg.keyword is not None or arg.star:
         return None
     return call.func.value.value, arg.value
+
+
+def _keep_body_comments(loop: cst.For, spec, pieces: list, moved: list) -> list:
+    """`pieces` (the local function if any, then the vmap statement) with `moved` as the first one's leading
+    lines and the loop body's comments kept: where a local function holds the body's statements (with their
+    own comments), the comments after its last statement end the function as they ended the loop; where the body
+    becomes a single call, each of its comment lines and end-of-line comments goes above the new statement."""
+    body = loop.body
+    if spec.function is not None:
+        pieces[0] = pieces[0].with_changes(leading_lines=moved)
+        if isinstance(body, cst.IndentedBlock) and body.footer:
+            pieces[0] = pieces[0].with_changes(body=pieces[0].body.with_changes(footer=body.footer))
+        return pieces
+    comments = [
+        cst.EmptyLine(comment=node.comment)
+        for node in _in_order(body)
+        if isinstance(node, (cst.EmptyLine, cst.TrailingWhitespace)) and node is not body.header and node.comment
+    ]
+    pieces[0] = pieces[0].with_changes(leading_lines=[*moved, *comments])
+    return pieces
+
+
+def _in_order(node: cst.CSTNode):
+    """Every node under `node` in the order of the source."""
+    yield node
+    for child in children(node):
+        yield from _in_order(child)
 
 
 def _simple_assignment(statement) -> str | None:

@@ -439,3 +439,26 @@ def test_statements_with_comments_above_them_go_into_the_body_as_they_are() -> N
     )
     settings = engine.Settings(tuple(c.code for c in registry.all_codemods()), unsafe_fixes=True)
     assert engine.fix_text(HEAD + body, settings)[3] == []  # no internal error
+
+
+def test_comments_of_a_body_that_becomes_one_call_go_above_it() -> None:
+    """With no local function to hold them, the body's comment lines, end-of-line comments and closing comments
+    are kept above the new statement, in their order (they used to be dropped)."""
+    body = (
+        "@jax.jit\ndef f(xs: jax.Array):\n    out = []\n    for x in xs:\n        # squash\n"
+        "        out.append(jnp.tanh(x))  # tanh\n        # done\n    return jnp.stack(out)\n"
+    )
+    assert _fixed(body) == (
+        "@jax.jit\ndef f(xs: jax.Array):\n    # squash\n    # tanh\n    # done\n    out = jax.vmap(jnp.tanh)(xs)\n"
+        "    return out\n"
+    )
+
+
+def test_comments_of_a_row_loop_body_are_kept() -> None:
+    body = (
+        "def f(xs: jax.Array):\n    out = jnp.zeros(len(xs), dtype=jnp.int32)\n    for i in range(len(xs)):\n"
+        "        # row i\n        out = out.at[i].set(jnp.sum(xs[i] > 0))  # count\n        # done\n    return out\n"
+    )
+    fixed = _fixed(body)
+    assert "jax.vmap" in fixed and "for i in" not in fixed
+    assert fixed.index("# row i") < fixed.index("# count") < fixed.index("# done") < fixed.index("jax.vmap")
