@@ -96,6 +96,10 @@ PROBES = [
     ("print_in_traced", "import jax\ndef f(x):\n    def inner(y):\n        print(y)\n    inner(x)\n    return x\ng = jax.grad(f)\n"),
     ("print_in_traced", "import jax\nfrom functools import partial\ndef f(n, x):\n    print(x)\n    return x\n"
      "g = jax.vmap(partial(f, 1))\n"),
+    # JF204: a method of an array reading a traced argument is traced (`s.sum(x)`), as TracedAnalysis joins the
+    # receiver and the arguments; found by benchmarks/fuzz.py
+    ("elif_chain", "import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(x):\n    s = s.sum(x)\n    if s > 1.0:\n"
+     "        x = jnp.cumsum(x)\n    elif s < -1.0:\n        x = jnp.flip(x)\n    return x\n"),
     ("print_in_traced", "import jax\nfrom functools import partial\n@partial(jax.jit, static_argnums=0)\ndef f(n, x):\n"
      "    print(x)\n    return x\n"),
     ("print_in_traced", "from jax import lax\nimport jax.numpy as jnp\ndef body(i, c):\n    print(c)\n    return c\n"

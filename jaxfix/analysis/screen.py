@@ -506,7 +506,11 @@ class Screen:
                 if isinstance(receiver, ast.Subscript) and isinstance(receiver.value, ast.Attribute):
                     if receiver.value.attr == "at" and may(receiver.value.value):
                         return True
-                return func.attr in ARRAY_METHODS and may(receiver)
+                # TracedAnalysis joins a method's receiver and arguments (`s.sum(x)` is traced with `x`)
+                return func.attr in ARRAY_METHODS and (
+                    may(receiver) or any(may(a.value if isinstance(a, ast.Starred) else a) for a in expr.args)
+                    or any(may(k.value) for k in expr.keywords)
+                )
             return False
         if isinstance(expr, ast.BinOp):
             return may(expr.left) or may(expr.right)
