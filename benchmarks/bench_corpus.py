@@ -86,7 +86,7 @@ def targets_for(cases: list[corpus.Case], size: int, batch: int) -> tuple[list, 
 def cell(before: dict, after: dict, key: str, show) -> str:
     if before.get("error") or after.get("error"):
         return f"{'-' if before.get('error') else show(before.get(key))} / {'-' if after.get('error') else show(after.get(key))}"
-    return f"{show(before.get(key))} / {show(after.get(key))} ({report.times(report.ratio(before.get(key), after.get(key)))})"
+    return f"{show(before.get(key))} / {show(after.get(key))} ({report.times(report.rounded_ratio(before.get(key), after.get(key)))})"
 
 
 def device_name(row: dict[str, Any]) -> str:

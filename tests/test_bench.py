@@ -426,3 +426,12 @@ def test_bench_corpus_judges_eager_batches_against_the_jitted_rewrite(tmp_path: 
     eager_run = lines[at].split("|")[5].rsplit("(", 1)[1].rstrip(") ")
     assert f"run {jitted_run} against `jax.jit(softmax_all)`: " in verdict, (verdict, jitted)
     assert verdict.endswith(f"; against the rewrite run eagerly {eager_run}"), (verdict, lines[at])
+
+
+def test_bench_corpus_cells_show_the_ratio_the_row_carries() -> None:
+    """A table cell and the verdict read the same ratio: 262.54 is carried as 262.5 (4 digits) and shown as
+    262x, where rounding the raw value once gave 263x in the cell beside a 262x verdict."""
+    module = _bench_corpus_module("bench_corpus_under_test_cells")
+    before, after = {"run_s": 262.54}, {"run_s": 1.0}
+    shown = report.times(report.ratios(before, after)["run"])
+    assert module.cell(before, after, "run_s", str).endswith(f"({shown})") and shown == "262x"

@@ -56,7 +56,12 @@ def rows(results: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def ratios(before: dict[str, Any], after: dict[str, Any]) -> dict[str, float | None]:
-    return {name: _rounded(ratio(before.get(key), after.get(key))) for name, key in RATIOS.items()}
+    return {name: rounded_ratio(before.get(key), after.get(key)) for name, key in RATIOS.items()}
+
+
+def rounded_ratio(before: Any, after: Any) -> float | None:
+    """`ratio` to 4 significant digits, as the rows carry it: a table cell shows what the row says."""
+    return _rounded(ratio(before, after))
 
 
 def _rounded(value: float | None) -> float | None:
