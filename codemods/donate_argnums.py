@@ -13,6 +13,7 @@ from jaxfix.analysis.jit import (
     Jitted, add_jit_keyword, call_sites, jit_keywords, jitted_functions, nested_jitted_functions, static_parameters,
 )
 from jaxfix.analysis.metadata import children
+from jaxfix.analysis.screen import ast_target_names
 from jaxfix.analysis.syntax import walk
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Safety
@@ -792,22 +793,12 @@ def _assigned(body: list[ast.stmt]) -> set[str]:
         else:
             targets = []
         for target in targets:
-            found.update(_target_names(target))
+            found.update(ast_target_names(target))
         if isinstance(statement, (ast.If, ast.For, ast.AsyncFor, ast.While)):
             stack.extend([*statement.body, *statement.orelse])
         elif isinstance(statement, (ast.With, ast.AsyncWith)):
             stack.extend(statement.body)
     return found
-
-
-def _target_names(target: ast.expr):
-    if isinstance(target, ast.Name):
-        yield target.id
-    elif isinstance(target, (ast.Tuple, ast.List)):
-        for element in target.elts:
-            yield from _target_names(element)
-    elif isinstance(target, ast.Starred):
-        yield from _target_names(target.value)
 
 
 def _rebinds(target: ast.expr, call: ast.Call) -> bool:

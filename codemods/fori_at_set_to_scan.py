@@ -14,7 +14,7 @@ import libcst as cst
 
 from jaxfix.analysis.dataflow import activity, body_statements
 from jaxfix.analysis.metadata import children
-from jaxfix.analysis.screen import Screen
+from jaxfix.analysis.screen import Screen, ast_target_names
 from jaxfix.analysis.shapes import FreshBuffer, same_shape
 from jaxfix.analysis.syntax import is_docstring, is_number, param_names, row_write, target_names, walk
 from jaxfix.analysis.traced import Kind
@@ -25,7 +25,6 @@ _FORI = "jax.lax.fori_loop"
 _FORI_PARAMS = ("lower", "upper", "body_fun", "init_val")
 _AT = re.compile(r"\.\s*at\b")
 _BUILTIN_NAMES = frozenset(dir(builtins))
-
 
 
 class _Refused(Exception):
@@ -955,7 +954,7 @@ def _may_write_rows(function: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambd
     for node in nodes:
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and node.value.id == carry:
             for target in node.targets:
-                carried.update(_ast_target_names(target))
+                carried.update(ast_target_names(target))
     for node in nodes:
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "set"):
             continue
@@ -972,16 +971,6 @@ def _may_write_rows(function: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambd
         if full and len(node.args) == 1 and not node.keywords and not isinstance(node.args[0], ast.Starred):
             return True
     return False
-
-
-def _ast_target_names(target: ast.AST):
-    if isinstance(target, ast.Name):
-        yield target.id
-    elif isinstance(target, (ast.Tuple, ast.List)):
-        for element in target.elts:
-            yield from _ast_target_names(element)
-    elif isinstance(target, ast.Starred):
-        yield from _ast_target_names(target.value)
 
 
 def _writes_rows(body: cst.FunctionDef | cst.Lambda, index: str, carry: str) -> bool:
@@ -1004,7 +993,6 @@ def _single_assign(statement) -> cst.Assign | None:
         if isinstance(small, cst.Assign):
             return small
     return None
-
 
 
 def _assigned(statement) -> set[str]:

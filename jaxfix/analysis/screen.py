@@ -250,7 +250,7 @@ class Screen:
                     if isinstance(target, ast.Name):
                         bind(scope, target.id, "value", statement.value)
                     else:
-                        for name in _target_names(target):
+                        for name in ast_target_names(target):
                             bind(scope, name, "other")
             elif isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
                 how = "value" if statement.value is not None else "declared"
@@ -258,11 +258,11 @@ class Screen:
             elif isinstance(statement, ast.AugAssign) and isinstance(statement.target, ast.Name):
                 bind(scope, statement.target.id, "augmented", statement.value)
             elif isinstance(statement, (ast.For, ast.AsyncFor)):
-                for name in _target_names(statement.target):
+                for name in ast_target_names(statement.target):
                     bind(scope, name, "other")
             elif isinstance(statement, (ast.With, ast.AsyncWith)):
                 for item in statement.items:
-                    for name in _target_names(item.optional_vars):
+                    for name in ast_target_names(item.optional_vars):
                         bind(scope, name, "other")
             elif isinstance(statement, _TRIES):
                 for handler in statement.handlers:
@@ -707,10 +707,10 @@ def _bound_values(target: ast.AST, value: ast.expr | None) -> Iterator[tuple[str
 def _statement_binds(node: ast.AST) -> Iterator[str]:
     """Names a `for`, `with`, `except`, import or class statement binds in its function."""
     if isinstance(node, (ast.For, ast.AsyncFor)):
-        yield from _target_names(node.target)
+        yield from ast_target_names(node.target)
     elif isinstance(node, (ast.With, ast.AsyncWith)):
         for item in node.items:
-            yield from _target_names(item.optional_vars)
+            yield from ast_target_names(item.optional_vars)
     elif isinstance(node, ast.ExceptHandler):
         if node.name:
             yield node.name
@@ -721,15 +721,15 @@ def _statement_binds(node: ast.AST) -> Iterator[str]:
         yield node.name
 
 
-def _target_names(target: ast.AST | None) -> Iterator[str]:
+def ast_target_names(target: ast.AST | None) -> Iterator[str]:
     """The names an assignment target binds (`a`, `b` of `a, (b, *_) = ...`); not attributes or items."""
     if isinstance(target, ast.Name):
         yield target.id
     elif isinstance(target, (ast.Tuple, ast.List)):
         for element in target.elts:
-            yield from _target_names(element)
+            yield from ast_target_names(element)
     elif isinstance(target, ast.Starred):
-        yield from _target_names(target.value)
+        yield from ast_target_names(target.value)
 
 
 def _spellings(name: str, bound) -> Iterator[tuple[str, ...]]:
@@ -923,7 +923,7 @@ def may_carry(screen: Screen, loop: ast.For | ast.While) -> bool:
     if function is None:
         return True  # module level: not traced code anyway, but nothing here to decide it
     reads = _reads(screen, function)
-    targets = set(_target_names(loop.target)) if isinstance(loop, (ast.For, ast.AsyncFor)) else set()
+    targets = set(ast_target_names(loop.target)) if isinstance(loop, (ast.For, ast.AsyncFor)) else set()
     for statement in loop.body:
         for node in ast.walk(statement):
             if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
