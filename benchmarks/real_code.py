@@ -25,7 +25,6 @@ tests need `pip install chex==0.1.92` beside jax):
 from __future__ import annotations
 
 import argparse
-import ast
 import collections
 import hashlib
 import os
@@ -37,6 +36,9 @@ import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from tool_speed import ast_parse_seconds  # noqa: E402  (one measure of the baseline for both scripts)
 
 FINDING = re.compile(r"^(?P<path>.+?):(?P<line>\d+):(?P<col>\d+): (?P<code>JF\d+) ")
 APPLIED = re.compile(r"Applied (?P<fixes>\d+) fix(?:es)? in \d+ files? \((?P<changed>\d+) changed\)")
@@ -55,15 +57,6 @@ def tree_digest(root: Path) -> str:
     return digest.hexdigest()
 
 
-def ast_parse_seconds(files: list[Path]) -> float:
-    sources = [f.read_bytes() for f in files]
-    start = time.perf_counter()
-    for source in sources:
-        try:
-            ast.parse(source)
-        except (SyntaxError, ValueError):
-            pass
-    return time.perf_counter() - start
 
 
 def jaxfix(arguments: list[str], cache: Path) -> tuple[subprocess.CompletedProcess, float]:
