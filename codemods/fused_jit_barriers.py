@@ -11,6 +11,7 @@ from libcst.metadata import ScopeProvider
 
 from jaxfix.analysis.dataflow import activity, body_statements
 from jaxfix.analysis.jit import donated_parameters, jit_keywords, jit_wrapped, jitted_functions, static_parameters
+from jaxfix.analysis.screen import names_called_in_loops
 from jaxfix.analysis.syntax import walk
 from jaxfix.analysis.traced import TRANSFORMS
 from jaxfix.codegen import partial_spelling
@@ -219,11 +220,7 @@ class FusedJitBarriers(Codemod):
                 candidates.add(step.name)
         if not candidates:
             return False
-        return any(
-            isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in candidates
-            for loop in ast.walk(screen.tree) if isinstance(loop, (ast.For, ast.While))
-            for n in ast.walk(loop)
-        )
+        return not candidates.isdisjoint(names_called_in_loops(screen))
 
     # ---- the pieces --------------------------------------------------------------------------------------
 

@@ -9,6 +9,7 @@ import libcst as cst
 from jaxfix.analysis.dataflow import activity, root_name
 from jaxfix.analysis.jit import calls_compiled
 from jaxfix.analysis.metadata import children
+from jaxfix.analysis.screen import may_call_compiled
 from jaxfix.analysis.syntax import target_names, walk
 from jaxfix.codemod import Codemod, Invalid, Valid
 
@@ -107,21 +108,15 @@ class HostTransferInLoop(Codemod):
         call that may be compiled (`calls_compiled`: `jax.jit(f)(x)`, or a name with a binding that may make a
         jitted callable) and holds a transfer of one of the names assigned (`_transfer`: `float(x)`, `x.item()`,
         `np.asarray(x)`, `jax.device_get(x)`, `print(x)`, where `x` may be an attribute or item of the name)."""
-        compiled = _compiled_names(screen)
-        if compiled is None:
-            return False
         for loop in screen.nodes:
             if type(loop) not in _AST_LOOPS:
                 continue
             direct = _direct_nodes(loop)
             device = set()
             for node in direct:
-                if type(node) is ast.Assign and isinstance(node.value, ast.Call):
-                    func = node.value.func
-                    if isinstance(func, ast.Name) and func.id in compiled or (
-                        isinstance(func, ast.Call) and screen.may_resolve_to(func.func, _COMPILERS)
-                    ):
-                        device.update(n.id for t in node.targets for n in ast.walk(t) if type(n) is ast.Name)
+                call = node.value if type(node) is ast.Assign else None
+                if isinstance(call, ast.Call) and may_call_compiled(screen, call):
+                    device.update(n.id for t in node.targets for n in ast.walk(t) if type(n) is ast.Name)
             if device and any(type(n) is ast.Call and _may_transfer(screen, n, device) for n in direct):
                 return True
         return False
@@ -222,38 +217,6 @@ class HostTransferInLoop(Codemod):
 
 _AST_LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _AST_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
-_COMPILERS = frozenset({"jax.jit", "jax.pmap"})
-_PARTIAL = frozenset({"functools.partial"})
-
-
-def _compiled_names(screen) -> set[str] | None:
-    """The names with a binding that `jit._compiles` may accept: a def with a decorator that is jax.jit/pmap, a
-    call of one or a `partial` of one, or `name = <call>` of one of those; None when nothing may name jit/pmap
-    (then not even `jax.jit(f)(x)` is there)."""
-    may = screen.may_resolve_to
-
-    def compiler(expr: ast.expr) -> bool:
-        if may(expr, _COMPILERS):
-            return True
-        if isinstance(expr, ast.Call):
-            if may(expr.func, _COMPILERS):
-                return True
-            return may(expr.func, _PARTIAL) and bool(expr.args) and may(expr.args[0], _COMPILERS)
-        return False
-
-    if not any(type(n) in (ast.Name, ast.Attribute) and may(n, _COMPILERS) for n in screen.nodes):
-        return None
-    names = set()
-    for node in screen.nodes:
-        kind = type(node)
-        if kind in (ast.FunctionDef, ast.AsyncFunctionDef):
-            if any(compiler(d) for d in node.decorator_list):
-                names.add(node.name)
-        elif kind is ast.Assign and isinstance(node.value, ast.Call):
-            if may(node.value.func, _COMPILERS) or compiler(node.value.func):
-                names.update(t.id for t in node.targets if type(t) is ast.Name)
-    return names
-
 
 def _direct_nodes(loop: ast.AST) -> list[ast.AST]:
     """The nodes of a loop's body outside nested loops, functions, lambdas and classes (`_direct`)."""

@@ -9,6 +9,7 @@ from libcst.metadata import ScopeProvider
 
 from jaxfix.analysis.dataflow import activity
 from jaxfix.analysis.jit import jit_keywords, jitted_functions, only_arithmetic, static_parameters
+from jaxfix.analysis.screen import names_called_in_loops
 from jaxfix.analysis.syntax import walk
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Safety
@@ -113,11 +114,7 @@ class StaticFloatArg(Codemod):
                     candidates.update(t.id for t in stmt.targets if isinstance(t, ast.Name))
         if not candidates:
             return False
-        return any(
-            isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in candidates
-            for loop in ast.walk(screen.tree) if isinstance(loop, (ast.For, ast.While))
-            for n in ast.walk(loop)
-        )
+        return not candidates.isdisjoint(names_called_in_loops(screen))
 
     def visit_Module(self, node: cst.Module) -> None:
         jitted = list(jitted_functions(self.context, node))

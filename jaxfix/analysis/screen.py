@@ -21,9 +21,8 @@ attribute's name (`tree_map` of `obj.tree_map`), a keyword or a parameter, so `n
 from __future__ import annotations
 
 import ast
-import weakref
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, wraps
 from typing import Iterable, Iterator, Sequence
 
 from jaxfix.analysis import arrays, predicates
@@ -768,6 +767,37 @@ def _at_base(expr: ast.AST) -> ast.AST | None:
     return None
 
 
+# ---- facts of the rules' screens, computed once per module ---------------------------------------------------
+
+
+def _once_per_screen(fact):
+    """`fact(screen)` computed on first use and kept on the Screen, as its cached properties are."""
+    key = f"_fact_{fact.__name__}"
+
+    @wraps(fact)
+    def remembered(screen: Screen):
+        try:
+            return screen.__dict__[key]
+        except KeyError:
+            found = screen.__dict__[key] = fact(screen)
+            return found
+
+    return remembered
+
+
+# ---- JF503, JF504: functions called in loops ----------------------------------------------------------------
+
+
+@_once_per_screen
+def names_called_in_loops(screen: Screen) -> frozenset[str]:
+    """The names called as `name(...)` anywhere inside a `for` or `while` loop (nested code included)."""
+    return frozenset(
+        node.func.id
+        for loop in screen.nodes if isinstance(loop, (ast.For, ast.While))
+        for node in ast.walk(loop) if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+    )
+
+
 # ---- JF704, JF702: calls of compiled functions (jit.py's `calls_compiled`) -------------------------------------------
 
 _COMPILERS = frozenset({"jax.jit", "jax.pmap"})
@@ -789,22 +819,20 @@ def _may_compile(screen: Screen, expr: ast.AST) -> bool:
     return first is not None and screen.may_resolve_to(first, _COMPILERS)
 
 
+@_once_per_screen
 def compiled_names(screen: Screen) -> frozenset[str]:
     """The names that some binding may make a compiled callable (jit.py's `_compiles`), matched by name instead of
     scope: a def (or async def) with a decorator that may be jit/pmap, and `name = <call>` whose callee may be
     jit/pmap or a call that makes one (`jax.jit(...)(f)`, `partial(jax.jit, ...)(f)`)."""
-    found = screen.__dict__.get("_compiled_names")
-    if found is None:
-        names: set[str] = set()
-        for statement, _ in screen.statements:
-            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                if any(_may_compile(screen, d) for d in statement.decorator_list):
-                    names.add(statement.name)
-            elif isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Call):
-                if _may_compile(screen, statement.value.func):
-                    names.update(t.id for t in statement.targets if isinstance(t, ast.Name))
-        found = screen.__dict__["_compiled_names"] = frozenset(names)
-    return found
+    names: set[str] = set()
+    for statement, _ in screen.statements:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if any(_may_compile(screen, d) for d in statement.decorator_list):
+                names.add(statement.name)
+        elif isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Call):
+            if _may_compile(screen, statement.value.func):
+                names.update(t.id for t in statement.targets if isinstance(t, ast.Name))
+    return frozenset(names)
 
 
 def may_call_compiled(screen: Screen, call: ast.Call) -> bool:
@@ -818,11 +846,11 @@ def may_call_compiled(screen: Screen, call: ast.Call) -> bool:
 
 # ---- JF301, JF705: the ways each name is bound that may make it an array ------------------------------------------
 
-_BINDINGS: "weakref.WeakKeyDictionary[Screen, dict[str, frozenset[str]]]" = weakref.WeakKeyDictionary()
 _CONTAINERS = (ast.List, ast.Tuple, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp)
 _SCALARS = (ast.Constant, ast.JoinedStr, ast.Lambda, ast.GeneratorExp)
 
 
+@_once_per_screen
 def array_bindings(screen: Screen) -> dict[str, frozenset[str]]:
     """Name → the kinds of its bindings, in any scope, that DataflowAnalysis.is_array_like may count for it:
     "annotated" (a parameter with an annotation), "parameter" (one without), "value" (`name = v`, `name: T = v`
@@ -831,9 +859,6 @@ def array_bindings(screen: Screen) -> dict[str, frozenset[str]]:
     (`name op= v`). ArrayAnalysis proves a name only when all its bindings in its scope make arrays, which
     "annotated", "value" and "augmented" may; the traced-name path also takes "parameter" and "scalar".
     Names that only loops, `with`, imports, unpacking, defs and classes bind are absent."""
-    found = _BINDINGS.get(screen)
-    if found is not None:
-        return found
     kinds: dict[str, set[str]] = {}
 
     def add(name: str, kind: str) -> None:
@@ -857,9 +882,7 @@ def array_bindings(screen: Screen) -> dict[str, frozenset[str]]:
             value = node.value
             if type(node.target) is ast.Name and not isinstance(value, (*_CONTAINERS, *_SCALARS)):
                 add(node.target.id, "value")
-    found = {name: frozenset(how) for name, how in kinds.items()}
-    _BINDINGS[screen] = found
-    return found
+    return {name: frozenset(how) for name, how in kinds.items()}
 
 
 # ---- JF201, JF202: truth tests of `if` statements and conditional expressions -----------------------------------
