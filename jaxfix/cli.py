@@ -13,7 +13,7 @@ import typer
 
 from jaxfix import __version__, config, registry
 from jaxfix.discovery import discover
-from jaxfix.engine import FileResult, Settings, process_files, process_text
+from jaxfix.engine import FileResult, Settings, process_files, process_text, tune_gc
 from jaxfix.files import SourceError, SourceFile, decode
 from jaxfix.report import diff, github, text
 from jaxfix.report.progress import Progress
@@ -591,6 +591,7 @@ def _main(
 
 
 def main() -> None:
+    tune_gc()
     try:
         app()
     except KeyboardInterrupt:

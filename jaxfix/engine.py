@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import gc
 import multiprocessing
 import os
 import traceback
@@ -29,6 +30,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from jaxfix import registry
 from jaxfix.analysis.context import ModuleContext
+from jaxfix.analysis.metadata import fast_visits
 from jaxfix.analysis.screen import Screen
 from jaxfix.codemod import Codemod
 from jaxfix.diagnostics import Diagnostic, Fix, Safety, TextEdit
@@ -118,7 +120,8 @@ def analyse(
         return [], [], None
     consulted = _consulted(active, text, tree)
     wrapper = MetadataWrapper(cst.parse_module(text), unsafe_skip_copy=True)  # freshly parsed: nobody shares it
-    diagnostics, errors = _run_codemods(wrapper, [*active, *consulted])
+    with fast_visits():
+        diagnostics, errors = _run_codemods(wrapper, [*active, *consulted])
     if consulted:  # run only for what they tell the codemods that consult them, not reported
         silent = {c.code for c in consulted}
         diagnostics = [d for d in diagnostics if d.code not in silent]
@@ -547,6 +550,15 @@ def _cached(path: str, settings: Settings, fix: bool, cache: ResultCache) -> Fil
     return _from_cache(FileResult(path), raw, cache.key(path, raw), cache, settings, fix)
 
 
+def tune_gc() -> None:
+    """For a process that only runs jaxfix (a worker, the command line): what is imported by now lives as long as
+    the process, so the collector stops scanning it (`gc.freeze`), and young collections run 14x less often. Each
+    file's trees are garbage once it is done; scanning them over and over while they are built cost ~12% of a cold
+    check's CPU (782 real files: 26.4 s -> 23.1 s)."""
+    gc.freeze()
+    gc.set_threshold(10_000, 10, 10)
+
+
 def _compute(work: list, jobs: int) -> Iterator[FileResult]:
     if jobs <= 1 or len(work) < PARALLEL_THRESHOLD:
         yield from map(_process_one, work)
@@ -562,5 +574,5 @@ def _compute(work: list, jobs: int) -> Iterator[FileResult]:
     # Small chunks: a few files cost most of the time (those the screens send to LibCST), and big chunks would
     # leave one worker with several of them while the others idle.
     chunksize = max(1, len(work) // (jobs * 32))
-    with ProcessPoolExecutor(max_workers=min(jobs, len(work)), mp_context=context) as pool:
+    with ProcessPoolExecutor(max_workers=min(jobs, len(work)), mp_context=context, initializer=tune_gc) as pool:
         yield from pool.map(_process_one, work, chunksize=chunksize)

@@ -1,6 +1,7 @@
 """jaxfix.analysis.metadata gives LibCST's own answers: each node's children are `node.children` in the same
 order, the parent map equals ParentNodeProvider's and the qualified names equal QualifiedNameProvider's, node
-for node, on every corpus file and on the shapes of code that scopes treat specially."""
+for node, and a visit under `fast_visits()` makes the same calls in the same order as LibCST's (so every metadata
+provider and codemod sees the same), on every corpus file and on the shapes of code that scopes treat specially."""
 
 from __future__ import annotations
 
@@ -8,9 +9,16 @@ from pathlib import Path
 
 import libcst as cst
 import pytest
-from libcst.metadata import MetadataWrapper, ParentNodeProvider, QualifiedNameProvider
+from libcst.metadata import (
+    ExpressionContextProvider,
+    MetadataWrapper,
+    ParentNodeProvider,
+    QualifiedNameProvider,
+    ScopeProvider,
+)
 
-from jaxfix.analysis.metadata import QualifiedNames, children, parent_map
+from jaxfix.analysis import metadata
+from jaxfix.analysis.metadata import QualifiedNames, children, fast_visits, parent_map
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 SPECIAL = {
@@ -56,3 +64,100 @@ def test_same_answers_as_libcst(name, source):
     for node, value in expected.items():
         value = value() if callable(value) else value
         assert set(ours.get(node, ())) == set(value), (name, cst.Module([]).code_for_node(node))
+
+
+class _Recorder(cst.CSTVisitor):
+    """Every call a traversal makes on it, in order. It declines the children of every fifth node, as a visitor
+    whose `visit_X` returns False does; `hooks=False` records no attribute calls (the path that skips them)."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple] = []
+
+    def on_visit(self, node):
+        self.events.append(("visit", type(node).__name__, id(node)))
+        return len(self.events) % 5 != 0
+
+    def on_leave(self, node):
+        self.events.append(("leave", id(node)))
+
+
+class _HookRecorder(_Recorder):
+    def on_visit_attribute(self, node, attribute):
+        self.events.append(("enter", id(node), attribute))
+
+    def on_leave_attribute(self, node, attribute):
+        self.events.append(("exit", id(node), attribute))
+
+
+class _Batched(cst.BatchableCSTVisitor):
+    """A batched visitor with a field hook, as ScopeProvider has (`visit_ClassDef_bases`)."""
+
+    def __init__(self, events: list) -> None:
+        super().__init__()
+        self.events = events
+
+    def visit_Name(self, node):
+        self.events.append(("name", node.value))
+
+    def visit_Call_args(self, node):
+        self.events.append(("args", id(node)))
+
+    def leave_Call_args(self, node):
+        self.events.append(("/args", id(node)))
+
+
+def _recorded(module: cst.Module, kind: type) -> list[tuple]:
+    visitor = kind()
+    module.visit(visitor)
+    return visitor.events
+
+
+@pytest.mark.parametrize("name, source", _sources(), ids=lambda v: v if "\n" not in v else "")
+def test_fast_visits_make_libcsts_calls(name, source):
+    module = cst.parse_module(source)
+    expected = {kind: _recorded(module, kind) for kind in (_Recorder, _HookRecorder)}
+    batched_expected: list = []
+    MetadataWrapper(module, unsafe_skip_copy=True).visit_batched([_Batched(batched_expected)])
+    libcst_scopes = _scope_facts(MetadataWrapper(module, unsafe_skip_copy=True))
+    with fast_visits():
+        assert cst.CSTNode.visit is metadata.visit
+        for kind, events in expected.items():
+            assert _recorded(module, kind) == events, kind.__name__
+        batched: list = []
+        MetadataWrapper(module, unsafe_skip_copy=True).visit_batched([_Batched(batched)])
+        assert batched == batched_expected
+        assert _scope_facts(MetadataWrapper(module, unsafe_skip_copy=True)) == libcst_scopes
+    assert cst.CSTNode.visit is metadata._LIBCST_VISIT
+
+
+def _scope_facts(wrapper: MetadataWrapper) -> list:
+    """What ScopeProvider and ExpressionContextProvider say of every node: its scope's kind and name, the qualified
+    names it has there, and its expression context; then every scope's assignments and accesses."""
+    scopes = wrapper.resolve(ScopeProvider)
+    contexts = wrapper.resolve(ExpressionContextProvider)
+    facts = []
+    for node in _nodes(wrapper.module):
+        scope = scopes.get(node)
+        names = sorted((q.name, q.source.name) for q in scope.get_qualified_names_for(node)) if scope else None
+        facts.append((type(node).__name__, type(scope).__name__, getattr(scope, "name", None), names, contexts.get(node)))
+    for scope in dict.fromkeys(s for s in scopes.values() if s is not None):
+        facts.append(sorted((a.name, type(a).__name__, len(a.references)) for a in scope.assignments))
+        facts.append(sorted((a.node.value if isinstance(a.node, cst.Name) else type(a.node).__name__) for a in scope.accesses))
+    return facts
+
+
+def test_fast_visits_leave_transformers_to_libcst():
+    class Upper(cst.CSTTransformer):
+        def leave_Name(self, original, updated):
+            return updated.with_changes(value=updated.value.upper())
+
+    with fast_visits():
+        assert cst.parse_module("x = y\n").visit(Upper()).code == "X = Y\n"
+
+
+def test_fast_visits_nest_and_restore():
+    with fast_visits():
+        with fast_visits():
+            assert cst.CSTNode.visit is metadata.visit
+        assert cst.CSTNode.visit is metadata.visit  # the outer block still holds it
+    assert cst.CSTNode.visit is metadata._LIBCST_VISIT
