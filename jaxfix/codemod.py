@@ -176,6 +176,14 @@ class Codemod(cst.BatchableCSTVisitor):
         engine has not yet; a codemod that does not override this costs nothing here."""
         return True
 
+    @classmethod
+    def findings_from_tree(cls, screen: Screen) -> list[Diagnostic] | None:
+        """Every finding this codemod would report in the module, computed from its `ast` alone and equal to what
+        its LibCST run gives (positions, messages, fix descriptions and safety), or None where only that run can
+        tell. A module where every codemod that passes the screens answers is never parsed with LibCST. Only
+        findings without an applicable fix can come from here: a fix is made of LibCST nodes."""
+        return None
+
     def get_metadata(self, key, node, default=_NO_DEFAULT):
         """LibCST's get_metadata, resolved lazily for this module on first use of each provider."""
         table = self.context.wrapper.resolve(key)

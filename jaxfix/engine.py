@@ -115,10 +115,12 @@ def analyse(
     """Diagnostics of every codemod on `text` (suppressed ones dropped), internal errors, and the wrapper whose
     nodes the diagnostics' fixes refer to. `tree`, the `ast` of `text` where the caller has it, saves the screen a
     parse. Raises cst.ParserSyntaxError for unparsable text."""
-    active = screened(text, codemods, tree=tree)
+    active, screen = _screened(text, codemods, tree)
     if not active:
         return [], [], None
     consulted = _consulted(active, text, tree)
+    if not consulted and (found := _findings_from_tree(active, screen)) is not None:
+        return sorted(unsuppressed(found, text), key=Diagnostic.sort_key), [], None
     wrapper = MetadataWrapper(cst.parse_module(text), unsafe_skip_copy=True)  # freshly parsed: nobody shares it
     with fast_visits():
         diagnostics, errors = _run_codemods(wrapper, [*active, *consulted])
@@ -133,11 +135,33 @@ def screened(text: str, codemods: Sequence[type[Codemod]], *, tree: ast.Module |
     """The codemods that may find something in `text`: the text screens first, then, for those that pass, the
     `ast` screens (the module is parsed for them only if `tree` is not given and one of them needs it). A screen
     that cannot decide (`ast` rejects the text, or it nests too deeply) lets its codemod through."""
+    return _screened(text, codemods, tree)[0]
+
+
+def _screened(
+    text: str, codemods: Sequence[type[Codemod]], tree: ast.Module | None
+) -> tuple[list[type[Codemod]], Screen | None]:
     active = [c for c in codemods if c.may_match(text)]
     if not active:
-        return active
+        return active, None
     screen = Screen(text, tree)
-    return [c for c in active if _may_match_tree(c, screen)]
+    return [c for c in active if _may_match_tree(c, screen)], screen
+
+
+def _findings_from_tree(active: Sequence[type[Codemod]], screen: Screen) -> list[Diagnostic] | None:
+    """The findings of every active codemod from the `ast` (`Codemod.findings_from_tree`), or None as soon as one
+    cannot give them there, or fails to: the LibCST run then decides, and reports a crash of the codemod as its
+    own (tests/test_tree_findings.py calls `findings_from_tree` directly, where a failure shows)."""
+    found: list[Diagnostic] = []
+    for codemod in active:
+        try:
+            answer = codemod.findings_from_tree(screen)
+        except Exception:
+            return None
+        if answer is None:
+            return None
+        found.extend(answer)
+    return found
 
 
 def _consulted(active: Sequence[type[Codemod]], text: str, tree: ast.Module | None) -> list[type[Codemod]]:

@@ -21,6 +21,7 @@ attribute's name (`tree_map` of `obj.tree_map`), a keyword or a parameter, so `n
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
 from functools import cached_property, wraps
 from typing import Iterable, Iterator, Sequence
@@ -966,3 +967,40 @@ def may_carry(screen: Screen, loop: ast.For | ast.While) -> bool:
             if any(name not in targets and (reads is None or name in reads) for name in bound):
                 return True
     return False
+
+
+# ---- positions as LibCST gives them (for `Codemod.findings_from_tree`) ------------------------------------------
+
+
+@_once_per_screen
+def _encoded_lines(screen: Screen) -> tuple[bytes, list[int]]:
+    """The module's text in UTF-8 (what `ast` offsets count) and the offset where each line starts: lines end at
+    "\r\n", "\r" or "\n", as Python's tokenizer and LibCST both count them."""
+    data = screen.text.encode("utf-8", "surrogatepass")
+    return data, [0, *(match.end() for match in _LINE_END.finditer(data))]
+
+
+_LINE_END = re.compile(rb"\r\n|\r|\n")
+
+
+def _offset(screen: Screen, line: int, column: int) -> int:
+    data, starts = _encoded_lines(screen)
+    return starts[line - 1] + column
+
+
+def libcst_span(screen: Screen, node: ast.AST) -> tuple[tuple[int, int], tuple[int, int]]:
+    """(line, column) of the start and the end of `node` as `Codemod.report` gives them from LibCST's
+    PositionProvider: columns count characters from 1, where `ast` counts UTF-8 bytes from 0."""
+    data, starts = _encoded_lines(screen)
+
+    def position(line: int, column: int) -> tuple[int, int]:
+        start = starts[line - 1]
+        return line, len(data[start : start + column].decode("utf-8", "surrogatepass")) + 1
+
+    return position(node.lineno, node.col_offset), position(node.end_lineno, node.end_col_offset)
+
+
+def source_bytes(screen: Screen, start: tuple[int, int], end: tuple[int, int]) -> bytes:
+    """The module's UTF-8 text between two `ast` positions, (line, byte offset) each."""
+    data, _ = _encoded_lines(screen)
+    return data[_offset(screen, *start) : _offset(screen, *end)]

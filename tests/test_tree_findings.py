@@ -1,0 +1,155 @@
+"""`Codemod.findings_from_tree` gives exactly what the codemod's LibCST run reports, wherever it answers: on every
+embedded example, every corpus file and probes of what the `ast` and LibCST see differently (positions after
+non-ASCII text, line endings, parentheses, shims, shadowed names). The engine then skips LibCST for the module."""
+
+from __future__ import annotations
+
+import libcst as cst
+import pytest
+from libcst.metadata import MetadataWrapper
+
+from jaxfix import corpus, engine, registry
+from jaxfix.analysis.screen import Screen
+from jaxfix.codemod import Codemod
+from jaxfix.diagnostics import Diagnostic
+
+ANSWERING = [c for c in registry.all_codemods() if c.findings_from_tree.__func__ is not Codemod.findings_from_tree.__func__]
+JF901 = next(c for c in registry.all_codemods() if c.code == "JF901")
+
+
+def _shown(diagnostics: list[Diagnostic]) -> list[tuple]:
+    """Everything of a finding that leaves the process (`engine._detached` drops the CST nodes of fixes)."""
+    return sorted(
+        (d.start.line, d.start.column, d.end.line, d.end.column, d.code, d.name, d.message,
+         d.fix and (d.fix.safety, d.fix.description, d.fix.add_imports, d.fix.remove_imports))
+        for d in diagnostics
+    )  # fmt: skip
+
+
+def _libcst_run(text: str, codemod: type[Codemod]) -> list[Diagnostic]:
+    wrapper = MetadataWrapper(cst.parse_module(text), unsafe_skip_copy=True)
+    diagnostics, errors = engine._run_codemods(wrapper, [codemod])
+    assert not errors, errors
+    return diagnostics
+
+
+def _answer(text: str, codemod: type[Codemod]) -> list[Diagnostic] | None:
+    """The codemod's answer where its screens pass the module (the engine asks no other); none where they do not."""
+    screen = Screen(text)
+    if not (codemod.may_match(text) and codemod.may_match_tree(screen)):
+        return []
+    return codemod.findings_from_tree(screen)
+
+
+def _check(text: str, codemod: type[Codemod]) -> list[Diagnostic] | None:
+    answer = _answer(text, codemod)
+    if answer is not None:
+        assert not any(d.fixable for d in answer), "a fix needs LibCST nodes"
+        assert _shown(answer) == _shown(_libcst_run(text, codemod))
+    return answer
+
+
+def test_some_codemod_answers() -> None:
+    assert JF901 in ANSWERING
+
+
+def _cases():
+    for codemod in ANSWERING:
+        for kind, examples in (("INVALID", codemod.INVALID), ("VALID", codemod.VALID)):
+            for index, example in enumerate(examples):
+                yield pytest.param(codemod, example.code, id=f"{codemod.code}-{kind}-{index}")
+        for case in corpus.cases():
+            for path in dict.fromkeys([case.before, case.after]):
+                yield pytest.param(codemod, path.read_text(encoding="utf-8"), id=f"{codemod.code}-{case.id}/{path.name}")
+
+
+@pytest.mark.parametrize("codemod,text", list(_cases()))
+def test_same_findings_as_the_libcst_run(codemod, text) -> None:
+    _check(text, codemod)
+
+
+_KEY = "import jax\n\n"
+DECIDED = {  # modules the `ast` must answer for, and how many hints each holds
+    "plain": (_KEY + "k = jax.random.PRNGKey(0)\n", 1),
+    "from_random": ("from jax import random\nk = random.PRNGKey(0)\nclass A:\n    def f(self):\n        return self.random.PRNGKey(1)\n", 1),
+    "from_import_alias": ("from jax.random import PRNGKey as P\nk = P(0)\n", 1),
+    "from_import": ("import jax\nfrom jax.random import PRNGKey\nk = PRNGKey(0)\nx = obj.PRNGKey(1)\nf(PRNGKey=2)\n", 1),
+    "module_alias": ("import jax.random as jr\nimport jax.numpy as jnp\nk = jr.PRNGKey(0) + jnp.zeros(2)\n", 1),
+    "attribute_of_it": (_KEY + "doc = jax.random.PRNGKey.__doc__\nf = jax.random.PRNGKey\n", 2),
+    "parenthesized": (_KEY + "k = (jax.random).PRNGKey(0), (jax.random.PRNGKey)(1), (\n    jax.random\n    .PRNGKey(2))\n", 3),
+    "non_ascii_before": (_KEY + "é = 'ü€𝔘'; k = jax.random.PRNGKey(0)  # ✓\ns = 'ñ' + str(jax.random.PRNGKey(1))\n", 2),
+    "tabs": (_KEY + "def f():\n\tif True:\n\t\treturn jax.random.PRNGKey(0)\n", 1),
+    "crlf": (_KEY.replace("\n", "\r\n") + "def f():\r\n    return jax.random.PRNGKey(0)\r\n", 1),
+    "cr": (_KEY.replace("\n", "\r") + "def f():\r    return jax.random.PRNGKey(0)\r", 1),
+    "continuation": (_KEY + "k = \\\n    jax.random.PRNGKey(0)\n", 1),
+    "before_the_import": ("def g():\n    return jax.random.PRNGKey(0)\nimport jax\n", 1),
+    "import_in_try": ("try:\n    import jax\nexcept ImportError:\n    pass\nk = jax.random.PRNGKey(0)\n", 1),
+    "shim_try": (_KEY + "try:\n    k = jax.random.PRNGKey(0)\n    def g():\n        return jax.random.PRNGKey(1)\nexcept (ValueError, AttributeError):\n    k = jax.random.key(0)\n", 0),
+    "other_try": (_KEY + "try:\n    k = jax.random.PRNGKey(0)\nexcept ValueError:\n    k = None\nfinally:\n    jax.random.PRNGKey(1)\n", 2),
+    "annotation_decorator_default": (_KEY + "@jax.random.PRNGKey\ndef f(k: jax.random.PRNGKey = jax.random.PRNGKey(0)) -> None: ...\n", 3),
+    "lambda_comprehension_class": (_KEY + "f = lambda s: jax.random.PRNGKey(s)\nks = [jax.random.PRNGKey(i) for i in range(2)]\nclass C:\n    k = jax.random.PRNGKey(0)\n", 3),
+    "subscript_target": (_KEY + "jax.random.PRNGKey(0)[0] = 1\n", 1),
+    "star_import": ("from jax.random import *\nimport jax\nk = PRNGKey(0) + jax.random.PRNGKey(1)\n", 1),
+    "relative_import": ("from . import random\nk = random.PRNGKey(0)\n", 0),
+    "two_bindings_no_row": ("import numpy as random\nfrom jax import numpy as random\nx = random.zeros(2)\nimport jax\nk = jax.random.PRNGKey(0)\n", 1),
+    "unrelated_parameter": (_KEY + "def f(key, rng):\n    return jax.random.PRNGKey(0)\n", 1),
+    "match_and_walrus": (_KEY + "match x:\n    case [a, *rest]:\n        k = jax.random.PRNGKey(0)\nif (n := 1):\n    pass\n", 1),
+    "tree_map_is_not_a_row": (_KEY + "y = jax.tree_util.tree_map(f, x)\nk = jax.random.PRNGKey(0)\n", 1),
+    "no_hint": (_KEY + "k = jax.random.key(0)\n", 0),
+    "two_imports_of_jax": ("import jax\nimport jax.random\nk = jax.random.PRNGKey(0)\n", 1),
+    "form_feed": (_KEY + "k = jax.random.PRNGKey(0)\x0c; j = jax.random.PRNGKey(1)\n", 2),
+    "elif_body": (_KEY + "if x:\n    pass\nelif y:\n    k = jax.random.PRNGKey(0)\n", 1),
+    "import_in_class": (_KEY + "class A:\n    import numpy as np\n    k = jax.random.PRNGKey(0)\n", 1),
+    "comprehension_test": (_KEY + "k = [jax.random.PRNGKey(0) for _ in range(3) if jax.random.PRNGKey(1)]\n", 2),
+}
+UNDECIDED = {  # modules where the LibCST run decides (the `ast` would have to follow scopes or guess)
+    "parameter_shadows": _KEY + "def f(jax):\n    return jax.random.PRNGKey(0)\n",
+    "assigned": ("from jax import random\nrandom = make()\nk = random.PRNGKey(0)\n"),
+    "import_in_function": "def f():\n    import jax\n    return jax.random.PRNGKey(0)\n",
+    "global": _KEY + "def f():\n    global jax\n    return jax.random.PRNGKey(0)\n",
+    "conflicting_imports": "import jax\nimport numpy as jax\nk = jax.random.PRNGKey(0)\n",
+    "hasattr_shim": _KEY + "if hasattr(jax.random, 'key'):\n    k = jax.random.key(0)\nelse:\n    k = jax.random.PRNGKey(0)\n",
+    "version_shim": _KEY + "k = jax.random.key(0) if jax.__version__ > '0.4.16' else jax.random.PRNGKey(0)\n",
+    "fstring": _KEY + "s = f'{jax.random.PRNGKey(0)}'\n",
+    "assigned_to": _KEY + "jax.random.PRNGKey = make\n",
+    "deleted": _KEY + "del jax.random.PRNGKey\n",
+    "other_row": _KEY + "k = jax.random.PRNGKey(0)\ny = jax.tree_map(f, x)\n",
+    "other_row_imported": "from jax import tree_map\nimport jax\nk = jax.random.PRNGKey(0)\n",
+    "import_of_the_key_module_path": "import jax.random.PRNGKey\nk = jax.random.PRNGKey(0)\n",
+    "from_import_through_the_key": "import jax\nfrom jax.random.PRNGKey import x\n",
+    "comprehension_variable": _KEY + "ks = [jax.random.PRNGKey(i) for jax in mods]\n",
+}
+
+
+@pytest.mark.parametrize("name", DECIDED)
+def test_the_ast_answers_for_plain_modules(name) -> None:
+    text, count = DECIDED[name]
+    answer = _check(text, JF901)
+    assert answer is not None and len(answer) == count
+
+
+@pytest.mark.parametrize("name", UNDECIDED)
+def test_the_libcst_run_decides_the_rest(name) -> None:
+    text = UNDECIDED[name]
+    assert _answer(text, JF901) is None
+    assert engine.analyse(text, [JF901])[2] is not None  # parsed with LibCST
+
+
+def test_a_module_the_ast_answers_for_is_not_parsed_with_libcst(monkeypatch) -> None:
+    text = DECIDED["from_random"][0] + "x = 1  # noqa: JF901\n"
+    monkeypatch.setattr(engine.cst, "parse_module", lambda *a, **k: pytest.fail("parsed with LibCST"))
+    diagnostics, errors, wrapper = engine.analyse(text, [JF901])
+    assert wrapper is None and not errors and len(diagnostics) == 1
+
+
+def test_another_codemod_that_may_match_sends_the_module_to_libcst() -> None:
+    text = _KEY + "k = jax.random.PRNGKey(0)\n\n@jax.jit\ndef f(x):\n    print(x)\n    return x\n"
+    diagnostics, _, wrapper = engine.analyse(text, registry.all_codemods())
+    assert wrapper is not None
+    assert {d.code for d in diagnostics} == {"JF901", "JF601"}
+
+
+def test_suppressed_hints_stay_suppressed() -> None:
+    text = _KEY + "a = jax.random.PRNGKey(0)  # noqa: JF901\nb = jax.random.PRNGKey(1)\n"
+    diagnostics, _, wrapper = engine.analyse(text, [JF901])
+    assert wrapper is None and [d.start.line for d in diagnostics] == [4]
