@@ -79,7 +79,8 @@ def problems_of(text: str, *, bare: bool = True) -> list[str]:
                 found.append(f"not idempotent: a second apply made {applied_again} more fixes")
     if not bare:
         return found
-    # Every codemod without its screens: no crash, and nothing the screened run missed.
+    # Every codemod without its screens: no crash, and the screened run (whose findings may come from the `ast`,
+    # `Codemod.findings_from_tree`) neither misses a finding nor reports one of its own, nor words one otherwise.
     try:
         wrapper = MetadataWrapper(cst.parse_module(text), unsafe_skip_copy=True)
         bare, bare_errors = engine._run_codemods(wrapper, registry.all_codemods())
@@ -90,9 +91,10 @@ def problems_of(text: str, *, bare: bool = True) -> list[str]:
         return found + [f"the bare run raised: {traceback.format_exc().strip().splitlines()[-1]}"]
     found += [f"internal error without screens: {e}" for e in bare_errors if e not in errors]
     if not errors and not bare_errors:
-        screened = {(d.code, d.start) for d in screened_run}
-        missed = {(d.code, d.start) for d in unsuppressed(bare, text)} - screened
-        found += [f"a screen hid {code} at {start.line}:{start.column}" for code, start in sorted(missed, key=str)]
+        screened = {(d.code, d.start, d.end, d.message) for d in screened_run}
+        everything = {(d.code, d.start, d.end, d.message) for d in unsuppressed(bare, text)}
+        found += [f"a screen hid {c} at {start.line}:{start.column}" for c, start, _, _ in sorted(everything - screened, key=str)]
+        found += [f"{c} at {start.line}:{start.column} only with screens" for c, start, _, _ in sorted(screened - everything, key=str)]
     return found
 
 

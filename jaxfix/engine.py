@@ -18,6 +18,8 @@ import dataclasses
 import gc
 import multiprocessing
 import os
+import sys
+import threading
 import traceback
 import warnings
 from concurrent.futures import ProcessPoolExecutor
@@ -587,10 +589,14 @@ def _compute(work: list, jobs: int) -> Iterator[FileResult]:
     if jobs <= 1 or len(work) < PARALLEL_THRESHOLD:
         yield from map(_process_one, work)
         return
-    # Not fork: a process that has imported JAX (the tests, an editor's server) is multithreaded, and forking
-    # it can deadlock. forkserver forks from a clean single-threaded server instead, which imports the engine
-    # once (preload) so that each worker starts with it imported.
-    if "forkserver" in multiprocessing.get_all_start_methods():
+    # fork only from a single-threaded process (the command line): it starts workers with everything imported,
+    # at once. A process that has imported JAX (the tests, an editor's server) is multithreaded, and forking it
+    # can deadlock; forkserver forks from a clean single-threaded server instead, which imports the engine once
+    # (preload) so that each worker starts with it imported (~0.5 s more per run).
+    methods = multiprocessing.get_all_start_methods()
+    if "fork" in methods and threading.active_count() == 1 and "jax" not in sys.modules:
+        context = multiprocessing.get_context("fork")
+    elif "forkserver" in methods:
         context = multiprocessing.get_context("forkserver")
         context.set_forkserver_preload(["jaxfix.engine", "jaxfix.registry"])
     else:

@@ -178,6 +178,22 @@ def test_parallel_run_matches_serial(tmp_path: Path) -> None:
     assert serial.output.count("JF601") == 6
 
 
+def test_command_line_workers_match_serial(tmp_path: Path) -> None:
+    """`python -m jaxfix` is single-threaded and has not imported JAX, so its workers are forked (the in-process run
+    above, beside JAX's threads, uses forkserver)."""
+    for index in range(12):
+        (tmp_path / f"m{index:02}.py").write_text(FINDING if index % 2 else CLEAN)
+
+    def check(jobs: str) -> subprocess.CompletedProcess:
+        command = [sys.executable, "-m", "jaxfix", "check", "--no-cache", "-j", jobs, "."]
+        return subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+
+    serial, parallel = check("1"), check("2")
+    assert parallel.returncode == serial.returncode == 1
+    assert parallel.stdout == serial.stdout and serial.stdout.count("JF601") == 6
+    assert parallel.stderr == serial.stderr
+
+
 def test_module_entry_point(tree: Path) -> None:
     completed = subprocess.run(
         [sys.executable, "-m", "jaxfix", "check", "bad.py"], cwd=tree, capture_output=True, text=True
