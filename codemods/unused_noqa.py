@@ -88,8 +88,12 @@ class UnusedNoqa(Codemod):
     @classmethod
     def may_match(cls, text: str) -> bool:
         """Only a file with a jaxfix suppression: `# noqa: E501` alone, common in real code, must not cost a
-        LibCST parse."""
-        return _SCREEN.search(text) is not None
+        LibCST parse. Case-insensitive regular expressions are slow: the lowered text must hold "noqa" or "jaxf"
+        before the expression is tried (0.15 s -> 0.06 s over 782 real files). Not "jaxfix": the expression's
+        `i` also matches "İ" and "ı", which lower to something else; n, o, q, a, j, x and f match nothing but
+        their two cases."""
+        lowered = text.lower()
+        return ("noqa" in lowered or "jaxf" in lowered) and _SCREEN.search(text) is not None
 
     @classmethod
     def consults(cls, text: str) -> Sequence[str]:

@@ -277,6 +277,10 @@ PROBES = [
      "    ys, h = jax.lax.fori_loop(0, 10, body_fun=body, init_val=(jnp.zeros((10, 3)), h))\n    return ys\n"),
     ("fori_at_set_to_scan", _BRANCH + "@jax.jit\ndef f(x):\n"
      "    return jax.lax.fori_loop(0, 10, lambda i, ys: ys.at[i, :].set(x * i), jnp.zeros((10, 3)))\n"),
+    # JF001: suppressions in any case, the dotted and dotless I included (the expression's `i` matches them)
+    ("unused_noqa", "import jax\nx = 1  # NOQA: JF601\n"),
+    ("unused_noqa", "import jax\nx = 1  # JAXF\u0130X: ignore[JF601]\n"),
+    ("unused_noqa", "import jax\nx = 1  # jaxf\u0131x: ignore\n"),
 ]
 
 
