@@ -63,3 +63,13 @@ def test_the_checks_catch_a_broken_codemod(monkeypatch) -> None:
 def test_mutations_are_reproducible_and_mostly_compile() -> None:
     assert fuzz.mutants(20, seed=1) == fuzz.mutants(20, seed=1)
     assert len(fuzz.mutants(20, seed=1)) == 20
+
+
+def test_a_blocked_update_names_the_first_reference_whatever_runs_beside_it() -> None:
+    """Found by the fuzzer: JF401 named whichever escaping reference a scope's (unordered) accesses gave first, so
+    its message changed with the codemods run beside it. It names the first in the file now."""
+    text = "import jax.numpy as jnp\n\n\ndef both(v):\n    yield x\n    x = jnp.zeros(3)\n    y = x\n    y = x\n    x[0] = v\n    return x, y\n"
+    jf401 = [c for c in registry.all_codemods() if c.code == "JF401"]
+    alone = [d.message for d in engine.analyse(text, jf401)[0]]
+    together = [d.message for d in engine.analyse(text, registry.all_codemods())[0] if d.code == "JF401"]
+    assert alone == together and "line 5 (`yield x`)" in alone[0]

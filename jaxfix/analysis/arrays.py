@@ -325,13 +325,14 @@ class ArrayAnalysis:
             reason = self._binding_blocker(assignment, statement)
             if reason is not None:
                 return reason
-        for read in self._reads(owner, x):
-            if self._escapes(read, owner) and self._may_run_before(read, statement, owner):
-                line = self._positions[read].start.line
-                return (
-                    f"`{x}` is also referenced on line {line} (`{self._snippet(read)}`) before this update; in NumPy "
-                    "that reference would see the update, after a rebinding it would not"
-                )
+        escaping = [r for r in self._reads(owner, x) if self._escapes(r, owner) and self._may_run_before(r, statement, owner)]
+        if escaping:  # the first in the file: scopes keep their accesses in sets, whose order varies between runs
+            read = min(escaping, key=lambda r: (self._positions[r].start.line, self._positions[r].start.column))
+            line = self._positions[read].start.line
+            return (
+                f"`{x}` is also referenced on line {line} (`{self._snippet(read)}`) before this update; in NumPy "
+                "that reference would see the update, after a rebinding it would not"
+            )
         return None
 
     # ---- which names hold arrays ---------------------------------------------------------------------------
