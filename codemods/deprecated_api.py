@@ -891,161 +891,6 @@ def _hint_message(api: Api) -> str:
     return f"{message} ({reason})" if reason else message
 
 
-# ---- the PRNGKey hints from the `ast` (DeprecatedApi.findings_from_tree) ----------------------------------------
-
-_KEY = _EXACT["jax.random.PRNGKey"]
-_SHIM_WORDS = (b"hasattr", b"version")  # what `_guarded` looks for in a test
-
-
-class _Undecided(Exception):
-    """The module has something `_key_hints` does not model: the LibCST run decides."""
-
-
-def _key_hints(screen: Screen) -> list[ast.expr] | None:
-    """The expressions the LibCST run reports as `jax.random.PRNGKey` hints, or None where the module may hold any
-    other finding of this rule or anything that makes the answer less than plain:
-    - every import that names a row of the table is `from jax.random import PRNGKey [as x]` (the LibCST run
-      reports nothing else of it); no import's module path runs through a row;
-    - a dotted name resolves through the module's imports as LibCST does only where its first name is bound by
-      module-level imports of one and the same thing and by nothing else anywhere (no assignment, parameter,
-      def, class, `global`, import in a function, ...): a name that resolves to a row otherwise is undecided;
-    - a reference that resolves to any row but PRNGKey, that is assigned or deleted, sits in an f-string, or
-      sits under an `if`/`while`/conditional expression whose header mentions hasattr or version (`_guarded`'s
-      shims, judged on a wider text than the test's own) is undecided. In the `try` body of a handler of
-      ImportError/AttributeError the LibCST run reports nothing (`_guarded`), and neither does this.
-    tests/test_tree_findings.py compares the answer with the LibCST run on the corpus, examples and probes."""
-    try:
-        imports = _plain_imports(screen)
-        if not imports:
-            return []
-        return _KeyReferences(screen, imports).found
-    except _Undecided:
-        return None
-
-
-def _plain_imports(screen: Screen) -> dict[str, set[str] | None]:
-    """Every name an import binds → the full names that module-level imports bind to it; None for a name also
-    bound in another way (an import in a function or class among them)."""
-    bound: dict[str, set[str]] = {}
-    others: set[str] = set()
-    for statement, scope in screen.statements:
-        if isinstance(statement, ast.Import):
-            pairs = [(a.asname or a.name.split(".")[0], a.asname and a.name or a.name.split(".")[0]) for a in statement.names]
-            if any(lookup(a.name) for a in statement.names):
-                raise _Undecided  # `import jax.random.PRNGKey`: the LibCST run resolves the alias itself
-        elif isinstance(statement, ast.ImportFrom):
-            module = "." * statement.level + (statement.module or "")
-            if statement.module and not statement.level and lookup(statement.module):
-                raise _Undecided
-            pairs = []
-            for alias in statement.names:
-                if alias.name == "*":
-                    continue
-                full = f"{module}.{alias.name}" if statement.module else f"{module}{alias.name}"
-                found = lookup(full) if not statement.level else None
-                if found is not None and (found[0] is not _KEY or module != "jax.random"):
-                    raise _Undecided  # another row: its own reports (moved modules, unused removed names, ...)
-                pairs.append((alias.asname or alias.name, full))
-        else:
-            continue
-        if scope is screen.tree:
-            for local, full in pairs:
-                bound.setdefault(local, set()).add(full)
-        else:
-            others.update(local for local, _ in pairs)
-    imported_elsewhere = {local: None for local in others}  # (only imports so far)
-    for node in screen.nodes:
-        others.update(_bound_names(node))
-    plain = {local: (None if local in others or len(fulls) != 1 else fulls) for local, fulls in bound.items()}
-    return {**imported_elsewhere, **plain}
-
-
-def _bound_names(node: ast.AST) -> tuple[str, ...]:
-    """The names a node binds other than by an import statement (those are `_plain_imports`' own)."""
-    if isinstance(node, ast.Name):
-        return (node.id,) if not isinstance(node.ctx, ast.Load) else ()
-    if isinstance(node, ast.arg):
-        return (node.arg,)
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return (node.name,)
-    if isinstance(node, (ast.Global, ast.Nonlocal)):
-        return tuple(node.names)
-    if isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)):
-        return (node.name,) if node.name else ()
-    if isinstance(node, ast.MatchMapping):
-        return (node.rest,) if node.rest else ()
-    name = getattr(node, "name", None) if type(node).__name__ in ("TypeVar", "ParamSpec", "TypeVarTuple") else None
-    return (name,) if name else ()
-
-
-class _KeyReferences:
-    """One walk over the module that finds what `DeprecatedApi._reference` would report as PRNGKey hints."""
-
-    def __init__(self, screen: Screen, imports: dict[str, set[str] | None]) -> None:
-        self.screen = screen
-        self.imports = imports
-        self.found: list[ast.expr] = []
-        self._visit(screen.tree, guarded=False, doubtful=False)
-
-    def _visit(self, node: ast.AST, *, guarded: bool, doubtful: bool, inner: bool = False) -> None:
-        if isinstance(node, (ast.Name, ast.Attribute)) and not inner:
-            self._reference(node, guarded, doubtful)
-        if isinstance(node, ast.Try):
-            shim = guarded or any(_catches_missing_ast(h) for h in node.handlers)
-            for child in node.body:
-                self._visit(child, guarded=shim, doubtful=doubtful)
-            for child in (*node.handlers, *node.orelse, *node.finalbody):
-                self._visit(child, guarded=guarded, doubtful=doubtful)
-            return
-        if isinstance(node, (ast.If, ast.While, ast.IfExp)) and self._mentions_shim(node):
-            doubtful = True
-        elif isinstance(node, ast.JoinedStr):
-            doubtful = True  # `ast` positions inside f-strings are not LibCST's in every Python this runs on
-        for child in ast.iter_child_nodes(node):
-            inner_child = isinstance(node, ast.Attribute) and child is node.value
-            self._visit(child, guarded=guarded, doubtful=doubtful, inner=inner_child)
-
-    def _reference(self, node: ast.expr, guarded: bool, doubtful: bool) -> None:
-        parts = dotted(node)
-        if parts is None or parts[0] not in self.imports:
-            return
-        fulls = self.imports[parts[0]]
-        rest = ".".join(parts[1:])
-        if fulls is None:  # bound in other ways too: LibCST's answer depends on scopes
-            if any(lookup(q) for q in self.screen.qualified_names(parts)):
-                raise _Undecided
-            return
-        (full,) = fulls
-        qualified = f"{full}.{rest}" if rest else full
-        found = lookup(qualified)
-        if found is None:
-            return
-        api, prefix = found
-        if api is not _KEY or doubtful or not isinstance(node.ctx, ast.Load):
-            raise _Undecided
-        if guarded:
-            return  # `_guarded`: a compatibility shim
-        target = node
-        for _ in range(qualified.count(".") - prefix.count(".")):
-            target = target.value
-        self.found.append(target)
-
-    def _mentions_shim(self, node: ast.If | ast.While | ast.IfExp) -> bool:
-        """Whether the text of the header (from the keyword to the body, or the whole conditional expression) names
-        what `_guarded` looks for in the test's code."""
-        if isinstance(node, ast.IfExp):
-            end = (node.end_lineno, node.end_col_offset)
-        else:
-            end = (node.body[0].lineno, node.body[0].col_offset)
-        text = source_bytes(self.screen, (node.lineno, node.col_offset), end).lower()
-        return any(word in text for word in _SHIM_WORDS)
-
-
-def _catches_missing_ast(handler: ast.ExceptHandler) -> bool:
-    """`_catches_missing` on the `ast`."""
-    kinds = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
-    return any((parts := dotted(kind)) is not None and parts[-1] in _MISSING for kind in kinds if kind is not None)
-
 _EQUAL = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
 _MISSING = {"ImportError", "ModuleNotFoundError", "AttributeError"}  # what a missing API raises
 
@@ -1261,3 +1106,174 @@ def _has_effects(expr: cst.CSTNode) -> bool:
     visitor = _Effects()
     expr.visit(visitor)
     return visitor.found
+
+
+# ---- the PRNGKey hints from the `ast` (DeprecatedApi.findings_from_tree) ----------------------------------------
+
+_KEY = _EXACT["jax.random.PRNGKey"]
+_SHIM_WORDS = (b"hasattr", b"version")  # what `_guarded` looks for in a test
+
+
+class _Undecided(Exception):
+    """The module has something `_key_hints` does not model: the LibCST run decides."""
+
+
+def _key_hints(screen: Screen) -> list[ast.expr] | None:
+    """The expressions the LibCST run reports as `jax.random.PRNGKey` hints, or None where the module may hold any
+    other finding of this rule or anything that makes the answer less than plain:
+    - every import that names a row of the table is `from jax.random import PRNGKey [as x]` (the LibCST run
+      reports nothing else of it); no import's module path runs through a row;
+    - a dotted name resolves through the module's imports as LibCST does only where its first name is bound by
+      module-level imports of one and the same thing and by nothing else anywhere (no assignment, parameter,
+      def, class, `global`, import in a function, ...): a name that resolves to a row otherwise is undecided;
+    - a reference that resolves to any row but PRNGKey, that is assigned or deleted, sits in an f-string, or
+      sits under an `if`/`while`/conditional expression whose header mentions hasattr or version (`_guarded`'s
+      shims, judged on a wider text than the test's own) is undecided. In the `try` body of a handler of
+      ImportError/AttributeError the LibCST run reports nothing (`_guarded`), and neither does this.
+    tests/test_tree_findings.py compares the answer with the LibCST run on the corpus, examples and probes."""
+    try:
+        imports = _plain_imports(screen)
+        if not imports:
+            return []
+        return _key_references(screen, imports)
+    except _Undecided:
+        return None
+
+
+def _plain_imports(screen: Screen) -> dict[str, set[str] | None]:
+    """Every name an import binds → the full names that module-level imports bind to it; None for a name also
+    bound in another way (an import in a function or class among them)."""
+    bound: dict[str, set[str]] = {}
+    others: set[str] = set()
+    for statement, scope in screen.statements:
+        if isinstance(statement, ast.Import):
+            pairs = [(a.asname or a.name.split(".")[0], a.asname and a.name or a.name.split(".")[0]) for a in statement.names]
+            if any(lookup(a.name) for a in statement.names):
+                raise _Undecided  # `import jax.random.PRNGKey`: the LibCST run resolves the alias itself
+        elif isinstance(statement, ast.ImportFrom):
+            module = "." * statement.level + (statement.module or "")
+            if statement.module and not statement.level and lookup(statement.module):
+                raise _Undecided
+            pairs = []
+            for alias in statement.names:
+                if alias.name == "*":
+                    continue
+                full = f"{module}.{alias.name}" if statement.module else f"{module}{alias.name}"
+                found = lookup(full) if not statement.level else None
+                if found is not None and (found[0] is not _KEY or module != "jax.random"):
+                    raise _Undecided  # another row: its own reports (moved modules, unused removed names, ...)
+                pairs.append((alias.asname or alias.name, full))
+        else:
+            continue
+        if scope is screen.tree:
+            for local, full in pairs:
+                bound.setdefault(local, set()).add(full)
+        else:
+            others.update(local for local, _ in pairs)
+    imported_elsewhere = {local: None for local in others}  # (only imports so far)
+    for node in screen.nodes:
+        others.update(_bound_names(node))
+    plain = {local: (None if local in others or len(fulls) != 1 else fulls) for local, fulls in bound.items()}
+    return {**imported_elsewhere, **plain}
+
+
+def _bound_names(node: ast.AST) -> tuple[str, ...]:
+    """The names a node binds other than by an import statement (those are `_plain_imports`' own)."""
+    if isinstance(node, ast.Name):
+        return (node.id,) if not isinstance(node.ctx, ast.Load) else ()
+    if isinstance(node, ast.arg):
+        return (node.arg,)
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return (node.name,)
+    if isinstance(node, (ast.Global, ast.Nonlocal)):
+        return tuple(node.names)
+    if isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)):
+        return (node.name,) if node.name else ()
+    if isinstance(node, ast.MatchMapping):
+        return (node.rest,) if node.rest else ()
+    name = getattr(node, "name", None) if type(node).__name__ in ("TypeVar", "ParamSpec", "TypeVarTuple") else None
+    return (name,) if name else ()
+
+
+def _key_references(screen: Screen, imports: dict[str, set[str] | None]) -> list[ast.expr]:
+    """What `DeprecatedApi._reference` reports as PRNGKey hints: each outermost dotted name (not the `.value` of an
+    attribute) that resolves to the row, cut to the row's own name (`jax.random.PRNGKey` of `...PRNGKey.__doc__`).
+    Which constructs enclose a reference is read from positions (`ast` spans nest), not from a walk with a stack."""
+    inner: set[int] = set()
+    named: list[ast.expr] = []
+    shims: list[ast.AST] = []  # `try` statements that catch a missing API
+    doubtful: list[ast.AST] = []  # shim-like tests, f-strings
+    for node in screen.nodes:
+        kind = type(node)
+        if kind is ast.Attribute:
+            inner.add(id(node.value))
+            named.append(node)
+        elif kind is ast.Name:
+            named.append(node)
+        elif kind is ast.Try:
+            if any(_catches_missing_ast(h) for h in node.handlers):
+                shims.append(node)
+        elif kind in (ast.If, ast.While, ast.IfExp):
+            if _mentions_shim(screen, node):
+                doubtful.append(node)
+        elif kind is ast.JoinedStr:
+            doubtful.append(node)  # `ast` positions inside f-strings are not LibCST's in every Python this runs on
+    found = []
+    for node in named:
+        if id(node) in inner:
+            continue
+        target = _key_target(screen, node, imports)
+        if target is None:
+            continue
+        if any(_within(node, span) for span in doubtful):
+            raise _Undecided
+        if not any(_within(node, (shim.body[0], shim.body[-1])) for shim in shims):  # `_guarded`
+            found.append(target)
+    return found
+
+
+def _key_target(screen: Screen, node: ast.expr, imports: dict[str, set[str] | None]) -> ast.expr | None:
+    """The expression to report if `node` resolves to PRNGKey; None if it resolves to no row."""
+    parts = dotted(node)
+    if parts is None or parts[0] not in imports:
+        return None
+    fulls = imports[parts[0]]
+    if fulls is None:  # bound in other ways too: LibCST's answer depends on scopes
+        if any(lookup(q) for q in screen.qualified_names(parts)):
+            raise _Undecided
+        return None
+    (full,) = fulls
+    qualified = ".".join((full, *parts[1:]))
+    found = lookup(qualified)
+    if found is None:
+        return None
+    api, prefix = found
+    if api is not _KEY or not isinstance(node.ctx, ast.Load):
+        raise _Undecided
+    for _ in range(qualified.count(".") - prefix.count(".")):
+        node = node.value
+    return node
+
+
+def _within(node: ast.AST, span) -> bool:
+    """Whether `node` lies inside `span`: a node, or (first, last) nodes."""
+    first, last = span if isinstance(span, tuple) else (span, span)
+    start, end = (node.lineno, node.col_offset), (node.end_lineno, node.end_col_offset)
+    return (first.lineno, first.col_offset) <= start and end <= (last.end_lineno, last.end_col_offset)
+
+
+def _mentions_shim(screen: Screen, node: ast.If | ast.While | ast.IfExp) -> bool:
+    """Whether the text of the header (from the keyword to the body, or the whole conditional expression) names
+    what `_guarded` looks for in the test's code."""
+    if isinstance(node, ast.IfExp):
+        end = (node.end_lineno, node.end_col_offset)
+    else:
+        end = (node.body[0].lineno, node.body[0].col_offset)
+    text = source_bytes(screen, (node.lineno, node.col_offset), end).lower()
+    return any(word in text for word in _SHIM_WORDS)
+
+
+def _catches_missing_ast(handler: ast.ExceptHandler) -> bool:
+    """`_catches_missing` on the `ast`."""
+    kinds = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    return any((parts := dotted(kind)) is not None and parts[-1] in _MISSING for kind in kinds if kind is not None)
