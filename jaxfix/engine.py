@@ -125,7 +125,7 @@ def analyse(
         return sorted(unsuppressed(found, text), key=Diagnostic.sort_key), [], None
     wrapper = MetadataWrapper(cst.parse_module(text), unsafe_skip_copy=True)  # freshly parsed: nobody shares it
     with fast_visits():
-        diagnostics, errors = _run_codemods(wrapper, [*active, *consulted])
+        diagnostics, errors = _run_codemods(wrapper, [*active, *consulted], _tree_of(screen))
     if consulted:  # run only for what they tell the codemods that consult them, not reported
         silent = {c.code for c in consulted}
         diagnostics = [d for d in diagnostics if d.code not in silent]
@@ -148,6 +148,13 @@ def _screened(
         return active, None
     screen = Screen(text, tree)
     return [c for c in active if _may_match_tree(c, screen)], screen
+
+
+def _tree_of(screen: Screen) -> ast.Module | None:
+    try:
+        return screen.tree
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
 
 
 def _findings_from_tree(active: Sequence[type[Codemod]], screen: Screen) -> list[Diagnostic] | None:
@@ -188,8 +195,10 @@ def _may_match_tree(codemod: type[Codemod], screen: Screen) -> bool:
         return True
 
 
-def _run_codemods(wrapper: MetadataWrapper, codemods: Sequence[type[Codemod]]) -> tuple[list[Diagnostic], list[str]]:
-    context = ModuleContext(wrapper)
+def _run_codemods(
+    wrapper: MetadataWrapper, codemods: Sequence[type[Codemod]], tree: ast.Module | None = None
+) -> tuple[list[Diagnostic], list[str]]:
+    context = ModuleContext(wrapper, tree)
     remaining = list(codemods)
     errors: list[str] = []
     while remaining:

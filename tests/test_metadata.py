@@ -13,12 +13,13 @@ from libcst.metadata import (
     ExpressionContextProvider,
     MetadataWrapper,
     ParentNodeProvider,
+    PositionProvider,
     QualifiedNameProvider,
     ScopeProvider,
 )
 
 from jaxfix.analysis import metadata
-from jaxfix.analysis.metadata import QualifiedNames, children, fast_visits, parent_map
+from jaxfix.analysis.metadata import QualifiedNames, StatementPositions, children, fast_visits, parent_map
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 SPECIAL = {
@@ -161,3 +162,33 @@ def test_fast_visits_nest_and_restore():
             assert cst.CSTNode.visit is metadata.visit
         assert cst.CSTNode.visit is metadata.visit  # the outer block still holds it
     assert cst.CSTNode.visit is metadata._LIBCST_VISIT
+
+
+@pytest.mark.parametrize("name, source", _sources(), ids=lambda v: v if "\n" not in v else "")
+def test_statement_positions_are_libcsts(name, source):
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:  # newer syntax than this Python's `ast` (the engine then uses PositionProvider itself)
+        pytest.skip("ast cannot parse it here")
+    wrapper = MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True)
+    expected = wrapper.resolve(PositionProvider)
+    positions = StatementPositions(wrapper, tree, parent_map(wrapper.module))
+    inside = [n for statement in wrapper.module.body for n in _nodes(statement)]
+    for node in inside:
+        assert positions[node] == expected[node], (name, type(node).__name__)
+    assert positions._whole is None, "a statement fell back to the whole module's positions"
+    for node in _nodes(wrapper.module):  # the module, its header and footer too
+        assert positions[node] == expected[node]
+    assert cst.Name("elsewhere") not in positions
+
+
+def test_statement_positions_of_unusual_text():
+    import ast
+
+    for source in ["x = 1", "x = 'é'; y = (\n  2)\r\n\r\n@d\n\n# c\ndef f(): return 'ü'\r\n", "if x:\n\tpass\n# end"]:
+        wrapper = MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True)
+        expected = wrapper.resolve(PositionProvider)
+        positions = StatementPositions(wrapper, ast.parse(source), parent_map(wrapper.module))
+        assert all(positions[n] == expected[n] for n in _nodes(wrapper.module)), source

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 from functools import cached_property
 
 import libcst as cst
@@ -9,9 +10,11 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 
 class ModuleContext:
-    def __init__(self, wrapper: MetadataWrapper) -> None:
+    def __init__(self, wrapper: MetadataWrapper, tree: ast.Module | None = None) -> None:
+        """`tree`: the `ast` of the same text, where the caller has it (positions are then computed per statement)."""
         self.wrapper = wrapper
         self.module: cst.Module = wrapper.module
+        self._tree = tree
 
     @cached_property
     def names(self):
@@ -28,7 +31,12 @@ class ModuleContext:
 
     @cached_property
     def positions(self):
-        return self.wrapper.resolve(PositionProvider)
+        """PositionProvider's values, computed for the top-level statements asked about (given the `ast`)."""
+        from jaxfix.analysis.metadata import StatementPositions
+
+        if self._tree is None:
+            return self.wrapper.resolve(PositionProvider)
+        return StatementPositions(self.wrapper, self._tree, self.parents)
 
     @cached_property
     def parents(self):

@@ -1,5 +1,5 @@
 """Cheaper equivalents of LibCST's own tree facts, giving the same answers: a node's children, each node's
-parent, the qualified names of a node, and the traversal of a visitor.
+parent, the qualified names of a node, positions, and the traversal of a visitor.
 
 LibCST computes each through its visitor machinery. On real code (261 files of eight JAX libraries that the
 screens pass) ParentNodeProvider took 25.3 s where walking the nodes' dataclass fields takes 2.1 s;
@@ -8,11 +8,14 @@ here); QualifiedNameProvider spends a traversal wrapping `scope.get_qualified_na
 where the codemods ask it for a handful. `CSTNode.visit` rebuilds every node it passes (`_visit_and_replace_children`
 constructs a new node even for a read-only visitor, only to throw it away): `fast_visits()` makes read-only
 visits call the same methods in the same order without that (LibCST work on 117 real files 25.3 s -> 15.6 s of
-CPU). tests/test_metadata.py compares each with LibCST's.
+CPU). PositionProvider generates the code of the whole module to place every node (0.05 s per 1,000 lines), where
+the codemods ask where a handful of nodes are: `StatementPositions` generates one top-level statement's code when
+one of its nodes is asked for. tests/test_metadata.py compares each with LibCST's.
 """
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import inspect
 import re
@@ -21,7 +24,8 @@ from contextlib import contextmanager
 from typing import Collection, Iterator, Sequence
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, QualifiedName, ScopeProvider
+from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider, QualifiedName, ScopeProvider
+from libcst.metadata.position_provider import PositionProvidingCodegenState
 
 _FIELDS: dict[type, tuple[str, ...]] = {}
 # The fields a node type's `_visit_and_replace_children` visits, in the order it visits them (its source reads
@@ -95,6 +99,107 @@ class QualifiedNames:
     def get(self, node: cst.CSTNode, default: Collection[QualifiedName] | None = None) -> Collection[QualifiedName] | None:
         scope = self._scopes.get(node)
         return default if scope is None else scope.get_qualified_names_for(node)
+
+
+# ---- positions, one top-level statement at a time -----------------------------------------------------------------
+
+
+class StatementPositions:
+    """PositionProvider's map (node → CodeRange), computed per top-level statement on first use. A top-level
+    statement's code starts in column 0 of some line, so generating it alone places its nodes as generating the
+    whole module does, lines shifted; the shift comes from the `ast` of the same text, whose statements LibCST
+    places where `ast` does. Where that does not hold (the first and last small statements of the top-level
+    statement must land on the `ast`'s lines), or a node is outside every statement (the module, its header and
+    footer comments), the whole PositionProvider answers instead."""
+
+    def __init__(self, wrapper: MetadataWrapper, tree: ast.Module | None, parents: dict[cst.CSTNode, cst.CSTNode]) -> None:
+        self._wrapper = wrapper
+        self._module = wrapper.module
+        self._parents = parents
+        self._lines = _statement_lines(self._module, tree) if tree is not None else None
+        self._computed: dict[cst.CSTNode, CodeRange] = {}
+        self._whole: dict | None = None
+
+    def __getitem__(self, node: cst.CSTNode) -> CodeRange:
+        found = self._computed.get(node)
+        if found is not None:
+            return found
+        if self._whole is None and self._place(node):
+            return self._computed[node]
+        return self._everything()[node]
+
+    def __contains__(self, node: object) -> bool:
+        try:
+            self[node]
+        except KeyError:
+            return False
+        return True
+
+    def get(self, node: cst.CSTNode, default=None):
+        try:
+            return self[node]
+        except KeyError:
+            return default
+
+    def _everything(self) -> dict:
+        if self._whole is None:
+            self._whole = self._wrapper.resolve(PositionProvider)
+        return self._whole
+
+    def _place(self, node: cst.CSTNode) -> bool:
+        """Compute the positions of the top-level statement holding `node`; False where only the whole module's
+        code can tell (or `node` is not of this module)."""
+        statement = node
+        while (parent := self._parents.get(statement)) is not None and parent is not self._module:
+            statement = parent
+        lines = self._lines.get(id(statement)) if self._lines is not None and parent is self._module else None
+        if lines is None:
+            return False
+        relative = _Collected()
+        state = PositionProvidingCodegenState(
+            default_indent=self._module.default_indent, default_newline=self._module.default_newline, provider=relative
+        )
+        statement._codegen(state)
+        placed = relative._computed
+        first, last = _anchors(statement)
+        shift = lines[0] - placed[first].start.line
+        if placed[last].end.line + shift != lines[1] or placed[first].start.column != 0:
+            return False
+        for key, where in placed.items():
+            self._computed[key] = CodeRange(
+                CodePosition(where.start.line + shift, where.start.column),
+                CodePosition(where.end.line + shift, where.end.column),
+            )
+        return node in self._computed
+
+
+class _Collected:
+    """What a PositionProvidingCodegenState writes its positions into."""
+
+    def __init__(self) -> None:
+        self._computed: dict[cst.CSTNode, CodeRange] = {}
+
+
+def _anchors(statement: cst.CSTNode) -> tuple[cst.CSTNode, cst.CSTNode]:
+    """The nodes of a top-level statement that `ast` places too: its first and last small statements, or itself."""
+    if isinstance(statement, cst.SimpleStatementLine):
+        return statement.body[0], statement.body[-1]
+    return statement, statement
+
+
+def _statement_lines(module: cst.Module, tree: ast.Module) -> dict[int, tuple[int, int]] | None:
+    """id() of each top-level statement → the `ast`'s first line of its first small statement and last line of its
+    last; None where the two lists of statements do not pair up."""
+    lines: dict[int, tuple[int, int]] = {}
+    index = 0
+    for statement in module.body:
+        count = len(statement.body) if isinstance(statement, cst.SimpleStatementLine) else 1
+        paired = tree.body[index : index + count]
+        if len(paired) != count:
+            return None
+        lines[id(statement)] = (paired[0].lineno, paired[-1].end_lineno)
+        index += count
+    return lines if index == len(tree.body) else None
 
 
 # ---- visits without rebuilding -----------------------------------------------------------------------------------
