@@ -164,14 +164,14 @@ class StaticFloatArg(Codemod):
 
     def _fix(self, item, params: list[str], param: str):
         call = item.call
-        index = params.index(param)
+        index = params.index(param) if param in params else None  # None: keyword-only
         args = []
         for arg in call.args:
             key = arg.keyword.value if arg.keyword else None
             if key not in ("static_argnums", "static_argnames"):
                 args.append(arg)
                 continue
-            wanted = (lambda e: isinstance(e, cst.Integer) and int(e.value) == index) if key == "static_argnums" else (
+            wanted = (lambda e: isinstance(e, cst.Integer) and index is not None and int(e.value) == index) if key == "static_argnums" else (
                 lambda e: isinstance(e, cst.SimpleString) and e.evaluated_value == param
             )
             value = arg.value
@@ -203,6 +203,8 @@ class StaticFloatArg(Codemod):
         for arg in call.args:
             if arg.keyword is not None and arg.keyword.value == param:
                 return arg.value
+        if param not in params:  # keyword-only, or a static_argnames entry the function does not have
+            return None
         positional = [a for a in call.args if a.keyword is None]
         index = params.index(param)
         return positional[index].value if index < len(positional) else None

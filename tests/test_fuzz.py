@@ -73,3 +73,15 @@ def test_a_blocked_update_names_the_first_reference_whatever_runs_beside_it() ->
     alone = [d.message for d in engine.analyse(text, jf401)[0]]
     together = [d.message for d in engine.analyse(text, registry.all_codemods())[0] if d.code == "JF401"]
     assert alone == together and "line 5 (`yield x`)" in alone[0]
+
+
+def test_a_static_name_the_function_does_not_have_is_no_crash() -> None:
+    """Found by the fuzzer: JF503 crashed on `static_argnames` naming no positional parameter."""
+    text = (
+        "from functools import partial\n\nimport jax\nimport jax.numpy as jnp\n\n\n"
+        "@partial(jax.jit, static_argnames=('i', 'lr'))\ndef moments(xs, power, *, lr):\n    return jnp.asarray(xs) ** power * lr\n\n\n"
+        "def schedule(n):\n    for step in range(n):\n        moments([0.5 * i + 1 for i in range(n)], power=2, lr=0.1 * step)\n"
+    )
+    diagnostics, errors, _ = engine.analyse(text, registry.all_codemods())
+    assert not errors
+    assert any(d.code == "JF503" and "`lr`" in d.message for d in diagnostics)
