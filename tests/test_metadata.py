@@ -90,6 +90,20 @@ class _HookRecorder(_Recorder):
         self.events.append(("exit", id(node), attribute))
 
 
+class _FieldHooks(_Recorder):
+    """Hooks found by LibCST's default attribute calls, as ScopeVisitor's `visit_ClassDef_bases` are (an f-string's
+    absent format spec gets none)."""
+
+    def visit_Call_args(self, node):
+        self.events.append(("args", id(node)))
+
+    def leave_Call_args(self, node):
+        self.events.append(("/args", id(node)))
+
+    def visit_FormattedStringExpression_format_spec(self, node):
+        self.events.append(("spec", id(node)))
+
+
 class _Batched(cst.BatchableCSTVisitor):
     """A batched visitor with a field hook, as ScopeProvider has (`visit_ClassDef_bases`)."""
 
@@ -116,7 +130,7 @@ def _recorded(module: cst.Module, kind: type) -> list[tuple]:
 @pytest.mark.parametrize("name, source", _sources(), ids=lambda v: v if "\n" not in v else "")
 def test_fast_visits_make_libcsts_calls(name, source):
     module = cst.parse_module(source)
-    expected = {kind: _recorded(module, kind) for kind in (_Recorder, _HookRecorder)}
+    expected = {kind: _recorded(module, kind) for kind in (_Recorder, _HookRecorder, _FieldHooks)}
     batched_expected: list = []
     MetadataWrapper(module, unsafe_skip_copy=True).visit_batched([_Batched(batched_expected)])
     libcst_scopes = _scope_facts(MetadataWrapper(module, unsafe_skip_copy=True))

@@ -58,10 +58,10 @@ def children(node: cst.CSTNode) -> Sequence[cst.CSTNode]:
     found: list[cst.CSTNode] = []
     for name in names:
         value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
+        if _is_node(value):
             found.append(value)
         elif type(value) in (list, tuple):
-            found.extend(item for item in value if isinstance(item, cst.CSTNode))
+            found.extend(item for item in value if _is_node(item))
     return found
 
 
@@ -78,12 +78,12 @@ def parent_map(module: cst.Module) -> dict[cst.CSTNode, cst.CSTNode]:
             names = _FIELDS[kind] = tuple(f.name for f in dataclasses.fields(kind))
         for name in names:
             value = getattr(node, name)
-            if isinstance(value, cst.CSTNode):
+            if _is_node(value):
                 parents[value] = node
                 stack.append(value)
             elif type(value) in (list, tuple):
                 for item in value:
-                    if isinstance(item, cst.CSTNode):
+                    if _is_node(item):
                         parents[item] = node
                         stack.append(item)
     return parents
@@ -206,41 +206,81 @@ def _statement_lines(module: cst.Module, tree: ast.Module) -> dict[int, tuple[in
 
 _LIBCST_VISIT = cst.CSTNode.visit
 _ATTRIBUTE_HOOK = re.compile(r"^(visit|leave)_[A-Za-z0-9]+_\w+$")  # `visit_ClassDef_bases`: around one field
-_HOOKLESS: dict[type, bool] = {}
+_CLASS_HOOKS: dict[type, frozenset[str] | None] = {}
+_HOOKED_FIELDS: dict[tuple[frozenset[str], type], frozenset[str]] = {}
 _installed = 0
 _install_lock = threading.Lock()
 
 
-def _calls_attribute_hooks(visitor: cst.CSTVisitor) -> bool:
-    """Whether `visitor` does anything in `on_visit_attribute`/`on_leave_attribute` (LibCST calls them around every
-    field; most visitors define no `visit_<Node>_<field>` method, and the calls can then be left out)."""
+def _hooks(visitor: cst.CSTVisitor) -> frozenset[str] | None:
+    """The `visit_<Node>_<field>`/`leave_<Node>_<field>` methods that LibCST's `on_visit_attribute` and
+    `on_leave_attribute` would call on `visitor` (its class's, its own, or, for the codemods' batch, those in its
+    dict); None where the visitor overrides those two methods, which must then be called around every field."""
     kind = type(visitor)
-    if _BatchedVisitor is not None and kind is _BatchedVisitor:  # the codemods' batch: its methods are in a dict
-        return any(_ATTRIBUTE_HOOK.match(name) for name in visitor.visitor_methods)
-    hookless = _HOOKLESS.get(kind)
-    if hookless is None:
-        hookless = _HOOKLESS[kind] = (
+    if _BatchedVisitor is not None and kind is _BatchedVisitor:  # `get_visitors` has left the stubs out
+        return frozenset(name for name in visitor.visitor_methods if _ATTRIBUTE_HOOK.match(name))
+    if kind not in _CLASS_HOOKS:
+        default = (
             kind.on_visit_attribute is cst.CSTVisitor.on_visit_attribute
             and kind.on_leave_attribute is cst.CSTVisitor.on_leave_attribute
-            and not any(_ATTRIBUTE_HOOK.match(name) for name in dir(kind))
         )
-    return not hookless or any(_ATTRIBUTE_HOOK.match(name) for name in vars(visitor))
+        _CLASS_HOOKS[kind] = frozenset(n for n in dir(kind) if _is_hook(getattr(kind, n), n)) if default else None
+    hooks = _CLASS_HOOKS[kind]
+    own = [name for name, value in vars(visitor).items() if _is_hook(value, name)] if hooks is not None else ()
+    return hooks.union(own) if own else hooks
 
 
-def _walk(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
-    fields = _visited_fields(type(node))
+def _is_hook(method: object, name: str) -> bool:
+    """A `visit_<Node>_<field>`/`leave_<Node>_<field>` method that does something: every visitor inherits an empty
+    stub of each (marked `_is_no_op`), which LibCST's attribute calls find and call for nothing."""
+    return _ATTRIBUTE_HOOK.match(name) is not None and callable(method) and not getattr(method, "_is_no_op", False)
+
+
+def _hooked_fields(kind: type, hooks: frozenset[str]) -> frozenset[str]:
+    """The fields of a node type that some hook is around."""
+    key = (hooks, kind)
+    found = _HOOKED_FIELDS.get(key)
+    if found is None:
+        name = kind.__name__
+        found = _HOOKED_FIELDS[key] = frozenset(
+            field for field in _visited_fields(kind) or () if {f"visit_{name}_{field}", f"leave_{name}_{field}"} & hooks
+        )
+    return found
+
+
+def _is_node(value: object, _known: dict[type, bool] = {}) -> bool:
+    """isinstance(value, cst.CSTNode), by type: CSTNode is an abstract class, and its isinstance is slow."""
+    kind = type(value)
+    try:
+        return _known[kind]
+    except KeyError:
+        found = _known[kind] = issubclass(kind, cst.CSTNode)
+        return found
+
+
+def _walk(node: cst.CSTNode, visitor: cst.CSTVisitor, hooks: frozenset[str] | None) -> None:
+    """LibCST's traversal of `node` for a read-only visitor: `on_visit`, then each visited field in order (the
+    attribute calls around it where a hook may answer, or around all with `hooks` None), then `on_leave`."""
+    kind = type(node)
+    fields = _visited_fields(kind)
     if fields is None:  # no source to read the fields from: LibCST's own traversal
         _LIBCST_VISIT(node, visitor)
         return
     if visitor.on_visit(node):
+        hooked = fields if hooks is None else _hooked_fields(kind, hooks) if hooks else ()
         for name in fields:
             value = getattr(node, name)
-            if isinstance(value, cst.CSTNode):
-                _walk(value, visitor)
+            around = name in hooked and not (value is None and name in _sequences_only(kind))
+            if around:
+                visitor.on_visit_attribute(node, name)
+            if _is_node(value):
+                _walk(value, visitor, hooks)
             elif type(value) in (list, tuple):
                 for item in value:
-                    if isinstance(item, cst.CSTNode):
-                        _walk(item, visitor)
+                    if _is_node(item):
+                        _walk(item, visitor, hooks)
+            if around:
+                visitor.on_leave_attribute(node, name)
     visitor.on_leave(node)
 
 
@@ -260,34 +300,14 @@ _SINGLE = {"visit_required", "visit_optional", "visit_sentinel"}
 _SEQUENCES_ONLY: dict[type, frozenset[str]] = {}
 
 
-def _walk_with_hooks(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
-    fields = _visited_fields(type(node))
-    if fields is None:
-        _LIBCST_VISIT(node, visitor)
-        return
-    if visitor.on_visit(node):
-        for name in fields:
-            if getattr(node, name) is None and name in _sequences_only(type(node)):
-                continue
-            visitor.on_visit_attribute(node, name)
-            value = getattr(node, name)
-            if isinstance(value, cst.CSTNode):
-                _walk_with_hooks(value, visitor)
-            elif type(value) in (list, tuple):
-                for item in value:
-                    if isinstance(item, cst.CSTNode):
-                        _walk_with_hooks(item, visitor)
-            visitor.on_leave_attribute(node, name)
-    visitor.on_leave(node)
-
-
 def visit(node: cst.CSTNode, visitor):
     """`node.visit(visitor)`: for a read-only visitor (a CSTVisitor, which always gets `node` back) the same calls
     of `on_visit`, `on_visit_attribute`, `on_leave_attribute` and `on_leave` in the same order, without building
-    the new nodes LibCST builds and discards; a transformer gets LibCST's own traversal."""
+    the new nodes LibCST builds and discards (and without the attribute calls that no method answers); a
+    transformer gets LibCST's own traversal."""
     if not isinstance(visitor, cst.CSTVisitor):
         return _LIBCST_VISIT(node, visitor)
-    (_walk_with_hooks if _calls_attribute_hooks(visitor) else _walk)(node, visitor)
+    _walk(node, visitor, _hooks(visitor))
     return node
 
 
