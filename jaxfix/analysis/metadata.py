@@ -226,7 +226,7 @@ def _hooks(visitor: cst.CSTVisitor) -> frozenset[str] | None:
         )
         _CLASS_HOOKS[kind] = frozenset(n for n in dir(kind) if _is_hook(getattr(kind, n), n)) if default else None
     hooks = _CLASS_HOOKS[kind]
-    own = [name for name, value in vars(visitor).items() if _is_hook(value, name)] if hooks is not None else ()
+    own = [n for n, v in vars(visitor).items() if n[:6] in ("visit_", "leave_") and _is_hook(v, n)] if hooks is not None else ()
     return hooks.union(own) if own else hooks
 
 
@@ -300,6 +300,34 @@ _SINGLE = {"visit_required", "visit_optional", "visit_sentinel"}
 _SEQUENCES_ONLY: dict[type, frozenset[str]] = {}
 
 
+def _walk_batch(node: cst.CSTNode, batch: cst.CSTVisitor, table: dict) -> None:
+    """`_walk` for the codemods' batch without field hooks: each node type's visit_ and leave_ methods looked up
+    once (`_BatchedCSTVisitor.on_visit` formats and looks up the names at every node), then called in order."""
+    kind = type(node)
+    entry = table.get(kind)
+    if entry is None:
+        methods = batch.visitor_methods
+        entry = table[kind] = (
+            methods.get(f"visit_{kind.__name__}", ()), methods.get(f"leave_{kind.__name__}", ()), _visited_fields(kind)
+        )
+    visits, leaves, fields = entry
+    if fields is None:
+        _LIBCST_VISIT(node, batch)
+        return
+    for method in visits:
+        method(node)
+    for name in fields:
+        value = getattr(node, name)
+        if _is_node(value):
+            _walk_batch(value, batch, table)
+        elif type(value) in (list, tuple):
+            for item in value:
+                if _is_node(item):
+                    _walk_batch(item, batch, table)
+    for method in leaves:
+        method(node)
+
+
 def visit(node: cst.CSTNode, visitor):
     """`node.visit(visitor)`: for a read-only visitor (a CSTVisitor, which always gets `node` back) the same calls
     of `on_visit`, `on_visit_attribute`, `on_leave_attribute` and `on_leave` in the same order, without building
@@ -307,7 +335,11 @@ def visit(node: cst.CSTNode, visitor):
     transformer gets LibCST's own traversal."""
     if not isinstance(visitor, cst.CSTVisitor):
         return _LIBCST_VISIT(node, visitor)
-    _walk(node, visitor, _hooks(visitor))
+    hooks = _hooks(visitor)
+    if hooks or type(visitor) is not _BatchedVisitor or visitor.before_visit or visitor.after_leave:
+        _walk(node, visitor, hooks)
+    else:
+        _walk_batch(node, visitor, {})
     return node
 
 
