@@ -47,6 +47,7 @@ _NAMED: dict[type, tuple[str, ...]] = {
 }
 _TRACING = frozenset(TRANSFORMS) | frozenset(LAX_BODIES)
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+_FUNCTION_TYPES = frozenset(_FUNCTIONS)
 _ARRAY_CALLEES = arrays._FRESH_FUNCTIONS | arrays._VIEW_FUNCTIONS | arrays._RANDOM
 _ARRAY_METHODS = arrays._FRESH_METHODS | arrays._VIEW_METHODS
 _UNARY = (ast.USub, ast.UAdd, ast.Invert)
@@ -82,8 +83,17 @@ class _Scope:
 @dataclass
 class _Traced:
     functions: set[int] = field(default_factory=set)  # id() of the functions TracedAnalysis may trace
-    inside: list[tuple[ast.AST, ast.AST]] = field(default_factory=list)  # (node, its innermost function)
     param_seeds: set[int] = field(default_factory=set)  # id() of the functions whose parameters may be tracers
+
+
+@dataclass
+class _Index:
+    """Every node of the module in `ast.walk`'s order, with two facts per node (lists parallel to `nodes`)."""
+
+    nodes: list[ast.AST]
+    owners: list[ast.AST | None]  # the innermost function around the node, its decorators, defaults and annotations included
+    scopes: list[ast.AST | None]  # the innermost function whose body (a lambda's expression) holds the node
+    positions: dict[type, list[int]]  # node type: the positions in `nodes` of the nodes of that exact type
 
 
 class Screen:
@@ -100,9 +110,57 @@ class Screen:
         """The module's `ast`; raises SyntaxError (or ValueError) where Python cannot parse it."""
         return compile(self.text, "<screen>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
 
-    @cached_property
+    @property
     def nodes(self) -> list[ast.AST]:
-        return list(ast.walk(self.tree))
+        """Every node, in `ast.walk`'s order."""
+        return self._index.nodes
+
+    def nodes_of(self, *types: type[ast.AST]) -> list[ast.AST]:
+        """The nodes of these types (subclasses included), type by type, each in `nodes`' order: a look-up where
+        a walk of the whole tree would visit every node."""
+        nodes = self._index.nodes
+        return [nodes[position] for position in self._positions(types)]
+
+    def _positions(self, types: tuple[type[ast.AST], ...]) -> list[int]:
+        """The positions in `nodes` of the nodes of these types (subclasses included), type by type."""
+        positions = self._index.positions
+        if len(types) == 1 and types[0] in positions:
+            return positions[types[0]]
+        return [p for kind, found in positions.items() if issubclass(kind, types) for p in found]
+
+    @cached_property
+    def _index(self) -> _Index:
+        """One pass over the tree for what most queries need: each node's type and its functions. It walks
+        `_fields` itself (what `ast.iter_child_nodes` does, with less per-node overhead)."""
+        nodes: list[ast.AST] = [self.tree]
+        owners: list[ast.AST | None] = [None]
+        scopes: list[ast.AST | None] = [None]
+        positions: dict[type, list[int]] = {}
+        add_node, add_owner, add_scope = nodes.append, owners.append, scopes.append
+        for position, node in enumerate(nodes):  # a breadth-first walk: the list grows as it is read
+            kind = type(node)
+            found = positions.get(kind)
+            if found is None:
+                positions[kind] = [position]
+            else:
+                found.append(position)
+            function = kind in _FUNCTION_TYPES
+            owner = node if function else owners[position]
+            scope = scopes[position]
+            for name in node._fields:
+                value = getattr(node, name, None)
+                inner = node if function and name == "body" else scope
+                if isinstance(value, ast.AST):
+                    add_node(value)
+                    add_owner(owner)
+                    add_scope(inner)
+                elif isinstance(value, list):
+                    for item in value:
+                        if isinstance(item, ast.AST):
+                            add_node(item)
+                            add_owner(owner)
+                            add_scope(inner)
+        return _Index(nodes, owners, scopes, positions)
 
     # ---- imports -----------------------------------------------------------------------------------------------
 
@@ -381,7 +439,9 @@ class Screen:
 
     @cached_property
     def _function_of(self) -> dict[int, ast.AST]:
-        return {id(node): function for node, function in self._traced.inside}
+        """id() of each node inside a function: its innermost function (`_Index.owners`)."""
+        index = self._index
+        return {id(node): owner for node, owner in zip(index.nodes, index.owners) if owner is not None}
 
     @cached_property
     def _scopes(self) -> dict[int, "_Scope"]:
@@ -572,8 +632,12 @@ class Screen:
         in its body, decorators, defaults or annotations) TracedAnalysis may find traced. A superset: functions
         are matched by name instead of scope, and every transformation or lax call seeds every function or
         lambda that its arguments mention."""
-        traced = self._traced
-        return (node for node, function in traced.inside if isinstance(node, types) and id(function) in traced.functions)
+        functions = self._traced.functions
+        index = self._index
+        for position in self._positions(types):
+            owner = index.owners[position]
+            if owner is not None and id(owner) in functions:
+                yield index.nodes[position]
 
     @cached_property
     def _traced(self) -> _Traced:
@@ -581,35 +645,31 @@ class Screen:
         and those named or written as arguments of a transformation or lax call (`jax.vmap(f)`, `lax.scan(step,
         ...)`), then traces the functions that a traced one calls by name, and those nested in it."""
         result = _Traced()
+        index = self._index
         defs: dict[str, list[ast.AST]] = {}
         called: dict[int, set[str]] = {}  # function: the names it calls (`f(...)`), outside functions nested in it
         nested: dict[int, list[ast.AST]] = {}  # function: the functions directly inside it
         seeds: list[ast.AST] = []
         named: set[str] = set()  # names mentioned in the arguments of transformations and lax calls
-        stack: list[tuple[ast.AST, ast.AST | None]] = [(self.tree, None)]
-        while stack:
-            node, function = stack.pop()
+        for position in self._positions(_FUNCTIONS):
+            node, function = index.nodes[position], index.owners[position]
             if function is not None:
-                result.inside.append((node, function))
-            if isinstance(node, _FUNCTIONS):
-                if function is not None:
-                    nested.setdefault(id(function), []).append(node)
-                if not isinstance(node, ast.Lambda):
-                    defs.setdefault(node.name, []).append(node)
-                    if any(self._mentions(d, TRANSFORMS) for d in node.decorator_list):
-                        seeds.append(node)
-                function = node
-            elif isinstance(node, ast.Call):
-                if function is not None and isinstance(node.func, ast.Name):
-                    called.setdefault(id(function), set()).add(node.func.id)
-                if self.may_resolve_to(node.func, _TRACING):
-                    for argument in (*node.args, *(k.value for k in node.keywords)):
-                        for inner in ast.walk(argument):
-                            if isinstance(inner, ast.Lambda):
-                                seeds.append(inner)
-                            elif isinstance(inner, ast.Name):
-                                named.add(inner.id)
-            stack.extend((child, function) for child in ast.iter_child_nodes(node))
+                nested.setdefault(id(function), []).append(node)
+            if not isinstance(node, ast.Lambda):
+                defs.setdefault(node.name, []).append(node)
+                if any(self._mentions(d, TRANSFORMS) for d in node.decorator_list):
+                    seeds.append(node)
+        for position in self._positions((ast.Call,)):
+            node, function = index.nodes[position], index.owners[position]
+            if function is not None and isinstance(node.func, ast.Name):
+                called.setdefault(id(function), set()).add(node.func.id)
+            if self.may_resolve_to(node.func, _TRACING):
+                for argument in (*node.args, *(k.value for k in node.keywords)):
+                    for inner in ast.walk(argument):
+                        if isinstance(inner, ast.Lambda):
+                            seeds.append(inner)
+                        elif isinstance(inner, ast.Name):
+                            named.add(inner.id)
         seeds.extend(f for name in named for f in defs.get(name, ()))
         # PredicateAnalysis proves a parameter a tracer only where a transformation or lax call seeds its
         # function, or where traced code calls the function by its name.
