@@ -48,6 +48,14 @@ _NAMED: dict[type, tuple[str, ...]] = {
 _TRACING = frozenset(TRANSFORMS) | frozenset(LAX_BODIES)
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _FUNCTION_TYPES = frozenset(_FUNCTIONS)
+_STATEMENT_BINDERS = (
+    ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.ExceptHandler, ast.Import, ast.ImportFrom, ast.ClassDef
+)
+_SCOPE_FACTS = (  # the nodes `Screen._add_to_scope` reads
+    ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr, ast.Global, ast.Nonlocal, *_STATEMENT_BINDERS,
+    ast.Attribute, ast.Call,
+)
+_ARRAY_EVIDENCE = frozenset({"shape", "ndim", "dtype", "size", "at", "T", "astype", "reshape"})  # `x.shape`: x is an array
 _ARRAY_CALLEES = arrays._FRESH_FUNCTIONS | arrays._VIEW_FUNCTIONS | arrays._RANDOM
 _ARRAY_METHODS = arrays._FRESH_METHODS | arrays._VIEW_METHODS
 _UNARY = (ast.USub, ast.UAdd, ast.Invert)
@@ -445,76 +453,77 @@ class Screen:
 
     @cached_property
     def _scopes(self) -> dict[int, "_Scope"]:
-        """Per function (def or lambda): its bindings, as PredicateAnalysis reads them."""
+        """Per function (def or lambda): its bindings, as PredicateAnalysis reads them. A node belongs to the
+        function whose body holds it (`_Index.scopes`): decorators, defaults and annotations to the one around."""
+        index = self._index
         scopes: dict[int, _Scope] = {}
-
-        def visit(node: ast.AST, scope: _Scope | None) -> None:
-            if isinstance(node, _FUNCTIONS):
-                inner = _Scope(parent=scope, function=node)
-                scopes[id(node)] = inner
-                arguments = node.args
-                positional = [*arguments.posonlyargs, *arguments.args]
-                first_default = len(positional) - len(arguments.defaults)
-                for index, argument in enumerate(positional):
-                    inner.bound.add(argument.arg)
-                    if index < first_default:
-                        inner.tracers.add(argument.arg)
-                        inner.params.add(argument.arg)
-                for argument, default in zip(arguments.kwonlyargs, arguments.kw_defaults):
-                    inner.bound.add(argument.arg)
-                    if default is None:
-                        inner.tracers.add(argument.arg)
-                        inner.params.add(argument.arg)
-                for argument in (*positional, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg):
-                    if argument is not None:
-                        inner.bound.add(argument.arg)
-                        if argument.annotation is not None:
-                            inner.arrays.add(argument.arg)
-                body = [node.body] if isinstance(node, ast.Lambda) else node.body
-                inside = {id(statement) for statement in body}
-                for child in ast.iter_child_nodes(node):  # decorators, defaults and annotations: the outer scope
-                    visit(child, inner if id(child) in inside else scope)
-                return
-            if scope is not None:
-                if isinstance(node, (ast.Assign, ast.AnnAssign)):
-                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                    for target in targets:
-                        for name, value in _bound_values(target, node.value):
-                            scope.bound.add(name)
-                            scope.arrays.add(name)
-                            scope.values.append((name, value))
-                elif isinstance(node, (ast.AugAssign, ast.NamedExpr)):
-                    if isinstance(node.target, ast.Name):
-                        scope.bound.add(node.target.id)
-                        scope.tracers.add(node.target.id)
-                        scope.arrays.add(node.target.id)
-                elif isinstance(node, (ast.Global, ast.Nonlocal)):  # bound elsewhere: anything goes
-                    scope.bound.update(node.names)
-                    scope.tracers.update(node.names)
-                    scope.arrays.update(node.names)
-                elif isinstance(node, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.ExceptHandler, ast.Import,
-                                       ast.ImportFrom, ast.ClassDef)):
-                    for name in _statement_binds(node):
-                        scope.bound.add(name)
-                elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-                    if node.attr in ("shape", "ndim", "dtype", "size", "at", "T", "astype", "reshape"):
-                        scope.evidence.add(node.value.id)
-                elif isinstance(node, ast.Call):
-                    parts = dotted(node.func)
-                    if parts is not None and any(q.startswith("jax.numpy.") for q in self.qualified_names(parts)):
-                        scope.evidence.update(arg.id for arg in node.args if isinstance(arg, ast.Name))
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and scope is not None:
-                scope.bound.add(node.name)
-            for child in ast.iter_child_nodes(node):
-                visit(child, scope)
-
-        visit(self.tree, None)
+        for position in sorted(self._positions(_FUNCTIONS)):  # `nodes`' order: an outer function first
+            outer = index.scopes[position]
+            node = index.nodes[position]
+            scopes[id(node)] = self._function_scope(node, scopes[id(outer)] if outer is not None else None)
+        for position in self._positions(_SCOPE_FACTS):
+            function = index.scopes[position]
+            if function is not None:
+                self._add_to_scope(index.nodes[position], scopes[id(function)])
         for scope in scopes.values():  # a use inside a nested function is evidence for the outer binding too
             outer = scope.parent
             while outer is not None:
                 outer.evidence |= scope.evidence
                 outer = outer.parent
         return scopes
+
+    @staticmethod
+    def _function_scope(node: ast.AST, parent: "_Scope | None") -> "_Scope":
+        """A function's scope with its parameters: those without a default may be tracers."""
+        inner = _Scope(parent=parent, function=node)
+        arguments = node.args
+        positional = [*arguments.posonlyargs, *arguments.args]
+        first_default = len(positional) - len(arguments.defaults)
+        for index, argument in enumerate(positional):
+            inner.bound.add(argument.arg)
+            if index < first_default:
+                inner.tracers.add(argument.arg)
+                inner.params.add(argument.arg)
+        for argument, default in zip(arguments.kwonlyargs, arguments.kw_defaults):
+            inner.bound.add(argument.arg)
+            if default is None:
+                inner.tracers.add(argument.arg)
+                inner.params.add(argument.arg)
+        for argument in (*positional, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg):
+            if argument is not None:
+                inner.bound.add(argument.arg)
+                if argument.annotation is not None:
+                    inner.arrays.add(argument.arg)
+        return inner
+
+    def _add_to_scope(self, node: ast.AST, scope: "_Scope") -> None:
+        """What one node of `_SCOPE_FACTS` tells of its function: names it binds, how, and uses as arrays."""
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                for name, value in _bound_values(target, node.value):
+                    scope.bound.add(name)
+                    scope.arrays.add(name)
+                    scope.values.append((name, value))
+        elif isinstance(node, (ast.AugAssign, ast.NamedExpr)):
+            if isinstance(node.target, ast.Name):
+                scope.bound.add(node.target.id)
+                scope.tracers.add(node.target.id)
+                scope.arrays.add(node.target.id)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):  # bound elsewhere: anything goes
+            scope.bound.update(node.names)
+            scope.tracers.update(node.names)
+            scope.arrays.update(node.names)
+        elif isinstance(node, _STATEMENT_BINDERS):
+            for name in _statement_binds(node):
+                scope.bound.add(name)
+        elif isinstance(node, ast.Attribute):
+            if isinstance(node.value, ast.Name) and node.attr in _ARRAY_EVIDENCE:
+                scope.evidence.add(node.value.id)
+        elif isinstance(node, ast.Call):
+            parts = dotted(node.func)
+            if parts is not None and any(q.startswith("jax.numpy.") for q in self.qualified_names(parts)):
+                scope.evidence.update(arg.id for arg in node.args if isinstance(arg, ast.Name))
 
     def _tracer_names(self, scope: "_Scope", strict: bool = False) -> frozenset[str]:
         solved = scope.solved_strict if strict else scope.solved
