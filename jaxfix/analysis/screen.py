@@ -138,24 +138,29 @@ class Screen:
 
     @cached_property
     def _index(self) -> _Index:
-        """One pass over the tree for what most queries need: each node's type and its functions. It walks
-        `_fields` itself (what `ast.iter_child_nodes` does, with less per-node overhead)."""
+        """One pass over the tree for what most queries need: each node's type and its functions. It reads the
+        fields itself (what `ast.iter_child_nodes` does, without the fields that never hold a node)."""
         nodes: list[ast.AST] = [self.tree]
         owners: list[ast.AST | None] = [None]
         scopes: list[ast.AST | None] = [None]
         positions: dict[type, list[int]] = {}
+        fields_of: dict[type, tuple[str, ...]] = {}
         add_node, add_owner, add_scope = nodes.append, owners.append, scopes.append
         for position, node in enumerate(nodes):  # a breadth-first walk: the list grows as it is read
             kind = type(node)
             found = positions.get(kind)
             if found is None:
                 positions[kind] = [position]
+                fields = fields_of[kind] = _child_fields(kind)
             else:
                 found.append(position)
+                fields = fields_of[kind]
+            if not fields:
+                continue
             function = kind in _FUNCTION_TYPES
             owner = node if function else owners[position]
             scope = scopes[position]
-            for name in node._fields:
+            for name in fields:
                 value = getattr(node, name, None)
                 inner = node if function and name == "body" else scope
                 if isinstance(value, ast.AST):
@@ -213,8 +218,16 @@ class Screen:
 
     def may_resolve_to(self, expr: ast.expr, names: Iterable[str] | frozenset[str]) -> bool:
         """Whether a dotted expression may refer, through some import, to one of `names`."""
+        if not self._may_be_imported(expr):
+            return False  # the common case (`self.f`, `x.sum`, `len`), decided before building the spelling
         parts = dotted(expr)
         return parts is not None and any(q in names for q in self.qualified_names(parts))
+
+    def _may_be_imported(self, expr: ast.AST) -> bool:
+        """Whether a dotted expression starts with an import-bound name (`dotted(expr)[0] in imports`)."""
+        while isinstance(expr, ast.Attribute):
+            expr = expr.value
+        return isinstance(expr, ast.Name) and expr.id in self.imports
 
     # ---- names -------------------------------------------------------------------------------------------------
 
@@ -697,6 +710,16 @@ class Screen:
     def _mentions(self, expr: ast.AST, names) -> bool:
         """Whether a name or dotted name anywhere inside `expr` may refer to one of `names`."""
         return any(isinstance(n, (ast.Name, ast.Attribute)) and self.may_resolve_to(n, names) for n in ast.walk(expr))
+
+
+# Fields that hold only identifiers, numbers or flags in every node type that has them (`name` does not qualify:
+# a `type` alias's name is a Name node).
+_LEAF_FIELDS = frozenset({"id", "attr", "arg", "module", "level", "asname", "type_comment", "is_async", "conversion"})
+
+
+def _child_fields(kind: type) -> tuple[str, ...]:
+    """The fields of a node type that may hold nodes (a constant's value never does)."""
+    return () if kind is ast.Constant else tuple(name for name in kind._fields if name not in _LEAF_FIELDS)
 
 
 def traced_nodes(screen: Screen, *types: type[ast.AST]) -> Iterator[ast.AST]:
