@@ -236,29 +236,26 @@ class Screen:
         parts only: each name and dotted attribute chain, each attribute, parameter, keyword, function, class and
         other identifier on its own, and each dotted prefix of an import's module and names."""
         bound = self.imports
-        for node in self.nodes:
-            kind = type(node)
-            if kind is ast.Name:
-                if node.id in bound:
-                    yield (node.id,)
-            elif kind is ast.Attribute:
-                parts = dotted(node)
-                if parts is not None and parts[0] in bound:
-                    yield parts
-                if node.attr in bound:
-                    yield (node.attr,)
-            elif kind in _NAMED:  # arg, keyword, def, class, except, match captures, type parameters
-                for field_name in _NAMED[kind]:
-                    value = getattr(node, field_name)
-                    for name in [value] if isinstance(value, str) else value or ():
-                        if name in bound:
-                            yield (name,)
-            elif kind is ast.alias:
-                yield from _spellings(node.name, bound)
-                if node.asname in bound:
-                    yield (node.asname,)
-            elif kind is ast.ImportFrom:
-                yield from _spellings(node.module or "", bound)
+        for node in self.nodes_of(ast.Name):
+            if node.id in bound:
+                yield (node.id,)
+        for node in self.nodes_of(ast.Attribute):
+            if self._may_be_imported(node):
+                yield dotted(node)
+            if node.attr in bound:
+                yield (node.attr,)
+        for node in self.nodes_of(*_NAMED):  # arg, keyword, def, class, except, match captures, type parameters
+            for field_name in _NAMED[type(node)]:
+                value = getattr(node, field_name)
+                for name in [value] if isinstance(value, str) else value or ():
+                    if name in bound:
+                        yield (name,)
+        for node in self.nodes_of(ast.alias):
+            yield from _spellings(node.name, bound)
+            if node.asname in bound:
+                yield (node.asname,)
+        for node in self.nodes_of(ast.ImportFrom):
+            yield from _spellings(node.module or "", bound)
 
     # ---- arrays ------------------------------------------------------------------------------------------------
 
@@ -357,7 +354,7 @@ class Screen:
                 result.declared.setdefault(id(scope), set()).update(statement.names)
         candidates = [(key, bindings) for key, (scope, _, bindings) in groups.items() if not isinstance(scope, ast.ClassDef)]
         if ":=" in self.text:  # only then can there be a NamedExpr
-            walruses = (n for n in self.nodes if isinstance(n, ast.NamedExpr) and isinstance(n.target, ast.Name))
+            walruses = (n for n in self.nodes_of(ast.NamedExpr) if isinstance(n.target, ast.Name))
             for index, node in enumerate(walruses):
                 result.unscoped.add(node.target.id)
                 candidates.append(((-1 - index, node.target.id), [("value", node.value)]))  # ids are never negative
@@ -885,7 +882,7 @@ def names_called_in_loops(screen: Screen) -> frozenset[str]:
     """The names called as `name(...)` anywhere inside a `for` or `while` loop (nested code included)."""
     return frozenset(
         node.func.id
-        for loop in screen.nodes if isinstance(loop, (ast.For, ast.While))
+        for loop in screen.nodes_of(ast.For, ast.While)
         for node in ast.walk(loop) if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
     )
 
@@ -956,7 +953,7 @@ def array_bindings(screen: Screen) -> dict[str, frozenset[str]]:
     def add(name: str, kind: str) -> None:
         kinds.setdefault(name, set()).add(kind)
 
-    for node in screen.nodes:
+    for node in screen.nodes_of(ast.arg, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.NamedExpr):
         kind = type(node)
         if kind is ast.arg:
             add(node.arg, "annotated" if node.annotation is not None else "parameter")
