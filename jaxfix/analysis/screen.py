@@ -207,7 +207,7 @@ class Screen:
 
     @cached_property
     def _import_statements(self) -> list[ast.Import | ast.ImportFrom]:
-        return [node for node, _ in self.statements if isinstance(node, (ast.Import, ast.ImportFrom))]
+        return self.nodes_of(ast.Import, ast.ImportFrom)
 
     def qualified_names(self, parts: Sequence[str]) -> Iterator[str]:
         """Every imported name that a dotted spelling (`("jnp", "zeros")`) may stand for: a superset of what
@@ -267,9 +267,10 @@ class Screen:
         while stack:
             statement, scope = stack.pop()
             found.append((statement, scope))
-            inner = statement if isinstance(statement, _DEFS) else scope
-            for block in _blocks(statement):
-                stack.extend((child, inner) for child in block)
+            if type(statement) in _WITH_BLOCKS:
+                inner = statement if isinstance(statement, _DEFS) else scope
+                for block in _blocks(statement):
+                    stack.extend((child, inner) for child in block)
         return found
 
     def item_assignments(self) -> Iterator[tuple[ast.AST, str]]:
@@ -766,6 +767,13 @@ def item_assignment_bases(target: ast.AST) -> Iterator[str]:
             base = base.value
         if isinstance(base, ast.Name):
             yield base.id
+
+
+_BLOCK_FIELDS = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})
+_WITH_BLOCKS = frozenset(  # the statement types `_blocks` finds blocks in: compound statements
+    kind for kind in vars(ast).values()
+    if isinstance(kind, type) and issubclass(kind, ast.stmt) and _BLOCK_FIELDS & set(kind._fields)
+)
 
 
 def _blocks(statement: ast.stmt) -> Iterator[list[ast.stmt]]:
