@@ -51,9 +51,8 @@ _FUNCTION_TYPES = frozenset(_FUNCTIONS)
 _STATEMENT_BINDERS = (
     ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.ExceptHandler, ast.Import, ast.ImportFrom, ast.ClassDef
 )
-_SCOPE_FACTS = (  # the nodes `Screen._add_to_scope` reads
-    ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr, ast.Global, ast.Nonlocal, *_STATEMENT_BINDERS,
-    ast.Attribute, ast.Call,
+_SCOPE_BINDINGS = (  # the nodes `Screen._add_binding` reads
+    ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr, ast.Global, ast.Nonlocal, *_STATEMENT_BINDERS
 )
 _ARRAY_EVIDENCE = frozenset({"shape", "ndim", "dtype", "size", "at", "T", "astype", "reshape"})  # `x.shape`: x is an array
 _ARRAY_CALLEES = arrays._FRESH_FUNCTIONS | arrays._VIEW_FUNCTIONS | arrays._RANDOM
@@ -472,10 +471,14 @@ class Screen:
             outer = index.scopes[position]
             node = index.nodes[position]
             scopes[id(node)] = self._function_scope(node, scopes[id(outer)] if outer is not None else None)
-        for position in self._positions(_SCOPE_FACTS):
+        for position in self._positions(_SCOPE_BINDINGS):
             function = index.scopes[position]
             if function is not None:
-                self._add_to_scope(index.nodes[position], scopes[id(function)])
+                self._add_binding(index.nodes[position], scopes[id(function)])
+        for position, names in self._array_uses():
+            function = index.scopes[position]
+            if function is not None:
+                scopes[id(function)].evidence.update(names)
         for scope in scopes.values():  # a use inside a nested function is evidence for the outer binding too
             outer = scope.parent
             while outer is not None:
@@ -507,8 +510,9 @@ class Screen:
                     inner.arrays.add(argument.arg)
         return inner
 
-    def _add_to_scope(self, node: ast.AST, scope: "_Scope") -> None:
-        """What one node of `_SCOPE_FACTS` tells of its function: names it binds, how, and uses as arrays."""
+    @staticmethod
+    def _add_binding(node: ast.AST, scope: "_Scope") -> None:
+        """The names one node of `_SCOPE_BINDINGS` binds in its function, and how."""
         if isinstance(node, (ast.Assign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for target in targets:
@@ -525,16 +529,22 @@ class Screen:
             scope.bound.update(node.names)
             scope.tracers.update(node.names)
             scope.arrays.update(node.names)
-        elif isinstance(node, _STATEMENT_BINDERS):
+        else:
             for name in _statement_binds(node):
                 scope.bound.add(name)
-        elif isinstance(node, ast.Attribute):
-            if isinstance(node.value, ast.Name) and node.attr in _ARRAY_EVIDENCE:
-                scope.evidence.add(node.value.id)
-        elif isinstance(node, ast.Call):
-            parts = dotted(node.func)
-            if parts is not None and any(q.startswith("jax.numpy.") for q in self.qualified_names(parts)):
-                scope.evidence.update(arg.id for arg in node.args if isinstance(arg, ast.Name))
+
+    def _array_uses(self) -> Iterator[tuple[int, list[str]]]:
+        """(position in `nodes`, names) of the uses that PredicateAnalysis takes as evidence of arrays: `x.shape`,
+        `x.at`, ... and the names passed to a call that may resolve into jax.numpy."""
+        nodes = self._index.nodes
+        for position in self._positions((ast.Attribute,)):
+            node = nodes[position]
+            if node.attr in _ARRAY_EVIDENCE and isinstance(node.value, ast.Name):
+                yield position, [node.value.id]
+        for position in self._positions((ast.Call,)):
+            func = nodes[position].func
+            if self._may_be_imported(func) and any(q.startswith("jax.numpy.") for q in self.qualified_names(dotted(func))):
+                yield position, [arg.id for arg in nodes[position].args if isinstance(arg, ast.Name)]
 
     def _tracer_names(self, scope: "_Scope", strict: bool = False) -> frozenset[str]:
         solved = scope.solved_strict if strict else scope.solved
