@@ -60,6 +60,10 @@ _ARRAY_METHODS = arrays._FRESH_METHODS | arrays._VIEW_METHODS
 _UNARY = (ast.USub, ast.UAdd, ast.Invert)
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _TRIES = (ast.Try, ast.TryStar) if hasattr(ast, "TryStar") else (ast.Try,)
+_BINDERS = frozenset({  # the statements `Screen._arrays` takes bindings from
+    *_DEFS, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, *_TRIES,
+    ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal,
+})
 
 
 @dataclass
@@ -310,6 +314,8 @@ class Screen:
             groups.setdefault((id(scope), name), (scope, name, []))[2].append((how, value))
 
         for statement, scope in self.statements:
+            if type(statement) not in _BINDERS:
+                continue  # `return`, expressions, `if`, ...: the common case, decided in one look-up
             if isinstance(statement, _DEFS):
                 bind(scope, statement.name, "other")
                 if not isinstance(statement, ast.ClassDef):
