@@ -278,6 +278,8 @@ class Screen:
 
     def item_assignments(self) -> Iterator[tuple[ast.AST, str]]:
         """(scope, name) of every `name[...] = v`, `name[...] op= v` (nested and unpacked targets included)."""
+        if not any(type(node.ctx) is ast.Store for node in self.nodes_of(ast.Subscript)):
+            return  # no item is set anywhere: the statements and their scopes need not be listed
         for statement, scope in self.statements:
             if isinstance(statement, ast.Assign):
                 targets = statement.targets
