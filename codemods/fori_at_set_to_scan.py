@@ -155,7 +155,7 @@ class ForiAtSetToScan(Codemod):
         `out.at[index].set(v)` into the carry or a name the body assigns from it (`_writes_rows`)."""
         wanted = frozenset({_FORI})
         defs = None
-        for node in screen.nodes_of(ast.Call):
+        for node in screen.imported_calls:
             if not screen.may_resolve_to(node.func, wanted):
                 continue
             if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):

@@ -153,7 +153,7 @@ class JitInLoop(Codemod):
         one decorator that may be jit (`_may_jit`)."""
         jit = frozenset({_JIT})
         candidates: list[ast.AST] = []
-        for node in screen.nodes_of(ast.Call):
+        for node in screen.imported_calls:
             if _may_name(screen, node.func, "jit") and screen.may_resolve_to(node.func, jit):
                 candidates.append(node)
         for node in screen.nodes_of(ast.FunctionDef, ast.AsyncFunctionDef):

@@ -122,7 +122,7 @@ class TimingWithoutBlock(Codemod):
         statement with a call (or the last such in the body of a loop there, through loops only), `x = call(...)`
         or `call(...)` whose call may be asynchronous (`_may_be_async`). Statements are taken one by one, and
         LibCST's lines (`a; b`) only where the clock's line starts with others: it may pass more, never less."""
-        if sum(screen.may_resolve_to(n.func, CLOCKS) for n in screen.nodes_of(ast.Call)) < 2:
+        if sum(screen.may_resolve_to(n.func, CLOCKS) for n in screen.imported_calls) < 2:
             return False
 
         def clock(stmt: ast.stmt) -> bool:

@@ -120,3 +120,9 @@ def test_a_functions_header_is_its_own_for_tracing_but_the_outer_scopes_for_bind
     assert index.owners[names["hint"]] is inner and index.scopes[names["hint"]] is outer
     assert index.owners[names["body"]] is inner and index.scopes[names["body"]] is inner
     assert set(screen._scopes) == {id(outer), id(inner)} and screen._scopes[id(inner)].parent.function is outer
+
+
+def test_imported_calls_are_those_whose_callee_starts_with_an_imported_name() -> None:
+    text = "import jax.numpy as jnp\nfrom jax import jit\n\ndef f(x, self):\n    jnp.zeros(3).sum()\n    jit(f)(x)\n    len(x)\n    self.g()\n"
+    screen = Screen(text)
+    assert sorted(ast.unparse(call) for call in screen.imported_calls) == ["jit(f)", "jnp.zeros(3)"]

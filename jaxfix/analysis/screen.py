@@ -226,6 +226,12 @@ class Screen:
         parts = dotted(expr)
         return parts is not None and any(q in names for q in self.qualified_names(parts))
 
+    @cached_property
+    def imported_calls(self) -> list[ast.Call]:
+        """The calls whose callee is a name or dotted name that starts with an import-bound name (`jnp.zeros(3)`,
+        not `self.f()`, `x.sum()` or `len(x)`): the only calls that `may_resolve_to` can match."""
+        return [call for call in self.nodes_of(ast.Call) if self._may_be_imported(call.func)]
+
     def _may_be_imported(self, expr: ast.AST) -> bool:
         """Whether a dotted expression starts with an import-bound name (`dotted(expr)[0] in imports`)."""
         while isinstance(expr, ast.Attribute):
