@@ -11,6 +11,10 @@ fact here over-approximates one of `jaxfix.analysis` (it may say "may" for nothi
   scope and every name an argument of a transformation mentions taken as a function passed to it.
 A screen built on these facts is sound as long as it says "no" only where they rule a finding out.
 
+Screens run on every file, so their own cost counts: most facts read one index that a single pass builds
+(`Screen._index`: every node in `ast.walk`'s order, where it sits by type, and its innermost function), and a rule
+asks for the node types it needs (`nodes_of`, `imported_calls`) instead of walking the whole tree again.
+
 How names mirror LibCST: a qualified name with source IMPORT comes from an import statement whose local name
 (`jnp` of `import jax.numpy as jnp`, `tree_map` of `from jax import tree_map`, `jax` of `import jax.numpy`)
 starts the name node's dotted spelling; the rest of the spelling is appended. Relative imports give names that
