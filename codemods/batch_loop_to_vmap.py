@@ -291,14 +291,13 @@ class BatchLoopToVmap(Codemod):
         where what the comprehension, map or loop walks may be an array (`_is_array`): see `_may_walk_arrays`."""
         imports = screen.imports
         stacks, rows, appends = [], False, False
-        for node in screen.nodes:  # first the forms alone, cheaply
-            kind = type(node)
-            if kind is ast.Call:
-                func = node.func
-                attribute = type(func) is ast.Attribute and func.attr in _STACKING_NAMES
-                if node.args and (attribute or type(func) is ast.Name and func.id in imports):
-                    stacks.append(node)
-            elif kind is ast.For and not node.orelse:
+        for node in screen.nodes_of(ast.Call):  # first the forms alone, cheaply
+            func = node.func
+            attribute = type(func) is ast.Attribute and func.attr in _STACKING_NAMES
+            if node.args and (attribute or type(func) is ast.Name and func.id in imports):
+                stacks.append(node)
+        for node in screen.nodes_of(ast.For):
+            if not node.orelse:
                 rows = rows or _row_loop_form(node, node.body[-1])
                 appends = appends or _appends_to(node.body[-1]) is not None
         stacks = [n for n in stacks if screen.may_resolve_to(n.func, _STACKING) and _stack_axis_form(n)]
@@ -1623,8 +1622,8 @@ def _stack_axis_form(call: ast.Call) -> bool:
 
 def _statement_blocks(screen: Screen):
     """Every list of statements: the module's, each body, `else`, `finally`, handler and case."""
-    for node in screen.nodes:
-        for field_name in _BLOCKS.get(type(node), ()):
+    for node in screen.nodes_of(*_BLOCKS):
+        for field_name in _BLOCKS[type(node)]:
             block = getattr(node, field_name)
             if block:
                 yield block

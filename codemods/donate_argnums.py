@@ -161,9 +161,9 @@ class DonateArgnums(Codemod):
         donation keyword and no `*args`, whose body returns a value and takes a gradient inline
         (`jax.grad(f)(p, ...)`, `jax.value_and_grad(f)(p, ...)`: `_updates` needs one); and a call of its name
         that passes a variable and rebinds it from the result (`p = step(p, x)`, `p, s = step(p, s)`)."""
-        may = getattr(screen, "may_resolve_to", lambda expr, names: True)
+        may = screen.may_resolve_to
         tree = screen.tree
-        functions = [f for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        functions = screen.nodes_of(ast.FunctionDef, ast.AsyncFunctionDef)
         defs: dict[str, list[ast.AST]] = {}
         for function in functions:
             defs.setdefault(function.name, []).append(function)
@@ -189,9 +189,9 @@ class DonateArgnums(Codemod):
         if not candidates:
             return False
         return any(
-            isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.value, ast.Call)
+            len(n.targets) == 1 and isinstance(n.value, ast.Call)
             and isinstance(n.value.func, ast.Name) and n.value.func.id in candidates and _rebinds(n.targets[0], n.value)
-            for n in ast.walk(tree)
+            for n in screen.nodes_of(ast.Assign)
         )
 
     def visit_Module(self, node: cst.Module) -> None:

@@ -155,8 +155,8 @@ class ForiAtSetToScan(Codemod):
         `out.at[index].set(v)` into the carry or a name the body assigns from it (`_writes_rows`)."""
         wanted = frozenset({_FORI})
         defs = None
-        for node in screen.nodes:
-            if not (isinstance(node, ast.Call) and screen.may_resolve_to(node.func, wanted)):
+        for node in screen.imported_calls:
+            if not screen.may_resolve_to(node.func, wanted):
                 continue
             if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
                 continue
@@ -166,9 +166,8 @@ class ForiAtSetToScan(Codemod):
             elif isinstance(body, ast.Name):
                 if defs is None:
                     defs = {}
-                    for n in screen.nodes:
-                        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                            defs.setdefault(n.name, []).append(n)
+                    for n in screen.nodes_of(ast.FunctionDef, ast.AsyncFunctionDef):
+                        defs.setdefault(n.name, []).append(n)
                 bodies = defs.get(body.id, ())
             else:
                 continue

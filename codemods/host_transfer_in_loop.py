@@ -108,9 +108,7 @@ class HostTransferInLoop(Codemod):
         call that may be compiled (`calls_compiled`: `jax.jit(f)(x)`, or a name with a binding that may make a
         jitted callable) and holds a transfer of one of the names assigned (`_transfer`: `float(x)`, `x.item()`,
         `np.asarray(x)`, `jax.device_get(x)`, `print(x)`, where `x` may be an attribute or item of the name)."""
-        for loop in screen.nodes:
-            if type(loop) not in _AST_LOOPS:
-                continue
+        for loop in screen.nodes_of(*_AST_LOOPS):
             direct = _direct_nodes(loop)
             device = set()
             for node in direct:

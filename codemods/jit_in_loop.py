@@ -153,14 +153,12 @@ class JitInLoop(Codemod):
         one decorator that may be jit (`_may_jit`)."""
         jit = frozenset({_JIT})
         candidates: list[ast.AST] = []
-        for node in screen.nodes:
-            kind = type(node)
-            if kind is ast.Call:
-                if _may_name(screen, node.func, "jit") and screen.may_resolve_to(node.func, jit):
-                    candidates.append(node)
-            elif (kind is ast.FunctionDef or kind is ast.AsyncFunctionDef) and len(node.decorator_list) == 1:
-                if _may_jit(screen, node.decorator_list[0]):
-                    candidates.append(node)
+        for node in screen.imported_calls:
+            if _may_name(screen, node.func, "jit") and screen.may_resolve_to(node.func, jit):
+                candidates.append(node)
+        for node in screen.nodes_of(ast.FunctionDef, ast.AsyncFunctionDef):
+            if len(node.decorator_list) == 1 and _may_jit(screen, node.decorator_list[0]):
+                candidates.append(node)
         if not candidates:
             return False
         defs = {n.name for n, _ in screen.statements if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
@@ -185,12 +183,8 @@ class JitInLoop(Codemod):
         candidates = [n for n in candidates if not isinstance(n, ast.Call) or jits_something_new(n)]
         if not candidates:
             return False
-        boundaries, loops = [], []
-        for node in screen.nodes:
-            if isinstance(node, _BOUNDARIES):
-                boundaries.append(node)
-            elif isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
-                loops.append(node)
+        boundaries = screen.nodes_of(*_BOUNDARIES)
+        loops = screen.nodes_of(ast.For, ast.AsyncFor, ast.While)
 
         def looped(node: ast.AST) -> bool:  # `_loops(node)` is not empty: by positions, since blocks nest
             where = _start(node)

@@ -105,8 +105,8 @@ class ManualReplication(Codemod):
         `_repeated` reads it: `[x] * n`, `n * [x]`, or `[x for _ in range(n)]` with an `x` that calls nothing and
         reads no loop variable. jnp.array and jnp.asarray also need `x` to be a name that ArrayAnalysis may prove
         an array (a binding of it that may make one: `array_bindings`)."""
-        for node in screen.nodes:
-            if type(node) is ast.Call and node.args and screen.may_resolve_to(node.func, _BUILDERS):
+        for node in screen.imported_calls:
+            if node.args and screen.may_resolve_to(node.func, _BUILDERS):
                 value = _repeated_form(node.args[0])
                 if value is None:
                     continue

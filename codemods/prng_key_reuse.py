@@ -117,7 +117,7 @@ class PrngKeyReuse(Codemod):
     def may_match_tree(cls, screen) -> bool:
         """A finding needs a reuse that `_ScreenFlow` (KeyFlow with names for calls) finds in the module body or
         a function that has a call that may be a consuming `jax.random` function with a name as its key."""
-        calls = [n for n in screen.nodes if isinstance(n, ast.Call) and _screen_key(screen, n) is not None]
+        calls = [n for n in screen.imported_calls if _screen_key(screen, n) is not None]
         if not calls:
             return False
         # each call's innermost def (or the module), by position: defs nest, so the one that starts last

@@ -122,7 +122,7 @@ class TimingWithoutBlock(Codemod):
         statement with a call (or the last such in the body of a loop there, through loops only), `x = call(...)`
         or `call(...)` whose call may be asynchronous (`_may_be_async`). Statements are taken one by one, and
         LibCST's lines (`a; b`) only where the clock's line starts with others: it may pass more, never less."""
-        if sum(isinstance(n, ast.Call) and screen.may_resolve_to(n.func, CLOCKS) for n in screen.nodes) < 2:
+        if sum(screen.may_resolve_to(n.func, CLOCKS) for n in screen.imported_calls) < 2:
             return False
 
         def clock(stmt: ast.stmt) -> bool:
@@ -145,8 +145,8 @@ class TimingWithoutBlock(Codemod):
             return False
 
         lines = None
-        for node in screen.nodes:
-            for field in ("body", "orelse", "finalbody"):
+        for node in screen.nodes_of(*_WITH_BLOCKS):
+            for field in _BLOCK_FIELDS:
                 block = getattr(node, field, None)
                 if not isinstance(block, list) or len(block) < 3:
                     continue
@@ -294,6 +294,11 @@ class TimingWithoutBlock(Codemod):
 
 _COMPOUND = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.If, ast.For, ast.AsyncFor, ast.While, ast.With,
              ast.AsyncWith, ast.Try, ast.Match, *((ast.TryStar,) if hasattr(ast, "TryStar") else ()))
+_BLOCK_FIELDS = ("body", "orelse", "finalbody")
+_WITH_BLOCKS = tuple(  # the node types with one of those fields (statements, handlers, cases, lambdas, ...)
+    kind for kind in vars(ast).values()
+    if isinstance(kind, type) and issubclass(kind, ast.AST) and set(_BLOCK_FIELDS) & set(kind._fields)
+)
 
 
 def _physical_lines(text: str) -> list[str]:

@@ -11,6 +11,10 @@ fact here over-approximates one of `jaxfix.analysis` (it may say "may" for nothi
   scope and every name an argument of a transformation mentions taken as a function passed to it.
 A screen built on these facts is sound as long as it says "no" only where they rule a finding out.
 
+Screens run on every file, so their own cost counts: most facts read one index that a single pass builds
+(`Screen._index`: every node in `ast.walk`'s order, where it sits by type, and its innermost function), and a rule
+asks for the node types it needs (`nodes_of`, `imported_calls`) instead of walking the whole tree again.
+
 How names mirror LibCST: a qualified name with source IMPORT comes from an import statement whose local name
 (`jnp` of `import jax.numpy as jnp`, `tree_map` of `from jax import tree_map`, `jax` of `import jax.numpy`)
 starts the name node's dotted spelling; the rest of the spelling is appended. Relative imports give names that
@@ -48,11 +52,23 @@ _NAMED: dict[type, tuple[str, ...]] = {
 }
 _TRACING = frozenset(TRANSFORMS) | frozenset(LAX_BODIES)
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+_FUNCTION_TYPES = frozenset(_FUNCTIONS)
+_STATEMENT_BINDERS = (
+    ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.ExceptHandler, ast.Import, ast.ImportFrom, ast.ClassDef
+)
+_SCOPE_BINDINGS = (  # the nodes `Screen._add_binding` reads
+    ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr, ast.Global, ast.Nonlocal, *_STATEMENT_BINDERS
+)
+_ARRAY_EVIDENCE = frozenset({"shape", "ndim", "dtype", "size", "at", "T", "astype", "reshape"})  # `x.shape`: x is an array
 _ARRAY_CALLEES = arrays._FRESH_FUNCTIONS | arrays._VIEW_FUNCTIONS | arrays._RANDOM
 _ARRAY_METHODS = arrays._FRESH_METHODS | arrays._VIEW_METHODS
 _UNARY = (ast.USub, ast.UAdd, ast.Invert)
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _TRIES = (ast.Try, ast.TryStar) if hasattr(ast, "TryStar") else (ast.Try,)
+_BINDERS = frozenset({  # the statements `Screen._arrays` takes bindings from
+    *_DEFS, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, *_TRIES,
+    ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal,
+})
 
 
 @dataclass
@@ -83,8 +99,17 @@ class _Scope:
 @dataclass
 class _Traced:
     functions: set[int] = field(default_factory=set)  # id() of the functions TracedAnalysis may trace
-    inside: list[tuple[ast.AST, ast.AST]] = field(default_factory=list)  # (node, its innermost function)
     param_seeds: set[int] = field(default_factory=set)  # id() of the functions whose parameters may be tracers
+
+
+@dataclass
+class _Index:
+    """Every node of the module in `ast.walk`'s order, with two facts per node (lists parallel to `nodes`)."""
+
+    nodes: list[ast.AST]
+    owners: list[ast.AST | None]  # the innermost function around the node, its decorators, defaults and annotations included
+    scopes: list[ast.AST | None]  # the innermost function whose body (a lambda's expression) holds the node
+    positions: dict[type, list[int]]  # node type: the positions in `nodes` of the nodes of that exact type
 
 
 class Screen:
@@ -101,9 +126,62 @@ class Screen:
         """The module's `ast`; raises SyntaxError (or ValueError) where Python cannot parse it."""
         return compile(self.text, "<screen>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
 
-    @cached_property
+    @property
     def nodes(self) -> list[ast.AST]:
-        return list(ast.walk(self.tree))
+        """Every node, in `ast.walk`'s order."""
+        return self._index.nodes
+
+    def nodes_of(self, *types: type[ast.AST]) -> list[ast.AST]:
+        """The nodes of these types (subclasses included), type by type, each in `nodes`' order: a look-up where
+        a walk of the whole tree would visit every node."""
+        nodes = self._index.nodes
+        return [nodes[position] for position in self._positions(types)]
+
+    def _positions(self, types: tuple[type[ast.AST], ...]) -> list[int]:
+        """The positions in `nodes` of the nodes of these types (subclasses included), type by type."""
+        positions = self._index.positions
+        if len(types) == 1 and types[0] in positions:
+            return positions[types[0]]
+        return [p for kind, found in positions.items() if issubclass(kind, types) for p in found]
+
+    @cached_property
+    def _index(self) -> _Index:
+        """One pass over the tree for what most queries need: each node's type and its functions. It reads the
+        fields itself (what `ast.iter_child_nodes` does, without the fields that never hold a node)."""
+        nodes: list[ast.AST] = [self.tree]
+        owners: list[ast.AST | None] = [None]
+        scopes: list[ast.AST | None] = [None]
+        positions: dict[type, list[int]] = {}
+        fields_of: dict[type, tuple[str, ...]] = {}
+        add_node, add_owner, add_scope = nodes.append, owners.append, scopes.append
+        for position, node in enumerate(nodes):  # a breadth-first walk: the list grows as it is read
+            kind = type(node)
+            found = positions.get(kind)
+            if found is None:
+                positions[kind] = [position]
+                fields = fields_of[kind] = _child_fields(kind)
+            else:
+                found.append(position)
+                fields = fields_of[kind]
+            if not fields:
+                continue
+            function = kind in _FUNCTION_TYPES
+            owner = node if function else owners[position]
+            scope = scopes[position]
+            for name in fields:
+                value = getattr(node, name, None)
+                inner = node if function and name == "body" else scope
+                if isinstance(value, ast.AST):
+                    add_node(value)
+                    add_owner(owner)
+                    add_scope(inner)
+                elif isinstance(value, list):
+                    for item in value:
+                        if isinstance(item, ast.AST):
+                            add_node(item)
+                            add_owner(owner)
+                            add_scope(inner)
+        return _Index(nodes, owners, scopes, positions)
 
     # ---- imports -----------------------------------------------------------------------------------------------
 
@@ -137,7 +215,7 @@ class Screen:
 
     @cached_property
     def _import_statements(self) -> list[ast.Import | ast.ImportFrom]:
-        return [node for node, _ in self.statements if isinstance(node, (ast.Import, ast.ImportFrom))]
+        return self.nodes_of(ast.Import, ast.ImportFrom)
 
     def qualified_names(self, parts: Sequence[str]) -> Iterator[str]:
         """Every imported name that a dotted spelling (`("jnp", "zeros")`) may stand for: a superset of what
@@ -148,8 +226,22 @@ class Screen:
 
     def may_resolve_to(self, expr: ast.expr, names: Iterable[str] | frozenset[str]) -> bool:
         """Whether a dotted expression may refer, through some import, to one of `names`."""
+        if not self._may_be_imported(expr):
+            return False  # the common case (`self.f`, `x.sum`, `len`), decided before building the spelling
         parts = dotted(expr)
         return parts is not None and any(q in names for q in self.qualified_names(parts))
+
+    @cached_property
+    def imported_calls(self) -> list[ast.Call]:
+        """The calls whose callee is a name or dotted name that starts with an import-bound name (`jnp.zeros(3)`,
+        not `self.f()`, `x.sum()` or `len(x)`): the only calls that `may_resolve_to` can match."""
+        return [call for call in self.nodes_of(ast.Call) if self._may_be_imported(call.func)]
+
+    def _may_be_imported(self, expr: ast.AST) -> bool:
+        """Whether a dotted expression starts with an import-bound name (`dotted(expr)[0] in imports`)."""
+        while isinstance(expr, ast.Attribute):
+            expr = expr.value
+        return isinstance(expr, ast.Name) and expr.id in self.imports
 
     # ---- names -------------------------------------------------------------------------------------------------
 
@@ -158,29 +250,26 @@ class Screen:
         parts only: each name and dotted attribute chain, each attribute, parameter, keyword, function, class and
         other identifier on its own, and each dotted prefix of an import's module and names."""
         bound = self.imports
-        for node in self.nodes:
-            kind = type(node)
-            if kind is ast.Name:
-                if node.id in bound:
-                    yield (node.id,)
-            elif kind is ast.Attribute:
-                parts = dotted(node)
-                if parts is not None and parts[0] in bound:
-                    yield parts
-                if node.attr in bound:
-                    yield (node.attr,)
-            elif kind in _NAMED:  # arg, keyword, def, class, except, match captures, type parameters
-                for field_name in _NAMED[kind]:
-                    value = getattr(node, field_name)
-                    for name in [value] if isinstance(value, str) else value or ():
-                        if name in bound:
-                            yield (name,)
-            elif kind is ast.alias:
-                yield from _spellings(node.name, bound)
-                if node.asname in bound:
-                    yield (node.asname,)
-            elif kind is ast.ImportFrom:
-                yield from _spellings(node.module or "", bound)
+        for node in self.nodes_of(ast.Name):
+            if node.id in bound:
+                yield (node.id,)
+        for node in self.nodes_of(ast.Attribute):
+            if self._may_be_imported(node):
+                yield dotted(node)
+            if node.attr in bound:
+                yield (node.attr,)
+        for node in self.nodes_of(*_NAMED):  # arg, keyword, def, class, except, match captures, type parameters
+            for field_name in _NAMED[type(node)]:
+                value = getattr(node, field_name)
+                for name in [value] if isinstance(value, str) else value or ():
+                    if name in bound:
+                        yield (name,)
+        for node in self.nodes_of(ast.alias):
+            yield from _spellings(node.name, bound)
+            if node.asname in bound:
+                yield (node.asname,)
+        for node in self.nodes_of(ast.ImportFrom):
+            yield from _spellings(node.module or "", bound)
 
     # ---- arrays ------------------------------------------------------------------------------------------------
 
@@ -192,13 +281,16 @@ class Screen:
         while stack:
             statement, scope = stack.pop()
             found.append((statement, scope))
-            inner = statement if isinstance(statement, _DEFS) else scope
-            for block in _blocks(statement):
-                stack.extend((child, inner) for child in block)
+            if type(statement) in _WITH_BLOCKS:
+                inner = statement if isinstance(statement, _DEFS) else scope
+                for block in _blocks(statement):
+                    stack.extend((child, inner) for child in block)
         return found
 
     def item_assignments(self) -> Iterator[tuple[ast.AST, str]]:
         """(scope, name) of every `name[...] = v`, `name[...] op= v` (nested and unpacked targets included)."""
+        if not any(type(node.ctx) is ast.Store for node in self.nodes_of(ast.Subscript)):
+            return  # no item is set anywhere: the statements and their scopes need not be listed
         for statement, scope in self.statements:
             if isinstance(statement, ast.Assign):
                 targets = statement.targets
@@ -235,6 +327,8 @@ class Screen:
             groups.setdefault((id(scope), name), (scope, name, []))[2].append((how, value))
 
         for statement, scope in self.statements:
+            if type(statement) not in _BINDERS:
+                continue  # `return`, expressions, `if`, ...: the common case, decided in one look-up
             if isinstance(statement, _DEFS):
                 bind(scope, statement.name, "other")
                 if not isinstance(statement, ast.ClassDef):
@@ -279,7 +373,7 @@ class Screen:
                 result.declared.setdefault(id(scope), set()).update(statement.names)
         candidates = [(key, bindings) for key, (scope, _, bindings) in groups.items() if not isinstance(scope, ast.ClassDef)]
         if ":=" in self.text:  # only then can there be a NamedExpr
-            walruses = (n for n in self.nodes if isinstance(n, ast.NamedExpr) and isinstance(n.target, ast.Name))
+            walruses = (n for n in self.nodes_of(ast.NamedExpr) if isinstance(n.target, ast.Name))
             for index, node in enumerate(walruses):
                 result.unscoped.add(node.target.id)
                 candidates.append(((-1 - index, node.target.id), [("value", node.value)]))  # ids are never negative
@@ -382,80 +476,94 @@ class Screen:
 
     @cached_property
     def _function_of(self) -> dict[int, ast.AST]:
-        return {id(node): function for node, function in self._traced.inside}
+        """id() of each node inside a function: its innermost function (`_Index.owners`)."""
+        index = self._index
+        return {id(node): owner for node, owner in zip(index.nodes, index.owners) if owner is not None}
 
     @cached_property
     def _scopes(self) -> dict[int, "_Scope"]:
-        """Per function (def or lambda): its bindings, as PredicateAnalysis reads them."""
+        """Per function (def or lambda): its bindings, as PredicateAnalysis reads them. A node belongs to the
+        function whose body holds it (`_Index.scopes`): decorators, defaults and annotations to the one around."""
+        index = self._index
         scopes: dict[int, _Scope] = {}
-
-        def visit(node: ast.AST, scope: _Scope | None) -> None:
-            if isinstance(node, _FUNCTIONS):
-                inner = _Scope(parent=scope, function=node)
-                scopes[id(node)] = inner
-                arguments = node.args
-                positional = [*arguments.posonlyargs, *arguments.args]
-                first_default = len(positional) - len(arguments.defaults)
-                for index, argument in enumerate(positional):
-                    inner.bound.add(argument.arg)
-                    if index < first_default:
-                        inner.tracers.add(argument.arg)
-                        inner.params.add(argument.arg)
-                for argument, default in zip(arguments.kwonlyargs, arguments.kw_defaults):
-                    inner.bound.add(argument.arg)
-                    if default is None:
-                        inner.tracers.add(argument.arg)
-                        inner.params.add(argument.arg)
-                for argument in (*positional, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg):
-                    if argument is not None:
-                        inner.bound.add(argument.arg)
-                        if argument.annotation is not None:
-                            inner.arrays.add(argument.arg)
-                body = [node.body] if isinstance(node, ast.Lambda) else node.body
-                inside = {id(statement) for statement in body}
-                for child in ast.iter_child_nodes(node):  # decorators, defaults and annotations: the outer scope
-                    visit(child, inner if id(child) in inside else scope)
-                return
-            if scope is not None:
-                if isinstance(node, (ast.Assign, ast.AnnAssign)):
-                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                    for target in targets:
-                        for name, value in _bound_values(target, node.value):
-                            scope.bound.add(name)
-                            scope.arrays.add(name)
-                            scope.values.append((name, value))
-                elif isinstance(node, (ast.AugAssign, ast.NamedExpr)):
-                    if isinstance(node.target, ast.Name):
-                        scope.bound.add(node.target.id)
-                        scope.tracers.add(node.target.id)
-                        scope.arrays.add(node.target.id)
-                elif isinstance(node, (ast.Global, ast.Nonlocal)):  # bound elsewhere: anything goes
-                    scope.bound.update(node.names)
-                    scope.tracers.update(node.names)
-                    scope.arrays.update(node.names)
-                elif isinstance(node, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.ExceptHandler, ast.Import,
-                                       ast.ImportFrom, ast.ClassDef)):
-                    for name in _statement_binds(node):
-                        scope.bound.add(name)
-                elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-                    if node.attr in ("shape", "ndim", "dtype", "size", "at", "T", "astype", "reshape"):
-                        scope.evidence.add(node.value.id)
-                elif isinstance(node, ast.Call):
-                    parts = dotted(node.func)
-                    if parts is not None and any(q.startswith("jax.numpy.") for q in self.qualified_names(parts)):
-                        scope.evidence.update(arg.id for arg in node.args if isinstance(arg, ast.Name))
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and scope is not None:
-                scope.bound.add(node.name)
-            for child in ast.iter_child_nodes(node):
-                visit(child, scope)
-
-        visit(self.tree, None)
+        for position in sorted(self._positions(_FUNCTIONS)):  # `nodes`' order: an outer function first
+            outer = index.scopes[position]
+            node = index.nodes[position]
+            scopes[id(node)] = self._function_scope(node, scopes[id(outer)] if outer is not None else None)
+        for position in self._positions(_SCOPE_BINDINGS):
+            function = index.scopes[position]
+            if function is not None:
+                self._add_binding(index.nodes[position], scopes[id(function)])
+        for position, names in self._array_uses():
+            function = index.scopes[position]
+            if function is not None:
+                scopes[id(function)].evidence.update(names)
         for scope in scopes.values():  # a use inside a nested function is evidence for the outer binding too
             outer = scope.parent
             while outer is not None:
                 outer.evidence |= scope.evidence
                 outer = outer.parent
         return scopes
+
+    @staticmethod
+    def _function_scope(node: ast.AST, parent: "_Scope | None") -> "_Scope":
+        """A function's scope with its parameters: those without a default may be tracers."""
+        inner = _Scope(parent=parent, function=node)
+        arguments = node.args
+        positional = [*arguments.posonlyargs, *arguments.args]
+        first_default = len(positional) - len(arguments.defaults)
+        for index, argument in enumerate(positional):
+            inner.bound.add(argument.arg)
+            if index < first_default:
+                inner.tracers.add(argument.arg)
+                inner.params.add(argument.arg)
+        for argument, default in zip(arguments.kwonlyargs, arguments.kw_defaults):
+            inner.bound.add(argument.arg)
+            if default is None:
+                inner.tracers.add(argument.arg)
+                inner.params.add(argument.arg)
+        for argument in (*positional, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg):
+            if argument is not None:
+                inner.bound.add(argument.arg)
+                if argument.annotation is not None:
+                    inner.arrays.add(argument.arg)
+        return inner
+
+    @staticmethod
+    def _add_binding(node: ast.AST, scope: "_Scope") -> None:
+        """The names one node of `_SCOPE_BINDINGS` binds in its function, and how."""
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                for name, value in _bound_values(target, node.value):
+                    scope.bound.add(name)
+                    scope.arrays.add(name)
+                    scope.values.append((name, value))
+        elif isinstance(node, (ast.AugAssign, ast.NamedExpr)):
+            if isinstance(node.target, ast.Name):
+                scope.bound.add(node.target.id)
+                scope.tracers.add(node.target.id)
+                scope.arrays.add(node.target.id)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):  # bound elsewhere: anything goes
+            scope.bound.update(node.names)
+            scope.tracers.update(node.names)
+            scope.arrays.update(node.names)
+        else:
+            for name in _statement_binds(node):
+                scope.bound.add(name)
+
+    def _array_uses(self) -> Iterator[tuple[int, list[str]]]:
+        """(position in `nodes`, names) of the uses that PredicateAnalysis takes as evidence of arrays: `x.shape`,
+        `x.at`, ... and the names passed to a call that may resolve into jax.numpy."""
+        nodes = self._index.nodes
+        for position in self._positions((ast.Attribute,)):
+            node = nodes[position]
+            if node.attr in _ARRAY_EVIDENCE and isinstance(node.value, ast.Name):
+                yield position, [node.value.id]
+        for position in self._positions((ast.Call,)):
+            func = nodes[position].func
+            if self._may_be_imported(func) and any(q.startswith("jax.numpy.") for q in self.qualified_names(dotted(func))):
+                yield position, [arg.id for arg in nodes[position].args if isinstance(arg, ast.Name)]
 
     def _tracer_names(self, scope: "_Scope", strict: bool = False) -> frozenset[str]:
         solved = scope.solved_strict if strict else scope.solved
@@ -573,8 +681,12 @@ class Screen:
         in its body, decorators, defaults or annotations) TracedAnalysis may find traced. A superset: functions
         are matched by name instead of scope, and every transformation or lax call seeds every function or
         lambda that its arguments mention."""
-        traced = self._traced
-        return (node for node, function in traced.inside if isinstance(node, types) and id(function) in traced.functions)
+        functions = self._traced.functions
+        index = self._index
+        for position in self._positions(types):
+            owner = index.owners[position]
+            if owner is not None and id(owner) in functions:
+                yield index.nodes[position]
 
     @cached_property
     def _traced(self) -> _Traced:
@@ -582,35 +694,31 @@ class Screen:
         and those named or written as arguments of a transformation or lax call (`jax.vmap(f)`, `lax.scan(step,
         ...)`), then traces the functions that a traced one calls by name, and those nested in it."""
         result = _Traced()
+        index = self._index
         defs: dict[str, list[ast.AST]] = {}
         called: dict[int, set[str]] = {}  # function: the names it calls (`f(...)`), outside functions nested in it
         nested: dict[int, list[ast.AST]] = {}  # function: the functions directly inside it
         seeds: list[ast.AST] = []
         named: set[str] = set()  # names mentioned in the arguments of transformations and lax calls
-        stack: list[tuple[ast.AST, ast.AST | None]] = [(self.tree, None)]
-        while stack:
-            node, function = stack.pop()
+        for position in self._positions(_FUNCTIONS):
+            node, function = index.nodes[position], index.owners[position]
             if function is not None:
-                result.inside.append((node, function))
-            if isinstance(node, _FUNCTIONS):
-                if function is not None:
-                    nested.setdefault(id(function), []).append(node)
-                if not isinstance(node, ast.Lambda):
-                    defs.setdefault(node.name, []).append(node)
-                    if any(self._mentions(d, TRANSFORMS) for d in node.decorator_list):
-                        seeds.append(node)
-                function = node
-            elif isinstance(node, ast.Call):
-                if function is not None and isinstance(node.func, ast.Name):
-                    called.setdefault(id(function), set()).add(node.func.id)
-                if self.may_resolve_to(node.func, _TRACING):
-                    for argument in (*node.args, *(k.value for k in node.keywords)):
-                        for inner in ast.walk(argument):
-                            if isinstance(inner, ast.Lambda):
-                                seeds.append(inner)
-                            elif isinstance(inner, ast.Name):
-                                named.add(inner.id)
-            stack.extend((child, function) for child in ast.iter_child_nodes(node))
+                nested.setdefault(id(function), []).append(node)
+            if not isinstance(node, ast.Lambda):
+                defs.setdefault(node.name, []).append(node)
+                if any(self._mentions(d, TRANSFORMS) for d in node.decorator_list):
+                    seeds.append(node)
+        for position in self._positions((ast.Call,)):
+            node, function = index.nodes[position], index.owners[position]
+            if function is not None and isinstance(node.func, ast.Name):
+                called.setdefault(id(function), set()).add(node.func.id)
+            if self.may_resolve_to(node.func, _TRACING):
+                for argument in (*node.args, *(k.value for k in node.keywords)):
+                    for inner in ast.walk(argument):
+                        if isinstance(inner, ast.Lambda):
+                            seeds.append(inner)
+                        elif isinstance(inner, ast.Name):
+                            named.add(inner.id)
         seeds.extend(f for name in named for f in defs.get(name, ()))
         # PredicateAnalysis proves a parameter a tracer only where a transformation or lax call seeds its
         # function, or where traced code calls the function by its name.
@@ -629,6 +737,16 @@ class Screen:
     def _mentions(self, expr: ast.AST, names) -> bool:
         """Whether a name or dotted name anywhere inside `expr` may refer to one of `names`."""
         return any(isinstance(n, (ast.Name, ast.Attribute)) and self.may_resolve_to(n, names) for n in ast.walk(expr))
+
+
+# Fields that hold only identifiers, numbers or flags in every node type that has them (`name` does not qualify:
+# a `type` alias's name is a Name node).
+_LEAF_FIELDS = frozenset({"id", "attr", "arg", "module", "level", "asname", "type_comment", "is_async", "conversion"})
+
+
+def _child_fields(kind: type) -> tuple[str, ...]:
+    """The fields of a node type that may hold nodes (a constant's value never does)."""
+    return () if kind is ast.Constant else tuple(name for name in kind._fields if name not in _LEAF_FIELDS)
 
 
 def traced_nodes(screen: Screen, *types: type[ast.AST]) -> Iterator[ast.AST]:
@@ -678,6 +796,13 @@ def item_assignment_bases(target: ast.AST) -> Iterator[str]:
             base = base.value
         if isinstance(base, ast.Name):
             yield base.id
+
+
+_BLOCK_FIELDS = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})
+_WITH_BLOCKS = frozenset(  # the statement types `_blocks` finds blocks in: compound statements
+    kind for kind in vars(ast).values()
+    if isinstance(kind, type) and issubclass(kind, ast.stmt) and _BLOCK_FIELDS & set(kind._fields)
+)
 
 
 def _blocks(statement: ast.stmt) -> Iterator[list[ast.stmt]]:
@@ -794,7 +919,7 @@ def names_called_in_loops(screen: Screen) -> frozenset[str]:
     """The names called as `name(...)` anywhere inside a `for` or `while` loop (nested code included)."""
     return frozenset(
         node.func.id
-        for loop in screen.nodes if isinstance(loop, (ast.For, ast.While))
+        for loop in screen.nodes_of(ast.For, ast.While)
         for node in ast.walk(loop) if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
     )
 
@@ -865,7 +990,7 @@ def array_bindings(screen: Screen) -> dict[str, frozenset[str]]:
     def add(name: str, kind: str) -> None:
         kinds.setdefault(name, set()).add(kind)
 
-    for node in screen.nodes:
+    for node in screen.nodes_of(ast.arg, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.NamedExpr):
         kind = type(node)
         if kind is ast.arg:
             add(node.arg, "annotated" if node.annotation is not None else "parameter")
