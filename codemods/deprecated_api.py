@@ -1171,10 +1171,17 @@ def _plain_imports(screen: Screen) -> dict[str, set[str] | None]:
         else:
             others.update(local for local, _ in pairs)
     imported_elsewhere = {local: None for local in others}  # (only imports so far)
-    for node in screen.nodes:
+    for node in screen.nodes_of(*_BINDERS):
         others.update(_bound_names(node))
     plain = {local: (None if local in others or len(fulls) != 1 else fulls) for local, fulls in bound.items()}
     return {**imported_elsewhere, **plain}
+
+
+_BINDERS = (
+    ast.Name, ast.arg, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Global, ast.Nonlocal, ast.ExceptHandler,
+    ast.MatchAs, ast.MatchStar, ast.MatchMapping,
+    *(getattr(ast, kind) for kind in ("TypeVar", "ParamSpec", "TypeVarTuple") if hasattr(ast, kind)),
+)  # fmt: skip
 
 
 def _bound_names(node: ast.AST) -> tuple[str, ...]:
@@ -1203,7 +1210,7 @@ def _key_references(screen: Screen, imports: dict[str, set[str] | None]) -> list
     named: list[ast.expr] = []
     shims: list[ast.AST] = []  # `try` statements that catch a missing API
     doubtful: list[ast.AST] = []  # shim-like tests, f-strings
-    for node in screen.nodes:
+    for node in screen.nodes_of(ast.Attribute, ast.Name, ast.Try, ast.If, ast.While, ast.IfExp, ast.JoinedStr):
         kind = type(node)
         if kind is ast.Attribute:
             inner.add(id(node.value))
