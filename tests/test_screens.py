@@ -271,6 +271,27 @@ PROBES = [
     ("loop_to_fori", _BRANCH + "@jax.jit\ndef f(x):\n    for i in range(100):\n        x += jnp.sin(i * x)\n    return x\n"),
     ("loop_to_fori", _BRANCH + "@jax.jit\ndef f(x):\n    y = x\n    for i in range(100):\n        y = jnp.sin(i * x)\n"
      "    return y\n"),
+    # JF101: a long literal loop under jax.grad alone (reported unrewritten), a traced bound under vmap, a static
+    # bound in a helper that a jitted function calls, in a lax body, of a module constant
+    ("loop_to_fori", _BRANCH + "def f(x):\n    for i in range(100):\n        x = x + jnp.sin(i * x)\n        print(i)\n"
+     "    return x\ng = jax.grad(f)\n"),
+    ("loop_to_fori", _BRANCH + "def f(x, n):\n    for i in range(n):\n        x = x + jnp.sin(i * x)\n    return x\n"
+     "g = jax.vmap(f)\n"),
+    ("loop_to_fori", _BRANCH + "def f(x):\n    for i in range(10):\n        x = x + jnp.sin(i * x)\n    return x\n"
+     "@jax.jit\ndef g(x):\n    return f(x)\n"),
+    ("loop_to_fori", _BRANCH + "def run(xs):\n    def body(c, x):\n        for i in range(10):\n"
+     "            c = c + jnp.sin(i * x)\n        return c, c\n    return jax.lax.scan(body, 0.0, xs)\n"),
+    ("loop_to_fori", _BRANCH + "N = 50\n@partial(jax.jit, static_argnums=1)\ndef f(x, k):\n    for i in range(N * 2 + k):\n"
+     "        x = x + jnp.sin(i * x)\n    return x\n"),
+    ("loop_to_fori", _BRANCH + "def f(x):\n    n = jnp.sum(x).astype(int)\n    for i in range(n):\n"
+     "        x = x + jnp.sin(i * x)\n    return x\ng = jax.grad(f)\n"),
+    # JF102: rows in a helper a jitted function calls; a long literal or a traced count under grad or vmap alone
+    ("loop_to_scan", _BRANCH + "def f(xs):\n    total = jnp.zeros(3)\n    for x in jnp.tanh(xs):\n"
+     "        total = 0.5 * total + x\n    return total\n@jax.jit\ndef g(xs):\n    return f(xs)\n"),
+    ("loop_to_scan", _BRANCH + "def f(x):\n    ys = []\n    for _ in range(100):\n        x = jnp.sin(x)\n"
+     "        ys.append(x)\n        print(x)\n    return jnp.stack(ys)\ng = jax.grad(f)\n"),
+    ("loop_to_scan", _BRANCH + "def f(x, n):\n    ys = []\n    for _ in range(n):\n        x = jnp.sin(x)\n"
+     "        ys.append(x)\n    return jnp.stack(ys)\ng = jax.vmap(f)\n"),
     # JF104: a body that unpacks its carry, passed by keyword; a lambda body
     ("fori_at_set_to_scan", _BRANCH + "@jax.jit\ndef f(h):\n    def body(i, carry):\n        ys, h = carry\n"
      "        h = jnp.tanh(h)\n        ys = ys.at[i].set(h)\n        return ys, h\n"
@@ -572,3 +593,22 @@ def test_fori_at_set_needs_a_body_that_writes_rows_of_its_carry() -> None:
     )
     assert codemod.may_match(text) and not passes(text, codemod)
     assert passes(text.replace("c.at[0]", "c.at[i]"), codemod)
+
+
+def test_loop_rules_need_a_traced_count_or_a_compiled_function() -> None:
+    scan, fori = codemod_for_module("loop_to_scan"), codemod_for_module("loop_to_fori")
+    # brax's pipeline_test: ten steps under jax.grad alone; haiku's dot: a count from a Counter; flax's
+    # partitioning: a count from `len` under remat. None is compiled, none traced, none a long literal.
+    texts = [
+        "def fn(x):\n    for _ in range(10):\n        x = jax.jit(step)(x)\n    return x\ngrad = jax.grad(fn)(1.0)\n",
+        "import collections\n\ndef f(x, outs):\n    counts = collections.Counter()\n    for k, n in counts.items():\n"
+        "        for i in range(n):\n            x = x + i\n    return x\ng = jax.vmap(f)\n",
+        "def f(dyn, static):\n    args = []\n    n = 0\n    for i in range(len(dyn) + len(static)):\n"
+        "        args.append(dyn[n])\n        n += 1\n    return args\ng = jax.checkpoint(f)\n",
+    ]
+    for body in texts:
+        text = _BRANCH + body
+        assert fori.may_match(text) and not passes(text, fori) and unscreened(text, fori) == []
+        assert not passes(text, scan) and unscreened(text, scan) == []
+    assert passes(_BRANCH + texts[0].replace("jax.grad(fn)", "jax.jit(fn)"), fori)
+    assert passes(_BRANCH + texts[1].replace("collections.Counter()", "jnp.asarray(outs)"), fori)
