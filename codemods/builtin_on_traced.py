@@ -7,6 +7,7 @@ import ast
 
 import libcst as cst
 
+from jaxfix.analysis.predicates import _BOOLEAN_CALLS, _BOOLEAN_METHODS
 from jaxfix.analysis.screen import Screen, traced_nodes
 from jaxfix.analysis.syntax import is_none, is_number
 from jaxfix.analysis.traced import Kind
@@ -85,14 +86,15 @@ class BuiltinOnTraced(Codemod):
     @classmethod
     def may_match_tree(cls, screen: Screen) -> bool:
         """A finding needs, in code TracedAnalysis may find traced, a call of one of the builtins with an argument
-        that may be a tracer, or `and`/`or`/`not` whose truth test may fail under tracing."""
+        that may be a tracer, or `and`/`or`/`not` whose every operand may be a traced boolean
+        (`PredicateAnalysis.boolean`, see `_may_be_boolean`)."""
         for node in traced_nodes(screen, ast.Call, ast.BoolOp, ast.UnaryOp):
             if isinstance(node, ast.Call):
                 if isinstance(node.func, ast.Name) and node.func.id in (*_ELEMENTWISE, *_REDUCTIONS, "bool"):
                     if any(screen.may_be_tracer(arg) for arg in node.args):
                         return True
             elif isinstance(node, ast.BoolOp) or isinstance(node.op, ast.Not):
-                if screen.may_fail_truth(node):
+                if _may_be_boolean(screen, node):
                     return True
         return False
 
@@ -245,6 +247,27 @@ class BuiltinOnTraced(Codemod):
         if isinstance(parent, (cst.If, cst.While, cst.IfExp, cst.Assert)):
             return getattr(parent, "test", None) is child
         return isinstance(parent, cst.CompIf)
+
+
+def _may_be_boolean(screen: Screen, expr: ast.expr) -> bool:
+    """Over-approximates `PredicateAnalysis.boolean`: `and`/`or` of operands that all may be, `not` of one, a
+    comparison that may be traced, a call of a boolean jax.numpy function or of `.all()`/`.any()` that may be a
+    tracer, a name that may be one. Numbers, strings, attributes, indexing and other calls never are."""
+    if isinstance(expr, ast.BoolOp):
+        return all(_may_be_boolean(screen, value) for value in expr.values)
+    if isinstance(expr, ast.UnaryOp):
+        return isinstance(expr.op, ast.Not) and _may_be_boolean(screen, expr.operand)
+    if isinstance(expr, ast.Compare):
+        return screen.may_be_tracer(expr)
+    if isinstance(expr, ast.Call):
+        func = expr.func
+        boolean = screen.may_resolve_to(func, _BOOLEAN_CALLS) or (
+            isinstance(func, ast.Attribute) and func.attr in _BOOLEAN_METHODS
+        )
+        return boolean and screen.may_be_tracer(expr)
+    if isinstance(expr, ast.Name):
+        return screen.may_be_tracer(expr)
+    return False
 
 
 def _bare(expr: cst.BaseExpression) -> str:

@@ -462,6 +462,8 @@ class Screen:
             names = set(scope.tracers)
             if strict and not isinstance(scope.function, ast.Lambda) and id(scope.function) not in self._traced.param_seeds:
                 names -= scope.params
+            if strict:  # PredicateAnalysis._param_tracer: TracedAnalysis gives the parameter the kind TRACED
+                names -= {p for p in scope.params if not may_be_traced_param(self, scope.function, p)}
             changed = True
             while changed:
                 changed = False
@@ -1204,8 +1206,10 @@ class _KindEval:
         if kind is ast.Attribute:
             if expr.attr in STATIC_ATTRIBUTES:
                 return _STATIC
-            t, s = self.kind(expr.value, scope, names, local)
             parts = dotted(expr)
+            if parts is not None and _one_import(self.screen, parts[0]):
+                return _STATIC  # a module attribute (`jnp.float32`): `names.qualified` gives it
+            t, s = self.kind(expr.value, scope, names, local)
             return (t, True) if parts is not None and parts[0] in self.screen.imports else (t, s)
         if kind is ast.Subscript:
             return join([expr.value, *_slice_parts(expr.slice)])
@@ -1265,6 +1269,7 @@ class _KindEval:
         parts = dotted(func)
         qualified = set(screen.qualified_names(parts)) if parts is not None else set()
         t = s = False
+        unqualified = parts is None or not _one_import(screen, parts[0])
 
         def other() -> None:  # a callee none of the named kinds: a method, or a function of its arguments
             nonlocal t, s
@@ -1275,7 +1280,9 @@ class _KindEval:
                 t = t or at
 
         # no import-qualified callee (a local, a builtin, an attribute of a value)
-        if isinstance(func, ast.Name) and func.id in _BUILTIN_NAMES:
+        if not unqualified:
+            pass
+        elif isinstance(func, ast.Name) and func.id in _BUILTIN_NAMES:
             if func.id in STATIC_CALLS:
                 s = True
             else:
@@ -1295,8 +1302,8 @@ class _KindEval:
         return t, s
 
     def tree_map(self, call: ast.Call, scope, names: dict, local) -> tuple[bool, bool]:
-        """What the mapped function returns: the trees' kind for an array function (any import-qualified one, here),
-        a lambda's body with its parameters of that kind, else UNKNOWN."""
+        """What the mapped function returns: the trees' kind for a function of an array namespace, a lambda's body
+        with its parameters of that kind, else UNKNOWN."""
         tt, ts = False, True
         for tree in call.args[1:]:
             pt, ps = self.kind(tree.value if isinstance(tree, ast.Starred) else tree, scope, names, local)
@@ -1310,7 +1317,7 @@ class _KindEval:
                 inner[argument] = (tt, ts)
             return self.kind(mapped.body, scope, inner, local)
         parts = dotted(mapped)
-        if parts is not None and parts[0] in self.screen.imports:
+        if parts is not None and any(q.startswith(ARRAY_NAMESPACES) for q in self.screen.qualified_names(parts)):
             return tt, ts
         return _UNKNOWN
 
@@ -1591,3 +1598,42 @@ def _ast_literal(expr: ast.expr, kind: type) -> list | None:
             values.extend(inner)
         return values
     return None
+
+
+def _one_import(screen: Screen, name: str) -> bool:
+    """Whether every use of `name` is of one absolute import (so that `names.qualified` surely gives the import's
+    name): one full name in `Screen.imports`, and no other binding of it anywhere (assignment, loop, `with`,
+    comprehension or match target, parameter, def, class, `except`, `global`, relative import)."""
+    full = screen.imports.get(name)
+    return full is not None and len(full) == 1 and name not in _other_bindings(screen) and name in _module_imports(screen)
+
+
+@_once_per_screen
+def _module_imports(screen: Screen) -> frozenset[str]:
+    """The names an absolute import at module level binds (seen from every scope that does not rebind them)."""
+    names: set[str] = set()
+    for statement, scope in screen.statements:
+        if scope is screen.tree and isinstance(statement, ast.Import):
+            names.update((alias.asname or alias.name).split(".")[0] for alias in statement.names)
+        elif scope is screen.tree and isinstance(statement, ast.ImportFrom) and not statement.level:
+            names.update(alias.asname or alias.name for alias in statement.names if alias.name != "*")
+    return frozenset(names)
+
+
+@_once_per_screen
+def _other_bindings(screen: Screen) -> frozenset[str]:
+    """Every name the module binds otherwise than by an absolute import."""
+    names: set[str] = set()
+    for node in screen.nodes:
+        kind = type(node)
+        if kind is ast.Name:
+            if type(node.ctx) is not ast.Load:
+                names.add(node.id)
+        elif kind is ast.ImportFrom:
+            if node.level:
+                names.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        elif kind in _NAMED and kind is not ast.keyword and kind is not ast.MatchClass:
+            for field_name in _NAMED[kind]:
+                value = getattr(node, field_name)
+                names.update([value] if isinstance(value, str) else value or ())
+    return frozenset(names)
