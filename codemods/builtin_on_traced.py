@@ -89,14 +89,15 @@ class BuiltinOnTraced(Codemod):
         that may be a tracer, or `and`/`or`/`not` outside the test of an `if`, `while`, conditional expression,
         `assert` or comprehension (`_in_test`) whose every operand may be a traced boolean
         (`PredicateAnalysis.boolean`, see `_may_be_boolean`)."""
-        in_tests = _in_tests(screen)
+        in_tests = None
         for node in traced_nodes(screen, ast.Call, ast.BoolOp, ast.UnaryOp):
             if isinstance(node, ast.Call):
                 if isinstance(node.func, ast.Name) and node.func.id in (*_ELEMENTWISE, *_REDUCTIONS, "bool"):
                     if any(screen.may_be_tracer(arg) for arg in node.args):
                         return True
-            elif (isinstance(node, ast.BoolOp) or isinstance(node.op, ast.Not)) and id(node) not in in_tests:
-                if _may_be_boolean(screen, node):
+            elif (isinstance(node, ast.BoolOp) or isinstance(node.op, ast.Not)) and _boolean_shape(node):
+                in_tests = _in_tests(screen) if in_tests is None else in_tests
+                if id(node) not in in_tests and _may_be_boolean(screen, node):
                     return True
         return False
 
@@ -270,6 +271,15 @@ def _may_be_boolean(screen: Screen, expr: ast.expr) -> bool:
         return False
     # PredicateAnalysis._tracer: a tracer has the kind TRACED (a traced comparison has a traced side)
     return screen.may_be_tracer(expr) and may_kind(screen, expr)[0]
+
+
+def _boolean_shape(expr: ast.expr) -> bool:
+    """`_may_be_boolean`'s syntax alone (no name resolved): the cheap part, asked first."""
+    if isinstance(expr, ast.BoolOp):
+        return all(_boolean_shape(value) for value in expr.values)
+    if isinstance(expr, ast.UnaryOp):
+        return isinstance(expr.op, ast.Not) and _boolean_shape(expr.operand)
+    return isinstance(expr, (ast.Call, ast.Compare, ast.Name))
 
 
 def _in_tests(screen: Screen) -> set[int]:
