@@ -7,7 +7,8 @@ import ast
 
 import libcst as cst
 
-from jaxfix.analysis.screen import Screen, traced_nodes
+from jaxfix.analysis.predicates import _BOOLEAN_CALLS, _BOOLEAN_METHODS
+from jaxfix.analysis.screen import Screen, may_kind, traced_nodes
 from jaxfix.analysis.syntax import is_none, is_number
 from jaxfix.analysis.traced import Kind
 from jaxfix.codegen import logical_test
@@ -85,14 +86,18 @@ class BuiltinOnTraced(Codemod):
     @classmethod
     def may_match_tree(cls, screen: Screen) -> bool:
         """A finding needs, in code TracedAnalysis may find traced, a call of one of the builtins with an argument
-        that may be a tracer, or `and`/`or`/`not` whose truth test may fail under tracing."""
+        that may be a tracer, or `and`/`or`/`not` outside the test of an `if`, `while`, conditional expression,
+        `assert` or comprehension (`_in_test`) whose every operand may be a traced boolean
+        (`PredicateAnalysis.boolean`, see `_may_be_boolean`)."""
+        in_tests = None
         for node in traced_nodes(screen, ast.Call, ast.BoolOp, ast.UnaryOp):
             if isinstance(node, ast.Call):
                 if isinstance(node.func, ast.Name) and node.func.id in (*_ELEMENTWISE, *_REDUCTIONS, "bool"):
                     if any(screen.may_be_tracer(arg) for arg in node.args):
                         return True
-            elif isinstance(node, ast.BoolOp) or isinstance(node.op, ast.Not):
-                if screen.may_fail_truth(node):
+            elif (isinstance(node, ast.BoolOp) or isinstance(node.op, ast.Not)) and _boolean_shape(node):
+                in_tests = _in_tests(screen) if in_tests is None else in_tests
+                if id(node) not in in_tests and _may_be_boolean(screen, node):
                     return True
         return False
 
@@ -245,6 +250,57 @@ class BuiltinOnTraced(Codemod):
         if isinstance(parent, (cst.If, cst.While, cst.IfExp, cst.Assert)):
             return getattr(parent, "test", None) is child
         return isinstance(parent, cst.CompIf)
+
+
+def _may_be_boolean(screen: Screen, expr: ast.expr) -> bool:
+    """Over-approximates `PredicateAnalysis.boolean`: `and`/`or` of operands that all may be, `not` of one, a
+    comparison that may be traced, a call of a boolean jax.numpy function or of `.all()`/`.any()` that may be a
+    tracer, a name that may be one. Numbers, strings, attributes, indexing and other calls never are."""
+    if isinstance(expr, ast.BoolOp):
+        return all(_may_be_boolean(screen, value) for value in expr.values)
+    if isinstance(expr, ast.UnaryOp):
+        return isinstance(expr.op, ast.Not) and _may_be_boolean(screen, expr.operand)
+    if isinstance(expr, ast.Call):
+        func = expr.func
+        boolean = screen.may_resolve_to(func, _BOOLEAN_CALLS) or (
+            isinstance(func, ast.Attribute) and func.attr in _BOOLEAN_METHODS
+        )
+        if not boolean:
+            return False
+    elif not isinstance(expr, (ast.Compare, ast.Name)):
+        return False
+    # PredicateAnalysis._tracer: a tracer has the kind TRACED (a traced comparison has a traced side)
+    return screen.may_be_tracer(expr) and may_kind(screen, expr)[0]
+
+
+def _boolean_shape(expr: ast.expr) -> bool:
+    """`_may_be_boolean`'s syntax alone (no name resolved): the cheap part, asked first."""
+    if isinstance(expr, ast.BoolOp):
+        return all(_boolean_shape(value) for value in expr.values)
+    if isinstance(expr, ast.UnaryOp):
+        return isinstance(expr.op, ast.Not) and _boolean_shape(expr.operand)
+    return isinstance(expr, (ast.Call, ast.Compare, ast.Name))
+
+
+def _in_tests(screen: Screen) -> set[int]:
+    """`BuiltinOnTraced._in_test`: the `and`/`or`/`not` nodes that are (part of) a test of an `if`, `while`,
+    conditional expression or `assert`, through `and`/`or` and unary operators, or of a comprehension's `if`."""
+    tests = []
+    for node in screen.nodes:
+        if isinstance(node, (ast.If, ast.While, ast.IfExp, ast.Assert)):
+            tests.append(node.test)
+        elif isinstance(node, ast.comprehension):
+            tests.extend(node.ifs)
+    found: set[int] = set()
+    while tests:
+        test = tests.pop()
+        if isinstance(test, ast.BoolOp):
+            found.add(id(test))
+            tests.extend(test.values)
+        elif isinstance(test, ast.UnaryOp):
+            found.add(id(test))
+            tests.append(test.operand)
+    return found
 
 
 def _bare(expr: cst.BaseExpression) -> str:

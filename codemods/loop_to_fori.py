@@ -10,7 +10,7 @@ import libcst as cst
 
 from jaxfix.analysis.carry import Slot
 from jaxfix.analysis.dataflow import Blocker, Dataflow, LoopFlow
-from jaxfix.analysis.screen import Screen, may_carry
+from jaxfix.analysis.screen import Screen, may_carry, range_may_report
 from jaxfix.analysis.shapes import Category
 from jaxfix.analysis.traced import NOT_COMPILED, Kind
 from jaxfix.codegen import carry_value, loop_function, packed
@@ -168,7 +168,9 @@ class LoopToForiLoop(Codemod):
     @classmethod
     def may_match_tree(cls, screen: Screen) -> bool:
         """A finding needs a `for ... in range(...)` loop (not a short literal one) in a function that
-        TracedAnalysis may find traced, that may carry a name from one step to the next (`screen.may_carry`)."""
+        TracedAnalysis may find traced, that may carry a name from one step to the next (`screen.may_carry`), and
+        whose bounds may be traced, or static in a function that may be compiled or a long literal count
+        (`screen.range_may_report`: the loop in a plain jax.grad or vmap function is reported only then)."""
         in_traced_code = getattr(screen, "in_traced_code", None)
         if in_traced_code is not None:
             loops = in_traced_code(ast.For)
@@ -181,6 +183,7 @@ class LoopToForiLoop(Codemod):
             and loop.iter.func.id == "range"
             and not cls._short(loop.iter)
             and may_carry(screen, loop)
+            and (in_traced_code is None or range_may_report(screen, loop, loop.iter, cls.option("report-trip-count")))
             for loop in loops
         )
 

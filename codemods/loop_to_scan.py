@@ -16,7 +16,7 @@ from jaxfix.analysis.arrays import ARRAY_VALUE as _ARRAY_VALUE, OTHER as _OTHER
 from jaxfix.analysis.carry import Slot, snippet
 from jaxfix.analysis.dataflow import _ARRAY_EVIDENCE_ATTRIBUTES, ARRAY_METHODS, LoopFlow, activity, block_activity, body_statements
 from jaxfix.analysis.metadata import children
-from jaxfix.analysis.screen import Screen, dotted, may_carry
+from jaxfix.analysis.screen import Screen, dotted, may_be_compiled, may_carry, may_kind, range_may_report
 from jaxfix.analysis.syntax import AT_METHODS
 from jaxfix.analysis.shapes import Category
 from jaxfix.analysis.traced import NOT_COMPILED, Kind
@@ -202,6 +202,8 @@ class LoopToScan(Codemod):
         else:  # a Screen without that query: every loop inside a function
             functions = [f for f in ast.walk(screen.tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]
             loops = (n for f in functions for n in ast.walk(f) if isinstance(n, ast.For))
+        sharp = in_traced_code is not None
+        report = cls.option("report-trip-count")
         for loop in loops:
             it = loop.iter
             if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range":
@@ -209,12 +211,20 @@ class LoopToScan(Codemod):
                     continue
                 if len(it.args) < 3 and not _collects_or_indexes(loop):
                     continue  # a forward range loop collecting nothing: JF101's
+                if sharp and not range_may_report(screen, loop, it, report):
+                    continue
             elif isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "reversed":
                 inner = it.args[0] if len(it.args) == 1 else None
                 range_call = isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) and inner.func.id == "range"
                 if inner is not None and not range_call and not _may_be_rows(screen, inner):
                     continue
+                if sharp and range_call and not range_may_report(screen, loop, inner, report):
+                    continue
+                if sharp and inner is not None and not range_call and not _rows_may_report(screen, loop, inner):
+                    continue
             elif not _may_be_rows(screen, it):
+                continue
+            elif sharp and not _rows_may_report(screen, loop, it):
                 continue
             if may_carry(screen, loop):
                 return True
@@ -1161,6 +1171,11 @@ def _used_as_arrays(screen: Screen) -> frozenset[str]:
                             names.add(arg.id)
         found = screen.__dict__["_used_as_arrays"] = frozenset(names)
     return found
+
+
+def _rows_may_report(screen: Screen, loop: ast.For, array: ast.expr) -> bool:
+    """`_rows` needs an array of kind TRACED, and its static count is reported only in a compiled function."""
+    return may_kind(screen, array)[0] and may_be_compiled(screen, screen._function_of.get(id(loop)))
 
 
 def _collects_or_indexes(loop: ast.For) -> bool:

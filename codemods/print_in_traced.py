@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from jaxfix.analysis.screen import Screen, head_name
+from jaxfix.analysis.screen import Screen, head_name, may_kind
 from jaxfix.analysis.traced import Kind
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Safety
@@ -96,8 +96,19 @@ class PrintInTraced(Codemod):
     @classmethod
     def may_match_tree(cls, screen: Screen) -> bool:
         """A finding needs a call of `print` (a name LibCST resolves to the builtin: `print` itself, or `print`
-        under attributes, calls and subscripts) in a function that TracedAnalysis may find traced."""
-        return any(head_name(call.func) == "print" for call in screen.in_traced_code(ast.Call))
+        under attributes, calls and subscripts) in a function that TracedAnalysis may find traced, with a `*`/`**`
+        argument or a positional argument (or an f-string argument) whose kind may be TRACED (`screen.may_kind`)."""
+        return any(
+            head_name(call.func) == "print" and cls._may_print_traced(screen, call)
+            for call in screen.in_traced_code(ast.Call)
+        )
+
+    @staticmethod
+    def _may_print_traced(screen: Screen, call: ast.Call) -> bool:
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+            return True
+        values = [*call.args, *(k.value for k in call.keywords if isinstance(k.value, ast.JoinedStr))]
+        return any(may_kind(screen, value)[0] for value in values)
 
     VALID = (
         Valid("import jax\n\ndef f(x):\n    print(x)\n    return x\n"),

@@ -249,6 +249,17 @@ PROBES = [
      "        return y\n    return inner(x)\n\n@jax.jit\ndef f(x, t):\n    return outer(x, t)\n"),
     ("branch_to_cond", _BRANCH + "def g(a, t):\n    if t > 0:\n        a = jnp.cumsum(a)\n    return a\n\n"
      "h = jax.vmap(partial(g, jnp.ones(3)))\n"),
+    # JF201: the parameter left traced by static_argnums, by vmap's in_axes, by jax.grad's argnums; one a jitted
+    # function passes by keyword
+    ("branch_to_cond", _BRANCH + "@partial(jax.jit, static_argnums=0)\ndef f(n, t):\n    x = jnp.ones(3)\n"
+     "    if t > 0:\n        x = jnp.cumsum(x) * n\n    return x\n"),
+    ("branch_to_cond", _BRANCH + "def g(a, t):\n    if t > 0:\n        a = jnp.cumsum(a)\n    return a\n\n"
+     "h = jax.vmap(g, in_axes=(None, 0))\n"),
+    ("branch_to_cond", _BRANCH + "def helper(x, t):\n    if t > 0:\n        x = jnp.cumsum(x)\n    return x\n\n"
+     "@jax.jit\ndef f(x, s):\n    return helper(x, t=s * 2)\n"),
+    ("branch_to_cond", _BRANCH + "def g(x, t):\n    if t > 0:\n        x = jnp.cumsum(x)\n    return x\n\n"
+     "h = jax.grad(g, argnums=(0, 1))\nk = jax.jit(h)\n"),
+    ("branch_to_where", _BRANCH + "def g(a, t):\n    return a if t > 0 else -a\n\nh = jax.vmap(g, (None, 0))\n"),
     # JF202: one-line `if`/`else` assigning one name; a three-argument jnp.where in the test
     ("branch_to_where", _BRANCH + "@jax.jit\ndef f(x):\n    s = jnp.sum(x)\n    if s > 0: s = -s\n"
      "    else: s = s * 2.0\n    return s\n"),
@@ -271,6 +282,38 @@ PROBES = [
     ("loop_to_fori", _BRANCH + "@jax.jit\ndef f(x):\n    for i in range(100):\n        x += jnp.sin(i * x)\n    return x\n"),
     ("loop_to_fori", _BRANCH + "@jax.jit\ndef f(x):\n    y = x\n    for i in range(100):\n        y = jnp.sin(i * x)\n"
      "    return y\n"),
+    # JF101: a long literal loop under jax.grad alone (reported unrewritten), a traced bound under vmap, a static
+    # bound in a helper that a jitted function calls, in a lax body, of a module constant
+    ("loop_to_fori", _BRANCH + "def f(x):\n    for i in range(100):\n        x = x + jnp.sin(i * x)\n        print(i)\n"
+     "    return x\ng = jax.grad(f)\n"),
+    ("loop_to_fori", _BRANCH + "def f(x, n):\n    for i in range(n):\n        x = x + jnp.sin(i * x)\n    return x\n"
+     "g = jax.vmap(f)\n"),
+    ("loop_to_fori", _BRANCH + "def f(x):\n    for i in range(10):\n        x = x + jnp.sin(i * x)\n    return x\n"
+     "@jax.jit\ndef g(x):\n    return f(x)\n"),
+    ("loop_to_fori", _BRANCH + "def run(xs):\n    def body(c, x):\n        for i in range(10):\n"
+     "            c = c + jnp.sin(i * x)\n        return c, c\n    return jax.lax.scan(body, 0.0, xs)\n"),
+    ("loop_to_fori", _BRANCH + "N = 50\n@partial(jax.jit, static_argnums=1)\ndef f(x, k):\n    for i in range(N * 2 + k):\n"
+     "        x = x + jnp.sin(i * x)\n    return x\n"),
+    ("loop_to_fori", _BRANCH + "def f(x):\n    n = jnp.sum(x).astype(int)\n    for i in range(n):\n"
+     "        x = x + jnp.sin(i * x)\n    return x\ng = jax.grad(f)\n"),
+    # JF102: rows in a helper a jitted function calls; a long literal or a traced count under grad or vmap alone
+    ("loop_to_scan", _BRANCH + "def f(xs):\n    total = jnp.zeros(3)\n    for x in jnp.tanh(xs):\n"
+     "        total = 0.5 * total + x\n    return total\n@jax.jit\ndef g(xs):\n    return f(xs)\n"),
+    ("loop_to_scan", _BRANCH + "def f(x):\n    ys = []\n    for _ in range(100):\n        x = jnp.sin(x)\n"
+     "        ys.append(x)\n        print(x)\n    return jnp.stack(ys)\ng = jax.grad(f)\n"),
+    ("loop_to_scan", _BRANCH + "def f(x, n):\n    ys = []\n    for _ in range(n):\n        x = jnp.sin(x)\n"
+     "        ys.append(x)\n    return jnp.stack(ys)\ng = jax.vmap(f)\n"),
+    # JF203: `and`/`not` of a boolean name and a reduction, `or` of `.all()` and a jax.numpy reduction
+    ("builtin_on_traced", _BRANCH + "@jax.jit\ndef f(x):\n    m = x > 0\n    return m and not jnp.isnan(x).any()\n"),
+    ("builtin_on_traced", _BRANCH + "@jax.jit\ndef f(x):\n    return (x > 0).all() or jnp.isnan(x).any()\n"),
+    # JF601: a traced value in a keyword's f-string, under `*`, or a parameter a jitted caller passes a tracer
+    ("print_in_traced", _BRANCH + "@jax.jit\ndef f(x):\n    print('x', sep=f'{jnp.sum(x)}')\n    return x\n"),
+    ("print_in_traced", _BRANCH + "@jax.jit\ndef f(x):\n    print(*[x])\n    return x\n"),
+    ("print_in_traced", _BRANCH + "def g(x, n):\n    print(n)\n    return x\n@jax.jit\ndef f(x):\n"
+     "    return g(x, jnp.sum(x))\n"),
+    # JF103: a count a jitted caller passes as a tracer
+    ("while_to_while_loop", _BRANCH + "def g(x, n):\n    while n > 0:\n        x = jnp.sin(x)\n        n = n - 1\n"
+     "    return x\n@jax.jit\ndef f(x):\n    return g(x, jnp.sum(x))\n"),
     # JF104: a body that unpacks its carry, passed by keyword; a lambda body
     ("fori_at_set_to_scan", _BRANCH + "@jax.jit\ndef f(h):\n    def body(i, carry):\n        ys, h = carry\n"
      "        h = jnp.tanh(h)\n        ys = ys.at[i].set(h)\n        return ys, h\n"
@@ -576,3 +619,65 @@ def test_fori_at_set_needs_a_body_that_writes_rows_of_its_carry() -> None:
     )
     assert codemod.may_match(text) and not passes(text, codemod)
     assert passes(text.replace("c.at[0]", "c.at[i]"), codemod)
+
+
+def test_loop_rules_need_a_traced_count_or_a_compiled_function() -> None:
+    scan, fori = codemod_for_module("loop_to_scan"), codemod_for_module("loop_to_fori")
+    # brax's pipeline_test: ten steps under jax.grad alone; haiku's dot: a count from a Counter; flax's
+    # partitioning: a count from `len` under remat. None is compiled, none traced, none a long literal.
+    texts = [
+        "def fn(x):\n    for _ in range(10):\n        x = jax.jit(step)(x)\n    return x\ngrad = jax.grad(fn)(1.0)\n",
+        "import collections\n\ndef f(x, outs):\n    counts = collections.Counter()\n    for k, n in counts.items():\n"
+        "        for i in range(n):\n            x = x + i\n    return x\ng = jax.vmap(f)\n",
+        "def f(dyn, static):\n    args = []\n    n = 0\n    for i in range(len(dyn) + len(static)):\n"
+        "        args.append(dyn[n])\n        n += 1\n    return args\ng = jax.checkpoint(f)\n",
+    ]
+    for body in texts:
+        text = _BRANCH + body
+        assert fori.may_match(text) and not passes(text, fori) and unscreened(text, fori) == []
+        assert not passes(text, scan) and unscreened(text, scan) == []
+    assert passes(_BRANCH + texts[0].replace("jax.grad(fn)", "jax.jit(fn)"), fori)
+    assert passes(_BRANCH + texts[1].replace("collections.Counter()", "jnp.asarray(outs)"), fori)
+
+
+def test_branch_rules_need_a_parameter_the_transformation_traces() -> None:
+    cond, where = codemod_for_module("branch_to_cond"), codemod_for_module("branch_to_where")
+    # equinox's bounded loop: a count that only the recursive call passes on; equinox's pooling: a size vmap maps
+    # with None; numpyro's multinomial: a count among static_argnums
+    texts = [
+        "def _loop(x, n, base):\n    if n == 1:\n        return x\n    def call(v):\n        return _loop(v, n // base, base)\n"
+        "    return jax.lax.cond(jnp.sum(x) > 0, call, lambda v: v, x)\n\ndef run(x):\n    return _loop(x, 8, 2)\n",
+        "def pool(x, size):\n    extra = jnp.size(x) % size\n    if extra != 0:\n        x = x[:-extra]\n    return x\n\n"
+        "f = jax.vmap(pool, (0, None))\n",
+        "@partial(jax.jit, static_argnums=(1,))\ndef f(x, n):\n    if n == 0:\n        return jnp.zeros(3)\n    return x\n",
+    ]
+    for body in texts:
+        text = _BRANCH + body
+        assert cond.may_match(text) and not passes(text, cond) and unscreened(text, cond) == []
+        assert not passes(text, where)
+    assert passes(_BRANCH + texts[1].replace("(0, None)", "(0, 0)"), cond)
+    assert passes(_BRANCH + texts[2].replace("static_argnums=(1,)", "static_argnums=(0,)"), cond)
+    assert passes(_BRANCH + texts[0].replace("return _loop(x, 8, 2)", "return _loop(x, jnp.sum(x), 2)")
+                  .replace("def run(x)", "@jax.jit\ndef run(x)"), cond)
+
+
+def test_logical_operators_need_operands_that_may_be_traced_booleans() -> None:
+    codemod = codemod_for_module("builtin_on_traced")
+    # numpyro's `shape = shape or p.shape[:-1]`, chex's `n == 1 or 1 in static_argnums`
+    text = _BRANCH + (
+        "@jax.jit\ndef f(p, shape=()):\n    shape = shape or p.shape[:-1]\n    static = (1,)\n"
+        "    flag = static == 1 or 1 in static\n    return jnp.zeros(shape), flag\n"
+    )
+    assert codemod.may_match(text) and not passes(text, codemod) and unscreened(text, codemod) == []
+    assert passes(text.replace("shape or p.shape[:-1]", "(p > 0) or (p < 1)"), codemod)
+
+
+def test_print_and_while_need_a_value_that_may_be_traced() -> None:
+    show, loop = codemod_for_module("print_in_traced"), codemod_for_module("while_to_while_loop")
+    # a static argument and a shape printed while compiling; flax's lift.py walking parent scopes
+    text = _BRANCH + "@partial(jax.jit, static_argnames='n')\ndef f(x, n):\n    print('compiling', n, x.shape)\n    return x\n"
+    assert show.may_match(text) and not passes(text, show) and unscreened(text, show) == []
+    assert passes(text.replace("x.shape)", "x)"), show)
+    text = _BRANCH + "@jax.jit\ndef f(x, s):\n    while s is not None:\n        s = s.parent\n    return x\n"
+    assert loop.may_match(text) and not passes(text, loop) and unscreened(text, loop) == []
+    assert passes(text.replace("s is not None", "s > 0"), loop)

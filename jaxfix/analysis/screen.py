@@ -571,6 +571,8 @@ class Screen:
             names = set(scope.tracers)
             if strict and not isinstance(scope.function, ast.Lambda) and id(scope.function) not in self._traced.param_seeds:
                 names -= scope.params
+            if strict:  # PredicateAnalysis._param_tracer: TracedAnalysis gives the parameter the kind TRACED
+                names -= {p for p in scope.params if not may_be_traced_param(self, scope.function, p)}
             changed = True
             while changed:
                 changed = False
@@ -1129,3 +1131,672 @@ def source_bytes(screen: Screen, start: tuple[int, int], end: tuple[int, int]) -
     """The module's UTF-8 text between two `ast` positions, (line, byte offset) each."""
     data, _ = _encoded_lines(screen)
     return data[_offset(screen, *start) : _offset(screen, *end)]
+
+
+# ---- JF101, JF102, JF103, JF601: the kinds TracedAnalysis may give expressions, and compiled functions ----------
+#
+# TracedAnalysis gives each expression a kind (STATIC, UNKNOWN, TRACED) from the bindings of the names it reads,
+# flow-insensitively: a function's name is the join of all its bindings, a parameter what a transformation or a
+# call site gives it, a name of a function that is not traced UNKNOWN. Here each expression gets `(t, s)`: whether
+# its kind may be TRACED, and whether it may be STATIC, over-approximating that join with every parameter taken
+# as possibly anything and every function the screen may find traced taken as traced.
+
+from jaxfix.analysis.traced import COMPILING, STATIC_ATTRIBUTES, TREE_MAPS, TREE_STRUCTURES  # noqa: E402
+
+_ANY = (True, True)
+_STATIC = (False, True)
+_UNKNOWN = (False, False)
+_BUILTIN_NAMES = frozenset(dir(__import__("builtins")))
+_COMPILING = frozenset(COMPILING) | frozenset(LAX_BODIES)
+
+
+@dataclass
+class _KindScope:
+    """One function (def or lambda) as TracedAnalysis's binding collector records it."""
+
+    parent: "_KindScope | None"
+    function: int = 0  # id() of the def or lambda; 0 for the module
+    params: list[str] = field(default_factory=list)  # in TracedAnalysis's order (`syntax.param_names`)
+    bindings: list[tuple[str, object]] = field(default_factory=list)  # (name, expression or a (t, s) pair)
+    calls: set[str] = field(default_factory=set)  # names called as `name(...)` here (nested functions aside)
+    nested: list[ast.AST] = field(default_factory=list)
+
+
+@dataclass
+class _Kinds:
+    scopes: dict[int, _KindScope] = field(default_factory=dict)  # id(function): its scope
+    module: _KindScope = field(default_factory=lambda: _KindScope(None))
+    defs: dict[str, list[ast.AST]] = field(default_factory=dict)  # def name: the defs of that name
+    compiling_seeds: list[ast.AST] = field(default_factory=list)  # functions jit/pmap/a lax call may seed
+    compiled: set[int] | None = None
+    calls: list[tuple[ast.Call, ast.AST | None]] = field(default_factory=list)  # every call, in its function
+    decorated: list[ast.AST] = field(default_factory=list)  # defs with decorators
+    evaluator: "_KindEval | None" = None  # with the parameters solved
+
+
+@_once_per_screen
+def _kinds(screen: Screen) -> _Kinds:
+    """Every function's parameters and bindings, walked as TracedAnalysis's `_BindingCollector` walks LibCST (a
+    method's enclosing scope is the function around its class; class bodies at module level bind nothing)."""
+    kinds = _Kinds()
+    named_seeds: set[str] = set()
+
+    def bind(scope: _KindScope | None, in_class: bool, name: str, source) -> None:
+        if scope is None:
+            if in_class:
+                return
+            scope = kinds.module
+        scope.bindings.append((name, source))
+
+    def visit(node: ast.AST, function: ast.AST | None, in_class: bool) -> None:
+        scope = kinds.scopes.get(id(function)) if function is not None else None
+        kind = type(node)
+        if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda):
+            if kind is not ast.Lambda:
+                bind(scope, in_class, node.name, _STATIC)
+                kinds.defs.setdefault(node.name, []).append(node)
+                if any(screen._mentions(d, _COMPILING) for d in node.decorator_list):
+                    kinds.compiling_seeds.append(node)
+            inner = kinds.scopes[id(node)] = _KindScope(scope, id(node), _lambda_params(node))
+            if scope is not None:
+                scope.nested.append(node)
+            if kind is not ast.Lambda and node.decorator_list:
+                kinds.decorated.append(node)
+            for child in ast.iter_child_nodes(node):  # decorators and defaults too, as LibCST's visitor has them
+                visit(child, node, False)
+            return
+        if kind is ast.ClassDef:
+            bind(scope, in_class, node.name, _STATIC)
+            for child in ast.iter_child_nodes(node):
+                visit(child, function, in_class or function is None)
+            return
+        if kind is ast.Assign:
+            for target in node.targets:
+                for name in ast_target_names(target):
+                    bind(scope, in_class, name, node.value)
+        elif kind in (ast.AugAssign, ast.NamedExpr) or (kind is ast.AnnAssign and node.value is not None):
+            for name in ast_target_names(node.target):
+                bind(scope, in_class, name, node.value)
+        elif kind in (ast.For, ast.AsyncFor):
+            _bind_loop(node, lambda name, source: bind(scope, in_class, name, source))
+        elif kind in (ast.With, ast.AsyncWith):
+            for item in node.items:
+                for name in ast_target_names(item.optional_vars):
+                    bind(scope, in_class, name, _UNKNOWN)
+        elif kind is ast.ExceptHandler:
+            if node.name:
+                bind(scope, in_class, node.name, _STATIC)
+        elif kind in (ast.Import, ast.ImportFrom):
+            for alias in node.names:
+                if alias.name != "*":
+                    bind(scope, in_class, (alias.asname or alias.name).split(".")[0], _STATIC)
+        elif kind in (ast.Global, ast.Nonlocal):
+            for name in node.names:
+                bind(scope, in_class, name, _UNKNOWN)
+        elif kind is ast.Call:
+            kinds.calls.append((node, function))
+            if scope is not None and type(node.func) is ast.Name:
+                scope.calls.add(node.func.id)
+            if screen.may_resolve_to(node.func, _COMPILING):
+                for argument in (*node.args, *(k.value for k in node.keywords)):
+                    for inner in ast.walk(argument):
+                        if isinstance(inner, ast.Lambda):
+                            kinds.compiling_seeds.append(inner)
+                        elif isinstance(inner, ast.Name):
+                            named_seeds.add(inner.id)
+        for child in ast.iter_child_nodes(node):
+            visit(child, function, in_class)
+
+    for statement in screen.tree.body:
+        visit(statement, None, False)
+    kinds.compiling_seeds.extend(f for name in named_seeds for f in kinds.defs.get(name, ()))
+    return kinds
+
+
+def _bind_loop(loop: ast.For | ast.AsyncFor, bind) -> None:
+    """A `for` binds its targets to its iterable; `enumerate(xs)` the index STATIC and the item to `xs`; `zip(a, b)`
+    each target to its own iterable (TracedAnalysis's `visit_For`)."""
+    iterable, target = loop.iter, loop.target
+    callee = iterable.func.id if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) else None
+    arguments = [*iterable.args, *iterable.keywords] if callee is not None else []
+    if callee == "enumerate" and arguments and isinstance(target, ast.Tuple) and len(target.elts) == 2:
+        for name in ast_target_names(target.elts[0]):
+            bind(name, _STATIC)
+        for name in ast_target_names(target.elts[1]):
+            bind(name, arguments[0].value if isinstance(arguments[0], (ast.Starred, ast.keyword)) else arguments[0])
+        return
+    if callee == "zip" and isinstance(target, ast.Tuple) and len(target.elts) == len(iterable.args) + len(iterable.keywords):
+        for element, arg in zip(target.elts, [*iterable.args, *(k.value for k in iterable.keywords)]):
+            for name in ast_target_names(element):
+                bind(name, arg.value if isinstance(arg, ast.Starred) else arg)
+        return
+    for name in ast_target_names(target):
+        bind(name, iterable)
+
+
+def may_be_compiled(screen: Screen, function: ast.AST | None) -> bool:
+    """Over-approximates `TracedAnalysis.compiled(function)`: the function is reached, through calls by name and
+    nesting, from one that jit, pmap, shard_map (or another transformation or lax call whose name may resolve to
+    one of COMPILING or LAX_BODIES) may seed: decorated with something that mentions one, or mentioned in the
+    arguments of a call of one."""
+    if function is None:
+        return False
+    kinds = _kinds(screen)
+    if kinds.compiled is None:
+        reached: set[int] = set()
+        todo = list(kinds.compiling_seeds)
+        while todo:
+            node = todo.pop()
+            if id(node) in reached:
+                continue
+            reached.add(id(node))
+            scope = kinds.scopes[id(node)]
+            todo.extend(scope.nested)
+            todo.extend(f for name in scope.calls for f in kinds.defs.get(name, ()))
+        kinds.compiled = reached
+    return id(function) in kinds.compiled
+
+
+def may_kind(screen: Screen, expr: ast.expr) -> tuple[bool, bool]:
+    """`(t, s)`: whether TracedAnalysis's kind of `expr`, where it stands, may be TRACED, and whether it may be
+    STATIC (neither: surely UNKNOWN)."""
+    function = screen._function_of.get(id(expr))
+    kinds = _kinds(screen)
+    return _evaluator(screen).kind(expr, kinds.scopes.get(id(function)) if function is not None else None, {})
+
+
+class _KindEval:
+    """TracedAnalysis._kind on `ast`, as `(t, s)` pairs joined by `max` (t: any part may be TRACED; s: every part
+    may be STATIC)."""
+
+    def __init__(self, screen: Screen, kinds: _Kinds, params: dict[int, set[str]]) -> None:
+        self.screen, self.kinds = screen, kinds
+        self.params = params  # id(function): the parameters whose kind may be TRACED
+        self.envs: dict[int, dict[str, tuple[bool, bool]]] = {}
+
+    def env(self, scope: _KindScope) -> dict[str, tuple[bool, bool]]:
+        """A scope's names solved as `_solve_env` does: parameters as `params` says, locals the join of their
+        bindings."""
+        env = self.envs.get(id(scope))
+        if env is None:
+            traced = self.params.get(scope.function, ())
+            env = self.envs[id(scope)] = {name: (name in traced, True) for name in scope.params}
+            for name, _ in scope.bindings:
+                env.setdefault(name, _STATIC)
+            changed = True
+            while changed:
+                changed = False
+                for name, source in scope.bindings:
+                    t, s = source if isinstance(source, tuple) else self.kind(source, scope, {}, env)
+                    old = env[name]
+                    new = (old[0] or t, old[1] and s)
+                    if new != old:
+                        env[name], changed = new, True
+        return env
+
+    def lookup(self, name: str, scope: _KindScope | None, local: dict | None) -> tuple[bool, bool]:
+        if local is not None and name in local:
+            return local[name]
+        traced = self.screen._traced.functions
+        while scope is not None:
+            env = self.env(scope)
+            if name in env:
+                return env[name] if scope.function in traced else _UNKNOWN
+            scope = scope.parent
+        module = self.env(self.kinds.module)
+        if name in module:
+            return module[name]
+        return _STATIC if name in _BUILTIN_NAMES else _UNKNOWN
+
+    def kind(self, expr, scope: _KindScope | None, names: dict, local: dict | None = None) -> tuple[bool, bool]:
+        """`names`: comprehension targets and tree-map lambda parameters; `local`: the env being solved."""
+        def join(parts) -> tuple[bool, bool]:
+            t, s = False, True
+            for part in parts:
+                pt, ps = self.kind(part, scope, names, local)
+                t, s = t or pt, s and ps
+            return t, s
+
+        kind = type(expr)
+        if kind is ast.Constant:
+            return _STATIC
+        if kind is ast.Name:
+            if expr.id in names:
+                return names[expr.id]
+            return self.lookup(expr.id, scope, local)
+        if kind is ast.JoinedStr:
+            return join(v.value for v in expr.values if isinstance(v, ast.FormattedValue))
+        if kind is ast.Attribute:
+            if expr.attr in STATIC_ATTRIBUTES:
+                return _STATIC
+            parts = dotted(expr)
+            if parts is not None and _one_import(self.screen, parts[0]):
+                return _STATIC  # a module attribute (`jnp.float32`): `names.qualified` gives it
+            t, s = self.kind(expr.value, scope, names, local)
+            return (t, True) if parts is not None and parts[0] in self.screen.imports else (t, s)
+        if kind is ast.Subscript:
+            return join([expr.value, *_slice_parts(expr.slice)])
+        if kind is ast.Call:
+            return self.call(expr, scope, names, local)
+        if kind is ast.BinOp:
+            return join((expr.left, expr.right))
+        if kind is ast.UnaryOp:
+            return self.kind(expr.operand, scope, names, local)
+        if kind is ast.BoolOp:
+            return join(expr.values)
+        if kind is ast.Compare:
+            if all(isinstance(op, (ast.Is, ast.IsNot)) for op in expr.ops) and all(
+                isinstance(c, ast.Constant) and c.value is None for c in expr.comparators
+            ):
+                return _STATIC
+            return join((expr.left, *expr.comparators))
+        if kind is ast.IfExp:
+            return join((expr.test, expr.body, expr.orelse))
+        if kind in (ast.Tuple, ast.List, ast.Set):
+            return join(e.value if isinstance(e, ast.Starred) else e for e in expr.elts)
+        if kind is ast.Dict:
+            return join([*(k for k in expr.keys if k is not None), *expr.values])
+        if kind is ast.Lambda:
+            return _STATIC
+        if kind is ast.NamedExpr:
+            return self.kind(expr.value, scope, names, local)
+        if kind in (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp):
+            inner = dict(names)
+            t, s = False, True
+            for generator in expr.generators:
+                it, si = self.kind(generator.iter, scope, inner, local)
+                t, s = t or it, s and si
+                for name in ast_target_names(generator.target):
+                    inner[name] = (it, si)
+                for test in generator.ifs:
+                    it, si = self.kind(test, scope, inner, local)
+                    t, s = t or it, s and si
+            for part in (expr.key, expr.value) if kind is ast.DictComp else (expr.elt,):
+                it, si = self.kind(part, scope, inner, local)
+                t, s = t or it, s and si
+            return t, s
+        return _UNKNOWN
+
+    def call(self, call: ast.Call, scope, names: dict, local) -> tuple[bool, bool]:
+        """`_call_kind`, joined over every callee the call's name may resolve to (or none): a static builtin or
+        call STATIC, an array namespace TRACED, a tree map what its function returns, a method the join of its
+        receiver and arguments, a builtin its arguments', anything else TRACED with a traced argument (else
+        UNKNOWN)."""
+        screen, func = self.screen, call.func
+        arguments = [a.value if isinstance(a, ast.Starred) else a for a in call.args]
+        arguments += [k.value for k in call.keywords]
+        at, as_ = False, True
+        for argument in arguments:
+            t, s = self.kind(argument, scope, names, local)
+            at, as_ = at or t, as_ and s
+        parts = dotted(func)
+        qualified = set(screen.qualified_names(parts)) if parts is not None else set()
+        t = s = False
+        unqualified = parts is None or not _one_import(screen, parts[0])
+
+        def other() -> None:  # a callee none of the named kinds: a method, or a function of its arguments
+            nonlocal t, s
+            if isinstance(func, ast.Attribute):
+                ft, fs = self.kind(func.value, scope, names, local)
+                t, s = t or ft or at, s or (fs and as_)
+            else:
+                t = t or at
+
+        # no import-qualified callee (a local, a builtin, an attribute of a value)
+        if not unqualified:
+            pass
+        elif isinstance(func, ast.Name) and func.id in _BUILTIN_NAMES:
+            if func.id in STATIC_CALLS:
+                s = True
+            else:
+                t, s = t or at, s or as_
+        else:
+            other()
+        for q in qualified:
+            if q in STATIC_CALLS or q in TREE_STRUCTURES:
+                s = True
+            elif q.startswith(ARRAY_NAMESPACES):
+                t = True
+            elif q in TREE_MAPS and call.args:
+                tt, ts = self.tree_map(call, scope, names, local)
+                t, s = t or tt, s or ts
+            else:
+                other()
+        return t, s
+
+    def tree_map(self, call: ast.Call, scope, names: dict, local) -> tuple[bool, bool]:
+        """What the mapped function returns: the trees' kind for a function of an array namespace, a lambda's body
+        with its parameters of that kind, else UNKNOWN."""
+        tt, ts = False, True
+        for tree in call.args[1:]:
+            pt, ps = self.kind(tree.value if isinstance(tree, ast.Starred) else tree, scope, names, local)
+            tt, ts = tt or pt, ts and ps
+        mapped = call.args[0]
+        if isinstance(mapped, ast.Lambda):
+            if self.kinds.scopes[id(mapped)].bindings:
+                return _ANY  # a `:=` in the lambda: its own scope, not followed here
+            inner = dict(names)
+            for argument in _lambda_params(mapped):
+                inner[argument] = (tt, ts)
+            return self.kind(mapped.body, scope, inner, local)
+        parts = dotted(mapped)
+        if parts is not None and any(q.startswith(ARRAY_NAMESPACES) for q in self.screen.qualified_names(parts)):
+            return tt, ts
+        return _UNKNOWN
+
+
+def _lambda_params(function: ast.AST) -> list[str]:
+    """A def's or lambda's parameter names in `syntax.param_names`'s order: positional, *args, keyword-only, **kw."""
+    arguments = function.args
+    every = (*arguments.posonlyargs, *arguments.args, arguments.vararg, *arguments.kwonlyargs, arguments.kwarg)
+    return [argument.arg for argument in every if argument is not None]
+
+
+def _slice_parts(expr: ast.AST) -> list[ast.AST]:
+    """The expressions of a subscript's index: each element of a tuple, each bound of a slice."""
+    elements = expr.elts if isinstance(expr, ast.Tuple) else [expr]
+    parts: list[ast.AST] = []
+    for element in elements:
+        if isinstance(element, ast.Slice):
+            parts.extend(p for p in (element.lower, element.upper, element.step) if p is not None)
+        else:
+            parts.append(element.value if isinstance(element, ast.Starred) else element)
+    return parts
+
+
+def range_may_report(screen: Screen, loop: ast.For, call: ast.Call, report_trip_count: int) -> bool:
+    """Over-approximates whether JF101 or JF102 may report a loop over `call` (`range(...)`): `range_trip` needs
+    plain positional bounds, none of kind UNKNOWN; then a finding needs a TRACED bound, or a function that may be
+    compiled, or a literal count of at least `report_trip_count` steps (the loop that cannot be rewritten)."""
+    args = call.args
+    if call.keywords or any(isinstance(a, ast.Starred) for a in args) or not 1 <= len(args) <= 3:
+        return False
+    t, s = False, True
+    for value in args[:2]:
+        vt, vs = may_kind(screen, value)
+        t, s = t or vt, s and vs
+    if t:
+        return True
+    if not s:
+        return False
+    if may_be_compiled(screen, screen._function_of.get(id(loop))):
+        return True
+    return _may_count_at_least(screen, args, report_trip_count)
+
+
+def _may_count_at_least(screen: Screen, args: list[ast.expr], threshold: int) -> bool:
+    """Whether ShapeAnalysis.constant may give `range(*args)` a count of at least `threshold`: integer literals
+    counted here, or names a module-level assignment binds (whose values are not followed)."""
+    values = [_literal_int(a) for a in args]
+    if all(v is not None for v in values):
+        step = values[2] if len(values) == 3 else 1
+        if not step:
+            return False
+        start, stop = (0, values[0]) if len(values) == 1 else values[:2]
+        return len(range(start, stop, step)) >= threshold
+    constants = _module_assigned(screen)
+    return all(_may_be_constant(a, constants) for a in args)
+
+
+def _literal_int(expr: ast.expr) -> int | None:
+    """ShapeAnalysis.constant on literals alone: integers, unary +/-, and + - * // ** of them."""
+    if isinstance(expr, ast.Constant):
+        return expr.value if type(expr.value) is int else None
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, (ast.USub, ast.UAdd)):
+        inner = _literal_int(expr.operand)
+        return None if inner is None else (-inner if isinstance(expr.op, ast.USub) else inner)
+    if isinstance(expr, ast.BinOp):
+        left, right = _literal_int(expr.left), _literal_int(expr.right)
+        if left is None or right is None:
+            return None
+        op = type(expr.op)
+        if op is ast.Add:
+            return left + right
+        if op is ast.Sub:
+            return left - right
+        if op is ast.Mult:
+            return left * right
+        if op is ast.FloorDiv and right:
+            return left // right
+        if op is ast.Pow and 0 <= right < 64:
+            return left**right
+    return None
+
+
+def _may_be_constant(expr: ast.expr, constants: frozenset[str]) -> bool:
+    if isinstance(expr, ast.Constant):
+        return type(expr.value) is int
+    if isinstance(expr, ast.UnaryOp):
+        return isinstance(expr.op, (ast.USub, ast.UAdd)) and _may_be_constant(expr.operand, constants)
+    if isinstance(expr, ast.BinOp):
+        return _may_be_constant(expr.left, constants) and _may_be_constant(expr.right, constants)
+    return isinstance(expr, ast.Name) and expr.id in constants
+
+
+@_once_per_screen
+def _module_assigned(screen: Screen) -> frozenset[str]:
+    """The names a module-level `name = value` binds."""
+    return frozenset(
+        target.id
+        for statement, scope in screen.statements if scope is screen.tree and isinstance(statement, ast.Assign)
+        for target in statement.targets if isinstance(target, ast.Name)
+    )
+
+
+# ---- which parameters TracedAnalysis may give the kind TRACED ---------------------------------------------------
+
+from jaxfix.analysis.traced import _FILTERED, _GRAD_LIKE, _JIT_LIKE, _PARTIAL, _VMAP_LIKE  # noqa: E402
+
+
+def _evaluator(screen: Screen) -> _KindEval:
+    """The kind evaluator with every function's TRACED parameters solved (`_traced_params`), kept per module."""
+    kinds = _kinds(screen)
+    if kinds.evaluator is None:
+        kinds.evaluator = _traced_params(screen, kinds)
+    return kinds.evaluator
+
+
+def may_be_traced_param(screen: Screen, function: ast.AST, name: str) -> bool:
+    """Over-approximates `TracedAnalysis.param_kind(function, name) is Kind.TRACED`."""
+    return name in _evaluator(screen).params.get(id(function), ())
+
+
+def _traced_params(screen: Screen, kinds: _Kinds) -> _KindEval:
+    """TracedAnalysis's parameter kinds, joined over seeds and call sites, as a least fixed point of "may be
+    TRACED": what each transformation (with its static_argnums, static_argnames, argnums, in_axes, partial-bound
+    parameters, `self`) or lax body gives a function it may seed, then what each call by name in code that may be
+    traced passes, its arguments' kinds given the parameters found so far."""
+    params: dict[int, set[str]] = {}
+
+    def seed(function: ast.AST, traced: Iterable[str]) -> None:
+        params.setdefault(id(function), set()).update(traced)
+
+    for function in kinds.decorated:
+        for decorator in function.decorator_list:
+            for transform, call in _decorator_transforms(screen, decorator):
+                seed(function, _seeded_params(kinds, function, transform, call, 0))
+    for call, _ in kinds.calls:
+        for q in screen.qualified_names(dotted(call.func) or ("",)):
+            if q in TRANSFORMS and _first_argument(call) is not None:
+                for function, bound in _functions_in(screen, kinds, _first_argument(call)):
+                    seed(function, _seeded_params(kinds, function, q, call, bound))
+            elif q in LAX_BODIES:
+                positions, keywords = LAX_BODIES[q]
+                # LibCST's arguments in order, `**kw` among the positional ones (its keyword is None)
+                ordered = [(None, a) for a in call.args] + [(k.arg, k.value) for k in call.keywords]
+                bodies = [a for i, (key, a) in enumerate(ordered) if (key is None and i in positions) or key in keywords]
+                for body in bodies:
+                    for function, _ in _functions_in(screen, kinds, body):
+                        seed(function, kinds.scopes[id(function)].params)
+    traced = screen._traced.functions
+    sites = [
+        (call, function, kinds.defs[call.func.id])
+        for call, function in kinds.calls
+        if function is not None and id(function) in traced and type(call.func) is ast.Name
+        and call.func.id not in _BUILTIN_NAMES and call.func.id in kinds.defs
+    ]
+    while True:
+        evaluator = _KindEval(screen, kinds, params)
+        changed = False
+        for call, caller, callees in sites:
+            scope = kinds.scopes[id(caller)]
+            may = lambda e: evaluator.kind(e, scope, {})[0]  # noqa: E731
+            starred = any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords)
+            for callee in callees:
+                names = kinds.scopes[id(callee)].params
+                if starred:  # `_bind_arguments`: every parameter may take what a `*`/`**` argument holds
+                    found = set(names) if any(may(a.value if isinstance(a, ast.Starred) else a) for a in call.args) or any(
+                        may(k.value) for k in call.keywords) else set()
+                else:
+                    found = {names[i] for i, a in enumerate(call.args) if i < len(names) and may(a)}
+                    found |= {k.arg for k in call.keywords if k.arg in names and may(k.value)}
+                known = params.setdefault(id(callee), set())
+                if not found <= known:
+                    known |= found
+                    changed = True
+        if not changed:
+            return evaluator
+
+
+def _decorator_transforms(screen: Screen, decorator: ast.expr) -> Iterator[tuple[str, ast.Call | None]]:
+    """`TracedAnalysis._transform_of`, for every name the decorator may resolve to: `@jax.jit`,
+    `@jax.jit(static_argnums=1)` (keywords only), `@partial(jax.jit, ...)`."""
+    for q in screen.qualified_names(dotted(decorator) or ("",)):
+        if q in TRANSFORMS:
+            yield q, None
+    if isinstance(decorator, ast.Call):
+        first = _first_argument(decorator)
+        for q in screen.qualified_names(dotted(decorator.func) or ("",)):
+            if q in TRANSFORMS and not decorator.args:
+                yield q, decorator
+            if q in _PARTIAL and first is not None:
+                for inner in screen.qualified_names(dotted(first) or ("",)):
+                    if inner in TRANSFORMS:
+                        yield inner, decorator
+
+
+def _functions_in(screen: Screen, kinds: _Kinds, expr: ast.expr, bound: int = 0) -> Iterator[tuple[ast.AST, int]]:
+    """`TracedAnalysis._functions_in`: the functions an argument denotes (a lambda, defs of a name, elements of a
+    tuple or list, the function of `partial(f, ...)` with the parameters it binds, of `jax.jit(f)`)."""
+    if isinstance(expr, ast.Starred):
+        expr = expr.value
+    if isinstance(expr, ast.Lambda):
+        yield expr, bound
+    elif isinstance(expr, ast.Name):
+        for function in kinds.defs.get(expr.id, ()):
+            yield function, bound
+    elif isinstance(expr, (ast.List, ast.Tuple)):
+        for element in expr.elts:
+            yield from _functions_in(screen, kinds, element, bound)
+    elif isinstance(expr, ast.Call) and _first_argument(expr) is not None:
+        callees = set(screen.qualified_names(dotted(expr.func) or ("",)))
+        if callees & _PARTIAL:
+            more = sum(1 for a in expr.args[1:] if not isinstance(a, ast.Starred))
+            yield from _functions_in(screen, kinds, _first_argument(expr), bound + more)
+        if callees & TRANSFORMS:
+            yield from _functions_in(screen, kinds, _first_argument(expr), 0)
+
+
+def _first_argument(call: ast.Call) -> ast.expr | None:
+    """The value of LibCST's `call.args[0]`: the first positional argument, else the first keyword's (`**kw` too)."""
+    if call.args:
+        return call.args[0]
+    return call.keywords[0].value if call.keywords else None
+
+
+def _seeded_params(kinds: _Kinds, function: ast.AST, transform: str, call: ast.Call | None, bound: int) -> set[str]:
+    """`TracedAnalysis._param_kinds_for`: the parameters one transformation gives the kind TRACED."""
+    params = kinds.scopes[id(function)].params
+    if transform in _FILTERED:
+        return set()
+    traced = set(params[bound:])
+    if params and params[0] in ("self", "cls") and not isinstance(function, ast.Lambda):
+        traced.discard(params[0])
+    options = {k.arg: k.value for k in (call.keywords if call is not None else ()) if k.arg is not None}
+    if transform in _JIT_LIKE:
+        for key in ("static_argnums", "static_broadcasted_argnums"):
+            if key in options:
+                numbers = _ast_literal(options[key], int)
+                if numbers is None:
+                    return set()
+                for n in numbers:
+                    index = bound + n if n >= 0 else len(params) + n
+                    if 0 <= index < len(params):
+                        traced.discard(params[index])
+        if "static_argnames" in options:
+            names = _ast_literal(options["static_argnames"], str)
+            if names is None:
+                return set()
+            traced -= set(names)
+    elif transform in _GRAD_LIKE:
+        argnums = _ast_literal(options["argnums"], int) if "argnums" in options else [0]
+        if argnums is None:
+            return set()
+        traced -= {p for index, p in enumerate(params[bound:]) if index not in argnums}
+    elif transform in _VMAP_LIKE:
+        positional = [a for a in (call.args if call is not None else ()) if not isinstance(a, ast.Starred)]
+        axes = options.get("in_axes", positional[1] if len(positional) >= 2 else None)
+        if isinstance(axes, (ast.Tuple, ast.List)):
+            free = params[bound:]
+            for index, element in enumerate(axes.elts):
+                if index < len(free) and isinstance(element, ast.Constant) and element.value is None:
+                    traced.discard(free[index])
+    return traced
+
+
+def _ast_literal(expr: ast.expr, kind: type) -> list | None:
+    """`traced._literal_ints` / `_literal_strs` on `ast`: one literal or a tuple or list of them."""
+    if isinstance(expr, ast.Constant) and type(expr.value) is kind:
+        return [expr.value]
+    if kind is int and isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub):
+        inner = expr.operand
+        if isinstance(inner, ast.Constant) and type(inner.value) is int:
+            return [-inner.value]
+    if isinstance(expr, (ast.Tuple, ast.List)):
+        values: list = []
+        for element in expr.elts:
+            inner = _ast_literal(element, kind)
+            if inner is None:
+                return None
+            values.extend(inner)
+        return values
+    return None
+
+
+def _one_import(screen: Screen, name: str) -> bool:
+    """Whether every use of `name` is of one absolute import (so that `names.qualified` surely gives the import's
+    name): one full name in `Screen.imports`, and no other binding of it anywhere (assignment, loop, `with`,
+    comprehension or match target, parameter, def, class, `except`, `global`, relative import)."""
+    full = screen.imports.get(name)
+    return full is not None and len(full) == 1 and name not in _other_bindings(screen) and name in _module_imports(screen)
+
+
+@_once_per_screen
+def _module_imports(screen: Screen) -> frozenset[str]:
+    """The names an absolute import at module level binds (seen from every scope that does not rebind them)."""
+    names: set[str] = set()
+    for statement, scope in screen.statements:
+        if scope is screen.tree and isinstance(statement, ast.Import):
+            names.update((alias.asname or alias.name).split(".")[0] for alias in statement.names)
+        elif scope is screen.tree and isinstance(statement, ast.ImportFrom) and not statement.level:
+            names.update(alias.asname or alias.name for alias in statement.names if alias.name != "*")
+    return frozenset(names)
+
+
+@_once_per_screen
+def _other_bindings(screen: Screen) -> frozenset[str]:
+    """Every name the module binds otherwise than by an absolute import."""
+    names: set[str] = set()
+    for node in screen.nodes:
+        kind = type(node)
+        if kind is ast.Name:
+            if type(node.ctx) is not ast.Load:
+                names.add(node.id)
+        elif kind is ast.ImportFrom:
+            if node.level:
+                names.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        elif kind in _NAMED and kind is not ast.keyword and kind is not ast.MatchClass:
+            for field_name in _NAMED[kind]:
+                value = getattr(node, field_name)
+                names.update([value] if isinstance(value, str) else value or ())
+    return frozenset(names)
