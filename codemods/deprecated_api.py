@@ -631,18 +631,18 @@ class DeprecatedApi(Codemod):
 
     @classmethod
     def findings_from_tree(cls, screen: Screen) -> list[Diagnostic] | None:
-        """The `jax.random.PRNGKey` hints, from the `ast` alone, where the module is plain enough to be sure of
-        the LibCST run's answer (see `_key_hints`); None otherwise. Nearly all of this rule's findings in real
-        code are these hints, and a module whose only finding is a hint then skips LibCST altogether."""
-        spots = _key_hints(screen)
+        """The display-only hints (`jax.random.PRNGKey`, `jax.device_put_replicated`, ...), from the `ast` alone,
+        where the module is plain enough to be sure of the LibCST run's answer (see `_hints`); None otherwise.
+        Nearly all of this rule's findings in real code are hints, and a module whose only findings are hints
+        then skips LibCST altogether."""
+        spots = _hints(screen)
         if spots is None:
             return None
-        fix = Fix(Safety.DISPLAY_ONLY, f"Consider {_KEY.new}", ())
-        message = _hint_message(_KEY)
         found = []
-        for spot in spots:
+        for spot, api in spots:
             start, end = libcst_span(screen, spot)
-            found.append(Diagnostic(cls.code, cls.name, message, Position(*start), Position(*end), fix))
+            fix = Fix(Safety.DISPLAY_ONLY, f"Consider {api.new}", ())
+            found.append(Diagnostic(cls.code, cls.name, _hint_message(api), Position(*start), Position(*end), fix))
         return found
 
     # ---- imports ---------------------------------------------------------------------------------------------
@@ -1108,25 +1108,27 @@ def _has_effects(expr: cst.CSTNode) -> bool:
     return visitor.found
 
 
-# ---- the PRNGKey hints from the `ast` (DeprecatedApi.findings_from_tree) ----------------------------------------
+# ---- the hints from the `ast` (DeprecatedApi.findings_from_tree) ------------------------------------------------
 
 _KEY = _EXACT["jax.random.PRNGKey"]
 _SHIM_WORDS = (b"hasattr", b"version")  # what `_guarded` looks for in a test
 
 
 class _Undecided(Exception):
-    """The module has something `_key_hints` does not model: the LibCST run decides."""
+    """The module has something `_hints` does not model: the LibCST run decides."""
 
 
-def _key_hints(screen: Screen) -> list[ast.expr] | None:
-    """The expressions the LibCST run reports as `jax.random.PRNGKey` hints, or None where the module may hold any
-    other finding of this rule or anything that makes the answer less than plain:
+def _hints(screen: Screen) -> list[tuple[ast.expr, Api]] | None:
+    """The expressions the LibCST run reports as hints (rows without an exact replacement), with their rows, or
+    None where the module may hold any other finding of this rule or anything that makes the answer less than
+    plain:
     - every import that names a row of the table is `from jax.random import PRNGKey [as x]` (the LibCST run
       reports nothing else of it); no import's module path runs through a row;
     - a dotted name resolves through the module's imports as LibCST does only where its first name is bound by
       module-level imports of one and the same thing and by nothing else anywhere (no assignment, parameter,
       def, class, `global`, import in a function, ...): a name that resolves to a row otherwise is undecided;
-    - a reference that resolves to any row but PRNGKey, that is assigned or deleted, sits in an f-string, or
+    - a reference that resolves to a row other than a hint or a moved module (whose references the LibCST run
+      leaves alone: it rewrites their imports), that is assigned or deleted, sits in an f-string, or
       sits under an `if`/`while`/conditional expression whose header mentions hasattr or version (`_guarded`'s
       shims, judged on a wider text than the test's own) is undecided. In the `try` body of a handler of
       ImportError/AttributeError the LibCST run reports nothing (`_guarded`), and neither does this.
@@ -1135,7 +1137,7 @@ def _key_hints(screen: Screen) -> list[ast.expr] | None:
         imports = _plain_imports(screen)
         if not imports:
             return []
-        return _key_references(screen, imports)
+        return _hint_references(screen, imports)
     except _Undecided:
         return None
 
@@ -1202,9 +1204,9 @@ def _bound_names(node: ast.AST) -> tuple[str, ...]:
     return (name,) if name else ()
 
 
-def _key_references(screen: Screen, imports: dict[str, set[str] | None]) -> list[ast.expr]:
-    """What `DeprecatedApi._reference` reports as PRNGKey hints: each outermost dotted name (not the `.value` of an
-    attribute) that resolves to the row, cut to the row's own name (`jax.random.PRNGKey` of `...PRNGKey.__doc__`).
+def _hint_references(screen: Screen, imports: dict[str, set[str] | None]) -> list[tuple[ast.expr, Api]]:
+    """What `DeprecatedApi._reference` reports as hints: each outermost dotted name (not the `.value` of an
+    attribute) that resolves to a hint's row, cut to the row's own name (`jax.random.PRNGKey` of `...PRNGKey.__doc__`).
     Which constructs enclose a reference is read from positions (`ast` spans nest), not from a walk with a stack."""
     inner: set[int] = set()
     named: list[ast.expr] = []
@@ -1229,18 +1231,19 @@ def _key_references(screen: Screen, imports: dict[str, set[str] | None]) -> list
     for node in named:
         if id(node) in inner:
             continue
-        target = _key_target(screen, node, imports)
-        if target is None:
+        hint = _hint_target(screen, node, imports)
+        if hint is None:
             continue
         if any(_within(node, span) for span in doubtful):
             raise _Undecided
         if not any(_within(node, (shim.body[0], shim.body[-1])) for shim in shims):  # `_guarded`
-            found.append(target)
+            found.append(hint)
     return found
 
 
-def _key_target(screen: Screen, node: ast.expr, imports: dict[str, set[str] | None]) -> ast.expr | None:
-    """The expression to report if `node` resolves to PRNGKey; None if it resolves to no row."""
+def _hint_target(screen: Screen, node: ast.expr, imports: dict[str, set[str] | None]) -> tuple[ast.expr, Api] | None:
+    """The expression to report and its row if `node` resolves to a hint; None if it resolves to no row or to a
+    moved module (the LibCST run reports the import, not the references)."""
     parts = dotted(node)
     if parts is None or parts[0] not in imports:
         return None
@@ -1255,11 +1258,13 @@ def _key_target(screen: Screen, node: ast.expr, imports: dict[str, set[str] | No
     if found is None:
         return None
     api, prefix = found
-    if api is not _KEY or not isinstance(node.ctx, ast.Load):
+    if api.how == MOVE:
+        return None
+    if api.how != HINT or not isinstance(node.ctx, ast.Load):
         raise _Undecided
     for _ in range(qualified.count(".") - prefix.count(".")):
         node = node.value
-    return node
+    return node, api
 
 
 def _within(node: ast.AST, span) -> bool:

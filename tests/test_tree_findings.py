@@ -101,6 +101,10 @@ DECIDED = {  # modules the `ast` must answer for, and how many hints each holds
     "elif_body": (_KEY + "if x:\n    pass\nelif y:\n    k = jax.random.PRNGKey(0)\n", 1),
     "import_in_class": (_KEY + "class A:\n    import numpy as np\n    k = jax.random.PRNGKey(0)\n", 1),
     "comprehension_test": (_KEY + "k = [jax.random.PRNGKey(0) for _ in range(3) if jax.random.PRNGKey(1)]\n", 2),
+    "other_hints": (_KEY + "import jax.numpy as jnp\nr = jax.device_put_replicated(x, ds)\ny = jnp.fix(x)\n"
+                    "c = jax.xla_computation(f)\n", 3),
+    "hinted_module": (_KEY + "jax.experimental.host_callback.id_tap(f, x)\nh = jax.experimental.maps.xmap\n", 2),
+    "moved_module_reference": (_KEY + "net = jax.experimental.stax.serial(a)\nk = jax.random.PRNGKey(0)\n", 1),
 }
 UNDECIDED = {  # modules where the LibCST run decides (the `ast` would have to follow scopes or guess)
     "parameter_shadows": _KEY + "def f(jax):\n    return jax.random.PRNGKey(0)\n",
@@ -114,6 +118,7 @@ UNDECIDED = {  # modules where the LibCST run decides (the `ast` would have to f
     "assigned_to": _KEY + "jax.random.PRNGKey = make\n",
     "deleted": _KEY + "del jax.random.PRNGKey\n",
     "other_row": _KEY + "k = jax.random.PRNGKey(0)\ny = jax.tree_map(f, x)\n",
+    "hint_imported": "from jax import device_put_replicated\nimport jax\nr = device_put_replicated(x, ds)\n",
     "other_row_imported": "from jax import tree_map\nimport jax\nk = jax.random.PRNGKey(0)\n",
     "import_of_the_key_module_path": "import jax.random.PRNGKey\nk = jax.random.PRNGKey(0)\n",
     "from_import_through_the_key": "import jax\nfrom jax.random.PRNGKey import x\n",
