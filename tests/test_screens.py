@@ -110,6 +110,11 @@ PROBES = [
     ("list_to_jit", "import jax\ndef run(f):\n    step = jax.jit(f)\n    return step(x=[i * 2 for i in range(4)])\n"),
     ("list_to_jit", "from jax import pmap as P\n@P\nasync def f(x):\n    return x\nvalues = list(range(3))\nf(values)\n"),
     ("list_to_jit", "import jax\ny = jax.jit(lambda x: x)([-1, 2.5, True])\n"),
+    # JF704: a function's own binding decides only where it compiles nothing; a nested def's parameter is its own
+    ("list_to_jit", "import jax\ndef run():\n    @jax.jit\n    def g(x):\n        return x\n    return g([1.0, 2.0])\n"),
+    ("list_to_jit", "import jax\ndef run(f):\n    g = jax.jit(f)\n    g = jax.pmap(f)\n    return g([1.0, 2.0])\n"),
+    ("list_to_jit", "import jax\n@jax.jit\ndef g(x):\n    return x\ndef run():\n    def inner(g=0):\n        return g\n"
+     "    class A:\n        g = 1\n    return g([1.0, 2.0])\n"),
     # JF701: reuses that reach a draw through `continue`, `break`, an `except`, a `while` test, a lambda per item
     ("prng_key_reuse", "import jax\ndef f(key, xs):\n    for x in xs:\n        y = jax.random.normal(key)\n"
      "        if x:\n            continue\n        key = make(x)\n"),
@@ -457,6 +462,18 @@ def test_list_needs_a_call_of_something_jitted() -> None:
     assert codemod.may_match(text)
     assert not passes(text, codemod)
     assert passes(text + "fn_jitted([1], [2])\n", codemod)
+
+
+def test_list_needs_a_callee_its_own_function_does_not_bind_otherwise() -> None:
+    codemod = codemod_for_module("list_to_jit")
+    # chex's asserts_test: `fn` is jitted where another function defines it, unpacked from a call where it is called
+    text = (
+        "import jax\n\ndef make():\n    @jax.jit\n    def fn(x, y):\n        return x + y\n    return fn, fn\n\n"
+        "def test():\n    fn, fn_jitted = make()\n    fn([1], [2])\n"
+    )
+    assert codemod.may_match(text)
+    assert not passes(text, codemod)
+    assert passes(text.replace("    fn, fn_jitted = make()\n", ""), codemod)
 
 
 def test_key_drawn_twice_needs_no_rebinding_between() -> None:
