@@ -205,6 +205,12 @@ PROBES = [
     ("boolean_mask", "import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(x):\n    return x[(x > 0).any(axis=1)]\n"),
     ("boolean_mask", "import jax\nclass A:\n    @jax.jit\n    def f(self, x):\n        m = x > 0\n"
      "        return x[m]\n"),
+    # JF801: a seedless name judged where it is read: a closure's boolean, beside a function that binds the same
+    # names to what is no boolean
+    ("boolean_mask", "import jax\n@jax.jit\ndef f(x):\n    m = x > 0\n    def g(y):\n        k = m\n"
+     "        return y[k]\n    return g(x)\n"),
+    ("boolean_mask", "import jax\n@jax.jit\ndef f(x):\n    a = x > 0\n    b = a\n    return x[b]\n"
+     "def h(a, b):\n    c = b\n    return a[c]\n"),
     # JF501: the gradient through any import of jax.grad, a step assigned from jax.jit, nested in an async def or a
     # method, called by keyword
     ("donate_argnums", _LOSS.replace("import jax\n", "import jax\nfrom jax import grad as G\n") + "@jax.jit\n"
@@ -357,6 +363,19 @@ def test_boolean_mask_needs_an_index_that_may_be_a_traced_mask() -> None:
     other = text + "\ndef g(x):\n    k = x > 0\n    return k\n"
     assert not passes(other, codemod) and unscreened(other, codemod) == []
     assert passes(other.replace("for k in params:", "k = x > 0\n    for _ in params:"), codemod)
+
+
+def test_boolean_mask_reads_names_where_they_stand() -> None:
+    codemod = codemod_for_module("boolean_mask")
+    # optax's hungarian algorithm: an index read from an array unpacked from the carry, while another function
+    # of the module binds the same name to a boolean array
+    text = (
+        "import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef body(it, val):\n    remaining, v = val\n"
+        "    j = remaining[it]\n    return v[j]\n\ndef other(n):\n    remaining = jnp.zeros(n, bool)\n    return remaining\n"
+    )
+    assert codemod.may_match(text)
+    assert not passes(text, codemod)
+    assert passes(text.replace("    remaining, v = val\n", "    v = val\n    remaining = v > 0\n"), codemod)
 
 
 def test_donation_needs_a_gradient_of_an_unassigned_parameter() -> None:
