@@ -167,6 +167,13 @@ PROBES = [
      "def step(p, x):\n    g = jax.grad(loss)(p, x)\n    return p - 0.1 * g\n"),
     ("missing_collective", "import jax\ndef loss(p, x):\n    return (p * x).sum()\ndef outer():\n    def step(p, x):\n"
      "        g = jax.grad(loss)(p, x)\n        return p - 0.1 * g\n    return jax.pmap(step, axis_name='i')\n"),
+    # JF803: a collective on the gradients' name before they are computed, or on the aux of has_aux, reduces nothing
+    ("missing_collective", "import jax\nfrom functools import partial\ndef loss(p, x):\n    return (p * x).sum()\n"
+     "@partial(jax.pmap, axis_name='i')\ndef step(p, x, g):\n    total = jax.lax.psum(g, 'i')\n"
+     "    g = jax.grad(loss)(p, x)\n    return p - 0.1 * g, total\n"),
+    ("missing_collective", "import jax\nfrom functools import partial\ndef loss(p, x):\n    return (p * x).sum(), x\n"
+     "@partial(jax.pmap, axis_name='i')\ndef step(p, x):\n    g, aux = jax.grad(loss, has_aux=True)(p, x)\n"
+     "    aux = jax.lax.pmean(aux, 'i')\n    return p - 0.1 * g, aux\n"),
     # JF702: a clock's line that starts with another statement (`;`, a backslash), a computation in a loop, an alias
     ("timing_without_block", "import time\nimport jax\n@jax.jit\ndef f(x):\n    return x * 2\ndef bench(x):\n"
      "    t0 = time.time()\n    out = f(x)\n    y = g(); t1 = time.time()\n    return out\n"),
@@ -573,6 +580,21 @@ def test_collective_needs_gradients_in_the_parallel_function() -> None:
     assert codemod.may_match(text)
     assert not passes(text, codemod)
     assert passes(text.replace("jax.pmap(step)", "jax.pmap(step, axis_name='i')"), codemod)
+
+
+def test_collective_needs_gradients_no_collective_reduces() -> None:
+    codemod = codemod_for_module("missing_collective")
+    # haiku's imagenet example and optax's apply_if_finite test: the step averages its gradients
+    text = (
+        "import jax\nfrom functools import partial\n\ndef loss(p, x):\n    return (p * x).sum(), x\n\n"
+        "@partial(jax.pmap, axis_name='i')\ndef step(p, x):\n    grads, aux = (\n"
+        "        jax.grad(loss, has_aux=True)(p, x))\n    grads = jax.lax.pmean(grads, axis_name='i')\n"
+        "    return p - 0.1 * grads, aux\n"
+    )
+    assert codemod.may_match(text)
+    assert not passes(text, codemod)
+    assert passes(text.replace("pmean(grads,", "pmean(aux,"), codemod)
+    assert passes(text.replace("def loss(p, x):", "def loss(jax, x):"), codemod)  # `jax` may be no import
 
 
 def test_timing_needs_an_unwaited_computation_before_the_clock() -> None:
