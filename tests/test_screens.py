@@ -574,12 +574,16 @@ def test_collective_needs_gradients_in_the_parallel_function() -> None:
     # gradients outside the pmapped function, a pmap without an axis name, and a pmapped step with no gradient
     text = (
         "import jax\nfrom functools import partial\n\ndef loss(p, x):\n    return (p * x).sum()\n\n"
-        "def step(p, x):\n    return p - 0.1 * jax.grad(loss)(p, x)\n\n@partial(jax.pmap, axis_name='i')\n"
+        "def step(p, x):\n    g = jax.grad(loss)(p, x)\n    return p - 0.1 * g\n\n@partial(jax.pmap, axis_name='i')\n"
         "def evaluate(p, x):\n    return loss(p, x)\n\nensemble = jax.pmap(step)\n"
     )
     assert codemod.may_match(text)
     assert not passes(text, codemod)
     assert passes(text.replace("jax.pmap(step)", "jax.pmap(step, axis_name='i')"), codemod)
+    # a gradient used where it is computed binds no name for `_check` to follow: nothing to report (JF803's screen
+    # asks for a `target = <grad>(...)(...)` since it learned which of those a collective reduces)
+    inline = text.replace("    g = jax.grad(loss)(p, x)\n    return p - 0.1 * g\n", "    return p - 0.1 * jax.grad(loss)(p, x)\n")
+    assert not passes(inline.replace("jax.pmap(step)", "jax.pmap(step, axis_name='i')"), codemod)
 
 
 def test_collective_needs_gradients_no_collective_reduces() -> None:
