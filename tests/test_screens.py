@@ -100,6 +100,14 @@ PROBES = [
     # receiver and the arguments; found by benchmarks/fuzz.py
     ("elif_chain", "import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(x):\n    s = s.sum(x)\n    if s > 1.0:\n"
      "        x = jnp.cumsum(x)\n    elif s < -1.0:\n        x = jnp.flip(x)\n    return x\n"),
+    # JF204: a def that a transformation or traced code names from a function nested in the one defining it, and one
+    # a `global` makes a module name
+    ("elif_chain", "import jax\ndef outer(xs):\n    def ref(x, k):\n        if k == 0:\n            y = x + 1\n        elif k == 1:\n            y = x * 2\n        else:\n            y = x\n        return y\n"
+     "    def run():\n        return jax.vmap(ref)(xs, xs)\n    return run()\n"),
+    ("elif_chain", "import jax\ndef outer():\n    def helper(x, k):\n        if k == 0:\n            y = x + 1\n        elif k == 1:\n            y = x * 2\n        else:\n            y = x\n        return y\n"
+     "    @jax.jit\n    def f(x, k):\n        return helper(x, k)\n    return f\n"),
+    ("elif_chain", "import jax\ndef make():\n    global ref\n    def ref(x, k):\n        if k == 0:\n            y = x + 1\n        elif k == 1:\n            y = x * 2\n        else:\n            y = x\n        return y\n"
+     "make()\ng = jax.jit(ref)\n"),
     ("print_in_traced", "import jax\nfrom functools import partial\n@partial(jax.jit, static_argnums=0)\ndef f(n, x):\n"
      "    print(x)\n    return x\n"),
     ("print_in_traced", "from jax import lax\nimport jax.numpy as jnp\ndef body(i, c):\n    print(c)\n    return c\n"
@@ -644,6 +652,22 @@ def test_branch_rules_need_a_test_that_may_be_proven_traced() -> None:
     text = _BRANCH + "@jax.jit\ndef f(x):\n    s = jnp.sum(x)\n    if s > 0:\n        x = -x\n        s = s * 2.0\n    return x\n"
     assert passes(text, cond) and not passes(text, where)
     assert passes(text.replace("        x = -x\n", ""), where)
+
+
+def test_elif_chain_needs_a_function_traced_through_names_it_can_see() -> None:
+    codemod = codemod_for_module("elif_chain")
+    # optax's tests: each test method defines its own `reference_impl`; one of them is vmapped, another, with the
+    # `elif`, is called eagerly
+    text = (
+        "import jax\n\nclass T:\n    def test_a(self, xs):\n        def reference_impl(x, k):\n"
+        "            return x + k\n        return jax.vmap(reference_impl)(xs, xs)\n\n"
+        "    def test_b(self, xs):\n        def reference_impl(x, k):\n"
+        "            if k == 0:\n                y = x + 1\n            elif k == 1:\n                y = x * 2\n            else:\n                y = x\n            return y\n"
+        "        return reference_impl(xs[0], 1)\n"
+    )
+    assert codemod.may_match(text)
+    assert not passes(text, codemod)
+    assert passes(text.replace("reference_impl(xs[0], 1)", "jax.vmap(reference_impl)(xs, xs)"), codemod)
 
 
 def test_loop_rules_need_a_carried_name_and_rows_that_may_be_an_array() -> None:

@@ -1283,3 +1283,60 @@ def may_be_tracer_strict(screen: Screen, expr: ast.expr) -> bool:
     transformation or lax call seeds or traced code calls by name, never one jit makes static, and no name of a
     function nothing traces (`strict_tracer_limits`)."""
     return screen._may_be_tracer(expr, screen._scope_of(expr), None, True)
+
+
+# ---- traced functions, with the names that seed or call them resolved through the functions around their use ------
+
+
+@_once_per_screen
+def scoped_traced_functions(screen: Screen) -> frozenset[int]:
+    """id() of the functions TracedAnalysis may trace: `_Traced.functions` with a name that a transformation or lax
+    call is given (`_seedable`), or that traced code calls, taken for a def only where LibCST's scope of the name may
+    hold that def: the def is at module level or in a class, or in the function that reads the name or one around
+    it, or its name is declared `global` or `nonlocal` somewhere (optax's tests: `jax.vmap(reference_impl)` in one
+    method does not trace the `reference_impl` another method defines)."""
+    function_of = screen._function_of
+    declared = {name for node in screen.nodes if isinstance(node, (ast.Global, ast.Nonlocal)) for name in node.names}
+    nested: dict[int, list[ast.AST]] = {}
+    calls: dict[int, list[ast.Call]] = {}
+    for node, function in screen._traced.inside:
+        if isinstance(node, _FUNCTIONS):
+            nested.setdefault(id(function), []).append(node)
+        elif type(node) is ast.Call and type(node.func) is ast.Name:
+            calls.setdefault(id(function), []).append(node)
+    defs: dict[str, list[ast.AST]] = {}
+    seeds: list[ast.AST] = []
+    named: list[tuple[str, ast.AST]] = []
+    for node in screen.nodes:
+        kind = type(node)
+        if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+            defs.setdefault(node.name, []).append(node)
+            if any(screen._mentions(d, TRANSFORMS) for d in node.decorator_list):
+                seeds.append(node)
+        elif kind is ast.Call and screen.may_resolve_to(node.func, _TRACING):
+            for argument in (*node.args, *(k.value for k in node.keywords)):
+                seeds.extend(inner for inner in ast.walk(argument) if isinstance(inner, ast.Lambda))
+                named.extend((name, node) for name in _seedable(screen, argument))
+
+    def visible(name: str, use: ast.AST) -> Iterator[ast.AST]:
+        around: set[int] = set()
+        function = function_of.get(id(use))
+        while function is not None:
+            around.add(id(function))
+            function = function_of.get(id(function))
+        for definition in defs.get(name, ()):
+            owner = function_of.get(id(definition))
+            if owner is None or id(owner) in around or name in declared:
+                yield definition
+
+    for name, use in named:
+        seeds.extend(visible(name, use))
+    found: set[int] = set()
+    while seeds:
+        function = seeds.pop()
+        if id(function) not in found:
+            found.add(id(function))
+            seeds.extend(nested.get(id(function), ()))
+            for call in calls.get(id(function), ()):
+                seeds.extend(visible(call.func.id, call))
+    return frozenset(found)
