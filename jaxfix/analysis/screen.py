@@ -366,7 +366,8 @@ class Screen:
         """Over-approximates `PredicateAnalysis.test(expr) is not Truth.OTHER`: whether Python's truth test of
         `expr` may raise TracerBoolConversionError (`and`/`or` by their first operand, which Python tests first;
         a bare name, attribute or index also needs `may_be_array`). `strict`: a parameter without a default
-        may be a tracer only in a function of `_Traced.param_seeds` (see `may_fail_truth_strict`)."""
+        may be a tracer only in a function of `_Traced.param_seeds` and where `never_traced_params` allows, no
+        name in a function nothing traces, `n op= v` by its `v` (`strict_tracer_limits`, end of this module)."""
         if isinstance(expr, ast.BoolOp):
             return self.may_fail_truth(expr.values[0], strict)
         if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not):
