@@ -1198,11 +1198,10 @@ def never_traced_params(screen: Screen) -> dict[int, frozenset[str]]:
             defs.setdefault(function.name, []).append((function, params, untraced))
     if not defs:
         return {}
-    for node in screen.nodes:  # the calls that may seed a def of one of these names
-        if isinstance(node, ast.Call) and screen.may_resolve_to(node.func, _TRACING):
-            for name in {n for a in (*node.args, *(k.value for k in node.keywords)) for n in _seedable(screen, a)}:
-                for _, params, untraced in defs.get(name, ()):
-                    untraced &= _call_untraced(screen, node, params)
+    for node in _tracing_calls(screen):  # the calls that may seed a def of one of these names
+        for name in {n for a in (*node.args, *(k.value for k in node.keywords)) for n in _seedable(screen, a)}:
+            for _, params, untraced in defs.get(name, ()):
+                untraced &= _call_untraced(screen, node, params)
     sites: dict[str, list[ast.Call]] = {}  # name: its calls in code that may be traced
     for call in screen.in_traced_code(ast.Call):
         if isinstance(call.func, ast.Name) and call.func.id in defs:
@@ -1219,6 +1218,12 @@ def never_traced_params(screen: Screen) -> dict[int, frozenset[str]]:
             if never:
                 found[id(function)] = frozenset(never)
     return found
+
+
+@_once_per_screen
+def _tracing_calls(screen: Screen) -> list[ast.Call]:
+    """The calls that may be a JAX transformation or a lax call that takes a body."""
+    return [node for node in screen.nodes if type(node) is ast.Call and screen.may_resolve_to(node.func, _TRACING)]
 
 
 def _params_passed_tracers(screen: Screen, function: ast.AST, calls) -> set[str]:
@@ -1297,7 +1302,7 @@ def scoped_traced_functions(screen: Screen) -> frozenset[int]:
     it, or its name is declared `global` or `nonlocal` somewhere (optax's tests: `jax.vmap(reference_impl)` in one
     method does not trace the `reference_impl` another method defines)."""
     function_of = screen._function_of
-    declared = {name for node in screen.nodes if isinstance(node, (ast.Global, ast.Nonlocal)) for name in node.names}
+    declared = {name for node, _ in screen.statements if isinstance(node, (ast.Global, ast.Nonlocal)) for name in node.names}
     nested: dict[int, list[ast.AST]] = {}
     calls: dict[int, list[ast.Call]] = {}
     for node, function in screen._traced.inside:
@@ -1308,16 +1313,16 @@ def scoped_traced_functions(screen: Screen) -> frozenset[int]:
     defs: dict[str, list[ast.AST]] = {}
     seeds: list[ast.AST] = []
     named: list[tuple[str, ast.AST]] = []
-    for node in screen.nodes:
+    for node, _ in screen.statements:
         kind = type(node)
         if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
             defs.setdefault(node.name, []).append(node)
             if any(screen._mentions(d, TRANSFORMS) for d in node.decorator_list):
                 seeds.append(node)
-        elif kind is ast.Call and screen.may_resolve_to(node.func, _TRACING):
-            for argument in (*node.args, *(k.value for k in node.keywords)):
-                seeds.extend(inner for inner in ast.walk(argument) if isinstance(inner, ast.Lambda))
-                named.extend((name, node) for name in _seedable(screen, argument))
+    for node in _tracing_calls(screen):
+        for argument in (*node.args, *(k.value for k in node.keywords)):
+            seeds.extend(inner for inner in ast.walk(argument) if isinstance(inner, ast.Lambda))
+            named.extend((name, node) for name in _seedable(screen, argument))
 
     def visible(name: str, use: ast.AST) -> Iterator[ast.AST]:
         around: set[int] = set()
