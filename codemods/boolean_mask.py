@@ -319,6 +319,7 @@ _BOOLEAN_WORDS = frozenset({"bool", "bool_", "Bool", "True", "False", "all", "an
 )
 _MASK_OPERATORS = (ast.BitAnd, ast.BitOr, ast.BitXor)
 _OK, _BAD, _UNKNOWN = "ok", "bad", "unknown"  # what one binding allows: a boolean, nothing, anything
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 
 def _may_mask_form(screen: Screen, expr: ast.expr, booleans: "_Booleans") -> bool:
@@ -369,35 +370,56 @@ class _Names:
     """Per scope (module, def, lambda, class), what each binding of each name allows: `_OK` (an annotated
     parameter or `name = value` with a boolean seed), `_BAD` (a binding that ShapeAnalysis._per_binding and
     `_single_value` reject, or a parameter without a seed), `_UNKNOWN` (a form left unjudged), or for a seedless
-    `name = value` the names its value reads (it allows a boolean if one of them may be); and the scope of each
-    name read."""
+    `name = value` its scope and the names its value reads (it allows a boolean if one of them may be one where
+    it is read: optax's `j = remaining[it]` with `remaining` unpacked from a parameter does not, whatever other
+    functions bind to `remaining`; with a lambda or comprehension in the value, one of them by name, any scope);
+    and the scope of each name read."""
 
     def __init__(self, screen: Screen, words: frozenset[str], booleans: "_Booleans") -> None:
         self._words = words
         self.booleans = booleans
-        self._bindings: dict[int, dict[str, list]] = {}  # scope: name: [verdict or the value that decides it]
+        self._bindings: dict[int, dict[str, list]] = {}  # scope: name: [verdict or (scope, names) that decide it]
         self._declared: dict[int, set[str]] = {}  # scope: its `global`/`nonlocal` names
         self._parent: dict[int, ast.AST | None] = {}  # scope: the scope its names resolve in next (classes skipped)
         self.scope_of: dict[int, ast.AST] = {}  # id(name): the scope it is read in
+        self._known: dict[tuple[int, str], bool] = {}  # (scope, name): whether it may be a boolean there
         self._visit_scope(screen.tree, None)
 
     def may_be_boolean(self, name: ast.Name) -> bool:
-        scope = self.scope_of.get(id(name))
+        return self._in_scope(name.id, self.scope_of.get(id(name)))
+
+    def _in_scope(self, name: str, scope: ast.AST | None) -> bool:
+        """Whether `name`, read in `scope`, may be a boolean: each binding of it in the scope that owns it allows
+        one. Memoized; a name met again while it is being judged (a cycle) may."""
+        key = (id(scope), name)
+        known = self._known.get(key)
+        if known is not None:
+            return known
+        self._known[key] = True
+        found = False
         while scope is not None:  # a class body's names too: its own bindings, then the scopes around it
-            if name.id in self._declared.get(id(scope), ()):
-                return True
-            bound = self._bindings.get(id(scope), {}).get(name.id)
+            if name in self._declared.get(id(scope), ()):
+                found = True
+                break
+            bound = self._bindings.get(id(scope), {}).get(name)
             if bound is not None:
-                return all(self._allows(binding) for binding in bound)
+                found = all(self._allows(binding) for binding in bound)
+                break
             scope = self._parent[id(scope)]
-        return False  # bound nowhere: a builtin or a star import, which neither analysis resolves
+        # else: bound nowhere, a builtin or a star import, which neither analysis resolves
+        self._known[key] = found
+        return found
 
     def _allows(self, binding) -> bool:
         if binding is _BAD:
             return False
         if binding is _OK or binding is _UNKNOWN:
             return True
-        return any(name in self.booleans for name in binding)  # the names a seedless `name = value` reads
+        scope, read = binding  # a seedless `name = value`: the scope it binds in and the names its value reads
+        if scope is None:  # a value with a lambda or comprehension: names of their own scopes, matched by name
+            return any(name in self.booleans for name in read)
+        # ShapeAnalysis.category and `_single_value` read each name where it stands, through its scope's bindings
+        return any(self._in_scope(name, scope) for name in read)
 
     # ---- collection ----------------------------------------------------------------------------------------
 
@@ -447,7 +469,11 @@ class _Names:
             if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
                 name = node.targets[0].id
                 read = _seed(node.value, self._words)
-                self._bind(scope, name, _OK if read is None else read)  # a seedless value: judged by what it reads
+                if read is None:
+                    self._bind(scope, name, _OK)
+                else:  # a seedless value: judged by what it reads, there
+                    nested = any(isinstance(n, (ast.Lambda, *_COMPREHENSIONS)) for n in ast.walk(node.value))
+                    self._bind(scope, name, (None if nested else scope, read))
             else:
                 for target in node.targets:
                     for inner in ast.walk(target):

@@ -9,7 +9,7 @@ from dataclasses import replace
 import libcst as cst
 
 from jaxfix.analysis.predicates import Truth
-from jaxfix.analysis.screen import Screen, traced_nodes
+from jaxfix.analysis.screen import Screen, _elif, scoped_traced_functions, traced_nodes
 from jaxfix.analysis.syntax import walk
 from jaxfix.codegen import arm_functions, branch_result, logical_test
 from jaxfix.codemod import Codemod, Invalid, Valid
@@ -89,14 +89,25 @@ class ElifChain(Codemod):
 
     @classmethod
     def may_match_tree(cls, screen: Screen) -> bool:
-        """A finding needs an `if` with an `elif` in a function that TracedAnalysis may find traced, one of whose
-        tests may fail Python's truth test under tracing (`Screen.may_fail_truth`)."""
+        """A finding needs an `if` with an `elif` (not an `else:` holding an `if`) in a function that TracedAnalysis
+        may find traced, with names resolved through the functions around their use (`scoped_traced_functions`),
+        one of whose tests may fail Python's truth test under tracing as PredicateAnalysis.test proves it
+        (`Screen.may_fail_truth`, strict)."""
+        scoped = None
         for node in traced_nodes(screen, ast.If):
-            link = node
-            while len(link.orelse) == 1 and isinstance(link.orelse[0], ast.If):
-                if screen.may_fail_truth(link.test) or screen.may_fail_truth(link.orelse[0].test):
+            link, chained = node, False
+            while (following := _elif(link)) is not None:
+                if screen.may_fail_truth(link.test, strict=True) or screen.may_fail_truth(following.test, strict=True):
+                    chained = True
+                    break
+                link = following
+            if chained:
+                if not hasattr(screen, "in_traced_code"):
                     return True
-                link = link.orelse[0]
+                scoped = scoped_traced_functions(screen) if scoped is None else scoped
+                function = screen._function_of.get(id(node))
+                if function is not None and id(function) in scoped:
+                    return True
         return False
 
     VALID = (

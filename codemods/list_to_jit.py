@@ -8,7 +8,7 @@ import libcst as cst
 from libcst.metadata import ScopeProvider
 
 from jaxfix.analysis.jit import calls_compiled
-from jaxfix.analysis.screen import may_call_compiled
+from jaxfix.analysis.screen import may_call_compiled, may_call_compiled_here
 from jaxfix.analysis.syntax import is_number, target_names, walk
 from jaxfix.codemod import Codemod, Invalid, Valid
 
@@ -90,7 +90,8 @@ class ListToJit(Codemod):
     def may_match_tree(cls, screen) -> bool:
         """A finding needs a call that may call a compiled function (`may_call_compiled`: a name some binding may
         make jitted, or `jax.jit(f)(...)`) with an argument (not `*`/`**`) that may be a list of numbers (`_listy`)
-        or a name that some single-target assignment binds to one."""
+        or a name that some single-target assignment binds to one; and a called name that its own function binds
+        only by what may compile it (`may_call_compiled_here`, asked last: it walks the functions)."""
         calls = [n for n in screen.nodes if isinstance(n, ast.Call) and may_call_compiled(screen, n)]
         if not calls:
             return False
@@ -99,7 +100,7 @@ class ListToJit(Codemod):
             if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) and _listy(n.value)
         }
         return any(
-            _listy(a) or (isinstance(a, ast.Name) and a.id in bound)
+            (_listy(a) or (isinstance(a, ast.Name) and a.id in bound)) and may_call_compiled_here(screen, n)
             for n in calls
             for a in [*(a for a in n.args if not isinstance(a, ast.Starred)), *(k.value for k in n.keywords if k.arg)]
         )

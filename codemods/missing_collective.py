@@ -8,6 +8,7 @@ import ast
 import libcst as cst
 from libcst.metadata import ScopeProvider
 
+from jaxfix.analysis.screen import _once_per_screen, dotted
 from jaxfix.analysis.syntax import walk
 from jaxfix.codemod import Codemod, Invalid, Valid
 
@@ -82,7 +83,8 @@ class MissingCollective(Codemod):
     @classmethod
     def may_match_tree(cls, screen) -> bool:
         """A finding needs a def that may run on every device (`_screen_parallel`) and whose body has a call of
-        something that may be `jax.grad`/`value_and_grad` and a `return` with a value."""
+        something that may be `jax.grad`/`value_and_grad`, a `return` with a value, and gradients that no surely
+        collective call on a later line reduces (`_screen_all_reduced`)."""
         defs = [n for n, _ in screen.statements if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
         parallel = _screen_parallel(screen, defs)
         for function in defs:
@@ -91,7 +93,7 @@ class MissingCollective(Codemod):
             inside = [n for statement in function.body for n in ast.walk(statement)]
             if any(isinstance(n, ast.Return) and n.value is not None for n in inside) and any(
                 isinstance(n, ast.Call) and screen.may_resolve_to(n.func, _GRADS) for n in inside
-            ):
+            ) and not _screen_all_reduced(screen, inside):
                 return True
         return False
 
@@ -369,6 +371,95 @@ def _screen_parallel(screen, defs) -> set:
             if isinstance(first, ast.Name):
                 found.add(first.id)
     return found
+
+
+def _screen_all_reduced(screen, inside: list[ast.AST]) -> bool:
+    """Whether `_check` surely reports nothing for the step whose body's nodes are `inside`: each `target =
+    <grad>(...)(...)` in it binds gradients (`_gradient_names`, for each way the transform may resolve) that a
+    call on a later line mentions which surely is a collective (`_surely_collective`), so `_synced` returns a
+    blocker there or before; and no `target = g(...)` calls a name bound to a gradient transform."""
+    held = {
+        n.targets[0].id for n in inside
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)
+        and isinstance(n.value, ast.Call) and screen.may_resolve_to(n.value.func, _GRADS)
+    }
+    calls = [n for n in inside if isinstance(n, ast.Call)]
+    for node in inside:
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Call)):
+            continue
+        func = node.value.func
+        if isinstance(func, ast.Name) and func.id in held:
+            return False  # a gradient function held in a name: not followed here
+        if not (isinstance(func, ast.Call) and screen.may_resolve_to(func.func, _GRADS)):
+            continue
+        parts = dotted(func.func)
+        transforms = {q for q in screen.qualified_names(parts) if q in _GRADS} if parts else set()
+        has_aux = any(k.arg == "has_aux" for k in func.keywords)
+        target = node.targets[0]
+        for value_and_grad in {q == "jax.value_and_grad" for q in transforms}:
+            if not (value_and_grad or has_aux):
+                grads = {target.id} if isinstance(target, ast.Name) else set()
+            elif isinstance(target, (ast.Tuple, ast.List)) and len(target.elts) == 2:
+                part = target.elts[1 if value_and_grad else 0]
+                grads = {part.id} if isinstance(part, ast.Name) else set()
+            else:
+                grads = set()
+            if grads and not any(
+                call.lineno > node.end_lineno and _surely_collective(screen, call.func) and any(
+                    isinstance(n, ast.Name) and n.id in grads
+                    for argument in (*call.args, *(k.value for k in call.keywords)) for n in ast.walk(argument)
+                )
+                for call in calls
+            ):
+                return False
+    return True
+
+
+def _surely_collective(screen, func: ast.AST) -> bool:
+    """Whether LibCST surely resolves `func` to one of `_COLLECTIVES` (NameAnalysis.qualified: exactly one
+    imported name): its first name is bound by module-level imports only, to one name in all."""
+    parts = dotted(func)
+    if parts is None or parts[0] in _bound_otherwise(screen) or parts[0] not in _module_imports(screen):
+        return False
+    candidates = set(screen.qualified_names(parts))
+    return len(candidates) == 1 and candidates <= _COLLECTIVES
+
+
+@_once_per_screen
+def _module_imports(screen) -> frozenset[str]:
+    """The local names module-level imports bind."""
+    return frozenset(
+        (alias.asname or alias.name).split(".")[0]
+        for statement, scope in screen.statements if scope is screen.tree and isinstance(statement, (ast.Import, ast.ImportFrom))
+        for alias in statement.names if alias.name != "*"
+    )
+
+
+@_once_per_screen
+def _bound_otherwise(screen) -> frozenset[str]:
+    """Every name something other than an import binds (or deletes, or declares global/nonlocal) anywhere."""
+    names: set[str] = set()
+    for node in screen.nodes:
+        kind = type(node)
+        if kind is ast.Name:
+            if type(node.ctx) is not ast.Load:
+                names.add(node.id)
+        elif kind is ast.arg:
+            names.add(node.arg)
+        elif kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+            names.add(node.name)
+        elif kind is ast.ExceptHandler:
+            if node.name:
+                names.add(node.name)
+        elif kind in (ast.Global, ast.Nonlocal):
+            names.update(node.names)
+        elif kind in (ast.MatchAs, ast.MatchStar):
+            if node.name:
+                names.add(node.name)
+        elif kind is ast.MatchMapping:
+            if node.rest:
+                names.add(node.rest)
+    return frozenset(names)
 
 
 def _mentions_any(node: cst.CSTNode, names: set[str]) -> bool:

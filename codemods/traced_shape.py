@@ -9,7 +9,7 @@ import libcst as cst
 from libcst.metadata import ScopeProvider
 
 from jaxfix.analysis.jit import Jitted, add_jit_keyword, call_sites, jit_keywords, jitted_functions
-from jaxfix.analysis.screen import Screen, dotted, traced_nodes
+from jaxfix.analysis.screen import Screen, dotted, may_be_tracer_strict, traced_nodes
 from jaxfix.analysis.syntax import param_names
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Safety
@@ -96,7 +96,9 @@ class TracedShape(Codemod):
     def may_match_tree(cls, screen: Screen) -> bool:
         """A finding needs, in code that may be traced, a call without `*`/`**` arguments that may be one of
         `_SHAPED` (or a `.reshape` method of something that may be an array) with a size argument, or an
-        element of one written as a tuple or list, that may be a tracer (`Screen.may_be_tracer`)."""
+        element of one written as a tuple or list, that may be a tracer as PredicateAnalysis.tracer proves one
+        (`may_be_tracer_strict`: not a parameter jit makes static, vmap maps with `None` or only calls with static
+        values pass, nor a name of a function nothing traces, nor `n += 1` of a static `n`)."""
         candidates = {id(n) for n in screen.nodes if isinstance(n, ast.Call) and _may_take_shape(screen, n.func)}
         if not candidates:
             return False  # before asking what is traced, which costs a walk of the module
@@ -119,7 +121,7 @@ class TracedShape(Codemod):
                 elements = [size]
                 if isinstance(size, (ast.Tuple, ast.List)):
                     elements = [e for e in size.elts if not isinstance(e, ast.Starred)]
-                if any(screen.may_be_tracer(e) for e in elements):
+                if any(may_be_tracer_strict(screen, e) for e in elements):
                     return True
         return False
 

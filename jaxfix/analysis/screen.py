@@ -32,7 +32,7 @@ from typing import Iterable, Iterator, Sequence
 
 from jaxfix.analysis import arrays, predicates
 from jaxfix.analysis.dataflow import ARRAY_METHODS
-from jaxfix.analysis.traced import ARRAY_NAMESPACES, LAX_BODIES, STATIC_CALLS, TRANSFORMS
+from jaxfix.analysis.traced import _FILTERED, _GRAD_LIKE, _JIT_LIKE, _PARTIAL, _VMAP_LIKE, ARRAY_NAMESPACES, LAX_BODIES, STATIC_CALLS, TRANSFORMS
 
 # `ast` nodes with identifiers that LibCST keeps as `Name` nodes (besides Name, Attribute, alias, ImportFrom).
 _NAMED: dict[type, tuple[str, ...]] = {
@@ -65,6 +65,7 @@ _ARRAY_METHODS = arrays._FRESH_METHODS | arrays._VIEW_METHODS
 _UNARY = (ast.USub, ast.UAdd, ast.Invert)
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _TRIES = (ast.Try, ast.TryStar) if hasattr(ast, "TryStar") else (ast.Try,)
+_PARTIALS = frozenset(_PARTIAL)
 _BINDERS = frozenset({  # the statements `Screen._arrays` takes bindings from
     *_DEFS, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, *_TRIES,
     ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal,
@@ -460,7 +461,9 @@ class Screen:
         """Over-approximates `PredicateAnalysis.test(expr) is not Truth.OTHER`: whether Python's truth test of
         `expr` may raise TracerBoolConversionError (`and`/`or` by their first operand, which Python tests first;
         a bare name, attribute or index also needs `may_be_array`). `strict`: a parameter without a default
-        may be a tracer only in a function of `_Traced.param_seeds` (see `may_fail_truth_strict`)."""
+        may be a tracer only in a function of `_Traced.param_seeds` and where `never_traced_params` allows, no
+        name in a function nothing traces, `n op= v` by its `v` (`strict_tracer_limits`, end of this module), and
+        a parameter only where `may_be_traced_param` allows."""
         if isinstance(expr, ast.BoolOp):
             return self.may_fail_truth(expr.values[0], strict)
         if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not):
@@ -571,12 +574,19 @@ class Screen:
             names = set(scope.tracers)
             if strict and not isinstance(scope.function, ast.Lambda) and id(scope.function) not in self._traced.param_seeds:
                 names -= scope.params
+            augmented: list[tuple[str, ast.expr]] = []
             if strict:  # PredicateAnalysis._param_tracer: TracedAnalysis gives the parameter the kind TRACED
                 names -= {p for p in scope.params if not may_be_traced_param(self, scope.function, p)}
+                limits = strict_tracer_limits(self, scope)  # end of this module
+                if limits is None:
+                    scope.solved_strict = frozenset()
+                    return scope.solved_strict
+                removed, augmented = limits
+                names -= removed
             changed = True
             while changed:
                 changed = False
-                for name, value in scope.values:
+                for name, value in (*scope.values, *augmented):
                     if name not in names and value is not None and self._may_be_tracer(value, scope, names, strict):
                         names.add(name)
                         changed = True
@@ -1585,8 +1595,6 @@ def _module_assigned(screen: Screen) -> frozenset[str]:
 
 # ---- which parameters TracedAnalysis may give the kind TRACED ---------------------------------------------------
 
-from jaxfix.analysis.traced import _FILTERED, _GRAD_LIKE, _JIT_LIKE, _PARTIAL, _VMAP_LIKE  # noqa: E402
-
 
 def _evaluator(screen: Screen) -> _KindEval:
     """The kind evaluator with every function's TRACED parameters solved (`_traced_params`), kept per module."""
@@ -1800,3 +1808,376 @@ def _other_bindings(screen: Screen) -> frozenset[str]:
                 value = getattr(node, field_name)
                 names.update([value] if isinstance(value, str) else value or ())
     return frozenset(names)
+
+
+# ---- JF704: a called name bound in the caller's own function by something that compiles nothing ---------------
+
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+@_once_per_screen
+def _plain_local_calls(screen: Screen) -> frozenset[int]:
+    """id() of each call `name(...)` read in a def's own scope (its body outside nested defs, classes, lambdas and
+    comprehensions) → the names that def binds there by a binding jit.py's `_compiles` rejects: a parameter, an
+    unpacking, `for`/`with` target, `op=`, annotated or `:=` target, an import, a class, a def no decorator of which
+    may compile, `name = v` with no call of something that may make a compiled function; with no `global` or
+    `nonlocal` for it. LibCST's scope of such a name is that def's, so its assignments there include this one, and
+    `calls_compiled` is False."""
+    found: set[int] = set()
+    for function, _ in screen.statements:
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        arguments = function.args
+        plain = {p.arg for p in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs,
+                                 arguments.vararg, arguments.kwarg) if p is not None}
+        declared: set[str] = set()
+        calls: list[ast.Call] = []
+        stack: list[ast.AST] = list(function.body)
+        while stack:
+            node = stack.pop()
+            kind = type(node)
+            if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+                if kind is ast.ClassDef or not any(_may_compile(screen, d) for d in node.decorator_list):
+                    plain.add(node.name)
+                stack.extend(node.decorator_list)  # evaluated in this scope; the body is not
+                if kind is ast.ClassDef:
+                    stack.extend((*node.bases, *node.keywords))
+                else:
+                    stack.append(node.args)
+                    if node.returns is not None:
+                        stack.append(node.returns)
+                continue
+            if kind is ast.arguments:  # a nested def's defaults and annotations (its parameters are its own)
+                stack.extend(d for d in (*node.defaults, *node.kw_defaults) if d is not None)
+                stack.extend(p.annotation for p in (*node.posonlyargs, *node.args, *node.kwonlyargs, node.vararg,
+                                                    node.kwarg) if p is not None and p.annotation is not None)
+                continue
+            if kind is ast.Lambda or kind in _COMPREHENSIONS:
+                continue  # a scope of its own: no decision for the calls inside
+            if kind is ast.Assign:
+                compiles = isinstance(node.value, ast.Call) and _may_compile(screen, node.value.func)
+                for target in node.targets:
+                    if not (compiles and isinstance(target, ast.Name)):
+                        plain.update(ast_target_names(target))
+            elif kind is ast.Name and type(node.ctx) is ast.Store:
+                plain.add(node.id)  # `for`, `with`, `op=`, annotated and `:=` targets (Assign's are judged above)
+            elif kind in (ast.Import, ast.ImportFrom):
+                plain.update((a.asname or a.name).split(".")[0] for a in node.names if a.name != "*")
+            elif kind in (ast.Global, ast.Nonlocal):
+                declared.update(node.names)
+            elif kind is ast.Call and type(node.func) is ast.Name:
+                calls.append(node)
+            if kind is ast.Assign:
+                stack.extend(t for t in node.targets if not isinstance(t, ast.Name))
+                stack.append(node.value)
+            else:
+                stack.extend(ast.iter_child_nodes(node))
+        plain -= declared
+        found.update(id(call) for call in calls if call.func.id in plain)
+    return frozenset(found)
+
+
+def may_call_compiled_here(screen: Screen, call: ast.Call) -> bool:
+    """`may_call_compiled`, and for `name(...)` in a def's own scope, no binding of `name` there that compiles
+    nothing (`_plain_local_calls`): chex's `fn, fn_jitted = ...; fn([1], [2])` beside a jitted `def fn` elsewhere."""
+    return may_call_compiled(screen, call) and id(call) not in _plain_local_calls(screen)
+
+
+# ---- strict tracers: parameters no seed makes traced, and functions nothing traces ------------------------------
+#
+# PredicateAnalysis proves a parameter a tracer only where TracedAnalysis gives it Kind.TRACED (`_param_tracer`):
+# the join over every seed of its function (`_param_kinds_for`: `static_argnums`, `in_axes=None`, grad's `argnums`,
+# `self`, equinox's filtered transformations leave parameters non-TRACED) and the kinds traced calls of it by name
+# pass; and then, unless a seed makes it TRACED, every such call must pass it a tracer. And nothing is a tracer in a
+# function TracedAnalysis does not trace (`_tracer` asks `in_traced_code` first; a closure's binding is judged
+# where it is bound).
+
+
+def _untraced_by(transform: str, keywords: list[ast.keyword], in_axes: ast.expr | None, params: list[str],
+                 bound: int = 0) -> set[str]:
+    """traced._param_kinds_for on the `ast`: the parameters a seed by `transform` with these options leaves
+    non-TRACED (all of them where `transform` is no transformation: then nothing seeds)."""
+    if transform not in TRANSFORMS or transform in _FILTERED:
+        return set(params)
+    untraced = set(params[:bound])
+    if params and params[0] in ("self", "cls"):
+        untraced.add(params[0])
+    options = {k.arg: k.value for k in keywords if k.arg is not None}
+    if transform in _JIT_LIKE:
+        for key in ("static_argnums", "static_broadcasted_argnums"):
+            if key in options:
+                numbers = _ast_literals(options[key], int)
+                if numbers is None:
+                    return set(params)
+                for n in numbers:
+                    index = bound + n if n >= 0 else len(params) + n
+                    if 0 <= index < len(params):
+                        untraced.add(params[index])
+        if "static_argnames" in options:
+            names = _ast_literals(options["static_argnames"], str)
+            if names is None:
+                return set(params)
+            untraced.update(n for n in names if n in params)
+    elif transform in _GRAD_LIKE:
+        argnums = _ast_literals(options["argnums"], int) if "argnums" in options else [0]
+        if argnums is None:
+            return set(params)
+        untraced.update(p for index, p in enumerate(params[bound:]) if index not in argnums)
+    elif transform in _VMAP_LIKE:
+        axes = options["in_axes"] if "in_axes" in options else in_axes
+        if isinstance(axes, (ast.Tuple, ast.List)):
+            free = params[bound:]
+            for index, element in enumerate(axes.elts):
+                if index < len(free) and isinstance(element, ast.Constant) and element.value is None:
+                    untraced.add(free[index])
+    return untraced
+
+
+def _ast_literals(expr: ast.expr, kind: type) -> list | None:
+    """traced._literal_ints / _literal_strs on the `ast`: a literal (an int with or without `-`), or a tuple or
+    list of them, flattened."""
+    if isinstance(expr, ast.Constant) and type(expr.value) is kind:
+        return [expr.value]
+    if kind is int and isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub):
+        inner = expr.operand
+        return [-inner.value] if isinstance(inner, ast.Constant) and type(inner.value) is int else None
+    if isinstance(expr, (ast.Tuple, ast.List)):
+        values: list = []
+        for element in expr.elts:
+            inner = _ast_literals(element, kind)
+            if inner is None:
+                return None
+            values.extend(inner)
+        return values
+    return None
+
+
+def _candidates(screen: Screen, expr: ast.expr) -> set[str]:
+    parts = dotted(expr.value if isinstance(expr, ast.Starred) else expr)
+    return set(screen.qualified_names(parts)) if parts is not None else set()
+
+
+def _decorator_untraced(screen: Screen, decorator: ast.expr, params: list[str]) -> set[str]:
+    """traced._transform_of and _param_kinds_for: what each way LibCST may resolve the decorator leaves
+    non-TRACED, intersected (a decorator that is no transformation leaves everything)."""
+    untraced = set(params)
+    if not isinstance(decorator, ast.Call):
+        for transform in _candidates(screen, decorator):
+            untraced &= _untraced_by(transform, [], None, params)
+        return untraced
+    positional = decorator.args
+    second = positional[1] if len(positional) >= 2 and not isinstance(positional[1], ast.Starred) else None
+    for callee in _candidates(screen, decorator.func):
+        if callee in TRANSFORMS and not positional:
+            untraced &= _untraced_by(callee, decorator.keywords, None, params)
+        elif callee in _PARTIAL and positional:
+            for transform in _candidates(screen, positional[0]):
+                untraced &= _untraced_by(transform, decorator.keywords, second, params)
+    return untraced
+
+
+def _seedable(screen: Screen, expr: ast.expr) -> Iterator[str]:
+    """The names traced._functions_in may resolve to functions in an argument: a name, the items of a tuple or
+    list, and the first argument of a call that may be partial or a transformation (lambdas seed themselves)."""
+    if isinstance(expr, ast.Starred):
+        expr = expr.value
+    if isinstance(expr, ast.Name):
+        yield expr.id
+    elif isinstance(expr, (ast.Tuple, ast.List)):
+        for element in expr.elts:
+            yield from _seedable(screen, element)
+    elif isinstance(expr, ast.Call) and screen.may_resolve_to(expr.func, _PARTIALS | TRANSFORMS):
+        for argument in (*expr.args, *(k.value for k in expr.keywords)):
+            yield from _seedable(screen, argument)
+
+
+def _call_untraced(screen: Screen, call: ast.Call, params: list[str]) -> set[str]:
+    """What a transformation or lax call that may seed a function leaves non-TRACED: where the function is the
+    call's first argument itself and every way LibCST may resolve the callee is a transformation, as
+    `_untraced_by` says; otherwise nothing (a lax body, `partial`, a list: every parameter may be TRACED)."""
+    positional = call.args
+    if not positional or any(isinstance(a, ast.Starred) for a in positional) or not isinstance(positional[0], ast.Name):
+        return set()
+    transforms = _candidates(screen, call.func)
+    if not transforms or not transforms <= TRANSFORMS:
+        return set()
+    second = positional[1] if len(positional) >= 2 else None
+    untraced = set(params)
+    for transform in transforms:
+        untraced &= _untraced_by(transform, call.keywords, second, params)
+    return untraced
+
+
+@_once_per_screen
+def never_traced_params(screen: Screen) -> dict[int, frozenset[str]]:
+    """id() of a def → parameters PredicateAnalysis never proves tracers: those every seed of the def may leave
+    non-TRACED (its decorators, `_decorator_untraced`; the transformation and lax calls that may name it,
+    `_call_untraced`; a def nothing seeds: all), less those a call of its name in code that may be traced may pass
+    a tracer (`may_be_tracer`) and those also bound by `op=`, `:=`, `global` or `nonlocal` (a tracer, maybe)."""
+    defs: dict[str, list[tuple[ast.AST, list[str], set[str]]]] = {}
+    for function, _ in screen.statements:
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        arguments = function.args
+        params = [p.arg for p in (*arguments.posonlyargs, *arguments.args)]
+        params += [arguments.vararg.arg] if arguments.vararg else []
+        params += [p.arg for p in arguments.kwonlyargs] + ([arguments.kwarg.arg] if arguments.kwarg else [])
+        untraced = set(params)
+        for decorator in function.decorator_list:
+            if untraced and screen._mentions(decorator, TRANSFORMS):
+                untraced &= _decorator_untraced(screen, decorator, params)
+        if untraced:
+            defs.setdefault(function.name, []).append((function, params, untraced))
+    if not defs:
+        return {}
+    for node in _tracing_calls(screen):  # the calls that may seed a def of one of these names
+        for name in {n for a in (*node.args, *(k.value for k in node.keywords)) for n in _seedable(screen, a)}:
+            for _, params, untraced in defs.get(name, ()):
+                untraced &= _call_untraced(screen, node, params)
+    sites: dict[str, list[ast.Call]] = {}  # name: its calls in code that may be traced
+    for call in screen.in_traced_code(ast.Call):
+        if isinstance(call.func, ast.Name) and call.func.id in defs:
+            sites.setdefault(call.func.id, []).append(call)
+    found: dict[int, frozenset[str]] = {}
+    for name, functions in defs.items():
+        for function, _, untraced in functions:
+            never = untraced - _params_passed_tracers(screen, function, sites.get(name, ())) if untraced else untraced
+            for node in ast.walk(function) if never else ():
+                if isinstance(node, (ast.AugAssign, ast.NamedExpr)) and isinstance(node.target, ast.Name):
+                    never.discard(node.target.id)
+                elif isinstance(node, (ast.Global, ast.Nonlocal)):
+                    never.difference_update(node.names)
+            if never:
+                found[id(function)] = frozenset(never)
+    return found
+
+
+@_once_per_screen
+def _tracing_calls(screen: Screen) -> list[ast.Call]:
+    """The calls that may be a JAX transformation or a lax call that takes a body."""
+    return [node for node in screen.nodes if type(node) is ast.Call and screen.may_resolve_to(node.func, _TRACING)]
+
+
+def _params_passed_tracers(screen: Screen, function: ast.AST, calls) -> set[str]:
+    """The parameters of `function` to which one of `calls` may pass a tracer (all of them where a call passes
+    `*args` or `**kwargs`)."""
+    arguments = function.args
+    positional = [p.arg for p in (*arguments.posonlyargs, *arguments.args)]
+    every = {p.arg for p in (*arguments.posonlyargs, *arguments.args, arguments.vararg, *arguments.kwonlyargs,
+                             arguments.kwarg) if p is not None}
+    passed: set[str] = set()
+    for call in calls:
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+            return every
+        for index, value in enumerate(call.args):
+            target = positional[index] if index < len(positional) else arguments.vararg.arg if arguments.vararg else None
+            if target is not None and target not in passed and screen.may_be_tracer(value):
+                passed.add(target)
+        for keyword in call.keywords:
+            target = keyword.arg if keyword.arg in every else arguments.kwarg.arg if arguments.kwarg else None
+            if target is not None and target not in passed and screen.may_be_tracer(keyword.value):
+                passed.add(target)
+    return passed
+
+
+def strict_tracer_limits(screen: Screen, scope: "_Scope") -> tuple[frozenset[str], list[tuple[str, ast.expr]]] | None:
+    """For Screen's strict tracers: None where no name of `scope` may be a tracer (TracedAnalysis does not trace
+    its function); else the names to take out of the scope's seeds (its parameters that are never tracers,
+    `never_traced_params`, and the names only `op=` puts there) and each `name op= value` of the function, which
+    makes `name` a tracer where `value` may be one (PredicateAnalysis: an augmented assignment is a tracer where
+    its value is one or every binding reaching it is)."""
+    function = scope.function
+    if id(function) not in screen._traced.functions:
+        return None
+    augmented, only = _augmented(screen).get(id(function), ([], frozenset()))
+    return never_traced_params(screen).get(id(function), frozenset()) | (only - scope.params), augmented
+
+
+@_once_per_screen
+def _augmented(screen: Screen) -> dict[int, tuple[list[tuple[str, ast.expr]], frozenset[str]]]:
+    """id() of a function → (name, value) of each `name op= value` in it (as Screen._scopes assigns them: nested
+    defs and lambdas aside), and the names among them that no `:=`, `global` or `nonlocal` anywhere binds."""
+    found: dict[int, tuple[list, set]] = {}
+    others: set[str] = set()
+    function_of = screen._function_of
+    for node in screen.nodes:
+        kind = type(node)
+        if kind is ast.AugAssign:
+            function = function_of.get(id(node))
+            if function is not None and type(node.target) is ast.Name:
+                values, targets = found.setdefault(id(function), ([], set()))
+                values.append((node.target.id, node.value))
+                targets.add(node.target.id)
+        elif kind is ast.NamedExpr:
+            if type(node.target) is ast.Name:
+                others.add(node.target.id)
+        elif kind is ast.Global or kind is ast.Nonlocal:
+            others.update(node.names)
+    return {key: (values, frozenset(targets - others)) for key, (values, targets) in found.items()}
+
+
+def may_be_tracer_strict(screen: Screen, expr: ast.expr) -> bool:
+    """`Screen.may_be_tracer` as PredicateAnalysis.tracer needs it: a parameter only of a function that a
+    transformation or lax call seeds or traced code calls by name, never one jit makes static, and no name of a
+    function nothing traces (`strict_tracer_limits`)."""
+    return screen._may_be_tracer(expr, screen._scope_of(expr), None, True)
+
+
+# ---- traced functions, with the names that seed or call them resolved through the functions around their use ------
+
+
+@_once_per_screen
+def scoped_traced_functions(screen: Screen) -> frozenset[int]:
+    """id() of the functions TracedAnalysis may trace: `_Traced.functions` with a name that a transformation or lax
+    call is given (`_seedable`), or that traced code calls, taken for a def only where LibCST's scope of the name may
+    hold that def: the def is at module level or in a class, or in the function that reads the name or one around
+    it, or its name is declared `global` or `nonlocal` somewhere (optax's tests: `jax.vmap(reference_impl)` in one
+    method does not trace the `reference_impl` another method defines)."""
+    function_of = screen._function_of
+    declared = {name for node, _ in screen.statements if isinstance(node, (ast.Global, ast.Nonlocal)) for name in node.names}
+    nested: dict[int, list[ast.AST]] = {}
+    calls: dict[int, list[ast.Call]] = {}
+    for node in screen.nodes_of(*_FUNCTIONS, ast.Call):
+        function = function_of.get(id(node))
+        if function is None:
+            continue
+        if isinstance(node, _FUNCTIONS):
+            nested.setdefault(id(function), []).append(node)
+        elif type(node.func) is ast.Name:
+            calls.setdefault(id(function), []).append(node)
+    defs: dict[str, list[ast.AST]] = {}
+    seeds: list[ast.AST] = []
+    named: list[tuple[str, ast.AST]] = []
+    for node, _ in screen.statements:
+        kind = type(node)
+        if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+            defs.setdefault(node.name, []).append(node)
+            if any(screen._mentions(d, TRANSFORMS) for d in node.decorator_list):
+                seeds.append(node)
+    for node in _tracing_calls(screen):
+        for argument in (*node.args, *(k.value for k in node.keywords)):
+            seeds.extend(inner for inner in ast.walk(argument) if isinstance(inner, ast.Lambda))
+            named.extend((name, node) for name in _seedable(screen, argument))
+
+    def visible(name: str, use: ast.AST) -> Iterator[ast.AST]:
+        around: set[int] = set()
+        function = function_of.get(id(use))
+        while function is not None:
+            around.add(id(function))
+            function = function_of.get(id(function))
+        for definition in defs.get(name, ()):
+            owner = function_of.get(id(definition))
+            if owner is None or id(owner) in around or name in declared:
+                yield definition
+
+    for name, use in named:
+        seeds.extend(visible(name, use))
+    found: set[int] = set()
+    while seeds:
+        function = seeds.pop()
+        if id(function) not in found:
+            found.add(id(function))
+            seeds.extend(nested.get(id(function), ()))
+            for call in calls.get(id(function), ()):
+                seeds.extend(visible(call.func.id, call))
+    return frozenset(found)
