@@ -3,6 +3,7 @@ module, and a loop body turned into a named local function that takes and return
 
 from __future__ import annotations
 
+import keyword
 from typing import Sequence
 
 import libcst as cst
@@ -24,7 +25,7 @@ class FreshNames:
         if self._used is None:
             self._used = {n.value for n in walk(self._module) if isinstance(n, cst.Name)}
         for candidate in candidates:
-            if candidate not in self._used:
+            if candidate not in self._used and not keyword.iskeyword(candidate):  # `return` of `returns`: no name
                 self._used.add(candidate)
                 return candidate
         number = 2

@@ -85,3 +85,16 @@ def test_a_static_name_the_function_does_not_have_is_no_crash() -> None:
     diagnostics, errors, _ = engine.analyse(text, registry.all_codemods())
     assert not errors
     assert any(d.code == "JF503" and "`lr`" in d.message for d in diagnostics)
+
+
+def test_a_fresh_name_is_never_a_keyword() -> None:
+    """Found by the fuzzer: JF102 named a list `returns`' element `return` (its singular) and crashed on the
+    statement it built. Fresh names skip keywords."""
+    text = (
+        "import jax\nimport jax.numpy as jnp\n\n\n@jax.jit\ndef discounted_returns(rewards, gamma):\n"
+        "    g = jnp.zeros_like(rewards[0])\n    returns = []\n    for t in reversed(range(rewards.shape[0])):\n"
+        "        returns.append(g)\n        g = rewards[t] + gamma * g\n    return jnp.stack(returns[::-1])\n"
+    )
+    fixed, applied, _, errors = engine.fix_text(text, UNSAFE)
+    assert not errors and applied == 1
+    assert "return_t = g" in fixed and compile(fixed, "<fixed>", "exec")
