@@ -307,6 +307,11 @@ PROBES = [
     ("branch_to_cond", _BRANCH + "def g(x, t):\n    if t > 0:\n        x = jnp.cumsum(x)\n    return x\n\n"
      "h = jax.grad(g, argnums=(0, 1))\nk = jax.jit(h)\n"),
     ("branch_to_where", _BRANCH + "def g(a, t):\n    return a if t > 0 else -a\n\nh = jax.vmap(g, (None, 0))\n"),
+    # JF201: a def nested in the function that vmaps it by name; one that a traced lambda calls by name
+    ("branch_to_cond", _BRANCH + "def outer(xs):\n    def g(t):\n        if t > 0:\n            t = jnp.cumsum(t)\n"
+     "        return t\n    return jax.vmap(g)(xs)\n"),
+    ("branch_to_cond", _BRANCH + "def outer(xs):\n    def g(t):\n        if t > 0:\n            t = jnp.cumsum(t)\n"
+     "        return t\n    return jax.lax.cond(xs[0] > 0, lambda v: g(v), lambda v: v, xs)\n"),
     # JF202: one-line `if`/`else` assigning one name; a three-argument jnp.where in the test
     ("branch_to_where", _BRANCH + "@jax.jit\ndef f(x):\n    s = jnp.sum(x)\n    if s > 0: s = -s\n"
      "    else: s = s * 2.0\n    return s\n"),
@@ -699,6 +704,22 @@ def test_branch_rules_need_a_test_that_may_be_proven_traced() -> None:
     text = _BRANCH + "@jax.jit\ndef f(x):\n    s = jnp.sum(x)\n    if s > 0:\n        x = -x\n        s = s * 2.0\n    return x\n"
     assert passes(text, cond) and not passes(text, where)
     assert passes(text.replace("        x = -x\n", ""), where)
+
+
+def test_branch_to_cond_needs_a_function_traced_through_names_it_can_see() -> None:
+    codemod = codemod_for_module("branch_to_cond")
+    # numpyro's progress bar: a traced lambda hands `_update` to io_callback, which runs it on the host
+    text = _BRANCH + (
+        "from jax.experimental import io_callback\n\ndef factory(n):\n    def _update(i, chain):\n"
+        "        chain = int(chain)\n        if chain == -1:\n            chain = 0\n        return chain\n\n"
+        "    def bar(i, chain):\n        return jax.lax.cond(i == 1, lambda _: io_callback(_update, jnp.array(0), i, chain),"
+        " lambda _: chain, None)\n    return bar\n"
+    )
+    assert codemod.may_match(text)
+    assert not passes(text, codemod) and unscreened(text, codemod) == []
+    traced = text.replace("lambda _: io_callback(_update, jnp.array(0), i, chain)", "lambda c: _update(i, c)").replace(
+        "lambda _: chain, None", "lambda c: c, chain")
+    assert passes(traced, codemod)
 
 
 def test_elif_chain_needs_a_function_traced_through_names_it_can_see() -> None:
