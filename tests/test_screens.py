@@ -307,6 +307,12 @@ PROBES = [
     ("branch_to_cond", _BRANCH + "def g(x, t):\n    if t > 0:\n        x = jnp.cumsum(x)\n    return x\n\n"
      "h = jax.grad(g, argnums=(0, 1))\nk = jax.jit(h)\n"),
     ("branch_to_where", _BRANCH + "def g(a, t):\n    return a if t > 0 else -a\n\nh = jax.vmap(g, (None, 0))\n"),
+    # JF201: a bare name as the test, an array by an annotation that wraps jax.Array in a subscript that is no
+    # container, or by being passed to a jax.numpy function that takes no sequence
+    ("branch_to_cond", _BRANCH + "from typing import Optional\n\n@jax.jit\ndef f(x, m: Optional[jax.Array]):\n"
+     "    if m:\n        x = jnp.cumsum(x)\n    return x\n"),
+    ("branch_to_cond", _BRANCH + "@jax.jit\ndef f(x, m):\n    y = jnp.sum(m)\n    if m:\n        x = jnp.cumsum(x) * y\n"
+     "    return x\n"),
     # JF201: a def nested in the function that vmaps it by name; one that a traced lambda calls by name
     ("branch_to_cond", _BRANCH + "def outer(xs):\n    def g(t):\n        if t > 0:\n            t = jnp.cumsum(t)\n"
      "        return t\n    return jax.vmap(g)(xs)\n"),
@@ -720,6 +726,19 @@ def test_branch_to_cond_needs_a_function_traced_through_names_it_can_see() -> No
     traced = text.replace("lambda _: io_callback(_update, jnp.array(0), i, chain)", "lambda c: _update(i, c)").replace(
         "lambda _: chain, None", "lambda c: c, chain")
     assert passes(traced, codemod)
+
+
+def test_branch_to_cond_takes_no_container_for_an_array() -> None:
+    codemod = codemod_for_module("branch_to_cond")
+    # brax's joints: `if limit:` on a parameter annotated as a tuple of arrays, which jnp.array also reads
+    text = _BRANCH + (
+        "from typing import Tuple\n\n@jax.jit\ndef f(x, limit: Tuple[jax.Array, jax.Array]):\n    if limit:\n"
+        "        x = jnp.clip(x, *jnp.array(limit))\n    return x\n"
+    )
+    assert codemod.may_match(text)
+    assert not passes(text, codemod) and unscreened(text, codemod) == []
+    assert passes(text.replace("Tuple[jax.Array, jax.Array]", "jax.Array"), codemod)
+    assert passes(text.replace("jnp.array(limit)", "jnp.sort(limit)"), codemod)
 
 
 def test_elif_chain_needs_a_function_traced_through_names_it_can_see() -> None:

@@ -31,7 +31,7 @@ from functools import cached_property, wraps
 from typing import Iterable, Iterator, Sequence
 
 from jaxfix.analysis import arrays, predicates
-from jaxfix.analysis.dataflow import ARRAY_METHODS
+from jaxfix.analysis.dataflow import _ACCEPTS_SEQUENCES, ARRAY_METHODS
 from jaxfix.analysis.traced import _FILTERED, _GRAD_LIKE, _JIT_LIKE, _PARTIAL, _VMAP_LIKE, ARRAY_NAMESPACES, LAX_BODIES, STATIC_CALLS, TRANSFORMS
 
 # `ast` nodes with identifiers that LibCST keeps as `Name` nodes (besides Name, Attribute, alias, ImportFrom).
@@ -528,7 +528,7 @@ class Screen:
         for argument in (*positional, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg):
             if argument is not None:
                 inner.bound.add(argument.arg)
-                if argument.annotation is not None:
+                if argument.annotation is not None and not _container_annotation(argument.annotation):
                     inner.arrays.add(argument.arg)
         return inner
 
@@ -557,7 +557,8 @@ class Screen:
 
     def _array_uses(self) -> Iterator[tuple[int, list[str]]]:
         """(position in `nodes`, names) of the uses that PredicateAnalysis takes as evidence of arrays: `x.shape`,
-        `x.at`, ... and the names passed to a call that may resolve into jax.numpy."""
+        `x.at`, ... and the names passed to a call that may resolve into jax.numpy, but not to one that takes
+        sequences too (`jnp.array(x)`, `jnp.stack(x)`: dataflow's `_ACCEPTS_SEQUENCES`)."""
         nodes = self._index.nodes
         for position in self._positions((ast.Attribute,)):
             node = nodes[position]
@@ -565,7 +566,9 @@ class Screen:
                 yield position, [node.value.id]
         for position in self._positions((ast.Call,)):
             func = nodes[position].func
-            if self._may_be_imported(func) and any(q.startswith("jax.numpy.") for q in self.qualified_names(dotted(func))):
+            if self._may_be_imported(func) and any(
+                q.startswith("jax.numpy.") and q not in _ACCEPTS_SEQUENCES for q in self.qualified_names(dotted(func))
+            ):
                 yield position, [arg.id for arg in nodes[position].args if isinstance(arg, ast.Name)]
 
     def _tracer_names(self, scope: "_Scope", strict: bool = False) -> frozenset[str]:
@@ -2181,3 +2184,17 @@ def scoped_traced_functions(screen: Screen) -> frozenset[int]:
             for call in calls.get(id(function), ()):
                 seeds.extend(visible(call.func.id, call))
     return frozenset(found)
+
+
+# ---- array evidence from annotations (PredicateAnalysis.array_evidence) -------------------------------------------
+
+
+def _container_annotation(annotation: ast.expr) -> bool:
+    """`Tuple[jax.Array, ...]`, `typing.List[...]`, ...: an annotation PredicateAnalysis never takes as evidence of
+    an array (predicates._annotated_array rejects a container subscript; ArrayAnalysis, whose annotations are
+    `jax.Array` and `jnp.ndarray` themselves, and dataflow's evidence, which skips parameters, read no subscript)."""
+    if type(annotation) is not ast.Subscript:
+        return False
+    value = annotation.value
+    last = value.attr if type(value) is ast.Attribute else value.id if type(value) is ast.Name else None
+    return last in predicates._CONTAINER_ANNOTATIONS
