@@ -86,6 +86,14 @@ PROBES = [
      "    x[0], x[1] = 1.0, 2.0\n    return x\n"),
     ("inplace_update", "import jax\n@jax.jit\ndef f(x: jax.Array):\n    x[0] = 1.0\n    return x\n"),
     ("inplace_update", "import jax\nfrom jax import Array\n@jax.jit\ndef f(*, x: Array):\n    x[0][1] = 1.0\n    return x\n"),
+    # JF601: a module-level def jitted by name in a function that defines no other def of it; a local def jitted
+    # beside a module-level one of the same name; a closure over a parameter of a function that a function with no
+    # def of its own of that name vmaps
+    ("print_in_traced", "import jax\n\ndef g(x):\n    print(x)\n    return x\n\ndef outer(x):\n    return jax.jit(g)(x)\n"),
+    ("print_in_traced", "import jax\n\ndef g(x):\n    return x\n\ndef outer(x):\n    def g(y):\n        print(y)\n"
+     "        return y\n    return jax.jit(g)(x)\n"),
+    ("print_in_traced", "import jax\n\ndef resolve(a):\n    def impl(b):\n        print(a)\n        return b\n"
+     "    return impl(a)\n\ndef outer(xs):\n    def other():\n        return xs\n    return jax.vmap(resolve)(xs)\n"),
     # JF601: `print` is the builtin through attributes, calls and subscripts; any transformation traces
     ("print_in_traced", "import jax\n@jax.jit\ndef f(x):\n    print(x)\n    return x\n"),
     ("print_in_traced", "import jax\n@jax.jit\ndef f(x):\n    print.x(x)\n    return x\n"),
@@ -739,6 +747,20 @@ def test_branch_to_cond_takes_no_container_for_an_array() -> None:
     assert not passes(text, codemod) and unscreened(text, codemod) == []
     assert passes(text.replace("Tuple[jax.Array, jax.Array]", "jax.Array"), codemod)
     assert passes(text.replace("jnp.array(limit)", "jnp.sort(limit)"), codemod)
+
+
+def test_print_needs_a_value_traced_through_names_it_can_see() -> None:
+    codemod = codemod_for_module("print_in_traced")
+    # equinox's checkpointed.py: a function traces its own local `resolve` by name, which leaves the module-level
+    # `resolve`, and the closure that prints its parameter, untraced
+    text = (
+        "import jax\n\ndef resolve(a):\n    def impl():\n        print(a)\n        return a\n"
+        "    return jax.eval_shape(impl)\n\ndef other(x):\n    def resolve():\n        return x\n"
+        "    return jax.eval_shape(resolve)\n"
+    )
+    assert codemod.may_match(text)
+    assert not passes(text, codemod) and unscreened(text, codemod) == []
+    assert passes(text.replace("    def resolve():\n        return x\n", ""), codemod)
 
 
 def test_elif_chain_needs_a_function_traced_through_names_it_can_see() -> None:
