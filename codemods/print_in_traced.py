@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from jaxfix.analysis.screen import Screen, head_name, may_kind
+from jaxfix.analysis.screen import Screen, head_name, may_kind, may_kind_scoped
 from jaxfix.analysis.traced import Kind
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Safety
@@ -97,18 +97,21 @@ class PrintInTraced(Codemod):
     def may_match_tree(cls, screen: Screen) -> bool:
         """A finding needs a call of `print` (a name LibCST resolves to the builtin: `print` itself, or `print`
         under attributes, calls and subscripts) in a function that TracedAnalysis may find traced, with a `*`/`**`
-        argument or a positional argument (or an f-string argument) whose kind may be TRACED (`screen.may_kind`)."""
+        argument or a positional argument (or an f-string argument) whose kind may be TRACED (`screen.may_kind`),
+        asked again, for such a call, with names resolved through the functions around their use
+        (`may_kind_scoped`, `scoped_traced_functions`)."""
         return any(
-            head_name(call.func) == "print" and cls._may_print_traced(screen, call)
+            head_name(call.func) == "print" and cls._may_print_traced(screen, call, may_kind)
+            and cls._may_print_traced(screen, call, may_kind_scoped)
             for call in screen.in_traced_code(ast.Call)
         )
 
     @staticmethod
-    def _may_print_traced(screen: Screen, call: ast.Call) -> bool:
+    def _may_print_traced(screen: Screen, call: ast.Call, kind=may_kind) -> bool:
         if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
             return True
         values = [*call.args, *(k.value for k in call.keywords if isinstance(k.value, ast.JoinedStr))]
-        return any(may_kind(screen, value)[0] for value in values)
+        return any(kind(screen, value)[0] for value in values)
 
     VALID = (
         Valid("import jax\n\ndef f(x):\n    print(x)\n    return x\n"),

@@ -86,6 +86,14 @@ PROBES = [
      "    x[0], x[1] = 1.0, 2.0\n    return x\n"),
     ("inplace_update", "import jax\n@jax.jit\ndef f(x: jax.Array):\n    x[0] = 1.0\n    return x\n"),
     ("inplace_update", "import jax\nfrom jax import Array\n@jax.jit\ndef f(*, x: Array):\n    x[0][1] = 1.0\n    return x\n"),
+    # JF601: a module-level def jitted by name in a function that defines no other def of it; a local def jitted
+    # beside a module-level one of the same name; a closure over a parameter of a function that a function with no
+    # def of its own of that name vmaps
+    ("print_in_traced", "import jax\n\ndef g(x):\n    print(x)\n    return x\n\ndef outer(x):\n    return jax.jit(g)(x)\n"),
+    ("print_in_traced", "import jax\n\ndef g(x):\n    return x\n\ndef outer(x):\n    def g(y):\n        print(y)\n"
+     "        return y\n    return jax.jit(g)(x)\n"),
+    ("print_in_traced", "import jax\n\ndef resolve(a):\n    def impl(b):\n        print(a)\n        return b\n"
+     "    return impl(a)\n\ndef outer(xs):\n    def other():\n        return xs\n    return jax.vmap(resolve)(xs)\n"),
     # JF601: `print` is the builtin through attributes, calls and subscripts; any transformation traces
     ("print_in_traced", "import jax\n@jax.jit\ndef f(x):\n    print(x)\n    return x\n"),
     ("print_in_traced", "import jax\n@jax.jit\ndef f(x):\n    print.x(x)\n    return x\n"),
@@ -307,6 +315,17 @@ PROBES = [
     ("branch_to_cond", _BRANCH + "def g(x, t):\n    if t > 0:\n        x = jnp.cumsum(x)\n    return x\n\n"
      "h = jax.grad(g, argnums=(0, 1))\nk = jax.jit(h)\n"),
     ("branch_to_where", _BRANCH + "def g(a, t):\n    return a if t > 0 else -a\n\nh = jax.vmap(g, (None, 0))\n"),
+    # JF201: a bare name as the test, an array by an annotation that wraps jax.Array in a subscript that is no
+    # container, or by being passed to a jax.numpy function that takes no sequence
+    ("branch_to_cond", _BRANCH + "from typing import Optional\n\n@jax.jit\ndef f(x, m: Optional[jax.Array]):\n"
+     "    if m:\n        x = jnp.cumsum(x)\n    return x\n"),
+    ("branch_to_cond", _BRANCH + "@jax.jit\ndef f(x, m):\n    y = jnp.sum(m)\n    if m:\n        x = jnp.cumsum(x) * y\n"
+     "    return x\n"),
+    # JF201: a def nested in the function that vmaps it by name; one that a traced lambda calls by name
+    ("branch_to_cond", _BRANCH + "def outer(xs):\n    def g(t):\n        if t > 0:\n            t = jnp.cumsum(t)\n"
+     "        return t\n    return jax.vmap(g)(xs)\n"),
+    ("branch_to_cond", _BRANCH + "def outer(xs):\n    def g(t):\n        if t > 0:\n            t = jnp.cumsum(t)\n"
+     "        return t\n    return jax.lax.cond(xs[0] > 0, lambda v: g(v), lambda v: v, xs)\n"),
     # JF202: one-line `if`/`else` assigning one name; a three-argument jnp.where in the test
     ("branch_to_where", _BRANCH + "@jax.jit\ndef f(x):\n    s = jnp.sum(x)\n    if s > 0: s = -s\n"
      "    else: s = s * 2.0\n    return s\n"),
@@ -699,6 +718,49 @@ def test_branch_rules_need_a_test_that_may_be_proven_traced() -> None:
     text = _BRANCH + "@jax.jit\ndef f(x):\n    s = jnp.sum(x)\n    if s > 0:\n        x = -x\n        s = s * 2.0\n    return x\n"
     assert passes(text, cond) and not passes(text, where)
     assert passes(text.replace("        x = -x\n", ""), where)
+
+
+def test_branch_to_cond_needs_a_function_traced_through_names_it_can_see() -> None:
+    codemod = codemod_for_module("branch_to_cond")
+    # numpyro's progress bar: a traced lambda hands `_update` to io_callback, which runs it on the host
+    text = _BRANCH + (
+        "from jax.experimental import io_callback\n\ndef factory(n):\n    def _update(i, chain):\n"
+        "        chain = int(chain)\n        if chain == -1:\n            chain = 0\n        return chain\n\n"
+        "    def bar(i, chain):\n        return jax.lax.cond(i == 1, lambda _: io_callback(_update, jnp.array(0), i, chain),"
+        " lambda _: chain, None)\n    return bar\n"
+    )
+    assert codemod.may_match(text)
+    assert not passes(text, codemod) and unscreened(text, codemod) == []
+    traced = text.replace("lambda _: io_callback(_update, jnp.array(0), i, chain)", "lambda c: _update(i, c)").replace(
+        "lambda _: chain, None", "lambda c: c, chain")
+    assert passes(traced, codemod)
+
+
+def test_branch_to_cond_takes_no_container_for_an_array() -> None:
+    codemod = codemod_for_module("branch_to_cond")
+    # brax's joints: `if limit:` on a parameter annotated as a tuple of arrays, which jnp.array also reads
+    text = _BRANCH + (
+        "from typing import Tuple\n\n@jax.jit\ndef f(x, limit: Tuple[jax.Array, jax.Array]):\n    if limit:\n"
+        "        x = jnp.clip(x, *jnp.array(limit))\n    return x\n"
+    )
+    assert codemod.may_match(text)
+    assert not passes(text, codemod) and unscreened(text, codemod) == []
+    assert passes(text.replace("Tuple[jax.Array, jax.Array]", "jax.Array"), codemod)
+    assert passes(text.replace("jnp.array(limit)", "jnp.sort(limit)"), codemod)
+
+
+def test_print_needs_a_value_traced_through_names_it_can_see() -> None:
+    codemod = codemod_for_module("print_in_traced")
+    # equinox's checkpointed.py: a function traces its own local `resolve` by name, which leaves the module-level
+    # `resolve`, and the closure that prints its parameter, untraced
+    text = (
+        "import jax\n\ndef resolve(a):\n    def impl():\n        print(a)\n        return a\n"
+        "    return jax.eval_shape(impl)\n\ndef other(x):\n    def resolve():\n        return x\n"
+        "    return jax.eval_shape(resolve)\n"
+    )
+    assert codemod.may_match(text)
+    assert not passes(text, codemod) and unscreened(text, codemod) == []
+    assert passes(text.replace("    def resolve():\n        return x\n", ""), codemod)
 
 
 def test_elif_chain_needs_a_function_traced_through_names_it_can_see() -> None:

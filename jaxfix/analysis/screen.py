@@ -31,7 +31,7 @@ from functools import cached_property, wraps
 from typing import Iterable, Iterator, Sequence
 
 from jaxfix.analysis import arrays, predicates
-from jaxfix.analysis.dataflow import ARRAY_METHODS
+from jaxfix.analysis.dataflow import _ACCEPTS_SEQUENCES, ARRAY_METHODS
 from jaxfix.analysis.traced import _FILTERED, _GRAD_LIKE, _JIT_LIKE, _PARTIAL, _VMAP_LIKE, ARRAY_NAMESPACES, LAX_BODIES, STATIC_CALLS, TRANSFORMS
 
 # `ast` nodes with identifiers that LibCST keeps as `Name` nodes (besides Name, Attribute, alias, ImportFrom).
@@ -529,7 +529,7 @@ class Screen:
         for argument in (*positional, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg):
             if argument is not None:
                 inner.bound.add(argument.arg)
-                if argument.annotation is not None:
+                if argument.annotation is not None and not _container_annotation(argument.annotation):
                     inner.arrays.add(argument.arg)
         return inner
 
@@ -558,7 +558,8 @@ class Screen:
 
     def _array_uses(self) -> Iterator[tuple[int, list[str]]]:
         """(position in `nodes`, names) of the uses that PredicateAnalysis takes as evidence of arrays: `x.shape`,
-        `x.at`, ... and the names passed to a call that may resolve into jax.numpy."""
+        `x.at`, ... and the names passed to a call that may resolve into jax.numpy, but not to one that takes
+        sequences too (`jnp.array(x)`, `jnp.stack(x)`: dataflow's `_ACCEPTS_SEQUENCES`)."""
         nodes = self._index.nodes
         for position in self._positions((ast.Attribute,)):
             node = nodes[position]
@@ -566,7 +567,9 @@ class Screen:
                 yield position, [node.value.id]
         for position in self._positions((ast.Call,)):
             func = nodes[position].func
-            if self._may_be_imported(func) and any(q.startswith("jax.numpy.") for q in self.qualified_names(dotted(func))):
+            if self._may_be_imported(func) and any(
+                q.startswith("jax.numpy.") and q not in _ACCEPTS_SEQUENCES for q in self.qualified_names(dotted(func))
+            ):
                 yield position, [arg.id for arg in nodes[position].args if isinstance(arg, ast.Name)]
 
     def _tracer_names(self, scope: "_Scope", strict: bool = False) -> frozenset[str]:
@@ -1322,10 +1325,14 @@ class _KindEval:
     """TracedAnalysis._kind on `ast`, as `(t, s)` pairs joined by `max` (t: any part may be TRACED; s: every part
     may be STATIC)."""
 
-    def __init__(self, screen: Screen, kinds: _Kinds, params: dict[int, set[str]]) -> None:
+    def __init__(
+        self, screen: Screen, kinds: _Kinds, params: dict[int, set[str]], traced: "set[int] | frozenset[int] | None" = None
+    ) -> None:
         self.screen, self.kinds = screen, kinds
         self.params = params  # id(function): the parameters whose kind may be TRACED
         self.envs: dict[int, dict[str, tuple[bool, bool]]] = {}
+        # id() of the functions that may be traced (a name of any other is UNKNOWN): `_Traced.functions` by default
+        self.traced = screen._traced.functions if traced is None else traced
 
     def env(self, scope: _KindScope) -> dict[str, tuple[bool, bool]]:
         """A scope's names solved as `_solve_env` does: parameters as `params` says, locals the join of their
@@ -1350,7 +1357,7 @@ class _KindEval:
     def lookup(self, name: str, scope: _KindScope | None, local: dict | None) -> tuple[bool, bool]:
         if local is not None and name in local:
             return local[name]
-        traced = self.screen._traced.functions
+        traced = self.traced
         while scope is not None:
             env = self.env(scope)
             if name in env:
@@ -1612,11 +1619,12 @@ def may_be_traced_param(screen: Screen, function: ast.AST, name: str) -> bool:
     return name in _evaluator(screen).params.get(id(function), ())
 
 
-def _traced_params(screen: Screen, kinds: _Kinds) -> _KindEval:
+def _traced_params(screen: Screen, kinds: _Kinds, scoped: bool = False) -> _KindEval:
     """TracedAnalysis's parameter kinds, joined over seeds and call sites, as a least fixed point of "may be
     TRACED": what each transformation (with its static_argnums, static_argnames, argnums, in_axes, partial-bound
     parameters, `self`) or lax body gives a function it may seed, then what each call by name in code that may be
-    traced passes, its arguments' kinds given the parameters found so far."""
+    traced passes, its arguments' kinds given the parameters found so far. `scoped`: a name reaches only the defs
+    LibCST's scope of it may hold (`_may_see`), and traced code is `scoped_traced_functions`'."""
     params: dict[int, set[str]] = {}
 
     def seed(function: ast.AST, traced: Iterable[str]) -> None:
@@ -1629,7 +1637,7 @@ def _traced_params(screen: Screen, kinds: _Kinds) -> _KindEval:
     for call, _ in kinds.calls:
         for q in screen.qualified_names(dotted(call.func) or ("",)):
             if q in TRANSFORMS and _first_argument(call) is not None:
-                for function, bound in _functions_in(screen, kinds, _first_argument(call)):
+                for function, bound in _functions_in(screen, kinds, _first_argument(call), 0, call if scoped else None):
                     seed(function, _seeded_params(kinds, function, q, call, bound))
             elif q in LAX_BODIES:
                 positions, keywords = LAX_BODIES[q]
@@ -1637,17 +1645,19 @@ def _traced_params(screen: Screen, kinds: _Kinds) -> _KindEval:
                 ordered = [(None, a) for a in call.args] + [(k.arg, k.value) for k in call.keywords]
                 bodies = [a for i, (key, a) in enumerate(ordered) if (key is None and i in positions) or key in keywords]
                 for body in bodies:
-                    for function, _ in _functions_in(screen, kinds, body):
+                    for function, _ in _functions_in(screen, kinds, body, 0, call if scoped else None):
                         seed(function, kinds.scopes[id(function)].params)
-    traced = screen._traced.functions
+    traced = scoped_traced_functions(screen) if scoped else screen._traced.functions
     sites = [
         (call, function, kinds.defs[call.func.id])
         for call, function in kinds.calls
         if function is not None and id(function) in traced and type(call.func) is ast.Name
         and call.func.id not in _BUILTIN_NAMES and call.func.id in kinds.defs
     ]
+    if scoped:
+        sites = [(call, function, [d for d in defs if _may_see(screen, call.func.id, d, call)]) for call, function, defs in sites]
     while True:
-        evaluator = _KindEval(screen, kinds, params)
+        evaluator = _KindEval(screen, kinds, params, traced if scoped else None)
         changed = False
         for call, caller, callees in sites:
             scope = kinds.scopes[id(caller)]
@@ -1686,26 +1696,30 @@ def _decorator_transforms(screen: Screen, decorator: ast.expr) -> Iterator[tuple
                         yield inner, decorator
 
 
-def _functions_in(screen: Screen, kinds: _Kinds, expr: ast.expr, bound: int = 0) -> Iterator[tuple[ast.AST, int]]:
+def _functions_in(
+    screen: Screen, kinds: _Kinds, expr: ast.expr, bound: int = 0, use: ast.AST | None = None
+) -> Iterator[tuple[ast.AST, int]]:
     """`TracedAnalysis._functions_in`: the functions an argument denotes (a lambda, defs of a name, elements of a
-    tuple or list, the function of `partial(f, ...)` with the parameters it binds, of `jax.jit(f)`)."""
+    tuple or list, the function of `partial(f, ...)` with the parameters it binds, of `jax.jit(f)`); with `use`
+    (the call it is an argument of), only the defs a name there may see (`_may_see`)."""
     if isinstance(expr, ast.Starred):
         expr = expr.value
     if isinstance(expr, ast.Lambda):
         yield expr, bound
     elif isinstance(expr, ast.Name):
         for function in kinds.defs.get(expr.id, ()):
-            yield function, bound
+            if use is None or _may_see(screen, expr.id, function, use):
+                yield function, bound
     elif isinstance(expr, (ast.List, ast.Tuple)):
         for element in expr.elts:
-            yield from _functions_in(screen, kinds, element, bound)
+            yield from _functions_in(screen, kinds, element, bound, use)
     elif isinstance(expr, ast.Call) and _first_argument(expr) is not None:
         callees = set(screen.qualified_names(dotted(expr.func) or ("",)))
         if callees & _PARTIAL:
             more = sum(1 for a in expr.args[1:] if not isinstance(a, ast.Starred))
-            yield from _functions_in(screen, kinds, _first_argument(expr), bound + more)
+            yield from _functions_in(screen, kinds, _first_argument(expr), bound + more, use)
         if callees & TRANSFORMS:
-            yield from _functions_in(screen, kinds, _first_argument(expr), 0)
+            yield from _functions_in(screen, kinds, _first_argument(expr), 0, use)
 
 
 def _first_argument(call: ast.Call) -> ast.expr | None:
@@ -2184,3 +2198,76 @@ def scoped_traced_functions(screen: Screen) -> frozenset[int]:
             for call in calls.get(id(function), ()):
                 seeds.extend(visible(call.func.id, call))
     return frozenset(found)
+
+
+# ---- array evidence from annotations (PredicateAnalysis.array_evidence) -------------------------------------------
+
+
+def _container_annotation(annotation: ast.expr) -> bool:
+    """`Tuple[jax.Array, ...]`, `typing.List[...]`, ...: an annotation PredicateAnalysis never takes as evidence of
+    an array (predicates._annotated_array rejects a container subscript; ArrayAnalysis, whose annotations are
+    `jax.Array` and `jnp.ndarray` themselves, and dataflow's evidence, which skips parameters, read no subscript)."""
+    if type(annotation) is not ast.Subscript:
+        return False
+    value = annotation.value
+    last = value.attr if type(value) is ast.Attribute else value.id if type(value) is ast.Name else None
+    return last in predicates._CONTAINER_ANNOTATIONS
+
+
+# ---- kinds with names resolved through the functions around their use (JF601) ------------------------------------
+
+
+@_once_per_screen
+def _declared_names(screen: Screen) -> frozenset[str]:
+    """The names some `global` or `nonlocal` statement declares (a def of one may be seen from anywhere)."""
+    return frozenset(n for node in screen.nodes_of(ast.Global, ast.Nonlocal) for n in node.names)
+
+
+@_once_per_screen
+def _local_defs(screen: Screen) -> dict[int, frozenset[str]]:
+    """id() of a def → the names of the defs in its own body (not in a class inside it): names local to it."""
+    found: dict[int, set[str]] = {}
+    for node, scope in screen.statements:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found.setdefault(id(scope), set()).add(node.name)
+    return {key: frozenset(names) for key, names in found.items()}
+
+
+def _may_see(screen: Screen, name: str, definition: ast.AST, use: ast.AST) -> bool:
+    """Whether LibCST's scope of `name` read at `use` may hold `definition` (a def of that name): its name is
+    declared `global` or `nonlocal` somewhere, or, from the function around `use` outwards, the def is in one of
+    them before one whose body defines another def of that name (a local name, which hides every def outside:
+    equinox's `jax.eval_shape(_resolve_perturb_val)` beside a local def of it), or it is at module level or in a
+    class. A use outside the body of its innermost function (a decorator, a default) is read in the one around."""
+    if name in _declared_names(screen):
+        return True
+    function_of, local = screen._function_of, _local_defs(screen)
+    owner = function_of.get(id(definition))
+    function = function_of.get(id(use))
+    while function is not None:
+        if function is owner:
+            return True
+        if name in local.get(id(function), ()) and _in_body(function, use):
+            return False
+        function = function_of.get(id(function))
+    return owner is None
+
+
+def _in_body(function: ast.AST, node: ast.AST) -> bool:
+    """Whether `node`, inside `function`, stands in its body (not in its decorators, defaults or annotations,
+    which all come before the body's first statement)."""
+    first = function.body[0] if isinstance(function.body, list) else function.body
+    return (node.lineno, node.col_offset) >= (first.lineno, first.col_offset)
+
+
+@_once_per_screen
+def _scoped_evaluator(screen: Screen) -> _KindEval:
+    return _traced_params(screen, _kinds(screen), scoped=True)
+
+
+def may_kind_scoped(screen: Screen, expr: ast.expr) -> tuple[bool, bool]:
+    """`may_kind` with functions matched through the scopes of their names (`_traced_params`, scoped): equinox's
+    checkpointed.py jits a local `_resolve_perturb_val` by name, which traces no module-level def of that name."""
+    function = screen._function_of.get(id(expr))
+    kinds = _kinds(screen)
+    return _scoped_evaluator(screen).kind(expr, kinds.scopes.get(id(function)) if function is not None else None, {})
