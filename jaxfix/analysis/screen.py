@@ -767,6 +767,26 @@ def _child_fields(kind: type) -> tuple[str, ...]:
     return () if kind is ast.Constant else tuple(name for name in kind._fields if name not in _LEAF_FIELDS)
 
 
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def ast_children(node: ast.AST) -> list[ast.AST]:
+    """`ast.iter_child_nodes(node)` but the expression contexts (in which nothing is ever found), in its order:
+    the fields of each node type read once, not looked over at every node."""
+    kind = type(node)
+    fields = _CHILD_FIELDS.get(kind)
+    if fields is None:
+        fields = _CHILD_FIELDS[kind] = _child_fields(kind)
+    found = []
+    for name in fields:
+        value = getattr(node, name, None)
+        if isinstance(value, ast.AST):
+            found.append(value)
+        elif isinstance(value, list):
+            found.extend(item for item in value if isinstance(item, ast.AST))
+    return found
+
+
 def traced_nodes(screen: Screen, *types: type[ast.AST]) -> Iterator[ast.AST]:
     """`screen.in_traced_code(*types)`, or every node of these types for a screen without that query."""
     in_traced_code = getattr(screen, "in_traced_code", None)
@@ -1218,12 +1238,12 @@ def _kinds(screen: Screen) -> _Kinds:
                 scope.nested.append(node)
             if kind is not ast.Lambda and node.decorator_list:
                 kinds.decorated.append(node)
-            for child in ast.iter_child_nodes(node):  # decorators and defaults too, as LibCST's visitor has them
+            for child in ast_children(node):  # decorators and defaults too, as LibCST's visitor has them
                 visit(child, node, False)
             return
         if kind is ast.ClassDef:
             bind(scope, in_class, node.name, _STATIC)
-            for child in ast.iter_child_nodes(node):
+            for child in ast_children(node):
                 visit(child, function, in_class or function is None)
             return
         if kind is ast.Assign:
@@ -1260,7 +1280,7 @@ def _kinds(screen: Screen) -> _Kinds:
                             kinds.compiling_seeds.append(inner)
                         elif isinstance(inner, ast.Name):
                             named_seeds.add(inner.id)
-        for child in ast.iter_child_nodes(node):
+        for child in ast_children(node):
             visit(child, function, in_class)
 
     for statement in screen.tree.body:
