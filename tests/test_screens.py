@@ -386,6 +386,11 @@ PROBES = [
      "    ys, h = jax.lax.fori_loop(0, 10, body_fun=body, init_val=(jnp.zeros((10, 3)), h))\n    return ys\n"),
     ("fori_at_set_to_scan", _BRANCH + "@jax.jit\ndef f(x):\n"
      "    return jax.lax.fori_loop(0, 10, lambda i, ys: ys.at[i, :].set(x * i), jnp.zeros((10, 3)))\n"),
+    # JF201: a name unpacked from a traced carry (found by the fuzzer: the screen gave unpacked names no value)
+    ("branch_to_cond", "import jax.numpy as jnp\nfrom jax import lax\n\n\ndef logistic_orbit(r, x0, steps=100):\n"
+     "    orbit = jnp.zeros(steps)\n\n    def body(i, carry):\n        x, orbit = carry\n        x = r * x * (1.0 - x)\n"
+     "        orbit = orbit.at[i].set(x)\n        if x > 0:\n            pass\n        return x, orbit\n\n"
+     "    x, orbit = lax.fori_loop(0, steps, body, (x0, orbit))\n    return orbit\n"),
     # JF001: suppressions in any case, the dotted and dotless I included (the expression's `i` matches them)
     ("unused_noqa", "import jax\nx = 1  # NOQA: JF601\n"),
     ("unused_noqa", "import jax\nx = 1  # JAXF\u0130X: ignore[JF601]\n"),

@@ -856,15 +856,17 @@ def _blocks(statement: ast.stmt) -> Iterator[list[ast.stmt]]:
 
 
 def _bound_values(target: ast.AST, value: ast.expr | None) -> Iterator[tuple[str, ast.expr | None]]:
-    """(name, the value it gets, if one expression) for each name an assignment target binds."""
+    """(name, the value it gets, if one expression) for each name an assignment target binds. A name unpacked from
+    something else than a literal of the same length gets the whole value: `x, y = carry` makes `x` a tracer
+    where `carry` is one (a fuzzed `fori_loop` body's `if x > 0:` was hidden from JF201 while it got nothing)."""
     if isinstance(target, ast.Name):
         yield target.id, value
     elif isinstance(target, (ast.Tuple, ast.List)):
         values = value.elts if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts) else None
         for index, element in enumerate(target.elts):
-            yield from _bound_values(element, values[index] if values is not None else None)
+            yield from _bound_values(element, values[index] if values is not None else value)
     elif isinstance(target, ast.Starred):
-        yield from _bound_values(target.value, None)
+        yield from _bound_values(target.value, value)
 
 
 def _statement_binds(node: ast.AST) -> Iterator[str]:
