@@ -8,7 +8,7 @@ import libcst as cst
 
 from jaxfix.analysis.branches import Branches
 from jaxfix.analysis.predicates import Truth
-from jaxfix.analysis.screen import Screen, branch_tests, scoped_traced_functions
+from jaxfix.analysis.screen import Screen, branch_tests, in_scoped_traced_function
 from jaxfix.analysis.syntax import walk
 from jaxfix.codegen import arm_functions, branch_result, logical_test
 from jaxfix.codemod import Codemod, Invalid, Valid
@@ -105,15 +105,7 @@ class BranchToCond(Codemod):
         (`screen.branch_tests`), and a function that is traced with names resolved through the functions around
         their use (`scoped_traced_functions`: numpyro's `io_callback(_update_tqdm, ...)` in a traced lambda
         does not trace `_update_tqdm`), asked only for such an `if`."""
-        scoped = None
-        for node in branch_tests(screen, ast.If):
-            if not hasattr(screen, "in_traced_code"):
-                return True
-            scoped = scoped_traced_functions(screen) if scoped is None else scoped
-            function = screen._function_of.get(id(node))
-            if function is not None and id(function) in scoped:
-                return True
-        return False
+        return any(in_scoped_traced_function(screen, node) for node in branch_tests(screen, ast.If))
 
     VALID = (
         # a static test: the shape is known while tracing

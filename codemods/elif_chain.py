@@ -9,7 +9,7 @@ from dataclasses import replace
 import libcst as cst
 
 from jaxfix.analysis.predicates import Truth
-from jaxfix.analysis.screen import Screen, _elif, scoped_traced_functions, traced_nodes
+from jaxfix.analysis.screen import Screen, _elif, in_scoped_traced_function, traced_nodes
 from jaxfix.analysis.syntax import walk
 from jaxfix.codegen import arm_functions, branch_result, logical_test
 from jaxfix.codemod import Codemod, Invalid, Valid
@@ -93,7 +93,6 @@ class ElifChain(Codemod):
         may find traced, with names resolved through the functions around their use (`scoped_traced_functions`),
         one of whose tests may fail Python's truth test under tracing as PredicateAnalysis.test proves it
         (`Screen.may_fail_truth`, strict)."""
-        scoped = None
         for node in traced_nodes(screen, ast.If):
             link, chained = node, False
             while (following := _elif(link)) is not None:
@@ -101,13 +100,8 @@ class ElifChain(Codemod):
                     chained = True
                     break
                 link = following
-            if chained:
-                if not hasattr(screen, "in_traced_code"):
-                    return True
-                scoped = scoped_traced_functions(screen) if scoped is None else scoped
-                function = screen._function_of.get(id(node))
-                if function is not None and id(function) in scoped:
-                    return True
+            if chained and in_scoped_traced_function(screen, node):
+                return True
         return False
 
     VALID = (

@@ -1752,62 +1752,14 @@ def _first_argument(call: ast.Call) -> ast.expr | None:
 
 
 def _seeded_params(kinds: _Kinds, function: ast.AST, transform: str, call: ast.Call | None, bound: int) -> set[str]:
-    """`TracedAnalysis._param_kinds_for`: the parameters one transformation gives the kind TRACED."""
+    """`TracedAnalysis._param_kinds_for`: the parameters one transformation gives the kind TRACED (those
+    `_untraced_by` does not leave out; vmap's `in_axes` may be its second positional argument)."""
     params = kinds.scopes[id(function)].params
-    if transform in _FILTERED:
-        return set()
-    traced = set(params[bound:])
-    if params and params[0] in ("self", "cls") and not isinstance(function, ast.Lambda):
-        traced.discard(params[0])
-    options = {k.arg: k.value for k in (call.keywords if call is not None else ()) if k.arg is not None}
-    if transform in _JIT_LIKE:
-        for key in ("static_argnums", "static_broadcasted_argnums"):
-            if key in options:
-                numbers = _ast_literal(options[key], int)
-                if numbers is None:
-                    return set()
-                for n in numbers:
-                    index = bound + n if n >= 0 else len(params) + n
-                    if 0 <= index < len(params):
-                        traced.discard(params[index])
-        if "static_argnames" in options:
-            names = _ast_literal(options["static_argnames"], str)
-            if names is None:
-                return set()
-            traced -= set(names)
-    elif transform in _GRAD_LIKE:
-        argnums = _ast_literal(options["argnums"], int) if "argnums" in options else [0]
-        if argnums is None:
-            return set()
-        traced -= {p for index, p in enumerate(params[bound:]) if index not in argnums}
-    elif transform in _VMAP_LIKE:
-        positional = [a for a in (call.args if call is not None else ()) if not isinstance(a, ast.Starred)]
-        axes = options.get("in_axes", positional[1] if len(positional) >= 2 else None)
-        if isinstance(axes, (ast.Tuple, ast.List)):
-            free = params[bound:]
-            for index, element in enumerate(axes.elts):
-                if index < len(free) and isinstance(element, ast.Constant) and element.value is None:
-                    traced.discard(free[index])
-    return traced
-
-
-def _ast_literal(expr: ast.expr, kind: type) -> list | None:
-    """`traced._literal_ints` / `_literal_strs` on `ast`: one literal or a tuple or list of them."""
-    if isinstance(expr, ast.Constant) and type(expr.value) is kind:
-        return [expr.value]
-    if kind is int and isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub):
-        inner = expr.operand
-        if isinstance(inner, ast.Constant) and type(inner.value) is int:
-            return [-inner.value]
-    if isinstance(expr, (ast.Tuple, ast.List)):
-        values: list = []
-        for element in expr.elts:
-            inner = _ast_literal(element, kind)
-            if inner is None:
-                return None
-            values.extend(inner)
-        return values
-    return None
+    positional = [a for a in (call.args if call is not None else ()) if not isinstance(a, ast.Starred)]
+    in_axes = positional[1] if len(positional) >= 2 else None
+    keywords = call.keywords if call is not None else []
+    method = not isinstance(function, ast.Lambda)
+    return set(params) - _untraced_by(transform, keywords, in_axes, params, bound, method=method)
 
 
 def _one_import(screen: Screen, name: str) -> bool:
@@ -1933,13 +1885,14 @@ def may_call_compiled_here(screen: Screen, call: ast.Call) -> bool:
 
 
 def _untraced_by(transform: str, keywords: list[ast.keyword], in_axes: ast.expr | None, params: list[str],
-                 bound: int = 0) -> set[str]:
+                 bound: int = 0, *, method: bool = True) -> set[str]:
     """traced._param_kinds_for on the `ast`: the parameters a seed by `transform` with these options leaves
-    non-TRACED (all of them where `transform` is no transformation: then nothing seeds)."""
+    non-TRACED (all of them where `transform` is no transformation: then nothing seeds). `method`: a def, whose
+    `self` or `cls` stays non-TRACED (a lambda's does not)."""
     if transform not in TRANSFORMS or transform in _FILTERED:
         return set(params)
     untraced = set(params[:bound])
-    if params and params[0] in ("self", "cls"):
+    if method and params and params[0] in ("self", "cls"):
         untraced.add(params[0])
     options = {k.arg: k.value for k in keywords if k.arg is not None}
     if transform in _JIT_LIKE:
@@ -2220,6 +2173,15 @@ def scoped_traced_functions(screen: Screen) -> frozenset[int]:
             for call in calls.get(id(function), ()):
                 seeds.extend(visible(call.func.id, call))
     return frozenset(found)
+
+
+def in_scoped_traced_function(screen: Screen, node: ast.AST) -> bool:
+    """Whether the innermost function around `node` is one `scoped_traced_functions` may trace (True for a screen
+    without the query)."""
+    if not hasattr(screen, "in_traced_code"):
+        return True
+    function = screen._function_of.get(id(node))
+    return function is not None and id(function) in scoped_traced_functions(screen)
 
 
 # ---- array evidence from annotations (PredicateAnalysis.array_evidence) -------------------------------------------
