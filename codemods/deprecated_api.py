@@ -14,7 +14,7 @@ from typing import Sequence
 import libcst as cst
 from libcst.metadata import ImportAssignment, QualifiedNameSource, ScopeProvider
 
-from jaxfix.analysis.screen import Screen, dotted, libcst_span, source_bytes
+from jaxfix.analysis.screen import Screen, dotted, libcst_span, single_import, source_bytes
 from jaxfix.analysis.syntax import dotted_name
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Diagnostic, Fix, ImportSpec, Position, Safety
@@ -1125,8 +1125,9 @@ def _hints(screen: Screen) -> list[tuple[ast.expr, Api]] | None:
     - every import that names a row of the table is `from jax.random import PRNGKey [as x]` (the LibCST run
       reports nothing else of it); no import's module path runs through a row;
     - a dotted name resolves through the module's imports as LibCST does only where its first name is bound by
-      module-level imports of one and the same thing and by nothing else anywhere (no assignment, parameter,
-      def, class, `global`, import in a function, ...): a name that resolves to a row otherwise is undecided;
+      absolute imports of one and the same thing, at module level among them, and by nothing else anywhere (no
+      assignment, parameter, def, class, `global`, relative import, ...: `single_import`); a name that resolves
+      to a row otherwise is undecided;
     - a reference that resolves to a row other than a hint or a moved module (whose references the LibCST run
       leaves alone: it rewrites their imports), that is assigned or deleted, sits in an f-string, or
       sits under an `if`/`while`/conditional expression whose header mentions hasattr or version (`_guarded`'s
@@ -1143,65 +1144,20 @@ def _hints(screen: Screen) -> list[tuple[ast.expr, Api]] | None:
 
 
 def _plain_imports(screen: Screen) -> dict[str, set[str] | None]:
-    """Every name an import binds → the full names that module-level imports bind to it; None for a name also
-    bound in another way (an import in a function or class among them)."""
-    bound: dict[str, set[str]] = {}
-    others: set[str] = set()
-    for statement, scope in screen.statements:
+    """Every name an absolute import binds → the one full name it stands for where `single_import` says so,
+    else None. Undecided where an import names a row of the table (other than `from jax.random import PRNGKey`)."""
+    for statement, _ in screen.statements:
         if isinstance(statement, ast.Import):
-            pairs = [(a.asname or a.name.split(".")[0], a.asname and a.name or a.name.split(".")[0]) for a in statement.names]
             if any(lookup(a.name) for a in statement.names):
                 raise _Undecided  # `import jax.random.PRNGKey`: the LibCST run resolves the alias itself
-        elif isinstance(statement, ast.ImportFrom):
-            module = "." * statement.level + (statement.module or "")
-            if statement.module and not statement.level and lookup(statement.module):
+        elif isinstance(statement, ast.ImportFrom) and statement.module and not statement.level:
+            if lookup(statement.module):
                 raise _Undecided
-            pairs = []
             for alias in statement.names:
-                if alias.name == "*":
-                    continue
-                full = f"{module}.{alias.name}" if statement.module else f"{module}{alias.name}"
-                found = lookup(full) if not statement.level else None
-                if found is not None and (found[0] is not _KEY or module != "jax.random"):
+                found = lookup(f"{statement.module}.{alias.name}") if alias.name != "*" else None
+                if found is not None and (found[0] is not _KEY or statement.module != "jax.random"):
                     raise _Undecided  # another row: its own reports (moved modules, unused removed names, ...)
-                pairs.append((alias.asname or alias.name, full))
-        else:
-            continue
-        if scope is screen.tree:
-            for local, full in pairs:
-                bound.setdefault(local, set()).add(full)
-        else:
-            others.update(local for local, _ in pairs)
-    imported_elsewhere = {local: None for local in others}  # (only imports so far)
-    for node in screen.nodes_of(*_BINDERS):
-        others.update(_bound_names(node))
-    plain = {local: (None if local in others or len(fulls) != 1 else fulls) for local, fulls in bound.items()}
-    return {**imported_elsewhere, **plain}
-
-
-_BINDERS = (
-    ast.Name, ast.arg, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Global, ast.Nonlocal, ast.ExceptHandler,
-    ast.MatchAs, ast.MatchStar, ast.MatchMapping,
-    *(getattr(ast, kind) for kind in ("TypeVar", "ParamSpec", "TypeVarTuple") if hasattr(ast, kind)),
-)  # fmt: skip
-
-
-def _bound_names(node: ast.AST) -> tuple[str, ...]:
-    """The names a node binds other than by an import statement (those are `_plain_imports`' own)."""
-    if isinstance(node, ast.Name):
-        return (node.id,) if not isinstance(node.ctx, ast.Load) else ()
-    if isinstance(node, ast.arg):
-        return (node.arg,)
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return (node.name,)
-    if isinstance(node, (ast.Global, ast.Nonlocal)):
-        return tuple(node.names)
-    if isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)):
-        return (node.name,) if node.name else ()
-    if isinstance(node, ast.MatchMapping):
-        return (node.rest,) if node.rest else ()
-    name = getattr(node, "name", None) if type(node).__name__ in ("TypeVar", "ParamSpec", "TypeVarTuple") else None
-    return (name,) if name else ()
+    return {local: (fulls if single_import(screen, local) else None) for local, fulls in screen.imports.items()}
 
 
 def _hint_references(screen: Screen, imports: dict[str, set[str] | None]) -> list[tuple[ast.expr, Api]]:

@@ -8,7 +8,7 @@ import ast
 import libcst as cst
 from libcst.metadata import ScopeProvider
 
-from jaxfix.analysis.screen import _once_per_screen, dotted
+from jaxfix.analysis.screen import dotted, single_import
 from jaxfix.analysis.syntax import walk
 from jaxfix.codemod import Codemod, Invalid, Valid
 
@@ -419,47 +419,10 @@ def _surely_collective(screen, func: ast.AST) -> bool:
     """Whether LibCST surely resolves `func` to one of `_COLLECTIVES` (NameAnalysis.qualified: exactly one
     imported name): its first name is bound by module-level imports only, to one name in all."""
     parts = dotted(func)
-    if parts is None or parts[0] in _bound_otherwise(screen) or parts[0] not in _module_imports(screen):
+    if parts is None or not single_import(screen, parts[0]):
         return False
     candidates = set(screen.qualified_names(parts))
     return len(candidates) == 1 and candidates <= _COLLECTIVES
-
-
-@_once_per_screen
-def _module_imports(screen) -> frozenset[str]:
-    """The local names module-level imports bind."""
-    return frozenset(
-        (alias.asname or alias.name).split(".")[0]
-        for statement, scope in screen.statements if scope is screen.tree and isinstance(statement, (ast.Import, ast.ImportFrom))
-        for alias in statement.names if alias.name != "*"
-    )
-
-
-@_once_per_screen
-def _bound_otherwise(screen) -> frozenset[str]:
-    """Every name something other than an import binds (or deletes, or declares global/nonlocal) anywhere."""
-    names: set[str] = set()
-    for node in screen.nodes:
-        kind = type(node)
-        if kind is ast.Name:
-            if type(node.ctx) is not ast.Load:
-                names.add(node.id)
-        elif kind is ast.arg:
-            names.add(node.arg)
-        elif kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
-            names.add(node.name)
-        elif kind is ast.ExceptHandler:
-            if node.name:
-                names.add(node.name)
-        elif kind in (ast.Global, ast.Nonlocal):
-            names.update(node.names)
-        elif kind in (ast.MatchAs, ast.MatchStar):
-            if node.name:
-                names.add(node.name)
-        elif kind is ast.MatchMapping:
-            if node.rest:
-                names.add(node.rest)
-    return frozenset(names)
 
 
 def _mentions_any(node: cst.CSTNode, names: set[str]) -> bool:

@@ -97,6 +97,7 @@ DECIDED = {  # modules the `ast` must answer for, and how many hints each holds
     "tree_map_is_not_a_row": (_KEY + "y = jax.tree_util.tree_map(f, x)\nk = jax.random.PRNGKey(0)\n", 1),
     "no_hint": (_KEY + "k = jax.random.key(0)\n", 0),
     "two_imports_of_jax": ("import jax\nimport jax.random\nk = jax.random.PRNGKey(0)\n", 1),
+    "same_import_in_a_function": (_KEY + "def f():\n    import jax\n    return jax.random.PRNGKey(0)\n\nk = jax.random.PRNGKey(1)\n", 2),
     "form_feed": (_KEY + "k = jax.random.PRNGKey(0)\x0c; j = jax.random.PRNGKey(1)\n", 2),
     "elif_body": (_KEY + "if x:\n    pass\nelif y:\n    k = jax.random.PRNGKey(0)\n", 1),
     "import_in_class": (_KEY + "class A:\n    import numpy as np\n    k = jax.random.PRNGKey(0)\n", 1),

@@ -1412,7 +1412,7 @@ class _KindEval:
             if expr.attr in STATIC_ATTRIBUTES:
                 return _STATIC
             parts = dotted(expr)
-            if parts is not None and _one_import(self.screen, parts[0]):
+            if parts is not None and single_import(self.screen, parts[0]):
                 return _STATIC  # a module attribute (`jnp.float32`): `names.qualified` gives it
             t, s = self.kind(expr.value, scope, names, local)
             return (t, True) if parts is not None and parts[0] in self.screen.imports else (t, s)
@@ -1474,7 +1474,7 @@ class _KindEval:
         parts = dotted(func)
         qualified = set(screen.qualified_names(parts)) if parts is not None else set()
         t = s = False
-        unqualified = parts is None or not _one_import(screen, parts[0])
+        unqualified = parts is None or not single_import(screen, parts[0])
 
         def other() -> None:  # a callee none of the named kinds: a method, or a function of its arguments
             nonlocal t, s
@@ -1762,7 +1762,7 @@ def _seeded_params(kinds: _Kinds, function: ast.AST, transform: str, call: ast.C
     return set(params) - _untraced_by(transform, keywords, in_axes, params, bound, method=method)
 
 
-def _one_import(screen: Screen, name: str) -> bool:
+def single_import(screen: Screen, name: str) -> bool:
     """Whether every use of `name` is of one absolute import (so that `names.qualified` surely gives the import's
     name): one full name in `Screen.imports`, and no other binding of it anywhere (assignment, loop, `with`,
     comprehension or match target, parameter, def, class, `except`, `global`, relative import)."""
