@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from tool_speed import ast_parse_seconds  # noqa: E402  (one measure of the baseline for both scripts)
 
 FINDING = re.compile(r"^(?P<path>.+?):(?P<line>\d+):(?P<col>\d+): (?P<code>JF\d+) ")
-APPLIED = re.compile(r"Applied (?P<fixes>\d+) fix(?:es)? in \d+ files? \((?P<changed>\d+) changed\)")
+APPLIED = re.compile(r"\d+ files? checked, (?P<changed>\d+) changed(?: \((?P<fixes>\d+) fix(?:es)?\))?")
 PYTEST_COUNTS = re.compile(r"(\d+) (passed|failed|skipped|errors?|xfailed|xpassed)")
 
 
@@ -180,7 +180,7 @@ def main() -> int:
         applied, apply_s = jaxfix(["apply", "--unsafe-fixes", str(copy)], cache)
         (work / f"{library.name}.apply.txt").write_text(applied.stdout + applied.stderr)
         match = APPLIED.search(applied.stdout)
-        fixes, changed = (int(match["fixes"]), int(match["changed"])) if match else (0, 0)
+        fixes, changed = (int(match["fixes"] or 0), int(match["changed"])) if match else (0, 0)
         before_second = tree_digest(copy)
         second, _ = jaxfix(["apply", "--unsafe-fixes", "--no-cache", str(copy)], cache)
         crashes = []

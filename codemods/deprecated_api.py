@@ -150,24 +150,44 @@ class Api:
 
 
 APIS: tuple[Api, ...] = tuple(Api(*row) for row in TABLE)
-_EXACT = {api.old: api for api in APIS if not api.module}
-# A reference to a row spells the row's last name, and its module's last name unless that is `jax` (in the
-# reference or in the import that binds it), so a module missing one of these pairs has nothing to find.
-_SCREEN = tuple(sorted({tuple(p for p in api.name.split(".")[-2:] if p != "jax") for api in APIS}))
-_MODULES = sorted((api for api in APIS if api.module), key=lambda a: -len(a.old))
+
+# Rows reported by JF902 legacy-prng-key, an opt-in rule, rather than by JF901: the API still works and is not
+# deprecated, so a hint about it is noise in a default run.
+LEGACY_ROWS = frozenset({"jax.random.PRNGKey"})
 
 
-def lookup(qualified: str) -> tuple[Api, str] | None:
-    """The row for `qualified` and the prefix of it that the row names (`jax.tree_map` of `jax.tree_map.__doc__`)."""
-    parts = qualified.split(".")
-    for cut in range(len(parts), 0, -1):
-        prefix = ".".join(parts[:cut])
-        if prefix in _EXACT:
-            return _EXACT[prefix], prefix
-    for api in _MODULES:
-        if qualified == api.name or qualified.startswith(api.old):
-            return api, api.name
-    return None
+class ApiTable:
+    """Some rows of the table, looked up by qualified name; each rule of this family reads its own rows."""
+
+    def __init__(self, apis: Sequence[Api]) -> None:
+        self.apis = tuple(apis)
+        self.exact = {api.old: api for api in self.apis if not api.module}
+        self.modules = sorted((api for api in self.apis if api.module), key=lambda a: -len(a.old))
+        # A reference to a row spells the row's last name, and its module's last name unless that is `jax` (in
+        # the reference or in the import that binds it), so a module missing one of these pairs has nothing to find.
+        self.screen = tuple(sorted({tuple(p for p in api.name.split(".")[-2:] if p != "jax") for api in self.apis}))
+
+    def lookup(self, qualified: str) -> tuple[Api, str] | None:
+        """The row for `qualified` and the prefix of it that the row names (`jax.tree_map` of
+        `jax.tree_map.__doc__`)."""
+        parts = qualified.split(".")
+        for cut in range(len(parts), 0, -1):
+            prefix = ".".join(parts[:cut])
+            if prefix in self.exact:
+                return self.exact[prefix], prefix
+        for api in self.modules:
+            if qualified == api.name or qualified.startswith(api.old):
+                return api, api.name
+        return None
+
+    def mapped(self, qualified: str) -> bool:
+        """Whether an import of `qualified` imports an old API of the table (not a module that merely contains one)."""
+        found = self.lookup(qualified)
+        return found is not None and found[0].how != MOVE and found[1] == qualified
+
+
+DEPRECATED = ApiTable([api for api in APIS if api.old not in LEGACY_ROWS])
+LEGACY = ApiTable([api for api in APIS if api.old in LEGACY_ROWS])
 
 
 class DeprecatedApi(Codemod):
@@ -178,8 +198,8 @@ class DeprecatedApi(Codemod):
     top-level tree functions, `jax.tree_util.tree_multimap`, `jax.ops.index_update` and friends, `jax.lax.tie_in`,
     `jax.experimental.pjit.pjit`, the legacy `jax.experimental.shard_map.shard_map`, `jnp.DeviceArray`,
     `jax.random.KeyArray`, `jax.experimental.enable_x64`, `jax.experimental.optimizers`/`stax`, ...), through any
-    import alias, and rewrites each to the current API. APIs without an exact replacement (`jax.random.PRNGKey`,
-    `jax.xla_computation`, `jax.experimental.host_callback`, `jax.device_put_sharded`, `xmap`) get a hint instead.
+    import alias, and rewrites each to the current API. APIs without an exact replacement
+    (`jax.xla_computation`, `jax.experimental.host_callback`, `jax.device_put_sharded`, `xmap`) get a hint instead.
     Imports of removed names that are no longer used are deleted.
 
     ## Why is this bad?
@@ -224,12 +244,13 @@ class DeprecatedApi(Codemod):
     call (the call no longer runs); `DeviceArray`/`KeyArray` to `jax.Array` outside annotations (`isinstance` on a
     tracer was False and is now True; in annotations it is safe); the legacy `shard_map` to `jax.shard_map` (JAX
     0.8+ forwards `check_rep` as `check_vma`, but before 0.7 `check_rep` was a different replication checker that
-    also changed how collectives differentiate). Display-only hints: `PRNGKey` to `jax.random.key`, `jnp.fix`,
+    also changed how collectives differentiate). Display-only hints: `jnp.fix`,
     `xla_computation`, `host_callback`, `device_put_sharded`/`replicated`, `xmap`.
 
     ## When it stays quiet
     Names that resolve to something else: a local function or parameter called `tree_map`, attributes of non-JAX
-    objects (`optax.tree_map_params`, `obj.tree_map`), `jaxtyping.PRNGKeyArray`. Compatibility shims: code in a
+    objects (`optax.tree_map_params`, `obj.tree_map`), `jaxtyping.PRNGKeyArray`. `jax.random.PRNGKey`, which JAX
+    does not deprecate: the opt-in rule JF902 (legacy-prng-key) suggests typed keys instead. Compatibility shims: code in a
     `try` that catches `ImportError`/`AttributeError`, names bound to both the old and the new API, and code under
     an `if` that tests `hasattr` or a version. String annotations. Calls it cannot map exactly (`*args`, `**kwargs`
     into `index_update`, extra positional arguments of `pjit`, `auto=` of `shard_map`) are reported without a fix.
@@ -239,7 +260,9 @@ class DeprecatedApi(Codemod):
     name = "deprecated-api"
     summary = "Deprecated or removed JAX API: rewrite it to the current one (jax.tree.map, x.at[].set, jax.jit, ...)"
     fix_safety = Safety.SAFE
+    other_fix_safeties = (Safety.UNSAFE, Safety.DISPLAY_ONLY)
     screen = ("jax",)
+    table = DEPRECATED  # the rows this rule reports
 
     VALID = [
         Valid("import jax\n\ny = jax.tree.map(lambda v: v + 1, {'a': 1})\n"),
@@ -253,6 +276,7 @@ class DeprecatedApi(Codemod):
         Valid("import jax\nimport optax\n\nspecs = optax.tree_map_params(opt, lambda p: p, state)\n"),
         Valid("import jax\n\ndef f(obj, x):\n    return obj.tree_map(x)\n"),
         Valid("import jax\nfrom jaxtyping import PRNGKeyArray\n\ndef f(key: PRNGKeyArray) -> None: ...\n"),
+        Valid("import jax\n\nkey = jax.random.PRNGKey(0)\n"),  # not deprecated: JF902's opt-in hint
         Valid(  # a compatibility shim
             "try:\n    from jax.tree_util import tree_map\nexcept ImportError:\n    from jax import tree_map\n\n"
             "y = tree_map(abs, [1])\n"
@@ -321,11 +345,6 @@ class DeprecatedApi(Codemod):
             message="isinstance",
         ),
         Invalid(
-            "import jax\n\nkey = jax.random.PRNGKey(0)\n",
-            fixed=None,
-            message="jax.random.key",
-        ),
-        Invalid(
             "from jax.experimental import host_callback as hcb\n\ndef f(x):\n    return hcb.id_print(x)\n",
             fixed=None,
             message="host_callback",
@@ -380,21 +399,21 @@ class DeprecatedApi(Codemod):
 
     @classmethod
     def may_match(cls, text: str) -> bool:
-        return any(all(word in text for word in words) for words in _SCREEN)
+        return any(all(word in text for word in words) for words in cls.table.screen)
 
     @classmethod
     def may_match_tree(cls, screen: Screen) -> bool:
         """Everything this codemod reports starts from `lookup` of an import statement's name, or of the
         qualified name of a name node, which LibCST derives from an import of its first part: so some import
         must name a row, or some name spelled in the module must resolve through some import to one."""
-        if any(lookup(name) for name in screen.imported_names()):
+        if any(cls.table.lookup(name) for name in screen.imported_names()):
             return True
         seen: set[str] = set()
         for parts in screen.names():
             for qualified in screen.qualified_names(parts):
                 if qualified not in seen:
                     seen.add(qualified)
-                    if lookup(qualified):
+                    if cls.table.lookup(qualified):
                         return True
         return False
 
@@ -415,7 +434,7 @@ class DeprecatedApi(Codemod):
         qualified = self._qualified(node)
         if qualified is None:
             return
-        found = lookup(qualified)
+        found = self.table.lookup(qualified)
         if found is None:
             return
         api, prefix = found
@@ -536,7 +555,7 @@ class DeprecatedApi(Codemod):
         if not isinstance(call, cst.Call) or not _is_dotted(call.func):
             return False
         qualified = self._qualified(call.func)
-        found = lookup(qualified) if qualified else None
+        found = self.table.lookup(qualified) if qualified else None
         return found is not None and found[0].how == AT and self._at_call(call, found[0]) is not None
 
     def _tie_in(self, node: cst.BaseExpression, api: Api) -> None:
@@ -635,7 +654,7 @@ class DeprecatedApi(Codemod):
         where the module is plain enough to be sure of the LibCST run's answer (see `_hints`); None otherwise.
         Nearly all of this rule's findings in real code are hints, and a module whose only findings are hints
         then skips LibCST altogether."""
-        spots = _hints(screen)
+        spots = _hints(screen, cls.table)
         if spots is None:
             return None
         found = []
@@ -651,7 +670,7 @@ class DeprecatedApi(Codemod):
         if node.relative or node.module is None or isinstance(node.names, cst.ImportStar) or self._guarded(node):
             return
         module = dotted_name(node.module)
-        found = [lookup(f"{module}.{alias.evaluated_name}") for alias in node.names]
+        found = [self.table.lookup(f"{module}.{alias.evaluated_name}") for alias in node.names]
         if any(f is not None and f[0].how == MOVE for f in found):
             self._moved_from(node, module, found)
             return
@@ -675,7 +694,7 @@ class DeprecatedApi(Codemod):
         if self._guarded(node):
             return
         for alias in node.names:
-            found = lookup(alias.evaluated_name)
+            found = self.table.lookup(alias.evaluated_name)
             if found is None:
                 continue
             api = found[0]
@@ -699,11 +718,11 @@ class DeprecatedApi(Codemod):
         imports it from the new module under the same local name, so its uses stay as they are. None otherwise."""
         if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
             return None
-        new_module = _new_home(node, alias)
+        new_module = _new_home(node, alias, self.table)
         if new_module is None or self._guarded(node):
             return None
         module_expr = cst.parse_expression(new_module)
-        if all(_new_home(node, other) == new_module for other in node.names):
+        if all(_new_home(node, other, self.table) == new_module for other in node.names):
             return node, node.with_changes(module=module_expr)  # every name moves to the same module
         line = self.context.parents.get(node)
         if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
@@ -818,7 +837,7 @@ class DeprecatedApi(Codemod):
         """The import that binds `reference`'s leftmost name, if it imports the old API itself (so it must go)."""
         specs = []
         for statement, alias, full in self._bindings(reference):
-            if not _mapped(full):
+            if not self.table.mapped(full):
                 continue
             if isinstance(statement, cst.ImportFrom):
                 specs.append(ImportSpec(dotted_name(statement.module), alias.evaluated_name, alias.evaluated_alias))
@@ -895,11 +914,6 @@ _EQUAL = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_
 _MISSING = {"ImportError", "ModuleNotFoundError", "AttributeError"}  # what a missing API raises
 
 
-def _mapped(qualified: str) -> bool:
-    """Whether an import of `qualified` imports an old API of the table (not a module that merely contains one)."""
-    found = lookup(qualified)
-    return found is not None and found[0].how != MOVE and found[1] == qualified
-
 
 def _is_dotted(node: cst.CSTNode) -> bool:
     while isinstance(node, cst.Attribute):
@@ -937,9 +951,9 @@ def _numpy_value(expr: cst.BaseExpression, names) -> bool:
     return False
 
 
-def _new_home(node: cst.ImportFrom, alias: cst.ImportAlias) -> str | None:
+def _new_home(node: cst.ImportFrom, alias: cst.ImportAlias, table: ApiTable) -> str | None:
     """The module that now holds what `alias` imports, if only its module changed (`Mesh`, `PartitionSpec`)."""
-    api = _EXACT.get(f"{dotted_name(node.module)}.{alias.evaluated_name}")
+    api = table.exact.get(f"{dotted_name(node.module)}.{alias.evaluated_name}")
     if api is None or api.how != RENAME or api.old in KEYWORD_RENAMES:
         return None
     new_module, new_leaf = api.new.rsplit(".", 1)
@@ -1110,7 +1124,6 @@ def _has_effects(expr: cst.CSTNode) -> bool:
 
 # ---- the hints from the `ast` (DeprecatedApi.findings_from_tree) ------------------------------------------------
 
-_KEY = _EXACT["jax.random.PRNGKey"]
 _SHIM_WORDS = (b"hasattr", b"version")  # what `_guarded` looks for in a test
 
 
@@ -1118,7 +1131,7 @@ class _Undecided(Exception):
     """The module has something `_hints` does not model: the LibCST run decides."""
 
 
-def _hints(screen: Screen) -> list[tuple[ast.expr, Api]] | None:
+def _hints(screen: Screen, table: ApiTable) -> list[tuple[ast.expr, Api]] | None:
     """The expressions the LibCST run reports as hints (rows without an exact replacement), with their rows, or
     None where the module may hold any other finding of this rule or anything that makes the answer less than
     plain:
@@ -1135,32 +1148,32 @@ def _hints(screen: Screen) -> list[tuple[ast.expr, Api]] | None:
       ImportError/AttributeError the LibCST run reports nothing (`_guarded`), and neither does this.
     tests/test_tree_findings.py compares the answer with the LibCST run on the corpus, examples and probes."""
     try:
-        imports = _plain_imports(screen)
+        imports = _plain_imports(screen, table)
         if not imports:
             return []
-        return _hint_references(screen, imports)
+        return _hint_references(screen, imports, table)
     except _Undecided:
         return None
 
 
-def _plain_imports(screen: Screen) -> dict[str, set[str] | None]:
+def _plain_imports(screen: Screen, table: ApiTable) -> dict[str, set[str] | None]:
     """Every name an absolute import binds → the one full name it stands for where `single_import` says so,
     else None. Undecided where an import names a row of the table (other than `from jax.random import PRNGKey`)."""
     for statement, _ in screen.statements:
         if isinstance(statement, ast.Import):
-            if any(lookup(a.name) for a in statement.names):
+            if any(table.lookup(a.name) for a in statement.names):
                 raise _Undecided  # `import jax.random.PRNGKey`: the LibCST run resolves the alias itself
         elif isinstance(statement, ast.ImportFrom) and statement.module and not statement.level:
-            if lookup(statement.module):
+            if table.lookup(statement.module):
                 raise _Undecided
             for alias in statement.names:
-                found = lookup(f"{statement.module}.{alias.name}") if alias.name != "*" else None
-                if found is not None and (found[0] is not _KEY or statement.module != "jax.random"):
+                found = table.lookup(f"{statement.module}.{alias.name}") if alias.name != "*" else None
+                if found is not None and (found[0].old != "jax.random.PRNGKey" or statement.module != "jax.random"):
                     raise _Undecided  # another row: its own reports (moved modules, unused removed names, ...)
     return {local: (fulls if single_import(screen, local) else None) for local, fulls in screen.imports.items()}
 
 
-def _hint_references(screen: Screen, imports: dict[str, set[str] | None]) -> list[tuple[ast.expr, Api]]:
+def _hint_references(screen: Screen, imports: dict[str, set[str] | None], table: ApiTable) -> list[tuple[ast.expr, Api]]:
     """What `DeprecatedApi._reference` reports as hints: each outermost dotted name (not the `.value` of an
     attribute) that resolves to a hint's row, cut to the row's own name (`jax.random.PRNGKey` of `...PRNGKey.__doc__`).
     Which constructs enclose a reference is read from positions (`ast` spans nest), not from a walk with a stack."""
@@ -1187,7 +1200,7 @@ def _hint_references(screen: Screen, imports: dict[str, set[str] | None]) -> lis
     for node in named:
         if id(node) in inner:
             continue
-        hint = _hint_target(screen, node, imports)
+        hint = _hint_target(screen, node, imports, table)
         if hint is None:
             continue
         if any(_within(node, span) for span in doubtful):
@@ -1197,7 +1210,9 @@ def _hint_references(screen: Screen, imports: dict[str, set[str] | None]) -> lis
     return found
 
 
-def _hint_target(screen: Screen, node: ast.expr, imports: dict[str, set[str] | None]) -> tuple[ast.expr, Api] | None:
+def _hint_target(
+    screen: Screen, node: ast.expr, imports: dict[str, set[str] | None], table: ApiTable
+) -> tuple[ast.expr, Api] | None:
     """The expression to report and its row if `node` resolves to a hint; None if it resolves to no row or to a
     moved module (the LibCST run reports the import, not the references)."""
     parts = dotted(node)
@@ -1205,12 +1220,12 @@ def _hint_target(screen: Screen, node: ast.expr, imports: dict[str, set[str] | N
         return None
     fulls = imports[parts[0]]
     if fulls is None:  # bound in other ways too: LibCST's answer depends on scopes
-        if any(lookup(q) for q in screen.qualified_names(parts)):
+        if any(table.lookup(q) for q in screen.qualified_names(parts)):
             raise _Undecided
         return None
     (full,) = fulls
     qualified = ".".join((full, *parts[1:]))
-    found = lookup(qualified)
+    found = table.lookup(qualified)
     if found is None:
         return None
     api, prefix = found

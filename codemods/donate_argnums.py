@@ -119,6 +119,7 @@ class DonateArgnums(Codemod):
     name = "donate-argnums"
     summary = "jitted step whose calls rebind arguments from its results: add donate_argnums to reuse their buffers"
     fix_safety = Safety.SAFE
+    other_fix_safeties = (Safety.UNSAFE,)
     screen = ("jit",)
 
     VALID = (

@@ -115,6 +115,7 @@ class JitInLoop(Codemod):
     name = "jit-in-loop"
     summary = "jax.jit of a lambda, partial, nested def or bound method inside a loop recompiles every iteration: hoist it"
     fix_safety = Safety.SAFE
+    other_fix_safeties = (Safety.UNSAFE,)
     screen = ("jit",)
 
     VALID = (

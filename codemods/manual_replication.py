@@ -78,6 +78,7 @@ class ManualReplication(Codemod):
     name = "manual-replication"
     summary = "jnp.stack([w] * n) copies an array n times by hand: use jnp.broadcast_to or vmap's in_axes=None"
     fix_safety = Safety.SAFE
+    other_fix_safeties = (Safety.UNSAFE,)
     screen = ("stack", "array")
 
     VALID = (

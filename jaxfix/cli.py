@@ -1,9 +1,10 @@
-"""The `jaxfix` command: options in, one engine call, a renderer out. Exit codes: 0 clean, 1 findings (or, with
---diff, changes to make), 2 errors."""
+"""The `jaxfix` command: options in, one engine call, a renderer out. Exit codes as Ruff's: 0 clean, 1 findings
+(`apply`: findings left, or with --diff changes to make), 2 errors; docs/cli.md lists them per command."""
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import sys
 from pathlib import Path
@@ -18,33 +19,63 @@ from jaxfix.files import SourceError, SourceFile, decode
 from jaxfix.report import diff, github, text
 from jaxfix.report.progress import Progress
 
+class _Command(typer.core.TyperCommand):
+    """A command whose help reads as a person writes it: `Usage: jaxfix check [OPTIONS] PATH...` and `PATH...  Files
+    or folders...`, where recent typer versions print `{paths}...` and a Python type beside every argument."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        for param in self.params:
+            if isinstance(param, typer.core.TyperArgument):
+                param.display_type_rich = lambda ctx: None  # type: ignore[method-assign]  (`<list[Path]>`)
+
+    def collect_usage_pieces(self, ctx) -> list[str]:
+        pieces = [self.options_metavar] if self.options_metavar else []
+        for param in self.get_params(ctx):
+            if isinstance(param, typer.core.TyperArgument):
+                name = (param.metavar or param.name or "").upper()
+                name += "..." if param.nargs != 1 and not name.endswith("...") else ""
+                pieces.append(name if param.required else f"[{name}]")
+        return pieces
+
+
 app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # plain help: docstrings reflowed, no type column
     help="Find JAX performance anti-patterns and rewrite them into the idioms.",
 )
+command = functools.partial(app.command, cls=_Command)
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
-PathsArg = typer.Argument(..., help="Files or folders to look at.", show_default=False)
-SelectOpt = typer.Option(None, "--select", help="Only these codes, code prefixes (JF1) or names; comma-separated.")
-IgnoreOpt = typer.Option(None, "--ignore", help="Skip these codes, prefixes or names; comma-separated.")
-ExcludeOpt = typer.Option(None, "--exclude", help="Skip paths matching these gitignore-style patterns.")
-JobsOpt = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (default: one per core).")
-SeedOpt = typer.Option(None, "--seed", help="Seed of the input search (default 0): the same seed draws the same inputs.")
-MaxExamplesOpt = typer.Option(None, "--max-examples", min=1, help="Inputs per function and device (default 50).")
-TimeoutOpt = typer.Option(None, "--timeout", min=1.0, help="Seconds per function before it is given up (default 120).")
+PathsArg = typer.Argument(..., metavar="PATH", help="Files or folders to look at; `-` reads stdin.", show_default=False)
+SelectOpt = typer.Option(
+    None, "--select", metavar="CODES",
+    help="Only these codes, code prefixes (JF1) or names; comma-separated. Default: every rule that is not opt-in.",
+)
+ExtendSelectOpt = typer.Option(
+    None, "--extend-select", metavar="CODES", help="Add these to the selection (opt-in rules such as JF902 by code or name)."
+)
+IgnoreOpt = typer.Option(None, "--ignore", metavar="CODES", help="Skip these codes, prefixes or names; comma-separated.")
+ExcludeOpt = typer.Option(None, "--exclude", metavar="PATTERNS", help="Skip paths matching these gitignore-style patterns.")
+JobsOpt = typer.Option(None, "--jobs", "-j", min=1, metavar="N", help="Worker processes (default: one per core).")
+SeedOpt = typer.Option(None, "--seed", metavar="N", help="Seed of the input search (default 0): the same seed draws the same inputs.")
+MaxExamplesOpt = typer.Option(None, "--max-examples", min=1, metavar="N", help="Inputs per function and device (default 50).")
+TimeoutOpt = typer.Option(None, "--timeout", min=1.0, metavar="SECONDS", help="Seconds per function before it is given up (default 120).")
+StatisticsOpt = typer.Option(False, "--statistics", help="One line per rule (count, code, name, fixes) instead of one per finding.")
+ExitZeroOpt = typer.Option(False, "--exit-zero", help="Exit with 0 even when findings are left (errors still exit with 2).")
 NoCacheOpt = typer.Option(
     False, "--no-cache",
     help="Neither read nor write the result cache (.jaxfix_cache/; each run prunes it, `jaxfix clean` empties it).",
 )
 QuietOpt = typer.Option(False, "--quiet", "-q", help="Print findings only: no progress bar and no summary.")
-DeadlineOpt = typer.Option(None, "--deadline", min=0.1, help="Seconds one call may run; longer counts as not terminating (default 5).")
+DeadlineOpt = typer.Option(None, "--deadline", min=0.1, metavar="SECONDS", help="Seconds one call may run; longer counts as not terminating (default 5).")
 FORMATS = ("text", "json", "sarif", "github")
-FormatOpt = typer.Option("text", "--output-format", help="How findings are written: text, json, sarif or github.")
+FormatOpt = typer.Option("text", "--output-format", metavar="FORMAT", help="How findings are written: text, json, sarif or github.")
 StdinNameOpt = typer.Option(
-    None, "--stdin-filename", help="With PATH `-`: the file the text on stdin is, for the config, per-file-ignores and messages."
+    None, "--stdin-filename", metavar="PATH", help="With PATH `-`: the file the text on stdin is, for the config, per-file-ignores and messages."
 )
 STDIN = "-"
 
@@ -59,7 +90,8 @@ def _fail(message: str) -> typer.Exit:
 
 
 def _prepare(
-    paths, select, ignore, exclude, unsafe_fixes: bool, *, stdin_filename: Optional[Path] = None, text_edits: bool = False
+    paths, select, ignore, exclude, unsafe_fixes: bool, *, stdin_filename: Optional[Path] = None, text_edits: bool = False,
+    extend_select=None,
 ) -> tuple[Settings, list[str], list[tuple[str, str]]]:
     """Settings from [tool.jaxfix] (the nearest above the first path) and the options; the files to look at."""
     given = [str(p) for p in paths]
@@ -70,7 +102,8 @@ def _prepare(
         raise _fail(str(error))
     try:
         settings = config.engine_settings(
-            settings_file, select=_split(select), ignore=_split(ignore), unsafe_fixes=unsafe_fixes, text_edits=text_edits
+            settings_file, select=_split(select), extend_select=_split(extend_select), ignore=_split(ignore),
+            unsafe_fixes=unsafe_fixes, text_edits=text_edits,
         )
     except config.ConfigError as error:
         raise _fail(str(error))
@@ -125,7 +158,7 @@ def _cache(settings: Settings, disabled: bool):
     return cache
 
 
-def _targets(paths, names, pending: bool, loaded, select, ignore, exclude):
+def _targets(paths, names, pending: bool, loaded, select, ignore, exclude, extend_select=None):
     """The functions `verify` and `bench` compare: those of the pair BEFORE AFTER, or those that the rewrites
     `apply --unsafe-fixes` would make to PATHs change (computed in memory). Returns (targets, whether some path
     had a problem, already reported, whether they are pending rewrites); a bad pair ends the run."""
@@ -136,7 +169,7 @@ def _targets(paths, names, pending: bool, loaded, select, ignore, exclude):
             return collect.pair_targets(paths[0], paths[1], names, loaded), False, False
         except collect.PairError as error:
             raise _fail(str(error))
-    settings, files, missing = _prepare(paths, select, ignore, exclude, True)
+    settings, files, missing = _prepare(paths, select, ignore, exclude, True, extend_select=extend_select)
     on_purpose = {c.code for c in settings.codemods if c.changes_values}
     if on_purpose:  # their rewrites would only show as differing: compare the others
         settings = dataclasses.replace(settings, codes=tuple(c for c in settings.codes if c not in on_purpose))
@@ -153,25 +186,32 @@ def _report_problems(results: list[FileResult], missing: list[tuple[str, str]]) 
     return bool(missing) or any(r.error or r.internal_errors for r in results)
 
 
-@app.command()
+@command(short_help="Report anti-patterns in files and folders.")
 def check(
     paths: List[Path] = PathsArg,
     select: Optional[List[str]] = SelectOpt,
+    extend_select: Optional[List[str]] = ExtendSelectOpt,
     ignore: Optional[List[str]] = IgnoreOpt,
     exclude: Optional[List[str]] = ExcludeOpt,
     unsafe_fixes: bool = typer.Option(False, "--unsafe-fixes", help="Count unsafe fixes as available."),
     jobs: Optional[int] = JobsOpt,
     output_format: str = FormatOpt,
+    statistics: bool = StatisticsOpt,
+    exit_zero: bool = ExitZeroOpt,
     stdin_filename: Optional[Path] = StdinNameOpt,
     add_noqa: bool = typer.Option(False, "--add-noqa", help="Add `# noqa: CODES` to every line with a finding, and fix nothing."),
     no_cache: bool = NoCacheOpt,
     quiet: bool = QuietOpt,
 ) -> None:
-    """Report anti-patterns: `path:line:col: CODE [*] message`, where [*] marks an available fix. PATH `-` reads
-    the source from stdin."""
+    """Report anti-patterns, one `path:line:col: CODE [*] message` line each, where [*] marks a fix `jaxfix apply`
+    makes ([*unsafe]: with --unsafe-fixes; [hint]: a suggestion never applied). Exits with 1 when there are
+    findings, 2 on errors."""
     output_format = _check_format(output_format)
+    if statistics and output_format != "text":
+        raise _fail("--statistics is a text report: it cannot be combined with --output-format")
     settings, files, missing = _prepare(
-        paths, select, ignore, exclude, unsafe_fixes, stdin_filename=stdin_filename, text_edits=output_format == "json"
+        paths, select, ignore, exclude, unsafe_fixes, stdin_filename=stdin_filename, text_edits=output_format == "json",
+        extend_select=extend_select,
     )
     if add_noqa:
         _add_noqa(paths, files, missing, settings, jobs)
@@ -185,7 +225,7 @@ def check(
     bar = Progress(len(files), enabled=not quiet)
     for result in results:
         done.append(result)
-        if output_format == "text":
+        if output_format == "text" and not statistics:
             if result.diagnostics:
                 bar.clear()
             for diagnostic in result.diagnostics:
@@ -194,12 +234,15 @@ def check(
     bar.close()
     if output_format != "text":
         _render_findings(output_format, done, settings, {r.path: r.diagnostics for r in done})
+    if statistics:
+        for line in text.statistics_lines([d for r in done for d in r.diagnostics], settings.unsafe_fixes):
+            typer.echo(line)
     had_errors = _report_problems(done, missing)
     if output_format == "text" and not quiet:
         typer.echo(text.check_summary(done, settings.unsafe_fixes))
     if had_errors:
         raise typer.Exit(EXIT_ERROR)
-    raise typer.Exit(EXIT_FINDINGS if any(r.diagnostics for r in done) else EXIT_CLEAN)
+    raise typer.Exit(EXIT_FINDINGS if any(r.diagnostics for r in done) and not exit_zero else EXIT_CLEAN)
 
 
 def _add_noqa(paths, files, missing, settings: Settings, jobs) -> None:
@@ -225,12 +268,13 @@ def _add_noqa(paths, files, missing, settings: Settings, jobs) -> None:
     raise typer.Exit(EXIT_ERROR if had_errors else EXIT_CLEAN)
 
 
-@app.command()
+@command(short_help="Rewrite files with the fixes (--diff: show them).")
 def apply(
     paths: List[Path] = PathsArg,
     diff_only: bool = typer.Option(False, "--diff", help="Print unified diffs and write nothing."),
     unsafe_fixes: bool = typer.Option(False, "--unsafe-fixes", help="Also apply fixes that can change behaviour in corner cases."),
     select: Optional[List[str]] = SelectOpt,
+    extend_select: Optional[List[str]] = ExtendSelectOpt,
     ignore: Optional[List[str]] = IgnoreOpt,
     exclude: Optional[List[str]] = ExcludeOpt,
     jobs: Optional[int] = JobsOpt,
@@ -242,25 +286,37 @@ def apply(
     timeout: Optional[float] = TimeoutOpt,
     deadline: Optional[float] = DeadlineOpt,
     output_format: str = typer.Option(
-        "text", "--output-format", help="How the findings left without a fix are written: text, json, sarif or github."
+        "text", "--output-format", metavar="FORMAT",
+        help="How the findings left without a fix are written: text, json, sarif or github.",
     ),
+    statistics: bool = typer.Option(
+        False, "--statistics", help="One line per rule (fixes made, findings left) instead of the diffs and findings."
+    ),
+    exit_zero: bool = ExitZeroOpt,
+    exit_non_zero_on_fix: bool = typer.Option(False, "--exit-non-zero-on-fix", help="Exit with 1 when a fix was made, even if no finding is left."),
     stdin_filename: Optional[Path] = StdinNameOpt,
     no_cache: bool = NoCacheOpt,
     quiet: bool = QuietOpt,
 ) -> None:
     """Rewrite files in place with the safe fixes (and the unsafe ones with --unsafe-fixes). PATH `-` reads the
-    source from stdin and writes the rewritten source to stdout."""
+    source from stdin and writes the rewritten source to stdout. Exits with 1 while findings are left that it
+    could not fix (with --diff: also when there is a diff to show), 0 when none is left, 2 on errors."""
     output_format = _check_format(output_format)
-    if output_format != "text" and (diff_only or verify_fixes):
-        raise _fail("--output-format applies to findings; --diff and --verify print their own report")
+    if output_format != "text" and (diff_only or verify_fixes or statistics):
+        raise _fail("--output-format applies to findings; --diff, --statistics and --verify print their own report")
     if verify_fixes:
         if [str(p) for p in paths] == [STDIN]:
             raise _fail("--verify runs the rewritten functions from their files: it does not read stdin")
-        _apply_verified(paths, diff_only, select, ignore, exclude, jobs, _verify_options(seed, max_examples, timeout, None, None, deadline))
+        _apply_verified(
+            paths, diff_only, select, ignore, exclude, jobs,
+            _verify_options(seed, max_examples, timeout, None, None, deadline), extend_select,
+        )
         return
-    settings, files, missing = _prepare(paths, select, ignore, exclude, unsafe_fixes, stdin_filename=stdin_filename)
+    settings, files, missing = _prepare(
+        paths, select, ignore, exclude, unsafe_fixes, stdin_filename=stdin_filename, extend_select=extend_select
+    )
     if [str(p) for p in paths] == [STDIN]:
-        _apply_stdin(settings, stdin_filename, diff_only, output_format)
+        _apply_stdin(settings, stdin_filename, diff_only, output_format, exit_zero, exit_non_zero_on_fix)
         return
     colour = sys.stdout.isatty()
     results = []
@@ -270,24 +326,40 @@ def apply(
     for result in process_files(files, settings, fix=True, write=not diff_only, jobs=jobs, cache=_cache(settings, no_cache)):
         results.append(result)
         bar.clear()
-        if diff_only and result.changed:
-            typer.echo(diff.unified_diff(result.path, result.original, result.fixed, colour=colour), nl=False)
-        elif result.written:
-            say(f"fixed {result.path} ({text.plural(result.fixes_applied, 'fix')})")
         remaining[result.path] = _left(result, settings)
-        if output_format == "text":
-            for diagnostic in remaining[result.path]:
-                typer.echo(text.finding_line(result.path, diagnostic))
+        if not statistics:
+            if diff_only and result.changed:
+                typer.echo(diff.unified_diff(result.path, result.original, result.fixed, colour=colour), nl=False)
+            elif result.written:
+                say(f"fixed {result.path} ({text.plural(result.fixes_applied, 'fix')})")
+            if output_format == "text":
+                for diagnostic in remaining[result.path]:
+                    typer.echo(text.finding_line(result.path, diagnostic))
         bar.advance()
     bar.close()
     if output_format != "text":
         _render_findings(output_format, results, settings, remaining)
+    if statistics:
+        left = [d for found in remaining.values() for d in found]
+        for line in text.apply_statistics_lines(results, left, diff_only=diff_only):
+            typer.echo(line)
     had_errors = _report_problems(results, missing)
     if not quiet:
-        say(text.apply_summary(results, diff_only=diff_only))
+        say(text.apply_summary(results, [d for found in remaining.values() for d in found], diff_only=diff_only))
     if had_errors:
         raise typer.Exit(EXIT_ERROR)
-    raise typer.Exit(EXIT_FINDINGS if diff_only and any(r.changed for r in results) else EXIT_CLEAN)
+    fixed = any(r.changed for r in results)
+    left_some = any(remaining.values())
+    raise typer.Exit(_apply_exit(fixed, left_some, diff_only, exit_zero, exit_non_zero_on_fix))
+
+
+def _apply_exit(fixed: bool, left_some: bool, diff_only: bool, exit_zero: bool, exit_non_zero_on_fix: bool) -> int:
+    """Ruff's exit code for a fixing run without errors: 1 while findings are left (unless --exit-zero), with
+    --diff also when there is a diff to show, and with --exit-non-zero-on-fix when something was (or would be)
+    fixed; 0 otherwise."""
+    if fixed and (diff_only or exit_non_zero_on_fix):
+        return EXIT_FINDINGS
+    return EXIT_FINDINGS if left_some and not exit_zero else EXIT_CLEAN
 
 
 def _left(result: FileResult, settings: Settings) -> list:
@@ -295,7 +367,10 @@ def _left(result: FileResult, settings: Settings) -> list:
     return [d for d in result.diagnostics if not (d.fix and settings.allows(d.fix))]
 
 
-def _apply_stdin(settings: Settings, stdin_filename: Optional[Path], diff_only: bool, output_format: str) -> None:
+def _apply_stdin(
+    settings: Settings, stdin_filename: Optional[Path], diff_only: bool, output_format: str, exit_zero: bool,
+    exit_non_zero_on_fix: bool,
+) -> None:
     """`apply -`: the rewritten source on stdout (or its diff); findings and problems on stderr. On bad input
     stdout stays empty, so that a format-on-save integration never receives half a file."""
     name, source = _read_stdin(stdin_filename)
@@ -319,7 +394,7 @@ def _apply_stdin(settings: Settings, stdin_filename: Optional[Path], diff_only: 
         typer.echo(line, err=True)
     if result.internal_errors:
         raise typer.Exit(EXIT_ERROR)
-    raise typer.Exit(EXIT_FINDINGS if diff_only and result.changed else EXIT_CLEAN)
+    raise typer.Exit(_apply_exit(result.changed, bool(left), diff_only, exit_zero, exit_non_zero_on_fix))
 
 
 def _verify_options(seed, max_examples, timeout, grad, nan, deadline=None):
@@ -345,10 +420,10 @@ def _echo_report(report) -> None:
         typer.echo(line)
 
 
-@app.command()
+@command(short_help="Check that rewrites compute what the originals do.")
 def verify(
-    paths: List[Path] = typer.Argument(..., help="BEFORE.py AFTER.py, or files and folders whose pending rewrites to verify.", show_default=False),
-    function: Optional[List[str]] = typer.Option(None, "--function", help="Only these functions (repeat the option)."),
+    paths: List[Path] = typer.Argument(..., metavar="PATH", help="BEFORE.py AFTER.py, or files and folders whose pending rewrites to verify.", show_default=False),
+    function: Optional[List[str]] = typer.Option(None, "--function", metavar="NAME", help="Only these functions (repeat the option)."),
     pending: bool = typer.Option(False, "--pending", help="Verify the pending rewrites of PATHs even when two files are given."),
     seed: Optional[int] = SeedOpt,
     max_examples: Optional[int] = MaxExamplesOpt,
@@ -357,6 +432,7 @@ def verify(
     grad: Optional[bool] = typer.Option(None, "--grad/--no-grad", help="Also compare jax.grad of the outputs' weighted sum.", show_default=False),
     nan: Optional[bool] = typer.Option(None, "--nan/--no-nan", help="Also draw NaN and infinities.", show_default=False),
     select: Optional[List[str]] = SelectOpt,
+    extend_select: Optional[List[str]] = ExtendSelectOpt,
     ignore: Optional[List[str]] = IgnoreOpt,
     exclude: Optional[List[str]] = ExcludeOpt,
 ) -> None:
@@ -371,7 +447,7 @@ def verify(
 
     loaded = _verify_options(seed, max_examples, timeout, grad, nan, deadline)
     names = _split(function)
-    targets, had_errors, of_pending = _targets(paths, names, pending, loaded, select, ignore, exclude)
+    targets, had_errors, of_pending = _targets(paths, names, pending, loaded, select, ignore, exclude, extend_select)
     if of_pending and not targets:
         typer.echo("No pending rewrite changes a function" + (" of those named." if names else "."))
         raise typer.Exit(EXIT_ERROR if names or had_errors else EXIT_CLEAN)
@@ -386,12 +462,12 @@ def verify(
     raise typer.Exit(EXIT_CLEAN if not had_errors and any(r.status == VERIFIED for r in reports) else EXIT_ERROR)
 
 
-def _apply_verified(paths, diff_only, select, ignore, exclude, jobs, loaded) -> None:
+def _apply_verified(paths, diff_only, select, ignore, exclude, jobs, loaded, extend_select=None) -> None:
     """`apply --verify`: the rewrites of every file in memory, then kept only where their functions verify."""
     from jaxfix.verify import keep
     from jaxfix.verify import report as verify_report
 
-    settings, files, missing = _prepare(paths, select, ignore, exclude, True)
+    settings, files, missing = _prepare(paths, select, ignore, exclude, True, extend_select=extend_select)
     results = list(process_files(files, settings, fix=True, write=False, jobs=jobs))
     had_errors = _report_problems(results, missing)
     verdicts = keep.apply_verified(results, settings, loaded, loaded.options, write=not diff_only)
@@ -418,17 +494,17 @@ def _apply_verified(paths, diff_only, select, ignore, exclude, jobs, loaded) -> 
     raise typer.Exit(EXIT_FINDINGS if differs or (diff_only and kept) else EXIT_CLEAN)
 
 
-@app.command()
+@command(short_help="Measure compile time, run time and memory of rewrites.")
 def bench(
-    paths: List[Path] = typer.Argument(..., help="BEFORE.py AFTER.py, or files and folders whose pending rewrites to measure.", show_default=False),
-    function: Optional[List[str]] = typer.Option(None, "--function", help="Only these functions (repeat the option)."),
-    output_format: str = typer.Option("text", "--format", help="text (a table with ratios) or json (a list of rows)."),
+    paths: List[Path] = typer.Argument(..., metavar="PATH", help="BEFORE.py AFTER.py, or files and folders whose pending rewrites to measure.", show_default=False),
+    function: Optional[List[str]] = typer.Option(None, "--function", metavar="NAME", help="Only these functions (repeat the option)."),
+    output_format: str = typer.Option("text", "--format", metavar="FORMAT", help="text (a table with ratios) or json (a list of rows)."),
     pending: bool = typer.Option(False, "--pending", help="Measure the pending rewrites of PATHs even when two files are given."),
-    repeats: int = typer.Option(10, "--repeats", min=1, help="Timed calls per function, side and device; run time is their median."),
-    warmup: int = typer.Option(1, "--warmup", min=0, help="Untimed calls between the first call and the timed ones."),
-    timeout: float = typer.Option(600.0, "--timeout", min=1.0, help="Seconds per function (both sides, all devices) before it is given up."),
-    size: Optional[int] = typer.Option(None, "--size", min=1, help="Corpus cases: set the trip count case.toml's size_arg names."),
-    batch: Optional[int] = typer.Option(None, "--batch", min=1, help="Corpus cases: tile case.toml's batch_args to this many rows."),
+    repeats: int = typer.Option(10, "--repeats", metavar="N", min=1, help="Timed calls per function, side and device; run time is their median."),
+    warmup: int = typer.Option(1, "--warmup", metavar="N", min=0, help="Untimed calls between the first call and the timed ones."),
+    timeout: float = typer.Option(600.0, "--timeout", metavar="SECONDS", min=1.0, help="Seconds per function (both sides, all devices) before it is given up."),
+    size: Optional[int] = typer.Option(None, "--size", metavar="N", min=1, help="Corpus cases: set the trip count case.toml's size_arg names."),
+    batch: Optional[int] = typer.Option(None, "--batch", metavar="N", min=1, help="Corpus cases: tile case.toml's batch_args to this many rows."),
     seed: Optional[int] = SeedOpt,
     jit_rewrite: bool = typer.Option(
         False,
@@ -439,6 +515,7 @@ def bench(
     ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar (there is none either when stdout or stderr is not a terminal)."),
     select: Optional[List[str]] = SelectOpt,
+    extend_select: Optional[List[str]] = ExtendSelectOpt,
     ignore: Optional[List[str]] = IgnoreOpt,
     exclude: Optional[List[str]] = ExcludeOpt,
 ) -> None:
@@ -465,7 +542,7 @@ def bench(
         raise _fail(f"--format must be text or json, not '{output_format}'")
     loaded = _verify_options(seed, None, None, None, None)
     names = _split(function)
-    targets, had_errors, of_pending = _targets(paths, names, pending, loaded, select, ignore, exclude)
+    targets, had_errors, of_pending = _targets(paths, names, pending, loaded, select, ignore, exclude, extend_select)
     if of_pending and not targets:
         if had_errors:  # already said, one line per path
             raise typer.Exit(EXIT_ERROR)
@@ -488,13 +565,13 @@ def bench(
         for line in bench_report.table(found):
             typer.echo(line)
         typer.echo(bench_report.summary(found, repeats))
-    measured = any(row["device"] is not None for row in found)
+    measured = any(bench_report.measured(row) for row in found)
     raise typer.Exit(EXIT_CLEAN if measured and not had_errors else EXIT_ERROR)
 
 
-@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+@command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True}, short_help="Record the shapes your tests call functions with.")
 def record(
-    command: List[str] = typer.Argument(..., help="The command to run, after `--`: `jaxfix record -- pytest tests/`.", show_default=False),
+    command: List[str] = typer.Argument(..., metavar="COMMAND", help="The command to run, after `--`: `jaxfix record -- pytest tests/`.", show_default=False),
 ) -> None:
     """Run your tests (or any Python command) and record the shapes and dtypes your functions are called with,
     into .jaxfix/signatures.json, for `jaxfix verify` to draw inputs from. Exits with the command's exit code."""
@@ -513,9 +590,9 @@ def record(
     raise typer.Exit(recording.returncode)
 
 
-@app.command()
+@command(short_help="Remove the result cache.")
 def clean(
-    paths: List[Path] = typer.Argument(None, help="Folders to clean (default: the current one)."),
+    paths: List[Path] = typer.Argument(None, metavar="PATH", help="Folders to clean (default: the current one)."),
 ) -> None:
     """Remove the result cache (.jaxfix_cache/) under PATHS.
 
@@ -538,12 +615,12 @@ def clean(
         typer.echo("No cache to remove.")
 
 
-@app.command()
+@command(short_help="List every rule.")
 def rules(
     markdown: bool = typer.Option(False, "--markdown", help="As a Markdown table (the README's rule table)."),
 ) -> None:
     """List every codemod: code, name, fix safety and summary."""
-    rows = [(c.code, c.name, c.fix_safety.value if c.fix_safety else "no fix", c.summary) for c in registry.all_codemods()]
+    rows = [(c.code, c.name, c.fix_label(), c.summary) for c in registry.all_codemods()]
     if markdown:
         typer.echo("| Code | Name | Fix | What it finds |\n|---|---|---|---|")
         for row in rows:
@@ -554,8 +631,8 @@ def rules(
         typer.echo("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:3])) + "  " + row[3])
 
 
-@app.command()
-def rule(code: str = typer.Argument(..., help="A code (JF901) or name.")) -> None:
+@command(short_help="Print a rule's documentation.")
+def rule(code: str = typer.Argument(..., metavar="CODE", help="A code (JF901) or name.")) -> None:
     """Print a codemod's documentation."""
     codemod = registry.by_code(code)
     if codemod is None:
@@ -565,7 +642,7 @@ def rule(code: str = typer.Argument(..., help="A code (JF901) or name.")) -> Non
     typer.echo(ruledocs.page(codemod), nl=False)
 
 
-@app.command()
+@command(short_help="Run the language server, for editors.")
 def lsp() -> None:
     """Run the language server on stdin and stdout, for editors: diagnostics and quick fixes."""
     try:

@@ -99,8 +99,14 @@ class Codemod(cst.BatchableCSTVisitor):
     name: ClassVar[str]  # "deprecated-api": kebab-case, usable in --select
     summary: ClassVar[str]  # one line for `jaxfix rules`
     fix_safety: ClassVar[Safety | None]  # the safety of its usual fix; None when it never fixes
+    # The safeties of the fixes it makes in other cases (JF501's fix is unsafe where the step is public): the rules
+    # table and `jaxfix rule` show them all, and tests/test_registry.py checks every fix against them.
+    other_fix_safeties: ClassVar[tuple[Safety, ...]] = ()
     # A fix that changes the numbers on purpose (a reused PRNG key split): `jaxfix verify PATH` leaves it out.
     changes_values: ClassVar[bool] = False
+    # Left out of the default selection (as Ruff keeps preview rules out): runs only when named by its exact code
+    # or name, never through a prefix or ALL. For rules about code that works and that most users keep.
+    opt_in: ClassVar[bool] = False
     # The file must contain one of these substrings for the codemod to possibly match (the first, text screen); a
     # codemod with a sharper test overrides `may_match` or `may_match_tree`. A screen must never hide a finding.
     screen: ClassVar[tuple[str, ...]] = ("jax",)
@@ -193,6 +199,21 @@ class Codemod(cst.BatchableCSTVisitor):
             return default
         value = table[node]
         return value() if isinstance(value, LazyValue) else value
+
+    @classmethod
+    def fix_safeties(cls) -> tuple[Safety, ...]:
+        """Every safety its fixes can have, the usual one first."""
+        usual = (cls.fix_safety,) if cls.fix_safety is not None else ()
+        return usual + tuple(s for s in cls.other_fix_safeties if s not in usual)
+
+    @classmethod
+    def fix_label(cls) -> str:
+        """`safe`, `unsafe`, `hint`, `safe or unsafe`, ... or `no fix`: the rules table's Fix column."""
+        words = {Safety.SAFE: "safe", Safety.UNSAFE: "unsafe", Safety.DISPLAY_ONLY: "hint"}
+        labels = [words[s] for s in cls.fix_safeties()]
+        if not labels:
+            return "no fix"
+        return labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " or " + labels[-1]
 
     @classmethod
     def docs(cls) -> str:

@@ -2,7 +2,8 @@
 path upward; command-line options then override them.
 
     [tool.jaxfix]
-    select = ["JF1", "JF9"]       # codes, code prefixes or names; default: all
+    select = ["JF1", "JF9"]       # codes, code prefixes or names; default: every rule that is not opt-in
+    extend-select = ["JF902"]     # added to the selection (an opt-in rule is selected only by its code or name)
     ignore = ["print-in-traced"]
     exclude = ["generated/", "*_pb2.py"]
     unsafe-fixes = false
@@ -27,7 +28,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 # verify: read by jaxfix.verify.settings
-KNOWN_KEYS = {"select", "ignore", "exclude", "unsafe-fixes", "per-file-ignores", "codemods", "verify"}
+KNOWN_KEYS = {"select", "extend-select", "ignore", "exclude", "unsafe-fixes", "per-file-ignores", "codemods", "verify"}
 
 
 class ConfigError(ValueError):
@@ -37,6 +38,7 @@ class ConfigError(ValueError):
 @dataclass
 class Config:
     select: list[str] = field(default_factory=list)
+    extend_select: list[str] = field(default_factory=list)
     ignore: list[str] = field(default_factory=list)
     exclude: list[str] = field(default_factory=list)
     unsafe_fixes: bool = False
@@ -89,11 +91,11 @@ def load(start: Path | None = None) -> Config:
     if unknown:
         raise ConfigError(f"{path}: unknown [tool.jaxfix] key(s): {', '.join(sorted(unknown))}")
     config = Config(source=path)
-    for key in ("select", "ignore", "exclude"):
+    for key in ("select", "extend-select", "ignore", "exclude"):
         value = table.get(key, [])
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise ConfigError(f"{path}: [tool.jaxfix] {key} must be a list of strings")
-        setattr(config, key, value)
+        setattr(config, key.replace("-", "_"), value)
     unsafe = table.get("unsafe-fixes", False)
     if not isinstance(unsafe, bool):
         raise ConfigError(f"{path}: [tool.jaxfix] unsafe-fixes must be true or false")
@@ -112,16 +114,20 @@ def load(start: Path | None = None) -> Config:
     return config
 
 
-def engine_settings(config: Config, *, select=(), ignore=(), unsafe_fixes: bool = False, text_edits: bool = False):
+def engine_settings(
+    config: Config, *, select=(), extend_select=(), ignore=(), unsafe_fixes: bool = False, text_edits: bool = False
+):
     """The engine's Settings for a run under `config`, with the command line's (or an editor's) `select`,
-    `ignore` and `unsafe_fixes` on top. Raises ConfigError for a code or option that names nothing."""
+    `extend_select`, `ignore` and `unsafe_fixes` on top (`select` replaces the file's select and extend-select, as
+    Ruff's does). Raises ConfigError for a code or option that names nothing."""
     from jaxfix import registry
     from jaxfix.codemod import OptionError
     from jaxfix.engine import Settings
 
     where = config.source or "pyproject.toml"
     try:
-        codemods = registry.select(list(select) or config.select, [*config.ignore, *ignore])
+        extend = list(extend_select) if select else [*config.extend_select, *extend_select]
+        codemods = registry.select(list(select) or config.select, [*config.ignore, *ignore], extend)
         for _, codes in config.per_file_ignores:
             registry.select(codes)
     except registry.UnknownSelector as error:

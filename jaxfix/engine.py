@@ -22,6 +22,7 @@ import sys
 import threading
 import traceback
 import warnings
+from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -101,6 +102,7 @@ class FileResult:
     original: str | None = None
     fixed: str | None = None  # the rewritten text, when applying changed it
     fixes_applied: int = 0
+    fixes_by_code: dict[str, int] = field(default_factory=dict)  # of fixes_applied, how many each rule made
     written: bool = False
 
     @property
@@ -242,9 +244,10 @@ def fix_text(
     path: str = "<string>",
     tree: ast.Module | None = None,
     keep: Callable[[Diagnostic, str], bool] | None = None,
+    by_code: Counter | None = None,
 ) -> tuple[str, int, list[Diagnostic], list[str]]:
     """Apply the allowed fixes to a fixed point. Returns (new text, fixes applied, remaining diagnostics,
-    internal errors). The new text always compiles when the original did. `tree`: the `ast` of `text`, if known
+    internal errors); `by_code`, if given, counts the fixes applied per rule. The new text always compiles when the original did. `tree`: the `ast` of `text`, if known
     (each pass's syntax check hands its tree on to the next pass's screen). `keep(diagnostic, current text)`, if
     given, decides which allowed fixes are applied (`apply --verify` leaves out those in functions that did not
     verify)."""
@@ -263,6 +266,7 @@ def fix_text(
             return current, applied, diagnostics, errors
         candidate = apply_fixes(wrapper.module, fixes).code
         candidate_tree, failure = _checked_tree(candidate, path)
+        code_of = {id(d.fix): d.code for d in allowed}
         if failure is not None:
             for culprit in _codes_breaking_compile(wrapper.module, fixes, diagnostics, path):
                 errors.append(f"{culprit} produced code that does not compile ({failure}); its fixes were not applied")
@@ -272,6 +276,8 @@ def fix_text(
             return current, applied, diagnostics, errors
         current, tree = candidate, candidate_tree
         applied += len(fixes)
+        if by_code is not None:
+            by_code.update(code_of[id(f)] for f in fixes)
     diagnostics, pass_errors, _ = analyse(current, codemods, tree=tree)
     errors.extend(e for e in pass_errors if e not in errors)
     errors.append(f"fixes did not settle after {MAX_PASSES} passes; the last result was kept")
@@ -469,7 +475,7 @@ def process_file(path: str, settings: Settings, *, fix: bool, write: bool, cache
             result.written = write_if_changed(Path(path), source.encode(result.fixed))
         except (OSError, UnicodeEncodeError) as error:
             result.error = f"cannot write: {getattr(error, 'strerror', None) or error}"
-            result.fixed, result.fixes_applied = None, 0  # nothing was applied to the file
+            result.fixed, result.fixes_applied, result.fixes_by_code = None, 0, {}  # nothing was applied to the file
     return result
 
 
@@ -516,8 +522,9 @@ def process_text(path: str, text: str, settings: Settings, *, fix: bool) -> File
         return result
     try:
         if fix:
-            new_text, applied, diagnostics, errors = fix_text(text, settings, path=path, tree=tree)
-            result.fixed, result.fixes_applied = new_text, applied
+            by_code: Counter = Counter()
+            new_text, applied, diagnostics, errors = fix_text(text, settings, path=path, tree=tree, by_code=by_code)
+            result.fixed, result.fixes_applied, result.fixes_by_code = new_text, applied, dict(by_code)
         else:
             diagnostics, errors, wrapper = analyse(text, settings.codemods_for(path), tree=tree)
             if settings.text_edits and wrapper is not None:

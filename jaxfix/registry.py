@@ -42,18 +42,41 @@ def by_code(code: str) -> type[Codemod] | None:
 
 
 def _matches(codemod: type[Codemod], selector: str) -> bool:
+    """Whether `selector` (a code, a code prefix, a name or ALL) selects `codemod`; an opt-in codemod only by its
+    exact code or name."""
     selector = selector.strip()
+    if codemod.opt_in:
+        return codemod.code.upper() == selector.upper() or codemod.name == selector.lower()
     if selector.upper() == "ALL":
         return True
     return codemod.code.upper().startswith(selector.upper()) or codemod.name == selector.lower()
 
 
-def select(selectors: Iterable[str] | None = None, ignore: Iterable[str] | None = None) -> tuple[type[Codemod], ...]:
-    """Codemods chosen by codes, code prefixes (`JF1`) or names; none given means all."""
+def _covers(codemod: type[Codemod], selector: str) -> bool:
+    """Whether `selector` covers `codemod` when ignoring: by code, prefix, name or ALL, opt-in or not."""
+    selector = selector.strip()
+    return selector.upper() == "ALL" or codemod.code.upper().startswith(selector.upper()) or codemod.name == selector.lower()
+
+
+def _names_some(selector: str) -> bool:
+    """Whether `selector` names any codemod at all: a typo is an error, since it would silently select nothing."""
+    return any(_covers(c, selector) for c in all_codemods())
+
+
+def select(
+    selectors: Iterable[str] | None = None, ignore: Iterable[str] | None = None, extend: Iterable[str] | None = None
+) -> tuple[type[Codemod], ...]:
+    """Codemods chosen by codes, code prefixes (`JF1`) or names; none given means every codemod that is not
+    opt-in. `extend` adds to that choice (`--extend-select`); `ignore` removes from it."""
     selectors = [s for s in (selectors or []) if s.strip()]
     ignore = [s for s in (ignore or []) if s.strip()]
-    for selector in [*selectors, *ignore]:
-        if not any(_matches(c, selector) for c in all_codemods()):
+    extend = [s for s in (extend or []) if s.strip()]
+    for selector in [*selectors, *ignore, *extend]:
+        if not _names_some(selector):
             raise UnknownSelector(f"'{selector}' matches no codemod (see `jaxfix rules`)")
-    chosen = [c for c in all_codemods() if not selectors or any(_matches(c, s) for s in selectors)]
-    return tuple(c for c in chosen if not any(_matches(c, s) for s in ignore))
+    chosen = [
+        c
+        for c in all_codemods()
+        if (any(_matches(c, s) for s in selectors) if selectors else not c.opt_in) or any(_matches(c, s) for s in extend)
+    ]
+    return tuple(c for c in chosen if not any(_covers(c, s) for s in ignore))

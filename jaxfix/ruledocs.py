@@ -14,8 +14,10 @@ FOLDER = Path(__file__).resolve().parent.parent / "docs" / "rules"  # in a check
 
 def page(codemod: type[Codemod]) -> str:
     """The page of one rule, as `jaxfix rule CODE` prints it."""
-    safety = codemod.fix_safety.value if codemod.fix_safety else "no fix"
-    text = f"# {codemod.code} {codemod.name}\n\n{codemod.summary}\nFix: {safety}\n\n{codemod.docs()}\n"
+    text = f"# {codemod.code} {codemod.name}\n\n{codemod.summary}\nFix: {codemod.fix_label()}\n"
+    if codemod.opt_in:
+        text += f"Opt-in: runs only when selected by its code (`--extend-select {codemod.code}`).\n"
+    text += f"\n{codemod.docs()}\n"
     if codemod.OPTIONS:
         text += f"## Options\nIn pyproject.toml, under [tool.jaxfix.codemods.{codemod.name}]:\n\n"
         for option in codemod.OPTIONS:

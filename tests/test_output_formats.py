@@ -62,7 +62,7 @@ def test_json_of_a_clean_run_is_an_empty_list(repo: Path) -> None:
 
 def test_apply_json_lists_what_is_left(repo: Path) -> None:
     result = run("apply", "--output-format", "json", ".", cwd=repo)
-    assert result.exit_code == 0
+    assert result.exit_code == 1  # a finding is left
     left = json.loads(result.stdout)
     assert [f["code"] for f in left] == ["JF202"], "the safe fix was applied; the unsafe one is left"
     assert "fixed pkg/bad.py" in result.stderr

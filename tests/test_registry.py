@@ -8,6 +8,8 @@ import pytest
 
 from jaxfix import corpus, registry
 from jaxfix.codemod import DOC_SECTIONS, doc_sections
+from jaxfix.diagnostics import Safety
+from tests.helpers import findings
 
 CODEMODS = registry.all_codemods()
 CASES = corpus.cases()
@@ -48,7 +50,7 @@ def test_examples_exist(codemod) -> None:
 def test_corpus_has_positive_and_negative_cases(codemod) -> None:
     module = codemod.__module__.rsplit(".", 1)[-1]
     mine = [c for c in CASES if c.codemod == module]
-    if codemod.fix_safety is None:  # a rule that only reports: positive cases are those with findings
+    if codemod.fix_safety in (None, Safety.DISPLAY_ONLY):  # a rule that only reports or hints: positives have findings
         assert any(c.spec.get("findings", 0) > 0 for c in mine), f"corpus/{module} has no case with findings"
         assert any(c.spec.get("findings") == 0 for c in mine), f"corpus/{module} has no case with findings = 0"
         return
@@ -59,3 +61,33 @@ def test_corpus_has_positive_and_negative_cases(codemod) -> None:
 def test_every_corpus_folder_belongs_to_a_codemod() -> None:
     modules = {c.__module__.rsplit(".", 1)[-1] for c in CODEMODS}
     assert {c.codemod for c in CASES} <= modules
+
+
+def _fixes_made(codemod) -> list:
+    """Every fix the codemod makes on its INVALID examples and its corpus originals."""
+    module = codemod.__module__.rsplit(".", 1)[-1]
+    sources = [example.code for example in codemod.INVALID]
+    sources += [c.before.read_text(encoding="utf-8") for c in CASES if c.codemod == module]
+    return [d.fix for source in sources for d in findings(source, codemod) if d.fix is not None]
+
+
+@pytest.mark.parametrize("codemod", CODEMODS, ids=lambda c: c.code)
+def test_fix_safety_is_declared(codemod) -> None:
+    """The rules table's Fix column (`fix_label`) names every safety the rule's fixes have, so that a rule whose
+    fix is sometimes unsafe is never listed as safe alone."""
+    made = {fix.safety for fix in _fixes_made(codemod)}
+    assert made <= set(codemod.fix_safeties()), f"{codemod.code} makes {made}, declares {codemod.fix_safeties()}"
+    if codemod.fix_safety is not None:
+        assert codemod.fix_safety in made, f"{codemod.code}'s usual fix ({codemod.fix_safety}) is never made"
+
+
+def test_opt_in_rules_need_their_code() -> None:
+    opt_in = [c for c in CODEMODS if c.opt_in]
+    assert opt_in, "JF902 is opt-in"
+    default = registry.select()
+    assert not set(opt_in) & set(default)
+    assert not set(opt_in) & set(registry.select(["JF9"])) and not set(opt_in) & set(registry.select(["ALL"]))
+    for codemod in opt_in:
+        assert codemod in registry.select([codemod.code]) and codemod in registry.select([codemod.name])
+        assert set(registry.select(extend=[codemod.code])) == {*default, codemod}
+        assert codemod not in registry.select(extend=[codemod.code], ignore=["JF9"])

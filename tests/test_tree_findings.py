@@ -15,6 +15,8 @@ from jaxfix.diagnostics import Diagnostic
 
 ANSWERING = [c for c in registry.all_codemods() if c.findings_from_tree.__func__ is not Codemod.findings_from_tree.__func__]
 JF901 = next(c for c in registry.all_codemods() if c.code == "JF901")
+JF902 = next(c for c in registry.all_codemods() if c.code == "JF902")  # the PRNGKey hint: JF901's table, opt-in
+FAMILY = (JF901, JF902)
 
 
 def _shown(diagnostics: list[Diagnostic]) -> list[tuple]:
@@ -50,7 +52,7 @@ def _check(text: str, codemod: type[Codemod]) -> list[Diagnostic] | None:
 
 
 def test_some_codemod_answers() -> None:
-    assert JF901 in ANSWERING
+    assert JF901 in ANSWERING and JF902 in ANSWERING
 
 
 def _cases():
@@ -129,22 +131,25 @@ UNDECIDED = {  # modules where the LibCST run decides (the `ast` would have to f
 
 @pytest.mark.parametrize("name", DECIDED)
 def test_the_ast_answers_for_plain_modules(name) -> None:
+    """Counts are of both rules that read the table: JF901's hints and JF902's PRNGKey hints."""
     text, count = DECIDED[name]
-    answer = _check(text, JF901)
-    assert answer is not None and len(answer) == count
+    answers = [_check(text, codemod) for codemod in FAMILY]
+    assert None not in answers and sum(len(a) for a in answers) == count
 
 
 @pytest.mark.parametrize("name", UNDECIDED)
 def test_the_libcst_run_decides_the_rest(name) -> None:
     text = UNDECIDED[name]
-    assert _answer(text, JF901) is None
-    assert engine.analyse(text, [JF901])[2] is not None  # parsed with LibCST
+    undecided = [codemod for codemod in FAMILY if _check(text, codemod) is None]
+    assert undecided
+    for codemod in undecided:
+        assert engine.analyse(text, [codemod])[2] is not None  # parsed with LibCST
 
 
 def test_a_module_the_ast_answers_for_is_not_parsed_with_libcst(monkeypatch) -> None:
-    text = DECIDED["from_random"][0] + "x = 1  # noqa: JF901\n"
+    text = DECIDED["from_random"][0] + "x = 1  # noqa: JF902\n"
     monkeypatch.setattr(engine.cst, "parse_module", lambda *a, **k: pytest.fail("parsed with LibCST"))
-    diagnostics, errors, wrapper = engine.analyse(text, [JF901])
+    diagnostics, errors, wrapper = engine.analyse(text, list(FAMILY))
     assert wrapper is None and not errors and len(diagnostics) == 1
 
 
@@ -152,10 +157,10 @@ def test_another_codemod_that_may_match_sends_the_module_to_libcst() -> None:
     text = _KEY + "k = jax.random.PRNGKey(0)\n\n@jax.jit\ndef f(x):\n    print(x)\n    return x\n"
     diagnostics, _, wrapper = engine.analyse(text, registry.all_codemods())
     assert wrapper is not None
-    assert {d.code for d in diagnostics} == {"JF901", "JF601"}
+    assert {d.code for d in diagnostics} == {"JF902", "JF601"}
 
 
 def test_suppressed_hints_stay_suppressed() -> None:
-    text = _KEY + "a = jax.random.PRNGKey(0)  # noqa: JF901\nb = jax.random.PRNGKey(1)\n"
-    diagnostics, _, wrapper = engine.analyse(text, [JF901])
+    text = _KEY + "a = jax.random.PRNGKey(0)  # noqa: JF902\nb = jax.random.PRNGKey(1)\n"
+    diagnostics, _, wrapper = engine.analyse(text, [JF902])
     assert wrapper is None and [d.start.line for d in diagnostics] == [4]

@@ -151,11 +151,16 @@ def table(found: list[dict[str, Any]]) -> list[str]:
     return out + notes
 
 
+def measured(row: dict[str, Any]) -> bool:
+    """Whether a row holds numbers for both sides: a side that raised measured nothing."""
+    return row["device"] is not None and all(side and not side.get("error") for side in (row["before"], row["after"]))
+
+
 def summary(found: list[dict[str, Any]], calls: int) -> str:
-    measured = {row["target"] for row in found if row["device"] is not None}
-    missing = {row["target"] for row in found if row["device"] is None}
+    done = {row["target"] for row in found if measured(row)}
+    missing = {row["target"] for row in found} - done
     devices = sorted({row["device"] for row in found if row["device"] is not None})
-    text = f"Measured {len(measured)} function{'s' if len(measured) != 1 else ''}"
+    text = f"Measured {len(done)} function{'s' if len(done) != 1 else ''}"
     if missing:
         text += f" ({len(missing)} not measured)"
     text += f" on {', '.join(devices) or 'no device'}; "

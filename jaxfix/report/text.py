@@ -53,15 +53,91 @@ def check_summary(results: Sequence[FileResult], unsafe_fixes: bool) -> str:
     return text
 
 
-def apply_summary(results: Sequence[FileResult], *, diff_only: bool) -> str:
+def apply_summary(results: Sequence[FileResult], left: Sequence[Diagnostic], *, diff_only: bool) -> str:
+    """`558 files checked, 176 would change (213 fixes); 87 findings left: ...`: the files counted once, the
+    changed ones apart, and what kept each finding that is left."""
     applied = sum(r.fixes_applied for r in results)
     changed = sum(1 for r in results if r.changed)
-    remaining = sum(len(r.diagnostics) for r in results)
     errors = sum(1 for r in results if r.error)
-    verb = "would apply" if diff_only else "applied"
     where = "would change" if diff_only else "changed"
-    text = f"{verb.capitalize()} {plural(applied, 'fix')} in {plural(len(results), 'file')} ({changed} {where})"
-    text += f"; {plural(remaining, 'finding')} left without an applicable fix"
+    text = f"{plural(len(results), 'file')} checked, {changed} {where}"
+    if applied:
+        text += f" ({plural(applied, 'fix')})"
     if errors:
-        text += f"; {plural(errors, 'file')} with errors"
+        text += f", {plural(errors, 'file')} with errors"
+    if left:
+        text += f"; {plural(len(left), 'finding')} left: {left_breakdown(left)}"
+    else:
+        text += "; no finding left"
     return text + "."
+
+
+def left_breakdown(left: Sequence[Diagnostic]) -> str:
+    """Why the findings `apply` leaves were left: an unsafe fix not asked for, a hint, or no fix at all."""
+    unsafe = sum(1 for d in left if d.fix is not None and d.fix.safety is Safety.UNSAFE)
+    hints = sum(1 for d in left if d.fix is not None and d.fix.safety is Safety.DISPLAY_ONLY)
+    parts = []
+    if unsafe:
+        parts.append(f"{unsafe} fixable with --unsafe-fixes")
+    if hints:
+        parts.append(plural(hints, "hint"))
+    if len(left) - unsafe - hints:
+        parts.append(f"{len(left) - unsafe - hints} without a fix")
+    return ", ".join(parts)
+
+
+def statistics_lines(findings: Sequence[Diagnostic], unsafe_fixes: bool) -> list[str]:
+    """`check --statistics`: one line per rule, most findings first: count, code, name, and how many are fixable
+    (`jaxfix apply` makes the safe fixes; the unsafe ones need --unsafe-fixes)."""
+    by_code: dict[str, list[Diagnostic]] = {}
+    for diagnostic in findings:
+        by_code.setdefault(diagnostic.code, []).append(diagnostic)
+    rows = []
+    for code, found in sorted(by_code.items(), key=lambda item: (-len(item[1]), item[0])):
+        safe = sum(1 for d in found if d.fix is not None and d.fix.safety is Safety.SAFE)
+        unsafe = sum(1 for d in found if d.fix is not None and d.fix.safety is Safety.UNSAFE)
+        hints = sum(1 for d in found if d.fix is not None and d.fix.safety is Safety.DISPLAY_ONLY)
+        notes = []
+        if safe:
+            notes.append(f"{safe} [*]")
+        if unsafe:
+            notes.append(f"{unsafe} [*unsafe]" + ("" if unsafe_fixes else " (--unsafe-fixes)"))
+        if hints:
+            notes.append(f"{hints} [hint]")
+        rows.append((str(len(found)), code, found[0].name, ", ".join(notes)))
+    return _columns(rows)
+
+
+def apply_statistics_lines(results: Sequence[FileResult], left: Sequence[Diagnostic], *, diff_only: bool) -> list[str]:
+    """`apply --statistics`: one line per rule: fixes made (or, with --diff, that would be), findings left."""
+    fixed: dict[str, int] = {}
+    for result in results:
+        for code, count in result.fixes_by_code.items():
+            fixed[code] = fixed.get(code, 0) + count
+    names = {d.code: d.name for d in left}
+    names.update({c.code: c.name for c in _codemods() if c.code in fixed and c.code not in names})
+    remaining: dict[str, int] = {}
+    for diagnostic in left:
+        remaining[diagnostic.code] = remaining.get(diagnostic.code, 0) + 1
+    codes = sorted(set(fixed) | set(remaining), key=lambda c: (-fixed.get(c, 0), -remaining.get(c, 0), c))
+    header = ("would fix" if diff_only else "fixed", "left", "code", "rule")
+    rows = [(str(fixed.get(c, 0)), str(remaining.get(c, 0)), c, names.get(c, "")) for c in codes]
+    return _columns([header, *rows]) if rows else []
+
+
+def _codemods():
+    from jaxfix import registry
+
+    return registry.all_codemods()
+
+
+def _columns(rows: Sequence[tuple[str, ...]]) -> list[str]:
+    """Rows as aligned columns: numbers right-aligned, text left-aligned; no trailing spaces."""
+    if not rows:
+        return []
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = []
+    for row in rows:
+        cells = [cell.rjust(widths[i]) if cell.isdigit() or i == 0 else cell.ljust(widths[i]) for i, cell in enumerate(row)]
+        lines.append("  ".join(cells).rstrip())
+    return lines
