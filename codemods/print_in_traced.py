@@ -116,6 +116,10 @@ class PrintInTraced(Codemod):
     VALID = (
         Valid("import jax\n\ndef f(x):\n    print(x)\n    return x\n"),
         Valid("import jax\n\n@jax.jit\ndef f(x):\n    print(x.shape, x.dtype, len(x))\n    return x\n"),
+        Valid(  # types and avals are Python objects at trace time: jax.debug.print would raise on them
+            "import jax\n\n@jax.jit\ndef f(x):\n    print(jax.typeof(x))\n    t = jax.typeof(x)\n    print('type', t, type(x))\n"
+            "    print(jax.eval_shape(jax.numpy.sin, x))\n    return x\n"
+        ),
         Valid("import jax\n\n@jax.jit\ndef f(x):\n    jax.debug.print('{}', x)\n    return x\n"),
         Valid(
             "import jax\nfrom functools import partial\n\n@partial(jax.jit, static_argnames='n')\n"

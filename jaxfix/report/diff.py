@@ -9,9 +9,10 @@ _RESET = "\033[0m"
 
 
 def unified_diff(path: str, original: str, fixed: str, *, colour: bool = False) -> str:
-    lines = difflib.unified_diff(
-        original.splitlines(keepends=True), fixed.splitlines(keepends=True), fromfile=f"a/{path}", tofile=f"b/{path}"
-    )
+    """git's `a/` and `b/` prefixes on a relative path (so that `git apply` takes the diff); an absolute path as
+    it is."""
+    old, new = (path, path) if path.startswith("/") else (f"a/{path}", f"b/{path}")
+    lines = difflib.unified_diff(original.splitlines(keepends=True), fixed.splitlines(keepends=True), fromfile=old, tofile=new)
     out = []
     for line in lines:
         if not line.endswith("\n"):
