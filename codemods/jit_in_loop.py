@@ -15,6 +15,11 @@ from jaxfix.diagnostics import Safety
 
 _JIT = "jax.jit"
 _PARTIAL = "functools.partial"
+# A loop that reads a clock or clears JAX's caches measures compilation: its re-jit is the point, not a mistake.
+_MEASURING = frozenset({
+    "jax.clear_caches", "time.perf_counter", "time.perf_counter_ns", "time.time", "time.time_ns", "time.monotonic",
+    "time.monotonic_ns", "time.process_time", "timeit.default_timer", "timeit.timeit", "timeit.repeat",
+})  # fmt: skip
 _LOOPS = (cst.For, cst.While)
 
 
@@ -103,6 +108,8 @@ class JitInLoop(Codemod):
 
     ## When it stays quiet
     - jits outside loops, and inside a function defined in the loop body (that runs when called).
+    - loops that time compilation on purpose: the body reads a clock (`time.perf_counter()`, `time.time()`,
+      `timeit`) or calls `jax.clear_caches()`; hoisted, the loop would time a cache hit.
     - `jax.jit(f)` of a function defined outside the loop: the cache hits; reported at low severity only
       for a module-level function, and not at all for other names (jaxfix cannot see what they hold).
     It reports without a fix when the jitted callable reads a name the loop changes and is not a lambda
@@ -120,6 +127,15 @@ class JitInLoop(Codemod):
 
     VALID = (
         Valid("import jax\n\nstep = jax.jit(lambda x: x * 2)\n\ndef run(x):\n    for _ in range(3):\n        x = step(x)\n    return x\n"),
+        Valid(  # a benchmark of compile time: the re-jit is what it measures
+            "import time\nimport jax\n\ndef compile_times(x):\n    times = []\n    for _ in range(3):\n"
+            "        start = time.perf_counter()\n        jax.jit(lambda v: v * 2)(x).block_until_ready()\n"
+            "        times.append(time.perf_counter() - start)\n    return times\n"
+        ),
+        Valid(
+            "import jax\n\ndef run(x):\n    for _ in range(3):\n        jax.clear_caches()\n\n"
+            "        @jax.jit\n        def f(v):\n            return v + 1\n\n        x = f(x)\n    return x\n"
+        ),
         Valid(
             "import jax\n\ndef run(x):\n    for _ in range(3):\n        def inner(y):\n"
             "            return jax.jit(lambda v: v + 1)(y)\n        x = inner(x)\n    return x\n"
@@ -206,7 +222,7 @@ class JitInLoop(Codemod):
         if isinstance(parent, cst.Decorator):
             return  # `@jax.jit(...)` on a def: visit_FunctionDef's
         loops = self._loops(node)
-        if not loops:
+        if not loops or self._measures_compilation(loops[0]):
             return
         positional = [a for a in node.args if a.keyword is None]
         if len(positional) != 1 or positional[0].star:
@@ -222,9 +238,15 @@ class JitInLoop(Codemod):
         if len(node.decorators) != 1 or not self._is_jit_decorator(node.decorators[0].decorator):
             return
         loops = self._loops(node)
-        if not loops:
+        if not loops or self._measures_compilation(loops[0]):
             return
         self._decide(_Jit(node, "nested def", self._free(node)), loops)
+
+    def _measures_compilation(self, loop: cst.For | cst.While) -> bool:
+        """Whether the loop's body reads a clock or calls `jax.clear_caches()`: a benchmark that re-jits on
+        purpose to time compilation, which hoisting would turn into timing a cache hit."""
+        names = self.context.names
+        return any(isinstance(n, cst.Call) and names.qualified(n.func) in _MEASURING for n in walk(loop.body))
 
     def _is_jit_decorator(self, decorator: cst.BaseExpression) -> bool:
         names = self.context.names
