@@ -10,6 +10,7 @@ from jaxfix import registry
 from jaxfix.codemod import Codemod
 
 FOLDER = Path(__file__).resolve().parent.parent / "docs" / "rules"  # in a checkout or an editable install
+INSTALLED = Path(__file__).resolve().parent / "rule_pages"  # the same pages in an installed wheel (pyproject.toml)
 
 
 def page(codemod: type[Codemod]) -> str:
@@ -27,9 +28,12 @@ def page(codemod: type[Codemod]) -> str:
 
 
 def uri(code: str) -> str | None:
-    """A `file://` link to the rule's page, or None where jaxfix was installed without its docs folder."""
-    path = FOLDER / f"{code}.md"
-    return path.as_uri() if path.is_file() else None
+    """A `file://` link to the rule's page, or None where jaxfix was installed without the pages."""
+    for folder in (INSTALLED, FOLDER):
+        path = folder / f"{code}.md"
+        if path.is_file():
+            return path.as_uri()
+    return None
 
 
 def write(folder: Path = FOLDER) -> list[Path]:
