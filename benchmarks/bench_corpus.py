@@ -1,16 +1,17 @@
 """`jaxfix bench` over the whole corpus: the payoff of every positive case, original against rewrite, written to
-docs/benchmarks.md as one table per codemod, with the machine and versions it ran on.
+docs/benchmarks-corpus.md (its own page: docs/benchmarks.md links to it and is written by hand) as one table per
+codemod, with the machine and versions it ran on.
 
-    python benchmarks/bench_corpus.py [--cases GLOB] [--size 300] [--batch 512] [--repeats 10] [--out docs/benchmarks.md]
+    python benchmarks/bench_corpus.py [--cases GLOB] [--size 300] [--batch 512] [--repeats 10] [--out docs/benchmarks-corpus.md]
                                       [--save results.json | --load results.json]
 
 Each positive case (one with an after.py) is measured as `jaxfix bench before.py after.py --function ENTRY
 --size 300 --batch 512` measures it (JF301's cases with `--jit-rewrite` too): one worker per such group of
 cases, so JAX is imported twice. `--size` sets the trip
 count where case.toml names it (`size_arg`), `--batch` tiles the arrays case.toml's `batch_args` names; every
-other case runs on its own arguments. The issue's targets are then checked against the numbers, and the cases
+other case runs on its own arguments. The targets are then checked against the numbers, and the cases
 that miss them are listed with theirs: a 300-step loop (JF101, JF102) should compile >= 5x faster; an eager
-batch loop at 512 (JF301) should run >= 50x faster, judged as issue 6 measured it, against the rewrite under
+batch loop at 512 (JF301) should run >= 50x faster, judged against the rewrite under
 jax.jit (the figure against the rewrite run eagerly is listed beside it); a jit hoisted out of a loop (JF502),
 or a float no longer static (JF503), should bring the compilations of one call from N to 1. Every device JAX
 shows is measured (the default backend's and the CPU): with more than one, each codemod gets a table per
@@ -150,7 +151,7 @@ def _int(value: Any) -> str:
 
 
 def targets_check(rows: list[dict[str, Any]], by_target: dict[str, corpus.Case], changed: dict[str, list[str]], size: int, batch: int) -> list[str]:
-    """The issue's targets, case by case: met or missed, with the number."""
+    """The targets, case by case: met or missed, with the number."""
     out = []
 
     def verdict(ok: bool) -> str:
@@ -184,7 +185,7 @@ def targets_check(rows: list[dict[str, Any]], by_target: dict[str, corpus.Case],
     out += loops or ["- (no such case measured)"]
     out += [
         "",
-        f"Eager batch loops at {batch} run >= 50x faster (JF301). The target is judged on issue 6's own comparison, "
+        f"Eager batch loops at {batch} run >= 50x faster (JF301). The target is judged on "
         "the eager loop against the rewrite called under `jax.jit` (`jaxfix bench --jit-rewrite`), and the ratio "
         "against the rewrite run eagerly, as `jaxfix bench` runs it by default, is listed beside it. "
         f"Against the jitted rewrite {counts['jit'][0]} of {counts['jit'][1]} cases meet 50x; "
@@ -253,7 +254,7 @@ def devices_line(facts: dict[str, Any], rows: list[dict[str, Any]]) -> str:
     platforms = facts.get("platforms") or sorted({row["device"] for row in rows if row["device"] is not None})
     if all(p == "cpu" for p in platforms):
         return (
-            "- No GPU was lent to this work: one table per codemod, on CPU. On a machine with a GPU, `jaxfix bench` "
+            "- No GPU was available to this run: one table per codemod, on CPU. On a machine with a GPU, `jaxfix bench` "
             "measures each function on it too (one row per device kind), and this script writes a table per device."
         )
     return f"- Devices measured: {', '.join(measured)}: one table per codemod and device."
@@ -266,7 +267,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--batch", type=int, default=512, help="rows for cases with batch_args (default 512)")
     parser.add_argument("--repeats", type=int, default=10)
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per function")
-    parser.add_argument("--out", default=str(ROOT / "docs" / "benchmarks.md"))
+    parser.add_argument("--out", default=str(ROOT / "docs" / "benchmarks-corpus.md"))
     parser.add_argument("--save", help="also write the raw results (jaxfix bench's JSON rows and run facts) to this file")
     parser.add_argument("--load", help="render the tables from results saved with --save, without measuring again")
     options = parser.parse_args(argv)
@@ -283,7 +284,7 @@ def main(argv: list[str] | None = None) -> None:
         load_before = os.getloadavg()[0]
         results = []
         batch_ids = {t.id for t in targets if by_target[t.id].codemod == BATCH_CODEMOD}
-        groups = [  # JF301's cases also with the rewrite under jax.jit: the issue's comparison (one worker per group)
+        groups = [  # JF301's cases also with the rewrite under jax.jit: the comparison the target is judged on (one worker per group)
             ([t for t in targets if t.id not in batch_ids], BenchOptions(repeats=options.repeats, timeout=options.timeout)),
             ([t for t in targets if t.id in batch_ids], BenchOptions(repeats=options.repeats, timeout=options.timeout, jit_rewrite=True)),
         ]
@@ -308,7 +309,7 @@ def main(argv: list[str] | None = None) -> None:
     rows = report.rows(results)
     size, batch, repeats = facts["options"]["size"], facts["options"]["batch"], facts["options"]["repeats"]
     lines = [
-        "# Benchmarks: what each rewrite buys, measured",
+        "# Benchmarks of the corpus: what each rewrite buys, measured",
         "",
         "<!-- Generated by `python benchmarks/bench_corpus.py`; do not edit by hand. -->",
         "",
@@ -338,7 +339,7 @@ def main(argv: list[str] | None = None) -> None:
         "the rewrite called under `jax.jit` (plain Python int arguments static), measured as a jitted side, as a "
         "user who accepts the rewrite would run it hot.",
         "",
-        "## The issue's targets",
+        "## Targets",
         "",
     ]
     lines += targets_check(rows, by_target, changed, size, batch)

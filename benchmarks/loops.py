@@ -46,7 +46,7 @@ measurement). This is where a `fori_loop` that writes its outputs with `.at[i].s
 the whole output array at every step. Gradients are compared with a float32 gradient tolerance (2e-3 at the
 least, as JAX's own tests use).
 
-Prints Markdown: one table per case, then a summary table (one row per case and size) for the README.
+Prints Markdown: one table per case, then a summary table (one row per case and size) for docs/benchmarks.md.
 """
 
 from __future__ import annotations

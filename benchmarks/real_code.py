@@ -15,7 +15,7 @@ with --all-tests every `*_test.py` of the wheel. With --screens N, N files of ea
 analysed in this process with the screens and without them (every codemod on a full LibCST analysis), and the
 findings must agree: the screens hide nothing. Exit status 1 when any check above fails; one table at the end.
 
-Reproducing the session-4 run (8 libraries, 782 files; the wheels of brax 0.14, chex 0.1.92, diffrax 0.7,
+Reproducing the run in docs/benchmarks.md (8 libraries, 782 files; the wheels of brax 0.14, chex 0.1.92, diffrax 0.7,
 dm-haiku 0.0.16, equinox 0.13.8, flax 0.12.8, numpyro 0.22.0, optax 0.2.8 unzipped into /tmp/realcode8; optax's
 tests need `pip install chex==0.1.92` beside jax):
 

@@ -1,6 +1,7 @@
 """Each rule's documentation page, docs/rules/JFxxx.md: the text `jaxfix rule JFxxx` prints, written by
 scripts/rule_docs.py (tests/test_rule_docs.py keeps the pages in sync with the rules). Editors link to them from
-a finding (the language server's `codeDescription`)."""
+a finding (the language server's `codeDescription`). The same script writes the table of every rule into
+docs/rules.md, between marker comments, each code linking to its page."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from jaxfix.codemod import Codemod
 
 FOLDER = Path(__file__).resolve().parent.parent / "docs" / "rules"  # in a checkout or an editable install
 INSTALLED = Path(__file__).resolve().parent / "rule_pages"  # the same pages in an installed wheel (pyproject.toml)
+INDEX = FOLDER.parent / "rules.md"  # the table of every rule; the text around it is written by hand
+TABLE_START, TABLE_END = "<!-- rules-table:start -->", "<!-- rules-table:end -->"
 
 
 def page(codemod: type[Codemod]) -> str:
@@ -25,6 +28,24 @@ def page(codemod: type[Codemod]) -> str:
             default = str(option.default).lower() if isinstance(option.default, bool) else repr(option.default)
             text += f"- {option.name} = {default}: {option.doc}\n"
     return text
+
+
+def table() -> str:
+    """The Markdown table of every rule (`jaxfix rules --markdown`'s columns), each code linking to its page."""
+    lines = ["| Code | Name | Fix | What it finds |", "|---|---|---|---|"]
+    for c in registry.all_codemods():
+        cells = (f"[{c.code}]({FOLDER.name}/{c.code}.md)", c.name, c.fix_label(), c.summary)
+        lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def with_table(text: str) -> str:
+    """`text` (docs/rules.md) with the table between its markers replaced by the current one."""
+    before, start, rest = text.partition(TABLE_START)
+    _, end, after = rest.partition(TABLE_END)
+    if not start or not end:
+        raise ValueError(f"{INDEX} lacks the markers {TABLE_START} and {TABLE_END}")
+    return f"{before}{TABLE_START}\n{table()}{TABLE_END}{after}"
 
 
 def uri(code: str) -> str | None:
@@ -52,3 +73,12 @@ def write(folder: Path = FOLDER) -> list[Path]:
             target.write_text(text, encoding="utf-8")
             changed.append(target)
     return changed
+
+
+def write_table(index: Path = INDEX) -> bool:
+    """Bring the table in docs/rules.md up to date; whether it changed."""
+    text = index.read_text(encoding="utf-8")
+    if with_table(text) == text:
+        return False
+    index.write_text(with_table(text), encoding="utf-8")
+    return True

@@ -1,5 +1,5 @@
 -- A minimal Neovim set-up for jaxfix (works on Neovim 0.7, without nvim-lspconfig): start `jaxfix lsp` once
--- and attach it to every Python buffer. The README's Editor integration section shows the same lines.
+-- and attach it to every Python buffer. docs/editors.md shows the same lines.
 local jaxfix_client
 vim.api.nvim_create_autocmd("FileType", {
   pattern = "python",
