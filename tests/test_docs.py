@@ -22,15 +22,6 @@ PAGES = sorted(DOCS.glob("*.md"))  # the pages written for users (docs/rules/ is
 LINKED = [*sorted(DOCS.rglob("*.md")), ROOT / "README.md"]
 CLI_PAGE = DOCS / "cli.md"
 
-# What the CLI work in progress (issue 18) adds. The docs already describe it; until it is merged,
-# test_what_the_cli_work_adds_exists fails and names what is missing, and the other tests skip these. Once it
-# passes, empty these sets.
-COMING_OPTIONS = {
-    "check": {"--statistics", "--exit-zero", "--extend-select"},
-    "apply": {"--statistics", "--exit-zero", "--exit-non-zero-on-fix", "--extend-select"},
-}
-COMING_CONFIG_KEYS = {"extend-select"}
-COMING_RULES = {"JF902"}
 
 # Pages about one command: the options in their option tables are that command's.
 PAGE_COMMANDS = {"verification.md": ("verify",), "bench.md": ("bench",)}
@@ -59,14 +50,15 @@ def code(markdown: str) -> list[str]:
 
 @functools.cache
 def help_options(command: str) -> frozenset[str]:
-    """The options `jaxfix COMMAND --help` lists in its Options panel."""
+    """The options `jaxfix COMMAND --help` lists in its Options section (`  -j, --jobs N  Worker ...`)."""
     result = CliRunner().invoke(app, [command, "--help"], env={"COLUMNS": "200", "TERMINAL_WIDTH": "200"})
     assert result.exit_code == 0, result.output
     found = set()
-    for line in result.output.splitlines():
-        names = re.match(r"^│\s+((?:-{1,2}[a-z][\w-]*\s*)+)", line)
+    options = result.output.split("\nOptions:\n", 1)[1]
+    for line in options.splitlines():
+        names = re.match(r"^  ((?:-{1,2}[a-z][\w-]*(?:, |/| |$))+)", line)
         if names:
-            found.update(names[1].split())
+            found.update(n for n in re.split(r"[, /]+", names[1]) if n.startswith("-"))
     assert "--help" in found, result.output  # the panel was read
     return frozenset(found - {"--help"})
 
@@ -74,12 +66,8 @@ def help_options(command: str) -> frozenset[str]:
 @functools.cache
 def commands() -> frozenset[str]:
     result = CliRunner().invoke(app, ["--help"], env={"COLUMNS": "200", "TERMINAL_WIDTH": "200"})
-    panel = result.output.split("Commands", 1)[1]
-    return frozenset(re.findall(r"^│ ([a-z][a-z-]*)\s", panel, re.MULTILINE))
-
-
-def coming(command: str, option: str) -> bool:
-    return option in COMING_OPTIONS.get(command, set())
+    panel = result.output.split("Commands:", 1)[1]
+    return frozenset(re.findall(r"^  ([a-z][a-z-]*)\s", panel, re.MULTILINE))
 
 
 def command_lines(markdown: str):
@@ -146,7 +134,7 @@ def test_the_options_of_command_lines_exist() -> None:
     for page in [*PAGES, ROOT / "README.md"]:
         for command, options in command_lines(text(page)):
             if command in commands():
-                wrong += [f"{page.name}: jaxfix {command} {o}" for o in options if o not in help_options(command) and not coming(command, o)]
+                wrong += [f"{page.name}: jaxfix {command} {o}" for o in options if o not in help_options(command)]
     assert not wrong, wrong
 
 
@@ -168,7 +156,7 @@ def test_the_option_tables_name_real_options() -> None:
                     option = span.split()[0]
                     for command in targets:
                         checked += 1
-                        if option not in help_options(command) and not coming(command, option):
+                        if option not in help_options(command):
                             wrong.append(f"{page.name}: {option} of {command}")
     assert checked > 40, "the option tables were read"
     assert not wrong, wrong
@@ -184,7 +172,7 @@ def test_each_command_section_of_cli_md_names_its_own_options() -> None:
             option = span.split()[0]
             if not OPTION.match(option) or span.startswith("jaxfix"):
                 continue
-            if not any(option in help_options(c) or coming(c, option) for c in named):
+            if not any(option in help_options(c) for c in named):
                 wrong.append(f"{heading}: {option}")
     assert not wrong, wrong
 
@@ -201,14 +189,6 @@ def test_every_option_is_documented() -> None:
     assert not missing, missing
 
 
-def test_what_the_cli_work_adds_exists() -> None:
-    """Fails until the CLI work described in the docs is merged: it names what the docs promise and jaxfix lacks."""
-    missing = [f"jaxfix {c} {o}" for c, options in COMING_OPTIONS.items() for o in sorted(options) if o not in help_options(c)]
-    missing += [f"[tool.jaxfix] {key}" for key in sorted(COMING_CONFIG_KEYS) if key not in config.KNOWN_KEYS]
-    missing += [f"rule {code}" for code in sorted(COMING_RULES) if registry.by_code(code) is None]
-    assert not missing, f"the docs describe these, jaxfix does not have them yet: {missing}"
-
-
 def toml_examples():
     for page in PAGES:
         for language, block in FENCED.findall(text(page)):
@@ -219,8 +199,6 @@ def toml_examples():
 @pytest.mark.parametrize("block", list(toml_examples()))
 def test_toml_examples_are_accepted(block: str, tmp_path: Path) -> None:
     keys = set(re.findall(r"^([a-z][a-z-]*)\s*=", block, re.MULTILINE))
-    if keys & COMING_CONFIG_KEYS - config.KNOWN_KEYS:
-        pytest.skip("uses a key the CLI work adds: test_what_the_cli_work_adds_exists covers it")
     (tmp_path / "pyproject.toml").write_text(block, encoding="utf-8")
     loaded = config.load(tmp_path)
     assert loaded.source == tmp_path / "pyproject.toml"
@@ -230,7 +208,7 @@ def test_toml_examples_are_accepted(block: str, tmp_path: Path) -> None:
 
 def test_the_rule_codes_the_docs_name_exist() -> None:
     named = {code for page in PAGES for code in re.findall(r"\bJF\d{3}\b", text(page))}
-    unknown = sorted(code for code in named if registry.by_code(code) is None and code not in COMING_RULES)
+    unknown = sorted(code for code in named if registry.by_code(code) is None)
     assert not unknown, unknown
 
 
