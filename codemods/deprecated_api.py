@@ -31,15 +31,19 @@ from jaxfix.diagnostics import Diagnostic, Fix, ImportSpec, Position, Safety
 #   shard_map   `shard_map(f, mesh, in_specs, out_specs, check_rep)` becomes `jax.shard_map(f, mesh=..., ...,
 #               check_vma=...)`
 #   x64         `enable_x64(v=True)` / `disable_x64()` become `jax.enable_x64(v)` / `jax.enable_x64(False)`
+#   value       a removed constant: every reference becomes the expression `new`, whose dotted names are
+#               qualified names (`jnp.NINF` -> `-jnp.inf`)
 #   move        a moved module: its imports are rewritten (`from jax.experimental import stax` -> example_libraries)
 #   hint        no exact replacement: a display-only suggestion, never applied
 #
-# `removed`: the JAX version that deleted the name (importing it raises ImportError there), "yes" where the
-# version is not known exactly, or "" while it still exists (deprecated). A row that ends with "." names a
-# module: it matches every name below it.
+# `deprecated`/`removed`: the JAX versions of CHANGELOG.md or of JAX's own deprecation messages. `removed` is the
+# version that deleted the name (using it raises ImportError or AttributeError there), "yes" where that version
+# is not known exactly, or "" while it still exists (deprecated); `deprecated` is "" for a name removed without
+# a deprecation. A row that ends with "." names a module: it matches every name below it.
+# tests/test_deprecated_api_table.py checks every row against the installed JAX.
 
-RENAME, TYPE, AT, TIE_IN, JIT, SHARD_MAP, X64, MOVE, HINT = (
-    "rename", "type", "at", "tie_in", "jit", "shard_map", "x64", "move", "hint",
+RENAME, TYPE, AT, TIE_IN, JIT, SHARD_MAP, X64, VALUE, MOVE, HINT = (
+    "rename", "type", "at", "tie_in", "jit", "shard_map", "x64", "value", "move", "hint",
 )  # fmt: skip
 
 # old name                                  how        new name                              deprecated removed
@@ -63,12 +67,38 @@ TABLE: tuple[tuple[str, str, str, str, str], ...] = (
                                               RENAME,    "jax.lax.with_sharding_constraint",   "0.4.1",  "yes"),
     ("jax.abstract_arrays.ShapedArray",       RENAME,    "jax.core.ShapedArray",               "0.4.12", "0.4.17"),
     ("jax.ops.index",                         RENAME,    "numpy.s_",                           "0.2.22", "0.3.2"),
+    ("jax.partial",                           RENAME,    "functools.partial",                  "",       "0.2.21"),
+    ("jax.lax.partial",                       RENAME,    "functools.partial",                  "",       "0.2.21"),
+    ("jax.util.partial",                      RENAME,    "functools.partial",                  "",       "0.2.22"),
+    ("jax.ShapedArray",                       RENAME,    "jax.core.ShapedArray",               "0.4.8",  "0.4.14"),
+    ("jax.numpy.alltrue",                     RENAME,    "jax.numpy.all",                      "0.4.12", "0.4.16"),
+    ("jax.numpy.sometrue",                    RENAME,    "jax.numpy.any",                      "0.4.12", "0.4.16"),
+    ("jax.numpy.product",                     RENAME,    "jax.numpy.prod",                     "0.4.12", "0.4.16"),
+    ("jax.numpy.cumproduct",                  RENAME,    "jax.numpy.cumprod",                  "0.4.12", "0.4.16"),
+    ("jax.numpy.row_stack",                   RENAME,    "jax.numpy.vstack",                   "0.4.16", "0.4.24"),
+    ("jax.numpy.trapz",                       RENAME,    "jax.scipy.integrate.trapezoid",      "0.4.16", "0.4.24"),
+    ("jax.numpy.round_",                      RENAME,    "jax.numpy.round",                    "0.4.32", "0.4.38"),
+    ("jax.random.shuffle",                    RENAME,    "jax.random.permutation",             "0.1.66", "0.4.31"),
+    ("jax.clear_backends",                    RENAME,    "jax.extend.backend.clear_backends",  "0.4.26", "0.4.36"),
+    ("jax.lib.xla_bridge.get_backend",        RENAME,    "jax.extend.backend.get_backend",     "0.4.32", "0.8.0"),
+    ("jax.lib.xla_bridge.get_compile_options",
+                                              RENAME,    "jax.extend.backend.get_compile_options", "0.7.0", "0.8.0"),
+    ("jax.lib.xla_bridge.default_backend",    RENAME,    "jax.default_backend",                "0.4.32", "0.4.38"),
+    ("jax.lib.xla_client.Device",             RENAME,    "jax.Device",                         "0.4.34", "0.5.0"),
+    ("jax.lib.xla_client.XlaRuntimeError",    RENAME,    "jax.errors.JaxRuntimeError",         "0.4.34", "0.5.0"),
+    ("jax.lib.xla_extension.XlaRuntimeError", RENAME,    "jax.errors.JaxRuntimeError",         "0.4.36", "0.6.0"),
+    ("jax.lib.xla_client.FftType",            RENAME,    "jax.lax.FftType",                    "0.4.35", "0.6.0"),
+    ("jax.experimental.compilation_cache.compilation_cache.initialize_cache",
+                                              RENAME,    "jax.experimental.compilation_cache.compilation_cache"
+                                                         ".set_cache_dir",                     "0.4.24", "0.8.0"),
     ("jax.numpy.DeviceArray",                 TYPE,      "jax.Array",                          "0.4.7",  "0.4.14"),
     ("jax.interpreters.xla.DeviceArray",      TYPE,      "jax.Array",                          "0.4.7",  "yes"),
     ("jax.interpreters.pxla.ShardedDeviceArray",
                                               TYPE,      "jax.Array",                          "0.4.7",  "yes"),
     ("jax.random.KeyArray",                   TYPE,      "jax.Array",                          "0.4.16", "0.4.24"),
     ("jax.random.PRNGKeyArray",               TYPE,      "jax.Array",                          "0.4.16", "0.4.24"),
+    ("jax.lib.xla_client.ArrayImpl",          TYPE,      "jax.Array",                          "0.4.36", "0.6.0"),
+    ("jax.lib.xla_extension.ArrayImpl",       TYPE,      "jax.Array",                          "0.4.36", "0.6.0"),
     ("jax.ops.index_update",                  AT,        "set",                                "0.2.22", "0.3.2"),
     ("jax.ops.index_add",                     AT,        "add",                                "0.2.22", "0.3.2"),
     ("jax.ops.index_mul",                     AT,        "multiply",                           "0.2.22", "0.3.2"),
@@ -81,6 +111,10 @@ TABLE: tuple[tuple[str, str, str, str, str], ...] = (
     ("jax.experimental.disable_x64",          X64,       "jax.enable_x64",                     "0.8.0",  "yes"),
     ("jax.experimental.optimizers.",          MOVE,      "jax.example_libraries.optimizers.",  "0.2.25", "0.3.16"),
     ("jax.experimental.stax.",                MOVE,      "jax.example_libraries.stax.",        "0.2.25", "0.3.16"),
+    ("jax.linear_util.",                      MOVE,      "jax.extend.linear_util.",            "0.4.16", "0.4.24"),
+    ("jax.numpy.NINF",                        VALUE,     "-jax.numpy.inf",                     "0.4.16", "0.4.24"),
+    ("jax.numpy.NZERO",                       VALUE,     "-0.0",                               "0.4.16", "0.4.24"),
+    ("jax.numpy.PZERO",                       VALUE,     "0.0",                                "0.4.16", "0.4.24"),
     ("jax.numpy.fix",                         HINT,      "jax.numpy.trunc",                    "0.9.0",  "0.10.0"),
     ("jax.random.PRNGKey",                    HINT,      "jax.random.key",                     "",       ""),
     ("jax.xla_computation",                   HINT,      "jax.jit(f).lower(*args).compiler_ir('hlo')",
@@ -94,6 +128,46 @@ TABLE: tuple[tuple[str, str, str, str, str], ...] = (
     ("jax.experimental.maps.",                HINT,      "jax.sharding / jax.shard_map",       "0.4.26", "yes"),
     ("jax.experimental.loops.",               HINT,      "jax.lax.fori_loop, scan or while_loop", "0.2.25", "0.3.16"),
     ("jax.abstract_arrays.",                  HINT,      "jax.core",                           "0.4.12", "0.4.17"),
+    ("jax.custom_transforms",                 HINT,      "jax.custom_jvp or jax.custom_vjp",   "0.1.63", "0.2.12"),
+    ("jax.defjvp",                            HINT,      "jax.custom_jvp",                     "0.1.63", "0.2.12"),
+    ("jax.defjvp_all",                        HINT,      "jax.custom_jvp",                     "0.1.63", "0.2.12"),
+    ("jax.defvjp",                            HINT,      "jax.custom_vjp",                     "0.1.63", "0.2.12"),
+    ("jax.defvjp_all",                        HINT,      "jax.custom_vjp",                     "0.1.63", "0.2.12"),
+    ("jax.tree_util.register_keypaths",       HINT,      "jax.tree_util.register_pytree_with_keys",
+                                                                                                   "0.4.6",  "0.4.24"),
+    ("jax.numpy.in1d",                        HINT,      "jax.numpy.isin(x, y).ravel()",       "0.4.16", "0.4.24"),
+    ("jax.numpy.issubsctype",                 HINT,      "jax.numpy.issubdtype(x.dtype, t)",   "0.4.16", "0.4.24"),
+    ("jax.core.NamedShape",                   HINT,      "a plain shape tuple",                "",       "0.4.31"),
+    ("jax.core.ConcreteArray",                HINT,      "catching jax.errors.ConcretizationTypeError, or a static "
+                                                         "argument",                           "",       "0.4.36"),
+    ("jax.interpreters.xla.pytype_aval_mappings",
+                                              HINT,      "jax.core.pytype_aval_mappings",      "0.5.0",  "0.7.0"),
+    ("jax.interpreters.xla.abstractify",      HINT,      "jax.typeof",                         "0.5.0",  "0.7.0"),
+    ("jax.interpreters.xla.xb",               HINT,      "jax.extend.backend",                 "0.4.31", "0.4.36"),
+    ("jax.interpreters.xla.register_translation",
+                                              HINT,      "jax.interpreters.mlir.register_lowering", "0.4.16", "0.4.29"),
+    ("jax.interpreters.xla.backend_specific_translations",
+                                              HINT,      "jax.interpreters.mlir.register_lowering", "0.4.16", "0.4.29"),
+    ("jax.interpreters.xla.translations",     HINT,      "jax.interpreters.mlir.register_lowering", "0.4.16", "0.4.29"),
+    ("jax.sharding.PositionalSharding",       HINT,      "jax.sharding.NamedSharding with a jax.sharding.Mesh",
+                                                                                                   "0.6.0",  "0.7.0"),
+    ("jax.dlpack.to_dlpack",                  HINT,      "x.__dlpack__(), or x passed to the other library's "
+                                                         "from_dlpack",                        "0.6.0",  "0.7.0"),
+    ("jax.util.safe_map",                     HINT,      "[f(*a) for a in zip(*xs, strict=True)]", "0.6.0", "0.7.0"),
+    ("jax.util.safe_zip",                     HINT,      "list(zip(*xs, strict=True))",        "0.6.0",  "0.7.0"),
+    ("jax.util.unzip2",                       HINT,      "tuple(zip(*pairs)) (two tuples, also when empty)",
+                                                                                                   "0.6.0",  "0.7.0"),
+    ("jax.util.cache",                        HINT,      "functools.lru_cache",                "0.6.0",  "0.7.0"),
+    ("jax.util.",                             HINT,      "functools, itertools or a helper of your own",
+                                                                                                   "0.6.0",  "0.8.0"),
+    ("jax.experimental.compilation_cache.compilation_cache.is_initialized",
+                                              HINT,      "jax.config.jax_compilation_cache_dir", "0.4.24", "0.8.0"),
+    ("jax.lib.xla_bridge.",                   HINT,      "jax.extend.backend",                 "0.4.32", "0.9.0"),
+    ("jax.lib.xla_client.",                   HINT,      "jax.Device, jax.errors.JaxRuntimeError, jax.ffi or StableHLO",
+                                                                                                   "0.4.32", "0.9.0"),
+    ("jax.lib.xla_extension.",                HINT,      "jax.Array, jax.errors.JaxRuntimeError or jax.distributed",
+                                                                                                   "0.4.36", "0.9.0"),
+    ("jax.tools.colab_tpu.",                  HINT,      "deleting the setup_tpu() call",      "0.4.0",  "0.9.2"),
 )  # fmt: skip
 
 # Why a hint is not a fix, shown with it.
@@ -106,7 +180,42 @@ HINT_REASONS = {
     "jax.device_put_sharded": "see https://docs.jax.dev/en/latest/migrate_pmap.html#drop-in-replacements",
     "jax.device_put_replicated": "see https://docs.jax.dev/en/latest/migrate_pmap.html#drop-in-replacements",
     "jax.experimental.maps.xmap": "named axes must be rewritten as mesh axes",
+    "jax.custom_transforms": "the custom rule is written differently: see the custom derivatives tutorial",
+    "jax.defjvp": "rules attach to a jax.custom_jvp function with .defjvp",
+    "jax.defjvp_all": "rules attach to a jax.custom_jvp function with .defjvp",
+    "jax.defvjp": "rules attach to a jax.custom_vjp function with .defvjp",
+    "jax.defvjp_all": "rules attach to a jax.custom_vjp function with .defvjp",
+    "jax.tree_util.register_keypaths": "its flatten function returns (key, child) pairs",
+    "jax.numpy.in1d": "isin keeps the shape of its first argument where in1d flattened it",
+    "jax.numpy.issubsctype": "it took arrays or dtypes; issubdtype takes dtypes",
+    "jax.core.NamedShape": "it carried xmap's named axes, removed with xmap",
+    "jax.core.ConcreteArray": "JAX no longer marks concrete values with an abstract type",
+    "jax.interpreters.xla.pytype_aval_mappings": "it is internal and itself deprecated; jax.typeof gives a value's "
+    "type",
+    "jax.interpreters.xla.register_translation": "XLA translation rules are gone; lowering rules emit StableHLO",
+    "jax.interpreters.xla.backend_specific_translations": "XLA translation rules are gone; lowering rules emit "
+    "StableHLO",
+    "jax.interpreters.xla.translations": "XLA translation rules are gone; lowering rules emit StableHLO",
+    "jax.sharding.PositionalSharding": "devices are laid out by mesh axis names rather than by array position",
+    "jax.dlpack.to_dlpack": "most libraries' from_dlpack take a JAX array directly",
+    "jax.util.cache": "it also keyed the cache on JAX's trace context",
+    "jax.util.": "these were JAX's internal helpers",
+    "jax.lib.xla_bridge.": "get_backend and get_compile_options moved there; other names have no public replacement",
+    "jax.lib.xla_client.": "the XLA builder API is gone; custom calls go through jax.ffi",
+    "jax.tools.colab_tpu.": "setup_tpu has raised RuntimeError since JAX 0.4.0, which finds TPU VMs by itself",
 }
+
+# Keywords the new API of a rename needs to compute what the old one did, added to every call; a reference that
+# is not called cannot take them, and is reported without a fix.
+ADDED_KEYWORDS = {"jax.random.shuffle": {"independent": "True"}}
+
+# Renames that change what some inputs compute: fixed only as unsafe, with the reason.
+UNSAFE_RENAMES = {
+    "jax.random.shuffle": "for a 0-d `x` shuffle returned `x` itself, where permutation permutes `arange(x)`",
+}
+
+# Modules that `import jax` does not load: a new name in one of them is imported with its own statement.
+EXPLICIT_IMPORTS = frozenset({"jax.extend.backend"})
 
 # Keywords that the old API accepted under a name the new one spells differently.
 KEYWORD_RENAMES = {
@@ -197,10 +306,18 @@ class DeprecatedApi(Codemod):
     Finds uses of JAX APIs that were deprecated or removed (`jax.tree_map`, `jax.tree_leaves` and the other
     top-level tree functions, `jax.tree_util.tree_multimap`, `jax.ops.index_update` and friends, `jax.lax.tie_in`,
     `jax.experimental.pjit.pjit`, the legacy `jax.experimental.shard_map.shard_map`, `jnp.DeviceArray`,
-    `jax.random.KeyArray`, `jax.experimental.enable_x64`, `jax.experimental.optimizers`/`stax`, ...), through any
-    import alias, and rewrites each to the current API. APIs without an exact replacement
-    (`jax.xla_computation`, `jax.experimental.host_callback`, `jax.device_put_sharded`, `xmap`) get a hint instead.
-    Imports of removed names that are no longer used are deleted.
+    `jax.random.KeyArray`, `jax.experimental.enable_x64`, `jax.experimental.optimizers`/`stax`,
+    `jax.lib.xla_bridge.get_backend`, `jax.clear_backends`, `jax.random.shuffle`, `jnp.NINF`/`NZERO`/`PZERO`,
+    the NumPy 1.x aliases `jnp.row_stack`, `trapz`, `alltrue`, `sometrue`, `product`, `cumproduct` and `round_`,
+    `jax.ShapedArray`, `jax.util.partial`, `compilation_cache.initialize_cache`, `jax.linear_util`,
+    `jax.lib.xla_client.Device`/`XlaRuntimeError`/`FftType`/`ArrayImpl`, ...), through any import alias, and
+    rewrites each to the current API. APIs without an exact replacement get a hint that names what to use
+    instead: `jax.xla_computation`, `jax.experimental.host_callback`, `jax.device_put_sharded`, `xmap`,
+    `jax.sharding.PositionalSharding`, `jnp.in1d`, `jnp.issubsctype`, `jax.dlpack.to_dlpack`, the rest of
+    `jax.lib.xla_bridge`/`xla_client`/`xla_extension`, `jax.util`, `jax.core.NamedShape`/`ConcreteArray`,
+    `jax.custom_transforms` and `jax.defvjp_all`, `jax.tree_util.register_keypaths`, removed members of
+    `jax.interpreters.xla`, `jax.tools.colab_tpu`. Imports of removed names that are no longer used are deleted.
+    Each API's deprecation and removal versions come from JAX's changelog or its own deprecation messages.
 
     ## Why is this bad?
     A removed name fails at import or attribute lookup (`ImportError: cannot import name 'tree_map' from 'jax'`),
@@ -234,26 +351,37 @@ class DeprecatedApi(Codemod):
 
     ## Fix safety
     Safe: renames to the same object (`jax.tree.*`, `tree_multimap`, `with_sharding_constraint`, `PartitionSpec`,
-    `Mesh`, `ShapedArray`, the `example_libraries` modules, `jax.ops.index` as `np.s_`); `enable_x64`/`disable_x64`
-    (the old context managers wrapped the same config state); `tie_in(x, y)` to `y` (a no-op since omnistaging);
-    `jax.ops.index_*` to `.at[]` (both call the same scatter helper; where `x` may be NumPy, a literal, a `numpy`
-    call or a name assigned one, the rewrite keeps index_update's `jnp.asarray`; a NumPy array reaching it any
-    other way raises AttributeError, it never computes a different value); `pjit` to `jax.jit` (current JAX implements both with
-    one function and the same context mesh; the values are always the same, and only under a legacy `with mesh:`
-    a `None` sharding may place the result differently). Unsafe: `tie_in` whose dropped first argument contains a
-    call (the call no longer runs); `DeviceArray`/`KeyArray` to `jax.Array` outside annotations (`isinstance` on a
-    tracer was False and is now True; in annotations it is safe); the legacy `shard_map` to `jax.shard_map` (JAX
-    0.8+ forwards `check_rep` as `check_vma`, but before 0.7 `check_rep` was a different replication checker that
-    also changed how collectives differentiate). Display-only hints: `jnp.fix`,
-    `xla_computation`, `host_callback`, `device_put_sharded`/`replicated`, `xmap`.
+    `Mesh`, `ShapedArray`, the `example_libraries` and `jax.extend.linear_util` modules, `jax.ops.index` as
+    `np.s_`, `jnp.row_stack` as `jnp.vstack` and the other NumPy aliases, `jax.util.partial` as
+    `functools.partial`, `get_backend`, `clear_backends`, `default_backend`, `Device`, `XlaRuntimeError`,
+    `FftType`); `jnp.trapz` to `jax.scipy.integrate.trapezoid` and `initialize_cache` to `set_cache_dir` (same
+    computation: JAX's sources of the two differ only in a warning or in converting `dx` with `jnp.asarray`,
+    which jit does anyway); `jnp.NINF`/`NZERO`/`PZERO` to `-jnp.inf`/`-0.0`/`0.0` (the same Python floats);
+    `enable_x64`/`disable_x64` (the old context managers wrapped the same config state); `tie_in(x, y)` to `y`
+    (a no-op since omnistaging); `jax.ops.index_*` to `.at[]` (both call the same scatter helper; where `x` may
+    be NumPy, a literal, a `numpy` call or a name assigned one, the rewrite keeps index_update's `jnp.asarray`;
+    a NumPy array reaching it any other way raises AttributeError, it never computes a different value); `pjit`
+    to `jax.jit` (current JAX implements both with one function and the same context mesh; the values are
+    always the same, and only under a legacy `with mesh:` a `None` sharding may place the result differently).
+    A replacement in `jax.extend` comes with `import jax.extend.backend`, which `import jax` does not do.
+    Unsafe: `tie_in` whose dropped first argument contains a call (the call no longer runs);
+    `DeviceArray`/`KeyArray`/`ArrayImpl` to `jax.Array` outside annotations (`isinstance` on a tracer was False
+    and is now True; in annotations it is safe); the legacy `shard_map` to `jax.shard_map` (JAX 0.8+ forwards
+    `check_rep` as `check_vma`, but before 0.7 `check_rep` was a different replication checker that also
+    changed how collectives differentiate); `jax.random.shuffle(key, x)` to `jax.random.permutation(key, x,
+    independent=True)` (the same shuffle for arrays; a 0-d `x` was returned as it was, where `permutation`
+    permutes `arange(x)`). Display-only hints: everything listed as a hint above; `jnp.in1d(x, y)` is
+    `jnp.isin(x, y).ravel()`, and the hint says so.
 
     ## When it stays quiet
-    Names that resolve to something else: a local function or parameter called `tree_map`, attributes of non-JAX
-    objects (`optax.tree_map_params`, `obj.tree_map`), `jaxtyping.PRNGKeyArray`. `jax.random.PRNGKey`, which JAX
-    does not deprecate: the opt-in rule JF902 (legacy-prng-key) suggests typed keys instead. Compatibility shims: code in a
-    `try` that catches `ImportError`/`AttributeError`, names bound to both the old and the new API, and code under
-    an `if` that tests `hasattr` or a version. String annotations. Calls it cannot map exactly (`*args`, `**kwargs`
-    into `index_update`, extra positional arguments of `pjit`, `auto=` of `shard_map`) are reported without a fix.
+    Names that resolve to something else: a local function or parameter called `tree_map` or `random`,
+    attributes of non-JAX objects (`optax.tree_map_params`, `obj.tree_map`), `jaxtyping.PRNGKeyArray`.
+    `jax.random.PRNGKey`, which JAX does not deprecate: the opt-in rule JF902 (legacy-prng-key) suggests typed
+    keys instead. Compatibility shims: code in a `try` that catches `ImportError`/`AttributeError` or in such a
+    handler (the fallback for another JAX version), names bound to both the old and the new API, and code under
+    an `if` that tests `hasattr` or a version. String annotations. Calls it cannot map exactly (`*args`,
+    `**kwargs` into `index_update`, extra positional arguments of `pjit`, `auto=` of `shard_map`, a
+    `jax.random.shuffle` that is not called) are reported without a fix.
     """
 
     code = "JF901"
@@ -284,6 +412,11 @@ class DeprecatedApi(Codemod):
         Valid("import jax\n\nif hasattr(jax, 'tree_map'):\n    tm = jax.tree_map\nelse:\n    tm = jax.tree.map\n"),
         Valid("import jax\n\nx: 'jax.numpy.DeviceArray' = None\n"),
         Valid("import jax\n\njax.tree_map = jax.tree_util.tree_map  # a monkeypatch for old callers\n"),
+        Valid(  # the fallback for an older JAX, in the handler of a shim
+            "try:\n    from jax.extend.backend import get_backend\nexcept ImportError:\n"
+            "    from jax.lib.xla_bridge import get_backend\n\nplatform = get_backend().platform\n"
+        ),
+        Valid("import jax.numpy as jnp\n\nmask_value = -jnp.inf\n"),
     ]
     INVALID = [
         Invalid(
@@ -381,7 +514,55 @@ class DeprecatedApi(Codemod):
             fixed="import jax\n\nwith jax.enable_x64(True):\n    pass\n",
             message="enable_x64",
         ),
+        Invalid(
+            "import jax.numpy as jnp\n\ndef f(x, m):\n    return jnp.where(m, x, jnp.NINF) * jnp.NZERO\n",
+            fixed="import jax.numpy as jnp\n\ndef f(x, m):\n    return jnp.where(m, x, -jnp.inf) * (-0.0)\n",
+            message="use `-jax.numpy.inf`",
+        ),
+        Invalid(  # `import jax` does not load jax.extend
+            "import jax\n\nplatform = jax.lib.xla_bridge.get_backend().platform\n",
+            fixed="import jax\nimport jax.extend.backend\n\nplatform = jax.extend.backend.get_backend().platform\n",
+            message="jax.extend.backend.get_backend",
+        ),
+        Invalid(
+            "from jax.util import partial\n\ng = partial(f, 1)\n",
+            fixed="from functools import partial\n\ng = partial(f, 1)\n",
+            message="import it from `functools`",
+        ),
+        Invalid(  # unsafe: a 0-d `x` was returned as it was
+            "import jax\n\ndef f(k, x):\n    return jax.random.shuffle(k, x, axis=1)\n",
+            fixed="import jax\n\ndef f(k, x):\n    return jax.random.permutation(k, x, axis=1, independent=True)\n",
+            message="with `independent=True`",
+        ),
+        Invalid("from jax.random import shuffle\n\nop = shuffle\n", fixed=None, message="a reference, not a call"),
+        Invalid(
+            "from jax import linear_util as lu\n\nf = lu.wrap_init(g)\n",
+            fixed="from jax.extend import linear_util as lu\n\nf = lu.wrap_init(g)\n",
+            message="jax.extend.linear_util",
+        ),
+        Invalid(
+            "import jax\n\ns = jax.sharding.PositionalSharding(jax.devices())\n",
+            fixed=None,
+            message="NamedSharding",
+        ),
     ]
+
+    @classmethod
+    def docs(cls) -> str:
+        """The docstring, then the table of the APIs this rule reports (built from the rows it reads)."""
+        lines = ["## APIs", "| API | Use instead | Fix | Deprecated in | Removed in |", "|---|---|---|---|---|"]
+        for api in cls.table.apis:
+            new = f"`{api.new.rstrip('.')}`" if api.how != HINT else api.new.replace("*", "\\*")
+            if api.how == AT:
+                new = f"`x.at[idx].{api.new}(y)`"
+            elif api.how == TIE_IN:
+                new = "its second argument"
+            elif api.old in ADDED_KEYWORDS:
+                new += " with " + ", ".join(f"`{k}={v}`" for k, v in ADDED_KEYWORDS[api.old].items())
+            unknown = {"yes": "yes (version unknown)", "": "not yet" if api.deprecated else "-"}
+            removed = unknown.get(api.removed, api.removed)
+            lines.append(f"| `{api.name}` | {new} | {_fix_kind(api)} | {api.deprecated or '-'} | {removed} |")
+        return super().docs() + "\n\n" + "\n".join(lines) + "\n"
 
     def __init__(self, context) -> None:
         super().__init__(context)
@@ -450,6 +631,7 @@ class DeprecatedApi(Codemod):
             JIT: self._jit,
             SHARD_MAP: self._shard_map,
             X64: self._x64,
+            VALUE: self._value,
             HINT: self._hint,
         }[api.how]
         handler(target, api)
@@ -469,17 +651,31 @@ class DeprecatedApi(Codemod):
         if api.old == "jax.ops.index" and self._inside_fixable_at(node):
             return  # the enclosing index_update's rewrite unwraps it
         new_expr, imports = self._expression(api.new, node)
-        message = f"`{api.old}` {api.status}; use `{api.new}`"
+        added = ADDED_KEYWORDS.get(api.old, {})
+        spelled = ", ".join(f"{k}={v}" for k, v in added.items())
+        message = f"`{api.old}` {api.status}; use `{api.new}`" + (f" with `{spelled}`" if added else "")
         renames = KEYWORD_RENAMES.get(api.old, {})
         call = self._called(node)
         changes: list[tuple[cst.CSTNode, cst.CSTNode]] = [(node, new_expr)]
-        if call is not None and renames and any(_keyword(a) in renames for a in call.args):
+        if added:
+            if call is None:
+                self.report(node, f"{message} (a reference, not a call: rewrite it by hand)")
+                return
+            if any(_keyword(a) in added for a in call.args):
+                self.report(call, f"{message} (the call already passes one of them: rewrite it by hand)")
+                return
+            changes = [(call, call.with_changes(func=new_expr, args=_with_keywords(call.args, added)))]
+        elif call is not None and renames and any(_keyword(a) in renames for a in call.args):
             args = [
                 a.with_changes(keyword=cst.Name(renames[_keyword(a)])) if _keyword(a) in renames else a
                 for a in call.args
             ]
             changes = [(call, call.with_changes(func=new_expr, args=args))]
-        self.report(node, message, self._fix(f"Use `{api.new}`", changes, imports, node))
+        safety = None
+        if api.old in UNSAFE_RENAMES:
+            message += f" (unsafe: {UNSAFE_RENAMES[api.old]})"
+            safety = Safety.UNSAFE
+        self.report(node, message, self._fix(f"Use `{api.new}`", changes, imports, node, safety=safety))
 
     def _type(self, node: cst.BaseExpression, api: Api) -> None:
         new_expr, imports = self._expression(api.new, node)
@@ -640,6 +836,17 @@ class DeprecatedApi(Codemod):
         value = bound["new_val"] if "new_val" in bound else cst.Name("True" if enable else "False")
         new = _keep_parens(call, cst.Call(new_expr, [cst.Arg(value)]))
         self.report(call, what, self._fix("Use `jax.enable_x64`", [(call, new)], imports, node))
+
+    def _value(self, node: cst.BaseExpression, api: Api) -> None:
+        qualify = _Qualify(self.context.names)
+        value = cst.parse_expression(api.new).visit(qualify)
+        imports = tuple(dict.fromkeys(qualify.imports))
+        if node.lpar:
+            value = value.with_changes(lpar=node.lpar, rpar=node.rpar)
+        else:
+            value = _parenthesized(value, self.context.parents.get(node))
+        message = f"`{api.old}` {api.status}; use `{api.new}`"
+        self.report(node, message, self._fix(f"Use `{api.new}`", [(node, value)], imports, node))
 
     def _hint(self, node: cst.BaseExpression, api: Api) -> None:
         changes = []
@@ -802,7 +1009,7 @@ class DeprecatedApi(Codemod):
         )
 
     def _expression(self, qualified: str, node: cst.BaseExpression) -> tuple[cst.BaseExpression, tuple]:
-        expr, spec = self.context.names.expression_for(qualified)
+        expr, spec = _spelled(self.context.names, qualified)
         return _keep_parens(node, expr), ((spec,) if spec is not None else ())
 
     def _bindings(self, reference: cst.CSTNode) -> list[tuple[cst.Import | cst.ImportFrom, cst.ImportAlias, str]]:
@@ -886,11 +1093,14 @@ class DeprecatedApi(Codemod):
         return False
 
     def _guarded(self, node: cst.CSTNode) -> bool:
-        """Inside a compatibility shim: a `try` catching ImportError/AttributeError, or an `if` on hasattr/version."""
+        """Inside a compatibility shim: a `try` catching ImportError/AttributeError or such a handler (the fallback
+        for another JAX version), or an `if` on hasattr/version."""
         child, current = node, self.context.parents.get(node)
         while current is not None:
             in_try = isinstance(current, cst.Try) and child is current.body
             if in_try and any(_catches_missing(h) for h in current.handlers):
+                return True
+            if isinstance(current, cst.ExceptHandler) and child is current.body and _catches_missing(current):
                 return True
             if isinstance(current, (cst.If, cst.IfExp, cst.While)) and child is not current.test:
                 test = self.context.code_for(current.test)
@@ -901,6 +1111,57 @@ class DeprecatedApi(Codemod):
 
 
 # ---- module helpers --------------------------------------------------------------------------------------------
+
+
+def _spelled(names, qualified: str) -> tuple[cst.BaseExpression, ImportSpec | None]:
+    """`names.expression_for`, and the import of the name's module itself where `import jax` does not load it."""
+    expr, spec = names.expression_for(qualified)
+    module = qualified.rsplit(".", 1)[0]
+    if module in EXPLICIT_IMPORTS and names.module_alias(module) is None:
+        spec = ImportSpec(module)
+    return expr, spec
+
+
+class _Qualify(cst.CSTTransformer):
+    """A `value` row's expression with each dotted name spelled as this module can name it."""
+
+    def __init__(self, names) -> None:
+        self.names = names
+        self.imports: list[ImportSpec] = []
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        return False  # the outermost dotted name is one qualified name
+
+    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
+        expr, spec = _spelled(self.names, dotted_name(original_node))
+        if spec is not None:
+            self.imports.append(spec)
+        return expr
+
+
+def _with_keywords(args: Sequence[cst.Arg], added: dict[str, str]) -> list[cst.Arg]:
+    """`args` and then `added` as keyword arguments, a trailing comma kept last."""
+    out = list(args)
+    new = [cst.Arg(cst.parse_expression(v), keyword=cst.Name(k), equal=_EQUAL) for k, v in added.items()]
+    if out and isinstance(out[-1].comma, cst.Comma):
+        new[-1] = new[-1].with_changes(comma=out[-1].comma)
+        out[-1] = out[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    return out + new
+
+
+def _fix_kind(api: Api) -> str:
+    """The docs table's Fix column for a row."""
+    if api.how == HINT:
+        return "hint"
+    if api.how == MOVE:
+        return "safe (imports)"
+    if api.how == SHARD_MAP or api.old in UNSAFE_RENAMES:
+        return "unsafe"
+    if api.how == TYPE:
+        return "safe in annotations, else unsafe"
+    if api.how == TIE_IN:
+        return "safe, unsafe if the first argument calls"
+    return "safe"
 
 
 def _hint_message(api: Api) -> str:
@@ -954,7 +1215,7 @@ def _numpy_value(expr: cst.BaseExpression, names) -> bool:
 def _new_home(node: cst.ImportFrom, alias: cst.ImportAlias, table: ApiTable) -> str | None:
     """The module that now holds what `alias` imports, if only its module changed (`Mesh`, `PartitionSpec`)."""
     api = table.exact.get(f"{dotted_name(node.module)}.{alias.evaluated_name}")
-    if api is None or api.how != RENAME or api.old in KEYWORD_RENAMES:
+    if api is None or api.how != RENAME or api.old in KEYWORD_RENAMES or api.old in ADDED_KEYWORDS:
         return None
     new_module, new_leaf = api.new.rsplit(".", 1)
     return new_module if new_leaf == alias.evaluated_name else None
@@ -1144,8 +1405,9 @@ def _hints(screen: Screen, table: ApiTable) -> list[tuple[ast.expr, Api]] | None
     - a reference that resolves to a row other than a hint or a moved module (whose references the LibCST run
       leaves alone: it rewrites their imports), that is assigned or deleted, sits in an f-string, or
       sits under an `if`/`while`/conditional expression whose header mentions hasattr or version (`_guarded`'s
-      shims, judged on a wider text than the test's own) is undecided. In the `try` body of a handler of
-      ImportError/AttributeError the LibCST run reports nothing (`_guarded`), and neither does this.
+      shims, judged on a wider text than the test's own) is undecided. In the body of a `try` that catches
+      ImportError/AttributeError, or of such a handler, the LibCST run reports nothing (`_guarded`), and neither
+      does this.
     tests/test_tree_findings.py compares the answer with the LibCST run on the corpus, examples and probes."""
     try:
         imports = _plain_imports(screen, table)
@@ -1179,7 +1441,8 @@ def _hint_references(screen: Screen, imports: dict[str, set[str] | None], table:
     Which constructs enclose a reference is read from positions (`ast` spans nest), not from a walk with a stack."""
     inner: set[int] = set()
     named: list[ast.expr] = []
-    shims: list[ast.AST] = []  # `try` statements that catch a missing API
+    shims: list[tuple[ast.AST, ast.AST]] = []  # (first, last) statements of the body or a handler of a `try`
+    # that catches a missing API
     doubtful: list[ast.AST] = []  # shim-like tests, f-strings
     for node in screen.nodes_of(ast.Attribute, ast.Name, ast.Try, ast.If, ast.While, ast.IfExp, ast.JoinedStr):
         kind = type(node)
@@ -1189,8 +1452,10 @@ def _hint_references(screen: Screen, imports: dict[str, set[str] | None], table:
         elif kind is ast.Name:
             named.append(node)
         elif kind is ast.Try:
-            if any(_catches_missing_ast(h) for h in node.handlers):
-                shims.append(node)
+            catching = [h for h in node.handlers if _catches_missing_ast(h)]
+            if catching:
+                shims.append((node.body[0], node.body[-1]))
+                shims.extend((h.body[0], h.body[-1]) for h in catching)
         elif kind in (ast.If, ast.While, ast.IfExp):
             if _mentions_shim(screen, node):
                 doubtful.append(node)
@@ -1205,7 +1470,7 @@ def _hint_references(screen: Screen, imports: dict[str, set[str] | None], table:
             continue
         if any(_within(node, span) for span in doubtful):
             raise _Undecided
-        if not any(_within(node, (shim.body[0], shim.body[-1])) for shim in shims):  # `_guarded`
+        if not any(_within(node, shim) for shim in shims):  # `_guarded`
             found.append(hint)
     return found
 

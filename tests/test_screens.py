@@ -73,6 +73,12 @@ PROBES = [
     ("deprecated_api", "import jax.experimental.host_callback as hcb\n"),
     ("deprecated_api", "from jax.random import PRNGKey\ndef f(obj):\n    return obj.PRNGKey(0)\n"),
     ("deprecated_api", "import jax\nclass A:\n    k = jax.random.PRNGKey\n"),
+    ("deprecated_api", "from jax.lib import xla_bridge as xb\nplatform = xb.get_backend().platform\n"),
+    ("deprecated_api", "from jax import lib\nn = lib.xla_bridge.device_count()\n"),
+    ("deprecated_api", "import jax.numpy as np\nm = np.NINF\n"),
+    ("deprecated_api", "from jax import random as r\nx = r.shuffle(k, y)\n"),
+    ("deprecated_api", "import jax\njax.clear_backends()\n"),
+    ("deprecated_api", "from jax import util\nf = util.partial(g, 1)\n"),
     # JF401: names ArrayAnalysis proves, however odd
     ("inplace_update", "import jax.numpy as jnp\ndef f():\n    x = jnp.zeros(3)\n    x[0] = 1.0\n    return x\n"),
     ("inplace_update", "import jax\ndef f():\n    x += 1\n    x[0] = 2\n"),

@@ -108,6 +108,12 @@ DECIDED = {  # modules the `ast` must answer for, and how many hints each holds
                     "c = jax.xla_computation(f)\n", 3),
     "hinted_module": (_KEY + "jax.experimental.host_callback.id_tap(f, x)\nh = jax.experimental.maps.xmap\n", 2),
     "moved_module_reference": (_KEY + "net = jax.experimental.stax.serial(a)\nk = jax.random.PRNGKey(0)\n", 1),
+    "removed_hints": (_KEY + "import jax.numpy as jnp\ny = jnp.in1d(a, b)\ns = jax.sharding.PositionalSharding(ds)\n"
+                      "d = jax.dlpack.to_dlpack(x)\n", 3),
+    "hinted_module_member": (_KEY + "n = jax.lib.xla_bridge.device_count()\nu = jax.util.safe_zip(a, b)\n", 2),
+    "shim_handler": (_KEY + "try:\n    s = jax.sharding.NamedSharding\nexcept (ImportError, AttributeError):\n"
+                     "    s = jax.sharding.PositionalSharding\n    k = jax.random.PRNGKey(0)\n", 0),
+    "other_handler": (_KEY + "try:\n    s = None\nexcept ValueError:\n    s = jax.sharding.PositionalSharding\n", 1),
 }
 UNDECIDED = {  # modules where the LibCST run decides (the `ast` would have to follow scopes or guess)
     "parameter_shadows": _KEY + "def f(jax):\n    return jax.random.PRNGKey(0)\n",
@@ -126,6 +132,7 @@ UNDECIDED = {  # modules where the LibCST run decides (the `ast` would have to f
     "import_of_the_key_module_path": "import jax.random.PRNGKey\nk = jax.random.PRNGKey(0)\n",
     "from_import_through_the_key": "import jax\nfrom jax.random.PRNGKey import x\n",
     "comprehension_variable": _KEY + "ks = [jax.random.PRNGKey(i) for jax in mods]\n",
+    "value_row": _KEY + "import jax.numpy as jnp\nk = jax.random.PRNGKey(0)\nm = jnp.NINF\n",
 }
 
 

@@ -74,6 +74,10 @@ class JaxNames:
                         aliases.setdefault(f"{base}.{dotted_name(alias.name)}", local)
         return aliases
 
+    def module_alias(self, module: str) -> str | None:
+        """The local name a top-level import binds to `module` itself (`jnp` for `jax.numpy`), or None."""
+        return self._module_aliases.get(module)
+
     def expression_for(self, qualified_name: str) -> tuple[cst.BaseExpression, ImportSpec | None]:
         """An expression that names `qualified_name` here, reusing an imported alias of its module when the
         module has one (`jnp.zeros`), else spelled in full with the import it needs (`jax.tree.map`, `import jax`)."""
