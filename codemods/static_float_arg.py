@@ -24,7 +24,8 @@ class StaticFloatArg(Codemod):
     Finds a module-level jitted function whose `static_argnums`/`static_argnames` name a parameter that some
     call inside a loop passes a float that changes from one iteration to the next: a learning rate from a
     schedule (`lr = base * 0.99 ** step`), a loop variable over floats, a value the loop rebinds with float
-    arithmetic.
+    arithmetic. The loop may be an outer one: a rate decayed once per epoch and passed in the batch loop
+    inside it compiles once per epoch.
 
     ## Why is this bad?
     jit compiles once per distinct value of each static argument: a schedule of 10,000 learning rates is
@@ -210,21 +211,23 @@ class StaticFloatArg(Codemod):
         return positional[index].value if index < len(positional) else None
 
     def _varies(self, call: cst.Call, params: list[str], param: str) -> str | None:
-        """Why the value passed for `param` is a float that changes on each iteration, or None."""
+        """Why the value passed for `param` is a float that changes on each iteration of a loop around the call
+        (the innermost first: a rate decayed once per epoch changes in the outer loop of an epoch's batch
+        loop), or None."""
         value = self._argument(call, params, param)
         if value is None:
             return None
-        loop = self._loop(call)
-        if loop is None:
-            return None
-        act = activity(loop)
-        changed = set(act.writes) | set(act.mutations)
-        reads = {n.value for n in walk(value) if isinstance(n, cst.Name)}
-        if not reads & changed:
-            return None
-        if self._float_expression(value):
-            return "the loop passes it a float expression of what changes each iteration"
-        if isinstance(value, cst.Name):
+        for depth, loop in enumerate(self._loops(call)):
+            where = "the loop" if depth == 0 else "an outer loop"
+            act = activity(loop)
+            changed = set(act.writes) | set(act.mutations)
+            reads = {n.value for n in walk(value) if isinstance(n, cst.Name)}
+            if not reads & changed:
+                continue
+            if self._float_expression(value):
+                return f"{where} passes it a float expression of what changes each iteration"
+            if not isinstance(value, cst.Name):
+                continue
             if isinstance(loop, cst.For) and value.value in activity(cst.Expr(loop.target)).reads:
                 if self._float_iterable(loop.iter):
                     return f"it is the loop variable over floats `{self.context.code_for(loop.iter)}`"
@@ -239,17 +242,17 @@ class StaticFloatArg(Codemod):
                         if isinstance(node, cst.Assign) and not rebinds & changed:
                             continue
                         if self._float_expression(node.value):
-                            return f"the loop rebinds `{value.value}` to a new float each iteration"
+                            return f"{where} rebinds `{value.value}` to a new float each iteration"
         return None
 
-    def _loop(self, node: cst.CSTNode):
+    def _loops(self, node: cst.CSTNode):
+        """The loops whose body holds `node`, innermost first, up to the enclosing function."""
         parents = self.context.parents
         child, current = node, parents.get(node)
         while current is not None and not isinstance(current, (cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.Module)):
             if isinstance(current, _LOOPS) and child is current.body:
-                return current
+                yield current
             child, current = current, parents.get(current)
-        return None
 
     def _float_expression(self, expr: cst.BaseExpression) -> bool:
         """Arithmetic with a float literal, a true division, or `float(...)`: a Python float when its names are

@@ -1,0 +1,1 @@
+"""A small MLP classifier trained with optax on synthetic data."""
