@@ -617,7 +617,7 @@ def clean(
 
 @command(short_help="List every rule.")
 def rules(
-    markdown: bool = typer.Option(False, "--markdown", help="As a Markdown table (the README's rule table)."),
+    markdown: bool = typer.Option(False, "--markdown", help="As a Markdown table."),
 ) -> None:
     """List every codemod: code, name, fix safety and summary."""
     rows = [(c.code, c.name, c.fix_label(), c.summary) for c in registry.all_codemods()]

@@ -82,6 +82,8 @@ def command_lines(markdown: str):
             for token in tokens:
                 if token in SHELL_STOPS or token[0] in "<>|":
                     break
+                if token.endswith(";"):  # `jaxfix check x/; jaxfix apply ...`: the next command starts
+                    break
                 name = token.split("=", 1)[0]
                 if OPTION.match(name):
                     options.append(name)

@@ -7,13 +7,13 @@ import bisect
 import functools
 from pathlib import Path
 
-# Where the rules are documented: the README's rule table (`jaxfix rule CODE` prints one rule's full docs, and
-# the SARIF report carries them too). One place to change when the project's home moves.
-RULES_URL = "https://github.com/jaxfix/jaxfix#rules"
+# Where the rules are documented: docs/rules.md, one page per rule in docs/rules/ (`jaxfix rule CODE` prints the
+# same page, and the SARIF report carries it too). One place to change when the project's home moves.
+RULES_URL = "https://github.com/jaxfix/jaxfix/blob/main/docs/rules.md"
 
 
 def rule_url(code: str) -> str:
-    return RULES_URL
+    return f"https://github.com/jaxfix/jaxfix/blob/main/docs/rules/{code}.md"
 
 
 @functools.lru_cache(maxsize=256)
