@@ -617,7 +617,7 @@ def jit_rounding_only(
         return None
     try:
         fresh = fresh_rewrite()
-    except (Exception, SystemExit):  # the module ran once already; anything else is left to go by
+    except (Exception, SystemExit):  # the module fails when executed again: nothing to confirm the jitted value with
         return None
     again = invoke(fresh, call, device, limit=options.deadline)
     if again.raised or cmp.compare(after, again, size=size)[0] is not None:
