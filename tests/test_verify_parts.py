@@ -316,3 +316,21 @@ def test_inputs_the_original_rejects_are_not_compared(tmp_path: Path) -> None:
     assert any("the original raised (IndexError) on" in note for note in last.devices[0].notes)
     assert steps.status == VERIFIED, steps
     assert any("the original raised (DeadlineExceeded) on" in note for note in steps.devices[0].notes)
+
+
+def test_the_verification_worker_caches_compiles_in_its_scratch_folder(monkeypatch, tmp_path: Path) -> None:
+    """Every compile of a run goes to JAX's persistent cache in the worker's scratch folder (an original that
+    builds a new jit per call compiles the same program once per example); a cache the user set stays theirs,
+    and `jaxfix bench`, which measures compiles, has none."""
+    from jaxfix.bench.run import WORKER as BENCH
+
+    monkeypatch.delenv("JAX_COMPILATION_CACHE_DIR", raising=False)
+    monkeypatch.delenv("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", raising=False)
+    env = runner.worker_env(str(tmp_path), runner.VERIFY.compile_cache)
+    assert env["JAX_COMPILATION_CACHE_DIR"] == str(tmp_path / "jax-compilation-cache")
+    assert env["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] == "0"
+    assert env["HYPOTHESIS_STORAGE_DIRECTORY"] == str(tmp_path)
+    assert "JAX_COMPILATION_CACHE_DIR" not in runner.worker_env(str(tmp_path), BENCH.compile_cache)
+    monkeypatch.setenv("JAX_COMPILATION_CACHE_DIR", "/users/own/cache")
+    env = runner.worker_env(str(tmp_path), runner.VERIFY.compile_cache)
+    assert env["JAX_COMPILATION_CACHE_DIR"] == "/users/own/cache" and "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS" not in env

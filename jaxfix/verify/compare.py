@@ -130,6 +130,23 @@ def compare_values(
     return None, errors
 
 
+def same_layout(wanted: Any, actual: Any) -> bool:
+    """Same pytree structure, and the same shape and dtype leaf by leaf: two results that can differ only in values."""
+    import jax
+
+    wanted_leaves, wanted_tree = jax.tree.flatten(wanted)
+    actual_leaves, actual_tree = jax.tree.flatten(actual)
+    if wanted_tree != actual_tree:
+        return False
+    for w, a in zip(wanted_leaves, actual_leaves):
+        w_array, a_array = as_array(w), as_array(a)
+        if (w_array is None) != (a_array is None):
+            return False
+        if w_array is not None and (w_array.shape != a_array.shape or w_array.dtype != a_array.dtype):
+            return False
+    return True
+
+
 def _same_object(a: Any, b: Any) -> bool:
     try:
         return bool(a == b)
