@@ -27,7 +27,7 @@ def run(folder: Path, *args: str):
     old = Path.cwd()
     os.chdir(folder)
     try:
-        return CliRunner().invoke(app, [*args, "--no-cache"])
+        return CliRunner().invoke(app, [*args] if args[0] == "bench" else [*args, "--no-cache"])
     finally:
         os.chdir(old)
 
@@ -122,3 +122,13 @@ def test_help_is_clean() -> None:
         assert "<bool>" not in text and "{" not in text.split("\n\n")[0] and "<list" not in text, text
     assert "check [OPTIONS] PATH..." in CliRunner().invoke(app, ["check", "--help"]).output
     assert "<bool>" not in CliRunner().invoke(app, ["--help"]).output
+
+
+def test_bench_exits_2_when_both_sides_raise(tmp_path: Path) -> None:
+    """A function both of whose sides raise measured nothing: the summary says so and the exit code is 2."""
+    raising = "def f(x: float):\n    raise ValueError('no')\n"
+    (tmp_path / "before.py").write_text(raising)
+    (tmp_path / "after.py").write_text(raising)
+    result = run(tmp_path, "bench", "before.py", "after.py", "--repeats", "1", "--warmup", "0")
+    assert result.exit_code == 2, result.output
+    assert "Measured 0 functions (1 not measured)" in result.output
