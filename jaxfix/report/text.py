@@ -31,10 +31,18 @@ def plural(count: int, word: str) -> str:
     return f"{count} {word}{'es' if word.endswith(('x', 's')) else 's'}"
 
 
+def by_safety(findings: Sequence[Diagnostic]) -> tuple[int, int, int]:
+    """How many findings have a safe fix, an unsafe one, and a hint (the rest have no fix)."""
+    counts = {Safety.SAFE: 0, Safety.UNSAFE: 0, Safety.DISPLAY_ONLY: 0}
+    for diagnostic in findings:
+        if diagnostic.fix is not None:
+            counts[diagnostic.fix.safety] += 1
+    return counts[Safety.SAFE], counts[Safety.UNSAFE], counts[Safety.DISPLAY_ONLY]
+
+
 def check_summary(results: Sequence[FileResult], unsafe_fixes: bool) -> str:
     findings = [d for r in results for d in r.diagnostics]
-    safe = sum(1 for d in findings if d.fix is not None and d.fix.safety is Safety.SAFE)
-    unsafe = sum(1 for d in findings if d.fix is not None and d.fix.safety is Safety.UNSAFE)
+    safe, unsafe, _ = by_safety(findings)
     errors = sum(1 for r in results if r.error)
     text = f"Checked {plural(len(results), 'file')}: {plural(len(findings), 'finding')}, {safe + unsafe} fixable"
     if unsafe:
@@ -74,8 +82,7 @@ def apply_summary(results: Sequence[FileResult], left: Sequence[Diagnostic], *, 
 
 def left_breakdown(left: Sequence[Diagnostic]) -> str:
     """Why the findings `apply` leaves were left: an unsafe fix not asked for, a hint, or no fix at all."""
-    unsafe = sum(1 for d in left if d.fix is not None and d.fix.safety is Safety.UNSAFE)
-    hints = sum(1 for d in left if d.fix is not None and d.fix.safety is Safety.DISPLAY_ONLY)
+    _, unsafe, hints = by_safety(left)
     parts = []
     if unsafe:
         parts.append(f"{unsafe} fixable with --unsafe-fixes")
@@ -94,9 +101,7 @@ def statistics_lines(findings: Sequence[Diagnostic], unsafe_fixes: bool) -> list
         by_code.setdefault(diagnostic.code, []).append(diagnostic)
     rows = []
     for code, found in sorted(by_code.items(), key=lambda item: (-len(item[1]), item[0])):
-        safe = sum(1 for d in found if d.fix is not None and d.fix.safety is Safety.SAFE)
-        unsafe = sum(1 for d in found if d.fix is not None and d.fix.safety is Safety.UNSAFE)
-        hints = sum(1 for d in found if d.fix is not None and d.fix.safety is Safety.DISPLAY_ONLY)
+        safe, unsafe, hints = by_safety(found)
         notes = []
         if safe:
             notes.append(f"{safe} [*]")
