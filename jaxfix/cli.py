@@ -109,7 +109,10 @@ def _prepare(
         raise _fail(str(error))
     if STDIN in given and given != [STDIN]:
         raise _fail("`-` (stdin) cannot be mixed with other paths")
-    found = discover([] if given == [STDIN] else given, settings_file.exclude + _split(exclude))
+    found = discover(
+        [] if given == [STDIN] else given, _split(exclude), config_exclude=settings_file.exclude,
+        config_root=settings_file.source.parent if settings_file.source else None,
+    )
     return settings, found.files, found.errors
 
 

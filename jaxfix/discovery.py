@@ -67,18 +67,30 @@ def _unresolvable(error: Exception) -> str:
     return f"cannot resolve: {getattr(error, 'strerror', None) or error}"
 
 
-def discover(paths: Iterable[str], exclude: Iterable[str] = ()) -> Discovered:
+def discover(
+    paths: Iterable[str], exclude: Iterable[str] = (), *, config_exclude: Iterable[str] = (), config_root: Path | None = None
+) -> Discovered:
+    """The files under `paths` to look at. `exclude` (the command line's) matches paths relative to the current
+    folder; `config_exclude` (pyproject.toml's) relative to `config_root`, the folder of that file, so that a
+    project excludes the same files wherever jaxfix runs, as the language server does."""
     found = Discovered()
-    excluded = pathspec.GitIgnoreSpec.from_lines(list(exclude))
     cwd = Path.cwd().resolve()
+    specs_by_base = [
+        (base, pathspec.GitIgnoreSpec.from_lines(list(patterns)))
+        for base, patterns in ((cwd, exclude), ((config_root or cwd).resolve(), config_exclude))
+        if list(patterns)
+    ]
 
     def is_excluded(path: Path, is_dir: bool) -> bool:
         resolved = path.resolve()
-        try:
-            relative = resolved.relative_to(cwd).as_posix()
-        except ValueError:
-            relative = resolved.as_posix().lstrip("/")
-        return excluded.match_file(relative + ("/" if is_dir else ""))
+        for base, spec in specs_by_base:
+            try:
+                relative = resolved.relative_to(base).as_posix()
+            except ValueError:
+                relative = resolved.as_posix().lstrip("/")
+            if spec.match_file(relative + ("/" if is_dir else "")):
+                return True
+        return False
 
     seen: set[Path] = set()
 

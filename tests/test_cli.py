@@ -243,3 +243,17 @@ def test_a_crashing_codemod_is_reported_and_the_others_run(tmp_path: Path, break
     assert result.exit_code == 2
     assert "internal error: JF998 crashed and was skipped for this file: ZeroDivisionError: boom" in result.output
     assert "m.py:6:5: JF601" in result.output
+
+
+def test_pyproject_excludes_relative_to_its_folder_wherever_jaxfix_runs(tmp_path: Path) -> None:
+    """`exclude = ["pkg/gen.py"]` in the project's pyproject.toml skips that file from the root and from pkg/
+    alike; `--exclude` matches relative to where jaxfix runs."""
+    (tmp_path / "pyproject.toml").write_text('[tool.jaxfix]\nexclude = ["pkg/gen.py"]\n')
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "gen.py").write_text(FINDING)
+    (tmp_path / "pkg" / "mod.py").write_text(CLEAN)
+    for folder, target in ((tmp_path, "pkg"), (tmp_path / "pkg", ".")):
+        result = run("check", target, "--no-cache", cwd=folder)
+        assert result.exit_code == 0 and "Checked 1 file" in result.output, result.output
+    result = run("check", ".", "--exclude", "mod.py", "--no-cache", cwd=tmp_path / "pkg")
+    assert "Checked 0 files" in result.output

@@ -132,3 +132,4 @@ def test_bench_exits_2_when_both_sides_raise(tmp_path: Path) -> None:
     result = run(tmp_path, "bench", "before.py", "after.py", "--repeats", "1", "--warmup", "0")
     assert result.exit_code == 2, result.output
     assert "Measured 0 functions (1 not measured)" in result.output
+
