@@ -25,6 +25,12 @@ _FORI = "jax.lax.fori_loop"
 _FORI_PARAMS = ("lower", "upper", "body_fun", "init_val")
 _AT = re.compile(r"\.\s*at\b")
 _BUILTIN_NAMES = frozenset(dir(builtins))
+# Calls that make a buffer for the loop to fill, whose initial contents are no data of the program's.
+_BUFFER_MAKERS = frozenset(
+    f"{module}.{maker}"
+    for module in ("jax.numpy", "numpy")
+    for maker in ("zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like")
+)
 
 
 class _Refused(Exception):
@@ -124,15 +130,22 @@ class ForiAtSetToScan(Codemod):
     ## When it stays quiet
     - `fori_loop` bodies with no `x.at[i].set(...)` of a carried array at the loop index itself: `.at[i + 1]`,
       slices, `.at[i].add` (accumulating into rows that exist) are not per-step outputs.
-    - A traced trip count (`lax.scan` needs a static length), and an output whose leading dimension is a
-      known number other than the known trip count (a buffer filled in part, whose other rows stay).
+    - A traced trip count (`lax.scan` needs a static length): one traced where the loop runs, or computed by
+      JAX (`n = jnp.argmax(mask)`) in a function that a caller may jit.
+    - An output whose leading dimension is a known number other than the known trip count (a buffer filled
+      in part, whose other rows stay).
+    - Rows of an array that exists before the loop (a grid passed in, a field computed earlier: anything but
+      a `jnp.zeros`-like buffer made for the loop) whose contents matter: the body reads it (`u.at[i].set(
+      u[i] * w)`), or nothing proves that the loop writes all its rows (`u.at[i].set(0.0)` for the first
+      rows of a grid). That loop updates an array; it collects no per-step outputs.
     It does not need traced code: `fori_loop` traces its body under `jax.jit` or not, and the gradient
     costs the same.
 
     It reports without a fix, saying what stopped it, when the body is a lambda, decorated, or not a local
     function used only here; the loop does not start at 0; an output is written conditionally, more than
     once, or read (`out[i - 1]`); an output does not start as a fresh `jnp.zeros`/`ones`/`empty`/`full` (or
-    `*_like`) array whose leading dimension is provably the trip count; a row's shape is not provably the
+    `*_like`) array whose leading dimension is provably the trip count (an array passed in whose every row
+    the loop writes, and does not read, is reported so); a row's shape is not provably the
     output's row shape (`.at[i].set` broadcasts a scalar into a row, a scan would stack scalars; a scalar row
     needs no proof, since only scalars fit it); the body does not unpack its carry first and return it last;
     or the loop's result is not unpacked into one name per carried value.
@@ -198,8 +211,29 @@ class ForiAtSetToScan(Codemod):
             "        h, buf = carry\n        h = jnp.tanh(h + x)\n        buf = buf.at[i].set(h)\n        return h, buf\n"
             "    return lax.fori_loop(0, 40, body, (jnp.zeros(3), jnp.zeros((64, 3))))[1]\n"
         ),
+        # rows of a grid passed in are zeroed: its other rows are the program's data
+        Valid(
+            "import jax.numpy as jnp\nfrom jax import lax\n\ndef f(grid):\n    def clear(i, grid):\n"
+            "        return grid.at[i].set(0.0)\n    return lax.fori_loop(0, 4, clear, grid)\n"
+        ),
+        # a trip count computed by JAX is traced under a caller's jit: no scan length
+        Valid(
+            "import jax.numpy as jnp\nfrom jax import lax\n\ndef f(h, mask):\n    n = jnp.sum(mask)\n"
+            "    def body(i, carry):\n        h, out = carry\n        h = jnp.tanh(h)\n"
+            "        out = out.at[i].set(h)\n        return h, out\n"
+            "    h, out = lax.fori_loop(0, n, body, (h, jnp.zeros((16, 3))))\n    return out\n"
+        ),
     )
     INVALID = (
+        # every row of the array passed in is overwritten, none read: per-step outputs in a buffer of the caller's
+        Invalid(
+            "import jax.numpy as jnp\nfrom jax import lax\n\ndef f(buffer, h):\n    def body(i, carry):\n"
+            "        h, buffer = carry\n        h = jnp.tanh(h)\n        buffer = buffer.at[i].set(h)\n"
+            "        return h, buffer\n"
+            "    h, buffer = lax.fori_loop(0, buffer.shape[0], body, (h, buffer))\n    return buffer\n",
+            None,
+            message="not as a fresh array",
+        ),
         Invalid(
             "import jax.numpy as jnp\nfrom jax import lax\n\ndef f(w, xs):\n    def body(i, carry):\n"
             "        h, out = carry\n        h = jnp.tanh(w @ h + xs[i])\n        out = out.at[i].set(h)\n"
@@ -260,8 +294,11 @@ class ForiAtSetToScan(Codemod):
         params = param_names(body.params)
         if len(params) < 2 or not _writes_rows(body, params[0], params[1]):
             return
-        if self._kind(arguments["upper"]) is Kind.TRACED:
+        line = self._statement(node)
+        if self._traced_count(arguments["upper"], line):
             return  # a traced number of steps: lax.scan needs a static length
+        if self._updates_existing_rows(arguments, body, params[0], params[1], line):
+            return  # rows of an array that existed before the loop, not outputs collected step by step
         message = (
             "lax.fori_loop writes per-step outputs with `.at[i].set`: its gradient saves the whole output array "
             "at every step; lax.scan stacks the rows instead"
@@ -278,6 +315,100 @@ class ForiAtSetToScan(Codemod):
             return
         written = ", ".join(f"`{o.name}`" for o in plan.outputs)
         self.report(node, f"{message} ({written})", self._fix(plan))
+
+    def _traced_count(self, upper: cst.BaseExpression, line: cst.CSTNode) -> bool:
+        """Whether the trip count is traced where the loop runs, or is the result of a JAX computation
+        (`n = jnp.argmax(mask)`) in a function the module does not trace itself: a value a caller's `jax.jit`
+        makes a tracer, never a scan length."""
+        expr, where = upper, line
+        for _ in range(4):
+            if self._kind(expr) is Kind.TRACED:
+                return True
+            if not isinstance(expr, cst.Name) or where is None:
+                return False
+            value = self._single_value(expr.value, where)
+            if value is None:
+                return False
+            expr, where = value, self._statement(value)
+        return False
+
+    def _updates_existing_rows(self, arguments, body, index: str, carry: str, line: cst.CSTNode) -> bool:
+        """Whether every carried array the body writes at `[index]` existed before the loop (a grid passed in,
+        an array computed earlier: not a `jnp.zeros`-like buffer made for the loop) and its contents matter:
+        the body reads them, or the loop is not proven to write all its rows (from 0 to its number of rows),
+        as `grid.at[i].set(0.0)` for `i < n` does. Such a loop updates an array; it collects no per-step
+        output for lax.scan to stack."""
+        written = self._row_written_inits(arguments["init_val"], body, index, carry, line)
+        if not written:
+            return False
+        starts_at_zero = self.context.shapes.constant(arguments["lower"]) == 0
+        trip = self._dim(arguments["upper"], line) if starts_at_zero else None
+        return all(
+            not self._made_for_loop(init, where)
+            and (_reads_contents(body, name) or not self._all_rows(init, where, trip))
+            for name, init, where in written
+        )
+
+    def _made_for_loop(self, expr: cst.BaseExpression, where: cst.CSTNode) -> bool:
+        """Whether `expr` (read at the statement `where`) is a buffer made by `jnp.zeros`-like calls, whose
+        contents are no data of the program's."""
+        for _ in range(4):
+            if isinstance(expr, cst.Call):
+                return self.context.names.callee(expr) in _BUFFER_MAKERS
+            if not isinstance(expr, cst.Name) or where is None:
+                return False
+            value = self._single_value(expr.value, where)
+            if value is None:
+                return False  # a parameter, or a name bound in several places
+            expr, where = value, self._statement(value)
+        return False
+
+    def _all_rows(self, expr: cst.BaseExpression, where: cst.CSTNode, trip) -> bool:
+        """Whether `trip` (steps from 0) is proven to be the number of rows of `expr` read at `where`."""
+        for _ in range(4):
+            if trip is None or not isinstance(expr, cst.Name) or where is None:
+                return False
+            if trip in self._symbolic().leading_dims(expr.value, where):
+                return True
+            value = self._single_value(expr.value, where)
+            if value is None:
+                return False
+            expr, where = value, self._statement(value)
+        return False
+
+    def _row_written_inits(self, init, body, index: str, carry: str, line) -> list[tuple]:
+        """(name in the body, initial value, statement where that value is read) of each carried array the
+        body writes at `[index]`: the carry itself, or elements of a tuple carry the body unpacks as
+        `a, b = carry`. Empty when the carry's elements cannot be matched to the names the body gives them."""
+        written = {
+            node.func.value.value.value.value  # type: ignore[union-attr]
+            for node in walk(body.body)
+            if isinstance(node, cst.Call) and row_write(node, index) is not None
+        }
+        if carry in written:
+            return [(carry, init, line)]
+        if isinstance(body, cst.Lambda):
+            return []
+        where = line
+        if isinstance(init, cst.Name):
+            value = self._single_value(init.value, line)
+            if isinstance(value, cst.Tuple):
+                init, where = value, self._statement(value)  # `init = (h, grid)`: its elements are read there
+        if not isinstance(init, cst.Tuple) or any(isinstance(e, cst.StarredElement) for e in init.elements):
+            return []
+        for statement in body_statements(body.body):
+            assign = _single_assign(statement)
+            if assign is None or not (isinstance(assign.value, cst.Name) and assign.value.value == carry):
+                continue
+            target = assign.targets[0].target if len(assign.targets) == 1 else None
+            if not isinstance(target, (cst.Tuple, cst.List)) or len(target.elements) != len(init.elements):
+                return []
+            return [
+                (element.value.value, value.value, where)
+                for element, value in zip(target.elements, init.elements)
+                if isinstance(element.value, cst.Name) and element.value.value in written
+            ]
+        return []
 
     def _arguments(self, call: cst.Call) -> dict[str, cst.BaseExpression] | None:
         found: dict[str, cst.BaseExpression] = {}
@@ -969,6 +1100,33 @@ def _may_write_rows(function: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambd
         full = all(isinstance(e, ast.Slice) and e.lower is None and e.upper is None and e.step is None for e in elements[1:])
         if full and len(node.args) == 1 and not node.keywords and not isinstance(node.args[0], ast.Starred):
             return True
+    return False
+
+
+def _reads_contents(body: cst.FunctionDef | cst.Lambda, name: str) -> bool:
+    """Whether the body reads what the array `name` holds: any use besides writing a row (`name.at[...]`), its
+    shape or dtype (`name.shape`), being assigned, and being returned as it is (`return h, name`)."""
+    parents: dict[int, cst.CSTNode] = {}
+    for node in walk(body.body):
+        for child in children(node):
+            parents[id(child)] = node
+    returned = set()
+    targets = set()
+    for node in walk(body.body):
+        if isinstance(node, cst.Return) and node.value is not None:
+            values = [e.value for e in node.value.elements] if isinstance(node.value, cst.Tuple) else [node.value]
+            returned.update(id(v) for v in values)
+        elif isinstance(node, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign)):
+            targets.update(id(n) for n in walk(node.target) if isinstance(n, cst.Name))
+    if isinstance(body, cst.Lambda):
+        returned.add(id(body.body))
+    for node in walk(body.body):
+        if not isinstance(node, cst.Name) or node.value != name or id(node) in returned or id(node) in targets:
+            continue
+        parent = parents.get(id(node))
+        if isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value in ("at", "shape", "dtype", "ndim", "size"):
+            continue
+        return True
     return False
 
 

@@ -388,3 +388,112 @@ def test_a_scalar_row_needs_no_shape_proof() -> None:
     assert "def body(y, i):" in after and "return y, (y[i - 1] * y[i]).astype(float)" in after
     assert "y, d = lax.scan(body, y, jnp.arange(y.shape[0]))" in after
     assert_equivalent(before, after, "products", jnp.sin(jnp.arange(9.0)))
+
+
+# ---- rows of an array that exists before the loop, and trip counts JAX computes: no per-step outputs ---------
+
+EXISTING_ROWS = {
+    # every row is updated from what it held: the array's contents are data
+    "rows read and rewritten": """
+        def f(grid, w):
+            def body(i, grid):
+                grid = grid.at[i].set(grid[i] * w[i])
+                return grid
+            return lax.fori_loop(0, grid.shape[0], body, grid)
+    """,
+    # a stencil over the interior rows: the boundary rows stay
+    "interior rows": """
+        def f(grid):
+            def body(i, grid):
+                return grid.at[i].set(0.5 * (grid[i - 1] + grid[i + 1]))
+            return lax.fori_loop(1, grid.shape[0] - 1, body, grid)
+    """,
+    # the first rows of a field computed earlier are zeroed, in a tuple carry beside a counter
+    "first rows of a computed field": """
+        def f(u, n):
+            u = 2.0 * u
+            def body(i, carry):
+                u, cleared = carry
+                u = u.at[i].set(0.0)
+                return u, cleared + 1
+            u, cleared = lax.fori_loop(0, n, body, (u, 0))
+            return u
+    """,
+    # a lambda zeroing rows of a grid passed in
+    "lambda on a grid": """
+        def f(grid, n):
+            return lax.fori_loop(0, n, lambda i, g: g.at[i].set(0.0), grid)
+    """,
+    # a zeros buffer whose first row is set before the loop holds data
+    "buffer with contents": """
+        def f(x0, n):
+            path = jnp.zeros((8, 2)).at[7].set(x0)
+            def body(i, path):
+                return path.at[i].set(jnp.ones(2) * i)
+            return lax.fori_loop(0, n, body, path)
+    """,
+    # the trip count is a JAX value: traced under any caller's jit, never a scan length
+    "count computed by JAX": """
+        def f(h, mask):
+            n = jnp.sum(mask)
+            def body(i, carry):
+                h, out = carry
+                h = jnp.tanh(h)
+                out = out.at[i].set(h)
+                return h, out
+            h, out = lax.fori_loop(0, n, body, (h, jnp.zeros((16, 2))))
+            return out
+    """,
+}
+
+
+@pytest.mark.parametrize("case", list(EXISTING_ROWS), ids=list(EXISTING_ROWS))
+def test_rows_of_an_existing_array_or_a_jax_count_are_no_finding(case: str) -> None:
+    source = "import jax.numpy as jnp\nfrom jax import lax\n" + textwrap.dedent(EXISTING_ROWS[case])
+    assert findings(source, JF104) == []
+
+
+def test_an_existing_array_beside_a_fresh_output_is_reported_without_a_fix() -> None:
+    """One carried array is a grid passed in, the other a buffer made for the loop: the loop does collect
+    per-step outputs, and says which array stops the rewrite."""
+    source = textwrap.dedent(
+        """
+        import jax.numpy as jnp
+        from jax import lax
+
+        def f(grid, h):
+            def body(i, carry):
+                h, grid, out = carry
+                h = jnp.tanh(h)
+                grid = grid.at[i].set(0.0)
+                out = out.at[i].set(h)
+                return h, grid, out
+            h, grid, out = lax.fori_loop(0, 4, body, (h, grid, jnp.zeros((4, 3))))
+            return grid, out
+        """
+    )
+    [finding] = findings(source, JF104)
+    assert finding.fix is None and "`grid` starts as `grid`" in finding.message
+
+
+def test_the_same_loops_on_a_fresh_buffer_are_rewritten() -> None:
+    """The counterpart of the cases above: a static count and a `jnp.zeros` buffer whose every row the loop
+    writes once are per-step outputs."""
+    before = """
+        import jax.numpy as jnp
+        from jax import lax
+
+
+        def f(h):
+            n = 16
+            def body(i, carry):
+                h, out = carry
+                h = jnp.tanh(h + 0.1)
+                out = out.at[i].set(h)
+                return h, out
+            h, out = lax.fori_loop(0, n, body, (h, jnp.zeros((n,) + h.shape)))
+            return out
+    """
+    after = rewritten(before)
+    assert "lax.scan(body, h, length=n)" in after
+    assert_equivalent(before, after, "f", np.array([0.1, -0.2], np.float32))
