@@ -61,7 +61,9 @@ class HostTransferInLoop(Codemod):
 
     ## When it stays quiet
     - A transfer under an `if` that tests a log interval (`%`) or the loop's counter (`if step % 100 == 0:`,
-      `if i == last:`): it does not run every step.
+      `if i == last:`): it does not run every step. That `if` may also stand in an enclosing loop, around the
+      loop of the transfer: an evaluation loop under `if step % eval_every == 0:` in the training loop runs,
+      with its transfers, once in `eval_every` steps. An `if` outside every loop throttles nothing.
     - A transfer in an `if`'s or `while`'s test (`if float(loss) < tol: break`): the host needs the value
       to decide, and only a `lax.while_loop` would avoid it.
     - Transfers in an outer loop (once per epoch) and of values the jitted step did not return in this loop
@@ -85,6 +87,14 @@ class HostTransferInLoop(Codemod):
             "    losses = []\n    for i in range(n):\n        w, loss = step(w)\n        losses.append(loss)\n"
             "    return w, [float(l) for l in losses]\n"
         ),
+        # an evaluation loop that the training loop runs once in 100 steps
+        Valid(
+            "import jax\n\n@jax.jit\ndef step(w):\n    return w * 0.9, (w ** 2).sum()\n\n"
+            "@jax.jit\ndef evaluate(w, x):\n    return ((w - x) ** 2).sum()\n\ndef train(w, n, eval_set):\n"
+            "    for i in range(n):\n        w, loss = step(w)\n        if i % 100 == 0:\n"
+            "            for x in eval_set:\n                error = evaluate(w, x)\n                print(float(error))\n"
+            "    return w\n"
+        ),
     )
     INVALID = (
         Invalid(
@@ -99,6 +109,15 @@ class HostTransferInLoop(Codemod):
             "        history.append(np.asarray(metrics))\n    return w, history\n",
             None,
             message="np.asarray",
+        ),
+        # the same evaluation loop with no interval: it runs at every training step
+        Invalid(
+            "import jax\n\n@jax.jit\ndef step(w):\n    return w * 0.9, (w ** 2).sum()\n\n"
+            "@jax.jit\ndef evaluate(w, x):\n    return ((w - x) ** 2).sum()\n\ndef train(w, n, eval_set):\n"
+            "    for i in range(n):\n        w, loss = step(w)\n        for x in eval_set:\n"
+            "            error = evaluate(w, x)\n            print(float(error))\n    return w\n",
+            None,
+            message="`float(error)`",
         ),
     )
 
@@ -151,8 +170,7 @@ class HostTransferInLoop(Codemod):
                         device.update(target_names(target.target))
         if called is None or not device:
             return
-        counters = set(activity(cst.Expr(loop.target)).reads) if isinstance(loop, cst.For) else set()
-        counters |= {n.target.value for n in nodes if isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name)}
+        counters = self._counters(loop)
         step = self.context.code_for(called.func)
         for node in nodes:
             if not isinstance(node, cst.Call):
@@ -194,21 +212,44 @@ class HostTransferInLoop(Codemod):
         return None
 
     def _guarded(self, call: cst.Call, loop, counters: set[str]) -> bool:
-        """Whether the transfer does not run every step: under an `if` on a log interval or the counter; or
-        it is in a test, where the host needs the value."""
+        """Whether the transfer does not run every step: under an `if` on a log interval or a loop's counter,
+        inside this loop or around it in an enclosing loop (`if step % eval_every == 0:` over an evaluation
+        loop runs that loop, and its transfers, once in `eval_every` steps); or it is in a test of this loop's
+        body, where the host needs the value."""
         parents = self.context.parents
+        tests: list[cst.BaseExpression] = []  # of the `if`s passed since the last loop
+        inside = True  # below `loop`
         child, node = call, parents.get(call)
-        while node is not None and node is not loop:
-            if isinstance(node, (cst.If, cst.While)) and child is node.test:
+        while node is not None and not isinstance(node, _SCOPES):
+            if inside and isinstance(node, (cst.If, cst.While)) and child is node.test:
                 return True
             if isinstance(node, cst.If) and child is node.body:
-                test = node.test
-                if any(isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Modulo) for n in walk(test)):
+                tests.append(node.test)
+            if isinstance(node, _LOOPS) and child is node.body:
+                if node is not loop:
+                    counters = counters | self._counters(node)
+                if any(self._throttles(test, counters) for test in tests):
                     return True
-                if set(activity(cst.Expr(test)).reads) & counters:
-                    return True
+                tests = []
+            if node is loop:
+                inside = False
             child, node = node, parents.get(node)
         return False
+
+    def _counters(self, loop) -> set[str]:
+        """Names that count the loop's iterations: its `for` target, names it increments (`k += 1`)."""
+        counters = set(activity(cst.Expr(loop.target)).reads) if isinstance(loop, cst.For) else set()
+        counters |= {
+            n.target.value for n in self._direct(loop) if isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name)
+        }
+        return counters
+
+    @staticmethod
+    def _throttles(test: cst.BaseExpression, counters: set[str]) -> bool:
+        """Whether an `if` test runs its body only on some steps: a log interval (`%`) or a test of a counter."""
+        if any(isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Modulo) for n in walk(test)):
+            return True
+        return bool(set(activity(cst.Expr(test)).reads) & counters)
 
 
 # ---- the screen ------------------------------------------------------------------------------------------------

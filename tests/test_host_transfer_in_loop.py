@@ -26,6 +26,12 @@ def _train(body: str) -> str:
         "for i in range(n):\n    w, loss = step(w)\n    if verbose:\n        print(float(loss))\n",  # every step when verbose
         "for i in range(n):\n    w, loss = step(w)\n    if i % 10 == 0:\n        pass\n    else:\n        print(float(loss))\n",
         "for i in range(n):\n    print(float(loss))\n    w, loss = step(w)\n",  # the previous step's value
+        # an evaluation loop that runs at every step of the outer loop
+        "for i in range(n):\n    w = w + 1\n    for b in range(3):\n        v, loss = step(w)\n        print(float(loss))\n",
+        # an `if` around the outer loop runs once: it throttles nothing
+        "if n % 2 == 0:\n    for i in range(n):\n        w, loss = step(w)\n        print(float(loss))\n",
+        # an `if` that is no interval around the evaluation loop
+        "for i in range(n):\n    if verbose:\n        for b in range(3):\n            v, loss = step(w)\n            print(float(loss))\n",
     ],
 )
 def test_reported(body: str) -> None:
@@ -44,6 +50,14 @@ def test_reported(body: str) -> None:
         "for i in range(n):\n    w, loss = step(w)\n    f = lambda: float(loss)\n",
         "for i in range(n):\n    w = w + 1\n    print(float(w))\n",  # no jitted call
         "for i in range(n):\n    w, loss = step(w)\n    print(float(n))\n",  # not a result of the step
+        # an evaluation loop that the training loop runs once in 10 steps
+        "for i in range(n):\n    w, loss = step(w)\n    if i % 10 == 0:\n        for b in range(3):\n"
+        "            v, e = step(w)\n            print(float(e))\n",
+        # ... or at its last step, by its counter; the interval may be two loops up
+        "for i in range(n):\n    w, loss = step(w)\n    if i == n - 1:\n        for b in range(3):\n"
+        "            v, e = step(w)\n            print(float(e))\n",
+        "k = 0\nwhile k < n:\n    k += 1\n    if k % 5 == 0:\n        for a in range(2):\n            for b in range(3):\n"
+        "                v, e = step(w)\n                print(float(e))\n",
     ],
 )
 def test_quiet(body: str) -> None:
