@@ -27,6 +27,8 @@ _CONTAINERS = (
 # lax functions that return Python values, which TracedAnalysis and `is_array_like` count as arrays.
 _PYTHON_VALUED = frozenset({"jax.lax.axis_size"})
 _LOGICAL = {cst.And: "jax.numpy.logical_and", cst.Or: "jax.numpy.logical_or"}
+# Effects that a lax.while_loop body performs at run time, once per iteration, as the Python loop does eagerly.
+_RUN_TIME_EFFECTS = frozenset({"jax.debug.print", "jax.debug.callback"})
 
 
 @dataclass
@@ -119,6 +121,11 @@ class WhileToWhileLoop(Codemod):
       stop one step earlier or later.
     - A carried array whose shape or dtype changes in a way jaxfix cannot see makes `lax.while_loop` raise
       at trace time ("body_fun output and input must have identical types").
+    - `jax.debug.print` and `jax.debug.callback` in the body stay: they run at run time, once per iteration,
+      as in the Python loop run eagerly (the corpus case `debug_print_progress` prints the same lines). Under
+      `jax.vmap` with a batched test, lax.while_loop runs the body for every element until the last one
+      stops, so they also run for elements that have stopped. (JF601 turns a `print` of a traced value into
+      `jax.debug.print`; after that fix, this rule rewrites the loop.)
 
     ## When it stays quiet
     - Loops outside traced code, and in functions that only `jax.grad`, `jax.jvp` or `jax.custom_jvp` trace
@@ -130,12 +137,12 @@ class WhileToWhileLoop(Codemod):
 
     It reports without a fix, saying what stopped it, when the body has `break`/`continue`/`return`/
     `raise`/`yield`/`global`/`nonlocal`/`del`, a `with` or `try` block, a nested function, I/O (`print`,
-    `jax.debug.print`), calls to functions not known to be pure, stores into outside objects, or a Python
-    `if`/`and`/`not` on a traced value; when the loop has an `else:` clause; when a carried variable is not
-    defined before the loop, starts as a static value or `None`, changes shape or dtype, or is read by a
-    function defined in the enclosing function; when a Python int counter is used as a Python int; when the
-    test uses `in`/`is`, a chained comparison, `:=`, or a traced value that is not a boolean; or when this
-    module differentiates the function in reverse mode.
+    which a `lax.while_loop` body would run once, at trace time), calls to functions not known to be pure,
+    stores into outside objects, or a Python `if`/`and`/`not` on a traced value; when the loop has an
+    `else:` clause; when a carried variable is not defined before the loop, starts as a static value or
+    `None`, changes shape or dtype, or is read by a function defined in the enclosing function; when a Python
+    int counter is used as a Python int; when the test uses `in`/`is`, a chained comparison, `:=`, or a
+    traced value that is not a boolean; or when this module differentiates the function in reverse mode.
     """
 
     code = "JF103"
@@ -207,6 +214,23 @@ class WhileToWhileLoop(Codemod):
             "        x = jnp.cos(x)\n        err = jnp.abs(x - jnp.cos(x))\n        i = i + 1\n        return x, i, err\n"
             "    x, i, err = lax.while_loop(cond, body, (x, i, err))\n    return x, i\n",
             message="traced int32",
+        ),
+        # jax.debug.print runs at every iteration of lax.while_loop, at run time
+        Invalid(
+            "import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef f(x):\n    while jnp.max(jnp.abs(x)) > 1.0:\n"
+            "        x = x / 2.0\n        jax.debug.print('x = {}', x)\n    return x\n",
+            "import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef f(x):\n    def cond(x):\n"
+            "        return jnp.max(jnp.abs(x)) > 1.0\n    def body(x):\n        x = x / 2.0\n"
+            "        jax.debug.print('x = {}', x)\n        return x\n"
+            "    x = jax.lax.while_loop(cond, body, x)\n    return x\n",
+            message="reverse-mode",
+        ),
+        # `print` would run once, at trace time
+        Invalid(
+            "import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef f(x):\n    while jnp.max(jnp.abs(x)) > 1.0:\n"
+            "        x = x / 2.0\n        print('x =', x)\n    return x\n",
+            None,
+            message="does I/O (`print`)",
         ),
         Invalid(
             "import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef f(x):\n    while jnp.sum(x) > 1.0:\n"
@@ -385,7 +409,7 @@ class WhileToWhileLoop(Codemod):
             )
         if loop.orelse is not None:
             return "the loop has an `else:` clause"
-        impurity = dataflow.impurity(loop, flow)
+        impurity = dataflow.impurity(loop, flow, run_time_effects=_RUN_TIME_EFFECTS)
         if impurity is not None:
             return f"the body {impurity.reason}"
         for call in (n for n in walk(loop.test) if isinstance(n, cst.Call)):

@@ -225,3 +225,79 @@ def test_captured_carries() -> None:
     assert context.dataflow.captured_carries(flow) == ("x",)
     [finding] = findings(source, CODEMOD)
     assert finding.fix is None and "`x` is carried and read by a function defined outside the loop" in finding.message
+
+
+# ---- jax.debug.print in the body: printed at run time, once per iteration ---------------------------------------
+
+PRINT_PROGRESS = next(
+    c for c in corpus.cases() if c.codemod == "while_to_while_loop" and c.name == "print_progress"
+)
+
+
+def _printed(capsys, function, *args):
+    """The value of `function(*args)` and the lines it printed (jax.debug.print's included)."""
+    capsys.readouterr()
+    value = corpus.call(function, list(args), {})
+    jax.effects_barrier()
+    return value, capsys.readouterr().out.splitlines()
+
+
+def test_debug_print_in_the_body_prints_what_the_eager_loop_prints(capsys) -> None:
+    """lax.while_loop runs jax.debug.print at every iteration, at run time: the rewrite prints the lines the
+    Python loop prints when it runs eagerly, and computes the same value."""
+    case = next(c for c in POSITIVE if c.name == "debug_print_progress")
+    args, _ = corpus.arguments(case)
+    original = corpus.load_function(case.before, case.spec["entry"], tag="jf103-debug-before")
+    rewritten = corpus.load_function(case.after, case.spec["entry"], tag="jf103-debug-after")
+    want, want_lines = _printed(capsys, original, *args)
+    got, got_lines = _printed(capsys, rewritten, *args)
+    assert len(want_lines) > 3 and got_lines == want_lines
+    corpus.assert_same(got, want, rtol=1e-5)
+
+
+def test_builtin_print_in_the_body_still_stops_the_rewrite() -> None:
+    """`print` would run once, at trace time, in a lax.while_loop body: reported without a fix, naming it."""
+    [finding] = findings(PRINT_PROGRESS.before.read_text(), CODEMOD)
+    assert finding.fix is None and "the body does I/O (`print`)" in finding.message
+
+
+def test_print_becomes_debug_print_then_a_while_loop(capsys) -> None:
+    """JF601 turns the `print` into jax.debug.print; then JF103 rewrites the loop: `jaxfix apply` reaches a
+    fixed point with no finding left, and the result prints and computes what the eager original does."""
+    from jaxfix.engine import Settings, fix_text
+
+    source = PRINT_PROGRESS.before.read_text()
+    new, applied, remaining, errors = fix_text(source, Settings(("JF601", "JF103"), unsafe_fixes=True))
+    assert not errors and not remaining and applied == 2
+    assert "jax.lax.while_loop(cond, body, (x, delta))" in new and 'jax.debug.print("delta {}", delta)' in new
+    again, applied_again, _, _ = fix_text(new, Settings(("JF601", "JF103"), unsafe_fixes=True))
+    assert again == new and applied_again == 0
+    namespace: dict = {}
+    exec(compile(new, "<fixed>", "exec"), namespace)
+    args, _ = corpus.arguments(PRINT_PROGRESS)
+    original = corpus.load_function(PRINT_PROGRESS.before, PRINT_PROGRESS.spec["entry"], tag="jf103-print-before")
+    want, want_lines = _printed(capsys, original, *args)
+    got, got_lines = _printed(capsys, namespace[PRINT_PROGRESS.spec["entry"]], *args)
+    corpus.assert_same(got, want, rtol=1e-6)
+    assert got_lines == want_lines and len(want_lines) >= 2
+
+
+def test_debug_callback_in_the_body_runs_once_per_iteration() -> None:
+    """jax.debug.callback stays in the body too: the rewrite calls it with the values the eager loop passes."""
+    source = (
+        "import jax\nimport jax.numpy as jnp\n\nseen = []\n\ndef record(value):\n    seen.append(float(value))\n\n"
+        "@jax.jit\ndef halve(x):\n    while jnp.max(jnp.abs(x)) > 1.0:\n        x = x / 2.0\n"
+        "        jax.debug.callback(record, jnp.max(jnp.abs(x)))\n    return x\n"
+    )
+    new = rewrite(source, CODEMOD, unsafe=True)
+    assert "jax.lax.while_loop(cond, body, x)" in new and "jax.debug.callback(record, jnp.max(jnp.abs(x)))" in new
+    results = []
+    for text in (source, new):
+        namespace: dict = {}
+        exec(compile(text, "<case>", "exec"), namespace)
+        value = corpus.call(namespace["halve"], [jnp.array([3.0, -20.0])], {})  # the original runs eagerly
+        jax.effects_barrier()
+        results.append((np.asarray(value), list(namespace["seen"])))
+    (want, want_seen), (got, got_seen) = results
+    np.testing.assert_allclose(got, want)
+    assert got_seen == want_seen == [10.0, 5.0, 2.5, 1.25, 0.625]

@@ -1054,14 +1054,26 @@ class Dataflow:
 
     # ---- purity --------------------------------------------------------------------------------------------
 
-    def impurity(self, loop: Loop, flow: LoopFlow | None = None, *, appendable: Iterable[str] = ()) -> Blocker | None:
+    def impurity(
+        self,
+        loop: Loop,
+        flow: LoopFlow | None = None,
+        *,
+        appendable: Iterable[str] = (),
+        run_time_effects: Iterable[str] = (),
+    ) -> Blocker | None:
         """What stops the body of `loop` from running as a traced function once per trip: None if nothing.
         `appendable` names outside lists whose `.append(v)` calls a codemod turns into outputs (lax.scan's
-        stacked results): those calls are not counted; the caller checks every other use of the lists."""
+        stacked results): those calls are not counted; the caller checks every other use of the lists.
+        `run_time_effects`: qualified names of calls whose effect the caller's construct performs at run time,
+        once per trip as the loop does (`jax.debug.print` in a `lax.while_loop` body); their arguments are
+        still checked."""
         flow = flow or self.loop(loop)
         statements = body_statements(loop.body)
         fresh = self._fresh_names(statements, exclude=flow.live_in)
-        walker = _PurityWalker(self, fresh=fresh, loop_body=True, appendable=frozenset(appendable))
+        walker = _PurityWalker(
+            self, fresh=fresh, loop_body=True, appendable=frozenset(appendable), effects=frozenset(run_time_effects)
+        )
         for stmt in statements:
             stmt.visit(walker)
             if walker.blocker is not None:
@@ -1551,10 +1563,12 @@ class _PurityWalker(cst.CSTVisitor):
         appendable: frozenset[str] = frozenset(),
         place: str | None = None,
         arrays: frozenset[str] = frozenset(),
+        effects: frozenset[str] = frozenset(),
     ) -> None:
         super().__init__()
         self.dataflow = dataflow
         self.fresh = fresh
+        self.effects = effects  # qualified names of calls whose effects run at run time (see `impurity`)
         self.appendable = appendable
         self.arrays = arrays
         self.loop_body = loop_body
@@ -1703,6 +1717,8 @@ class _PurityWalker(cst.CSTVisitor):
             and func.value.value in self.appendable
         ):
             return True  # an output the caller collects; its argument is still walked
+        if self.effects and self.dataflow._names.qualified(func) in self.effects:
+            return True  # an effect the construct keeps at run time; its arguments are still walked
         blocker = self.dataflow.call_blocker(node, self.fresh, self.arrays)
         if blocker is not None:
             return self._fail(blocker.node, blocker.reason, blocker.collects)
