@@ -25,6 +25,8 @@ _FORI = "jax.lax.fori_loop"
 _FORI_PARAMS = ("lower", "upper", "body_fun", "init_val")
 _AT = re.compile(r"\.\s*at\b")
 _BUILTIN_NAMES = frozenset(dir(builtins))
+# Attributes of an array whose reading does not read its contents (`.at` writes).
+_NOT_CONTENTS = frozenset({"at", "shape", "dtype", "ndim", "size"})
 # Calls that make a buffer for the loop to fill, whose initial contents are no data of the program's.
 _BUFFER_MAKERS = frozenset(
     f"{module}.{maker}"
@@ -1104,8 +1106,9 @@ def _may_write_rows(function: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambd
 
 
 def _reads_contents(body: cst.FunctionDef | cst.Lambda, name: str) -> bool:
-    """Whether the body reads what the array `name` holds: any use besides writing a row (`name.at[...]`), its
-    shape or dtype (`name.shape`), being assigned, and being returned as it is (`return h, name`)."""
+    """Whether the body reads what the array `name` holds: any use besides writing rows (`name.at[...].set`),
+    its shape or dtype (`name.shape`), being assigned (not `name += v`), and being returned as it is
+    (`return h, name`)."""
     parents: dict[int, cst.CSTNode] = {}
     for node in walk(body.body):
         for child in children(node):
@@ -1116,7 +1119,7 @@ def _reads_contents(body: cst.FunctionDef | cst.Lambda, name: str) -> bool:
         if isinstance(node, cst.Return) and node.value is not None:
             values = [e.value for e in node.value.elements] if isinstance(node.value, cst.Tuple) else [node.value]
             returned.update(id(v) for v in values)
-        elif isinstance(node, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign)):
+        elif isinstance(node, (cst.AssignTarget, cst.AnnAssign)):
             targets.update(id(n) for n in walk(node.target) if isinstance(n, cst.Name))
     if isinstance(body, cst.Lambda):
         returned.add(id(body.body))
@@ -1124,8 +1127,10 @@ def _reads_contents(body: cst.FunctionDef | cst.Lambda, name: str) -> bool:
         if not isinstance(node, cst.Name) or node.value != name or id(node) in returned or id(node) in targets:
             continue
         parent = parents.get(id(node))
-        if isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value in ("at", "shape", "dtype", "ndim", "size"):
-            continue
+        if isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value in _NOT_CONTENTS:
+            method = parents.get(id(parents.get(id(parent))))  # `name.at[i]` → `name.at[i].get`
+            if not (parent.attr.value == "at" and isinstance(method, cst.Attribute) and method.attr.value == "get"):
+                continue
         return True
     return False
 

@@ -239,9 +239,9 @@ class HostTransferInLoop(Codemod):
     def _counters(self, loop) -> set[str]:
         """Names that count the loop's iterations: its `for` target, names it increments (`k += 1`)."""
         counters = set(activity(cst.Expr(loop.target)).reads) if isinstance(loop, cst.For) else set()
-        counters |= {
-            n.target.value for n in self._direct(loop) if isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name)
-        }
+        for node in self._direct(loop):
+            if isinstance(node, cst.AugAssign) and isinstance(node.target, cst.Name):
+                counters.add(node.target.value)
         return counters
 
     @staticmethod

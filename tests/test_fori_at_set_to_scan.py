@@ -419,6 +419,22 @@ EXISTING_ROWS = {
             u, cleared = lax.fori_loop(0, n, body, (u, 0))
             return u
     """,
+    # every row is read with `.at[i].get()` and rewritten
+    "rows read with at-get": """
+        def f(grid):
+            def body(i, grid):
+                return grid.at[i].set(2.0 * grid.at[i].get())
+            return lax.fori_loop(0, grid.shape[0], body, grid)
+    """,
+    # every row is rewritten, then the whole array scaled with `+=`
+    "augmented assignment": """
+        def f(grid):
+            def body(i, grid):
+                grid = grid.at[i].set(1.0)
+                grid += 1.0
+                return grid
+            return lax.fori_loop(0, grid.shape[0], body, grid)
+    """,
     # a lambda zeroing rows of a grid passed in
     "lambda on a grid": """
         def f(grid, n):
