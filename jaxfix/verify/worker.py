@@ -397,14 +397,16 @@ def inputs_from(source: Source, options: Options) -> Inputs:
             if not values:
                 raise Unusable("no calls")
             explicit = [strategies.concrete_call(v) for v in values]
-            strategy = strategies.hypothesis_one_of([strategies.example_call(v, nan=options.nan) for v in values])
+            strategy = strategies.hypothesis_one_of([strategies.example_call(v, nan=options.nan, constants=source.constants) for v in values])
         elif source.kind == "recorded":
             explicit = []
-            choices = [strategies.from_call_specs(c, magnitude=options.magnitude, nan=options.nan, evaluate=evaluate) for c in source.calls]
+            choices = [strategies.from_call_specs(c, magnitude=options.magnitude, nan=options.nan, evaluate=evaluate, constants=source.constants) for c in source.calls]
             strategy = strategies.hypothesis_one_of(choices)
         elif source.kind == "specs":
             explicit = []
-            strategy = strategies.from_specs(source.params, source.positional, magnitude=options.magnitude, nan=options.nan, evaluate=evaluate)
+            strategy = strategies.from_specs(
+                source.params, source.positional, magnitude=options.magnitude, nan=options.nan, evaluate=evaluate, constants=source.constants
+            )
         else:
             raise Unusable(f"unknown source kind {source.kind}")
         expected = evaluate(source.expected) if source.expected else None
