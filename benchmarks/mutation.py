@@ -4,8 +4,9 @@ For every corpus `after.py` of the loop, branch and vmap rules, up to 3 small mu
 bound off by one (`fori_loop`/`range` upper bound + 1, `<` <-> `<=` in a loop condition or comparison), branch
 swap (`lax.cond`/`jnp.where`/`lax.select` operands), axis change (`in_axes`/`out_axes`/`axis=` + 1), dtype change
 (float32 <-> float16, int32 -> int16), `reverse` flipped in `lax.scan`. A mutant counts only when it really changes
-the result on the case's own arguments (case.toml; run both in this process, compared with the case's rtol/atol
-or 1e-6): one that changes nothing is not a bug to catch. Each counted mutant is then verified against the case's
+the result on the case's own arguments (case.toml; run both in a helper process, compared with the case's
+rtol/atol or 1e-6): one that changes nothing is not a bug to catch; one that gives no result within 30 s (a
+`lax.while_loop` that no longer terminates) is left out and listed. Each counted mutant is then verified against the case's
 before.py exactly as `jaxfix verify before.py mutant.py --max-examples N` does (the same targets and runner, all
 functions both files define, in one worker for all mutants), and counts as caught when some function differs.
 
@@ -24,16 +25,18 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
+from concurrent.futures import ProcessPoolExecutor, TimeoutError
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path.append(str(ROOT))  # an installed jaxfix (or PYTHONPATH) comes first
 
 RULES = [
     "loop_to_fori", "loop_to_scan", "while_to_while_loop", "fori_at_set_to_scan", "branch_to_cond",
     "branch_to_where", "elif_chain", "builtin_on_traced", "batch_loop_to_vmap",
 ]  # fmt: skip
 MAX_MUTANTS = 3
+HANG_SECONDS = 30
 FLOAT_SWAP = {"float32": "float16", "float16": "float32", "float64": "float32", "bfloat16": "float32", "int32": "int16", "int64": "int32"}
 COMPARE_SWAP = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt}
 
@@ -141,9 +144,11 @@ def mutants(text: str) -> list[tuple[str, str]]:
     return out  # filtered to MAX_MUTANTS that change results by the caller
 
 
-def changes_result(case, mutant_path: Path) -> bool:
-    """Whether the mutant gives another result (or raises) on the case's own arguments."""
+def changes_result(case_folder: str, mutant_path: Path) -> bool:
+    """Whether the mutant gives another result (or raises) on the case's own arguments (in a helper process)."""
     from jaxfix import corpus
+
+    case = next(c for c in corpus.cases() if str(c.folder) == case_folder)
 
     try:
         args, kwargs = corpus.arguments(case)
@@ -162,6 +167,14 @@ def changes_result(case, mutant_path: Path) -> bool:
     return False
 
 
+def _restart(pool: ProcessPoolExecutor, again: bool = True) -> ProcessPoolExecutor | None:
+    """Stop the helper process (a lax.while_loop cannot be interrupted: its process is killed)."""
+    for process in list(getattr(pool, "_processes", {}).values()):
+        process.kill()
+    pool.shutdown(wait=False, cancel_futures=True)
+    return ProcessPoolExecutor(max_workers=1) if again else None
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--max-examples", type=int, default=20)
@@ -178,6 +191,8 @@ def main() -> None:
     cases = [c for c in corpus.cases() if c.codemod in rules and c.runnable and not c.negative and c.compared and "original_raises" not in c.spec]
     scratch = Path(tempfile.mkdtemp(prefix="jaxfix-mutation-"))
     counted = []  # (rule, case id, kind, mutant path, targets)
+    hanging: list[str] = []  # mutants that do not finish on the case's own arguments: not counted
+    pool = ProcessPoolExecutor(max_workers=1)
     started = time.monotonic()
     for case in cases:
         kept = 0
@@ -186,11 +201,23 @@ def main() -> None:
                 break
             path = scratch / f"{case.codemod}__{case.name}__{number}.py"
             path.write_text(source, encoding="utf-8")
-            if not changes_result(case, path):
+            try:
+                changed = pool.submit(changes_result, str(case.folder), path).result(timeout=HANG_SECONDS)
+            except TimeoutError:
+                hanging.append(f"{case.id} ({kind}, {path.name})")
+                pool = _restart(pool)
+                continue
+            except Exception as error:  # the helper process died
+                hanging.append(f"{case.id} ({kind}, {path.name}): {type(error).__name__}")
+                pool = _restart(pool)
+                continue
+            if not changed:
                 continue
             kept += 1
             targets = collect.pair_targets(case.before, path, [], VerifySettings())
             counted.append((case.codemod, case.id, kind, path, targets))
+    _restart(pool, again=False)
+    print(f"{len(hanging)} mutants left out: no result within {HANG_SECONDS} s on the case's arguments: {', '.join(hanging)}", flush=True)
     print(f"{len(counted)} mutants change results on their case's arguments ({len(cases)} cases, {time.monotonic() - started:.0f} s)", flush=True)
 
     caught: dict[str, list[bool]] = defaultdict(list)
