@@ -182,3 +182,28 @@ def test_ints_include_negatives_and_examples_stay_small() -> None:
 
     check()
     assert -1 in seen
+
+
+def test_mutation_sites_are_found() -> None:
+    """benchmarks/mutation.py's mutations: each kind it names is made where the code has a site for it."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("mutation", Path(__file__).resolve().parent.parent / "benchmarks" / "mutation.py")
+    mutation = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mutation)
+    source = (
+        "import jax\nimport jax.numpy as jnp\n"
+        "def f(x, n):\n"
+        "    x = jax.lax.fori_loop(0, n, lambda i, x: x * 2, x)\n"
+        "    y = jnp.where(x > 0, x, -x)\n"
+        "    c, ys = jax.lax.scan(lambda c, v: (c + v, c), 0.0, y)\n"
+        "    z = jax.vmap(jnp.sum, in_axes=0)(jnp.ones((2, 3), dtype=jnp.float32))\n"
+        "    return ys, z\n"
+    )
+    made = mutation.mutants(source)
+    assert {kind for kind, _ in made} == {"bound off by one", "branch swap", "reverse flipped", "axis change", "dtype change"}
+    assert any("jax.lax.fori_loop(0, n + 1," in text for kind, text in made if kind == "bound off by one")
+    assert any("jnp.where(x > 0, -x, x)" in text for kind, text in made if kind == "branch swap")
+    assert any("reverse=True" in text for kind, text in made if kind == "reverse flipped")
+    assert any("in_axes=1" in text for kind, text in made if kind == "axis change")
+    assert any("dtype=jnp.float16" in text for kind, text in made if kind == "dtype change")
