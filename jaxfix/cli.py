@@ -312,7 +312,7 @@ def apply(
             raise _fail("--verify runs the rewritten functions from their files: it does not read stdin")
         _apply_verified(
             paths, diff_only, select, ignore, exclude, jobs,
-            _verify_options(seed, max_examples, timeout, None, None, deadline), extend_select,
+            _verify_options(seed, max_examples, timeout, None, None, deadline, start=_first_path(paths)), extend_select,
         )
         return
     settings, files, missing = _prepare(
@@ -400,15 +400,20 @@ def _apply_stdin(
     raise typer.Exit(_apply_exit(result.changed, bool(left), diff_only, exit_zero, exit_non_zero_on_fix))
 
 
-def _verify_options(seed, max_examples, timeout, grad, nan, deadline=None):
-    """[tool.jaxfix.verify], then the command line."""
+def _first_path(paths) -> Optional[Path]:
+    return Path(paths[0]) if paths and str(paths[0]) != STDIN else None
+
+
+def _verify_options(seed, max_examples, timeout, grad, nan, deadline=None, *, start: Optional[Path] = None):
+    """[tool.jaxfix.verify] of the checked files' pyproject.toml (the nearest with [tool.jaxfix] above the first
+    path, as `check` finds it), then the command line."""
     from dataclasses import replace
 
     from jaxfix.config import ConfigError
     from jaxfix.verify import settings as verify_settings
 
     try:
-        loaded = verify_settings.load()
+        loaded = verify_settings.load(start)
     except ConfigError as error:
         raise _fail(str(error))
     given = {"seed": seed, "max_examples": max_examples, "timeout": timeout, "grad": grad, "nan": nan, "deadline": deadline}
@@ -448,7 +453,7 @@ def verify(
     from jaxfix.verify import report as verify_report
     from jaxfix.verify.targets import DIFFERS, VERIFIED
 
-    loaded = _verify_options(seed, max_examples, timeout, grad, nan, deadline)
+    loaded = _verify_options(seed, max_examples, timeout, grad, nan, deadline, start=_first_path(paths))
     names = _split(function)
     targets, had_errors, of_pending = _targets(paths, names, pending, loaded, select, ignore, exclude, extend_select)
     if of_pending and not targets:
@@ -543,7 +548,7 @@ def bench(
 
     if output_format not in ("text", "json"):
         raise _fail(f"--format must be text or json, not '{output_format}'")
-    loaded = _verify_options(seed, None, None, None, None)
+    loaded = _verify_options(seed, None, None, None, None, start=_first_path(paths))
     names = _split(function)
     targets, had_errors, of_pending = _targets(paths, names, pending, loaded, select, ignore, exclude, extend_select)
     if of_pending and not targets:

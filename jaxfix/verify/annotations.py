@@ -7,8 +7,9 @@
     "*batch d", "... d", "_" a named run of dimensions, an anonymous run, one anonymous dimension
     jax.Array, jnp.ndarray, np.ndarray, ArrayLike (no shape): float32, a few small shapes
     npt.NDArray[np.float64]  a NumPy array of that dtype, no shape
-    float, int, bool         a bounded float, an int in 0..8, a bool
+    float, int, bool         a bounded float, an int in -8..8, a bool
     Optional[X], X | None    as X
+With `x64` (the module enables 64-bit mode), dtypes not spelled out (Float, Array, Int) are float64 and int64.
 A parameter with a default and no annotation keeps its default. Anything else gives no spec.
 """
 
@@ -30,7 +31,16 @@ KEY_TYPES = {"PRNGKeyArray", "KeyArray"}
 NUMPY_DTYPES = {"float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint32", "bool_", "complex64", "complex128"}
 
 
-def spec_for(annotation: ast.expr | None) -> dict[str, Any] | None:
+def spec_for(annotation: ast.expr | None, *, x64: bool = False) -> dict[str, Any] | None:
+    spec = _spec_for(annotation)
+    if x64 and spec is not None and spec.get("default_dtype"):
+        spec["dtype"] = {"float32": "float64", "int32": "int64", "uint32": "uint64", "complex64": "complex128"}.get(spec["dtype"], spec["dtype"])
+    if spec is not None:
+        spec.pop("default_dtype", None)
+    return spec
+
+
+def _spec_for(annotation: ast.expr | None) -> dict[str, Any] | None:
     if annotation is None:
         return None
     if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):  # "Float[Array, 'n']"
@@ -40,7 +50,7 @@ def spec_for(annotation: ast.expr | None) -> dict[str, Any] | None:
             return None
     optional = _strip_optional(annotation)
     if optional is not None:
-        return spec_for(optional)
+        return _spec_for(optional)
     name = _last_name(annotation)
     if isinstance(annotation, ast.Subscript):
         base = _last_name(annotation.value)
@@ -48,7 +58,7 @@ def spec_for(annotation: ast.expr | None) -> dict[str, Any] | None:
             return _jaxtyping(base, annotation.slice)
         if base == "NDArray":  # numpy.typing.NDArray[np.float32]
             dtype = _last_name(annotation.slice)
-            return {"kind": "array", "dtype": _numpy_dtype(dtype), "shape": None, "numpy": True}
+            return {"kind": "array", "dtype": _numpy_dtype(dtype), "shape": None, "numpy": True, "default_dtype": dtype not in NUMPY_DTYPES}
         return None
     if name in ("float",):
         return {"kind": "float"}
@@ -59,9 +69,9 @@ def spec_for(annotation: ast.expr | None) -> dict[str, Any] | None:
     if name in KEY_TYPES:
         return {"kind": "key", "shape": []}
     if name in NUMPY_ARRAYS and _root_name(annotation) in ("np", "numpy", "npt", "NDArray", "ndarray"):
-        return {"kind": "array", "dtype": "float32", "shape": None, "numpy": True}
+        return {"kind": "array", "dtype": "float32", "shape": None, "numpy": True, "default_dtype": True}
     if name in JAX_ARRAYS or (name == "ndarray" and _root_name(annotation) in ("jnp",)):
-        return {"kind": "array", "dtype": "float32", "shape": None, "numpy": False}
+        return {"kind": "array", "dtype": "float32", "shape": None, "numpy": False, "default_dtype": True}
     return None
 
 
@@ -77,7 +87,8 @@ def _jaxtyping(base: str, index: ast.expr) -> dict[str, Any] | None:
     if base == "Key":
         return {"kind": "key", "shape": shape}
     numpy = _last_name(array_type) in NUMPY_ARRAYS and _root_name(array_type) in ("np", "numpy", "ndarray")
-    return {"kind": "array", "dtype": JAXTYPING_DTYPES[base], "shape": shape, "numpy": numpy}
+    spelled = any(ch.isdigit() for ch in base)  # Float32, Int8: the dtype is spelled out
+    return {"kind": "array", "dtype": JAXTYPING_DTYPES[base], "shape": shape, "numpy": numpy, "default_dtype": not spelled}
 
 
 def parse_dims(text: str) -> list[Any] | None:

@@ -5,8 +5,10 @@
   float16 1e-2 and bfloat16 5e-2 relative, multiplied by log2 of the problem size (the largest input array, or
   the largest int argument: the length of a reduction or of a loop), since rounding error grows with the number
   of operations a value went through. The absolute tolerance is the relative one times the leaf's largest
-  magnitude in the original (at least 1), so values near zero after cancellation are judged against the scale
-  of the leaf.
+  magnitude in the original (no floor: a leaf whose values are all near 1e-6 is judged relative to 1e-6), so
+  only values near zero relative to their leaf (cancellation) are judged by it: an element whose magnitude is
+  above rtol times the leaf's scale can never be off by a relative error of 1 and pass. A leaf of exact zeros
+  gets an absolute tolerance of rtol times the square root of the dtype's smallest normal number.
   A case.toml's rtol/atol replace both.
 - NaN where NaN, and infinities of the same sign where infinities.
 - Both raising an exception of the same type is agreement; one raising, or different types, is a difference.
@@ -196,8 +198,7 @@ def _compare_arrays(
     if not np.any(finite):
         return None, errors
     relative = rtol if rtol is not None else tolerance(wanted.dtype, size)
-    scale = max(1.0, float(np.max(np.abs(w[finite]))))  # the original's scale: a wild rewrite must not widen it
-    absolute = atol if atol is not None else relative * scale
+    absolute = atol if atol is not None else absolute_tolerance(wanted, w[finite], relative)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         gap = np.where(finite, np.abs(a - w), 0.0)
         errors.abs = float(np.max(gap))
@@ -209,12 +210,23 @@ def _compare_arrays(
         return (
             Difference(
                 f"leaf {index}: {_at(where)}{_num(w[where])} != {_num(a[where])} (abs error {gap[where]:.3g}, tolerance "
-                f"{absolute + relative * abs(w[where]):.3g})",
+                f"{absolute + relative * abs(w[where]):.3g}: rtol {relative:.3g}, atol {absolute:.3g})",
                 index,
             ),
             errors,
         )
     return None, errors
+
+
+def absolute_tolerance(wanted: np.ndarray, finite: np.ndarray, relative: float) -> float:
+    """rtol times the original leaf's scale (its largest finite magnitude): the original's scale, so that a wild
+    rewrite cannot widen it; floored only for a leaf of zeros."""
+    try:
+        tiny = float(np.finfo(wanted.dtype).tiny)
+    except (TypeError, ValueError):  # bfloat16 and other ml_dtypes
+        tiny = 1e-38
+    scale = float(np.max(np.abs(finite))) if finite.size else 0.0
+    return relative * max(scale, math.sqrt(tiny))
 
 
 def _first(mask: np.ndarray) -> tuple[int, ...]:

@@ -17,7 +17,9 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
-from jaxfix.verify import annotations, callsites, functions, recorded
+from dataclasses import replace
+
+from jaxfix.verify import annotations, callsites, functions, recorded, usage
 from jaxfix.verify.settings import VerifySettings
 from jaxfix.verify.targets import Source
 
@@ -60,7 +62,14 @@ def sources(path: Path, text: str, name: str, settings: VerifySettings) -> tuple
                 found.append(Source(kind="specs", origin="pyproject.toml", params=tuple(params), positional=positional))
 
     if arguments is not None:
-        params, positional, missing = signature_specs(arguments, lambda arg: annotations.spec_for(arg.annotation), skip_first=skip_first)
+        keys, x64 = usage.key_parameters(tree, name), usage.enables_x64(text)
+
+        def annotated(arg: ast.arg) -> dict[str, Any] | None:
+            if arg.arg in keys:  # used as a PRNG key, whatever the annotation says
+                return {"kind": "key", "shape": []}
+            return annotations.spec_for(arg.annotation, x64=x64)
+
+        params, positional, missing = signature_specs(arguments, annotated, skip_first=skip_first)
         if not missing:
             origin = "annotations" if any(spec["kind"] != "default" for _, spec in params) else "no parameters to draw"
             found.append(Source(kind="specs", origin=origin, params=tuple(params), positional=positional))
@@ -82,8 +91,9 @@ def sources(path: Path, text: str, name: str, settings: VerifySettings) -> tuple
         found.append(Source(kind="recorded", origin=f"recorded by jaxfix record: {count}", calls=tuple(signatures)))
     else:
         why.append("no recorded signature (`jaxfix record -- pytest`)")
+    constants = usage.compared_constants(tree, name)
     if found:
-        return found, ""
+        return [replace(source, constants=constants) for source in found], ""
     return [], "no source of inputs: " + "; ".join(why)
 
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from jaxfix.config import ConfigError, find_pyproject
+from jaxfix.config import ConfigError, find_config
 from jaxfix.verify.annotations import JAXTYPING_DTYPES, parse_dims
 from jaxfix.verify.targets import Options
 
@@ -63,7 +63,9 @@ class VerifySettings:
 
 
 def load(start: Path | None = None) -> VerifySettings:
-    path = find_pyproject(start or Path.cwd())
+    """The settings of the nearest pyproject.toml with [tool.jaxfix] at or above `start` (a checked file or
+    folder; default the current folder): the checked code's settings, wherever jaxfix runs."""
+    path = find_config(start or Path.cwd())
     if path is None:
         return VerifySettings()
     try:

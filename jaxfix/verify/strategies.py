@@ -34,7 +34,7 @@ from hypothesis.extra import numpy as hnp
 
 MIN_SIDE, MAX_SIDE = 1, 4  # sizes of named and unnamed dimensions
 MAX_VARIADIC = 2  # dimensions in a `*batch` or `...` run
-INT_BOUND = 8  # Python ints from annotations: 0..8 (sizes, steps, indices)
+INT_BOUND = 8  # Python ints from annotations: -8..8 (sizes, steps, indices; negative ones pick else branches)
 
 
 @dataclass(frozen=True)
@@ -61,26 +61,63 @@ class Call:
 # ---- elements ---------------------------------------------------------------------------------------------
 
 
-def _float_elements(dtype: np.dtype, bound: float, nan: bool) -> st.SearchStrategy:
+def _float_elements(dtype: np.dtype, bound: float, nan: bool, constants: tuple[float, ...] = ()) -> st.SearchStrategy:
     width = {2: 16, 4: 32, 8: 64}.get(np.dtype(dtype).itemsize, 32) if np.dtype(dtype).kind == "f" else 32
     finite = st.floats(min_value=-bound, max_value=bound, allow_nan=False, allow_infinity=False, allow_subnormal=False, width=width)
+    special = special_floats(dtype, bound, constants)
+    if special:
+        finite = st.one_of(finite, st.sampled_from(special))
     if nan:
         return st.one_of(finite, st.sampled_from([math.nan, math.inf, -math.inf]))
     return finite
+
+
+def special_floats(dtype: Any, bound: float, constants: tuple[float, ...] = ()) -> list[float]:
+    """Values a uniform draw within ±bound almost never hits: exact zero, ±1, tiny and huge magnitudes, and the
+    constants the function's source compares against with their neighbours in `dtype` (`x > 0.5` is decided
+    differently at 0.5 and at the next float above it). Only values `dtype` holds as normal numbers."""
+    try:
+        info = np.finfo(dtype if np.dtype(dtype).kind == "f" else np.float32)
+    except (TypeError, ValueError):
+        info = np.finfo(np.float32)
+    kind_dtype = np.dtype(info.dtype)
+    values: list[float] = [0.0, 1.0, -1.0, 1e-3, -1e-3]
+    for tiny in (1e-7, 1e-20):
+        values += [tiny, -tiny]
+    for huge in (1e4 * bound, 1e8 * bound):
+        values += [huge, -huge]
+    for constant in constants:
+        c = kind_dtype.type(constant)
+        values += [float(c), float(np.nextafter(c, kind_dtype.type(np.inf))), float(np.nextafter(c, kind_dtype.type(-np.inf)))]
+    out: list[float] = []
+    for value in [float(kind_dtype.type(v)) for v in values]:
+        if math.isfinite(value) and (value == 0.0 or float(info.tiny) <= abs(value) <= float(info.max)) and value not in out:
+            out.append(value)
+    return out
+
+
+def _int_elements(low: int, high: int, constants: tuple[float, ...] = ()) -> st.SearchStrategy:
+    """Integers in [low, high], and the integer constants the source compares against with their neighbours
+    (within the range)."""
+    special = sorted({v for c in constants if float(c).is_integer() for v in (int(c) - 1, int(c), int(c) + 1) if low <= v <= high})
+    drawn = st.integers(low, high)
+    return st.one_of(drawn, st.sampled_from(special)) if special else drawn
 
 
 def _is_bfloat16(dtype: Any) -> bool:
     return str(dtype) == "bfloat16"
 
 
-def numpy_array(dtype: Any, shape: tuple[int, ...], *, bound: float, nan: bool, low: int | None = None, high: int | None = None) -> st.SearchStrategy:
+def numpy_array(
+    dtype: Any, shape: tuple[int, ...], *, bound: float, nan: bool, low: int | None = None, high: int | None = None, constants: tuple[float, ...] = ()
+) -> st.SearchStrategy:
     """An array of `dtype` and `shape`: floats within ±bound; integers in [low, high] (default ±bound, clipped to
     the dtype); bools; complex numbers with bounded parts. bfloat16 is drawn as float32 and rounded."""
     dtype_name = str(dtype)
     if _is_bfloat16(dtype):
         import ml_dtypes
 
-        return numpy_array(np.float32, shape, bound=bound, nan=nan).map(lambda a: a.astype(ml_dtypes.bfloat16))
+        return numpy_array(np.float32, shape, bound=bound, nan=nan, constants=constants).map(lambda a: a.astype(ml_dtypes.bfloat16))
     dtype = np.dtype(dtype)
     if dtype.kind == "b":
         elements: st.SearchStrategy = st.booleans()
@@ -88,14 +125,14 @@ def numpy_array(dtype: Any, shape: tuple[int, ...], *, bound: float, nan: bool, 
         info = np.iinfo(dtype)
         lo = int(-bound) if low is None else low
         hi = int(bound) if high is None else high
-        elements = st.integers(max(lo, int(info.min)), min(max(hi, lo), int(info.max)))
+        elements = _int_elements(max(lo, int(info.min)), min(max(hi, lo), int(info.max)), constants)
     elif dtype.kind == "c":
         part = np.float32 if dtype.itemsize == 8 else np.float64
         return st.tuples(numpy_array(part, shape, bound=bound, nan=nan), numpy_array(part, shape, bound=bound, nan=nan)).map(
             lambda pair: (pair[0] + 1j * pair[1]).astype(dtype)
         )
     elif dtype.kind == "f":
-        elements = _float_elements(dtype, bound, nan)
+        elements = _float_elements(dtype, bound, nan, constants)
     else:
         raise ValueError(f"cannot draw arrays of dtype {dtype_name}")
     return hnp.arrays(dtype, shape, elements=elements)
@@ -104,14 +141,14 @@ def numpy_array(dtype: Any, shape: tuple[int, ...], *, bound: float, nan: bool, 
 # ---- from an example --------------------------------------------------------------------------------------
 
 
-def like(value: Any, *, nan: bool = False) -> st.SearchStrategy:
+def like(value: Any, *, nan: bool = False, constants: tuple[float, ...] = ()) -> st.SearchStrategy:
     """Values shaped like `value` (see the module docstring)."""
     import jax
 
     leaves, treedef = jax.tree.flatten(value, is_leaf=_is_key)
     if len(leaves) == 1 and treedef.num_nodes == 1:
-        return _leaf_like(leaves[0], nan)
-    return st.tuples(*[_leaf_like(leaf, nan) for leaf in leaves]).map(lambda drawn: jax.tree.unflatten(treedef, drawn))
+        return _leaf_like(leaves[0], nan, constants)
+    return st.tuples(*[_leaf_like(leaf, nan, constants) for leaf in leaves]).map(lambda drawn: jax.tree.unflatten(treedef, drawn))
 
 
 def _is_key(value: Any) -> bool:
@@ -120,7 +157,7 @@ def _is_key(value: Any) -> bool:
     return isinstance(value, jax.Array) and jax.dtypes.issubdtype(value.dtype, jax.dtypes.prng_key)
 
 
-def _leaf_like(value: Any, nan: bool) -> st.SearchStrategy:
+def _leaf_like(value: Any, nan: bool, constants: tuple[float, ...] = ()) -> st.SearchStrategy:
     import jax
 
     if _is_key(value):
@@ -130,15 +167,15 @@ def _leaf_like(value: Any, nan: bool) -> st.SearchStrategy:
     if isinstance(value, bool):
         return st.booleans()
     if isinstance(value, int):
-        return st.sampled_from(sorted({0, 1, value} if value >= 1 else {value, 0}))
+        return st.sampled_from(sorted({0, 1, -1, value} if value >= 1 else {value, 0, -1}))
     if isinstance(value, float):
-        return _float_elements(np.dtype(np.float64), _bound(np.asarray(value)), nan)
+        return _float_elements(np.dtype(np.float64), _bound(np.asarray(value)), nan, constants)
     if isinstance(value, (jax.Array, np.ndarray, np.generic)):
         array = np.asarray(value)
         if array.dtype == object:
             return st.just(value)
         low, high = _int_range(array)
-        strategy = numpy_array(array.dtype, array.shape, bound=_bound(array), nan=nan, low=low, high=high)
+        strategy = numpy_array(array.dtype, array.shape, bound=_bound(array), nan=nan, low=low, high=high, constants=constants)
         if isinstance(value, jax.Array):
             return strategy.map(Drawn)
         if isinstance(value, np.generic):
@@ -159,13 +196,14 @@ def _bound(array: np.ndarray) -> float:
 def _int_range(array: np.ndarray) -> tuple[int | None, int | None]:
     if array.dtype.kind not in "iu" or array.size == 0:
         return None, None
-    return min(0, int(array.min())), max(0, int(array.max()), 1)
+    high = max(0, int(array.max()), 1)
+    return min(-high, int(array.min())), high
 
 
-def example_call(values: tuple[tuple, dict], *, nan: bool = False) -> st.SearchStrategy:
+def example_call(values: tuple[tuple, dict], *, nan: bool = False, constants: tuple[float, ...] = ()) -> st.SearchStrategy:
     """Calls shaped like one concrete call (args, kwargs)."""
     args, kwargs = values
-    return st.tuples(like(tuple(args), nan=nan), like(dict(kwargs), nan=nan)).map(lambda pair: Call(tuple(pair[0]), dict(pair[1])))
+    return st.tuples(like(tuple(args), nan=nan, constants=constants), like(dict(kwargs), nan=nan, constants=constants)).map(lambda pair: Call(tuple(pair[0]), dict(pair[1])))
 
 
 def concrete_call(values: tuple[tuple, dict]) -> Call:
@@ -195,13 +233,14 @@ def from_specs(
     magnitude: float,
     nan: bool,
     evaluate: Callable[[str], Any],
+    constants: tuple[float, ...] = (),
 ) -> st.SearchStrategy:
     """Calls drawn from per-parameter specs; the first `positional` are passed by position, the rest by
     keyword, and "default" ones are left out."""
 
     @st.composite
     def calls(draw: Callable) -> Call:
-        scope = _Scope(draw, magnitude, nan, evaluate)
+        scope = _Scope(draw, magnitude, nan, evaluate, constants)
         args, kwargs = [], {}
         for index, (name, spec) in enumerate(params):
             if spec.get("kind") == "default":
@@ -216,12 +255,14 @@ def from_specs(
     return calls()
 
 
-def from_call_specs(call: dict[str, Any], *, magnitude: float, nan: bool, evaluate: Callable[[str], Any]) -> st.SearchStrategy:
+def from_call_specs(
+    call: dict[str, Any], *, magnitude: float, nan: bool, evaluate: Callable[[str], Any], constants: tuple[float, ...] = ()
+) -> st.SearchStrategy:
     """Calls drawn from {"args": [spec, ...], "kwargs": {name: spec}} (a recorded signature)."""
 
     @st.composite
     def calls(draw: Callable) -> Call:
-        scope = _Scope(draw, magnitude, nan, evaluate)
+        scope = _Scope(draw, magnitude, nan, evaluate, constants)
         args = tuple(scope.value(spec) for spec in call.get("args", []))
         return Call(args, {name: scope.value(spec) for name, spec in call.get("kwargs", {}).items()})
 
@@ -231,8 +272,8 @@ def from_call_specs(call: dict[str, Any], *, magnitude: float, nan: bool, evalua
 class _Scope:
     """One example's draws: named dimensions and the shared shape are drawn once and reused."""
 
-    def __init__(self, draw: Callable, magnitude: float, nan: bool, evaluate: Callable[[str], Any]) -> None:
-        self.draw, self.magnitude, self.nan, self.evaluate = draw, magnitude, nan, evaluate
+    def __init__(self, draw: Callable, magnitude: float, nan: bool, evaluate: Callable[[str], Any], constants: tuple[float, ...] = ()) -> None:
+        self.draw, self.magnitude, self.nan, self.evaluate, self.constants = draw, magnitude, nan, evaluate, constants
         self.dims: dict[str, Any] = {}
         self.shared: tuple[int, ...] | None = None
 
@@ -241,16 +282,21 @@ class _Scope:
         if kind == "array":
             shape = self.shape(spec.get("shape"))
             bound = spec.get("bound", self.magnitude)
-            array = self.draw(numpy_array(spec.get("dtype", "float32"), shape, bound=bound, nan=self.nan, low=spec.get("min"), high=spec.get("max")))
+            dtype = spec.get("dtype", "float32")
+            array = self.draw(numpy_array(dtype, shape, bound=bound, nan=self.nan, low=spec.get("min"), high=spec.get("max"), constants=self.constants))
             return array if spec.get("numpy") else Drawn(array)
         if kind == "float":
             bound = spec.get("max", self.magnitude)
             low = spec.get("min", -bound)
-            return self.draw(st.floats(min_value=low, max_value=bound, allow_nan=False, allow_infinity=False, allow_subnormal=False))
+            drawn = st.floats(min_value=low, max_value=bound, allow_nan=False, allow_infinity=False, allow_subnormal=False)
+            if "min" not in spec and "max" not in spec:  # a range given by the user is kept
+                special = special_floats(np.float64, bound, self.constants)
+                drawn = st.one_of(drawn, st.sampled_from(special))
+            return self.draw(drawn)
         if kind == "int":
             if "choices" in spec:
                 return self.draw(st.sampled_from(spec["choices"]))
-            return self.draw(st.integers(spec.get("min", 0), spec.get("max", INT_BOUND)))
+            return self.draw(_int_elements(spec.get("min", -INT_BOUND), spec.get("max", INT_BOUND), self.constants))
         if kind == "bool":
             return self.draw(st.booleans())
         if kind == "key":

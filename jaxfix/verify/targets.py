@@ -61,6 +61,7 @@ class Source:
     original_raises: str | None = None
     rtol: float | None = None
     atol: float | None = None
+    constants: tuple[float, ...] = ()  # numbers the original compares against: drawn, with their neighbours
 
 
 @dataclass(frozen=True)
@@ -127,6 +128,7 @@ def source_from(data: dict[str, Any]) -> Source:
     data["calls"] = tuple(data.get("calls", ()))
     data["imports"] = tuple(data.get("imports", ()))
     data["params"] = tuple((name, spec) for name, spec in data.get("params", ()))
+    data["constants"] = tuple(data.get("constants", ()))
     return Source(**data)
 
 

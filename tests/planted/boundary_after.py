@@ -1,0 +1,13 @@
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import jax
+import jax.numpy as jnp
+
+if TYPE_CHECKING:  # annotations only: jaxfix reads them from the source
+    from jaxtyping import Array, Float
+
+
+def gate(x: Float[Array, ""]) -> Float[Array, ""]:
+    return jnp.where(x >= 0.37, x * 2.0, x)  # planted: >= where the original says >

@@ -1,0 +1,18 @@
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import jax
+import jax.numpy as jnp
+
+if TYPE_CHECKING:  # annotations only: jaxfix reads them from the source
+    from jaxtyping import Array, Float
+
+jax.config.update("jax_enable_x64", True)
+
+
+def total(x: Float[Array, "n"]) -> Float[Array, ""]:
+    acc = jnp.zeros((), x.dtype)
+    for i in range(x.shape[0]):
+        acc = acc + x[i]
+    return acc
