@@ -21,10 +21,16 @@ class PrngKeyReuse(Codemod):
     ## What it does
     Finds a key that a `jax.random` call consumes when an earlier `jax.random` call may already have consumed
     the same value of it: two draws from one key, a draw after `jax.random.split(key)` from the key that was
-    split, a draw in a loop body that never rebinds the key (every iteration draws the same numbers), or a draw
-    inside a list comprehension's element. Paths are followed: draws in exclusive branches (`if`/`elif`/`else`,
-    `a if c else b`) are not a reuse, and a rebinding of the name (`key, subkey = jax.random.split(key)`) starts
-    a fresh key.
+    split, a draw in a loop body that never gives the key a new value (every iteration draws the same numbers),
+    or a draw inside a list comprehension's element. Paths are followed: draws in exclusive branches
+    (`if`/`elif`/`else`, `a if c else b`) are not a reuse, and a rebinding of the name
+    (`key, subkey = jax.random.split(key)`) starts a fresh key.
+
+    Values are followed, not only names: after `rng = key` (or `a, b = key, key`, or `state = (obs, key)` and
+    later `obs, rng = state`) both names hold one key, and a draw from each is a reuse. The body of a
+    `jax.lax.scan`, `jax.lax.fori_loop` or `jax.lax.while_loop` (a def passed by name, or through
+    `functools.partial`) runs again with the carry it returns: a body that draws from the key in its carry and
+    returns that same key draws the same numbers at every step, which is reported at the draw.
 
     ## Why is this bad?
     JAX's random numbers are a pure function of the key: the same key gives the same numbers.
@@ -53,19 +59,34 @@ class PrngKeyReuse(Codemod):
     Unsafe, by nature: the fix changes the numbers drawn, and that is its point. It inserts
     `key, subkey = jax.random.split(key)` before the earlier use and hands that use `subkey`, so each use sees a
     key of its own (three uses take two passes, each adding one split; in a loop the split goes in the body and
-    the key advances each iteration). The equivalence check does not apply to it: `jaxfix verify PATH`
-    leaves its rewrites out, and `apply --verify` (which keeps only verified rewrites) drops them; apply it
-    with `--unsafe-fixes`. It is reported without a fix when the earlier use is in a loop's or `with`'s header, a
-    lambda or a comprehension, when it may come from more than one place and one of them cannot take a split,
-    and when the name is not a local of the function (a global, a `nonlocal`, or captured by a nested function,
-    which would see the rebinding).
+    the key advances each iteration; in a lax loop's body the name split is the one the body returns, so the
+    carry takes the key the split leaves over). Where the key has two names, the name split is the one the
+    later use reads (`rng = key`, a draw from `key`, a draw from `rng`: `rng, subkey = jax.random.split(rng)`
+    goes before the first draw, which draws from `subkey`). Before it is offered, the fix is checked: the
+    analysis runs again with the split in place, and the fix is dropped unless the later use then reads a key
+    that nothing consumed. The equivalence check does not apply to it: `jaxfix verify PATH` leaves its rewrites
+    out, and `apply --verify` (which keeps only verified rewrites) drops them; apply it with `--unsafe-fixes`.
+
+    It is reported without a fix when the earlier use is in a loop's or `with`'s header, a lambda or a
+    comprehension, when it may come from more than one place and one of them cannot take a split, when the name
+    is not a local of the function (a global, a `nonlocal`, or captured by a nested function, which would see
+    the rebinding), and when no split can reach the later use: a lax loop's body that returns the carry it was
+    given (`return carry, y`) or a tuple built before the draw (return the key that `jax.random.split` leaves
+    over instead), or a key that reaches the later use through an alias a split would not rebind. A lax body
+    with such a reuse gets no fix for its other reuses either: splitting within one step would leave every
+    step drawing the same numbers.
 
     ## When it stays quiet
     - Draws in exclusive branches, each using the key once; a key rebound between two draws.
     - Keys passed to anything but `jax.random` (a model's `init`, a helper function): jaxfix does not follow
       them into the callee. `jax.random.fold_in(key, i)` (deriving keys with distinct data) and
       `jax.random.clone(key)` (reuse on purpose) do not consume the key.
-    - Keys held in attributes or containers (`self.key`, `keys[0]`).
+    - Keys held in attributes or containers (`self.key`, `keys[0]`, a dict); tuples built and unpacked with
+      names are followed.
+    - A name that holds the key on some paths only (`k = key` in one branch of an `if`): only names that hold
+      the same key on every path count as one key.
+    - The body of a lax loop passed as a lambda, a method or anything but a def's name: it is analysed as a
+      function of its own, without its carry.
     """
 
     code = "JF701"
@@ -91,6 +112,15 @@ class PrngKeyReuse(Codemod):
         Valid(
             "import jax\n\ndef f(key, model):\n    params = model.init(key)\n    return jax.random.normal(key, (3,)), params\n"
         ),
+        Valid(
+            "import jax\n\ndef rollout(key, xs):\n    def step(carry, x):\n        obs, key = carry\n"
+            "        key, subkey = jax.random.split(key)\n        obs = obs + jax.random.normal(subkey)\n"
+            "        return (obs, key), obs\n    return jax.lax.scan(step, (0.0, key), xs)\n"
+        ),
+        Valid(
+            "import jax\n\ndef f(key):\n    seed_key = key\n    key, subkey = jax.random.split(key)\n"
+            "    return jax.random.normal(subkey), jax.random.normal(key), jax.random.key_data(seed_key)\n"
+        ),
     )
     INVALID = (
         Invalid(
@@ -110,6 +140,29 @@ class PrngKeyReuse(Codemod):
             "import jax\n\ndef f(key):\n    return [jax.random.normal(key, (2,)) for _ in range(3)]\n",
             None,
             message="comprehension",
+        ),
+        Invalid(
+            "import jax\n\ndef rollout(key, xs):\n    def step(carry, x):\n        obs, key = carry\n"
+            "        obs = obs + jax.random.normal(key)\n        return (obs, key), obs\n"
+            "    return jax.lax.scan(step, (0.0, key), xs)\n",
+            "import jax\n\ndef rollout(key, xs):\n    def step(carry, x):\n        obs, key = carry\n"
+            "        key, subkey = jax.random.split(key)\n        obs = obs + jax.random.normal(subkey)\n"
+            "        return (obs, key), obs\n    return jax.lax.scan(step, (0.0, key), xs)\n",
+            message="every step of `jax.lax.scan`",
+        ),
+        Invalid(
+            "import jax\n\ndef rollout(key, xs):\n    def step(carry, x):\n        obs, key = carry\n"
+            "        obs = obs + jax.random.normal(key)\n        return carry, obs\n"
+            "    return jax.lax.scan(step, (0.0, key), xs)\n",
+            None,
+            message="cannot change the key the body hands back",
+        ),
+        Invalid(
+            "import jax\n\ndef init(key):\n    rng = key\n    w = jax.random.normal(key, (3,))\n"
+            "    return w, jax.random.normal(rng, (3,))\n",
+            "import jax\n\ndef init(key):\n    rng = key\n    rng, subkey = jax.random.split(rng)\n"
+            "    w = jax.random.normal(subkey, (3,))\n    return w, jax.random.normal(rng, (3,))\n",
+            message="holds the same key as `key`",
         ),
     )
 
@@ -345,7 +398,8 @@ class _ScreenFlow:
     takes any callee that may resolve to a consuming function. Names that KeyFlow may give one token (every
     name of an assignment between names and tuples of names, in the whole scope) form a group: consuming one
     marks the group, and a name bound to names of which one is marked is marked. A def that may be a lax
-    loop's body starts with all its parameters marked (KeyFlow starts the carry with what it returned)."""
+    loop's body and returns a marked name runs again with all its parameters marked (KeyFlow starts its carry
+    with the consumptions of the names it returns, so with none where no returned name is marked)."""
 
     def __init__(self, screen, scope: ast.AST, bodies: frozenset[str] = frozenset()) -> None:
         self.screen = screen
@@ -353,16 +407,18 @@ class _ScreenFlow:
         self._loops: list[tuple[list, list]] = []  # (breaks, continues) per loop
         self._try: list[list] = []
         self._groups = _alias_groups(scope)
-        entry: frozenset = frozenset()
-        if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) and scope.name in bodies:
-            arguments = scope.args
-            entry = frozenset(
-                a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg)
-                if a is not None
-            )
-            entry = entry.union(*(self._groups.get(name, ()) for name in entry))
+        self._body = isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) and scope.name in bodies
+        self._returns_marked = False  # a lax body returns a name whose value may have been consumed
         try:
-            self._block(scope.body, entry)
+            self._block(scope.body, frozenset())
+            if self._returns_marked:
+                # KeyFlow runs such a body again with the consumptions its carry returned: mark every parameter
+                arguments = scope.args
+                entry = frozenset(
+                    a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg)
+                    if a is not None
+                )
+                self._block(scope.body, entry.union(*(self._groups.get(name, ()) for name in entry)))
         except _Found:
             self.found = True
 
@@ -418,6 +474,8 @@ class _ScreenFlow:
         if isinstance(stmt, (ast.Return, ast.Raise)):
             for child in ast.iter_child_nodes(stmt):
                 state = self._expr(child, state)
+            if self._body and isinstance(stmt, ast.Return) and stmt.value is not None:
+                self._returns_marked |= any(isinstance(n, ast.Name) and n.id in state for n in ast.walk(stmt.value))
             return None
         if isinstance(stmt, ast.Assign):
             return self._bind_values(self._expr(stmt.value, state), [n for t in stmt.targets for n in _bound(t)], stmt.value)
