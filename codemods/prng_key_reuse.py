@@ -258,6 +258,11 @@ class PrngKeyReuse(Codemod):
         if any(isinstance(n, cst.NamedExpr) for line in lines for n in walk(line)):
             return None, "the earlier use's line binds a name with `:=`"
         holders = frozenset.intersection(*(flow.holders(p) for p in reuse.previous))
+        if flow.body is None and all(self._consumed(p) == reuse.name and flow.alone(p) for p in reuse.previous):
+            # one name, no alias and no carry: its split leaves it the key that the later use reads (the flow
+            # found the reuse on a path where nothing rebinds it), so the check has nothing to add
+            blocker = self._local_blocker(scope, reuse.name)
+            return (None, blocker) if blocker is not None else (reuse.name, "")
         candidates = list(dict.fromkeys([reuse.name, *sorted(self._consumed(p) for p in reuse.previous), *sorted(holders)]))
         first_blocker = None
         for name in candidates:
@@ -296,8 +301,7 @@ class PrngKeyReuse(Codemod):
         return not any(isinstance(_base(p), _Split) for p in flow.previous(use))
 
     def _local_blocker(self, scope, name: str) -> str | None:
-        statements = body_statements(scope.body) if isinstance(scope, cst.FunctionDef) else scope.body
-        act = block_activity(statements)
+        act = self._activity(scope)
         if name in act.declared:
             return f"`{name}` is declared global or nonlocal here"
         if name in act.captured:
@@ -305,6 +309,15 @@ class PrngKeyReuse(Codemod):
         if isinstance(scope, cst.FunctionDef) and name not in (*param_names(scope.params), *act.writes):
             return f"`{name}` is not a local of `{scope.name.value}`"
         return None
+
+    def _activity(self, scope):
+        """What the scope's statements read and bind (one walk per scope: findings share it)."""
+        cache = self.__dict__.setdefault("_activities", {})
+        found = cache.get(scope)
+        if found is None:
+            statements = body_statements(scope.body) if isinstance(scope, cst.FunctionDef) else scope.body
+            found = cache[scope] = block_activity(statements)
+        return found
 
     def _statement(self, call: cst.Call) -> cst.SimpleStatementLine | None:
         """The simple statement line that holds `call`, when a split can go right before it."""

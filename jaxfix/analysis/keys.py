@@ -264,17 +264,21 @@ class KeyFlow:
         body: LaxBody | None = None,
         splits: dict[cst.CSTNode, str] | None = None,
         renamed: frozenset[cst.Call] = frozenset(),
+        activity_of=activity,
     ) -> None:
         """`consumed_key(call)` gives the Name a call consumes as a key, or None (resolving `jax.random` aliases
         is the caller's business: see `KeyAnalysis`). `body`: the scope is a lax loop's body. `splits` and
         `renamed`: run as if a fix had put `name, subkey = jax.random.split(name)` before each line of `splits`
-        and the calls of `renamed` drew from their fresh `subkey`."""
+        and the calls of `renamed` drew from their fresh `subkey`. `activity_of`: `dataflow.activity`, or a
+        memo of it."""
         self._key_of = consumed_key
+        self._activity = activity_of
         self.body = body
         self._splits = splits or {}
         self._renamed = renamed
         self._found: dict[object, tuple[str, frozenset, bool]] = {}
         self._holders: dict[cst.Call, frozenset[str]] = {}
+        self._shared: set[cst.Call] = set()
         self._loops: list[_Frame] = []
         self._try: list[list[_State]] = []
         self._line_start: _State | None = None
@@ -314,6 +318,11 @@ class KeyFlow:
     def holders(self, call: cst.Call) -> frozenset[str]:
         """The names that, wherever the line holding `call` starts, hold the key value `call` consumes."""
         return self._holders.get(call, frozenset())
+
+    def alone(self, call: cst.Call) -> bool:
+        """Whether, wherever the line holding `call` starts, the key `call` consumes is held by its own name
+        only (no alias, no tuple or carry it is a part of)."""
+        return call in self._holders and call not in self._shared
 
     # ---- statements ----------------------------------------------------------------------------------------
 
@@ -383,7 +392,7 @@ class KeyFlow:
                 outcomes = self._block(body_statements(stmt.finalbody.body), outcomes)
             return outcomes
         # def, class (their bodies are other scopes), match and anything else: only what they bind counts
-        return state.clear(activity(stmt).writes)
+        return state.clear(self._activity(stmt).writes)
 
     def _loop(self, loop, entry: _State, bind, test) -> _State | None:
         head: _State | None = entry
@@ -440,7 +449,7 @@ class KeyFlow:
         else:
             for child in children(small):
                 state = self._expr(child, state)
-        act = activity(small)
+        act = self._activity(small)
         bound = {path for path, _ in bindings}
         state = state.bind(bindings)
         return state.clear([name for name in (*act.writes, *act.deletes) if name not in bound])
@@ -499,6 +508,13 @@ class KeyFlow:
                         holders.add(key.value)
                     known = self._holders.get(node)
                     self._holders[node] = frozenset(holders) if known is None else known & holders
+                    token = state.token(key.value)
+                    shared = (
+                        isinstance(token, tuple) and (token[0] == "item" or token[1] != key.value)  # a part, another's
+                        or any(t == token for path, t in self._line_start.tokens.items() if path != key.value)
+                    )
+                    if shared:
+                        self._shared.add(node)
                 state = self._consume(key.value, node, state)
         return state
 
@@ -553,6 +569,14 @@ class KeyAnalysis:
     def __init__(self, context) -> None:
         self.context = context
         self._flows: dict[cst.CSTNode, KeyFlow] = {}
+        self._activities: dict[cst.CSTNode, object] = {}
+
+    def _activity(self, node: cst.CSTNode):
+        """`dataflow.activity`, once per statement: a fix's check runs the flow of a scope again."""
+        found = self._activities.get(node)
+        if found is None:
+            found = self._activities[node] = activity(node)
+        return found
 
     def consumed_key(self, call: cst.Call) -> cst.Name | None:
         """The Name a `jax.random` call consumes as its key (first positional argument or `key=`), or None."""
@@ -569,13 +593,13 @@ class KeyAnalysis:
     def flow(self, scope: Scope) -> KeyFlow:
         found = self._flows.get(scope)
         if found is None:
-            found = self._flows[scope] = KeyFlow(scope, self.consumed_key, self.lax_body(scope))
+            found = self._flows[scope] = KeyFlow(scope, self.consumed_key, self.lax_body(scope), activity_of=self._activity)
         return found
 
     def flow_with_splits(self, scope: Scope, splits: dict[cst.CSTNode, str], renamed: frozenset[cst.Call]) -> KeyFlow:
         """The flow of `scope` as if `name, subkey = jax.random.split(name)` stood before each line of `splits`
         (line → name) and the calls of `renamed` drew from that fresh `subkey`."""
-        return KeyFlow(scope, self.consumed_key, self.lax_body(scope), splits, renamed)
+        return KeyFlow(scope, self.consumed_key, self.lax_body(scope), splits, renamed, self._activity)
 
     def lax_body(self, scope: Scope) -> LaxBody | None:
         return self._lax_bodies.get(scope) if isinstance(scope, cst.FunctionDef) else None
