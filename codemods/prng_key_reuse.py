@@ -7,7 +7,7 @@ import ast
 import libcst as cst
 
 from jaxfix.analysis.dataflow import block_activity, body_statements
-from jaxfix.analysis.keys import CONSUMERS, LAX_LOOPS, KeyFlow, Reuse, _Split, _base
+from jaxfix.analysis.keys import CONSUMERS, LAX_LOOPS, KeyFlow, Reuse
 from jaxfix.analysis.syntax import param_names, walk
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Safety
@@ -297,8 +297,7 @@ class PrngKeyReuse(Codemod):
         before."""
         keys = self.context.keys
         flow = keys.flow_with_splits(scope, {line: name for line in lines}, frozenset(reuse.previous))
-        use = _Split(self._statement(reuse.use)) if reuse.use in reuse.previous else reuse.use
-        return not any(isinstance(_base(p), _Split) for p in flow.previous(use))
+        return not flow.reads_a_split(reuse.use, self._statement(reuse.use) if reuse.use in reuse.previous else None)
 
     def _local_blocker(self, scope, name: str) -> str | None:
         act = self._activity(scope)

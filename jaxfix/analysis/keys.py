@@ -4,9 +4,9 @@ JAX's random functions are pure: the same key gives the same bits. A key is *con
 (`jax.random.normal(key, ...)`) and by `jax.random.split(key)` (JAX's documentation: once split, the old key
 must not be used again; the split keys are computed from the same counter-based bits as a draw). A key is
 *reused* when a consumption can be reached from an earlier consumption of the same value, with no rebinding in
-between: on a straight path, or around a loop (a key drawn from in a loop body that never rebinds it gives every
-iteration the same numbers), or in a comprehension's element, or from one step of a `lax.scan`, `fori_loop` or
-`while_loop` to the next, when the body returns the key it consumed as (part of) the carry.
+between: on a straight path, or around a loop (a key drawn from in a loop body that never gives it a new value
+gives every iteration the same numbers), or in a comprehension's element, or from one step of a `lax.scan`,
+`fori_loop` or `while_loop` to the next, when the body returns the key it consumed as (part of) the carry.
 
 A forward dataflow over the statements of one function (or the module body). The state gives each name a token
 for its value, so that names bound to one another (`rng = key`, `a, b = pair`, `pair = (obs, key)`) share a
@@ -309,11 +309,11 @@ class KeyFlow:
             if isinstance(use, cst.Call)
         ]
 
-    def previous(self, use) -> frozenset:
-        """What `use` (a call, or a `_Split`) may consume again, as found (`_Carried` around the calls of the
-        step before)."""
-        found = self._found.get(use)
-        return found[1] if found is not None else frozenset()
+    def reads_a_split(self, use: cst.Call, line: cst.CSTNode | None = None) -> bool:
+        """In a flow run with `splits`: whether `use` may consume a key value that one of the splits consumed.
+        Where `use` is itself one of `renamed`, pass its `line`: the split before that line stands for it."""
+        found = self._found.get(_Split(line) if line is not None else use)
+        return found is not None and any(isinstance(_base(p), _Split) for p in found[1])
 
     def holders(self, call: cst.Call) -> frozenset[str]:
         """The names that, wherever the line holding `call` starts, hold the key value `call` consumes."""
