@@ -151,6 +151,18 @@ PROBES = [
      "    return random.normal(key)\n"),
     ("prng_key_reuse", "import jax\nclass A:\n    def f(self, key, c):\n        x = jax.random.normal(key) if c else 0\n"
      "        with open(c) as g:\n            return x + jax.random.normal(key=key)\n"),
+    # JF701: reuses through an alias (a name, a tuple's parts, `:=`), in a loop through an alias, and from one step
+    # of a lax loop to the next (a def passed by name or through partial)
+    ("prng_key_reuse", "import jax\ndef f(key):\n    k = key\n    a = jax.random.normal(key)\n    return a, jax.random.normal(k)\n"),
+    ("prng_key_reuse", "import jax\ndef f(key, n):\n    for _ in range(n):\n        k = key\n        y = jax.random.normal(k)\n"),
+    ("prng_key_reuse", "import jax\ndef f(key, x):\n    s = (x, key)\n    a = jax.random.normal(key)\n    _, k = s\n"
+     "    return jax.random.normal(k)\n"),
+    ("prng_key_reuse", "import jax\ndef f(key):\n    if (k := key) is not None:\n        a = jax.random.normal(key)\n"
+     "    return jax.random.normal(k)\n"),
+    ("prng_key_reuse", "import jax\ndef f(key, xs):\n    def step(c, x):\n        return c, jax.random.normal(c)\n"
+     "    return jax.lax.scan(step, key, xs)\n"),
+    ("prng_key_reuse", "from jax import lax, random\nfrom functools import partial\ndef body(s, i, c):\n    x, k = c\n"
+     "    return x + s * random.normal(k), k\ndef f(key):\n    return lax.fori_loop(0, 3, partial(body, 0.1), (0.0, key))\n"),
     # JF802: shape functions through any import alias, `.reshape` of a possible array, sizes inside tuples and lists
     ("traced_shape", "import jax\nfrom jax.numpy import zeros as z\n@jax.jit\ndef f(x, n):\n    return x + z((n, 2))\n"),
     ("traced_shape", "import jax\n@jax.jit\ndef f(x: jax.Array, n):\n    return x.reshape(n, -1)\n"),

@@ -3,28 +3,40 @@
 JAX's random functions are pure: the same key gives the same bits. A key is *consumed* by a draw
 (`jax.random.normal(key, ...)`) and by `jax.random.split(key)` (JAX's documentation: once split, the old key
 must not be used again; the split keys are computed from the same counter-based bits as a draw). A key is
-*reused* when a consumption can be reached from an earlier consumption of the same value of the name, with no
-rebinding in between: on a straight path, or around a loop (a key drawn from in a loop body that never
-rebinds it gives every iteration the same numbers), or in a comprehension's element.
+*reused* when a consumption can be reached from an earlier consumption of the same value, with no rebinding in
+between: on a straight path, or around a loop (a key drawn from in a loop body that never gives it a new value
+gives every iteration the same numbers), or in a comprehension's element, or from one step of a `lax.scan`,
+`fori_loop` or `while_loop` to the next, when the body returns the key it consumed as (part of) the carry.
 
-A forward dataflow over the statements of one function (or the module body): the state maps each name to the
-consumptions that may have used its current value; a binding empties it, a consumption reports what was there
-and replaces it, branches merge by union, loops run to a fixed point. Branches of an `if`/`elif`/`else` and of
-a conditional expression are exclusive. Only `jax.random` calls count: a key passed to any other function
-(a model's `init`, a helper) is neither a consumption nor a rebinding, and `jax.random.fold_in(key, i)` (the
-documented way to derive many keys from one with distinct data) and `jax.random.clone` do not consume.
+A forward dataflow over the statements of one function (or the module body). The state gives each name a token
+for its value, so that names bound to one another (`rng = key`, `a, b = pair`, `pair = (obs, key)`) share a
+token, and each token the consumptions that may have used that value. Parts of a tuple are paths (`carry[1]`):
+unpacking a name takes its paths, building a tuple sets them. A binding gives a name a fresh token, a
+consumption reports what its token had and replaces it, branches merge (two names keep one token only where they
+share one on both sides), loops run to a fixed point. The body of a lax loop runs again with, as its carry, what
+it returns: its carry parameter starts with the consumptions the returned carry had, to a fixed point too.
+Branches of an `if`/`elif`/`else` and of a conditional expression are exclusive. Only `jax.random` calls count:
+a key passed to any other function (a model's `init`, a helper) is neither a consumption nor a rebinding, and
+`jax.random.fold_in(key, i)` (the documented way to derive many keys from one with distinct data) and
+`jax.random.clone` do not consume.
+
+The same flow checks a fix before it is offered (`KeyAnalysis.flow_with_splits`): it runs again as if
+`name, subkey = jax.random.split(name)` stood before the given lines and their draws read the fresh `subkey`,
+and the fix holds when the reuse it was for is gone (no draw reads what the inserted split consumed).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Iterable, Sequence, Union
 
 import libcst as cst
+from libcst.metadata import ScopeProvider
 
 from jaxfix.analysis.dataflow import activity, body_statements
 from jaxfix.analysis.metadata import children
-from jaxfix.analysis.syntax import param_names, target_names, walk
+from jaxfix.analysis.syntax import target_names, walk
 
 # jax.random functions whose first argument (or `key=`) is a key they consume.
 CONSUMERS = frozenset(
@@ -37,8 +49,25 @@ CONSUMERS = frozenset(
     """.split()
 )
 
+# lax loops that call their body once per step with the carry the step before returned: the body's position and
+# keyword, the index of its carry parameter, and whether it returns `(carry, y)` (scan) or the carry itself.
+LAX_LOOPS: dict[str, tuple[int, str, int, bool]] = {
+    "jax.lax.scan": (0, "f", 0, True),
+    "jax.lax.fori_loop": (2, "body_fun", 1, False),
+    "jax.lax.while_loop": (1, "body_fun", 0, False),
+}
+_PARTIAL = "functools.partial"
+
 Scope = Union[cst.FunctionDef, cst.Module]
-State = dict  # name -> frozenset[cst.Call]; None stands for "unreachable"
+
+
+@dataclass(frozen=True)
+class LaxBody:
+    """A function that a lax loop calls once per step, with the carry it returned the step before."""
+
+    construct: str  # "jax.lax.scan"
+    carry: str  # the parameter that receives the carry
+    pair: bool  # it returns `(carry, y)`, not the carry alone
 
 
 @dataclass(frozen=True)
@@ -49,6 +78,26 @@ class Reuse:
     use: cst.Call
     previous: frozenset[cst.Call]
     in_comprehension: bool = False  # `use` sits in a comprehension's element: consumed again for each item
+    # the calls of `previous` that consumed the key in the step before of a lax loop, whose body returned it
+    carried: frozenset[cst.Call] = frozenset()
+
+
+@dataclass(frozen=True)
+class _Carried:
+    """A consumption in the previous step of a lax loop, brought back by the carry."""
+
+    call: object
+
+
+@dataclass(frozen=True)
+class _Split:
+    """The split a fix would put before `line` (the fix's check: `KeyAnalysis.flow_with_splits`)."""
+
+    line: cst.CSTNode
+
+
+def _base(consumption):
+    return consumption.call if isinstance(consumption, _Carried) else consumption
 
 
 @dataclass
@@ -57,46 +106,232 @@ class _Frame:
     continues: list = field(default_factory=list)
 
 
-def _merge(a: State | None, b: State | None) -> State | None:
+class _State:
+    """Per name or path (`carry[1]`) bound so far, a token for its value; per token, the consumptions that may
+    have used that value. A name or path never bound here has the token `("name", n)` or, for a path, its
+    parent's token with the index (`carry[1]` of an unknown `carry`). Every token with consumptions is some
+    bound name's or path's, or such a tuple token: merging reads only those."""
+
+    __slots__ = ("tokens", "used")
+
+    def __init__(self, tokens: dict, used: dict) -> None:
+        self.tokens = tokens
+        self.used = used
+
+    def token(self, path: str):
+        found = self.tokens.get(path)
+        if found is not None:
+            return found
+        cut = path.rfind("[")
+        if cut <= 0:
+            return ("name", path)
+        return ("item", self.token(path[:cut]), path[cut:])
+
+    def used_of(self, path: str) -> frozenset:
+        return self.used.get(self.token(path), frozenset())
+
+    def consume(self, path: str, consumption) -> tuple[frozenset, "_State"]:
+        """What the value of `path` had, and the state in which `consumption` is all it has."""
+        token = self.token(path)
+        tokens = dict(self.tokens)
+        tokens[path] = token
+        used = dict(self.used)
+        previous = used.get(token, frozenset())
+        used[token] = frozenset({consumption})
+        return previous, _State(tokens, used)
+
+    def bind(self, bindings: Sequence[tuple[str, str | None]]) -> "_State":
+        """Bind each path to the value of another (an alias) or, for None, to a fresh value. Sources are read
+        before anything is bound (`a, b = b, a`); binding a name forgets what was known of its parts."""
+        tokens = dict(self.tokens)
+        sources: list[tuple[str, object]] = []
+        for path, source in bindings:
+            if source is None:
+                sources.append((path, object()))
+                continue
+            sources.append((path, self.token(source)))
+            prefix = source + "["
+            sources.extend((path + key[len(source):], self.tokens[key]) for key in self.tokens if key.startswith(prefix))
+        for path, _ in bindings:
+            prefix = path + "["
+            for key in [k for k in tokens if k == path or k.startswith(prefix)]:
+                del tokens[key]
+        for path, token in sources:
+            tokens[path] = token
+        return _State(tokens, self.used)
+
+    def clear(self, names: Iterable[str]) -> "_State":
+        return self.bind([(name, None) for name in names])
+
+    def holders(self, token) -> set[str]:
+        """The names whose value has this token."""
+        found = {path for path, t in self.tokens.items() if "[" not in path and t == token}
+        if isinstance(token, tuple) and token[0] == "name" and token[1] not in self.tokens:
+            found.add(token[1])
+        return found
+
+
+def _merge(a: _State | None, b: _State | None, memo: dict | None = None) -> _State | None:
     if a is None:
         return b
     if b is None:
         return a
-    return {name: a.get(name, frozenset()) | b.get(name, frozenset()) for name in a.keys() | b.keys()}
+    memo = {} if memo is None else memo
+    tokens: dict = {}
+    # a name never bound here (a parameter) has one token on both sides, even where only an alias of it is
+    # bound: `k = key; normal(k)` leaves the consumption on `key`'s token, which `key` still reads after the merge
+    used: dict = {
+        token: a.used.get(token, frozenset()) | b.used.get(token, frozenset())
+        for token in a.used.keys() | b.used.keys()
+        if _stable(token)
+    }
+    for path in a.tokens.keys() | b.tokens.keys():
+        ta, tb = a.token(path), b.token(path)
+        token = ta if ta == tb else memo.setdefault((ta, tb), object())  # one token only where both share one
+        tokens[path] = token
+        used[token] = a.used.get(ta, frozenset()) | b.used.get(tb, frozenset())
+    return _State(tokens, used)
 
 
-def _same(a: State | None, b: State | None) -> bool:
+def _stable(token) -> bool:
+    """A token that means the same value in every state: that of a name never bound here, or a part of it."""
+    while isinstance(token, tuple) and token[0] == "item":
+        token = token[1]
+    return isinstance(token, tuple)
+
+
+def _canonical(state: _State) -> dict:
+    groups: dict = {}
+    for path, token in state.tokens.items():
+        groups.setdefault(token, set()).add(path)
+    canonical: dict = {
+        path: (state.used.get(token, frozenset()), frozenset(groups[token]))
+        for path, token in state.tokens.items()
+        if state.used.get(token) or len(groups[token]) > 1
+    }
+    canonical.update((token, used) for token, used in state.used.items() if used and _stable(token))
+    return canonical
+
+
+def _same(a: _State | None, b: _State | None) -> bool:
     if a is None or b is None:
         return a is b
-    keys = {k for k, v in a.items() if v} | {k for k, v in b.items() if v}
-    return all(a.get(k, frozenset()) == b.get(k, frozenset()) for k in keys)
+    return _canonical(a) == _canonical(b)
+
+
+def _suffix(token, root) -> str | None:
+    """The path from `root` to `token` (`"[1]"`, `""` for `root` itself) where `token` is one of its parts."""
+    suffix = ""
+    while token != root:
+        if not (isinstance(token, tuple) and token[0] == "item"):
+            return None
+        suffix = token[2] + suffix
+        token = token[1]
+    return suffix
+
+
+def _plain_sequence(node) -> bool:
+    return isinstance(node, (cst.Tuple, cst.List)) and not any(isinstance(e, cst.StarredElement) for e in node.elements)
+
+
+def _bindings(target, value) -> list[tuple[str, str | None]]:
+    """What `target = value` binds: (path, the path whose value it takes, or None for a fresh value).
+    `target` and `value` are nodes or paths (the parts of an unpacked name)."""
+    source = value if isinstance(value, str) else value.value if isinstance(value, cst.Name) else None
+    if isinstance(target, (str, cst.Name)):
+        path = target if isinstance(target, str) else target.value
+        pairs: list[tuple[str, str | None]] = [(path, source)]
+        if source is None and _plain_sequence(value):
+            for index, element in enumerate(value.elements):
+                pairs += _bindings(f"{path}[{index}]", element.value)
+        return pairs
+    if _plain_sequence(target):
+        parts = [element.value for element in target.elements]
+        if _plain_sequence(value) and len(value.elements) == len(parts):
+            return [pair for part, element in zip(parts, value.elements) for pair in _bindings(part, element.value)]
+        if source is not None:
+            return [pair for index, part in enumerate(parts) for pair in _bindings(part, f"{source}[{index}]")]
+    return [(name, None) for name in target_names(target)]
 
 
 class KeyFlow:
     """The key reuses of one function body (or module body): `reuses`, in source order of the second use."""
 
-    def __init__(self, scope: Scope, consumed_key) -> None:
+    def __init__(
+        self,
+        scope: Scope,
+        consumed_key,
+        body: LaxBody | None = None,
+        splits: dict[cst.CSTNode, str] | None = None,
+        renamed: frozenset[cst.Call] = frozenset(),
+        activity_of=activity,
+    ) -> None:
         """`consumed_key(call)` gives the Name a call consumes as a key, or None (resolving `jax.random` aliases
-        is the caller's business: see `KeyAnalysis`)."""
+        is the caller's business: see `KeyAnalysis`). `body`: the scope is a lax loop's body. `splits` and
+        `renamed`: run as if a fix had put `name, subkey = jax.random.split(name)` before each line of `splits`
+        and the calls of `renamed` drew from their fresh `subkey`. `activity_of`: `dataflow.activity`, or a
+        memo of it."""
         self._key_of = consumed_key
-        self._found: dict[cst.Call, Reuse] = {}
+        self._activity = activity_of
+        self.body = body
+        self._splits = splits or {}
+        self._renamed = renamed
+        self._found: dict[object, tuple[str, frozenset, bool]] = {}
+        self._holders: dict[cst.Call, frozenset[str]] = {}
+        self._shared: set[cst.Call] = set()
         self._loops: list[_Frame] = []
-        self._try: list[list[State]] = []
+        self._try: list[list[_State]] = []
+        self._line_start: _State | None = None
         statements = scope.body if isinstance(scope, cst.Module) else body_statements(scope.body)
-        state: State = {}
-        if isinstance(scope, cst.FunctionDef):
-            state = {name: frozenset() for name in param_names(scope.params)}
-        self._block(statements, state)
-        self.reuses: list[Reuse] = list(self._found.values())
+        if body is None:
+            self._block(statements, _State({}, {}))
+        else:
+            carried: dict[str, frozenset] = {}
+            for _ in range(20):
+                self._returned: dict[str, frozenset] = {}
+                tokens, used = {}, {}
+                for path, consumptions in carried.items():
+                    token = tokens[path] = _State(tokens, {}).token(path)
+                    used[token] = consumptions
+                self._block(statements, _State(tokens, used))
+                grown = dict(carried)
+                for path, consumptions in self._returned.items():
+                    grown[path] = grown.get(path, frozenset()) | frozenset(_Carried(_base(c)) for c in consumptions)
+                if grown == carried:
+                    break
+                carried = grown
+        self.reuses: list[Reuse] = [
+            Reuse(
+                name, use, frozenset(_base(p) for p in previous), comprehension,
+                frozenset(p.call for p in previous if isinstance(p, _Carried)),
+            )  # fmt: skip
+            for use, (name, previous, comprehension) in self._found.items()
+            if isinstance(use, cst.Call)
+        ]
+
+    def reads_a_split(self, use: cst.Call, line: cst.CSTNode | None = None) -> bool:
+        """In a flow run with `splits`: whether `use` may consume a key value that one of the splits consumed.
+        Where `use` is itself one of `renamed`, pass its `line`: the split before that line stands for it."""
+        found = self._found.get(_Split(line) if line is not None else use)
+        return found is not None and any(isinstance(_base(p), _Split) for p in found[1])
+
+    def holders(self, call: cst.Call) -> frozenset[str]:
+        """The names that, wherever the line holding `call` starts, hold the key value `call` consumes."""
+        return self._holders.get(call, frozenset())
+
+    def alone(self, call: cst.Call) -> bool:
+        """Whether, wherever the line holding `call` starts, the key `call` consumes is held by its own name
+        only (no alias, no tuple or carry it is a part of)."""
+        return call in self._holders and call not in self._shared
 
     # ---- statements ----------------------------------------------------------------------------------------
 
-    def _record(self, state: State | None) -> None:
+    def _record(self, state: _State | None) -> None:
         if state is not None:
             for collector in self._try:
                 collector.append(state)
 
-    def _block(self, statements: Sequence[cst.CSTNode], state: State | None) -> State | None:
+    def _block(self, statements: Sequence[cst.CSTNode], state: _State | None) -> _State | None:
         for stmt in statements:
             if state is None:
                 return None
@@ -104,19 +339,20 @@ class KeyFlow:
             self._record(state)
         return state
 
-    def _clear(self, state: State, names: Iterable[str]) -> State:
-        state = dict(state)
-        for name in names:
-            state[name] = frozenset()
-        return state
-
-    def _statement(self, stmt: cst.CSTNode, state: State) -> State | None:
+    def _statement(self, stmt: cst.CSTNode, state: _State) -> _State | None:
         if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
-            for small in stmt.body:
-                state = self._small(small, state)
-                if state is None:
-                    return None
-            return state
+            split = self._splits.get(stmt)
+            if split is not None:
+                state = self._consume(split, _Split(stmt), state).clear([split])
+            self._line_start = state if isinstance(stmt, cst.SimpleStatementLine) else None
+            try:
+                for small in stmt.body:
+                    state = self._small(small, state)
+                    if state is None:
+                        return None
+                return state
+            finally:
+                self._line_start = None
         if isinstance(stmt, cst.If):
             state = self._expr(stmt.test, state)
             body = self._block(body_statements(stmt.body), state)
@@ -127,27 +363,28 @@ class KeyFlow:
             return _merge(body, self._block(body_statements(stmt.orelse.body), state))
         if isinstance(stmt, cst.For):
             entry = self._expr(stmt.iter, state)
-            return self._loop(stmt, entry, lambda s: self._clear(s, target_names(stmt.target)), None)
+            return self._loop(stmt, entry, lambda s: s.clear(target_names(stmt.target)), None)
         if isinstance(stmt, cst.While):
             return self._loop(stmt, state, None, stmt.test)
         if isinstance(stmt, cst.With):
             for item in stmt.items:
                 state = self._expr(item.item, state)
                 if item.asname is not None:
-                    state = self._clear(state, target_names(item.asname.name))
+                    state = state.clear(target_names(item.asname.name))
             return self._block(body_statements(stmt.body), state)
         if isinstance(stmt, cst.Try) or isinstance(stmt, getattr(cst, "TryStar", ())):
-            collector: list[State] = [state]
+            collector: list[_State] = [state]
             self._try.append(collector)
             end = self._block(body_statements(stmt.body), state)
             self._try.pop()
-            raised: State | None = None
+            raised: _State | None = None
+            memo: dict = {}
             for seen in collector:
-                raised = _merge(raised, seen)
-            outcomes: State | None = None
+                raised = _merge(raised, seen, memo)
+            outcomes: _State | None = None
             for handler in stmt.handlers:
                 names = target_names(handler.name.name) if handler.name is not None else []
-                entry = self._clear(raised, names) if raised is not None else None
+                entry = raised.clear(names) if raised is not None else None
                 outcomes = _merge(outcomes, self._block(body_statements(handler.body), entry))
             normal = end if stmt.orelse is None else self._block(body_statements(stmt.orelse.body), end)
             outcomes = _merge(outcomes, normal)
@@ -155,10 +392,10 @@ class KeyFlow:
                 outcomes = self._block(body_statements(stmt.finalbody.body), outcomes)
             return outcomes
         # def, class (their bodies are other scopes), match and anything else: only what they bind counts
-        return self._clear(state, activity(stmt).writes)
+        return state.clear(self._activity(stmt).writes)
 
-    def _loop(self, loop, entry: State, bind, test) -> State | None:
-        head: State | None = entry
+    def _loop(self, loop, entry: _State, bind, test) -> _State | None:
+        head: _State | None = entry
         frame = _Frame()
         for _ in range(50):
             frame = _Frame()
@@ -171,8 +408,9 @@ class KeyFlow:
             end = self._block(body_statements(loop.body), body_entry)
             self._loops.pop()
             new_head = entry
+            memo: dict = {}
             for other in (end, *frame.continues):
-                new_head = _merge(new_head, other)
+                new_head = _merge(new_head, other, memo)
             if _same(new_head, head):
                 break
             head = new_head
@@ -183,7 +421,7 @@ class KeyFlow:
             after = _merge(after, other)
         return after
 
-    def _small(self, small: cst.BaseSmallStatement, state: State) -> State | None:
+    def _small(self, small: cst.BaseSmallStatement, state: _State) -> _State | None:
         if isinstance(small, cst.Break):
             if self._loops:
                 self._loops[-1].breaks.append(state)
@@ -195,21 +433,60 @@ class KeyFlow:
         if isinstance(small, (cst.Return, cst.Raise)):
             for child in children(small):
                 state = self._expr(child, state)
+            if isinstance(small, cst.Return) and self.body is not None:
+                self._return(small.value, state)
             return None
+        bindings: list[tuple[str, str | None]] = []
         if isinstance(small, cst.Assign):
             state = self._expr(small.value, state)
+            for target in small.targets:
+                bindings += _bindings(target.target, small.value)
         elif isinstance(small, (cst.AugAssign, cst.AnnAssign)):
             if small.value is not None:
                 state = self._expr(small.value, state)
+                if isinstance(small, cst.AnnAssign):
+                    bindings = _bindings(small.target, small.value)
         else:
             for child in children(small):
                 state = self._expr(child, state)
-        act = activity(small)
-        return self._clear(state, [*act.writes, *act.deletes])
+        act = self._activity(small)
+        bound = {path for path, _ in bindings}
+        state = state.bind(bindings)
+        return state.clear([name for name in (*act.writes, *act.deletes) if name not in bound])
+
+    def _return(self, value: cst.BaseExpression | None, state: _State) -> None:
+        """What the carry returned here holds, by path of the carry parameter."""
+        body = self.body
+        assert body is not None
+        if value is None:
+            return
+        if body.pair:
+            if not _plain_sequence(value) or len(value.elements) != 2:
+                return  # no carry that can be read
+            value = value.elements[0].value
+        self._project(state, value, body.carry)
+
+    def _project(self, state: _State, expr: cst.BaseExpression, path: str) -> None:
+        if _plain_sequence(expr):
+            for index, element in enumerate(expr.elements):
+                self._project(state, element.value, f"{path}[{index}]")
+        elif isinstance(expr, cst.Name):
+            name = expr.value
+            root = state.token(name)
+            found: dict[str, frozenset] = {}
+            for token, consumptions in state.used.items():  # the parts of its value (`carry[1]` read as `key`)
+                suffix = _suffix(token, root)
+                if consumptions and suffix is not None:
+                    found[path + suffix] = found.get(path + suffix, frozenset()) | consumptions
+            for key in state.tokens:  # and those it was built from (`carry = (obs, key)`)
+                if key.startswith(name + "[") and state.used_of(key):
+                    found[path + key[len(name):]] = found.get(path + key[len(name):], frozenset()) | state.used_of(key)
+            for target, consumptions in found.items():
+                self._returned[target] = self._returned.get(target, frozenset()) | consumptions
 
     # ---- expressions, in evaluation order --------------------------------------------------------------------
 
-    def _expr(self, node: cst.CSTNode, state: State) -> State:
+    def _expr(self, node: cst.CSTNode, state: _State) -> _State:
         if isinstance(node, (cst.Lambda, cst.FunctionDef, cst.ClassDef)):
             return state  # another scope: runs later, if at all
         if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
@@ -219,26 +496,39 @@ class KeyFlow:
             return _merge(self._expr(node.body, state), self._expr(node.orelse, state))
         if isinstance(node, cst.NamedExpr):
             state = self._expr(node.value, state)
-            return self._clear(state, target_names(node.target))
+            return state.bind(_bindings(node.target, node.value))
         for child in children(node):
             state = self._expr(child, state)
-        if isinstance(node, cst.Call):
+        if isinstance(node, cst.Call) and node not in self._renamed:
             key = self._key_of(node)
             if key is not None:
+                if self._line_start is not None:
+                    holders = self._line_start.holders(state.token(key.value))
+                    if self._line_start.token(key.value) == state.token(key.value):
+                        holders.add(key.value)
+                    known = self._holders.get(node)
+                    self._holders[node] = frozenset(holders) if known is None else known & holders
+                    token = state.token(key.value)
+                    shared = (
+                        isinstance(token, tuple) and (token[0] == "item" or token[1] != key.value)  # a part, another's
+                        or any(t == token for path, t in self._line_start.tokens.items() if path != key.value)
+                    )
+                    if shared:
+                        self._shared.add(node)
                 state = self._consume(key.value, node, state)
         return state
 
-    def _consume(self, name: str, call: cst.Call, state: State, *, comprehension: bool = False) -> State:
-        previous = state.get(name, frozenset())
+    def _consume(self, name: str, call, state: _State, *, comprehension: bool = False) -> _State:
+        previous, state = state.consume(name, call)
         if previous:
             known = self._found.get(call)
-            merged = previous | known.previous if known is not None else previous
-            self._found[call] = Reuse(name, call, merged, comprehension or (known is not None and known.in_comprehension))
-        state = dict(state)
-        state[name] = frozenset({call})
+            if known is not None:
+                previous = previous | known[1]
+                comprehension = comprehension or known[2]
+            self._found[call] = (name, previous, comprehension)
         return state
 
-    def _comprehension(self, node, state: State) -> State:
+    def _comprehension(self, node, state: _State) -> _State:
         """The first `for`'s iterable runs once; everything else once per item. A key from outside consumed
         there is consumed again for the next item: reported as a reuse in the comprehension."""
         first = node.for_in
@@ -279,6 +569,14 @@ class KeyAnalysis:
     def __init__(self, context) -> None:
         self.context = context
         self._flows: dict[cst.CSTNode, KeyFlow] = {}
+        self._activities: dict[cst.CSTNode, object] = {}
+
+    def _activity(self, node: cst.CSTNode):
+        """`dataflow.activity`, once per statement: a fix's check runs the flow of a scope again."""
+        found = self._activities.get(node)
+        if found is None:
+            found = self._activities[node] = activity(node)
+        return found
 
     def consumed_key(self, call: cst.Call) -> cst.Name | None:
         """The Name a `jax.random` call consumes as its key (first positional argument or `key=`), or None."""
@@ -295,5 +593,56 @@ class KeyAnalysis:
     def flow(self, scope: Scope) -> KeyFlow:
         found = self._flows.get(scope)
         if found is None:
-            found = self._flows[scope] = KeyFlow(scope, self.consumed_key)
+            found = self._flows[scope] = KeyFlow(scope, self.consumed_key, self.lax_body(scope), activity_of=self._activity)
         return found
+
+    def flow_with_splits(self, scope: Scope, splits: dict[cst.CSTNode, str], renamed: frozenset[cst.Call]) -> KeyFlow:
+        """The flow of `scope` as if `name, subkey = jax.random.split(name)` stood before each line of `splits`
+        (line → name) and the calls of `renamed` drew from that fresh `subkey`."""
+        return KeyFlow(scope, self.consumed_key, self.lax_body(scope), splits, renamed, self._activity)
+
+    def lax_body(self, scope: Scope) -> LaxBody | None:
+        return self._lax_bodies.get(scope) if isinstance(scope, cst.FunctionDef) else None
+
+    @cached_property
+    def _lax_bodies(self) -> dict[cst.FunctionDef, LaxBody]:
+        """The defs passed (by name, or through `functools.partial` with positional arguments) as the body of a
+        lax loop, with their carry parameter. A def passed to two loops that disagree on it is left out."""
+        names = self.context.names
+        found: dict[cst.FunctionDef, LaxBody | None] = {}
+        for call in walk(self.context.wrapper.module):
+            if not isinstance(call, cst.Call):
+                continue
+            construct = names.callee(call)
+            if construct not in LAX_LOOPS:
+                continue
+            position, keyword, carry_index, pair = LAX_LOOPS[construct]
+            positional = [a for a in call.args if a.keyword is None]
+            if any(a.star for a in call.args[: position + 1]):
+                continue
+            argument = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == keyword), None)
+            if argument is None and len(positional) > position:
+                argument = positional[position].value
+            for function, bound in self._functions(argument):
+                params = [*function.params.posonly_params, *function.params.params]
+                if carry_index + bound >= len(params):
+                    continue
+                body = LaxBody(construct, params[carry_index + bound].name.value, pair)
+                if found.get(function, body) != body:
+                    body = None
+                found[function] = body
+        return {function: body for function, body in found.items() if body is not None}
+
+    def _functions(self, expr: cst.BaseExpression | None) -> list[tuple[cst.FunctionDef, int]]:
+        """The defs an argument names, with how many leading parameters `functools.partial` binds."""
+        if isinstance(expr, cst.Name):
+            scope = self.context.wrapper.resolve(ScopeProvider).get(expr)
+            if scope is None:
+                return []
+            return [(a.node, 0) for a in scope[expr.value] if isinstance(getattr(a, "node", None), cst.FunctionDef)]
+        if isinstance(expr, cst.Call) and self.context.names.callee(expr) == _PARTIAL and expr.args:
+            if any(a.star for a in expr.args):
+                return []
+            bound = sum(1 for a in expr.args[1:] if a.keyword is None)
+            return [(function, inner + bound) for function, inner in self._functions(expr.args[0].value)]
+        return []
