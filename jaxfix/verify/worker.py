@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from jaxfix.verify import compare as cmp
+from jaxfix.verify import effects
 from jaxfix.verify import strategies
 from jaxfix.verify.targets import (
     DIFFERS,
@@ -222,19 +223,27 @@ def invoke(
 
     if isinstance(function, BaseException):
         return cmp.Outcome(error=function)
+    scope = effects.globals_of(function)
+    globals_before = effects.snapshot_globals(scope)
+    args = kwargs = None
     try:
         args, kwargs = strategies.materialize(call, device)
+        arguments_before = effects.host_state((args, kwargs))
         with deadline(limit), jax.default_device(device):
             if eager:
                 with jax.disable_jit():
                     value = function(*args, **kwargs)
             else:
                 value = function(*args, **kwargs)
-            return cmp.Outcome(value=jax.block_until_ready(value))
+            outcome = cmp.Outcome(value=jax.block_until_ready(value))
     except _Alarm:
-        return cmp.Outcome(error=DeadlineExceeded(f"ran for more than {limit:g} s (the deadline)"))
+        outcome = cmp.Outcome(error=DeadlineExceeded(f"ran for more than {limit:g} s (the deadline)"))
     except Exception as error:
-        return cmp.Outcome(error=error)
+        outcome = cmp.Outcome(error=error)
+    written = effects.globals_written(scope, globals_before)
+    mutated = effects.mutated(arguments_before, (args, kwargs)) if args is not None else []
+    arguments = effects.host_state((args, kwargs)) if args is not None else None
+    return effects.Seen(value=outcome.value, error=outcome.error, written=written, mutated=mutated, arguments=arguments)
 
 
 def grad_of(
@@ -454,12 +463,15 @@ def check_device(
     started = time.monotonic()
     failing: dict[str, Mismatch] = {}
     first_failure: list[float] = []
-    counts = {"eager": 0, "both_eager": 0, "jit_rounding": 0, "raised": set(), "skipped": 0, "outside": 0}
+    counts: dict[str, Any] = {"eager": 0, "both_eager": 0, "jit_rounding": 0, "raised": set(), "skipped": 0, "outside": 0}
+    counts.update(grad_outside=0, grad_raised=set(), in_place=0, nothing=0)
 
     if source.original_raises:
         return _check_declared(original, rewritten, inputs, device, report)
 
     def check(call: strategies.Call, *, explicit: bool = False) -> None:
+        if "effects" in counts:
+            return  # a global was written: nothing more is run
         key = fingerprint(call)
         now = time.monotonic()
         if first_failure and now - first_failure[0] > options.budget:
@@ -489,10 +501,31 @@ def check_device(
                 # JAX rejects the rewrite under jit too: compare what both compute with jit disabled
                 eager_after, after = True, invoke(rewritten, call, device, eager=True, limit=options.deadline)
                 counts["both_eager"] += 1
+        written = [("original", before), ("rewrite", after)]
+        written = [f"the {side} writes the global{'s' if len(o.written) > 1 else ''} {', '.join(o.written)}" for side, o in written if getattr(o, "written", ())]
+        if written:
+            if not first_failure and "effects" not in counts:
+                counts["effects"] = "; ".join(written)
+            return
         if before.raised:
             outside(before, after)
             return
         difference, found = cmp.compare(before, after, size=size, rtol=source.rtol, atol=source.atol)
+        changed_in_place = getattr(before, "mutated", ()) or getattr(after, "mutated", ())
+        if difference is None and changed_in_place and not after.raised:
+            difference, _ = cmp.compare(
+                cmp.Outcome(value=before.arguments), cmp.Outcome(value=after.arguments), size=size, rtol=source.rtol, atol=source.atol
+            )
+            counts["in_place"] += 1
+            if difference is not None:
+                names = effects.parameter_names(original if not isinstance(original, BaseException) else rewritten, changed_in_place)
+                difference = cmp.Difference(f"arguments after the call ({', '.join(names)} changed in place): " + difference.message)
+                before = cmp.Outcome(value=_named_arguments(original, before.arguments, changed_in_place))
+                after = cmp.Outcome(value=_named_arguments(original, after.arguments, changed_in_place))
+        if difference is None and not after.raised and not changed_in_place and not jax_tree_leaves(before.value) and not jax_tree_leaves(after.value):
+            if not first_failure:
+                counts["nothing"] += 1
+            return  # nothing to compare: None (or an empty tree) on both sides, no argument changed
         if difference is not None and eager and not eager_after and fresh_rewrite is not None:
             same_mode = jit_rounding_only(before, after, rewritten, fresh_rewrite, call, device, size=size, source=source, options=options)
             if same_mode is not None:
@@ -500,16 +533,28 @@ def check_device(
                 counts["jit_rounding"] += 1
         if difference is None and options.grad and not before.raised and not after.raised:
             grad_before = grad_of(original, call, device, eager=eager, limit=options.deadline)
-            grad_after = grad_of(rewritten, call, device, eager=eager_after, limit=options.deadline)
-            if grad_before is not None and grad_after is not None:
-                report.grad_checked += 1
-                difference, _ = cmp.compare(grad_before, grad_after, size=size, rtol=source.rtol, atol=source.atol)
-                if difference is not None:
-                    difference = cmp.Difference("gradient: " + difference.message)
-                    before, after = grad_before, grad_after
+            if grad_before is not None and grad_before.raised:
+                # the original cannot be differentiated here: outside the inputs whose gradient it defines
+                if not first_failure:
+                    counts["grad_outside"] += 1
+                    counts["grad_raised"].add(grad_before.error_name())
+            elif grad_before is not None:
+                grad_after = grad_of(rewritten, call, device, eager=eager_after, limit=options.deadline)
+                if grad_after is not None:
+                    report.grad_checked += 1
+                    if grad_after.raised:
+                        difference = cmp.Difference(
+                            f"gradient: the original is differentiable; the rewrite raises {grad_after.error_name()}: {cmp.first_line(grad_after.error)}"
+                        )
+                    else:
+                        difference, _ = cmp.compare(grad_before, grad_after, size=size, rtol=source.rtol, atol=source.atol)
+                        if difference is not None:
+                            difference = cmp.Difference("gradient: " + difference.message)
+                    if difference is not None:
+                        before, after = grad_before, grad_after
         if difference is not None:
             lines = describe_call(rewritten if not isinstance(rewritten, BaseException) else original, call)
-            label = "gradient" if difference.message.startswith("gradient") else "output"
+            label = "gradient" if difference.message.startswith("gradient") else "argument after the call:" if difference.message.startswith("arguments") else "output"
             lines += describe_outcome(f"original {label}", before) + describe_outcome(f"rewrite {label}", after)
             if eager_after:
                 lines.append("(both were run with jit disabled: JAX rejects both under jit)")
@@ -561,7 +606,17 @@ def check_device(
     except Flaky as error:
         report.reason = f"results are not reproducible (the function is not deterministic?): {cmp.first_line(error)}"
         return report
+    if "effects" in counts:
+        report.reason = f"could not check: {counts['effects']} (effects on globals are not compared)"
+        return report
     report.max_abs_error, report.max_rel_error = errors.abs, errors.rel
+    if counts["in_place"]:
+        report.notes.append(f"arguments were changed in place on {counts['in_place']} inputs: they were compared after the call too")
+    if counts["grad_outside"]:
+        report.notes.append(
+            f"the original's gradient raised ({', '.join(sorted(counts['grad_raised']))}) on {counts['grad_outside']} inputs: "
+            "gradients are compared only where the original's can be taken"
+        )
     if counts["skipped"]:
         report.notes.append(f"stopped drawing inputs after {options.budget:g} s (a quarter of --timeout); {counts['skipped']} were not run")
     if counts["eager"]:
@@ -580,6 +635,10 @@ def check_device(
         )
     if report.examples:
         report.status = VERIFIED
+    elif counts["nothing"]:
+        report.reason = (
+            f"could not check: it returned None on every input ({counts['nothing']}) and changed no argument: there was nothing to compare"
+        )
     elif counts["raised"]:
         report.reason = f"the original raised on every input ({', '.join(sorted(counts['raised']))}): nothing was compared"
     else:
@@ -623,6 +682,19 @@ def jit_rounding_only(
     if again.raised or cmp.compare(after, again, size=size)[0] is not None:
         return None
     return found
+
+
+def _named_arguments(function: Any, arguments: Any, paths: tuple[str, ...]) -> dict[str, Any]:
+    """The arguments changed in place, by parameter name, as they are after the call."""
+    args, kwargs = arguments
+    names = effects.parameter_names(function, paths)
+    return {name: (args[int(path[5:-1])] if path.startswith("args[") else kwargs[path[len("kwargs['"):-2]]) for name, path in zip(names, paths)}
+
+
+def jax_tree_leaves(value: Any) -> list[Any]:
+    import jax
+
+    return jax.tree.leaves(value)
 
 
 def jax_leaves(call: strategies.Call) -> list[Any]:

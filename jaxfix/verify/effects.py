@@ -1,0 +1,148 @@
+"""What a call does besides returning: module globals it writes, and arguments it changes in place.
+
+Return values are not all a function computes: `LOG.append(x)` or `np.clip(x, 0, 1, out=x)` change what the
+caller sees afterwards. The worker snapshots the module's globals and the call's host arguments (NumPy arrays,
+lists, dicts) before each call and compares after it. The rule (docs/verification.md):
+
+- an argument changed in place, by either side, is part of the output: the arguments as they are after the call
+  are compared, like the return values;
+- a global written (rebound, or a list, dict, set or NumPy array in it changed) cannot be compared on inputs
+  drawn one at a time, so the function is reported "could not check".
+"""
+
+from __future__ import annotations
+
+import inspect
+import types
+from dataclasses import dataclass
+from typing import Any
+
+from jaxfix.verify import compare as cmp
+
+
+@dataclass
+class Seen(cmp.Outcome):
+    """An Outcome with what the call did besides: the globals it wrote, the arguments it changed (their paths),
+    and the host state of all arguments after the call."""
+
+    written: tuple[str, ...] = ()
+    mutated: tuple[str, ...] = ()
+    arguments: Any = None
+
+
+_MISSING = object()
+
+
+def globals_of(function: Any) -> dict[str, Any] | None:
+    """The module namespace `function` reads its globals from (through jit and functools.wraps wrappers)."""
+    seen = 0
+    while function is not None and seen < 10:
+        scope = getattr(function, "__globals__", None)
+        if isinstance(scope, dict):
+            return scope
+        function = getattr(function, "__wrapped__", None) or getattr(function, "__func__", None)
+        seen += 1
+    return None
+
+
+def _is_state(value: Any) -> bool:
+    import numpy as np
+
+    return isinstance(value, (list, dict, set, bytearray, np.ndarray))
+
+
+def snapshot_globals(scope: dict[str, Any] | None) -> dict[str, tuple[int, Any]]:
+    """Each global's identity, and a copy of the contents of those that can change in place."""
+    if scope is None:
+        return {}
+    found = {}
+    for name, value in list(scope.items()):
+        if name.startswith("__") or isinstance(value, (types.ModuleType, types.FunctionType, type)):
+            continue
+        found[name] = (id(value), host_state(value) if _is_state(value) else _MISSING)
+    return found
+
+
+def globals_written(scope: dict[str, Any] | None, before: dict[str, tuple[int, Any]]) -> tuple[str, ...]:
+    """The globals a call bound, rebound or changed in place."""
+    if scope is None:
+        return ()
+    after = snapshot_globals(scope)
+    written = []
+    for name, (identity, state) in after.items():
+        old = before.get(name)
+        if old is None or old[0] != identity or (state is not _MISSING and not _same(old[1], state)):
+            written.append(name)
+    return tuple(written)
+
+
+def host_state(value: Any) -> Any:
+    """A copy of the parts of `value` that code can change in place: lists, tuples, dicts and sets rebuilt,
+    NumPy arrays copied; anything else (JAX arrays, numbers, strings) is kept as it is."""
+    import numpy as np
+
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    if isinstance(value, (list, tuple)):
+        return type(value)(host_state(v) for v in value) if type(value) in (list, tuple) else value
+    if isinstance(value, dict):
+        return {k: host_state(v) for k, v in value.items()}
+    if isinstance(value, (set, bytearray)):
+        return type(value)(value)
+    return value
+
+
+def _same(a: Any, b: Any) -> bool:
+    import numpy as np
+
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)):
+            return False
+        return a.shape == b.shape and a.dtype == b.dtype and bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, (set, bytearray)):
+        return a == b
+    return a is b or _equal_scalar(a, b)
+
+
+def _equal_scalar(a: Any, b: Any) -> bool:
+    try:
+        return bool(a == b)
+    except Exception:  # JAX arrays and the like: the same object or not
+        return False
+
+
+def mutated(before: Any, after: Any) -> tuple[str, ...]:
+    """The arguments (`args[i]`, `kwargs['k']`) whose host state differs after the call."""
+    (args_before, kwargs_before), (args_after, kwargs_after) = before, after
+    changed = [f"args[{i}]" for i, (a, b) in enumerate(zip(args_before, args_after)) if _is_mutable(b) and not _same(a, host_state(b))]
+    changed += [f"kwargs[{k!r}]" for k in kwargs_after if _is_mutable(kwargs_after[k]) and not _same(kwargs_before.get(k), host_state(kwargs_after[k]))]
+    return tuple(changed)
+
+
+def _is_mutable(value: Any) -> bool:
+    if _is_state(value):
+        return True
+    if isinstance(value, (list, tuple)):
+        return any(_is_mutable(v) for v in value)
+    return False
+
+
+def parameter_names(function: Any, paths: tuple[str, ...]) -> list[str]:
+    """`args[0]` as the parameter's name where the signature tells it."""
+    try:
+        names = [p.name for p in inspect.signature(function).parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        names = []
+    out = []
+    for path in paths:
+        if path.startswith("args[") and int(path[5:-1]) < len(names):
+            out.append(names[int(path[5:-1])])
+        else:
+            out.append(path[len("kwargs['"):-2] if path.startswith("kwargs[") else path)
+    return out
