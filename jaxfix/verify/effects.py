@@ -6,8 +6,10 @@ lists, dicts) before each call and compares after it. The rule (docs/verificatio
 
 - an argument changed in place, by either side, is part of the output: the arguments as they are after the call
   are compared, like the return values;
-- a global written (rebound, or a list, dict, set or NumPy array in it changed) cannot be compared on inputs
-  drawn one at a time, so the function is reported "could not check".
+- a global written (rebound, or a list, dict, set or NumPy array in it changed) is compared call by call when
+  both sides write the same globals: the items each call appended to a list, else the global's new value. When
+  only one side writes a global, or what was written cannot be compared (a tracer leaked out of jit), the
+  function is reported "could not check".
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ class Seen(cmp.Outcome):
     """An Outcome with what the call did besides: the globals it wrote, the arguments it changed (their paths),
     and the host state of all arguments after the call."""
 
-    written: tuple[str, ...] = ()
+    written: dict[str, Any] | None = None  # global name -> what the call did to it (global_changes)
     mutated: tuple[str, ...] = ()
     arguments: Any = None
 
@@ -74,6 +76,22 @@ def globals_written(scope: dict[str, Any] | None, before: dict[str, tuple[int, A
         if old is None or old[0] != identity or (state is not _MISSING and not _same(old[1], state)):
             written.append(name)
     return tuple(written)
+
+
+def global_changes(scope: dict[str, Any] | None, before: dict[str, tuple[int, Any]], names: tuple[str, ...]) -> dict[str, Any]:
+    """What the call did to each global of `names`: the items it appended to a list that was there, else the
+    global's new value (a copy)."""
+    changes = {}
+    for name in names:
+        value = scope.get(name, _MISSING) if scope is not None else _MISSING
+        old = before.get(name)
+        if value is _MISSING:
+            changes[name] = "(deleted)"
+        elif old is not None and isinstance(value, list) and isinstance(old[1], list) and old[0] == id(value) and _same(old[1], host_state(value[: len(old[1])])):
+            changes[name] = ("appended", host_state(value[len(old[1]):]))
+        else:
+            changes[name] = host_state(value)
+    return changes
 
 
 def host_state(value: Any) -> Any:

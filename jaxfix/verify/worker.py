@@ -241,6 +241,7 @@ def invoke(
     except Exception as error:
         outcome = cmp.Outcome(error=error)
     written = effects.globals_written(scope, globals_before)
+    written = effects.global_changes(scope, globals_before, written) if written else None
     mutated = effects.mutated(arguments_before, (args, kwargs)) if args is not None else []
     arguments = effects.host_state((args, kwargs)) if args is not None else None
     return effects.Seen(value=outcome.value, error=outcome.error, written=written, mutated=mutated, arguments=arguments)
@@ -464,7 +465,7 @@ def check_device(
     failing: dict[str, Mismatch] = {}
     first_failure: list[float] = []
     counts: dict[str, Any] = {"eager": 0, "both_eager": 0, "jit_rounding": 0, "raised": set(), "skipped": 0, "outside": 0}
-    counts.update(grad_outside=0, grad_raised=set(), in_place=0, nothing=0)
+    counts.update(grad_outside=0, grad_raised=set(), in_place=0, nothing=0, globals=0)
 
     if source.original_raises:
         return _check_declared(original, rewritten, inputs, device, report)
@@ -501,16 +502,29 @@ def check_device(
                 # JAX rejects the rewrite under jit too: compare what both compute with jit disabled
                 eager_after, after = True, invoke(rewritten, call, device, eager=True, limit=options.deadline)
                 counts["both_eager"] += 1
-        written = [("original", before), ("rewrite", after)]
-        written = [f"the {side} writes the global{'s' if len(o.written) > 1 else ''} {', '.join(o.written)}" for side, o in written if getattr(o, "written", ())]
-        if written:
-            if not first_failure and "effects" not in counts:
-                counts["effects"] = "; ".join(written)
-            return
+        globals_difference = None
+        written_before, written_after = getattr(before, "written", None) or {}, getattr(after, "written", None) or {}
+        if written_before or written_after:
+            if set(written_before) != set(written_after):
+                sides = [("original", written_before), ("rewrite", written_after)]
+                said = [f"the {side} writes {', '.join(sorted(w))}" for side, w in sides if w] + [f"the {side} does not" for side, w in sides if not w]
+                if not first_failure and "effects" not in counts:
+                    counts["effects"] = "global variables written differ: " + "; ".join(said)
+                return
+            try:
+                globals_difference, _ = cmp.compare_values(written_before, written_after, size=size, rtol=source.rtol, atol=source.atol)
+            except Exception as error:  # a tracer leaked into a global, say
+                if not first_failure and "effects" not in counts:
+                    counts["effects"] = f"the globals written ({', '.join(sorted(written_before))}) cannot be compared: {type(error).__name__}"
+                return
+            counts["globals"] += 1
         if before.raised:
             outside(before, after)
             return
         difference, found = cmp.compare(before, after, size=size, rtol=source.rtol, atol=source.atol)
+        if difference is None and globals_difference is not None and not after.raised:
+            difference = cmp.Difference(f"global variables written ({', '.join(sorted(written_before))}): " + globals_difference.message)
+            before, after = cmp.Outcome(value=written_before), cmp.Outcome(value=written_after)
         changed_in_place = getattr(before, "mutated", ()) or getattr(after, "mutated", ())
         if difference is None and changed_in_place and not after.raised:
             difference, _ = cmp.compare(
@@ -522,7 +536,7 @@ def check_device(
                 difference = cmp.Difference(f"arguments after the call ({', '.join(names)} changed in place): " + difference.message)
                 before = cmp.Outcome(value=_named_arguments(original, before.arguments, changed_in_place))
                 after = cmp.Outcome(value=_named_arguments(original, after.arguments, changed_in_place))
-        if difference is None and not after.raised and not changed_in_place and not jax_tree_leaves(before.value) and not jax_tree_leaves(after.value):
+        if difference is None and not after.raised and not changed_in_place and not written_before and not jax_tree_leaves(before.value) and not jax_tree_leaves(after.value):
             if not first_failure:
                 counts["nothing"] += 1
             return  # nothing to compare: None (or an empty tree) on both sides, no argument changed
@@ -554,7 +568,7 @@ def check_device(
                         before, after = grad_before, grad_after
         if difference is not None:
             lines = describe_call(rewritten if not isinstance(rewritten, BaseException) else original, call)
-            label = "gradient" if difference.message.startswith("gradient") else "argument after the call:" if difference.message.startswith("arguments") else "output"
+            label = "gradient" if difference.message.startswith("gradient") else "argument after the call:" if difference.message.startswith("arguments") else "globals written:" if difference.message.startswith("global") else "output"
             lines += describe_outcome(f"original {label}", before) + describe_outcome(f"rewrite {label}", after)
             if eager_after:
                 lines.append("(both were run with jit disabled: JAX rejects both under jit)")
@@ -607,9 +621,11 @@ def check_device(
         report.reason = f"results are not reproducible (the function is not deterministic?): {cmp.first_line(error)}"
         return report
     if "effects" in counts:
-        report.reason = f"could not check: {counts['effects']} (effects on globals are not compared)"
+        report.reason = f"could not check: {counts['effects']}"
         return report
     report.max_abs_error, report.max_rel_error = errors.abs, errors.rel
+    if counts["globals"]:
+        report.notes.append(f"both wrote the same globals on {counts['globals']} inputs: what each call wrote was compared too")
     if counts["in_place"]:
         report.notes.append(f"arguments were changed in place on {counts['in_place']} inputs: they were compared after the call too")
     if counts["grad_outside"]:
