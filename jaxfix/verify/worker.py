@@ -214,6 +214,29 @@ def deadline(seconds: float | None) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
+GRAD_WALL = 2.0  # a gradient may take this many deadlines of wall time, its tracing and compiling included
+
+
+@contextlib.contextmanager
+def wall_deadline(seconds: float | None) -> Iterator[None]:
+    """Interrupt Python code (tracing included) after `seconds` of wall time. For gradients, which are an extra
+    check: one that takes too long is given up, not waited for."""
+    if not seconds or not hasattr(signal, "setitimer"):
+        yield
+        return
+
+    def alarm(signum: int, frame: Any) -> None:
+        raise _Alarm()
+
+    previous = signal.signal(signal.SIGALRM, alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 def invoke(
     function: Callable[..., Any] | BaseException, call: strategies.Call, device: Any, *, eager: bool = False, limit: float | None = None
 ) -> cmp.Outcome:
@@ -271,7 +294,7 @@ def grad_of(
         return _weighted_sum(function(*a, **k))
 
     try:
-        with deadline(limit), jax.default_device(device):
+        with wall_deadline(limit * GRAD_WALL if limit else None), jax.default_device(device):
             primals = [jnp.asarray(leaves[i]) for i in floats]
             if eager:
                 with jax.disable_jit():
@@ -280,7 +303,7 @@ def grad_of(
                 value = jax.grad(scalar)(primals)
             return cmp.Outcome(value=jax.block_until_ready(value))
     except _Alarm:
-        return cmp.Outcome(error=DeadlineExceeded(f"ran for more than {limit:g} s (the deadline)"))
+        return cmp.Outcome(error=DeadlineExceeded(f"its gradient took more than {limit * GRAD_WALL:g} s"))
     except Exception as error:
         return cmp.Outcome(error=error)
 
@@ -465,7 +488,7 @@ def check_device(
     failing: dict[str, Mismatch] = {}
     first_failure: list[float] = []
     counts: dict[str, Any] = {"eager": 0, "both_eager": 0, "jit_rounding": 0, "raised": set(), "skipped": 0, "outside": 0}
-    counts.update(grad_outside=0, grad_raised=set(), in_place=0, nothing=0, globals=0)
+    counts.update(grad_outside=0, grad_raised=set(), in_place=0, nothing=0, globals=0, grad_slow="")
 
     if source.original_raises:
         return _check_declared(original, rewritten, inputs, device, report)
@@ -545,16 +568,20 @@ def check_device(
             if same_mode is not None:
                 difference, found = None, same_mode
                 counts["jit_rounding"] += 1
-        if difference is None and options.grad and not before.raised and not after.raised:
+        if difference is None and options.grad and not before.raised and not after.raised and not counts["grad_slow"]:
             grad_before = grad_of(original, call, device, eager=eager, limit=options.deadline)
-            if grad_before is not None and grad_before.raised:
+            if grad_before is not None and isinstance(grad_before.error, DeadlineExceeded):
+                counts["grad_slow"] = cmp.first_line(grad_before.error)  # given up on this device from now on
+            elif grad_before is not None and grad_before.raised:
                 # the original cannot be differentiated here: outside the inputs whose gradient it defines
                 if not first_failure:
                     counts["grad_outside"] += 1
                     counts["grad_raised"].add(grad_before.error_name())
             elif grad_before is not None:
                 grad_after = grad_of(rewritten, call, device, eager=eager_after, limit=options.deadline)
-                if grad_after is not None:
+                if grad_after is not None and isinstance(grad_after.error, DeadlineExceeded):
+                    counts["grad_slow"] = "the rewrite's " + cmp.first_line(grad_after.error)
+                elif grad_after is not None:
                     report.grad_checked += 1
                     if grad_after.raised:
                         difference = cmp.Difference(
@@ -628,6 +655,8 @@ def check_device(
         report.notes.append(f"both wrote the same globals on {counts['globals']} inputs: what each call wrote was compared too")
     if counts["in_place"]:
         report.notes.append(f"arguments were changed in place on {counts['in_place']} inputs: they were compared after the call too")
+    if counts["grad_slow"] and options.grad:
+        report.notes.append(f"gradients were no longer compared after one took too long ({counts['grad_slow']})")
     if counts["grad_outside"]:
         report.notes.append(
             f"the original's gradient raised ({', '.join(sorted(counts['grad_raised']))}) on {counts['grad_outside']} inputs: "
