@@ -487,9 +487,13 @@ def _apply_verified(paths, diff_only, select, ignore, exclude, jobs, loaded, ext
             why = report.reason or next((d.reason for d in report.devices if d.reason), "nothing was run")
             typer.echo(f"kept {report.target}: its fixes are safe ones; not verified: {why}")
         for report in verdict.reverted:
-            differs = differs or report.status == "differs"
+            caller = verdict.because.get(report.name)
+            differs = differs or report.status == "differs" or caller is not None
+            if caller is not None:
+                typer.echo(f"reverted {report.target}: its caller {caller.name} differs")
+                report = caller
             for index, line in enumerate(verify_report.lines(report)):
-                typer.echo(f"reverted {line}" if index == 0 else line)
+                typer.echo(("    " if caller is not None else "reverted ") + line if index == 0 else line)
         if verdict.whole_file_reverted:
             typer.echo(f"{verdict.path}: every rewrite reverted: {verdict.whole_file_reverted}")
     kept = sum(1 for v in verdicts if v.changed)

@@ -33,6 +33,7 @@ class FileVerdict:
     verified: list[Report] = field(default_factory=list)  # the changed functions of the kept text
     reverted: list[Report] = field(default_factory=list)  # the functions whose fixes were left out, and why
     kept_unverified: list[Report] = field(default_factory=list)  # could not be checked, kept: all their fixes are safe
+    because: dict[str, Report] = field(default_factory=dict)  # reverted because this caller (its code unchanged) differs
     whole_file_reverted: str = ""  # why nothing was kept, when a function left out still failed
     written: bool = False
     diagnostics: list[Diagnostic] = field(default_factory=list)
@@ -135,17 +136,17 @@ def _judge(state: _State, reports: list[Report]) -> None:
     own = [r for r in reports if by_name.get(r.name) is None or by_name[r.name].changed]
     tree = functions.parse(verdict.text)
     differing_callers = [r for r in reports if r.status == DIFFERS and not (by_name.get(r.name) is None or by_name[r.name].changed)]
-    reached_by_differing: dict[str, str] = {}
+    reached_by_differing: dict[str, Report] = {}
     for report in differing_callers:
         for name in functions.reached(tree, report.name) if tree is not None else set():
-            reached_by_differing.setdefault(name, report.name)
+            reached_by_differing.setdefault(name, report)
     safe = state.safe
     failing, kept_unverified = [], []
     for report in own:
         if report.status == DIFFERS:
             failing.append(report)
         elif report.name in reached_by_differing:
-            report.reason = report.reason or f"its caller {reached_by_differing[report.name]} differs"
+            verdict.because[report.name] = reached_by_differing[report.name]
             failing.append(report)
         elif report.status != VERIFIED:
             (kept_unverified if report.name in safe else failing).append(report)

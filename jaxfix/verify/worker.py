@@ -271,10 +271,17 @@ def invoke(
 
 
 def grad_of(
-    function: Callable[..., Any] | BaseException, call: strategies.Call, device: Any, *, eager: bool, limit: float | None = None
+    function: Callable[..., Any] | BaseException,
+    call: strategies.Call,
+    device: Any,
+    *,
+    eager: bool,
+    limit: float | None = None,
+    arrays_only: bool = False,
 ) -> cmp.Outcome | None:
-    """jax.grad of a weighted sum of the float outputs with respect to the float inputs; None when there are no
-    float inputs."""
+    """jax.grad of a weighted sum of the float outputs with respect to the float inputs (with `arrays_only`, the
+    float arrays, not Python floats, which a jitted function may take as static arguments); None when there are
+    none."""
     import jax
     import jax.numpy as jnp
 
@@ -282,7 +289,7 @@ def grad_of(
         return cmp.Outcome(error=function)
     args, kwargs = strategies.materialize(call, device)
     leaves, treedef = jax.tree.flatten((args, kwargs))
-    floats = [i for i, leaf in enumerate(leaves) if _is_float(leaf)]
+    floats = [i for i, leaf in enumerate(leaves) if _is_float(leaf) and not (arrays_only and isinstance(leaf, float))]
     if not floats:
         return None
 
@@ -488,7 +495,7 @@ def check_device(
     failing: dict[str, Mismatch] = {}
     first_failure: list[float] = []
     counts: dict[str, Any] = {"eager": 0, "both_eager": 0, "jit_rounding": 0, "raised": set(), "skipped": 0, "outside": 0}
-    counts.update(grad_outside=0, grad_raised=set(), in_place=0, nothing=0, globals=0, grad_slow="")
+    counts.update(grad_outside=0, grad_raised=set(), in_place=0, nothing=0, globals=0, grad_slow="", grad_jit_rounding=0)
 
     if source.original_raises:
         return _check_declared(original, rewritten, inputs, device, report)
@@ -583,12 +590,24 @@ def check_device(
                     counts["grad_slow"] = "the rewrite's " + cmp.first_line(grad_after.error)
                 elif grad_after is not None:
                     report.grad_checked += 1
+                    if grad_after.raised:  # Python floats may be static arguments of the rewrite's jit: without them?
+                        again = grad_of(rewritten, call, device, eager=eager_after, limit=options.deadline, arrays_only=True)
+                        if again is not None and not again.raised:
+                            first = grad_of(original, call, device, eager=eager, limit=options.deadline, arrays_only=True)
+                            if first is not None and not first.raised:
+                                grad_before, grad_after = first, again
                     if grad_after.raised:
                         difference = cmp.Difference(
                             f"gradient: the original is differentiable; the rewrite raises {grad_after.error_name()}: {cmp.first_line(grad_after.error)}"
                         )
                     else:
                         difference, _ = cmp.compare(grad_before, grad_after, size=size, rtol=source.rtol, atol=source.atol)
+                        if difference is not None and eager and not eager_after:
+                            # as for values (jit_rounding_only): the rewrite's gradient with jit disabled too
+                            op_by_op = grad_of(rewritten, call, device, eager=True, limit=options.deadline)
+                            if op_by_op is not None and not op_by_op.raised and cmp.compare(grad_before, op_by_op, size=size, rtol=source.rtol, atol=source.atol)[0] is None:
+                                difference = None
+                                counts["grad_jit_rounding"] += 1
                         if difference is not None:
                             difference = cmp.Difference("gradient: " + difference.message)
                     if difference is not None:
@@ -657,6 +676,11 @@ def check_device(
         report.notes.append(f"arguments were changed in place on {counts['in_place']} inputs: they were compared after the call too")
     if counts["grad_slow"] and options.grad:
         report.notes.append(f"gradients were no longer compared after one took too long ({counts['grad_slow']})")
+    if counts["grad_jit_rounding"]:
+        report.notes.append(
+            f"on {counts['grad_jit_rounding']} inputs the jitted rewrite's gradient differed from the original's only by how jit rounds: "
+            "with jit disabled as well, it agrees (compared there)"
+        )
     if counts["grad_outside"]:
         report.notes.append(
             f"the original's gradient raised ({', '.join(sorted(counts['grad_raised']))}) on {counts['grad_outside']} inputs: "
