@@ -142,3 +142,27 @@ def test_apply_verify_keeps_fixes_that_verify_alone_and_safe_fixes(tmp_path: Pat
     assert "fixed m.py (2 fixes; verified: report)" in result.output
     assert "kept m.py::leaves: its fixes are safe ones; not verified: the original raised on every input (AttributeError)" in result.output
     assert "0 functions reverted" in result.output and "1 function kept unverified (safe fixes only)" in result.output
+
+
+CALLBACK = '''import jax
+
+
+@jax.jit
+def logged(x: jax.Array) -> jax.Array:
+    jax.debug.callback(lambda v: None, x)
+    return x * 2.0
+
+
+def printed(x: jax.Array) -> jax.Array:
+    jax.debug.print("x {}", x)
+    return x * 2.0
+'''
+
+
+def test_a_host_callback_cannot_be_checked_a_debug_print_can(tmp_path: Path) -> None:
+    (tmp_path / "before.py").write_text(CALLBACK)
+    (tmp_path / "after.py").write_text(CALLBACK.replace("    jax.debug.callback(lambda v: None, x)\n", "").replace('    jax.debug.print("x {}", x)\n', ""))
+    result = run("verify", "before.py", "after.py", "--max-examples", "5", cwd=tmp_path)
+    assert result.exit_code == 2, result.output
+    assert "before.py::logged  cpu  unverified: could not check: the original calls jax.debug.callback (a host callback" in result.output
+    assert "before.py::printed  cpu  verified" in result.output

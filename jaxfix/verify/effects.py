@@ -9,7 +9,9 @@ lists, dicts) before each call and compares after it. The rule (docs/verificatio
 - a global written (rebound, or a list, dict, set or NumPy array in it changed) is compared call by call when
   both sides write the same globals: the items each call appended to a list, else the global's new value. When
   only one side writes a global, or what was written cannot be compared (a tracer leaked out of jit), the
-  function is reported "could not check".
+  function is reported "could not check";
+- a host callback with effects (`jax.debug.callback`, `jax.experimental.io_callback`) on either side: its
+  effects are outside the process's values, so the function is reported "could not check".
 """
 
 from __future__ import annotations
@@ -30,6 +32,43 @@ class Seen(cmp.Outcome):
     written: dict[str, Any] | None = None  # global name -> what the call did to it (global_changes)
     mutated: tuple[str, ...] = ()
     arguments: Any = None
+    callbacks: tuple[str, ...] = ()  # host callbacks it staged or called (jax.debug.callback, io_callback)
+
+
+_called: list[str] = []  # host callbacks entered since the last `callbacks_called()`
+WATCHED = (("jax.debug", "callback"), ("jax.experimental", "io_callback"))
+
+
+def watch_callbacks() -> None:
+    """Wrap the public host-callback functions, once, before user modules import them, so that a call (at trace
+    time under jit) is noted. `pure_callback` is pure by contract, and `jax.debug.print` output for people: both
+    are left alone."""
+    import functools
+    import importlib
+
+    for module_name, name in WATCHED:
+        try:
+            module = importlib.import_module(module_name)
+            original = getattr(module, name)
+        except (ImportError, AttributeError):
+            continue
+        if getattr(original, "_jaxfix_watched", False):
+            continue
+
+        def watched(*args: Any, _original: Any = original, _name: str = f"{module_name}.{name}", **kwargs: Any) -> Any:
+            _called.append(_name)
+            return _original(*args, **kwargs)
+
+        functools.update_wrapper(watched, original)
+        watched._jaxfix_watched = True  # type: ignore[attr-defined]
+        setattr(module, name, watched)
+
+
+def callbacks_called() -> tuple[str, ...]:
+    """The host callbacks entered since the last call, once each."""
+    found = tuple(dict.fromkeys(_called))
+    _called.clear()
+    return found
 
 
 _MISSING = object()

@@ -248,6 +248,7 @@ def invoke(
         return cmp.Outcome(error=function)
     scope = effects.globals_of(function)
     globals_before = effects.snapshot_globals(scope)
+    effects.callbacks_called()  # forget those of earlier calls
     args = kwargs = None
     try:
         args, kwargs = strategies.materialize(call, device)
@@ -267,7 +268,8 @@ def invoke(
     written = effects.global_changes(scope, globals_before, written) if written else None
     mutated = effects.mutated(arguments_before, (args, kwargs)) if args is not None else []
     arguments = effects.host_state((args, kwargs)) if args is not None else None
-    return effects.Seen(value=outcome.value, error=outcome.error, written=written, mutated=mutated, arguments=arguments)
+    callbacks = effects.callbacks_called()
+    return effects.Seen(value=outcome.value, error=outcome.error, written=written, mutated=mutated, arguments=arguments, callbacks=callbacks)
 
 
 def grad_of(
@@ -532,6 +534,11 @@ def check_device(
                 # JAX rejects the rewrite under jit too: compare what both compute with jit disabled
                 eager_after, after = True, invoke(rewritten, call, device, eager=True, limit=options.deadline)
                 counts["both_eager"] += 1
+        called = [f"the {side} calls {', '.join(o.callbacks)}" for side, o in (("original", before), ("rewrite", after)) if getattr(o, "callbacks", ())]
+        if called:
+            if not first_failure and "effects" not in counts:
+                counts["effects"] = "; ".join(called) + " (a host callback: its effects are not compared)"
+            return
         globals_difference = None
         written_before, written_after = getattr(before, "written", None) or {}, getattr(after, "written", None) or {}
         if written_before or written_after:
@@ -851,6 +858,7 @@ def verify_target(target: Target, options: Options, progress: Callable[[list[str
         if not target.sources:
             report.no_inputs = True
             raise Unusable(target.missing or "no source of inputs")
+        effects.watch_callbacks()  # before the user's modules import them
         before_module, after_module = _load(target, "before"), _load(target, "after")
         if isinstance(after_module, BaseException) and isinstance(before_module, BaseException):
             raise Unusable(f"neither module can be imported: {type(after_module).__name__}: {cmp.first_line(after_module)}")
