@@ -41,21 +41,18 @@ def by_code(code: str) -> type[Codemod] | None:
     return None
 
 
-def _matches(codemod: type[Codemod], selector: str) -> bool:
-    """Whether `selector` (a code, a code prefix, a name or ALL) selects `codemod`; an opt-in codemod only by its
-    exact code or name."""
-    selector = selector.strip()
-    if codemod.opt_in:
-        return codemod.code.upper() == selector.upper() or codemod.name == selector.lower()
-    if selector.upper() == "ALL":
-        return True
-    return codemod.code.upper().startswith(selector.upper()) or codemod.name == selector.lower()
-
-
 def _covers(codemod: type[Codemod], selector: str) -> bool:
-    """Whether `selector` covers `codemod` when ignoring: by code, prefix, name or ALL, opt-in or not."""
+    """Whether `selector` (a code, a code prefix, a name or ALL) names `codemod`, opt-in or not: what `--ignore`
+    removes."""
     selector = selector.strip()
     return selector.upper() == "ALL" or codemod.code.upper().startswith(selector.upper()) or codemod.name == selector.lower()
+
+
+def _matches(codemod: type[Codemod], selector: str) -> bool:
+    """Whether `selector` selects `codemod`: as `_covers`, but an opt-in codemod only by its exact code or name."""
+    if codemod.opt_in:
+        return codemod.code.upper() == selector.strip().upper() or codemod.name == selector.strip().lower()
+    return _covers(codemod, selector)
 
 
 def _names_some(selector: str) -> bool:

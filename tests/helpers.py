@@ -24,3 +24,20 @@ def findings(source: str, codemod: type[Codemod]):
     diagnostics, errors, _ = analyse(source, [codemod])
     assert not errors, errors
     return diagnostics
+
+
+def invoke_in(folder, *args: str):
+    """`jaxfix ARGS` through typer's CliRunner, run from `folder` (paths and pyproject lookups are relative to it)."""
+    import os
+    from pathlib import Path
+
+    from typer.testing import CliRunner
+
+    from jaxfix.cli import app
+
+    old = Path.cwd()
+    os.chdir(folder)
+    try:
+        return CliRunner().invoke(app, list(args))
+    finally:
+        os.chdir(old)

@@ -10,12 +10,11 @@ from pathlib import Path
 
 import libcst as cst
 import pytest
-from typer.testing import CliRunner
 
 from jaxfix import registry
-from jaxfix.cli import app
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Safety
+from tests.helpers import invoke_in
 
 FINDING = "import jax\n\n\n@jax.jit\ndef f(x):\n    print(x)\n    return x\n"
 FIXED = 'import jax\n\n\n@jax.jit\ndef f(x):\n    jax.debug.print("{}", x)\n    return x\n'
@@ -23,12 +22,7 @@ CLEAN = "import jax\n\n\ndef f(x):\n    return x\n"
 
 
 def run(*args: str, cwd: Path):
-    old = Path.cwd()
-    os.chdir(cwd)
-    try:
-        return CliRunner().invoke(app, list(args))
-    finally:
-        os.chdir(old)
+    return invoke_in(cwd, *args)
 
 
 @pytest.fixture

@@ -4,13 +4,13 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from jaxfix.cli import app
+from tests.helpers import invoke_in
 
 FIXABLE = "import jax\n\n\n@jax.jit\ndef f(x):\n    print(x)\n    return x\n"  # JF601, safe fix
 FIXED = 'import jax\n\n\n@jax.jit\ndef f(x):\n    jax.debug.print("{}", x)\n    return x\n'
@@ -24,12 +24,7 @@ OPT_IN = "import jax\n\nkey = jax.random.PRNGKey(0)\n"  # JF902, opt-in
 
 
 def run(folder: Path, *args: str):
-    old = Path.cwd()
-    os.chdir(folder)
-    try:
-        return CliRunner().invoke(app, [*args] if args[0] == "bench" else [*args, "--no-cache"])
-    finally:
-        os.chdir(old)
+    return invoke_in(folder, *args) if args[0] == "bench" else invoke_in(folder, *args, "--no-cache")
 
 
 @pytest.fixture

@@ -10,9 +10,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from typer.testing import CliRunner
+from tests.helpers import invoke_in
 
-from jaxfix.cli import app
+
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -22,12 +22,7 @@ DIFFS = re.findall(r"```diff\n(.+?)\n```", README, re.DOTALL)
 
 
 def _in_root(*args: str):
-    old = Path.cwd()
-    os.chdir(ROOT)
-    try:
-        return CliRunner().invoke(app, [*args, "--no-cache"])
-    finally:
-        os.chdir(old)
+    return invoke_in(ROOT, *args, "--no-cache")
 
 
 def _session(block: str) -> list[tuple[str, list[str]]]:

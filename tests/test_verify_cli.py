@@ -2,30 +2,23 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
 import libcst as cst
 import pytest
-from typer.testing import CliRunner
 
 from jaxfix import corpus, registry
-from jaxfix.cli import app
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Safety
+from tests.helpers import invoke_in
 
 PLANTED = Path(__file__).resolve().parent / "planted"
 CORPUS = corpus.ROOT
 
 
 def run(*args: str, cwd: Path):
-    old = Path.cwd()
-    os.chdir(cwd)
-    try:
-        return CliRunner().invoke(app, list(args))
-    finally:
-        os.chdir(old)
+    return invoke_in(cwd, *args)
 
 
 def test_verify_two_files(tmp_path: Path) -> None:

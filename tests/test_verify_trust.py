@@ -6,18 +6,16 @@ float32 inputs to a module that enables x64, float arrays for a PRNG key, settin
 from __future__ import annotations
 
 import ast
-import os
 import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
-from jaxfix.cli import app
 from jaxfix.verify import collect, compare, runner, strategies, usage
 from jaxfix.verify.settings import VerifySettings, load
 from jaxfix.verify.targets import DIFFERS, VERIFIED, Options
+from tests.helpers import invoke_in
 
 PLANTED = Path(__file__).resolve().parent / "planted"
 
@@ -73,12 +71,7 @@ def test_a_key_the_function_hands_on_falls_back_to_its_call_site(twins) -> None:
 
 
 def _cli(*args: str, cwd: Path):
-    old = Path.cwd()
-    os.chdir(cwd)
-    try:
-        return CliRunner().invoke(app, list(args))
-    finally:
-        os.chdir(old)
+    return invoke_in(cwd, *args)
 
 
 def test_settings_come_from_the_checked_files_pyproject(tmp_path: Path) -> None:
