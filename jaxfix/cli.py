@@ -342,18 +342,16 @@ def apply(
     bar.close()
     if output_format != "text":
         _render_findings(output_format, results, settings, remaining)
+    left = [d for found in remaining.values() for d in found]
     if statistics:
-        left = [d for found in remaining.values() for d in found]
         for line in text.apply_statistics_lines(results, left, diff_only=diff_only):
             typer.echo(line)
     had_errors = _report_problems(results, missing)
     if not quiet:
-        say(text.apply_summary(results, [d for found in remaining.values() for d in found], diff_only=diff_only))
+        say(text.apply_summary(results, left, diff_only=diff_only))
     if had_errors:
         raise typer.Exit(EXIT_ERROR)
-    fixed = any(r.changed for r in results)
-    left_some = any(remaining.values())
-    raise typer.Exit(_apply_exit(fixed, left_some, diff_only, exit_zero, exit_non_zero_on_fix))
+    raise typer.Exit(_apply_exit(any(r.changed for r in results), bool(left), diff_only, exit_zero, exit_non_zero_on_fix))
 
 
 def _apply_exit(fixed: bool, left_some: bool, diff_only: bool, exit_zero: bool, exit_non_zero_on_fix: bool) -> int:

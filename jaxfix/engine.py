@@ -266,7 +266,6 @@ def fix_text(
             return current, applied, diagnostics, errors
         candidate = apply_fixes(wrapper.module, fixes).code
         candidate_tree, failure = _checked_tree(candidate, path)
-        code_of = {id(d.fix): d.code for d in allowed}
         if failure is not None:
             for culprit in _codes_breaking_compile(wrapper.module, fixes, diagnostics, path):
                 errors.append(f"{culprit} produced code that does not compile ({failure}); its fixes were not applied")
@@ -277,6 +276,7 @@ def fix_text(
         current, tree = candidate, candidate_tree
         applied += len(fixes)
         if by_code is not None:
+            code_of = {id(d.fix): d.code for d in allowed}
             by_code.update(code_of[id(f)] for f in fixes)
     diagnostics, pass_errors, _ = analyse(current, codemods, tree=tree)
     errors.extend(e for e in pass_errors if e not in errors)
