@@ -435,7 +435,7 @@ def verify(
     max_examples: Optional[int] = MaxExamplesOpt,
     timeout: Optional[float] = TimeoutOpt,
     deadline: Optional[float] = DeadlineOpt,
-    grad: Optional[bool] = typer.Option(None, "--grad/--no-grad", help="Also compare jax.grad of the outputs' weighted sum.", show_default=False),
+    grad: Optional[bool] = typer.Option(None, "--grad/--no-grad", help="Compare jax.grad of the outputs' weighted sum too, where there are float inputs (the default; --no-grad skips it).", show_default=False),
     nan: Optional[bool] = typer.Option(None, "--nan/--no-nan", help="Also draw NaN and infinities.", show_default=False),
     select: Optional[List[str]] = SelectOpt,
     extend_select: Optional[List[str]] = ExtendSelectOpt,
@@ -446,7 +446,7 @@ def verify(
 
     With two files, compares the functions both define (BEFORE.py is the original). Otherwise computes the
     rewrites `apply --unsafe-fixes` would make, in memory, and verifies each rewritten function. Exit codes:
-    0 all verified functions agree, 1 some differ, 2 bad arguments or nothing could be verified."""
+    0 every function verified, 1 some differ, 2 bad arguments or some function could not be verified."""
     from jaxfix.verify import collect, runner
     from jaxfix.verify import report as verify_report
     from jaxfix.verify.targets import DIFFERS, VERIFIED
@@ -465,7 +465,10 @@ def verify(
     typer.echo(verify_report.summary(reports))
     if any(r.status == DIFFERS for r in reports):
         raise typer.Exit(EXIT_FINDINGS)
-    raise typer.Exit(EXIT_CLEAN if not had_errors and any(r.status == VERIFIED for r in reports) else EXIT_ERROR)
+    # every function whose own code changed verified (a caller only reaches them: its own state does not count)
+    changed = {t.id for t in targets if t.changed}
+    everything = bool(reports) and all(r.status == VERIFIED for r in reports if r.target in changed)
+    raise typer.Exit(EXIT_CLEAN if not had_errors and everything else EXIT_ERROR)
 
 
 def _apply_verified(paths, diff_only, select, ignore, exclude, jobs, loaded, extend_select=None) -> None:
@@ -485,16 +488,27 @@ def _apply_verified(paths, diff_only, select, ignore, exclude, jobs, loaded, ext
         elif verdict.written:
             names = ", ".join(r.name for r in verdict.verified) or "module-level code only"
             typer.echo(f"fixed {verdict.path} ({text.plural(verdict.fixes_applied, 'fix')}; verified: {names})")
+        for report in verdict.kept_unverified:
+            why = report.reason or next((d.reason for d in report.devices if d.reason), "nothing was run")
+            typer.echo(f"kept {report.target}: its fixes are safe ones; not verified: {why}")
         for report in verdict.reverted:
-            differs = differs or report.status == "differs"
+            caller = verdict.because.get(report.name)
+            differs = differs or report.status == "differs" or caller is not None
+            if caller is not None:
+                typer.echo(f"reverted {report.target}: its caller {caller.name} differs")
+                report = caller
             for index, line in enumerate(verify_report.lines(report)):
-                typer.echo(f"reverted {line}" if index == 0 else line)
+                typer.echo(("    " if caller is not None else "reverted ") + line if index == 0 else line)
         if verdict.whole_file_reverted:
             typer.echo(f"{verdict.path}: every rewrite reverted: {verdict.whole_file_reverted}")
     kept = sum(1 for v in verdicts if v.changed)
     reverted = sum(len(v.reverted) for v in verdicts)
     verb = "Would keep" if diff_only else "Kept"
-    typer.echo(f"{verb} the rewrites of {text.plural(kept, 'file')}; {text.plural(reverted, 'function')} reverted (did not verify).")
+    unchecked = sum(len(v.kept_unverified) for v in verdicts if v.changed)
+    typer.echo(
+        f"{verb} the rewrites of {text.plural(kept, 'file')}; {text.plural(reverted, 'function')} reverted (differ, or could not be checked "
+        f"and have an unsafe fix); {text.plural(unchecked, 'function')} kept unverified (safe fixes only)."
+    )
     if had_errors:
         raise typer.Exit(EXIT_ERROR)
     raise typer.Exit(EXIT_FINDINGS if differs or (diff_only and kept) else EXIT_CLEAN)

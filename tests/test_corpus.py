@@ -78,3 +78,27 @@ def test_identical_values_become_independent(case: corpus.Case) -> None:
                 assert all(close), f"{path.name}: expected equal values"
             else:
                 assert not any(close), f"{path.name}: expected different values"
+
+
+@_by_id([c for c in CASES if c.spec.get("grad") and c.runnable and not c.negative])
+def test_equivalent_gradients(case: corpus.Case) -> None:
+    """`grad = true`: the rewrite's gradient is the original's on each argument set (the original run with jit
+    disabled, as a user without jit runs it), and stays so under vmap, where `lax.cond` becomes a select that
+    runs both branches: a NaN-guard `if` must not become a NaN gradient."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    original = corpus.load_function(case.before, case.spec["entry"], tag="before")
+    rewritten = corpus.load_function(case.after, case.spec["entry"], tag="after")
+    xs = []
+    for args, kwargs in corpus.argument_sets(case):
+        with jax.disable_jit():
+            wanted = jax.grad(original)(*args, **kwargs)
+        assert np.isfinite(wanted)
+        np.testing.assert_allclose(jax.grad(rewritten)(*args, **kwargs), wanted, rtol=1e-6, atol=1e-6)
+        xs.append((args[0], wanted))
+    batch = jnp.stack([x for x, _ in xs])
+    wanted = np.stack([w for _, w in xs])
+    np.testing.assert_allclose(jax.vmap(jax.grad(rewritten))(batch), wanted, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(jax.grad(lambda b: jax.vmap(rewritten)(b).sum())(batch), wanted, rtol=1e-6, atol=1e-6)

@@ -63,8 +63,9 @@ def test_verify_pending_rewrites_of_a_tree(tmp_path: Path) -> None:
     (tmp_path / "loose.py").write_text("import jax\n\n\n@jax.jit\ndef loose(x):\n    print(x)\n    return x\n")
     before = {p: p.read_text() for p in tmp_path.rglob("*.py")}
     result = run("verify", ".", "--max-examples", "3", cwd=tmp_path)
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 2, result.output  # loose could not be verified: not a clean pass
     out = result.output
+    assert "Verified 3 of 4 functions: 0 differ, 1 unverified" in out
     assert "loop_to_fori_jit_of_vmap_body/before.py::population  cpu  verified" in out
     assert "loop_to_fori_jit_of_vmap_body/before.py::logistic_map  verified through population (no inputs of its own)" in out
     assert "print_in_traced_jit_value/before.py::squash  cpu  verified" in out
@@ -129,10 +130,9 @@ def test_apply_verify_keeps_what_verifies_and_reverts_the_rest(tmp_path: Path, w
     result = run("apply", "--verify", "m.py", "--max-examples", "5", cwd=tmp_path)
     assert result.exit_code == 1, result.output  # a rewrite differed
     assert "fixed m.py (1 fix; verified: noisy)" in result.output
-    assert "reverted m.py::decay  cpu  differs: leaf 0" in result.output
+    assert "reverted m.py::decay  cpu  differs: " in result.output  # on its values or its gradient
     # helper has no inputs of its own: its caller is verified instead, differs, and takes helper's fix with it
-    assert "reverted m.py::uses_helper  cpu  differs: leaf 0" in result.output
-    assert "reverted m.py::helper  unverified: no source of inputs" in result.output
+    assert "reverted m.py::helper: its caller uses_helper differs\n    m.py::uses_helper  cpu  differs: " in result.output
     written = (tmp_path / "m.py").read_text()
     assert 'jax.debug.print("x {}", x)' in written, "the verified fix is kept"
     assert written.count("0.99\n") == 2 and "0.999" not in written, "the wrong ones are reverted"

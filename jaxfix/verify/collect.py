@@ -55,7 +55,9 @@ def pair_targets(before: Path, after: Path, names: Sequence[str], settings: Veri
         chosen = [name for name in defined[1] if name in defined[0]]
         if not chosen:
             raise PairError(f"{before} and {after} define no function in common")
-    return [target(before, name, texts[0], texts[1], settings, after_path=after) for name in chosen]
+    found = [target(before, name, texts[0], texts[1], settings, after_path=after) for name in chosen]
+    found.sort(key=lambda t: not t.sources)  # those without inputs last: by then their callers have answered
+    return found
 
 
 @dataclass
@@ -99,7 +101,8 @@ def file_targets(path: Path, before: str, after: str, settings: VerifySettings, 
 
 def credit_callers(targets: Sequence[Target], reports: Sequence[Report]) -> None:
     """A changed function with no inputs of its own counts as verified through its callers when at least one
-    caller that reaches it verified and none differs."""
+    caller that reaches it verified and none differs. A caller that returns None on every input is not
+    verified (nothing was compared), so it credits nothing."""
     by_id = {r.target: r for r in reports}
     for target_ in targets:
         report = by_id.get(target_.id)

@@ -1,7 +1,8 @@
-"""`apply --verify`: keep a rewrite only where its function verifies.
+"""`apply --verify`: keep a rewrite only where its function verifies, or could not be checked and has safe fixes only.
 
-Each file is rewritten in memory and every function the rewrite changed is verified. The fixes inside the
-functions that did not verify are then left out and the file is rewritten again (other fixes may depend on
+Each file is rewritten in memory and every function the rewrite changed is verified, each by its own report
+(see _judge). The fixes inside the functions that differ, or that could not be checked and have an unsafe fix,
+are then left out and the file is rewritten again (other fixes may depend on
 them, so the result is verified again), until every changed function verifies. When a function that has
 already been left out still fails (a module-level fix, such as a rewritten import, changed it), the whole file
 is left as it was. All files of a round share one worker.
@@ -13,12 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
-from jaxfix.diagnostics import Diagnostic
+from jaxfix.diagnostics import Diagnostic, Safety
 from jaxfix.engine import FileResult, Settings, fix_text
 from jaxfix.files import SourceError, read_source, write_if_changed
 from jaxfix.verify import collect, functions, runner
 from jaxfix.verify.settings import VerifySettings
-from jaxfix.verify.targets import VERIFIED, Options, Report, Target
+from jaxfix.verify.targets import DIFFERS, VERIFIED, Options, Report, Target
 
 MAX_ROUNDS = 5
 
@@ -31,6 +32,8 @@ class FileVerdict:
     fixes_applied: int = 0
     verified: list[Report] = field(default_factory=list)  # the changed functions of the kept text
     reverted: list[Report] = field(default_factory=list)  # the functions whose fixes were left out, and why
+    kept_unverified: list[Report] = field(default_factory=list)  # could not be checked, kept: all their fixes are safe
+    because: dict[str, Report] = field(default_factory=dict)  # reverted because this caller (its code unchanged) differs
     whole_file_reverted: str = ""  # why nothing was kept, when a function left out still failed
     written: bool = False
     diagnostics: list[Diagnostic] = field(default_factory=list)
@@ -64,6 +67,7 @@ class _State:
     excluded: set[str] = field(default_factory=set)
     targets: list[Target] = field(default_factory=list)
     done: bool = False
+    safe: set[str] = field(default_factory=set)  # functions whose applied fixes are all safe ones
 
 
 def apply_verified(
@@ -116,29 +120,76 @@ def _prepare(state: _State, engine_settings: Settings, settings: VerifySettings)
         text, applied, diagnostics, errors = fix_text(verdict.original, engine_settings, path=verdict.path, keep=outside(state.excluded))
         verdict.text, verdict.fixes_applied, verdict.diagnostics = text, applied, diagnostics
     state.targets = collect.file_targets(Path(verdict.path), verdict.original, verdict.text, settings) if verdict.changed else []
+    state.safe = _safe_functions(verdict, engine_settings, state.excluded) if state.targets else set()
     if not state.targets:
         state.done = True
 
 
 def _judge(state: _State, reports: list[Report]) -> None:
+    """Judge each rewritten function by its own report: it differs, or a caller that differs runs it, and its
+    fixes are left out; it could not be checked (no inputs, its original raises on every input, it returns
+    None), and its fixes are kept when all are safe fixes and left out otherwise. A caller whose own code did not
+    change is only a way to reach the functions it calls: that it could not be checked reverts nothing."""
     verdict = state.verdict
     collect.credit_callers(state.targets, reports)
-    failing = [r for r in reports if r.status != VERIFIED]
+    by_name = {t.name: t for t in state.targets}
+    own = [r for r in reports if by_name.get(r.name) is None or by_name[r.name].changed]
+    tree = functions.parse(verdict.text)
+    differing_callers = [r for r in reports if r.status == DIFFERS and not (by_name.get(r.name) is None or by_name[r.name].changed)]
+    reached_by_differing: dict[str, Report] = {}
+    for report in differing_callers:
+        for name in functions.reached(tree, report.name) if tree is not None else set():
+            reached_by_differing.setdefault(name, report)
+    safe = state.safe
+    failing, kept_unverified = [], []
+    for report in own:
+        if report.status == DIFFERS:
+            failing.append(report)
+        elif report.name in reached_by_differing:
+            verdict.because[report.name] = reached_by_differing[report.name]
+            failing.append(report)
+        elif report.status != VERIFIED:
+            (kept_unverified if report.name in safe else failing).append(report)
+    verdict.kept_unverified = kept_unverified
     if not failing:
-        verdict.verified = reports
+        verdict.verified = [r for r in own if r.status == VERIFIED]
         state.done = True
         return
     again = [r for r in failing if r.name in state.excluded]
+    if again and tree is not None:  # it still differs with its own fixes left out: through a function it runs?
+        changed = {t.name for t in state.targets if t.changed}
+        suspects = {name for r in again if r.status == DIFFERS for name in functions.reached(tree, r.name)} & changed
+        if suspects - state.excluded:
+            state.excluded |= suspects
+            verdict.reverted += [r for r in own if r.name in suspects - {f.name for f in failing}]
+            again = []
     if again:
         verdict.reverted += failing
         verdict.whole_file_reverted = (
             f"{', '.join(r.name for r in again)} still fails with its own fixes left out (a module-level fix changed it)"
         )
-        verdict.text, verdict.fixes_applied, verdict.verified = verdict.original, 0, []
+        verdict.text, verdict.fixes_applied, verdict.verified, verdict.kept_unverified = verdict.original, 0, [], []
         state.done = True
         return
     verdict.reverted += failing
-    tree = functions.parse(verdict.text)
-    own = {t.name for t in state.targets if t.changed}
-    for report in failing:  # a caller that differs may differ through any changed function it runs
-        state.excluded |= {report.name} | (functions.reached(tree, report.name) & own if tree is not None else set())
+    state.excluded |= {r.name for r in failing}
+
+
+def _safe_functions(verdict: FileVerdict, engine_settings: Settings, excluded: set[str]) -> set[str]:
+    """The functions all of whose applied fixes are safe ones (same values wherever the original computes any),
+    found by rewriting the file again and noting each fix the engine applies, pass by pass."""
+    unsafe, fixed = set(), set()
+    inner = outside(excluded)
+
+    def note(diagnostic: Diagnostic, text: str) -> bool:
+        if not inner(diagnostic, text):
+            return False
+        tree = functions.parse(text)
+        owner = functions.owner_at(tree, diagnostic.start.line) if tree is not None else None
+        fixed.add(owner)
+        if diagnostic.fix is None or diagnostic.fix.safety is not Safety.SAFE:
+            unsafe.add(owner)
+        return True
+
+    fix_text(verdict.original, engine_settings, path=verdict.path, keep=note)
+    return {name for name in fixed - unsafe if name is not None}

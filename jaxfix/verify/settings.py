@@ -7,7 +7,7 @@
     deadline = 5             # seconds per call, not counting JAX's compile time
     magnitude = 10.0         # |value| bound of floats drawn from specs and annotations
     nan = false              # also draw NaN and infinities
-    grad = false             # also compare gradients
+    grad = true              # also compare gradients (where there are float inputs)
 
     [tool.jaxfix.verify.functions.smooth]            # a function name, or "src/pkg/mod.py:smooth"
     x = "float32[b, 16]"     # dtype[dims]: ints, names shared across arguments, "*name", "...", "_"

@@ -18,7 +18,7 @@ VERIFIED, DIFFERS, UNVERIFIED = "verified", "differs", "unverified"
 class Options:
     seed: int = 0
     max_examples: int = 50
-    grad: bool = False
+    grad: bool = True  # compare gradients where there are float inputs (--no-grad: skip)
     timeout: float = 120.0  # seconds for one function, all devices; the worker is killed past it
     magnitude: float = 10.0  # bound on |value| of floats drawn from annotations (examples set their own scale)
     nan: bool = False  # also draw NaN and infinities

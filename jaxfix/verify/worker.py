@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from jaxfix.verify import compare as cmp
+from jaxfix.verify import effects
 from jaxfix.verify import strategies
 from jaxfix.verify.targets import (
     DIFFERS,
@@ -213,6 +214,29 @@ def deadline(seconds: float | None) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
+GRAD_WALL = 2.0  # a gradient may take this many deadlines of wall time, its tracing and compiling included
+
+
+@contextlib.contextmanager
+def wall_deadline(seconds: float | None) -> Iterator[None]:
+    """Interrupt Python code (tracing included) after `seconds` of wall time. For gradients, which are an extra
+    check: one that takes too long is given up, not waited for."""
+    if not seconds or not hasattr(signal, "setitimer"):
+        yield
+        return
+
+    def alarm(signum: int, frame: Any) -> None:
+        raise _Alarm()
+
+    previous = signal.signal(signal.SIGALRM, alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 def invoke(
     function: Callable[..., Any] | BaseException, call: strategies.Call, device: Any, *, eager: bool = False, limit: float | None = None
 ) -> cmp.Outcome:
@@ -222,26 +246,44 @@ def invoke(
 
     if isinstance(function, BaseException):
         return cmp.Outcome(error=function)
+    scope = effects.globals_of(function)
+    globals_before = effects.snapshot_globals(scope)
+    effects.callbacks_called()  # forget those of earlier calls
+    args = kwargs = None
     try:
         args, kwargs = strategies.materialize(call, device)
+        arguments_before = effects.host_state((args, kwargs))
         with deadline(limit), jax.default_device(device):
             if eager:
                 with jax.disable_jit():
                     value = function(*args, **kwargs)
             else:
                 value = function(*args, **kwargs)
-            return cmp.Outcome(value=jax.block_until_ready(value))
+            outcome = cmp.Outcome(value=jax.block_until_ready(value))
     except _Alarm:
-        return cmp.Outcome(error=DeadlineExceeded(f"ran for more than {limit:g} s (the deadline)"))
+        outcome = cmp.Outcome(error=DeadlineExceeded(f"ran for more than {limit:g} s (the deadline)"))
     except Exception as error:
-        return cmp.Outcome(error=error)
+        outcome = cmp.Outcome(error=error)
+    written = effects.globals_written(scope, globals_before)
+    written = effects.global_changes(scope, globals_before, written) if written else None
+    mutated = effects.mutated(arguments_before, (args, kwargs)) if args is not None else []
+    arguments = effects.host_state((args, kwargs)) if args is not None else None
+    callbacks = effects.callbacks_called()
+    return effects.Seen(value=outcome.value, error=outcome.error, written=written, mutated=mutated, arguments=arguments, callbacks=callbacks)
 
 
 def grad_of(
-    function: Callable[..., Any] | BaseException, call: strategies.Call, device: Any, *, eager: bool, limit: float | None = None
+    function: Callable[..., Any] | BaseException,
+    call: strategies.Call,
+    device: Any,
+    *,
+    eager: bool,
+    limit: float | None = None,
+    arrays_only: bool = False,
 ) -> cmp.Outcome | None:
-    """jax.grad of a weighted sum of the float outputs with respect to the float inputs; None when there are no
-    float inputs."""
+    """jax.grad of a weighted sum of the float outputs with respect to the float inputs (with `arrays_only`, the
+    float arrays, not Python floats, which a jitted function may take as static arguments); None when there are
+    none."""
     import jax
     import jax.numpy as jnp
 
@@ -249,7 +291,7 @@ def grad_of(
         return cmp.Outcome(error=function)
     args, kwargs = strategies.materialize(call, device)
     leaves, treedef = jax.tree.flatten((args, kwargs))
-    floats = [i for i, leaf in enumerate(leaves) if _is_float(leaf)]
+    floats = [i for i, leaf in enumerate(leaves) if _is_float(leaf) and not (arrays_only and isinstance(leaf, float))]
     if not floats:
         return None
 
@@ -261,7 +303,7 @@ def grad_of(
         return _weighted_sum(function(*a, **k))
 
     try:
-        with deadline(limit), jax.default_device(device):
+        with wall_deadline(limit * GRAD_WALL if limit else None), jax.default_device(device):
             primals = [jnp.asarray(leaves[i]) for i in floats]
             if eager:
                 with jax.disable_jit():
@@ -270,7 +312,7 @@ def grad_of(
                 value = jax.grad(scalar)(primals)
             return cmp.Outcome(value=jax.block_until_ready(value))
     except _Alarm:
-        return cmp.Outcome(error=DeadlineExceeded(f"ran for more than {limit:g} s (the deadline)"))
+        return cmp.Outcome(error=DeadlineExceeded(f"its gradient took more than {limit * GRAD_WALL:g} s"))
     except Exception as error:
         return cmp.Outcome(error=error)
 
@@ -456,12 +498,15 @@ def check_device(
     started = time.monotonic()
     failing: dict[str, Mismatch] = {}
     first_failure: list[float] = []
-    counts = {"eager": 0, "both_eager": 0, "jit_rounding": 0, "raised": set(), "skipped": 0, "outside": 0}
+    counts: dict[str, Any] = {"eager": 0, "both_eager": 0, "jit_rounding": 0, "raised": set(), "skipped": 0, "outside": 0}
+    counts.update(grad_outside=0, grad_raised=set(), in_place=0, nothing=0, globals=0, grad_slow="", grad_jit_rounding=0)
 
     if source.original_raises:
         return _check_declared(original, rewritten, inputs, device, report)
 
     def check(call: strategies.Call, *, explicit: bool = False) -> None:
+        if "effects" in counts:
+            return  # a global was written: nothing more is run
         key = fingerprint(call)
         now = time.monotonic()
         if first_failure and now - first_failure[0] > options.budget:
@@ -491,27 +536,94 @@ def check_device(
                 # JAX rejects the rewrite under jit too: compare what both compute with jit disabled
                 eager_after, after = True, invoke(rewritten, call, device, eager=True, limit=options.deadline)
                 counts["both_eager"] += 1
+        called = [f"the {side} calls {', '.join(o.callbacks)}" for side, o in (("original", before), ("rewrite", after)) if getattr(o, "callbacks", ())]
+        if called:
+            if not first_failure and "effects" not in counts:
+                counts["effects"] = "; ".join(called) + " (a host callback: its effects are not compared)"
+            return
+        globals_difference = None
+        written_before, written_after = getattr(before, "written", None) or {}, getattr(after, "written", None) or {}
+        if written_before or written_after:
+            if set(written_before) != set(written_after):
+                sides = [("original", written_before), ("rewrite", written_after)]
+                said = [f"the {side} writes {', '.join(sorted(w))}" for side, w in sides if w] + [f"the {side} does not" for side, w in sides if not w]
+                if not first_failure and "effects" not in counts:
+                    counts["effects"] = "global variables written differ: " + "; ".join(said)
+                return
+            try:
+                globals_difference, _ = cmp.compare_values(written_before, written_after, size=size, rtol=source.rtol, atol=source.atol)
+            except Exception as error:  # a tracer leaked into a global, say
+                if not first_failure and "effects" not in counts:
+                    counts["effects"] = f"the globals written ({', '.join(sorted(written_before))}) cannot be compared: {type(error).__name__}"
+                return
+            counts["globals"] += 1
         if before.raised:
             outside(before, after)
             return
         difference, found = cmp.compare(before, after, size=size, rtol=source.rtol, atol=source.atol)
+        if difference is None and globals_difference is not None and not after.raised:
+            difference = cmp.Difference(f"global variables written ({', '.join(sorted(written_before))}): " + globals_difference.message)
+            before, after = cmp.Outcome(value=written_before), cmp.Outcome(value=written_after)
+        changed_in_place = getattr(before, "mutated", ()) or getattr(after, "mutated", ())
+        if difference is None and changed_in_place and not after.raised:
+            difference, _ = cmp.compare(
+                cmp.Outcome(value=before.arguments), cmp.Outcome(value=after.arguments), size=size, rtol=source.rtol, atol=source.atol
+            )
+            counts["in_place"] += 1
+            if difference is not None:
+                names = effects.parameter_names(original if not isinstance(original, BaseException) else rewritten, changed_in_place)
+                difference = cmp.Difference(f"arguments after the call ({', '.join(names)} changed in place): " + difference.message)
+                before = cmp.Outcome(value=_named_arguments(original, before.arguments, changed_in_place))
+                after = cmp.Outcome(value=_named_arguments(original, after.arguments, changed_in_place))
+        if difference is None and not after.raised and not changed_in_place and not written_before and not jax_tree_leaves(before.value) and not jax_tree_leaves(after.value):
+            if not first_failure:
+                counts["nothing"] += 1
+            return  # nothing to compare: None (or an empty tree) on both sides, no argument changed
         if difference is not None and eager and not eager_after and fresh_rewrite is not None:
             same_mode = jit_rounding_only(before, after, rewritten, fresh_rewrite, call, device, size=size, source=source, options=options)
             if same_mode is not None:
                 difference, found = None, same_mode
                 counts["jit_rounding"] += 1
-        if difference is None and options.grad and not before.raised and not after.raised:
+        if difference is None and options.grad and not before.raised and not after.raised and not counts["grad_slow"]:
             grad_before = grad_of(original, call, device, eager=eager, limit=options.deadline)
-            grad_after = grad_of(rewritten, call, device, eager=eager_after, limit=options.deadline)
-            if grad_before is not None and grad_after is not None:
-                report.grad_checked += 1
-                difference, _ = cmp.compare(grad_before, grad_after, size=size, rtol=source.rtol, atol=source.atol)
-                if difference is not None:
-                    difference = cmp.Difference("gradient: " + difference.message)
-                    before, after = grad_before, grad_after
+            if grad_before is not None and isinstance(grad_before.error, DeadlineExceeded):
+                counts["grad_slow"] = cmp.first_line(grad_before.error)  # given up on this device from now on
+            elif grad_before is not None and grad_before.raised:
+                # the original cannot be differentiated here: outside the inputs whose gradient it defines
+                if not first_failure:
+                    counts["grad_outside"] += 1
+                    counts["grad_raised"].add(grad_before.error_name())
+            elif grad_before is not None:
+                grad_after = grad_of(rewritten, call, device, eager=eager_after, limit=options.deadline)
+                if grad_after is not None and isinstance(grad_after.error, DeadlineExceeded):
+                    counts["grad_slow"] = "the rewrite's " + cmp.first_line(grad_after.error)
+                elif grad_after is not None:
+                    report.grad_checked += 1
+                    if grad_after.raised:  # Python floats may be static arguments of the rewrite's jit: without them?
+                        again = grad_of(rewritten, call, device, eager=eager_after, limit=options.deadline, arrays_only=True)
+                        if again is not None and not again.raised:
+                            first = grad_of(original, call, device, eager=eager, limit=options.deadline, arrays_only=True)
+                            if first is not None and not first.raised:
+                                grad_before, grad_after = first, again
+                    if grad_after.raised:
+                        difference = cmp.Difference(
+                            f"gradient: the original is differentiable; the rewrite raises {grad_after.error_name()}: {cmp.first_line(grad_after.error)}"
+                        )
+                    else:
+                        difference, _ = cmp.compare(grad_before, grad_after, size=size, rtol=source.rtol, atol=source.atol)
+                        if difference is not None and eager and not eager_after:
+                            # as for values (jit_rounding_only): the rewrite's gradient with jit disabled too
+                            op_by_op = grad_of(rewritten, call, device, eager=True, limit=options.deadline)
+                            if op_by_op is not None and not op_by_op.raised and cmp.compare(grad_before, op_by_op, size=size, rtol=source.rtol, atol=source.atol)[0] is None:
+                                difference = None
+                                counts["grad_jit_rounding"] += 1
+                        if difference is not None:
+                            difference = cmp.Difference("gradient: " + difference.message)
+                    if difference is not None:
+                        before, after = grad_before, grad_after
         if difference is not None:
             lines = describe_call(rewritten if not isinstance(rewritten, BaseException) else original, call)
-            label = "gradient" if difference.message.startswith("gradient") else "output"
+            label = "gradient" if difference.message.startswith("gradient") else "argument after the call:" if difference.message.startswith("arguments") else "globals written:" if difference.message.startswith("global") else "output"
             lines += describe_outcome(f"original {label}", before) + describe_outcome(f"rewrite {label}", after)
             if eager_after:
                 lines.append("(both were run with jit disabled: JAX rejects both under jit)")
@@ -563,7 +675,26 @@ def check_device(
     except Flaky as error:
         report.reason = f"results are not reproducible (the function is not deterministic?): {cmp.first_line(error)}"
         return report
+    if "effects" in counts:
+        report.reason = f"could not check: {counts['effects']}"
+        return report
     report.max_abs_error, report.max_rel_error = errors.abs, errors.rel
+    if counts["globals"]:
+        report.notes.append(f"both wrote the same globals on {counts['globals']} inputs: what each call wrote was compared too")
+    if counts["in_place"]:
+        report.notes.append(f"arguments were changed in place on {counts['in_place']} inputs: they were compared after the call too")
+    if counts["grad_slow"] and options.grad:
+        report.notes.append(f"gradients were no longer compared after one took too long ({counts['grad_slow']})")
+    if counts["grad_jit_rounding"]:
+        report.notes.append(
+            f"on {counts['grad_jit_rounding']} inputs the jitted rewrite's gradient differed from the original's only by how jit rounds: "
+            "with jit disabled as well, it agrees (compared there)"
+        )
+    if counts["grad_outside"]:
+        report.notes.append(
+            f"the original's gradient raised ({', '.join(sorted(counts['grad_raised']))}) on {counts['grad_outside']} inputs: "
+            "gradients are compared only where the original's can be taken"
+        )
     if counts["skipped"]:
         report.notes.append(f"stopped drawing inputs after {options.budget:g} s (a quarter of --timeout); {counts['skipped']} were not run")
     if counts["eager"]:
@@ -582,6 +713,10 @@ def check_device(
         )
     if report.examples:
         report.status = VERIFIED
+    elif counts["nothing"]:
+        report.reason = (
+            f"could not check: it returned None on every input ({counts['nothing']}) and changed no argument: there was nothing to compare"
+        )
     elif counts["raised"]:
         report.reason = f"the original raised on every input ({', '.join(sorted(counts['raised']))}): nothing was compared"
     else:
@@ -625,6 +760,19 @@ def jit_rounding_only(
     if again.raised or cmp.compare(after, again, size=size)[0] is not None:
         return None
     return found
+
+
+def _named_arguments(function: Any, arguments: Any, paths: tuple[str, ...]) -> dict[str, Any]:
+    """The arguments changed in place, by parameter name, as they are after the call."""
+    args, kwargs = arguments
+    names = effects.parameter_names(function, paths)
+    return {name: (args[int(path[5:-1])] if path.startswith("args[") else kwargs[path[len("kwargs['"):-2]]) for name, path in zip(names, paths)}
+
+
+def jax_tree_leaves(value: Any) -> list[Any]:
+    import jax
+
+    return jax.tree.leaves(value)
 
 
 def jax_leaves(call: strategies.Call) -> list[Any]:
@@ -716,6 +864,7 @@ def verify_target(target: Target, options: Options, progress: Callable[[list[str
         if not target.sources:
             report.no_inputs = True
             raise Unusable(target.missing or "no source of inputs")
+        effects.watch_callbacks()  # before the user's modules import them
         before_module, after_module = _load(target, "before"), _load(target, "after")
         if isinstance(after_module, BaseException) and isinstance(before_module, BaseException):
             raise Unusable(f"neither module can be imported: {type(after_module).__name__}: {cmp.first_line(after_module)}")

@@ -1,0 +1,10 @@
+import jax
+import jax.numpy as jnp
+
+SEEN = []
+
+
+def record_norm_good(x: jax.Array) -> jax.Array:
+    norm = jnp.linalg.norm(x)
+    SEEN.append(norm)  # the same record kept
+    return norm

@@ -1,0 +1,10 @@
+import jax
+import jax.numpy as jnp
+
+SEEN = []
+
+
+def record_norm_good(x: jax.Array) -> jax.Array:
+    norm = jnp.sqrt(jnp.sum(x * x))
+    SEEN.append(norm)
+    return norm

@@ -1,0 +1,8 @@
+import jax
+import jax.numpy as jnp
+
+
+def damped_good(x: jax.Array) -> jax.Array:
+    for _ in range(4):
+        x = 0.5 * jnp.tanh(x)
+    return x
