@@ -62,6 +62,8 @@ class BuiltinOnTraced(Codemod):
     same values, with these differences:
     - `max`/`min` with a NaN: Python returns whichever argument its comparisons leave (`max(nan, 0)` is nan,
       `max(0, nan)` is 0); `jnp.maximum`/`jnp.minimum` return NaN for both.
+    - Gradients at a tie (`max(x, 0.0)` at `x == 0`): Python's `max` returns one argument, which gets the whole
+      gradient; `jnp.maximum` gives each half of it. Everywhere else the gradients agree.
     - Types: Python returns one of its arguments unchanged (a Python float, or an int32 array); `jnp.maximum`
       returns an array of the promoted dtype (`max(int_array, 0.5)` becomes float32 on both paths).
     - `and`/`or` no longer short-circuit, and return a boolean array rather than one of their operands (only

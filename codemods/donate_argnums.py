@@ -15,6 +15,7 @@ from jaxfix.analysis.jit import (
 from jaxfix.analysis.metadata import children
 from jaxfix.analysis.screen import ast_target_names
 from jaxfix.analysis.syntax import walk
+from jaxfix.analysis.traced import REVERSE_MODE
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Safety
 
@@ -94,7 +95,10 @@ class DonateArgnums(Codemod):
     constructor. The fix is unsafe when the function is public (a module-level name without a leading
     underscore that `__all__` does not leave out: other modules may call it and read their argument after the
     call) or when a call's first value comes from a function jaxfix cannot see (it might return an array that
-    is also held elsewhere).
+    is also held elsewhere). Differentiating through the calling loop (`jax.grad` of a whole training run)
+    raises `RuntimeError: Array has been deleted` once the steps donate, since the backward pass reads the
+    buffers the forward pass gave away: jaxfix reports without a fix where this module differentiates the
+    calling function.
 
     ## When it stays quiet
     - Functions already donating, functions with other decorators, methods, jitted functions defined inside
@@ -545,6 +549,13 @@ class DonateArgnums(Codemod):
         owner = self._owner(scope) if scope is not None else None
         if owner is not enclosing or variable in flow.declared or variable not in flow.locals:
             site.blocker = f"`{variable}` at line {line} is not a local variable of the calling function"
+            return site
+        reverse = sorted(self.context.traced.transforms(enclosing) & REVERSE_MODE) if enclosing is not None else []
+        if reverse:
+            site.blocker = (
+                f"this module differentiates `{enclosing.name.value}` with `{reverse[0]}`, and its backward pass reads "
+                "the buffers the call would donate (`Array has been deleted`)"
+            )
             return site
         for source in flow.reaching(statement, variable):
             reason = self._source_problem(source, variable)

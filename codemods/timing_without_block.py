@@ -63,9 +63,10 @@ class TimingWithoutBlock(Codemod):
     ```
 
     ## Fix safety
-    Safe: the fix only waits for values that exist (`out.block_until_ready()` where `out` is known to be an
-    array, `jax.block_until_ready(out)` for a pytree or a result of unknown type: it waits for the array leaves
-    and leaves anything else alone; a discarded result `f(x)` becomes `jax.block_until_ready(f(x))`). Nothing
+    Safe: the fix only waits for values that exist (`jax.block_until_ready(out)`: it waits for the array leaves
+    of a pytree and leaves anything else alone, tracers included, so the timed function can still be jitted or
+    differentiated, where `out.block_until_ready()` would raise on a tracer; a discarded result `f(x)` becomes
+    `jax.block_until_ready(f(x))`). Nothing
     computed changes, only when the clock is read. After a loop, the last result is waited for only where it is
     bound on every path to the clock read (a loop that may not run leaves it unbound): otherwise it is reported
     without a fix.
@@ -274,22 +275,12 @@ class TimingWithoutBlock(Codemod):
             wrapped = cst.Call(func=wait, args=[cst.Arg(small.value)])
             new = stmt.with_changes(body=[small.with_changes(value=wrapped)])
             return self.fix("wait for the result: `jax.block_until_ready(...)`", [(stmt, new)], add_imports=imports)
-        if len(targets) == 1 and self._is_array_call(call):
-            line = cst.parse_statement(f"{targets[0]}.block_until_ready()")
-            imports = []
-        else:
-            packed = targets[0] if len(targets) == 1 else "(" + ", ".join(targets) + ")"
-            line = cst.parse_statement(f"{self.context.code_for(wait)}({packed})")
+        packed = targets[0] if len(targets) == 1 else "(" + ", ".join(targets) + ")"
+        line = cst.parse_statement(f"{self.context.code_for(wait)}({packed})")
         line = line.with_changes(leading_lines=clock.leading_lines)
         new_clock = clock.with_changes(leading_lines=())
         description = f"wait for `{', '.join(targets)}` before reading the clock"
         return self.fix(description, [(clock, cst.FlattenSentinel([line, new_clock]))], add_imports=imports)
-
-    def _is_array_call(self, call: cst.Call) -> bool:
-        qualified = self.context.names.qualified(call.func) or ""
-        return qualified.startswith(("jax.numpy.", "jax.random.")) and qualified not in (
-            "jax.random.split",
-        ) and self.context.arrays.is_array_expression(call)
 
 
 _COMPOUND = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.If, ast.For, ast.AsyncFor, ast.While, ast.With,

@@ -25,6 +25,9 @@ case.toml keys (all optional but `entry` for cases that run):
                                    `benchmarks/vmap_batch.py --batch 512` tile them to other batch sizes
     not_equivalent = "why"         the rewrite changes the numbers on purpose (a reused PRNG key split): before
                                    and after are not compared, nor verified; say what the rewrite promises instead
+    no_grad = "why"                `jaxfix verify` compares the values only: the fix's safety section documents a
+                                   gradient the rewrite does not keep (lax.while_loop, donation, ties of max)
+    grad = true                    tests/test_corpus.py compares the gradients of the entry's first argument too
     identical = ["out[0]", "out[1]"] expressions of the entry's result `out` that are all equal in before.py and
                                    pairwise different in after.py (draws from a reused key become independent)
 """

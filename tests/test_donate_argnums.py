@@ -46,6 +46,9 @@ def _messages(source: str) -> list[str]:
         ("def train(p, x):\n    p = _step(p, x)\n    return p\n", "parameter of the calling function"),
         # an alias of another variable
         ("def train(x):\n    q = x * 2.0\n    p = q\n    p = _step(p, x)\n    return p + q\n", "held elsewhere"),
+        # the module differentiates the whole loop: its backward pass reads what the steps would donate
+        ("def train(x):\n    p = x * 2.0\n    for _ in range(3):\n        p = _step(p, x)\n    return p.sum()\n\n\n"
+         "meta_grad = jax.grad(train)\n", "differentiates `train` with `jax.grad`"),
     ],
 )
 def test_reports_what_keeps_the_old_buffer(body: str, stopped_by: str) -> None:
@@ -128,6 +131,23 @@ def test_donation_deletes_the_argument_on_this_jax() -> None:
     p = jnp.ones(3)
     step(p)
     assert p.is_deleted()
+
+
+def test_differentiating_through_donating_steps_raises_on_this_jax() -> None:
+    """Why a differentiated loop gets no fix: the backward pass needs the buffers the forward pass donated."""
+
+    def train(x, step):
+        p = x * 2.0
+        for _ in range(2):
+            p = step(p, x)
+        return p.sum()
+
+    x = jnp.linspace(0.0, 1.0, 4)
+    plain = jax.jit(lambda p, x: p * x)
+    donating = jax.jit(lambda p, x: p * x, donate_argnums=0)  # its backward pass needs the donated p
+    assert jnp.all(jnp.isfinite(jax.grad(train)(x, plain)))
+    with pytest.raises(RuntimeError, match="deleted"):
+        jax.grad(train)(x, donating)
 
 
 def test_calls_unpacking_a_result_the_returns_do_not_spell_out_as_a_tuple() -> None:

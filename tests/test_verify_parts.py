@@ -336,3 +336,15 @@ def test_the_verification_worker_caches_compiles_in_its_scratch_folder(monkeypat
     monkeypatch.setenv("JAX_COMPILATION_CACHE_DIR", "/users/own/cache")
     env = runner.worker_env(str(tmp_path), runner.VERIFY.compile_cache)
     assert env["JAX_COMPILATION_CACHE_DIR"] == "/users/own/cache" and "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS" not in env
+
+
+def test_within_noise_excuses_no_more_than_the_originals_own_rounding() -> None:
+    """A gap between original and rewrite is rounding only where the original compiled as one program is at
+    least half as far off; NaN and other leaves must match exactly."""
+    wanted, other = [np.float32([1.0, 2.0])], [np.float32([1.0, 2.0 + 4e-6])]
+    assert compare.within_noise(wanted, [np.float32([1.0, 2.0 + 8e-6])], other)
+    assert not compare.within_noise(wanted, [np.float32([1.0, 2.0 + 1e-5])], other)
+    assert not compare.within_noise(wanted, [np.float32([1.0 + 1e-6, 2.0])], [np.float32([1.0, 2.0])])  # no noise
+    assert not compare.within_noise([np.float32([np.nan])], [np.float32([0.0])], [np.float32([np.nan])])
+    assert not compare.within_noise(wanted, [np.float32([1.0, 2.0]), np.int32(1)], other)  # structure
+    assert not compare.within_noise([np.int32(1)], [np.int32(2)], [np.int32(2)])

@@ -131,6 +131,7 @@ def case_source(path: Path, name: str) -> Source | None:
         original_raises=spec.get("original_raises"),
         rtol=spec.get("rtol"),
         atol=spec.get("atol"),
+        no_grad=spec.get("no_grad"),
     )
 
 

@@ -345,7 +345,8 @@ class _Scope:
 
 
 def materialize(call: Call, device: Any) -> tuple[tuple, dict]:
-    """The call's arguments with fresh buffers on `device` (NumPy arrays are copied too: code may mutate them).
+    """The call's arguments with fresh buffers on `device` (NumPy arrays are copied too: code may mutate them;
+    JAX arrays too: a rewrite may donate them, and the next call, or the gradient's, must not find them deleted).
     JAX arrays are made as a user makes them (`jnp.array` under `jax.default_device`), not committed to the
     device with device_put, so that the functions compile as they do for the user (and hit the same caches)."""
     import jax
@@ -356,7 +357,7 @@ def materialize(call: Call, device: Any) -> tuple[tuple, dict]:
             return jnp.array(leaf.array, copy=True)
         if isinstance(leaf, DrawnKey):
             return jax.random.wrap_key_data(jnp.array(leaf.data, copy=True), impl=leaf.impl)
-        if isinstance(leaf, np.ndarray):
+        if isinstance(leaf, (np.ndarray, jax.Array)):
             return leaf.copy()
         return leaf
 

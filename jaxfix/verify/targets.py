@@ -61,6 +61,7 @@ class Source:
     original_raises: str | None = None
     rtol: float | None = None
     atol: float | None = None
+    no_grad: str | None = None  # case.toml: why the gradients are not compared (the fix's documented loss)
     constants: tuple[float, ...] = ()  # numbers the original compares against: drawn, with their neighbours
 
 

@@ -5,6 +5,6 @@ SEEN = []
 
 
 def record_norm_good(x: jax.Array) -> jax.Array:
-    norm = jnp.linalg.norm(x)
+    norm = jnp.sqrt(jnp.sum(x**2))
     SEEN.append(norm)  # the same record kept
     return norm
