@@ -112,8 +112,8 @@ class TimingWithoutBlock(Codemod):
         Invalid(
             "import time\nimport jax.numpy as jnp\n\ndef bench(x):\n    start = time.time()\n    y = jnp.dot(x, x)\n"
             "    print(time.time() - start)\n    return y\n",
-            "import time\nimport jax.numpy as jnp\n\ndef bench(x):\n    start = time.time()\n    y = jnp.dot(x, x)\n"
-            "    y.block_until_ready()\n    print(time.time() - start)\n    return y\n",
+            "import time\nimport jax.numpy as jnp\nimport jax\n\ndef bench(x):\n    start = time.time()\n    y = jnp.dot(x, x)\n"
+            "    jax.block_until_ready(y)\n    print(time.time() - start)\n    return y\n",
         ),
     )
 
