@@ -222,7 +222,7 @@ def tables(result: Result) -> str:
             for tag in case.tags:
                 by_need[tag][0] += 1
                 by_need[tag][1] += hit
-    lines += ["", "| what finding it needs (a case can need several) | should fire | found |", "|---|---|---|"]
+    lines += ["", "| what jaxfix must know to report it (a case can need several) | should fire | found |", "|---|---|---|"]
     for tag in sorted(by_need, key=lambda t: (-by_need[t][0], t)):
         lines.append(f"| {tag} | {by_need[tag][0]} | {by_need[tag][1]} |")
     outside = sum(result.unmatched.values())
