@@ -39,13 +39,19 @@ def table() -> str:
     return "\n".join(lines) + "\n"
 
 
+def between_markers(text: str, start_marker: str, end_marker: str, body: str, where: object = "the text") -> str:
+    """`text` with what lies between two marker comments replaced by `body`: generated parts of a page written
+    by hand (the rules table here, benchmark tables in docs/benchmarks.md). ValueError when a marker is missing."""
+    before, start, rest = text.partition(start_marker)
+    _, end, after = rest.partition(end_marker)
+    if not start or not end:
+        raise ValueError(f"{where} lacks the markers {start_marker} and {end_marker}")
+    return f"{before}{start_marker}\n{body}{end_marker}{after}"
+
+
 def with_table(text: str) -> str:
     """`text` (docs/rules.md) with the table between its markers replaced by the current one."""
-    before, start, rest = text.partition(TABLE_START)
-    _, end, after = rest.partition(TABLE_END)
-    if not start or not end:
-        raise ValueError(f"{INDEX} lacks the markers {TABLE_START} and {TABLE_END}")
-    return f"{before}{TABLE_START}\n{table()}{TABLE_END}{after}"
+    return between_markers(text, TABLE_START, TABLE_END, table(), INDEX)
 
 
 def uri(code: str) -> str | None:
