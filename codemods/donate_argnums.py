@@ -133,7 +133,7 @@ class DonateArgnums(Codemod):
     summary = "jitted step whose calls rebind arguments from its results: add donate_argnums to reuse their buffers"
     fix_safety = Safety.SAFE
     other_fix_safeties = (Safety.UNSAFE,)
-    screen = ("jit",)
+    screen = ("jit", "pmap")
 
     VALID = (
         # already donated
@@ -237,8 +237,8 @@ class DonateArgnums(Codemod):
             return
         function = jitted.function
         fparams = function.params
-        if fparams.star_arg is not cst.MaybeSentinel.DEFAULT and fparams.star_arg is not None:
-            return
+        if isinstance(fparams.star_arg, cst.Param):
+            return  # `*args`: positions past the named parameters (a bare `*` only starts keyword-only ones)
         params = [p.name.value for p in (*fparams.posonly_params, *fparams.params)]
         if jitted.compiler == _PMAP:
             broadcast = keywords.get("static_broadcasted_argnums")
@@ -708,6 +708,8 @@ class DonateArgnums(Codemod):
         node = access.node
         line = self.context.positions[node].start.line
         if access.scope is not scope:
+            if any(a.scope is access.scope for a in access.scope.assignments[variable]):
+                return None  # a parameter or local of that scope of the same name (LibCST may credit both)
             return f"`{variable}` is captured by a nested function or comprehension at line {line}"
         if self._after_every_call(node, scope):
             return None  # reads the last new value, which nothing donates any more
