@@ -54,11 +54,13 @@ class DonateArgnums(Codemod):
     """Donate the arguments of a jitted function that every call rebinds from its results.
 
     ## What it does
-    Finds a jitted function (`@jax.jit`, `@partial(jax.jit, ...)`, `step = jax.jit(fn, ...)`), at module
-    level or defined in a function's body next to its calls, whose every call in the module rebinds an argument from the function's own result
-    (`params, opt_state = step(params, opt_state, batch)`), where the function provably returns the updated
-    value of that argument with its shape and dtype, and adds `donate_argnums` (or `donate_argnames`, where
-    the calls pass the argument by keyword) to its jit keywords.
+    Finds a jitted or pmapped function (`@jax.jit`, `@partial(jax.jit, ...)`, `step = jax.jit(fn, ...)`, the
+    same with `jax.pmap`), at module level or defined in a function's body next to its calls, whose every call
+    in the module rebinds an argument from the function's own result (`params, opt_state = step(params,
+    opt_state, batch)`, `state, metrics = train_step(state, batch)`, or `new_state, m = step(state, b)`
+    followed at once by `state = new_state`), and which is a training step: it takes a gradient or applies an
+    optimizer's update. It adds `donate_argnums` (or `donate_argnames`, where the calls pass the argument by
+    keyword; pmap has only `donate_argnums`) to the compiler's keywords.
 
     ## Why is this bad?
     Without donation XLA must keep the input buffers alive until the call returns and allocate new ones for
@@ -96,34 +98,43 @@ class DonateArgnums(Codemod):
 
     ## Fix safety
     A donated argument's buffer is deleted by the call: reading the old array afterwards raises
-    `RuntimeError: Array has been deleted`. The values computed never change. jaxfix donates only when every
-    call in the module passes a local variable and rebinds it from the result in the same statement, the
-    variable is read nowhere else in that function except as a shape or an operand of arithmetic (`old =
-    params`, a list of snapshots, a closure, a subscript would keep the old buffer), and each value the call
-    receives comes from an earlier call of the same function, arithmetic or a `jax.numpy`/`jax.random`
-    constructor. The fix is unsafe when the function is public (a module-level name without a leading
-    underscore that `__all__` does not leave out: other modules may call it and read their argument after the
-    call) or when a call's first value comes from a function jaxfix cannot see (it might return an array that
-    is also held elsewhere). Differentiating through the calling loop (`jax.grad` of a whole training run)
-    raises `RuntimeError: Array has been deleted` once the steps donate, since the backward pass reads the
-    buffers the forward pass gave away: jaxfix reports without a fix where this module differentiates the
-    calling function.
+    `RuntimeError: Array has been deleted`. The values computed never change: where no output has the donated
+    argument's shape and dtype, XLA only warns ("Some donated buffers were not usable") and the argument stays
+    alive. jaxfix donates only when every call in the module passes a local variable and rebinds it from the
+    result (in the same statement, or through new names rebound right after it), the variable is read nowhere
+    else in that function except as a shape or an operand of arithmetic (`old = params`, a list of snapshots,
+    a closure, a subscript would keep the old buffer), and each value the call receives comes from an earlier
+    call of the same function, arithmetic or a `jax.numpy`/`jax.random` constructor.
+
+    The fix is safe only when jaxfix also proves that the function returns the updated argument with its
+    shape and dtype: `p - lr * g`-style arithmetic (and the same under `jax.tree.map`) of the parameter, its
+    gradient from `jax.grad`/`jax.value_and_grad` of that parameter, and numeric constants; or an optimizer
+    state that adds the gradient of a donated parameter (`0.9 * velocity + grads`) when every value it
+    receives is an earlier output or `jnp.zeros_like(params)` (`ones_like`, `full_like`, `jax.tree.map` of
+    them) of the value passed with it. Otherwise (`optax.apply_updates`, `tx.update`,
+    `state.apply_gradients(...)`, a learning rate passed as an argument that might broadcast) the fix is
+    unsafe and says what it assumes: that the step returns the updated argument; if not, XLA only warns that
+    the donated buffer was not usable. The fix is also unsafe when the function is public (a module-level
+    name without a leading underscore that `__all__` does not leave out: other modules may call it and read
+    their argument after the call) or when a call's first value comes from a function jaxfix cannot see (it
+    might return an array that is also held elsewhere). Differentiating through the calling loop (`jax.grad`
+    of a whole training run) raises `RuntimeError: Array has been deleted` once the steps donate, since the
+    backward pass reads the buffers the forward pass gave away: jaxfix reports without a fix where this
+    module differentiates the calling function.
 
     ## When it stays quiet
     - Functions already donating, functions with other decorators, methods, jitted functions defined inside
       a loop or branch (JF502's matter), and functions passed around as values (not all call sites are
       visible). A jitted function defined in a function's body that closes over the variable it would
       donate is reported without a fix (its trace holds the first buffer).
-    - Arguments whose updated value jaxfix cannot prove to have the argument's shape and dtype. It accepts
-      `p - lr * g`-style arithmetic (and the same under `jax.tree.map`) of the parameter, its gradient from
-      `jax.grad`/`jax.value_and_grad` of that parameter, and numeric constants; and an optimizer state that
-      adds the gradient of a donated parameter (`0.9 * velocity + grads`) when every value it receives is an
-      earlier output or `jnp.zeros_like(params)` (`ones_like`, `full_like`, `jax.tree.map` of them) of the
-      value passed with it. A learning rate passed as an argument might be an array that broadcasts, and a
-      state started some other way might have another shape: both stay undonated (the message names them).
-    - Static arguments, arguments passed as expressions or twice, calls whose result is bound to new names
-      (`new_params, s = step(params, s)`: the old value may be read later).
-    It reports without a fix, saying what stopped it, when the calls rebind a provably updated argument but
+    - Functions that neither take a gradient (`jax.grad`, `jax.value_and_grad`, their `nnx`/Equinox
+      counterparts) nor apply an optimizer's update (`optax.apply_updates`, `eqx.apply_updates`,
+      `.apply_gradients(...)`): nothing says that what they return is the updated argument.
+    - Static arguments (`static_argnums`, pmap's `static_broadcasted_argnums`), arguments passed as
+      expressions or twice, calls whose result is bound to new names that are not rebound to the argument in
+      the statements right after the call, or that are read again before the next call (`new_params, s =
+      step(params, s)`: the old value may be read later).
+    It reports without a fix, saying what stopped it, when the calls of a training step rebind an argument but
     the old value may be read elsewhere, or the first value is a parameter of the caller (its own caller
     would find its array deleted).
     """
