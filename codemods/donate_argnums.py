@@ -836,6 +836,8 @@ class DonateArgnums(Codemod):
         safety = Safety.UNSAFE if reasons else Safety.SAFE
         if reasons:
             message += f"; unsafe fix: {reasons[0]}"
+        if assumed and len(reasons) > 1:
+            message += f"; it is unsafe also because {reasons[1]}"
         change, imports = self._edit(jitted, key, value)
         fix = self.fix(f"add {keyword} to {jitted.compiler}", [change], safety=safety, add_imports=imports)
         self.report(self._anchor(jitted), message, fix)

@@ -206,6 +206,7 @@ def test_an_optax_step_is_donated_on_the_assumption_it_returns_the_update() -> N
     (message,) = _messages(OPTAX_STEP + "\n" + body)
     assert "`donate_argnums=(0, 1)`" in message
     assert "unsafe fix: assumes `update` returns the updated `params`, `opt_state`" in message
+    assert "it is unsafe also because `update` is public" in message
     assert "donate_argnums" not in rewrite(OPTAX_STEP + "\n" + body, DonateArgnums, unsafe=False)
 
 
