@@ -13,14 +13,22 @@ from jaxfix.analysis.jit import (
     Jitted, add_jit_keyword, call_sites, jit_keywords, jitted_functions, nested_jitted_functions, static_parameters,
 )
 from jaxfix.analysis.metadata import children
-from jaxfix.analysis.screen import ast_target_names
 from jaxfix.analysis.syntax import walk
 from jaxfix.analysis.traced import REVERSE_MODE
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Safety
 
 _JIT = "jax.jit"
+_PMAP = "jax.pmap"
+_COMPILERS = frozenset({_JIT, _PMAP})
 _PARTIAL = "functools.partial"
+# What marks a training step: a gradient taken in its body, or an optimizer's update applied. A step with none of
+# these is not assumed to return the updated value of its arguments.
+_TRAINING = frozenset({
+    "jax.grad", "jax.value_and_grad", "optax.apply_updates", "flax.nnx.grad", "flax.nnx.value_and_grad",
+    "equinox.filter_grad", "equinox.filter_value_and_grad", "equinox.apply_updates",
+})
+_TRAINING_METHODS = frozenset({"apply_gradients"})  # flax's `TrainState.apply_gradients(grads=...)`
 _TREE_MAP = frozenset({"jax.tree.map", "jax.tree_util.tree_map", "jax.tree_map"})
 _ELEMENTWISE = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide)
 # jax.numpy functions that may hand back their argument itself rather than a new array.
@@ -37,6 +45,7 @@ class _Site:
     variable: str
     keyword: bool
     position: int  # 0: the whole result; n: the n-th element of the returned tuple
+    relay: cst.Name | None = None  # `state = new_state` right after `new_state, m = step(state, b)`: its value
     blocker: str | None = None  # why donation would be wrong here: reported, never fixed
     unsafe: str | None = None  # why donation is right only if the first value is held nowhere else
 
@@ -45,11 +54,13 @@ class DonateArgnums(Codemod):
     """Donate the arguments of a jitted function that every call rebinds from its results.
 
     ## What it does
-    Finds a jitted function (`@jax.jit`, `@partial(jax.jit, ...)`, `step = jax.jit(fn, ...)`), at module
-    level or defined in a function's body next to its calls, whose every call in the module rebinds an argument from the function's own result
-    (`params, opt_state = step(params, opt_state, batch)`), where the function provably returns the updated
-    value of that argument with its shape and dtype, and adds `donate_argnums` (or `donate_argnames`, where
-    the calls pass the argument by keyword) to its jit keywords.
+    Finds a jitted or pmapped function (`@jax.jit`, `@partial(jax.jit, ...)`, `step = jax.jit(fn, ...)`, the
+    same with `jax.pmap`), at module level or defined in a function's body next to its calls, whose every call
+    in the module rebinds an argument from the function's own result (`params, opt_state = step(params,
+    opt_state, batch)`, `state, metrics = train_step(state, batch)`, or `new_state, m = step(state, b)`
+    followed at once by `state = new_state`), and which is a training step: it takes a gradient or applies an
+    optimizer's update. It adds `donate_argnums` (or `donate_argnames`, where the calls pass the argument by
+    keyword; pmap has only `donate_argnums`) to the compiler's keywords.
 
     ## Why is this bad?
     Without donation XLA must keep the input buffers alive until the call returns and allocate new ones for
@@ -87,34 +98,43 @@ class DonateArgnums(Codemod):
 
     ## Fix safety
     A donated argument's buffer is deleted by the call: reading the old array afterwards raises
-    `RuntimeError: Array has been deleted`. The values computed never change. jaxfix donates only when every
-    call in the module passes a local variable and rebinds it from the result in the same statement, the
-    variable is read nowhere else in that function except as a shape or an operand of arithmetic (`old =
-    params`, a list of snapshots, a closure, a subscript would keep the old buffer), and each value the call
-    receives comes from an earlier call of the same function, arithmetic or a `jax.numpy`/`jax.random`
-    constructor. The fix is unsafe when the function is public (a module-level name without a leading
-    underscore that `__all__` does not leave out: other modules may call it and read their argument after the
-    call) or when a call's first value comes from a function jaxfix cannot see (it might return an array that
-    is also held elsewhere). Differentiating through the calling loop (`jax.grad` of a whole training run)
-    raises `RuntimeError: Array has been deleted` once the steps donate, since the backward pass reads the
-    buffers the forward pass gave away: jaxfix reports without a fix where this module differentiates the
-    calling function.
+    `RuntimeError: Array has been deleted`. The values computed never change: where no output has the donated
+    argument's shape and dtype, XLA only warns ("Some donated buffers were not usable") and the argument stays
+    alive. jaxfix donates only when every call in the module passes a local variable and rebinds it from the
+    result (in the same statement, or through new names rebound right after it), the variable is read nowhere
+    else in that function except as a shape or an operand of arithmetic (`old = params`, a list of snapshots,
+    a closure, a subscript would keep the old buffer), and each value the call receives comes from an earlier
+    call of the same function, arithmetic or a `jax.numpy`/`jax.random` constructor.
+
+    The fix is safe only when jaxfix also proves that the function returns the updated argument with its
+    shape and dtype: `p - lr * g`-style arithmetic (and the same under `jax.tree.map`) of the parameter, its
+    gradient from `jax.grad`/`jax.value_and_grad` of that parameter, and numeric constants; or an optimizer
+    state that adds the gradient of a donated parameter (`0.9 * velocity + grads`) when every value it
+    receives is an earlier output or `jnp.zeros_like(params)` (`ones_like`, `full_like`, `jax.tree.map` of
+    them) of the value passed with it. Otherwise (`optax.apply_updates`, `tx.update`,
+    `state.apply_gradients(...)`, a learning rate passed as an argument that might broadcast) the fix is
+    unsafe and says what it assumes: that the step returns the updated argument; if not, XLA only warns that
+    the donated buffer was not usable. The fix is also unsafe when the function is public (a module-level
+    name without a leading underscore that `__all__` does not leave out: other modules may call it and read
+    their argument after the call) or when a call's first value comes from a function jaxfix cannot see (it
+    might return an array that is also held elsewhere). Differentiating through the calling loop (`jax.grad`
+    of a whole training run) raises `RuntimeError: Array has been deleted` once the steps donate, since the
+    backward pass reads the buffers the forward pass gave away: jaxfix reports without a fix where this
+    module differentiates the calling function.
 
     ## When it stays quiet
     - Functions already donating, functions with other decorators, methods, jitted functions defined inside
       a loop or branch (JF502's matter), and functions passed around as values (not all call sites are
       visible). A jitted function defined in a function's body that closes over the variable it would
       donate is reported without a fix (its trace holds the first buffer).
-    - Arguments whose updated value jaxfix cannot prove to have the argument's shape and dtype. It accepts
-      `p - lr * g`-style arithmetic (and the same under `jax.tree.map`) of the parameter, its gradient from
-      `jax.grad`/`jax.value_and_grad` of that parameter, and numeric constants; and an optimizer state that
-      adds the gradient of a donated parameter (`0.9 * velocity + grads`) when every value it receives is an
-      earlier output or `jnp.zeros_like(params)` (`ones_like`, `full_like`, `jax.tree.map` of them) of the
-      value passed with it. A learning rate passed as an argument might be an array that broadcasts, and a
-      state started some other way might have another shape: both stay undonated (the message names them).
-    - Static arguments, arguments passed as expressions or twice, calls whose result is bound to new names
-      (`new_params, s = step(params, s)`: the old value may be read later).
-    It reports without a fix, saying what stopped it, when the calls rebind a provably updated argument but
+    - Functions that neither take a gradient (`jax.grad`, `jax.value_and_grad`, their `nnx`/Equinox
+      counterparts) nor apply an optimizer's update (`optax.apply_updates`, `eqx.apply_updates`,
+      `.apply_gradients(...)`): nothing says that what they return is the updated argument.
+    - Static arguments (`static_argnums`, pmap's `static_broadcasted_argnums`), arguments passed as
+      expressions or twice, calls whose result is bound to new names that are not rebound to the argument in
+      the statements right after the call, or that are read again before the next call (`new_params, s =
+      step(params, s)`: the old value may be read later).
+    It reports without a fix, saying what stopped it, when the calls of a training step rebind an argument but
     the old value may be read elsewhere, or the first value is a parameter of the caller (its own caller
     would find its array deleted).
     """
@@ -124,7 +144,7 @@ class DonateArgnums(Codemod):
     summary = "jitted step whose calls rebind arguments from its results: add donate_argnums to reuse their buffers"
     fix_safety = Safety.SAFE
     other_fix_safeties = (Safety.UNSAFE,)
-    screen = ("jit",)
+    screen = ("jit", "pmap")
 
     VALID = (
         # already donated
@@ -162,10 +182,10 @@ class DonateArgnums(Codemod):
     @classmethod
     def may_match_tree(cls, screen) -> bool:
         """A finding needs a function (module-level, or defined in a function's body) with one decorator that
-        may be `jax.jit` or a `partial` of it, or such a `name = jax.jit(fn, ...)` of an undecorated def, with no
-        donation keyword and no `*args`, whose body returns a value and takes a gradient inline
-        (`jax.grad(f)(p, ...)`, `jax.value_and_grad(f)(p, ...)`: `_updates` needs one); and a call of its name
-        that passes a variable and rebinds it from the result (`p = step(p, x)`, `p, s = step(p, s)`)."""
+        may be `jax.jit`/`jax.pmap` or a `partial` of one, or such a `name = jax.jit(fn, ...)` of an undecorated
+        def, with no donation keyword and no `*args`, whose body returns a value and takes a gradient or applies
+        an optimizer's update (`_trains`); and a call of its name that passes a variable and binds the result
+        (`p = step(p, x)`, `p, s = step(p, s)`, `new, s = step(p, s)` before `p = new`)."""
         may = screen.may_resolve_to
         tree = screen.tree
         functions = screen.nodes_of(ast.FunctionDef, ast.AsyncFunctionDef)
@@ -174,18 +194,19 @@ class DonateArgnums(Codemod):
             defs.setdefault(function.name, []).append(function)
 
         def steps(function: ast.AST) -> bool:
-            return function.args.vararg is None and _returns_and_differentiates(function, may)
+            return function.args.vararg is None and _returns_and_trains(function, may)
 
+        compilers = {_JIT, _PMAP}
         candidates = set()
         for stmt in (s for body in [tree.body] + [f.body for f in functions] for s in body):
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and len(stmt.decorator_list) == 1:
                 decorator = stmt.decorator_list[0]
-                if may(decorator.func if isinstance(decorator, ast.Call) else decorator, {_JIT, _PARTIAL}):
+                if may(decorator.func if isinstance(decorator, ast.Call) else decorator, compilers | {_PARTIAL}):
                     if not _donates(decorator) and steps(stmt):
                         candidates.add(stmt.name)
             elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
                 value = stmt.value
-                if isinstance(value, ast.Call) and may(value.func, {_JIT}) and not _donates(value) and value.args:
+                if isinstance(value, ast.Call) and may(value.func, compilers) and not _donates(value) and value.args:
                     first = value.args[0]
                     if isinstance(first, ast.Name) and any(
                         not f.decorator_list and steps(f) for f in defs.get(first.id, ())
@@ -195,16 +216,16 @@ class DonateArgnums(Codemod):
             return False
         return any(
             len(n.targets) == 1 and isinstance(n.value, ast.Call)
-            and isinstance(n.value.func, ast.Name) and n.value.func.id in candidates and _rebinds(n.targets[0], n.value)
+            and isinstance(n.value.func, ast.Name) and n.value.func.id in candidates and _binds(n.targets[0], n.value)
             for n in screen.nodes_of(ast.Assign)
         )
 
     def visit_Module(self, node: cst.Module) -> None:
-        jitted = list(jitted_functions(self.context, node))
+        jitted = list(jitted_functions(self.context, node, _COMPILERS))
         self._nested = set()
         for function in walk(node):
             if isinstance(function, cst.FunctionDef):
-                for inner in nested_jitted_functions(self.context, function):
+                for inner in nested_jitted_functions(self.context, function, _COMPILERS):
                     jitted.append(inner)
                     self._nested.add(inner.binding)
         if not jitted:
@@ -227,10 +248,14 @@ class DonateArgnums(Codemod):
             return
         function = jitted.function
         fparams = function.params
-        if fparams.star_arg is not cst.MaybeSentinel.DEFAULT and fparams.star_arg is not None:
-            return
+        if isinstance(fparams.star_arg, cst.Param):
+            return  # `*args`: positions past the named parameters (a bare `*` only starts keyword-only ones)
         params = [p.name.value for p in (*fparams.posonly_params, *fparams.params)]
-        static = static_parameters(keywords, params)
+        if jitted.compiler == _PMAP:
+            broadcast = keywords.get("static_broadcasted_argnums")
+            static = static_parameters({} if broadcast is None else {"static_argnums": broadcast}, params)
+        else:
+            static = static_parameters(keywords, params)
         if static is None:
             return
         calls = self._call_sites(jitted)
@@ -243,9 +268,11 @@ class DonateArgnums(Codemod):
         if arity is None:
             return
         donated: list[tuple[int, str, list[_Site]]] = []
-        unproven: list[str] = []
+        assumed: list[str] = []  # donated without a proof that the step returns them updated
         blockers: list[str] = []
         self._calls = set(calls)
+        self._relays: set[cst.Name] = set()
+        trains = self._trains(function)
         candidates = []
         for index, param in enumerate(params):
             if param in static:
@@ -258,29 +285,42 @@ class DonateArgnums(Codemod):
             if (position == 0) != (arity == 0) or position > arity:
                 continue  # the calls unpack what the returns do not spell out as a tuple (or the other way)
             peers = self._updates(function, returns, param, position)
-            if peers is None:
-                unproven.append(param)
-                continue
+            if peers is None and not trains:
+                continue  # not a training step: nothing says the output is the updated argument
             candidates.append((index, param, sites, peers))
-        proven = {param: sites for _, param, sites, peers in candidates if not peers}
+            self._relays.update(site.relay for site in sites if site.relay is not None)
+        proven = {param: sites for _, param, sites, peers in candidates if peers is not None and not peers}
         for index, param, sites, peers in candidates:
-            if peers and not all(
+            if peers is None or peers and not all(
                 peer in proven and self._shaped_like(site, proven[peer][n]) for peer in peers for n, site in enumerate(sites)
             ):
-                unproven.append(param)
-                continue
+                if not trains:
+                    continue
+                assumed.append(param)
             self._donating = {self._argument(site) for site in sites}
             checked = [self._aliasing(site) for site in sites]
             blocked = [c.blocker for c in checked if c.blocker]
             if blocked:
                 blockers.append(blocked[0])
+                if param in assumed:
+                    assumed.remove(param)
                 continue
             donated.append((index, param, checked))
         if not donated:
             if blockers:
                 self.report(self._anchor(jitted), f"`{jitted.name}` could donate buffers, but {blockers[0]}")
             return
-        self._report_fix(jitted, donated, unproven, blockers)
+        self._report_fix(jitted, donated, assumed, blockers)
+
+    def _trains(self, function: cst.FunctionDef) -> bool:
+        """Whether the function (nested functions included) takes a gradient or applies an optimizer's update."""
+        names = self.context.names
+        for node in walk(function):
+            if isinstance(node, (cst.Name, cst.Attribute)) and names.qualified(node) in _TRAINING:
+                return True
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in _TRAINING_METHODS:
+                return True
+        return False
 
     def _anchor(self, jitted: Jitted) -> cst.CSTNode:
         return jitted.function.name if jitted.binding is jitted.function else jitted.binding
@@ -482,16 +522,67 @@ class DonateArgnums(Codemod):
         if not (isinstance(assign, cst.Assign) and assign.value is call and len(assign.targets) == 1):
             return None
         target = assign.targets[0].target
-        if isinstance(target, cst.Name):
-            position = 0 if target.value == variable else None
-        elif isinstance(target, (cst.Tuple, cst.List)) and not any(isinstance(e, cst.StarredElement) for e in target.elements):
-            hits = [i for i, e in enumerate(target.elements) if isinstance(e.value, cst.Name) and e.value.value == variable]
-            position = hits[0] + 1 if len(hits) == 1 else None
-        else:
-            position = None
+        position = self._position(target, variable)
+        relay = None
         if position is None:
+            relay = self._relay(assign, variable)
+            if relay is None:
+                return None
+            position = self._position(target, relay.value)
+            if position is None:
+                return None
+        return _Site(call, variable, keyword is not None, position, relay)
+
+    @staticmethod
+    def _position(target: cst.BaseAssignTargetExpression, name: str) -> int | None:
+        """0 when the target is `name`; n when `name` is its n-th element; None otherwise."""
+        if isinstance(target, cst.Name):
+            return 0 if target.value == name else None
+        if isinstance(target, (cst.Tuple, cst.List)) and not any(isinstance(e, cst.StarredElement) for e in target.elements):
+            hits = [i for i, e in enumerate(target.elements) if isinstance(e.value, cst.Name) and e.value.value == name]
+            return hits[0] + 1 if len(hits) == 1 else None
+        return None
+
+    def _relay(self, assign: cst.Assign, variable: str) -> cst.Name | None:
+        """`new_state, m = step(state, b)` followed at once by `state = new_state` (among other such `a = new_a`
+        statements): the name `new_state` in that statement, when the call's statement is the only binding of
+        `new_state` in its scope and nothing but the relay reads it before the last call (after which it names
+        the same last value as `state`)."""
+        line = self.context.parents.get(assign)
+        block = self.context.parents.get(line)
+        if not (isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1) or block is None:
             return None
-        return _Site(call, variable, keyword is not None, position)
+        body = list(block.body if isinstance(block, (cst.Module, cst.IndentedBlock)) else ())
+        if line not in body:
+            return None
+        target = assign.targets[0].target
+        bound = {e for e in walk(target) if isinstance(e, cst.Name)}
+        relay = None
+        for following in body[body.index(line) + 1:]:
+            small = following.body[0] if isinstance(following, cst.SimpleStatementLine) and len(following.body) == 1 else None
+            if not (
+                isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name)
+                and isinstance(small.value, cst.Name) and small.value.value in {n.value for n in bound}
+            ):
+                break  # the relays are the plain `a = new_a` statements right after the call
+            if small.targets[0].target.value == variable:
+                relay = small
+                break
+        if relay is None or relay.value.value == variable:
+            return None
+        new = relay.value.value
+        scope = self._scopes.get(assign.value)
+        if scope is None or new not in scope.assignments:
+            return None
+        for assignment in scope.assignments[new]:
+            if assignment.node not in bound:
+                return None  # bound elsewhere too
+            for access in assignment.references:
+                if access.node is relay.value:
+                    continue
+                if access.scope is not scope or not self._after_every_call(access.node, scope):
+                    return None
+        return relay.value
 
     def _shaped_like(self, site: _Site, peer: _Site) -> bool:
         """Whether at this call the variable `site` passes has the shape and dtype of the one `peer` passes,
@@ -529,7 +620,7 @@ class DonateArgnums(Codemod):
         return callee in _LIKE
 
     def _is_rebinding(self, source) -> bool:
-        return isinstance(source, cst.Assign) and source.value in self._calls
+        return isinstance(source, cst.Assign) and source.value in self._calls or source in self._relays
 
     def _argument(self, site: _Site) -> cst.Name:
         for arg in site.call.args:
@@ -579,7 +670,7 @@ class DonateArgnums(Codemod):
             return f"!`{variable}` may be unbound before the call"
         if isinstance(source, Parameter):
             return f"!`{variable}` is a parameter of the calling function: its caller's array would be deleted"
-        if isinstance(source, cst.Assign) and source.value in self._calls:
+        if isinstance(source, cst.Assign) and source.value in self._calls or source in self._calls or source in self._relays:
             return None  # rebound from an earlier call of the same function: a new buffer
         if isinstance(source, cst.Assign) and isinstance(source.value, cst.Call):
             return f"`{variable}` starts as the result of `{self.context.code_for(source.value.func)}(...)`, which may be held elsewhere"
@@ -628,6 +719,8 @@ class DonateArgnums(Codemod):
         node = access.node
         line = self.context.positions[node].start.line
         if access.scope is not scope:
+            if any(a.scope is access.scope for a in access.scope.assignments[variable]):
+                return None  # a parameter or local of that scope of the same name (LibCST may credit both)
             return f"`{variable}` is captured by a nested function or comprehension at line {line}"
         if self._after_every_call(node, scope):
             return None  # reads the last new value, which nothing donates any more
@@ -713,8 +806,9 @@ class DonateArgnums(Codemod):
                         return True
         return True
 
-    def _report_fix(self, jitted: Jitted, donated, unproven: list[str], blockers: list[str]) -> None:
-        by_keyword = all(site.keyword for _, _, sites in donated for site in sites)
+    def _report_fix(self, jitted: Jitted, donated, assumed: list[str], blockers: list[str]) -> None:
+        # pmap has no donate_argnames
+        by_keyword = jitted.compiler != _PMAP and all(site.keyword for _, _, sites in donated for site in sites)
         if by_keyword:
             items = [f'"{param}"' for _, param, _ in donated]
             key = "donate_argnames"
@@ -728,19 +822,24 @@ class DonateArgnums(Codemod):
             f"every call of `{jitted.name}` rebinds {names} from its result: `{keyword}` lets XLA write the new "
             "values into the old buffers instead of holding both"
         )
-        if unproven:
-            left = ", ".join(f"`{p}`" for p in unproven)
-            message += f" ({left} left out: jaxfix cannot prove the new value has the same shape and dtype)"
         if blockers:
             message += f" (not donating more: {blockers[0]})"
         reasons = [site.unsafe for _, _, sites in donated for site in sites if site.unsafe]
         if jitted.binding not in self._nested and self._public(jitted.name):
             reasons.insert(0, f"`{jitted.name}` is public: callers in other modules lose their arguments")
+        if assumed:
+            names = ", ".join(f"`{p}`" for p in assumed)
+            reasons.insert(0, (
+                f"assumes `{jitted.name}` returns the updated {names}; if not, XLA only warns that the donated "
+                "buffer was not usable"
+            ))
         safety = Safety.UNSAFE if reasons else Safety.SAFE
         if reasons:
             message += f"; unsafe fix: {reasons[0]}"
+        if assumed and len(reasons) > 1:
+            message += f"; it is unsafe also because {reasons[1]}"
         change, imports = self._edit(jitted, key, value)
-        fix = self.fix(f"add {keyword} to jax.jit", [change], safety=safety, add_imports=imports)
+        fix = self.fix(f"add {keyword} to {jitted.compiler}", [change], safety=safety, add_imports=imports)
         self.report(self._anchor(jitted), message, fix)
 
     def _edit(self, jitted: Jitted, key: str, value: str):
@@ -749,79 +848,31 @@ class DonateArgnums(Codemod):
 
 # ---- the screen ------------------------------------------------------------------------------------------------
 
-_GRADIENTS = frozenset({"jax.grad", "jax.value_and_grad"})
-
-
 def _donates(call: ast.expr) -> bool:
     """`jax.jit(..., donate_argnums=...)`, `partial(jax.jit, donate_argnames=...)`: a keyword that `_check` skips."""
     return isinstance(call, ast.Call) and any(k.arg in ("donate_argnums", "donate_argnames") for k in call.keywords)
 
 
-def _returns_and_differentiates(function: ast.AST, may) -> bool:
-    """Whether `function` may give `_updates` a parameter to prove: a `return` of a name, `+ - * /` arithmetic,
-    a sign or `jax.tree.map` (alone or in a tuple; `_shaped` reads nothing else), and a gradient that
-    `_gradient_of` reads, `jax.grad(f)(p, ...)` or `jax.value_and_grad(f)(p, ...)` with no keyword but
-    `has_aux`/`argnums`, whose first argument `p` is a positional parameter that the body never assigns."""
-    arguments = function.args
-    params = {a.arg for a in (*arguments.posonlyargs, *arguments.args)} - _assigned(function.body)
-    returns = differentiates = False
+def _returns_and_trains(function: ast.AST, may) -> bool:
+    """Whether `function` returns a value and may take a gradient or apply an optimizer's update (a superset of
+    `DonateArgnums._trains`, which a proof of the update also needs: it reads `jax.grad`/`jax.value_and_grad`)."""
+    returns = trains = False
     for node in ast.walk(function):
-        if isinstance(node, ast.Return) and node.value is not None and not returns:
-            values = node.value.elts if isinstance(node.value, ast.Tuple) else [node.value]
-            returns = any(_may_update(value, may) for value in values)
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Call) and not differentiates:
-            transform = node.func
-            differentiates = (
-                bool(node.args) and isinstance(node.args[0], ast.Name) and node.args[0].id in params
-                and all(k.arg in ("has_aux", "argnums") for k in transform.keywords)
-                and may(transform.func, _GRADIENTS)
-            )
-        if returns and differentiates:
+        if isinstance(node, ast.Return) and node.value is not None:
+            returns = True
+        elif isinstance(node, (ast.Name, ast.Attribute)) and not trains:
+            trains = may(node, _TRAINING) or isinstance(node, ast.Attribute) and node.attr in _TRAINING_METHODS
+        if returns and trains:
             return True
     return False
 
 
-def _may_update(value: ast.expr, may) -> bool:
-    if isinstance(value, ast.Name):
-        return True
-    if isinstance(value, ast.BinOp):
-        return isinstance(value.op, (ast.Add, ast.Sub, ast.Mult, ast.Div))
-    if isinstance(value, ast.UnaryOp):
-        return isinstance(value.op, (ast.USub, ast.UAdd))
-    return isinstance(value, ast.Call) and may(value.func, _TREE_MAP)
-
-
-def _assigned(body: list[ast.stmt]) -> set[str]:
-    """Names that `=`, `op=` and `for` targets bind in a function's own blocks (a subset of `block_activity`'s
-    writes, which make `_updates` give up on a parameter)."""
-    found: set[str] = set()
-    stack = list(body)
-    while stack:
-        statement = stack.pop()
-        if isinstance(statement, ast.Assign):
-            targets = statement.targets
-        elif isinstance(statement, (ast.AugAssign, ast.For, ast.AsyncFor)):
-            targets = [statement.target]
-        else:
-            targets = []
-        for target in targets:
-            found.update(ast_target_names(target))
-        if isinstance(statement, (ast.If, ast.For, ast.AsyncFor, ast.While)):
-            stack.extend([*statement.body, *statement.orelse])
-        elif isinstance(statement, (ast.With, ast.AsyncWith)):
-            stack.extend(statement.body)
-    return found
-
-
-def _rebinds(target: ast.expr, call: ast.Call) -> bool:
-    """`p = f(p, ...)`, `p, s = f(p, s)`: the call passes a variable by name that the assignment rebinds (`_site`)."""
+def _binds(target: ast.expr, call: ast.Call) -> bool:
+    """`p = f(p, ...)`, `p, s = f(p, s)`, `new, s = f(p, s)`: the call passes a variable by name and the assignment
+    binds names (`_site` decides whether they rebind it, directly or through `p = new`)."""
     if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
         return False
-    if isinstance(target, ast.Name):
-        bound = {target.id}
-    elif isinstance(target, (ast.Tuple, ast.List)):
-        bound = {e.id for e in target.elts if isinstance(e, ast.Name)}
-    else:
+    if not isinstance(target, (ast.Name, ast.Tuple, ast.List)):
         return False
     passed = [*call.args, *(k.value for k in call.keywords)]
-    return any(isinstance(a, ast.Name) and a.id in bound for a in passed)
+    return any(isinstance(a, ast.Name) for a in passed)

@@ -158,3 +158,103 @@ def test_calls_unpacking_a_result_the_returns_do_not_spell_out_as_a_tuple() -> N
         "    for _ in range(2):\n        p, s = step(p, s)\n    return p\n"
     )
     assert findings(source, DonateArgnums) == []
+
+
+def test_a_donated_buffer_no_output_can_reuse_is_only_warned_about_on_this_jax() -> None:
+    """The premise of donating without a shape proof: where no output has the donated argument's shape and
+    dtype, XLA warns, the argument stays alive and the values are those computed without donation."""
+    fn = lambda p, x: (p.sum() * x, p.mean())  # noqa: E731
+    p, x = jnp.arange(6.0).reshape(2, 3), jnp.ones(4)
+    expected = jax.jit(fn)(p, x)
+    with pytest.warns(UserWarning, match="Some donated buffers were not usable"):
+        got = jax.jit(fn, donate_argnums=0)(p, x)
+    assert not p.is_deleted()
+    assert all(bool(jnp.array_equal(a, b)) for a, b in zip(got, expected))
+
+
+OPTAX_STEP = """\
+import jax
+import jax.numpy as jnp
+import optax
+
+optimizer = optax.adam(1e-3)
+
+
+def loss_fn(params, batch):
+    return jnp.mean((batch @ params) ** 2)
+
+
+@jax.jit
+def update(params, opt_state, batch):
+    loss, grads = jax.value_and_grad(loss_fn)(params, batch)
+    updates, opt_state = optimizer.update(grads, opt_state)
+    return optax.apply_updates(params, updates), opt_state, loss
+
+
+def init(n):
+    params = jnp.ones(n)
+    return params, optimizer.init(params)
+
+"""
+
+
+def test_an_optax_step_is_donated_on_the_assumption_it_returns_the_update() -> None:
+    body = (
+        "def train(batches):\n    params, opt_state = init(3)\n"
+        "    for batch in batches:\n        params, opt_state, loss = update(params, opt_state, batch)\n    return params\n"
+    )
+    (message,) = _messages(OPTAX_STEP + "\n" + body)
+    assert "`donate_argnums=(0, 1)`" in message
+    assert "unsafe fix: assumes `update` returns the updated `params`, `opt_state`" in message
+    assert "it is unsafe also because `update` is public" in message
+    assert "donate_argnums" not in rewrite(OPTAX_STEP + "\n" + body, DonateArgnums, unsafe=False)
+
+
+def test_a_step_that_takes_no_gradient_is_not_assumed_to_return_its_argument() -> None:
+    source = (
+        "import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef _scale(p):\n    return jnp.linalg.norm(p), p * 2.0\n\n"
+        "def run(x):\n    p = x + 1.0\n    for _ in range(3):\n        n, p = _scale(p)\n    return p\n"
+    )
+    assert _messages(source) == []
+
+
+@pytest.mark.parametrize(
+    "body,fixed",
+    [
+        # rebound through a new name right after the call
+        ("    for batch in batches:\n        new_params, new_state, loss = update(params, opt_state, batch)\n"
+         "        params = new_params\n        opt_state = new_state\n    return params\n", True),
+        # the new name is read again before the next call: it holds the buffer the next call donates
+        ("    kept = []\n    for batch in batches:\n        new_params, opt_state, loss = update(params, opt_state, batch)\n"
+         "        params = new_params\n        kept.append(new_params)\n    return kept\n", False),
+        # something runs between the call and the rebinding
+        ("    for batch in batches:\n        new_params, opt_state, loss = update(params, opt_state, batch)\n"
+         "        print(params)\n        params = new_params\n    return params\n", False),
+    ],
+)
+def test_results_bound_to_new_names_then_rebound(body: str, fixed: bool) -> None:
+    source = OPTAX_STEP + (
+        "\ndef train(batches):\n    params, opt_state = init(3)\n"
+    ) + body
+    rewritten = rewrite(source, DonateArgnums, unsafe=True)
+    assert ("donate_argnums=(0, 1)" in rewritten) is fixed, rewritten
+
+
+def test_a_step_reassigning_its_parameter_does_not_read_the_callers_variable() -> None:
+    # LibCST credits a read of a parameter that the function later reassigns to the module's variable of the
+    # same name too: that read is the step's own parameter, not a capture of the caller's buffer.
+    source = HEAD + (
+        "@jax.jit\ndef _sgd(params, x):\n    grads = jax.grad(loss)(params, x)\n    params = params - 0.1 * grads\n"
+        "    return params\n\n\nparams = jnp.ones(3)\nfor _ in range(2):\n    params = _sgd(params, jnp.arange(3.0))\n"
+    )
+    assert "@partial(jax.jit, donate_argnums=0)\ndef _sgd" in rewrite(source, DonateArgnums, unsafe=True)
+
+
+def test_pmap_keeps_its_broadcast_static_arguments_and_keyword_only_parameters() -> None:
+    source = HEAD.replace("import jax\n", "import jax\nfrom functools import partial\n", 1) + (
+        "@partial(jax.pmap, axis_name='i', static_broadcasted_argnums=1)\n"
+        "def _pstep(p, scale, x, *, lr=0.1):\n    g = jax.grad(loss)(p, x)\n    return p - lr * scale * g\n\n\n"
+        "def train(x):\n    p = x * 2.0\n    scale = 2.0\n    for _ in range(2):\n        p = _pstep(p, scale, x)\n"
+        "    return p\n"
+    )
+    assert "static_broadcasted_argnums=1, donate_argnums=0)" in rewrite(source, DonateArgnums, unsafe=True)

@@ -23,37 +23,43 @@ class Jitted:
     call: cst.Call | None  # the call that carries keywords: `partial(jax.jit, ...)`, `jax.jit(fn, ...)`, or None
     decorator: cst.Decorator | None  # a bare `@jax.jit`
     static: frozenset[str] = field(default_factory=frozenset)
+    compiler: str = _JIT  # "jax.jit", or "jax.pmap" where the caller asked for pmapped functions too
 
 
-def jitted_functions(context, module: cst.Module) -> Iterator[Jitted]:
+def jitted_functions(context, module: cst.Module, compilers: frozenset[str] = frozenset({_JIT})) -> Iterator[Jitted]:
     """The module-level functions compiled with `jax.jit`: `@jax.jit`, `@partial(jax.jit, ...)`, `@jax.jit(...)`,
-    and `name = jax.jit(fn, ...)` of an undecorated module-level `fn`."""
-    return _jitted_in(context, module.body)
+    and `name = jax.jit(fn, ...)` of an undecorated module-level `fn` (the same with `jax.pmap` where
+    `compilers` names it)."""
+    return _jitted_in(context, module.body, compilers)
 
 
-def nested_jitted_functions(context, function: cst.FunctionDef) -> Iterator[Jitted]:
+def nested_jitted_functions(
+    context, function: cst.FunctionDef, compilers: frozenset[str] = frozenset({_JIT})
+) -> Iterator[Jitted]:
     """The same forms defined by the statements of a function's own body (not inside its loops, branches or
     nested functions): a jitted step defined where it is used."""
     from jaxfix.analysis.dataflow import body_statements
 
-    return _jitted_in(context, list(body_statements(function.body)))
+    return _jitted_in(context, list(body_statements(function.body)), compilers)
 
 
-def _jitted_in(context, statements) -> Iterator[Jitted]:
+def _jitted_in(context, statements, compilers: frozenset[str]) -> Iterator[Jitted]:
     names = context.names
     defs = {s.name.value: s for s in statements if isinstance(s, cst.FunctionDef)}
     for stmt in statements:
         if isinstance(stmt, cst.FunctionDef) and len(stmt.decorators) == 1:
             decorator = stmt.decorators[0].decorator
-            if names.qualified(decorator) == _JIT:
-                yield Jitted(stmt.name.value, stmt, stmt, decorator, None, stmt.decorators[0])
+            compiler = names.qualified(decorator)
+            if compiler in compilers:
+                yield Jitted(stmt.name.value, stmt, stmt, decorator, None, stmt.decorators[0], compiler=compiler)
             elif isinstance(decorator, cst.Call) and not any(a.star for a in decorator.args):
                 positional = [a for a in decorator.args if a.keyword is None]
                 callee = names.qualified(decorator.func)
-                if callee == _PARTIAL and len(positional) == 1 and names.qualified(positional[0].value) == _JIT:
-                    yield Jitted(stmt.name.value, stmt, stmt, positional[0].value, decorator, None)
-                elif callee == _JIT and not positional:
-                    yield Jitted(stmt.name.value, stmt, stmt, decorator.func, decorator, None)
+                inner = names.qualified(positional[0].value) if len(positional) == 1 else None
+                if callee == _PARTIAL and inner in compilers:
+                    yield Jitted(stmt.name.value, stmt, stmt, positional[0].value, decorator, None, compiler=inner)
+                elif callee in compilers and not positional:
+                    yield Jitted(stmt.name.value, stmt, stmt, decorator.func, decorator, None, compiler=callee)
         elif isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1:
             assign = stmt.body[0]
             if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1):
@@ -61,14 +67,15 @@ def _jitted_in(context, statements) -> Iterator[Jitted]:
             target, value = assign.targets[0].target, assign.value
             if not (isinstance(target, cst.Name) and isinstance(value, cst.Call)):
                 continue
-            if names.qualified(value.func) != _JIT or any(a.star for a in value.args):
+            compiler = names.qualified(value.func)
+            if compiler not in compilers or any(a.star for a in value.args):
                 continue
             positional = [a for a in value.args if a.keyword is None]
             if len(positional) != 1 or not isinstance(positional[0].value, cst.Name):
                 continue
             function = defs.get(positional[0].value.value)
             if function is not None and not function.decorators:
-                yield Jitted(target.value, function, assign, value.func, value, None)
+                yield Jitted(target.value, function, assign, value.func, value, None, compiler=compiler)
 
 
 def jit_keywords(jitted: Jitted) -> dict[str, cst.BaseExpression]:

@@ -11,7 +11,7 @@ def update(params, velocity, x):
     return params - 0.01 * grads, 0.9 * velocity + grads
 
 
-step = jax.jit(update, donate_argnums=0)
+step = jax.jit(update, donate_argnums=(0, 1))
 
 
 def train(x):
