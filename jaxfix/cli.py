@@ -332,7 +332,7 @@ def apply(
         remaining[result.path] = _left(result, settings)
         if not statistics:
             if diff_only and result.changed:
-                typer.echo(diff.unified_diff(result.path, result.original, result.fixed, colour=colour), nl=False)
+                typer.echo(diff.result_diff(result, colour=colour), nl=False)
             elif result.written:
                 say(f"fixed {result.path} ({text.plural(result.fixes_applied, 'fix')})")
             if output_format == "text":
@@ -481,7 +481,7 @@ def _apply_verified(paths, diff_only, select, ignore, exclude, jobs, loaded, ext
     differs = False
     for verdict in verdicts:
         if diff_only and verdict.changed:
-            typer.echo(diff.unified_diff(verdict.path, verdict.original, verdict.text, colour=colour), nl=False)
+            typer.echo(diff.text_diff(verdict.path, verdict.original, verdict.text, colour=colour), nl=False)
         elif verdict.written:
             names = ", ".join(r.name for r in verdict.verified) or "module-level code only"
             typer.echo(f"fixed {verdict.path} ({text.plural(verdict.fixes_applied, 'fix')}; verified: {names})")
