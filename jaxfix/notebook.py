@@ -301,6 +301,18 @@ def read(raw: bytes) -> Notebook:
     return Notebook(text, cells, _language(metadata), ensure_ascii="\\u" in text and not non_ascii_raw)
 
 
+def from_sources(cells: list[tuple[str, str]], language: str | None = None) -> Notebook:
+    """A notebook as an editor holds it (the language server): the (kind, source) of each cell in order, kind
+    "code" for a code cell. It has no JSON text: `module` and `cell_sources` work, `with_sources` does not."""
+    built = []
+    for number, (kind, source) in enumerate(cells, 1):
+        cell = Cell(number, kind, source, None)
+        if kind == "code":
+            _prepare(cell)
+        built.append(cell)
+    return Notebook("", built, language, ensure_ascii=False)
+
+
 def _language(metadata: dict) -> str | None:
     for key, field_name in (("kernelspec", "language"), ("language_info", "name")):
         table = metadata.get(key)

@@ -6,6 +6,9 @@
      "fix": {"applicability": "safe", "message": "...", "edits": [{"content": "...", "location": {...},
              "end_location": {...}}]}}
 
+In a notebook, rows count within the cell that `cell` names (1-based, every cell counted, Ruff's key) and
+`cell_id` is that cell's id where the notebook has ids; neither key appears for other files.
+
 `fix` is null without a fix; `applicability` is "safe", "unsafe" or "display-only"; `fixable` says an
 `apply` could make the fix (safe, or unsafe with --unsafe-fixes); `edits` (rows and columns 1-based, end
 exclusive) are given by `check` and empty in what `apply` leaves behind.
@@ -21,9 +24,9 @@ from jaxfix.engine import FileResult
 from jaxfix.report.locations import LineIndex, absolute_path, rule_url
 
 
-def finding(path: str, diagnostic: Diagnostic, lines: LineIndex | None) -> dict:
+def finding(path: str, diagnostic: Diagnostic, lines: LineIndex | None, cell_id: str | None = None) -> dict:
     fix = diagnostic.fix
-    return {
+    found = {
         "code": diagnostic.code,
         "name": diagnostic.name,
         "message": diagnostic.message,
@@ -42,6 +45,11 @@ def finding(path: str, diagnostic: Diagnostic, lines: LineIndex | None) -> dict:
             "edits": [_edit(edit, lines) for edit in diagnostic.edits] if lines is not None else [],
         },
     }
+    if diagnostic.cell is not None:
+        found["cell"] = diagnostic.cell
+        if cell_id is not None:
+            found["cell_id"] = cell_id
+    return found
 
 
 def _point(row: int, column: int) -> dict:
@@ -62,5 +70,6 @@ def render(results: Sequence[FileResult], findings: dict[str, list[Diagnostic]] 
     for result in results:
         shown = result.diagnostics if findings is None else findings.get(result.path, [])
         lines = LineIndex(result.original) if result.original is not None and any(d.edits for d in shown) else None
-        out.extend(finding(result.path, d, lines) for d in shown)
+        cells = getattr(result, "cells", None)
+        out.extend(finding(result.path, d, lines, cells.cell_id(d.cell) if cells and d.cell else None) for d in shown)
     return json.dumps(out, indent=2, ensure_ascii=False)
