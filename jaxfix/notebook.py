@@ -181,6 +181,16 @@ class Notebook:
         return line[: len(line) - len(line.lstrip())]
 
 
+def place(module_text: str, line: int) -> tuple[int, int] | None:
+    """(cell, line in it) of line `line` of a notebook's module text, read from its marker lines; None on one."""
+    lines = module_text.splitlines()
+    for index in range(min(line, len(lines)) - 1, -1, -1):
+        match = _MARKER_LINE.match(lines[index])
+        if match:
+            return (int(match.group(1)), line - index - 1) if index != line - 1 else None
+    return None
+
+
 def _split(module_text: str) -> list[tuple[int, str]]:
     """[(0, text before the first marker), (cell number, its text), ...]."""
     pieces: list[tuple[int, list[str]]] = [(0, [])]
@@ -208,9 +218,10 @@ def _unmask(cell: Cell, text: str) -> str:
         if number not in cell.masked_lines or number in seen:
             raise NotebookError(f"the rewrite moved IPython syntax in cell {cell.number}")
         seen.add(number)
-        before = _block_header(original_lines, _mask_index(original_lines, number))
+        at = _mask_index(original_lines, number)
+        before = _block_header(original_lines, at)
         after = _block_header([l.rstrip("\r\n") for l in new_lines], index)
-        if match.group(1) != _indent(cell.masked_lines[number]) or before != after:
+        if match.group(1) != _indent(original_lines[at]) or before != after:
             raise NotebookError(f"the rewrite moved IPython syntax in cell {cell.number}")
         ending = line[len(line.rstrip("\r\n")):]
         new_lines[index] = cell.masked_lines[number] + ending
@@ -275,11 +286,13 @@ def read(raw: bytes) -> Notebook:
         document, cell_spans = _scan(text)
     except (ValueError, IndexError) as error:
         raise NotebookError(f"not a notebook: invalid JSON ({str(error).splitlines()[0]})") from None
-    if not isinstance(document, dict) or not isinstance(document.get("cells"), list):
-        raise NotebookError("not a notebook: no list of cells")
+    if not isinstance(document, dict) or "nbformat" not in document:
+        raise NotebookError("not a notebook: no nbformat version")
     major = document.get("nbformat")
     if major != 4:
-        raise NotebookError(f"nbformat {major} is not supported (jaxfix reads nbformat 4; `jupyter nbconvert --to notebook` converts)")
+        raise NotebookError(f"nbformat {major} is not supported (jaxfix reads nbformat 4; `jupyter nbconvert --to notebook --nbformat 4` converts)")
+    if not isinstance(document.get("cells"), list):
+        raise NotebookError("not a notebook: no list of cells")
     metadata = document.get("metadata") if isinstance(document.get("metadata"), dict) else {}
     cells = []
     for index, (raw_cell, span) in enumerate(zip(document["cells"], cell_spans)):
