@@ -136,12 +136,9 @@ class Notebook:
     def cell_sources(self, module_text: str) -> dict[int, str]:
         """The new source of each code cell that `module_text` (the module, rewritten) changes. Raises
         NotebookError when the rewrite cannot be mapped back onto the cells faithfully."""
-        pieces = _split(module_text)
-        expected = [c.number for c in self.code_cells]
-        if [number for number, _ in pieces[1:]] != expected:
-            raise NotebookError("the rewrite moved code across the notebook's cell boundaries")
-        preamble = pieces[0][1]
         by_number = {c.number: c for c in self.code_cells}
+        pieces = _emptied(_split(module_text), [c.number for c in self.code_cells], by_number)
+        preamble = pieces[0][1]
         changed: dict[int, str] = {}
         for number, text in pieces[1:]:
             cell = by_number[number]
@@ -152,8 +149,8 @@ class Notebook:
                     raise NotebookError(f"the rewrite added code to cell {number}, which is not Python")
                 continue
             new = _unmask(cell, text)
-            if not cell.masked.endswith("\n") and new.endswith("\n"):
-                new = new[:-1]
+            if new.strip():  # as many newlines at its end as the cell had (a removed statement leaves blank lines)
+                new = new.rstrip("\n") + "\n" * (len(cell.source) - len(cell.source.rstrip("\n")))
             if new != cell.source:
                 changed[number] = new
         if preamble.strip():
@@ -201,6 +198,33 @@ def _split(module_text: str) -> list[tuple[int, str]]:
         else:
             pieces[-1][1].append(line)
     return [(number, "".join(lines)) for number, lines in pieces]
+
+
+def _emptied(pieces: list[tuple[int, str]], expected: list[int], cells: dict[int, "Cell"]) -> list[tuple[int, str]]:
+    """`pieces` with an empty piece for each cell whose marker the rewrite removed together with all of the
+    cell's code (LibCST drops the comment above a statement it removes, such as an import no longer used).
+    Every line of such a cell must be gone from the piece before it; any other missing marker, or markers out
+    of order, raise NotebookError."""
+    found = [number for number, _ in pieces[1:]]
+    if found == expected:
+        return pieces
+    if len(set(found)) != len(found) or any(n not in expected for n in found) or found != sorted(found, key=expected.index):
+        raise NotebookError("the rewrite moved code across the notebook's cell boundaries")
+    texts = dict(pieces[1:])
+    result = [pieces[0]]
+    previous = pieces[0][1]
+    for number in expected:
+        if number in texts:
+            result.append((number, texts[number]))
+            previous = texts[number]
+            continue
+        cell = cells[number]
+        remaining = {line.strip() for line in previous.splitlines()}
+        gone = cell.role == "python" and all(line.strip() not in remaining for line in cell.masked.splitlines() if line.strip())
+        if not gone:
+            raise NotebookError("the rewrite moved code across the notebook's cell boundaries")
+        result.append((number, ""))
+    return result
 
 
 def _unmask(cell: Cell, text: str) -> str:

@@ -58,8 +58,9 @@ def test_a_fix_changes_only_that_cells_source(folder: Path, name: str) -> None:
     (start, end_old), (_, end_new) = _source_span(before, 3), _source_span(after, 3)
     old_text, new_text = before.decode("utf-8"), after.decode("utf-8")
     assert new_text[:start] == old_text[:start] and new_text[end_new:] == old_text[end_old:]
-    # and the source keeps its JSON style (a list of lines stays one, a string stays one)
+    # and the source keeps its JSON style: a list of lines stays one, laid out as before; escapes stay escapes
     assert type(new["cells"][2]["source"]) is type(old["cells"][2]["source"])
+    assert new_text[start:end_new] == old_text[start:end_old].replace("jax.tree_map", "jax.tree.map")
     again = invoke_in(folder, "apply", "--no-cache", name)
     assert again.exit_code == 0 and (folder / name).read_bytes() == after
 
@@ -271,3 +272,53 @@ def test_verify_runs_a_notebooks_rewrites(tmp_path: Path) -> None:
     assert "loop.ipynb::fast_energy  cpu  verified" in result.output
     assert "(call sites loop.ipynb:cell 6:1)" in result.output
     assert "loop.ipynb::decayed_energy  verified through fast_energy" in result.output
+
+
+def test_a_cell_whose_code_a_fix_removed_becomes_empty() -> None:
+    book = _book("import jax.numpy as jnp", "from jax.experimental.pjit import pjit", "f = pjit(g)")
+    text, _ = book.module()
+    rewritten = text.replace("# jaxfix-cell:2\nfrom jax.experimental.pjit import pjit\n", "").replace("pjit(g)", "jax.jit(g)")
+    rewritten = rewritten.replace("import jax.numpy as jnp\n", "import jax.numpy as jnp\nimport jax\n\n")
+    assert book.cell_sources(rewritten) == {1: "import jax.numpy as jnp\nimport jax", 2: "", 3: "f = jax.jit(g)"}
+    kept = text.replace("# jaxfix-cell:2\n", "")  # its marker gone, its code still there: where does it belong?
+    with pytest.raises(notebook.NotebookError):
+        book.cell_sources(kept)
+
+
+def _as_notebook(text: str) -> bytes:
+    """A module as a notebook of one top-level statement per cell (decorators with their definition)."""
+    import ast
+
+    lines = text.splitlines(keepends=True)
+    starts = [min([d.lineno for d in getattr(n, "decorator_list", [])], default=n.lineno) - 1 for n in ast.parse(text).body]
+    bounds = [0, *starts[1:], len(lines)]
+    cells = [
+        {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": "".join(lines[a:b]).rstrip("\n").splitlines(keepends=True)}
+        for a, b in zip(bounds, bounds[1:])
+    ]
+    return (json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 4}, indent=1) + "\n").encode()
+
+
+def test_the_deprecated_api_corpus_as_notebooks_gets_the_same_rewrites() -> None:
+    """One statement a cell, the worst case for cell boundaries (imports added, removed, replaced): the cells of
+    the rewritten notebook, run in order, are the rewritten module."""
+    import ast
+
+    from jaxfix import corpus, registry
+    from jaxfix.engine import Settings, fix_text
+
+    settings = Settings(tuple(c.code for c in registry.all_codemods()), unsafe_fixes=True)
+    checked = 0
+    for case in corpus.cases():
+        if case.codemod != "deprecated_api":
+            continue
+        text = case.before.read_text(encoding="utf-8")
+        raw = _as_notebook(text)
+        module_text = notebook.read(raw).module()[0]
+        fixed_module = fix_text(module_text, settings)[0]
+        new_raw, _ = notebook.rewritten(raw, fixed_module)
+        cells = ["".join(c["source"]) for c in json.loads(new_raw)["cells"]]
+        expected = fix_text(text, settings)[0]
+        assert ast.dump(ast.parse("\n".join(cells))) == ast.dump(ast.parse(expected)), case.id
+        checked += 1
+    assert checked >= 20
