@@ -488,6 +488,12 @@ def process_file(path: str, settings: Settings, *, fix: bool, write: bool, cache
     return result
 
 
+def process_notebook(path: str, raw: bytes, settings: Settings, *, fix: bool) -> FileResult:
+    """What jaxfix finds in (or, with `fix`, makes of) the notebook whose bytes are `raw`, in memory (`check -`
+    and `apply -` with a `--stdin-filename` ending in .ipynb). Writes nothing."""
+    return _process_notebook(path, raw, settings, fix=fix, write=False, cache=None, key=None)
+
+
 def _process_notebook(
     path: str, raw: bytes, settings: Settings, *, fix: bool, write: bool, cache: ResultCache | None, key: str | None
 ) -> FileResult:

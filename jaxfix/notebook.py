@@ -308,7 +308,9 @@ def read(raw: bytes) -> Notebook:
         raise NotebookError(f"not a notebook: cannot decode as UTF-8 (byte 0x{raw[error.start]:02x} at offset {error.start})") from None
     try:
         document, cell_spans = _scan(text)
-    except (ValueError, IndexError) as error:
+    except IndexError:
+        raise NotebookError("not a notebook: invalid JSON (it ends too early)") from None
+    except ValueError as error:
         raise NotebookError(f"not a notebook: invalid JSON ({str(error).splitlines()[0]})") from None
     if not isinstance(document, dict) or "nbformat" not in document:
         raise NotebookError("not a notebook: no nbformat version")

@@ -164,6 +164,22 @@ def test_the_cache_answers_a_notebook_as_it_was_found(magic: Path) -> None:
     assert first == second and '"cell": 3' in second
 
 
+def test_stdin_takes_a_notebook_named_by_stdin_filename(magic: Path) -> None:
+    from typer.testing import CliRunner
+
+    from jaxfix.cli import app
+
+    raw = (magic / "nb.ipynb").read_bytes()
+    checked = CliRunner().invoke(app, ["check", "-", "--stdin-filename", str(magic / "nb.ipynb")], input=raw)
+    assert checked.exit_code == 1 and ":cell 3:3:5: JF601" in checked.stdout, checked.output
+    applied = CliRunner().invoke(app, ["apply", "-", "--stdin-filename", str(magic / "nb.ipynb")], input=raw)
+    assert applied.exit_code == 0, applied.output
+    new = json.loads(applied.stdout_bytes)
+    assert "jax.debug.print" in "".join(new["cells"][2]["source"]) and new["cells"][3] == MAGIC["cells"][3]
+    broken = CliRunner().invoke(app, ["apply", "-", "--stdin-filename", "x.ipynb"], input=b'{"cells": [')
+    assert broken.exit_code == 2 and broken.stdout == "" and "x.ipynb: not a notebook: invalid JSON" in broken.output
+
+
 # ---- which notebooks --------------------------------------------------------------------------------------------
 
 
