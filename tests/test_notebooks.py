@@ -142,6 +142,9 @@ def test_machine_readable_reports_carry_the_cell(magic: Path) -> None:
     first = next(d for d in found if d["code"] == "JF601")
     assert (first["cell"], first["cell_id"], first["location"], first["noqa_row"]) == (3, "c2", {"row": 3, "column": 5}, 3)
     sarif = json.loads(invoke_in(magic, "check", "--no-cache", "-q", "--output-format", "sarif", "nb.ipynb").stdout)
+    from tests.test_output_formats import validate
+
+    validate(sarif)
     location = sarif["runs"][0]["results"][0]["locations"][0]
     assert location["properties"] == {"cell": 3} and location["physicalLocation"]["region"]["startLine"] == 3
     github = invoke_in(magic, "check", "--no-cache", "-q", "--output-format", "github", "nb.ipynb").stdout
