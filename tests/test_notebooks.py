@@ -13,7 +13,8 @@ import pytest
 from jaxfix import notebook
 from tests.helpers import invoke_in
 
-DATA = Path(__file__).resolve().parent / "data" / "notebooks"
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "tests" / "data" / "notebooks"
 WRITTEN_BY_OTHERS = ["jupyter.ipynb", "colab.ipynb", "escaped_crlf.ipynb"]  # each has one jax.tree_map, in cell 3
 
 
@@ -341,3 +342,25 @@ def test_the_deprecated_api_corpus_as_notebooks_gets_the_same_rewrites() -> None
         assert ast.dump(ast.parse("\n".join(cells))) == ast.dump(ast.parse(expected)), case.id
         checked += 1
     assert checked >= 20
+
+
+def test_the_example_notebook_runs_after_apply_and_simulates_the_spring(tmp_path: Path) -> None:
+    """examples/notebooks/damped_spring.ipynb, written for an older JAX (`jax.tree_map`), runs top to bottom on
+    today's after `apply --unsafe-fixes`, and its fori_loop simulation is the Euler loop's."""
+    import numpy as np
+
+    from jaxfix import corpus
+
+    shutil.copy(ROOT / "examples" / "notebooks" / "damped_spring.ipynb", tmp_path / "spring.ipynb")
+    result = invoke_in(tmp_path, "apply", "--no-cache", "--unsafe-fixes", "spring.ipynb")
+    assert "fixed spring.ipynb (3 fixes)" in result.output, result.output
+    simulate = corpus.load_function(tmp_path / "spring.ipynb", "simulate_jit", tag="spring")
+    x, v = np.float32(1.0), np.float32(0.0)
+    for _ in range(200):
+        a = np.float32(-4.0) * x - np.float32(0.5) * v
+        v = v + np.float32(0.01) * a
+        x = x + np.float32(0.01) * v
+    np.testing.assert_allclose(np.asarray(simulate(1.0, 0.0)), [x, v], rtol=1e-5)
+    cells = json.loads((tmp_path / "spring.ipynb").read_text(encoding="utf-8"))["cells"]
+    assert "jax.lax.fori_loop" in "".join(cells[4]["source"]) and cells[4]["outputs"] == []
+    assert cells[9]["outputs"][0]["text"][0].startswith("energy: Traced")  # outputs stay as they were
