@@ -570,8 +570,11 @@ def _from_cache(
     if fix and any(d.fix is not None and settings.allows(d.fix) for d in diagnostics):
         return None
     try:
-        result.original = decode(raw).text
-    except SourceError:
+        if notebook.is_notebook(result.path) and error is None:  # its module and cell map, as a run makes them
+            result.original, result.cells = notebook.read(raw).module()
+        else:
+            result.original = decode(raw).text
+    except (SourceError, notebook.NotebookError):
         pass
     result.error = error
     if error is None:

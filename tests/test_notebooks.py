@@ -162,10 +162,15 @@ def test_add_noqa_comments_the_cells(magic: Path) -> None:
 
 
 def test_the_cache_answers_a_notebook_as_it_was_found(magic: Path) -> None:
+    clean = {**MAGIC, "cells": [c for c in MAGIC["cells"] if c["id"] != "c3"]}  # a note is never cached
+    (magic / "nb.ipynb").write_text(json.dumps(clean, indent=1) + "\n", encoding="utf-8")
     (magic / "pyproject.toml").write_text("[tool.jaxfix]\n")
     first = invoke_in(magic, "check", "--output-format", "json", "-q", "nb.ipynb").stdout
+    assert list((magic / ".jaxfix_cache").rglob("*.json")), "stored"
     second = invoke_in(magic, "check", "--output-format", "json", "-q", "nb.ipynb").stdout
-    assert first == second and '"cell": 3' in second
+    assert first == second and '"cell": 3' in second and '"cell_id": "c2"' in second
+    diff = invoke_in(magic, "apply", "--diff", "nb.ipynb").stdout
+    assert "--- a/nb.ipynb:cell 3" in diff
 
 
 def test_stdin_takes_a_notebook_named_by_stdin_filename(magic: Path) -> None:
@@ -364,3 +369,16 @@ def test_the_example_notebook_runs_after_apply_and_simulates_the_spring(tmp_path
     cells = json.loads((tmp_path / "spring.ipynb").read_text(encoding="utf-8"))["cells"]
     assert "jax.lax.fori_loop" in "".join(cells[4]["source"]) and cells[4]["outputs"] == []
     assert cells[9]["outputs"][0]["text"][0].startswith("energy: Traced")  # outputs stay as they were
+
+
+def test_bench_measures_a_notebooks_rewrites(tmp_path: Path) -> None:
+    from jaxfix import corpus
+
+    case = next(c for c in corpus.notebook_cases() if c.name == "notebook_loop_across_cells")
+    shutil.copy(case.before, tmp_path / "loop.ipynb")
+    result = invoke_in(tmp_path, "bench", "--format", "json", "--repeats", "1", "--warmup", "0", "-q", "loop.ipynb")
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)
+    (row,) = [r for r in rows if r["target"] == "loop.ipynb::fast_energy"]
+    assert row["device"] == "cpu" and row["path"] == "loop.ipynb" and row["origin"] == "call sites loop.ipynb:cell 6:1", row
+    assert row["before"]["run_s"] > 0 and row["after"]["run_s"] > 0
