@@ -371,6 +371,9 @@ def _prepare(cell: Cell) -> None:
     if first.startswith("%%") or _compile_error(cell.source) is not None:
         masked, table = _masked(cell.source)
         error = _compile_error(masked)
+        if error is not None and _compile_error(masked, ast.PyCF_ALLOW_TOP_LEVEL_AWAIT) is None:
+            cell.role, cell.note = "frozen", "top-level `await` (IPython runs it; a module cannot hold it): the cell was not checked"
+            return
         if error is not None:
             cell.role, cell.note = "frozen", f"syntax error, {error}; the cell was left as it is"
             return
@@ -398,11 +401,11 @@ def _masked(source: str) -> tuple[str, dict[int, str]]:
     return "".join(lines), table
 
 
-def _compile_error(source: str) -> str | None:
+def _compile_error(source: str, flags: int = 0) -> str | None:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            compile(source, "<cell>", "exec", dont_inherit=True)
+            compile(source, "<cell>", "exec", flags=flags, dont_inherit=True)
     except (SyntaxError, ValueError) as error:
         line = getattr(error, "lineno", None)
         return f"line {line}: {getattr(error, 'msg', error)}" if line else str(error)

@@ -162,3 +162,38 @@ async def test_no_action_in_a_cell_that_does_not_parse(client: LanguageClient, f
     buffer = NotebookBuffer(client, folder)
     await buffer.open()
     assert [a.title for a in await buffer.actions(3, 0) if not a.title.startswith("jaxfix: fix all")] == []
+
+
+@lsp_test
+async def test_an_edit_in_one_cell_changes_the_findings_of_another(client: LanguageClient, folder: Path):
+    """The cells are one module: without the jit of cell 3, the print in it is no longer traced; and an edit
+    that fixes cell 5 clears its finding."""
+    buffer = NotebookBuffer(client, folder)
+    await buffer.open()
+    for uri in buffer.cell_uris:
+        client.diagnostics.pop(uri, None)
+    new_cell_3 = buffer.texts[2].replace("@jax.jit\n", "")
+    new_cell_5 = buffer.texts[4].replace("jax.tree_map", "jax.tree.map")
+    client.notebook_document_did_change(
+        types.DidChangeNotebookDocumentParams(
+            notebook_document=types.VersionedNotebookDocumentIdentifier(uri=buffer.uri, version=2),
+            change=types.NotebookDocumentChangeEvent(
+                cells=types.NotebookDocumentCellChanges(
+                    text_content=[
+                        types.NotebookDocumentCellContentChanges(
+                            document=types.VersionedTextDocumentIdentifier(uri=buffer.cell_uris[index], version=2),
+                            changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+                        )
+                        for index, text in ((2, new_cell_3), (4, new_cell_5))
+                    ]
+                )
+            ),
+        )
+    )
+
+    async def published() -> None:
+        while not all(uri in client.diagnostics for uri in buffer.cell_uris):
+            await asyncio.sleep(0.02)
+
+    await asyncio.wait_for(published(), TIMEOUT_S)
+    assert [list(client.diagnostics[uri]) for uri in buffer.cell_uris] == [[]] * 5
