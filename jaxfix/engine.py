@@ -528,14 +528,16 @@ def _process_notebook(
                 result.error = f"cannot write: {getattr(error, 'strerror', None) or error}"
                 result.fixed, result.fixes_applied, result.fixes_by_code, result.cell_changes = None, 0, {}, []
                 return result
-    result.diagnostics = [_in_cell(d, cells) for d in result.diagnostics]
+    result.diagnostics = [_in_cell(d, cells, module_text) for d in result.diagnostics]
     if cache is not None and not result.internal_errors and not result.notes and not result.changed:
         _store(cache, key, result.diagnostics, None)  # a changed notebook's next run is a miss: its bytes differ
     return result
 
 
-def _in_cell(diagnostic: Diagnostic, cells: notebook.CellMap) -> Diagnostic:
-    """A diagnostic on the module of a notebook's code cells, placed in its cell (its end clamped to that cell)."""
+def _in_cell(diagnostic: Diagnostic, cells: notebook.CellMap, module_text: str) -> Diagnostic:
+    """A diagnostic on the module of a notebook's code cells, placed in its cell (its end clamped to that cell).
+    Its text edits (JSON output) stay offsets into the module, which the JSON report places in cells; they are
+    dropped where they span cells or touch a masked IPython line, which no cell could take as they are."""
     cell, line = cells.locate(diagnostic.start.line)
     end_cell, end_line = cells.locate(diagnostic.end.line)
     end = diagnostic.end if end_cell == cell else None
@@ -543,7 +545,10 @@ def _in_cell(diagnostic: Diagnostic, cells: notebook.CellMap) -> Diagnostic:
         end = Position(max(r for c, r in cells.lines if c == cell), 1)
     else:
         end = Position(end_line, diagnostic.end.column)
-    return dataclasses.replace(diagnostic, start=Position(line, diagnostic.start.column), end=end, cell=cell, edits=())
+    edits = diagnostic.edits
+    if any(not notebook.edit_fits_a_cell(module_text, e.start, e.end, e.replacement) for e in edits):
+        edits = ()
+    return dataclasses.replace(diagnostic, start=Position(line, diagnostic.start.column), end=end, cell=cell, edits=edits)
 
 
 def _in_cell_terms(message: str, cells: notebook.CellMap) -> str:

@@ -188,6 +188,16 @@ def place(module_text: str, line: int) -> tuple[int, int] | None:
     return None
 
 
+def edit_fits_a_cell(module_text: str, start: int, end: int, replacement: str) -> bool:
+    """Whether replacing module_text[start:end] with `replacement` stays within one cell and leaves its masked
+    IPython lines alone: then the edit, placed in that cell, is what the fix does to the cell's source."""
+    touched = module_text[start:end] + replacement
+    if "# jaxfix-cell:" in touched or "# ipython-masked:" in touched:
+        return False
+    line_start = module_text.rfind("\n", 0, start) + 1
+    return not _MARKER_LINE.match(module_text[line_start:].split("\n", 1)[0]) and module_text.count("# jaxfix-cell:", start, end) == 0
+
+
 def _split(module_text: str) -> list[tuple[int, str]]:
     """[(0, text before the first marker), (cell number, its text), ...]."""
     pieces: list[tuple[int, list[str]]] = [(0, [])]

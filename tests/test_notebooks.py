@@ -382,3 +382,22 @@ def test_bench_measures_a_notebooks_rewrites(tmp_path: Path) -> None:
     (row,) = [r for r in rows if r["target"] == "loop.ipynb::fast_energy"]
     assert row["device"] == "cpu" and row["path"] == "loop.ipynb" and row["origin"] == "call sites loop.ipynb:cell 6:1", row
     assert row["before"]["run_s"] > 0 and row["after"]["run_s"] > 0
+
+
+def test_json_edits_applied_to_their_cells_make_the_fix(tmp_path: Path) -> None:
+    shutil.copy(ROOT / "examples" / "notebooks" / "damped_spring.ipynb", tmp_path / "spring.ipynb")
+    found = json.loads(invoke_in(tmp_path, "check", "--no-cache", "-q", "--output-format", "json", "spring.ipynb").stdout)
+    sources = {i + 1: "".join(c["source"]) for i, c in enumerate(json.loads((tmp_path / "spring.ipynb").read_text())["cells"])}
+    for finding in found:
+        (edit,) = finding["fix"]["edits"]
+        assert edit["cell"] == finding["cell"]
+        lines = sources[edit["cell"]].splitlines(keepends=True)
+
+        def offset(point: dict) -> int:
+            return sum(len(line) for line in lines[: point["row"] - 1]) + point["column"] - 1
+
+        text = sources[edit["cell"]]
+        sources[edit["cell"]] = text[: offset(edit["location"])] + edit["content"] + text[offset(edit["end_location"]) :]
+    invoke_in(tmp_path, "apply", "--no-cache", "--unsafe-fixes", "spring.ipynb")
+    fixed = {i + 1: "".join(c["source"]) for i, c in enumerate(json.loads((tmp_path / "spring.ipynb").read_text())["cells"])}
+    assert len(found) == 3 and sources == fixed
