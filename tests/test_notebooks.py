@@ -401,3 +401,13 @@ def test_json_edits_applied_to_their_cells_make_the_fix(tmp_path: Path) -> None:
     invoke_in(tmp_path, "apply", "--no-cache", "--unsafe-fixes", "spring.ipynb")
     fixed = {i + 1: "".join(c["source"]) for i, c in enumerate(json.loads((tmp_path / "spring.ipynb").read_text())["cells"])}
     assert len(found) == 3 and sources == fixed
+
+
+def test_apply_verify_writes_only_the_verified_cells(tmp_path: Path) -> None:
+    from jaxfix import corpus
+
+    case = next(c for c in corpus.notebook_cases() if c.name == "notebook_loop_across_cells")
+    shutil.copy(case.before, tmp_path / "loop.ipynb")
+    result = invoke_in(tmp_path, "apply", "--verify", "--max-examples", "3", "loop.ipynb")
+    assert result.exit_code == 0 and "fixed loop.ipynb (1 fix; verified: decayed_energy)" in result.output, result.output
+    assert (tmp_path / "loop.ipynb").read_bytes() == case.after.read_bytes()
