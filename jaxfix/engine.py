@@ -513,25 +513,51 @@ def _process_notebook(
     if result.error is not None:
         result.error = _in_cell_terms(result.error, cells)
         return result
-    if result.changed:
+    data = raw
+    refused: set[int] = set()  # cells whose fixes cannot be put back: fixed again without them
+    while result.changed:
         try:
             data, result.cell_changes = notebook.rewritten(raw, result.fixed)
+            break
         except notebook.NotebookError as error:
-            unfixed = process_text(path, module_text, settings, fix=False)
-            result.diagnostics, result.fixed, result.fixes_applied, result.fixes_by_code = unfixed.diagnostics, None, 0, {}
-            result.internal_errors.append(f"{error}: no fix was applied to this notebook")
-            data = raw
-        if data != raw and write:
-            try:
-                result.written = write_if_changed(Path(path), data)
-            except OSError as error:
-                result.error = f"cannot write: {getattr(error, 'strerror', None) or error}"
-                result.fixed, result.fixes_applied, result.fixes_by_code, result.cell_changes = None, 0, {}, []
-                return result
+            if error.cell is None or error.cell in refused:
+                unfixed = process_text(path, module_text, settings, fix=False)
+                result.diagnostics, result.fixed, result.fixes_applied, result.fixes_by_code = unfixed.diagnostics, None, 0, {}
+                result.notes.append(f"{error}: no fix was applied to this notebook")
+                break
+            refused.add(error.cell)
+            result.notes.append(f"{error}: the fixes in cell {error.cell} were not applied")
+            _fix_outside(result, module_text, settings, refused)
+    if data != raw and write:
+        try:
+            result.written = write_if_changed(Path(path), data)
+        except OSError as error:
+            result.error = f"cannot write: {getattr(error, 'strerror', None) or error}"
+            result.fixed, result.fixes_applied, result.fixes_by_code, result.cell_changes = None, 0, {}, []
+            return result
     result.diagnostics = [_in_cell(d, cells, module_text) for d in result.diagnostics]
     if cache is not None and not result.internal_errors and not result.notes and not result.changed:
         _store(cache, key, result.diagnostics, None)  # a changed notebook's next run is a miss: its bytes differ
     return result
+
+
+def _fix_outside(result: FileResult, module_text: str, settings: Settings, cells: set[int]) -> None:
+    """`result` fixed again, leaving out the fixes of findings in `cells` (read from each pass's marker lines)."""
+
+    def keep(diagnostic: Diagnostic, text: str) -> bool:
+        return (notebook.place(text, diagnostic.start.line) or (0, 0))[0] not in cells
+
+    by_code: Counter = Counter()
+    fixed, applied, diagnostics, errors = fix_text(module_text, settings, path=result.path, keep=keep, by_code=by_code)
+    result.fixed, result.fixes_applied, result.fixes_by_code = fixed, applied, dict(by_code)
+    result.diagnostics = [_unfixed(d) if keep(d, fixed) is False else _detached(d) for d in diagnostics]
+    result.internal_errors = list(dict.fromkeys([*result.internal_errors, *errors]))
+
+
+def _unfixed(diagnostic: Diagnostic) -> Diagnostic:
+    """A finding whose fix could not be put back into its notebook cell: reported without it."""
+    message = f"{diagnostic.message} (not fixed: the fix would move this cell's IPython lines)" if diagnostic.fix else diagnostic.message
+    return _detached(dataclasses.replace(diagnostic, fix=None, message=message))
 
 
 def _in_cell(diagnostic: Diagnostic, cells: notebook.CellMap, module_text: str) -> Diagnostic:

@@ -44,7 +44,13 @@ _IPYTHON_LINE = re.compile(
 
 
 class NotebookError(Exception):
-    """A file that is not a notebook jaxfix can read; the message is the one-line reason shown to the user."""
+    """A file that is not a notebook jaxfix can read, or a rewrite that cannot be put back into its cells; the
+    message is the one-line reason shown to the user. `cell`: the cell a rewrite could not be put back into,
+    where it is one cell's doing."""
+
+    def __init__(self, message: str, cell: int | None = None) -> None:
+        super().__init__(message)
+        self.cell = cell
 
 
 def is_notebook(path: str) -> bool:
@@ -146,7 +152,7 @@ class Notebook:
                 text, preamble = preamble + text, ""
             if cell.role == "frozen":
                 if text.strip():
-                    raise NotebookError(f"the rewrite added code to cell {number}, which is not Python")
+                    raise NotebookError(f"the rewrite added code to cell {number}, which is not Python", number)
                 continue
             new = _unmask(cell, text)
             if new.strip():  # as many newlines at its end as the cell had (a removed statement leaves blank lines)
@@ -250,17 +256,17 @@ def _unmask(cell: Cell, text: str) -> str:
             continue
         number = int(match.group(2))
         if number not in cell.masked_lines or number in seen:
-            raise NotebookError(f"the rewrite moved IPython syntax in cell {cell.number}")
+            raise NotebookError(f"the rewrite moved IPython syntax in cell {cell.number}", cell.number)
         seen.add(number)
         at = _mask_index(original_lines, number)
         before = _block_header(original_lines, at)
         after = _block_header([l.rstrip("\r\n") for l in new_lines], index)
         if match.group(1) != _indent(original_lines[at]) or before != after:
-            raise NotebookError(f"the rewrite moved IPython syntax in cell {cell.number}")
+            raise NotebookError(f"the rewrite moved IPython syntax in cell {cell.number}", cell.number)
         ending = line[len(line.rstrip("\r\n")):]
         new_lines[index] = cell.masked_lines[number] + ending
     if seen != set(cell.masked_lines):
-        raise NotebookError(f"the rewrite removed IPython syntax from cell {cell.number}")
+        raise NotebookError(f"the rewrite removed IPython syntax from cell {cell.number}", cell.number)
     return "".join(new_lines)
 
 

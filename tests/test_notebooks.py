@@ -411,3 +411,20 @@ def test_apply_verify_writes_only_the_verified_cells(tmp_path: Path) -> None:
     result = invoke_in(tmp_path, "apply", "--verify", "--max-examples", "3", "loop.ipynb")
     assert result.exit_code == 0 and "fixed loop.ipynb (1 fix; verified: decayed_energy)" in result.output, result.output
     assert (tmp_path / "loop.ipynb").read_bytes() == case.after.read_bytes()
+
+
+def test_a_fix_that_would_move_a_magic_leaves_its_cell_and_fixes_the_others(tmp_path: Path) -> None:
+    cells = [
+        {"cell_type": "code", "execution_count": None, "id": "a", "metadata": {}, "outputs": [], "source": ["import jax\n", "import jax.numpy as jnp"]},
+        {"cell_type": "code", "execution_count": None, "id": "b", "metadata": {}, "outputs": [],
+         "source": ["@jax.jit\n", "def decay(x):\n", "    for step in range(50):\n", "        x = x * 0.9\n", "        %time x\n", "    return x"]},
+        {"cell_type": "code", "execution_count": None, "id": "c", "metadata": {}, "outputs": [], "source": ["out = jax.tree_map(jnp.sin, {'a': 1.0})"]},
+    ]
+    (tmp_path / "m.ipynb").write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1))
+    result = invoke_in(tmp_path, "apply", "--no-cache", "--unsafe-fixes", "m.ipynb")
+    assert result.exit_code == 1, result.output
+    assert "m.ipynb: note: the rewrite moved IPython syntax in cell 2: the fixes in cell 2 were not applied" in result.output
+    assert "m.ipynb:cell 2:3:17: JF101 this Python loop unrolls 50 times" in result.output
+    assert "(not fixed: the fix would move this cell's IPython lines)" in result.output
+    new = json.loads((tmp_path / "m.ipynb").read_text())["cells"]
+    assert new[1] == cells[1] and new[2]["source"] == ["out = jax.tree.map(jnp.sin, {'a': 1.0})"]
