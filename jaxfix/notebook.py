@@ -12,7 +12,8 @@ Masking: a cell that does not compile as Python is tried again with each IPython
 a cell that starts with a cell magic whose body is Python (`%%time`, `%%timeit`, `%%capture`) has that first
 line masked. Other cell magics (`%%bash`, `%%writefile`) and cells that still do not compile stay out of the
 module and are never changed. After a rewrite, each masked line must still be there, once, in its own cell,
-with its indentation and the same block around it; otherwise the notebook is left unchanged.
+with its indentation and the same block around it; otherwise NotebookError names the cell, whose fixes the
+engine then leaves out.
 """
 
 from __future__ import annotations
@@ -172,7 +173,8 @@ class Notebook:
                 continue
             start, end = cell.span
             out.append(self.text[position:start])
-            out.append(_source_json(sources[cell.number], self.text[start:end], self._indent_of(start), self.ensure_ascii))
+            newline = "\r\n" if "\r\n" in self.text else "\n"
+            out.append(_source_json(sources[cell.number], self.text[start:end], self._indent_of(start), self.ensure_ascii, newline))
             position = end
         out.append(self.text[position:])
         return "".join(out)
@@ -290,7 +292,7 @@ def _block_header(lines: list[str], index: int) -> str | None:
     return None
 
 
-def _source_json(text: str, original: str, key_indent: str, ensure_ascii: bool) -> str:
+def _source_json(text: str, original: str, key_indent: str, ensure_ascii: bool, newline: str = "\n") -> str:
     """`text` as a JSON `source` value in the style of `original` (the value it replaces): a list of lines with
     the same whitespace between items, or one string."""
     if not original.startswith("["):
@@ -307,8 +309,8 @@ def _source_json(text: str, original: str, key_indent: str, ensure_ascii: bool) 
         separator = "," + (separator_match.group(1) if separator_match else opening)
     else:  # `[]` before: lay the list out as Jupyter does, one item a line, one step deeper than the key
         step = key_indent[: max(1, len(key_indent) // 3)] if key_indent else ""
-        opening = "\n" + key_indent + step if "\n" in original or key_indent else ""
-        closing = "\n" + key_indent if opening else ""
+        opening = newline + key_indent + step if key_indent else ""
+        closing = newline + key_indent if opening else ""
         separator = "," + (opening or " ")
     return "[" + opening + separator.join(items) + closing + "]"
 

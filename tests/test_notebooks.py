@@ -428,3 +428,20 @@ def test_a_fix_that_would_move_a_magic_leaves_its_cell_and_fixes_the_others(tmp_
     assert "(not fixed: the fix would move this cell's IPython lines)" in result.output
     new = json.loads((tmp_path / "m.ipynb").read_text())["cells"]
     assert new[1] == cells[1] and new[2]["source"] == ["out = jax.tree.map(jnp.sin, {'a': 1.0})"]
+
+
+@pytest.mark.parametrize("indent", [1, 2, 4, None])
+def test_an_empty_source_list_is_written_out_as_json_would_lay_it_out(indent) -> None:
+    """A cell whose source was `[]` (Jupyter writes an empty cell so) that gains code: laid out as `json.dumps`
+    with the notebook's indentation lays out a list."""
+    document = {"cells": [
+        {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": []},
+        {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": ["x = jnp.ones(3)"]},
+    ], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    raw = (json.dumps(document, indent=indent) + "\n").encode()
+    book = notebook.read(raw)
+    text, _ = book.module()
+    sources = book.cell_sources("import jax.numpy as jnp\nimport jax\n" + text)
+    assert sources == {1: "import jax.numpy as jnp\nimport jax"}
+    document["cells"][0]["source"] = ["import jax.numpy as jnp\n", "import jax"]
+    assert book.with_sources(sources) == json.dumps(document, indent=indent) + "\n"
