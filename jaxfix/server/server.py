@@ -135,6 +135,8 @@ class JaxfixServer(LanguageServer):
             return  # edited or closed meanwhile
         if analysis is not None and analysis.error is not None:
             self.log(f"{path_of(uri) or uri} not checked: {analysis.error}")
+        for note in snapshot.book().notes():  # cells left out of the analysis (they do not parse)
+            self.log(f"{path_of(uri) or uri}: {note}")
         found = notebooks.per_cell(snapshot, cells, analysis.diagnostics if analysis is not None else [])
         for cell in snapshot.cells:
             lines = Lines(cell.text, self.encoding())
