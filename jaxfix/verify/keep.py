@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
+from jaxfix import notebook
 from jaxfix.diagnostics import Diagnostic
 from jaxfix.engine import FileResult, Settings, fix_text
 from jaxfix.files import SourceError, read_source, write_if_changed
-from jaxfix import notebook
 from jaxfix.verify import collect, functions, runner
 from jaxfix.verify.settings import VerifySettings
 from jaxfix.verify.targets import VERIFIED, Options, Report, Target
