@@ -273,6 +273,7 @@ def dump_diagnostic(d: Diagnostic) -> dict:
         "end": [d.end.line, d.end.column],
         "fix": fix,
         "edits": [[e.start, e.end, e.replacement] for e in d.edits],  # JSON output's text edits, where asked for
+        "cell": d.cell,
     }
 
 
@@ -294,6 +295,7 @@ def load_diagnostic(data: dict) -> Diagnostic:
         end=Position(*data["end"]),
         fix=fix,
         edits=tuple(TextEdit(*edit) for edit in data.get("edits", ())),
+        cell=data.get("cell"),
     )
 
 

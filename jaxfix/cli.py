@@ -12,9 +12,9 @@ from typing import List, Optional
 
 import typer
 
-from jaxfix import __version__, config, registry
+from jaxfix import __version__, config, notebook, registry
 from jaxfix.discovery import discover
-from jaxfix.engine import FileResult, Settings, process_files, process_text, tune_gc
+from jaxfix.engine import FileResult, Settings, process_files, process_notebook, process_text, tune_gc
 from jaxfix.files import SourceError, SourceFile, decode
 from jaxfix.report import diff, github, text
 from jaxfix.report.progress import Progress
@@ -219,7 +219,9 @@ def check(
     if add_noqa:
         _add_noqa(paths, files, missing, settings, jobs)
         return
-    if [str(p) for p in paths] == [STDIN]:
+    if [str(p) for p in paths] == [STDIN] and stdin_filename is not None and notebook.is_notebook(str(stdin_filename)):
+        results = iter([process_notebook(str(stdin_filename), sys.stdin.buffer.read(), settings, fix=False)])
+    elif [str(p) for p in paths] == [STDIN]:
         name, source = _read_stdin(stdin_filename)
         results = iter([process_text(name, source.text, settings, fix=False)])
     else:
@@ -332,7 +334,7 @@ def apply(
         remaining[result.path] = _left(result, settings)
         if not statistics:
             if diff_only and result.changed:
-                typer.echo(diff.unified_diff(result.path, result.original, result.fixed, colour=colour), nl=False)
+                typer.echo(diff.result_diff(result, colour=colour), nl=False)
             elif result.written:
                 say(f"fixed {result.path} ({text.plural(result.fixes_applied, 'fix')})")
             if output_format == "text":
@@ -374,17 +376,26 @@ def _apply_stdin(
 ) -> None:
     """`apply -`: the rewritten source on stdout (or its diff); findings and problems on stderr. On bad input
     stdout stays empty, so that a format-on-save integration never receives half a file."""
-    name, source = _read_stdin(stdin_filename)
-    result = process_text(name, source.text, settings, fix=True)
-    if result.error:
-        raise _fail(f"{name}: {result.error}")
-    fixed = result.fixed if result.fixed is not None else source.text
+    if stdin_filename is not None and notebook.is_notebook(str(stdin_filename)):
+        name, raw = str(stdin_filename), sys.stdin.buffer.read()
+        result = process_notebook(name, raw, settings, fix=True)
+        if result.error:
+            raise _fail(f"{name}: {result.error}")
+        output = notebook.rewritten(raw, result.fixed)[0] if result.cell_changes else raw
+        shown = diff.cell_diffs(name, result.cell_changes)
+    else:
+        name, source = _read_stdin(stdin_filename)
+        result = process_text(name, source.text, settings, fix=True)
+        if result.error:
+            raise _fail(f"{name}: {result.error}")
+        fixed = result.fixed if result.fixed is not None else source.text
+        output = source.encode(fixed)
+        shown = diff.unified_diff(name, source.text, fixed) if result.changed else ""
     left = _left(result, settings)
     if diff_only:
-        if result.changed:
-            typer.echo(diff.unified_diff(name, source.text, fixed), nl=False)
+        typer.echo(shown, nl=False)
     else:
-        sys.stdout.buffer.write(source.encode(fixed))
+        sys.stdout.buffer.write(output)
         sys.stdout.buffer.flush()
     if output_format == "text":
         for diagnostic in left:
@@ -484,7 +495,7 @@ def _apply_verified(paths, diff_only, select, ignore, exclude, jobs, loaded, ext
     differs = False
     for verdict in verdicts:
         if diff_only and verdict.changed:
-            typer.echo(diff.unified_diff(verdict.path, verdict.original, verdict.text, colour=colour), nl=False)
+            typer.echo(diff.text_diff(verdict.path, verdict.original, verdict.text, colour=colour), nl=False)
         elif verdict.written:
             names = ", ".join(r.name for r in verdict.verified) or "module-level code only"
             typer.echo(f"fixed {verdict.path} ({text.plural(verdict.fixes_applied, 'fix')}; verified: {names})")

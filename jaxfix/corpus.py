@@ -3,6 +3,8 @@
     corpus/<codemod module>/<case>/before.py    the code as a user wrote it
     corpus/<codemod module>/<case>/after.py     what `jaxfix apply` must make of it (absent: must stay unchanged)
     corpus/<codemod module>/<case>/case.toml    how to run and compare it
+    corpus/<codemod module>/<case>/before.ipynb, after.ipynb   a notebook case instead of before.py and
+                                                after.py: its code cells, as one module, are what runs
     corpus/<codemod module>/<case>/idiom.py     optional: the same `entry` written by hand the way a JAX user
                                                 would (lax.fori_loop, lax.scan, ...); benchmarks/loops.py times
                                                 before.py and after.py against it. It is no input of the
@@ -55,6 +57,7 @@ class Case:
     name: str
     folder: Path
     spec: dict[str, Any] = field(default_factory=dict)
+    suffix: str = ".py"  # ".ipynb" for a notebook case (notebook_cases)
 
     @property
     def id(self) -> str:
@@ -62,17 +65,17 @@ class Case:
 
     @property
     def before(self) -> Path:
-        return self.folder / "before.py"
+        return self.folder / f"before{self.suffix}"
 
     @property
     def after(self) -> Path:
         """The expected rewrite; before.py itself for a negative case."""
-        after = self.folder / "after.py"
+        after = self.folder / f"after{self.suffix}"
         return after if after.exists() else self.before
 
     @property
     def negative(self) -> bool:
-        return not (self.folder / "after.py").exists()
+        return not (self.folder / f"after{self.suffix}").exists()
 
     @property
     def runnable(self) -> bool:
@@ -93,9 +96,30 @@ def cases(root: Path = ROOT) -> list[Case]:
     return found
 
 
+def notebook_cases(root: Path = ROOT) -> list[Case]:
+    """The cases whose files are notebooks (before.ipynb, after.ipynb)."""
+    found = []
+    for folder in sorted(p for p in root.glob("*/*") if (p / "before.ipynb").exists()):
+        spec_file = folder / "case.toml"
+        spec = tomllib.loads(spec_file.read_text(encoding="utf-8")) if spec_file.exists() else {}
+        found.append(Case(folder.parent.name, folder.name, folder, spec, ".ipynb"))
+    return found
+
+
 def load_function(path: Path, entry: str, *, tag: str) -> Callable[..., Any]:
-    """Import `path` as a fresh module (its own name, so before and after never share state) and take `entry`."""
+    """Import `path` as a fresh module (its own name, so before and after never share state) and take `entry`.
+    A notebook runs as its code cells do in order, its IPython lines as no-ops (jaxfix/notebook.py)."""
     name = f"jaxfix_corpus_{tag}_{abs(hash(str(path)))}"
+    if path.suffix == ".ipynb":
+        from types import ModuleType
+
+        from jaxfix import notebook
+
+        module = ModuleType(name)
+        module.__file__ = str(path)
+        sys.modules[name] = module
+        exec(compile(notebook.read(path.read_bytes()).module()[0], str(path), "exec"), module.__dict__)
+        return getattr(module, entry)
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module

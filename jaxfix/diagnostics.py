@@ -71,13 +71,20 @@ class Diagnostic:
     fix: Fix | None = None
     node: cst.CSTNode | None = field(default=None, compare=False, repr=False)
     edits: tuple["TextEdit", ...] = ()  # the fix as text edits of the checked text, where asked for (JSON output)
+    cell: int | None = None  # in a notebook: the cell (1-based, every cell counted); start and end are in it
+
+    @property
+    def where(self) -> str:
+        """`line:col`, or `cell N:line:col` in a notebook, as `path:WHERE: CODE message` shows it."""
+        place = f"{self.start.line}:{self.start.column}"
+        return place if self.cell is None else f"cell {self.cell}:{place}"
 
     @property
     def fixable(self) -> bool:
         return self.fix is not None and self.fix.applicable
 
-    def sort_key(self) -> tuple[int, int, str]:
-        return (self.start.line, self.start.column, self.code)
+    def sort_key(self) -> tuple[int, int, int, str]:
+        return (self.cell or 0, self.start.line, self.start.column, self.code)
 
 
 @dataclass(frozen=True)

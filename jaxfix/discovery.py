@@ -1,4 +1,4 @@
-"""Which files a run looks at: Python files under the given paths, minus what .gitignore, the excludes,
+"""Which files a run looks at: Python files and Jupyter notebooks under the given paths, minus what .gitignore, the excludes,
 version-control folders, virtual environments and build output hide. A file named on the command line is
 always taken, as Ruff does: naming it is asking for it."""
 
@@ -19,6 +19,7 @@ SKIPPED_FOLDERS = frozenset(
     }
 )
 PYTHON_SUFFIXES = (".py", ".pyi")
+NOTEBOOK_SUFFIXES = (".ipynb",)  # their code cells, as one module (jaxfix/notebook.py)
 
 
 @dataclass
@@ -129,7 +130,7 @@ def discover(
                 folders[:] = kept
                 for name in sorted(files):
                     path = here / name
-                    if not name.endswith(PYTHON_SUFFIXES):
+                    if not name.endswith(PYTHON_SUFFIXES + NOTEBOOK_SUFFIXES):
                         continue
                     try:
                         if not _ignored(path, False, specs) and not is_excluded(path, False):

@@ -36,9 +36,10 @@ from jaxfix.analysis.context import ModuleContext
 from jaxfix.analysis.metadata import fast_visits
 from jaxfix.analysis.screen import Screen
 from jaxfix.codemod import Codemod
-from jaxfix.diagnostics import Diagnostic, Fix, Safety, TextEdit
+from jaxfix.diagnostics import Diagnostic, Fix, Position, Safety, TextEdit
 from jaxfix.cache import ResultCache, entry_for, read_entry
 from jaxfix.files import SourceError, decode, read_bytes, write_if_changed
+from jaxfix import notebook
 from jaxfix.suppression import unsuppressed
 
 MAX_PASSES = 10
@@ -104,6 +105,12 @@ class FileResult:
     fixes_applied: int = 0
     fixes_by_code: dict[str, int] = field(default_factory=dict)  # of fixes_applied, how many each rule made
     written: bool = False
+    # A notebook's result: `original` and `fixed` are its code cells as one module (what verify and bench run);
+    # `cells` maps that module's lines to cells, `cell_changes` holds (cell, old source, new source) of each
+    # cell a fix changes, and the diagnostics name their cell.
+    cells: notebook.CellMap | None = None
+    cell_changes: list[tuple[int, str, str]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what the user should hear that is no error (a cell skipped)
 
     @property
     def changed(self) -> bool:
@@ -451,6 +458,8 @@ def process_file(path: str, settings: Settings, *, fix: bool, write: bool, cache
         hit = _from_cache(FileResult(path), raw, key, cache, settings, fix)
         if hit is not None:
             return hit
+    if notebook.is_notebook(path):
+        return _process_notebook(path, raw, settings, fix=fix, write=write, cache=cache, key=key)
     try:
         source = decode(raw)
     except SourceError as error:
@@ -479,6 +488,106 @@ def process_file(path: str, settings: Settings, *, fix: bool, write: bool, cache
     return result
 
 
+def process_notebook(path: str, raw: bytes, settings: Settings, *, fix: bool) -> FileResult:
+    """What jaxfix finds in (or, with `fix`, makes of) the notebook whose bytes are `raw`, in memory (`check -`
+    and `apply -` with a `--stdin-filename` ending in .ipynb). Writes nothing."""
+    return _process_notebook(path, raw, settings, fix=fix, write=False, cache=None, key=None)
+
+
+def _process_notebook(
+    path: str, raw: bytes, settings: Settings, *, fix: bool, write: bool, cache: ResultCache | None, key: str | None
+) -> FileResult:
+    """A notebook's code cells through the same pipeline as a module; findings named by cell; only the changed
+    cells' source written back into the notebook (jaxfix/notebook.py)."""
+    try:
+        book = notebook.read(raw)
+    except notebook.NotebookError as error:
+        _store(cache, key, [], str(error))
+        return FileResult(path, error=str(error))
+    skipped = book.skip_reason()
+    if skipped is not None:
+        return FileResult(path, notes=[skipped])
+    module_text, cells = book.module()
+    result = process_text(path, module_text, settings, fix=fix)
+    result.cells, result.notes = cells, book.notes()
+    if result.error is not None:
+        result.error = _in_cell_terms(result.error, cells)
+        return result
+    data = raw
+    refused: set[int] = set()  # cells whose fixes cannot be put back: fixed again without them
+    while result.changed:
+        try:
+            data, result.cell_changes = notebook.rewritten(raw, result.fixed)
+            break
+        except notebook.NotebookError as error:
+            if error.cell is None or error.cell in refused:
+                unfixed = process_text(path, module_text, settings, fix=False)
+                result.diagnostics, result.fixed, result.fixes_applied, result.fixes_by_code = unfixed.diagnostics, None, 0, {}
+                result.notes.append(f"{error}: no fix was applied to this notebook")
+                break
+            refused.add(error.cell)
+            result.notes.append(f"{error}: the fixes in cell {error.cell} were not applied")
+            _fix_outside(result, module_text, settings, refused)
+    if data != raw and write:
+        try:
+            result.written = write_if_changed(Path(path), data)
+        except OSError as error:
+            result.error = f"cannot write: {getattr(error, 'strerror', None) or error}"
+            result.fixed, result.fixes_applied, result.fixes_by_code, result.cell_changes = None, 0, {}, []
+            return result
+    result.diagnostics = [_in_cell(d, cells, module_text) for d in result.diagnostics]
+    if cache is not None and not result.internal_errors and not result.notes and not result.changed:
+        _store(cache, key, result.diagnostics, None)  # a changed notebook's next run is a miss: its bytes differ
+    return result
+
+
+def _fix_outside(result: FileResult, module_text: str, settings: Settings, cells: set[int]) -> None:
+    """`result` fixed again, leaving out the fixes of findings in `cells` (read from each pass's marker lines)."""
+
+    def keep(diagnostic: Diagnostic, text: str) -> bool:
+        return (notebook.place(text, diagnostic.start.line) or (0, 0))[0] not in cells
+
+    by_code: Counter = Counter()
+    fixed, applied, diagnostics, errors = fix_text(module_text, settings, path=result.path, keep=keep, by_code=by_code)
+    result.fixed, result.fixes_applied, result.fixes_by_code = fixed, applied, dict(by_code)
+    result.diagnostics = [_unfixed(d) if keep(d, fixed) is False else _detached(d) for d in diagnostics]
+    result.internal_errors = list(dict.fromkeys([*result.internal_errors, *errors]))
+
+
+def _unfixed(diagnostic: Diagnostic) -> Diagnostic:
+    """A finding whose fix could not be put back into its notebook cell: reported without it."""
+    message = f"{diagnostic.message} (not fixed: the fix would move this cell's IPython lines)" if diagnostic.fix else diagnostic.message
+    return _detached(dataclasses.replace(diagnostic, fix=None, message=message))
+
+
+def _in_cell(diagnostic: Diagnostic, cells: notebook.CellMap, module_text: str) -> Diagnostic:
+    """A diagnostic on the module of a notebook's code cells, placed in its cell (its end clamped to that cell).
+    Its text edits (JSON output) stay offsets into the module, which the JSON report places in cells; they are
+    dropped where they span cells or touch a masked IPython line, which no cell could take as they are."""
+    cell, line = cells.locate(diagnostic.start.line)
+    end_cell, end_line = cells.locate(diagnostic.end.line)
+    end = diagnostic.end if end_cell == cell else None
+    if end is None:
+        end = Position(max(r for c, r in cells.lines if c == cell), 1)
+    else:
+        end = Position(end_line, diagnostic.end.column)
+    edits = diagnostic.edits
+    if any(not notebook.edit_fits_a_cell(module_text, e.start, e.end, e.replacement) for e in edits):
+        edits = ()
+    return dataclasses.replace(diagnostic, start=Position(line, diagnostic.start.column), end=end, cell=cell, edits=edits)
+
+
+def _in_cell_terms(message: str, cells: notebook.CellMap) -> str:
+    """`line 12: ...` of the module, as `cell 4, line 3: ...`."""
+    import re
+
+    def cell_line(match: re.Match) -> str:
+        cell, line = cells.locate(int(match.group(1)))
+        return f"cell {cell}, line {line}"
+
+    return re.sub(r"\bline (\d+)", cell_line, message, count=1)
+
+
 def _from_cache(
     result: FileResult, raw: bytes, key: str, cache: ResultCache, settings: Settings, fix: bool
 ) -> FileResult | None:
@@ -492,8 +601,11 @@ def _from_cache(
     if fix and any(d.fix is not None and settings.allows(d.fix) for d in diagnostics):
         return None
     try:
-        result.original = decode(raw).text
-    except SourceError:
+        if notebook.is_notebook(result.path) and error is None:  # its module and cell map, as a run makes them
+            result.original, result.cells = notebook.read(raw).module()
+        else:
+            result.original = decode(raw).text
+    except (SourceError, notebook.NotebookError):
         pass
     result.error = error
     if error is None:

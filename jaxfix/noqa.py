@@ -8,13 +8,15 @@ string, nor one continued with a backslash. Running it twice adds nothing: the f
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from jaxfix.diagnostics import Diagnostic
+from jaxfix import notebook
+from jaxfix.diagnostics import Diagnostic, Position
 from jaxfix.files import read_source, write_if_changed
 from jaxfix.suppression import UNUSED_SUPPRESSION, directives
 
@@ -22,7 +24,7 @@ from jaxfix.suppression import UNUSED_SUPPRESSION, directives
 @dataclass
 class Added:
     added: int = 0  # lines that gained codes
-    skipped: list[int] = field(default_factory=list)  # lines of findings no comment could be put beside
+    skipped: list = field(default_factory=list)  # lines of findings no comment could be put beside (`cell N:L` in a notebook)
 
 
 def commentable_lines(text: str) -> dict[int, tokenize.TokenInfo | None]:
@@ -77,9 +79,35 @@ def with_noqa(text: str, diagnostics: Sequence[Diagnostic]) -> tuple[str, Added]
 def add_noqa(path: Path, diagnostics: Sequence[Diagnostic]) -> Added:
     """Add the comments to the file at `path` (same encoding and line endings; written atomically, and only if
     the result still compiles)."""
+    if notebook.is_notebook(str(path)):
+        return _add_noqa_to_notebook(path, diagnostics)
     source = read_source(path)
     new_text, outcome = with_noqa(source.text, diagnostics)
     if outcome.added:
         compile(new_text, str(path), "exec", dont_inherit=True)  # a comment never breaks code; make sure
         write_if_changed(path, source.encode(new_text))
+    return outcome
+
+
+def _add_noqa_to_notebook(path: Path, diagnostics: Sequence[Diagnostic]) -> Added:
+    """The comments added to a notebook's code cells (diagnostics name their cell); only those cells' source is
+    written back. `skipped` then holds `cell N:L` places."""
+    raw = path.read_bytes()
+    book = notebook.read(raw)
+    module_text, cells = book.module()
+    placed = []
+    for diagnostic in diagnostics:
+        start = cells.module_line(diagnostic.cell, diagnostic.start.line) if diagnostic.cell else None
+        end = cells.module_line(diagnostic.cell, diagnostic.end.line) if diagnostic.cell else None
+        if start is not None:
+            placed.append(
+                dataclasses.replace(
+                    diagnostic, start=Position(start, diagnostic.start.column), end=Position(end or start, diagnostic.end.column), cell=None
+                )
+            )
+    new_text, outcome = with_noqa(module_text, placed)
+    outcome.skipped = ["cell {}:{}".format(*cells.locate(line)) for line in outcome.skipped]
+    if outcome.added:
+        compile(new_text, str(path), "exec", dont_inherit=True)
+        write_if_changed(path, notebook.rewritten(raw, new_text)[0])
     return outcome

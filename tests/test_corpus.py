@@ -102,3 +102,73 @@ def test_equivalent_gradients(case: corpus.Case) -> None:
     wanted = np.stack([w for _, w in xs])
     np.testing.assert_allclose(jax.vmap(jax.grad(rewritten))(batch), wanted, rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(jax.grad(lambda b: jax.vmap(rewritten)(b).sum())(batch), wanted, rtol=1e-6, atol=1e-6)
+
+
+# ---- notebook cases: before.ipynb / after.ipynb, their code cells as one module ----------------------------------
+
+NOTEBOOK_CASES = corpus.notebook_cases()
+
+
+def _rewrite_notebook(raw: bytes, codemod, *, unsafe: bool) -> bytes:
+    from jaxfix import notebook
+
+    module_text = notebook.read(raw).module()[0]
+    return notebook.rewritten(raw, rewrite(module_text, codemod, unsafe=unsafe))[0]
+
+
+def test_notebook_cases_cover_the_issue() -> None:
+    """A loop jitted across cells, a magic in the fixed cell, a cell with a syntax error, outputs with images."""
+    names = {c.name for c in NOTEBOOK_CASES}
+    assert {"notebook_loop_across_cells", "notebook_magic_in_cell", "notebook_syntax_error_cell", "notebook_outputs_with_images"} <= names
+    assert all(not c.negative for c in NOTEBOOK_CASES)
+
+
+@_by_id(NOTEBOOK_CASES)
+def test_notebook_golden(case: corpus.Case) -> None:
+    codemod = codemod_for_module(case.codemod)
+    rewritten = _rewrite_notebook(case.before.read_bytes(), codemod, unsafe=case.spec.get("unsafe", False))
+    assert rewritten.decode("utf-8") == case.after.read_text(encoding="utf-8")
+
+
+@_by_id(NOTEBOOK_CASES)
+def test_notebook_idempotent(case: corpus.Case) -> None:
+    after = case.after.read_bytes()
+    assert _rewrite_notebook(after, codemod_for_module(case.codemod), unsafe=True) == after
+
+
+@_by_id(NOTEBOOK_CASES)
+def test_notebook_only_sources_change(case: corpus.Case) -> None:
+    """Outputs, execution counts, metadata and ids as they were; only some code cells' `source` differs."""
+    import json
+
+    before, after = (json.loads(p.read_text(encoding="utf-8")) for p in (case.before, case.after))
+    assert {k: v for k, v in before.items() if k != "cells"} == {k: v for k, v in after.items() if k != "cells"}
+    changed = 0
+    for old, new in zip(before["cells"], after["cells"], strict=True):
+        assert {k: v for k, v in old.items() if k != "source"} == {k: v for k, v in new.items() if k != "source"}
+        changed += old["source"] != new["source"]
+    assert changed >= 1
+
+
+@_by_id([c for c in NOTEBOOK_CASES if "findings" in c.spec])
+def test_notebook_findings(case: corpus.Case) -> None:
+    from jaxfix import notebook
+
+    module_text = notebook.read(case.before.read_bytes()).module()[0]
+    reported = findings(module_text, codemod_for_module(case.codemod))
+    assert len(reported) == case.spec["findings"], [d.message for d in reported]
+
+
+@_by_id([c for c in NOTEBOOK_CASES if c.runnable])
+def test_notebook_equivalent(case: corpus.Case) -> None:
+    tolerance = {"rtol": case.spec.get("rtol", 1e-6), "atol": case.spec.get("atol", 1e-6)}
+    for args, kwargs in corpus.argument_sets(case):
+        rewritten = corpus.call(corpus.load_function(case.after, case.spec["entry"], tag="after"), args, kwargs)
+        if "original_raises" in case.spec:
+            with pytest.raises(Exception) as raised:
+                corpus.call(corpus.load_function(case.before, case.spec["entry"], tag="before"), args, kwargs)
+            assert type(raised.value).__name__ == case.spec["original_raises"]
+            corpus.assert_same(rewritten, corpus.expected(case), **tolerance)
+        else:
+            original = corpus.call(corpus.load_function(case.before, case.spec["entry"], tag="before"), args, kwargs)
+            corpus.assert_same(rewritten, original, **tolerance)

@@ -35,6 +35,9 @@ EXPECTED = Counter({
     ("mlp/train.py", "JF601"): 1,
     ("mlp/train.py", "JF503"): 1,
     ("mlp/train.py", "JF703"): 1,
+    ("notebooks/damped_spring.ipynb", "JF101"): 1,
+    ("notebooks/damped_spring.ipynb", "JF601"): 1,
+    ("notebooks/damped_spring.ipynb", "JF901"): 1,
 })
 
 # Whether each folder's test inputs are its first training inputs (in the original one key draws both; JF701's fix
@@ -131,7 +134,7 @@ def test_check_finds_what_the_readme_lists() -> None:
 
 def test_the_readme_lists_them() -> None:
     readme = (EXAMPLES / "README.md").read_text(encoding="utf-8")
-    rows = Counter(re.findall(r"^\| (mlp/\w+\.py) \| (JF\d{3}) \|", readme, flags=re.MULTILINE))
+    rows = Counter(re.findall(r"^\| (mlp/\w+\.py|notebooks/\w+\.ipynb) \| (JF\d{3}) \|", readme, flags=re.MULTILINE))
     assert rows == EXPECTED
 
 

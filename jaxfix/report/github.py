@@ -2,7 +2,8 @@
 pull request's diff: `::warning file=PATH,line=L,col=C,endLine=L,endColumn=C,title=JF601::message`.
 
 Escaped as GitHub's runner expects (actions/toolkit `command.ts`): `%`, CR and LF in the message, and also `:`
-and `,` in property values.
+and `,` in property values. A notebook's finding has no `line`: its lines count within a cell, which the file's
+diff does not show; the message starts with `cell N:L:C:` instead, and the annotation sits on the file.
 """
 
 from __future__ import annotations
@@ -30,8 +31,12 @@ def annotation(path: str, diagnostic: Diagnostic) -> str:
         "endColumn": diagnostic.end.column,
         "title": diagnostic.code,
     }
+    message = diagnostic.message
+    if diagnostic.cell is not None:
+        properties = {"file": properties["file"], "title": diagnostic.code}
+        message = f"{diagnostic.where}: {message}"
     listed = ",".join(f"{key}={escape_property(str(value))}" for key, value in properties.items())
-    return f"::warning {listed}::{escape_data(diagnostic.message)}"
+    return f"::warning {listed}::{escape_data(message)}"
 
 
 def lines(path: str, diagnostics: Iterable[Diagnostic]) -> list[str]:

@@ -2,7 +2,9 @@
 
 One run; `tool.driver.rules` holds every selected codemod (its summary, full docs as help, a help link and fix
 safety); each result names its rule, has level "warning", and one location: the file's path relative to the
-repository root (`uriBaseId` %SRCROOT%) and a 1-based region. Columns count code points (`columnKind`).
+repository root (`uriBaseId` %SRCROOT%) and a 1-based region. Columns count code points (`columnKind`). In a
+notebook the region counts lines within a cell, which the location's `properties.cell` names (1-based, every
+cell counted).
 tests/test_output_formats.py validates the log against the official SARIF 2.1.0 schema (tests/data/).
 """
 
@@ -43,19 +45,22 @@ def result(path: str, diagnostic: Diagnostic, index: int) -> dict:
         "endLine": diagnostic.end.line,
         "endColumn": diagnostic.end.column,
     }
+    location: dict = {
+        "physicalLocation": {
+            "artifactLocation": {"uri": repository_path(path), "uriBaseId": "%SRCROOT%"},
+            "region": region,
+        }
+    }
+    message = diagnostic.message
+    if diagnostic.cell is not None:
+        location["properties"] = {"cell": diagnostic.cell}
+        message = f"cell {diagnostic.cell}: {message}"
     return {
         "ruleId": diagnostic.code,
         "ruleIndex": index,
         "level": "warning",
-        "message": {"text": diagnostic.message},
-        "locations": [
-            {
-                "physicalLocation": {
-                    "artifactLocation": {"uri": repository_path(path), "uriBaseId": "%SRCROOT%"},
-                    "region": region,
-                }
-            }
-        ],
+        "message": {"text": message},
+        "locations": [location],
     }
 
 

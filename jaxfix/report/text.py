@@ -12,7 +12,7 @@ def finding_line(path: str, diagnostic: Diagnostic) -> str:
     marker = ""
     if diagnostic.fix is not None:
         marker = {Safety.SAFE: "[*] ", Safety.UNSAFE: "[*unsafe] ", Safety.DISPLAY_ONLY: "[hint] "}[diagnostic.fix.safety]
-    return f"{path}:{diagnostic.start.line}:{diagnostic.start.column}: {diagnostic.code} {marker}{diagnostic.message}"
+    return f"{path}:{diagnostic.where}: {diagnostic.code} {marker}{diagnostic.message}"
 
 
 def problem_lines(results: Sequence[FileResult]) -> list[str]:
@@ -22,6 +22,8 @@ def problem_lines(results: Sequence[FileResult]) -> list[str]:
             lines.append(f"{result.path}: error: {result.error}")
         for message in result.internal_errors:
             lines.append(f"{result.path}: internal error: {message}")
+        for message in result.notes:
+            lines.append(f"{result.path}: note: {message}")
     return lines
 
 

@@ -31,6 +31,9 @@ class Target:
     encoding: str
     versioned: bool  # the client takes `documentChanges` (edits refused if the buffer moved on)
     lazy: bool  # the client resolves code actions: leave the costly edits out until one is chosen
+    # a notebook's cell (jaxfix.server.notebooks.CellEdits): the analysed text is the notebook's module, and an
+    # edit of it becomes edits of the cells it changes
+    notebook: Any = None
 
 
 def wanted(kind: str, only: Sequence[str] | None) -> bool:
@@ -51,7 +54,10 @@ def find(analysis: TextAnalysis, wanted_key: Sequence[Any]) -> Diagnostic | None
     return next((d for d in analysis.diagnostics if key(d) == list(wanted_key)), None)
 
 
-def workspace_edit(target: Target, old: str, new: str) -> types.WorkspaceEdit:
+def workspace_edit(target: Target, old: str, new: str) -> types.WorkspaceEdit | None:
+    """The edit that turns `old` into `new`; None where a notebook's cells cannot take it."""
+    if target.notebook is not None:
+        return target.notebook.workspace_edit(new, target.encoding, target.versioned)
     edits = lsp_edits(old, new, target.encoding)
     if target.versioned:
         document = types.OptionalVersionedTextDocumentIdentifier(uri=target.uri, version=target.version)
@@ -92,7 +98,7 @@ def with_fix(action: types.CodeAction, analysis: TextAnalysis, diagnostic: Diagn
     if new is None:
         return None
     action.edit = workspace_edit(target, analysis.text, new)
-    return action
+    return action if action.edit is not None else None
 
 
 def suppress(analysis: TextAnalysis, diagnostic: Diagnostic, target: Target, reported: Sequence[types.Diagnostic]) -> types.CodeAction | None:
@@ -100,11 +106,15 @@ def suppress(analysis: TextAnalysis, diagnostic: Diagnostic, target: Target, rep
     if found is None:
         return None
     line, new = found
+    edit = workspace_edit(target, analysis.text, new)
+    if edit is None:
+        return None
+    where = target.notebook.place(line) if target.notebook is not None else f"line {line}"
     return types.CodeAction(
-        title=f"Suppress {diagnostic.code} on line {line} (# noqa)",
+        title=f"Suppress {diagnostic.code} on {where} (# noqa)",
         kind=types.CodeActionKind.QuickFix,
         diagnostics=_lsp_diagnostics(diagnostic, reported),
-        edit=workspace_edit(target, analysis.text, new),
+        edit=edit,
     )
 
 
@@ -127,7 +137,7 @@ def with_fix_all(action: types.CodeAction, analysis: TextAnalysis, settings: Set
     if not applied or new == analysis.text:
         return None
     action.edit = workspace_edit(target, analysis.text, new)
-    return action
+    return action if action.edit is not None else None
 
 
 def actions(

@@ -7,6 +7,7 @@ for a text that has changed since is dropped rather than published."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from dataclasses import dataclass
 from concurrent.futures import ThreadPoolExecutor
@@ -20,7 +21,7 @@ from pygls.uris import to_fs_path
 from pygls.workspace import TextDocument
 
 from jaxfix import __version__
-from jaxfix.server import actions
+from jaxfix.server import actions, notebooks
 from jaxfix.server.diagnostics import lsp_diagnostic
 from jaxfix.server.documents import Documents, SettingsError, project
 from jaxfix.server.positions import Lines
@@ -34,7 +35,19 @@ T = TypeVar("T")
 
 class JaxfixServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("jaxfix", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        super().__init__(
+            "jaxfix",
+            __version__,
+            text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+            notebook_document_sync=types.NotebookDocumentSyncOptions(
+                notebook_selector=[
+                    types.NotebookDocumentFilterWithCells(
+                        cells=[types.NotebookCellLanguage(language="python")], notebook="jupyter-notebook"
+                    )
+                ],
+                save=True,
+            ),
+        )
         self.documents = Documents()
         self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jaxfix-analysis")
         self.pending: dict[str, asyncio.Task[None]] = {}
@@ -75,6 +88,9 @@ class JaxfixServer(LanguageServer):
     async def publish(self, uri: str, delay: float) -> None:
         if delay:
             await asyncio.sleep(delay)
+        if self.workspace.get_notebook_document(notebook_uri=uri) is not None:
+            await self.publish_notebook(uri)
+            return
         document = self.open_document(uri)
         if document is None:
             return
@@ -98,6 +114,44 @@ class JaxfixServer(LanguageServer):
         lines = Lines(text, self.encoding())
         diagnostics = [lsp_diagnostic(d, lines) for d in analysis.diagnostics] if analysis is not None else []
         self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version))
+
+    async def publish_notebook(self, uri: str) -> None:
+        """Analyse a notebook's code cells as one module and publish each cell's findings on that cell."""
+        snapshot = notebooks.NotebookSnapshot.of(self.workspace, uri)
+        if snapshot is None:
+            return
+        module_text, cells = snapshot.module()
+        try:
+            analysis = await self.in_worker(self.documents.analysis, uri, path_of(uri), module_text)
+        except SettingsError as error:
+            self.show_once(str(error))
+            analysis = None
+        except Exception as error:
+            logger.exception("analysing %s", uri)
+            self.log(f"internal error on {uri}: {type(error).__name__}: {error}")
+            return
+        current = notebooks.NotebookSnapshot.of(self.workspace, uri)
+        if current is None or current != snapshot:
+            return  # edited or closed meanwhile
+        if analysis is not None and analysis.error is not None:
+            self.log(f"{path_of(uri) or uri} not checked: {analysis.error}")
+        for note in snapshot.book().notes():  # cells left out of the analysis (they do not parse)
+            self.log(f"{path_of(uri) or uri}: {note}")
+        found = notebooks.per_cell(snapshot, cells, analysis.diagnostics if analysis is not None else [])
+        for cell in snapshot.cells:
+            lines = Lines(cell.text, self.encoding())
+            published = [lsp_diagnostic(d, lines) for d in found[cell.uri]]
+            self.text_document_publish_diagnostics(
+                types.PublishDiagnosticsParams(uri=cell.uri, diagnostics=published, version=cell.version)
+            )
+
+    def close_notebook(self, uri: str, cell_uris: list[str]) -> None:
+        previous = self.pending.pop(uri, None)
+        if previous is not None:
+            previous.cancel()
+        self.worker.submit(self.documents.forget, uri)
+        for cell_uri in cell_uris:
+            self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=cell_uri, diagnostics=[]))
 
     def close(self, uri: str) -> None:
         previous = self.pending.pop(uri, None)
@@ -124,6 +178,8 @@ class JaxfixServer(LanguageServer):
 
     def code_actions(self, params: types.CodeActionParams, snapshot: Snapshot) -> list[types.CodeAction]:
         """Runs on the worker thread."""
+        if isinstance(snapshot, CellSnapshot):
+            return self.cell_actions(params, snapshot)
         path = path_of(snapshot.uri)
         try:
             analysis = self.documents.analysis(snapshot.uri, path, snapshot.text)
@@ -133,19 +189,51 @@ class JaxfixServer(LanguageServer):
         lines = (params.range.start.line, params.range.end.line)
         return actions.actions(analysis, settings, self.target(snapshot), lines, params.context.only, params.context.diagnostics)
 
+    def cell_target(self, snapshot: CellSnapshot) -> actions.Target:
+        target = self.target(Snapshot(snapshot.uri, snapshot.notebook.version, ""))
+        return dataclasses.replace(target, notebook=notebooks.CellEdits(snapshot.notebook))
+
+    def cell_actions(self, params: types.CodeActionParams, snapshot: CellSnapshot) -> list[types.CodeAction]:
+        """The actions on lines of one cell of a notebook, whose code cells are analysed as one module."""
+        module_text, cells = snapshot.notebook.module()
+        number = snapshot.notebook.cell_number(snapshot.uri)
+        path = path_of(snapshot.notebook.uri)
+        first = cells.module_line(number, params.range.start.line + 1) if number else None
+        last = cells.module_line(number, params.range.end.line + 1) if number else None
+        if first is None:
+            return []
+        try:
+            analysis = self.documents.analysis(snapshot.notebook.uri, path, module_text)
+            settings = project(path).settings
+        except SettingsError:
+            return []
+        lines = (first - 1, (last or first) - 1)
+        return actions.actions(analysis, settings, self.cell_target(snapshot), lines, params.context.only, params.context.diagnostics)
+
     def resolve(self, action: types.CodeAction, snapshot: Snapshot) -> types.CodeAction:
         """Runs on the worker thread: the edit of a lazily offered action, if the buffer is still the one it
         was offered for."""
         data = action.data if isinstance(action.data, dict) else {}
-        if data.get("version") != snapshot.version:
-            return action
-        path = path_of(snapshot.uri)
-        try:
-            analysis = self.documents.analysis(snapshot.uri, path, snapshot.text)
-            settings = project(path).settings
-        except SettingsError:
-            return action
-        target = self.target(snapshot)
+        if isinstance(snapshot, CellSnapshot):
+            if data.get("version") != snapshot.notebook.version:
+                return action
+            path = path_of(snapshot.notebook.uri)
+            try:
+                analysis = self.documents.analysis(snapshot.notebook.uri, path, snapshot.notebook.module()[0])
+                settings = project(path).settings
+            except SettingsError:
+                return action
+            target = self.cell_target(snapshot)
+        else:
+            if data.get("version") != snapshot.version:
+                return action
+            path = path_of(snapshot.uri)
+            try:
+                analysis = self.documents.analysis(snapshot.uri, path, snapshot.text)
+                settings = project(path).settings
+            except SettingsError:
+                return action
+            target = self.target(snapshot)
         if data.get("fixAll"):
             return actions.with_fix_all(action, analysis, settings, target) or action
         diagnostic = actions.find(analysis, data.get("fix") or [])
@@ -165,6 +253,24 @@ class Snapshot:
     @classmethod
     def of(cls, document: TextDocument) -> Snapshot:
         return cls(document.uri, document.version, document.source)
+
+
+@dataclass(frozen=True)
+class CellSnapshot:
+    """A notebook cell's request: the cell and its notebook as they were when the request came."""
+
+    uri: str
+    notebook: notebooks.NotebookSnapshot
+
+
+def snapshot_of(server: JaxfixServer, document: TextDocument) -> Snapshot | CellSnapshot:
+    """A plain document's snapshot, or for a notebook's cell the snapshot of the cell within its notebook."""
+    book = server.workspace.get_notebook_document(cell_uri=document.uri)
+    if book is not None:
+        found = notebooks.NotebookSnapshot.of(server.workspace, book.uri)
+        if found is not None:
+            return CellSnapshot(document.uri, found)
+    return Snapshot.of(document)
 
 
 def path_of(uri: str) -> Path | None:
@@ -208,6 +314,22 @@ def build() -> JaxfixServer:
     def did_close(ls: JaxfixServer, params: types.DidCloseTextDocumentParams) -> None:
         ls.close(params.text_document.uri)
 
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
+    def notebook_did_open(ls: JaxfixServer, params: types.DidOpenNotebookDocumentParams) -> None:
+        ls.schedule(params.notebook_document.uri, 0)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
+    def notebook_did_change(ls: JaxfixServer, params: types.DidChangeNotebookDocumentParams) -> None:
+        ls.schedule(params.notebook_document.uri, DEBOUNCE_S)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_SAVE)
+    def notebook_did_save(ls: JaxfixServer, params: types.DidSaveNotebookDocumentParams) -> None:
+        ls.schedule(params.notebook_document.uri, 0)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
+    def notebook_did_close(ls: JaxfixServer, params: types.DidCloseNotebookDocumentParams) -> None:
+        ls.close_notebook(params.notebook_document.uri, [c.uri for c in params.cell_text_documents])
+
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
         types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, actions.FIX_ALL], resolve_provider=True),
@@ -216,7 +338,7 @@ def build() -> JaxfixServer:
         document = ls.open_document(params.text_document.uri)
         if document is None:
             return None
-        return await ls.in_worker(ls.code_actions, params, Snapshot.of(document)) or None
+        return await ls.in_worker(ls.code_actions, params, snapshot_of(ls, document)) or None
 
     @server.feature(types.CODE_ACTION_RESOLVE)
     async def code_action_resolve(ls: JaxfixServer, action: types.CodeAction) -> types.CodeAction:
@@ -224,7 +346,7 @@ def build() -> JaxfixServer:
         document = ls.open_document(uri) if isinstance(uri, str) else None
         if document is None:
             return action
-        return await ls.in_worker(ls.resolve, action, Snapshot.of(document))
+        return await ls.in_worker(ls.resolve, action, snapshot_of(ls, document))
 
     return server
 

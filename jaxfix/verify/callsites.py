@@ -242,9 +242,20 @@ def _collect(text: str, path: Path, found: CallSites, *, callee_names: set[str],
             if call in found.calls:
                 continue
             found.calls.append(call)
-            found.where.append(f"{_shown(path)}:{node.lineno}")
+            found.where.append(_where(path, text, node.lineno))
             found.imports.extend(i for i in imports if i not in found.imports)
     return
+
+
+def _where(path: Path, text: str, line: int) -> str:
+    """`path:line`, or in a notebook (whose module `text` is) `path:cell N:line`."""
+    from jaxfix import notebook
+
+    if notebook.is_notebook(str(path)):
+        found = notebook.place(text, line)
+        if found is not None:
+            return f"{_shown(path)}:cell {found[0]}:{found[1]}"
+    return f"{_shown(path)}:{line}"
 
 
 def _shown(path: Path) -> str:

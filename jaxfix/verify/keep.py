@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
+from jaxfix import notebook
 from jaxfix.diagnostics import Diagnostic, Safety
 from jaxfix.engine import FileResult, Settings, fix_text
 from jaxfix.files import SourceError, read_source, write_if_changed
@@ -110,8 +111,22 @@ def apply_verified(
             state.verdict.whole_file_reverted = f"verification did not settle in {MAX_ROUNDS} rounds"
             state.verdict.text, state.verdict.fixes_applied = state.verdict.original, 0
         if write and state.verdict.changed:
-            state.verdict.written = write_if_changed(Path(state.verdict.path), state.verdict.text.encode(state.encoding))
+            try:
+                data = _file_bytes(state)
+            except notebook.NotebookError as error:
+                state.verdict.whole_file_reverted = str(error)
+                state.verdict.text, state.verdict.fixes_applied = state.verdict.original, 0
+            else:
+                state.verdict.written = write_if_changed(Path(state.verdict.path), data)
     return [s.verdict for s in states]
+
+
+def _file_bytes(state: _State) -> bytes:
+    """What the file becomes: the kept text, or for a notebook the notebook with its changed cells rewritten."""
+    path = Path(state.verdict.path)
+    if not notebook.is_notebook(str(path)):
+        return state.verdict.text.encode(state.encoding)
+    return notebook.rewritten(path.read_bytes(), state.verdict.text)[0]
 
 
 def _prepare(state: _State, engine_settings: Settings, settings: VerifySettings) -> None:
