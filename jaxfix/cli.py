@@ -132,6 +132,16 @@ def _read_stdin(stdin_filename: Optional[Path]) -> tuple[str, SourceFile]:
         raise _fail(f"{name}: {error}")
 
 
+def _stdin_facts(name: str, text: str):
+    """The project facts of a text read from stdin and named by --stdin-filename (its project is the one around
+    that path, with this text in place of the file's); none for plain `-`."""
+    if name == STDIN:
+        return None
+    from jaxfix.engine import project_of
+
+    return project_of([name], texts={name: text}).facts_for(name)
+
+
 def _render_findings(
     output_format: str, results: list[FileResult], settings: Settings, shown: dict[str, list], *, err: bool = False
 ) -> None:
@@ -221,7 +231,7 @@ def check(
         return
     if [str(p) for p in paths] == [STDIN]:
         name, source = _read_stdin(stdin_filename)
-        results = iter([process_text(name, source.text, settings, fix=False)])
+        results = iter([process_text(name, source.text, settings, fix=False, project=_stdin_facts(name, source.text))])
     else:
         results = process_files(files, settings, fix=False, write=False, jobs=jobs, cache=_cache(settings, no_cache))
     done = []
@@ -375,7 +385,7 @@ def _apply_stdin(
     """`apply -`: the rewritten source on stdout (or its diff); findings and problems on stderr. On bad input
     stdout stays empty, so that a format-on-save integration never receives half a file."""
     name, source = _read_stdin(stdin_filename)
-    result = process_text(name, source.text, settings, fix=True)
+    result = process_text(name, source.text, settings, fix=True, project=_stdin_facts(name, source.text))
     if result.error:
         raise _fail(f"{name}: {result.error}")
     fixed = result.fixed if result.fixed is not None else source.text
