@@ -98,3 +98,11 @@ REGISTER_STATIC = frozenset({"jax.tree_util.register_static"})
 STRUCT_DATACLASSES = frozenset({"flax.struct.dataclass", "chex.dataclass"})
 STRUCT_FIELDS = frozenset({"flax.struct.field", "equinox.field", "chex.field"})
 STATIC_FIELDS = frozenset({"flax.struct.static_field", "equinox.static_field"})
+# Parameters of a conventionally traced function that hold Python values, not arrays: by name, or by annotation.
+FLAG_PARAMETERS = frozenset(
+    {"train", "training", "is_training", "deterministic", "decode", "use_running_average", "mutable", "method",
+     "rngs", "mode", "inference", "return_state", "return_aux", "verbose", "debug", "capture_intermediates",
+     "config", "cfg", "hparams", "name"}
+)  # fmt: skip
+PYTHON_TYPES = frozenset({"bool", "int", "str", "float", "Callable", "Sequence", "Tuple", "tuple", "list", "List",
+                          "dict", "Dict", "Optional", "Any", "type", "Type"})  # fmt: skip

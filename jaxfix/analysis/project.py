@@ -109,12 +109,12 @@ def _call(node: ast.Call, depth: int = 0) -> dict:
     }
 
 
-def _params(args: ast.arguments) -> tuple[list[str], list[str], dict[str, str]]:
-    """Parameter names in order, those with a default, and dotted annotations."""
+def _params(args: ast.arguments) -> tuple[list[str], dict[str, object], dict[str, str]]:
+    """Parameter names in order, those with a default (→ its reference), and dotted annotations."""
     positional = [*args.posonlyargs, *args.args]
     names = [a.arg for a in positional] + [a.arg for a in args.kwonlyargs]
-    defaults = [a.arg for a in positional[len(positional) - len(args.defaults):]] if args.defaults else []
-    defaults += [a.arg for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+    defaults = {a.arg: _ref(d) for a, d in zip(positional[len(positional) - len(args.defaults):], args.defaults)}
+    defaults.update({a.arg: _ref(d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
     annotations = {}
     for a in (*positional, *args.kwonlyargs):
         ref = _ref(_strip_subscript(a.annotation)) if a.annotation is not None else None
@@ -135,14 +135,35 @@ _JAXTYPING = frozenset({"Float", "Int", "Bool", "Complex", "Shaped", "Num", "Rea
 
 
 class _FunctionSummarizer(ast.NodeVisitor):
-    """The calls and simple local bindings of one function body (nested functions and classes included, as
-    code that the function's tracing reaches)."""
+    """The calls, simple local bindings and returns of one function body. Nested functions get summaries of
+    their own (`outer.<locals>.inner`, as Python's `__qualname__`); classes inside functions are left out."""
 
-    def __init__(self) -> None:
+    def __init__(self, qual: str, functions: dict[str, dict]) -> None:
+        self.qual = qual
+        self.functions = functions
         self.calls: list[dict] = []
         self.locals: dict[str, object] = {}
         self.rebound: set[str] = set()
         self.self_assigned: dict[str, object] = {}  # `self.x = value` (in __init__: haiku's hyperparameters)
+        self.nested: list[str] = []
+        self.returns: list[object] = []
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        for decorator in node.decorator_list:
+            self.visit(decorator)
+        self.nested.append(node.name)
+        self.rebound.discard(node.name)
+        self.locals.pop(node.name, None)
+        _function(node, f"{self.qual}.<locals>.{node.name}", self.functions, parent=self.qual)
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self.rebound.add(node.name)
+
+    def visit_Return(self, node: ast.Return) -> None:
+        self.returns.append(_ref(node.value))
+        self.generic_visit(node)
 
     def visit_Call(self, node: ast.Call) -> None:
         self.calls.append(_call(node))
@@ -179,27 +200,76 @@ class _FunctionSummarizer(ast.NodeVisitor):
         self._rebind(node.target)
         self.generic_visit(node)
 
+    visit_AsyncFor = visit_For
+
+    def visit_With(self, node: ast.With) -> None:
+        for item in node.items:
+            self._rebind(item.optional_vars)
+        self.generic_visit(node)
+
+    visit_AsyncWith = visit_With
+
     def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
         self._rebind(node.target)
         self.generic_visit(node)
 
 
-def _function(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict:
+def _function(node: ast.FunctionDef | ast.AsyncFunctionDef, qual: str, functions: dict[str, dict],
+              parent: str | None = None) -> None:
+    """Add the summary of `node` (and of the functions nested in it) to `functions` under `qual`."""
     names, defaults, annotations = _params(node.args)
-    body = _FunctionSummarizer()
+    body = _FunctionSummarizer(qual, functions)
     for statement in node.body:
         body.visit(statement)
-    return {
+    functions[qual] = {
         "params": names,
         "defaults": defaults,
         "ann": annotations,
         "dec": [_ref(d) for d in node.decorator_list],
         "calls": body.calls,
-        "locals": {k: v for k, v in body.locals.items() if k not in body.rebound},
+        "locals": {k: v for k, v in body.locals.items() if k not in body.rebound and k not in names},
         "rebound": sorted(body.rebound | {n for n in body.locals if n in names}),
-        "self_assigned": {k: v for k, v in body.self_assigned.items()},
+        "self_assigned": dict(body.self_assigned),
+        "nested": body.nested,
+        "returns": body.returns,
+        "parent": parent,
         "line": node.lineno,
     }
+
+
+def ast_qualified_defs(tree: ast.Module) -> dict[str, ast.AST]:
+    """The module's functions by the names the index gives them: `f`, `C.m` (a method of a module-level class),
+    `f.<locals>.g` (nested in a function); inside module-level `if`/`try` blocks too."""
+    found: dict[str, ast.AST] = {}
+
+    def in_function(statements, qual: str) -> None:
+        for statement in statements:
+            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                inner = f"{qual}.<locals>.{statement.name}"
+                found[inner] = statement
+                in_function(statement.body, inner)
+            elif not isinstance(statement, ast.ClassDef):
+                for block in ("body", "orelse", "finalbody", "handlers", "cases"):
+                    children = getattr(statement, block, None)
+                    if isinstance(children, list):
+                        in_function([c for c in children if isinstance(c, ast.AST)], qual)
+
+    def walk(statements, prefix: str) -> None:
+        for statement in statements:
+            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                found[prefix + statement.name] = statement
+                in_function(statement.body, prefix + statement.name)
+            elif isinstance(statement, ast.ClassDef) and not prefix:
+                walk(statement.body, statement.name + ".")
+            elif isinstance(statement, (ast.If, ast.Try)) or type(statement).__name__ == "TryStar":
+                if not prefix:
+                    for block in ("body", "orelse", "finalbody"):
+                        walk(getattr(statement, block, ()), prefix)
+                    for handler in getattr(statement, "handlers", ()):
+                        walk(handler.body, prefix)
+
+    walk(tree.body, "")
+    return found
 
 
 def summarize(tree: ast.Module, module: str, is_package: bool) -> dict:
@@ -241,7 +311,7 @@ def summarize(tree: ast.Module, module: str, is_package: bool) -> dict:
             if isinstance(statement, (ast.Import, ast.ImportFrom)):
                 imports_of(statement)
             elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                functions[statement.name] = _function(statement)
+                _function(statement, statement.name, functions)
             elif isinstance(statement, ast.ClassDef):
                 classes[statement.name] = _class(statement, functions)
             elif isinstance(statement, (ast.If, ast.Try)) or type(statement).__name__ == "TryStar":
@@ -276,7 +346,7 @@ def _class(node: ast.ClassDef, functions: dict[str, dict]) -> dict:
     fields: dict[str, dict] = {}
     for statement in node.body:
         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            functions[f"{node.name}.{statement.name}"] = _function(statement)
+            _function(statement, f"{node.name}.{statement.name}", functions)
             methods.append(statement.name)
         elif isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
             annotation = _ref(statement.annotation)
@@ -451,12 +521,12 @@ class Project:
 
     @classmethod
     def build(cls, paths: Iterable[str | Path], cache_folder: Path | None = None,
-              texts: Mapping[str, str] | None = None, prepare=None) -> "Project":
-        """The project around `paths`. `cache_folder`: where summaries are kept (None: nowhere), `prepare` what to
-        call before the first is stored there. `texts`: contents that replace what is on disk (an editor's
-        buffers, stdin), by path."""
+              texts: Mapping[str, str] | None = None, prepare=None, root: Path | None = None) -> "Project":
+        """The project around `paths` (or the one in `root`, where given). `cache_folder`: where summaries are kept
+        (None: nowhere), `prepare` what to call before the first is stored there. `texts`: contents that replace
+        what is on disk (an editor's buffers, stdin), by path."""
         paths = list(paths)
-        root = project_root(paths)
+        root = Path(root).resolve() if root is not None else project_root(paths)
         cache = _SummaryCache(cache_folder, prepare)
         files: list[Path] = []
         if root is not None:
@@ -531,6 +601,10 @@ class Project:
             for target in callee:
                 if target[0] == "class":
                     found.append(("instance", target[1], target[2]))
+                elif target[0] == "func" and depth < 4:  # a factory: what it returns (`jax.jit(make_step(...))`)
+                    info = self._info((target[1], target[2]))
+                    for returned in info["returns"] if info is not None else ():
+                        found.extend(self.resolve(target[1], target[2], returned, depth + 2))
                 elif target[0] == "external" and target[1] == _PARTIAL and call["a"]:
                     bound = sum(1 for a in call["a"][1:]) if not call.get("s") else 0
                     for inner in self.resolve(module, function, call["a"][0], depth + 1):
@@ -545,21 +619,29 @@ class Project:
         summary = self.modules[module]
         parts = dotted.split(".")
         head, rest = parts[0], parts[1:]
-        starts: list[tuple] = []
-        info = summary["functions"].get(function) if function else None
-        if info is not None and head in ("self", "cls") and info["params"][:1] == [head] and "." in function:
-            owner = function.split(".")[0]
-            starts = [("instance" if head == "self" else "class", module, owner)]
-        elif info is not None and head in info["locals"]:
-            starts = self.resolve(module, function, info["locals"][head], depth + 1)
-        elif info is not None and head in info["params"]:
-            annotation = info["ann"].get(head)
-            if annotation:
-                starts = [("instance", t[1], t[2]) for t in self._resolve_dotted(module, None, annotation, depth + 1)
-                          if t[0] == "class"]  # fmt: skip
-        elif info is not None and head in info["rebound"]:
-            starts = []
-        else:
+        starts: list[tuple] | None = None
+        scope = function
+        while scope is not None and starts is None:  # the function, then the functions around it (closures)
+            info = summary["functions"].get(scope)
+            if info is None:
+                break
+            owner = scope.split(".<locals>.")[0]
+            if head in ("self", "cls") and info["params"][:1] == [head] and "." in owner and scope == owner:
+                starts = [("instance" if head == "self" else "class", module, owner.split(".")[0])]
+            elif head in info["nested"]:
+                starts = [("func", module, f"{scope}.<locals>.{head}", 0)]
+            elif head in info["locals"]:
+                starts = self.resolve(module, scope, info["locals"][head], depth + 1)
+            elif head in info["params"]:
+                annotation = info["ann"].get(head)
+                starts = []
+                if annotation:
+                    starts = [("instance", t[1], t[2]) for t in self._resolve_dotted(module, None, annotation, depth + 1)
+                              if t[0] == "class"]  # fmt: skip
+            elif head in info["rebound"]:
+                starts = []
+            scope = info.get("parent")
+        if starts is None:
             starts = self._module_attr(module, head, depth)
         for attr in rest:
             starts = [t for start in starts for t in self._attribute(start, attr, depth)]
@@ -685,6 +767,8 @@ class Project:
             seed = traced[key]
             info = self._info(key)
             module, qual = key
+            for nested in info["nested"]:  # functions nested in a traced one are traced (the local analysis' rule)
+                mark((module, f"{qual}.<locals>.{nested}"), seed.transforms, {}, True)
             for call in info["calls"]:
                 for target in self.resolve(module, qual, call["f"]):
                     if target[0] != "func":
@@ -866,16 +950,20 @@ class Project:
             mark(key, [transform], kinds, local)
 
     def _convention_kinds(self, module: str, info: dict) -> dict[str, int]:
-        """Parameters of a function traced by convention: arrays where annotated as one, else unknown (a Flax
-        module's `train: bool` is a Python bool, never traced)."""
+        """Parameters of a function traced by convention: TRACED (arrays and pytrees of them: inputs, states,
+        updates), but UNKNOWN for `self`/`cls`, a flag (`train: bool`, `deterministic=True`, a name in
+        libraries.FLAG_PARAMETERS) or a parameter annotated with a Python type: those stay Python values."""
         kinds = {}
         for p in info["params"]:
             annotation = info["ann"].get(p)
-            array = False
-            if annotation:
-                names = {t[1] for t in self._resolve_dotted(module, None, annotation, 0) if t[0] == "external"}
-                array = bool(names & libraries.ARRAY_TYPES) or annotation in ("Array", "jnp.ndarray", "chex.Array")
-            kinds[p] = TRACED if array else UNKNOWN
+            default = info["defaults"].get(p, None) if isinstance(info["defaults"], dict) else None
+            python_value = (
+                p in ("self", "cls")
+                or p in libraries.FLAG_PARAMETERS
+                or (annotation is not None and annotation.split(".")[-1] in libraries.PYTHON_TYPES)
+                or (default is not None and "l" in default and isinstance(default["l"], (bool, str)))
+            )
+            kinds[p] = UNKNOWN if python_value else TRACED
         return kinds
 
     def _seed_from_conventions(self, module: str, name: str, mark) -> None:

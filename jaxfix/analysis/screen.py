@@ -131,21 +131,9 @@ class Screen:
         """The defs of this module that the project's facts say are traced (by their qualified names)."""
         if not self.project or not self.project.traced:
             return []
-        found: dict[str, ast.AST] = {}
+        from jaxfix.analysis.project import ast_qualified_defs
 
-        def walk(statements, prefix: str) -> None:
-            for statement in statements:
-                if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    found[prefix + statement.name] = statement
-                elif isinstance(statement, ast.ClassDef) and not prefix:
-                    walk(statement.body, statement.name + ".")
-                elif isinstance(statement, _TRIES + (ast.If,)) and not prefix:
-                    for block in ("body", "orelse", "finalbody"):
-                        walk(getattr(statement, block, ()), prefix)
-                    for handler in getattr(statement, "handlers", ()):
-                        walk(handler.body, prefix)
-
-        walk(self.tree.body, "")
+        found = ast_qualified_defs(self.tree)
         return [found[q] for q in self.project.traced if q in found]
 
     @cached_property

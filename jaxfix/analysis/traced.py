@@ -798,29 +798,44 @@ class _BindingCollector(cst.CSTVisitor):
 
 
 def qualified_defs(module: cst.Module) -> dict[str, cst.FunctionDef]:
-    """The module's functions by the names the project index gives them: `f` at module level, `C.m` for a method
-    of a module-level class (inside module-level `if`/`try` blocks too)."""
+    """The module's functions by the names the project index gives them (`project.ast_qualified_defs`): `f` at
+    module level, `C.m` for a method of a module-level class, `f.<locals>.g` for a def nested in a function."""
     found: dict[str, cst.FunctionDef] = {}
+
+    def blocks(statement) -> list:
+        """The statement lists inside a compound statement (if/elif/else, try/except/finally, for, while, with)."""
+        found_blocks = []
+        for name in ("body", "orelse", "finalbody"):
+            part = getattr(statement, name, None)
+            while isinstance(part, cst.If):  # elif
+                found_blocks.append(part.body)
+                part = part.orelse
+            if part is not None and hasattr(part, "body"):
+                found_blocks.append(part.body if isinstance(part, (cst.Else, cst.Finally)) else part)
+        found_blocks += [h.body for h in getattr(statement, "handlers", ())]
+        found_blocks += [c.body for c in getattr(statement, "cases", ())]
+        return [getattr(b, "body", ()) for b in found_blocks]
+
+    def in_function(statements, qual: str) -> None:
+        for statement in statements:
+            if isinstance(statement, cst.FunctionDef):
+                inner = f"{qual}.<locals>.{statement.name.value}"
+                found[inner] = statement
+                in_function(statement.body.body, inner)
+            elif isinstance(statement, cst.BaseCompoundStatement) and not isinstance(statement, cst.ClassDef):
+                for block in blocks(statement):
+                    in_function(block, qual)
 
     def walk(statements, prefix: str) -> None:
         for statement in statements:
             if isinstance(statement, cst.FunctionDef):
                 found[prefix + statement.name.value] = statement
+                in_function(statement.body.body, prefix + statement.name.value)
             elif isinstance(statement, cst.ClassDef) and not prefix:
                 walk(statement.body.body, statement.name.value + ".")
             elif isinstance(statement, (cst.If, cst.Try, cst.TryStar)) and not prefix:
-                blocks = [statement.body]
-                orelse = statement.orelse
-                while isinstance(orelse, cst.If):
-                    blocks.append(orelse.body)
-                    orelse = orelse.orelse
-                if orelse is not None:
-                    blocks.append(orelse.body)
-                blocks += [h.body for h in getattr(statement, "handlers", ())]
-                if getattr(statement, "finalbody", None) is not None:
-                    blocks.append(statement.finalbody.body)
-                for block in blocks:
-                    walk(getattr(block, "body", ()), prefix)
+                for block in blocks(statement):
+                    walk(block, prefix)
 
     walk(module.body, "")
     return found
