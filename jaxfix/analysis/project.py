@@ -97,6 +97,12 @@ def _ref(node: ast.AST | None, depth: int = 0):
         return {"c": _call(node, depth + 1)}
     if isinstance(node, ast.Lambda):
         return {"lam": 1}
+    if isinstance(node, ast.BinOp):
+        return {"o": [_ref(node.left, depth + 1), _ref(node.right, depth + 1)]}
+    if isinstance(node, ast.UnaryOp) and not isinstance(node.op, ast.Not):
+        return {"o": [_ref(node.operand, depth + 1)]}
+    if isinstance(node, ast.Subscript):
+        return {"o": [_ref(node.value, depth + 1), _ref(node.slice, depth + 1)]}
     return None
 
 
@@ -371,8 +377,8 @@ def _class(node: ast.ClassDef, functions: dict[str, dict]) -> dict:
 
 
 def project_root(paths: Iterable[str | Path]) -> Path | None:
-    """The folder of the nearest pyproject.toml or .git above the paths given (their common folder), else that
-    folder itself; None when no path is given."""
+    """The folder of the nearest pyproject.toml or .git above the paths given (their common folder), else None
+    (the project is then the paths themselves)."""
     resolved = [Path(p).resolve() for p in paths]
     if not resolved:
         return None
@@ -384,7 +390,15 @@ def project_root(paths: Iterable[str | Path]) -> Path | None:
     for folder in (common, *common.parents):
         if (folder / "pyproject.toml").is_file() or (folder / ".git").exists():
             return folder
-    return common
+    return None
+
+
+def _common_folder(paths: list[Path]) -> Path | None:
+    folders = [p if p.is_dir() else p.parent for p in paths]
+    try:
+        return Path(os.path.commonpath([str(f) for f in folders])) if folders else None
+    except ValueError:
+        return None
 
 
 def _python_files(root: Path) -> Iterator[Path]:
@@ -535,8 +549,11 @@ class Project:
                     files = []
                     break
                 files.append(path)
-        if not files:
-            files = [Path(p) for p in paths if str(p).endswith(".py")]
+        if not files:  # no project around the paths: they are the project
+            given = [Path(p).resolve() for p in paths]
+            root = _common_folder(given)
+            for path in given:
+                files.extend(_python_files(path) if path.is_dir() else [path] if path.suffix == ".py" else [])
         texts = {os.path.abspath(k): v for k, v in (texts or {}).items()}
         for extra in texts:
             if Path(extra) not in files:
@@ -793,7 +810,8 @@ class Project:
         """Kinds of the callee's parameters at one call site: TRACED where the argument is (an index, attribute
         or method of) a TRACED parameter of the caller that the caller does not rebind, STATIC for literals,
         UNKNOWN otherwise."""
-        rebound = set(self._info((module, caller))["rebound"])
+        info = self._info((module, caller))
+        rebound = set(info["rebound"]) | set(info["locals"])
 
         def kind(ref) -> int:
             if ref is None:
@@ -801,12 +819,18 @@ class Project:
             if "l" in ref:
                 return STATIC
             if "n" in ref:
-                head = ref["n"].split(".")[0]
-                if head in rebound:
+                parts = ref["n"].split(".")
+                if parts[0] in rebound or parts[0] not in seed.kinds:
                     return UNKNOWN
-                if ref["n"].split(".")[-1] in ("shape", "ndim", "dtype", "size"):
+                if len(parts) > 1 and parts[-1] in ("shape", "ndim", "dtype", "size"):
                     return STATIC
-                return seed.kinds.get(head, UNKNOWN) if head in seed.kinds and seed.kinds[head] == TRACED else UNKNOWN
+                return seed.kinds[parts[0]]
+            if "o" in ref:
+                return max((kind(r) for r in ref["o"]), default=STATIC)
+            if "c" in ref and ref["c"]["f"] is not None and "n" in ref["c"]["f"]:
+                callee = self.qualify(module, ref["c"]["f"]["n"])
+                if callee.startswith(("jax.numpy.", "jax.lax.", "jax.nn.", "jax.random.", "jax.scipy.")):
+                    return TRACED
             return UNKNOWN
 
         free = params[bound:]
