@@ -137,9 +137,13 @@ def _stdin_facts(name: str, text: str):
     that path, with this text in place of the file's); none for plain `-`."""
     if name == STDIN:
         return None
-    from jaxfix.engine import project_of
+    from jaxfix.engine import _project_facts, project_of
 
-    return project_of([name], texts={name: text}).facts_for(name)
+    try:
+        project = project_of([name], texts={name: text})
+    except Exception:  # noqa: BLE001 - the index is evidence, never a reason to fail
+        return None
+    return _project_facts([name], None, project)[name]
 
 
 def _render_findings(

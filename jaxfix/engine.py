@@ -34,6 +34,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from jaxfix import registry
 from jaxfix.analysis.context import ModuleContext
 from jaxfix.analysis.metadata import fast_visits
+from jaxfix.analysis.project import EMPTY as EMPTY_FACTS
 from jaxfix.analysis.project import ModuleFacts, Project
 from jaxfix.analysis.screen import Screen
 from jaxfix.codemod import Codemod
@@ -598,9 +599,7 @@ def process_files(
     worker at all. `project`: the project index the files' facts come from (by default, the project around
     `paths`, its summaries cached beside the findings)."""
     jobs = jobs or os.cpu_count() or 1
-    if project is None:
-        project = project_of(paths, cache)
-    facts = {path: project.facts_for(path) for path in paths}
+    facts = _project_facts(paths, cache, project)
     answered: dict[int, FileResult] = {}
     if cache is not None:
         for index, path in enumerate(paths):
@@ -621,6 +620,16 @@ def _cached(path: str, settings: Settings, fix: bool, cache: ResultCache, projec
     except SourceError:
         return None
     return _from_cache(FileResult(path), raw, _key(cache, path, raw, project), cache, settings, fix)
+
+
+def _project_facts(paths: Sequence[str], cache: ResultCache | None, project: Project | None) -> dict[str, ModuleFacts]:
+    """Each path's facts from the project index. The index is evidence, never a reason to fail: should it break
+    on some code, every file is judged alone, as it would be without it."""
+    try:
+        project = project if project is not None else project_of(paths, cache)
+        return {path: project.facts_for(path) for path in paths}
+    except (Exception, RecursionError):  # noqa: BLE001
+        return {path: EMPTY_FACTS for path in paths}
 
 
 def project_of(paths: Sequence[str], cache: ResultCache | None = None, texts: dict[str, str] | None = None) -> Project:

@@ -283,3 +283,20 @@ def test_screens_pass_project_cases_where_they_match(codemod, path, facts) -> No
     assert not errors
     if found:
         assert engine.screened(text, [codemod], project=facts) == [codemod]
+
+
+def test_the_editor_reads_the_project_and_its_open_buffers(tmp_path) -> None:
+    """The language server's documents: a buffer is judged with its project's facts, and an edit to another open
+    buffer (saved or not) changes them."""
+    from jaxfix.server.documents import Documents
+
+    root = _project(tmp_path, {"model.py": MODEL, "train.py": "import jax\nfrom model import relax\nf = jax.jit(relax)\n"})
+    (root / "pyproject.toml").write_text("[tool.jaxfix]\nselect = ['JF101']\n")
+    documents = Documents()
+    model_text = (root / "model.py").read_text()
+    model, train = root / "model.py", root / "train.py"
+    assert [d.code for d in documents.analysis("file:///model.py", model, model_text).diagnostics] == ["JF101"]
+    documents.analysis("file:///train.py", train, "from model import relax\n")  # jit removed, not saved
+    assert documents.analysis("file:///model.py", model, model_text).diagnostics == []
+    documents.forget("file:///train.py")  # closed unsaved: the file on disk counts again
+    assert [d.code for d in documents.analysis("file:///model.py", model, model_text).diagnostics] == ["JF101"]

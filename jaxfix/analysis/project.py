@@ -437,11 +437,16 @@ class _SummaryCache:
     folder (so they are pruned with it, and a new version of jaxfix starts afresh). `prepare` makes that folder
     and marks it used, before the first summary is stored."""
 
-    def __init__(self, folder: Path | None, prepare=None) -> None:
+    def __init__(self, folder: Path | None, prepare=None, memory: dict | None = None) -> None:
         self.folder = folder / f"index-{INDEX_FORMAT}" if folder is not None else None
         self._prepare = prepare
+        self.memory = memory  # summaries kept in memory too (a language server's, across analyses)
+        self.used: set[str] = set()
 
     def load(self, key: str) -> dict | None:
+        self.used.add(key)
+        if self.memory is not None and key in self.memory:
+            return self.memory[key]
         if self.folder is None:
             return None
         try:
@@ -451,6 +456,8 @@ class _SummaryCache:
             return None
 
     def store(self, key: str, summary: dict) -> None:
+        if self.memory is not None:
+            self.memory[key] = summary
         if self.folder is None:
             return
         target = self.folder / key[:2] / f"{key}.summary"
@@ -535,13 +542,15 @@ class Project:
 
     @classmethod
     def build(cls, paths: Iterable[str | Path], cache_folder: Path | None = None,
-              texts: Mapping[str, str] | None = None, prepare=None, root: Path | None = None) -> "Project":
+              texts: Mapping[str, str] | None = None, prepare=None, root: Path | None = None,
+              memory: dict | None = None) -> "Project":
         """The project around `paths` (or the one in `root`, where given). `cache_folder`: where summaries are kept
-        (None: nowhere), `prepare` what to call before the first is stored there. `texts`: contents that replace
-        what is on disk (an editor's buffers, stdin), by path."""
+        (None: nowhere), `prepare` what to call before the first is stored there; `memory`: a dict that keeps
+        them between builds (by content: an edited file is summarised again, the others are not). `texts`:
+        contents that replace what is on disk (an editor's buffers, stdin), by path."""
         paths = list(paths)
         root = Path(root).resolve() if root is not None else project_root(paths)
-        cache = _SummaryCache(cache_folder, prepare)
+        cache = _SummaryCache(cache_folder, prepare, memory)
         files: list[Path] = []
         if root is not None:
             for index, path in enumerate(_python_files(root)):
@@ -570,6 +579,9 @@ class Project:
             path_module[os.path.abspath(path)] = names[0]
             for name in names:
                 summaries.setdefault(name, summary)
+        if memory is not None:  # what no file has any more (an edited file's earlier content) is let go
+            for key in [k for k in memory if k not in cache.used]:
+                del memory[key]
         return cls(root, summaries, path_module)
 
     def facts_for(self, path: str) -> ModuleFacts:
@@ -643,7 +655,8 @@ class Project:
             if info is None:
                 break
             owner = scope.split(".<locals>.")[0]
-            if head in ("self", "cls") and info["params"][:1] == [head] and "." in owner and scope == owner:
+            if (head in ("self", "cls") and info["params"][:1] == [head] and "." in owner and scope == owner
+                    and owner.split(".")[0] in summary["classes"]):
                 starts = [("instance" if head == "self" else "class", module, owner.split(".")[0])]
             elif head in info["nested"]:
                 starts = [("func", module, f"{scope}.<locals>.{head}", 0)]
@@ -714,7 +727,7 @@ class Project:
     def mro(self, module: str, name: str, depth: int = 0) -> list[tuple[str, str]]:
         """The class and its project base classes, depth first (enough for methods' look-up)."""
         order = [(module, name)]
-        if depth > 10:
+        if depth > 10 or name not in self.modules[module]["classes"]:
             return order
         for base in self.modules[module]["classes"][name]["bases"]:
             for target in self.resolve(module, None, base, depth + 1):
@@ -1032,8 +1045,8 @@ class Project:
             module, qual = key
             info = self._info(key)
             attrs: dict[str, set[str]] = {}
-            if "." in qual and info["params"][:1] == ["self"]:
-                owner = qual.split(".")[0]
+            owner, _, method = qual.partition(".")
+            if method and "<locals>" not in qual and owner in self.modules[module]["classes"] and info["params"][:1] == ["self"]:
                 found = self._self_static(module, owner)
                 if found:
                     attrs["self"] = found
