@@ -60,8 +60,20 @@ CONVENTION_WRAPPERS: dict[str, tuple[int, ...]] = {
     "haiku.multi_transform": (0,),
     "optax.GradientTransformation": (0, 1),
     "optax.GradientTransformationExtraArgs": (0, 1),
+    "optax._src.base.GradientTransformation": (0, 1),  # optax's own sources
+    "optax._src.base.GradientTransformationExtraArgs": (0, 1),
+    "haiku._src.transform.transform": (0,),  # haiku's own sources
+    "haiku._src.transform.transform_with_state": (0,),
     "optax.stateless": (0,),
     "optax.stateless_with_tree_map": (0,),
+}
+
+# How many leading parameters of such a function hold arrays (optax's update: updates, state, params).
+CONVENTION_ARITY: dict[str, int] = {
+    "optax.GradientTransformation": 3,
+    "optax.GradientTransformationExtraArgs": 3,
+    "optax._src.base.GradientTransformation": 3,
+    "optax._src.base.GradientTransformationExtraArgs": 3,
 }
 
 _ALL = ("*",)
@@ -69,8 +81,11 @@ TRACED_BASES: dict[str, tuple[str, ...]] = {
     "flax.linen.Module": _ALL,
     "flax.linen.module.Module": _ALL,
     "flax.nnx.Module": ("__call__",),
+    "flax.nnx.module.Module": ("__call__",),
     "haiku.Module": _ALL,
+    "haiku._src.module.Module": _ALL,
     "equinox.Module": ("__call__",),
+    "equinox._module.Module": ("__call__",),
     "gymnax.environments.environment.Environment": ("step", "reset", "step_env", "reset_env", "get_obs"),
     "brax.envs.base.Env": ("step", "reset"),
     "brax.envs.base.PipelineEnv": ("step", "reset"),
@@ -88,7 +103,7 @@ UNTRACED_METHODS = frozenset(
      "default_params", "observation_spec", "action_spec", "render", "close", "__enter__", "__exit__"}
 )  # fmt: skip
 TRACED_DECORATORS = frozenset({"flax.linen.compact", "flax.linen.module.compact", "haiku.transparent"})
-STATIC_SELF = frozenset({"flax.linen.Module", "flax.linen.module.Module", "haiku.Module"})
+STATIC_SELF = frozenset({"flax.linen.Module", "flax.linen.module.Module", "haiku.Module", "haiku._src.module.Module"})
 ARRAY_TYPES = frozenset(
     {"chex.Array", "chex.ArrayDevice", "chex.ArrayNumpy", "jax.Array", "jax.numpy.ndarray", "jaxtyping.Array",
      "jax.typing.ArrayLike"}

@@ -229,6 +229,7 @@ def _function(node: ast.FunctionDef | ast.AsyncFunctionDef, qual: str, functions
         body.visit(statement)
     functions[qual] = {
         "params": names,
+        "kwonly": [a.arg for a in node.args.kwonlyargs],
         "defaults": defaults,
         "ann": annotations,
         "dec": [_ref(d) for d in node.decorator_list],
@@ -537,6 +538,7 @@ class Project:
         self.path_module = paths  # absolute path → its primary module name
         self._solved: dict[Key, _Seed] | None = None
         self._static_attrs: dict[Key, dict[str, set[str]]] = {}
+        self._static_class_cache: dict[tuple[str, str], set[str]] | None = None
 
     # ---- building --------------------------------------------------------------------------------------------
 
@@ -741,6 +743,8 @@ class Project:
         """The qualified names of the classes outside the project that the class derives from."""
         found: set[str] = set()
         for owner_module, owner in self.mro(module, name):
+            if (owner_module, owner) != (module, name):  # a library's own base class, checked in its own sources
+                found.add(f"{owner_module}.{owner}")
             for base in self.modules[owner_module]["classes"][owner]["bases"]:
                 if base is not None and "n" in base:
                     for target in self.resolve(owner_module, None, base):
@@ -807,7 +811,7 @@ class Project:
                     callee_info = self._info(callee)
                     if callee_info is None:
                         continue
-                    kinds = self._argument_kinds(module, qual, seed, callee_info["params"], call, target[3])
+                    kinds = self._argument_kinds(module, qual, seed, callee_info["params"], call, target[3], callee_info["ann"])
                     plain = call["f"] is not None and "n" in call["f"] and "." not in call["f"]["n"]
                     local = seed.local and plain and target[1] == module and "." not in target[2]
                     mark(callee, seed.transforms, kinds, local)
@@ -819,7 +823,8 @@ class Project:
         summary = self.modules.get(key[0])
         return summary["functions"].get(key[1]) if summary is not None else None
 
-    def _argument_kinds(self, module: str, caller: str, seed: _Seed, params: list[str], call: dict, bound: int) -> dict[str, int]:
+    def _argument_kinds(self, module: str, caller: str, seed: _Seed, params: list[str], call: dict, bound: int,
+                        callee_annotations: Mapping[str, str] = {}) -> dict[str, int]:
         """Kinds of the callee's parameters at one call site: TRACED where the argument is (an index, attribute
         or method of) a TRACED parameter of the caller that the caller does not rebind, STATIC for literals,
         UNKNOWN otherwise."""
@@ -837,6 +842,11 @@ class Project:
                     return UNKNOWN
                 if len(parts) > 1 and parts[-1] in ("shape", "ndim", "dtype", "size"):
                     return STATIC
+                if len(parts) > 1:  # a field of a pytree: a static one (brax's `sys.num_iter`) is a Python value
+                    static = self._static_attrs_of(module, caller, parts[0])
+                    if "*" in static or parts[1] in static or seed.kinds[parts[0]] == STATIC:
+                        return STATIC
+                    return UNKNOWN
                 return seed.kinds[parts[0]]
             if "o" in ref:
                 return max((kind(r) for r in ref["o"]), default=STATIC)
@@ -855,7 +865,23 @@ class Project:
         for name, ref in call["k"].items():
             if name in free:
                 kinds[name] = kind(ref)
+        for p, annotation in callee_annotations.items():  # `num_iter: int` is meant as a Python value
+            if kinds.get(p) == TRACED and annotation.split(".")[-1] in libraries.PYTHON_TYPES:
+                kinds[p] = UNKNOWN
         return kinds
+
+    def _static_attrs_of(self, module: str, function: str, param: str) -> set[str]:
+        """The static fields of `param`, from its annotation: all ("*") for a class registered static, the
+        `pytree_node=False` fields of a struct dataclass."""
+        info = self._info((module, function))
+        annotation = info["ann"].get(param) if info is not None else None
+        if not annotation:
+            return set()
+        found: set[str] = set()
+        for target in self._resolve_dotted(module, None, annotation, 0):
+            if target[0] == "class":
+                found |= self._static_classes().get((target[1], target[2]), set())
+        return found
 
     def _seed_kinds(self, info: dict, transform: str, options: dict, bound: int) -> dict[str, int]:
         params = info["params"]
@@ -910,7 +936,13 @@ class Project:
             return set()
         if "c" in ref:
             return self._qualified_names(module, ref["c"]["f"])
-        return {t[1] for t in self.resolve(module, None, ref) if t[0] == "external"}
+        names = set()
+        for target in self.resolve(module, None, ref):  # outside the project, or a library's own definition
+            if target[0] == "external":
+                names.add(target[1])
+            elif target[0] in ("class", "func"):
+                names.add(f"{target[1]}.{target[2]}")
+        return names
 
     def _transform(self, module: str, function: str | None, ref) -> tuple[str | None, dict]:
         """The JAX transformation a decorator or callee stands for, with its keyword options:
@@ -962,7 +994,9 @@ class Project:
                         for target in self.resolve(module, function, ref):
                             if target[0] == "func":
                                 info = self._info((target[1], target[2]))
-                                mark((target[1], target[2]), [CONVENTION], self._convention_kinds(target[1], info), False)
+                                limit = libraries.CONVENTION_ARITY.get(name, 1_000) + target[3]
+                                kinds = self._convention_kinds(target[1], info, limit)
+                                mark((target[1], target[2]), [CONVENTION], kinds, False)
 
     def _seed_targets(self, module: str, function: str | None, ref, transform: str, options: dict, mark,
                       body: bool = False) -> None:
@@ -986,12 +1020,16 @@ class Project:
                 kinds = self._seed_kinds(info, transform, options, target[3])
             mark(key, [transform], kinds, local)
 
-    def _convention_kinds(self, module: str, info: dict) -> dict[str, int]:
+    def _convention_kinds(self, module: str, info: dict, limit: int = 1_000) -> dict[str, int]:
         """Parameters of a function traced by convention: TRACED (arrays and pytrees of them: inputs, states,
         updates), but UNKNOWN for `self`/`cls`, a flag (`train: bool`, `deterministic=True`, a name in
         libraries.FLAG_PARAMETERS) or a parameter annotated with a Python type: those stay Python values."""
         kinds = {}
-        for p in info["params"]:
+        kwonly = set(info.get("kwonly", ()))
+        for index, p in enumerate(info["params"]):
+            if p in kwonly or index >= limit:  # extra arguments (optax's `**extra_args` kind): unknown
+                kinds[p] = UNKNOWN
+                continue
             annotation = info["ann"].get(p)
             default = info["defaults"].get(p, None) if isinstance(info["defaults"], dict) else None
             python_value = (
@@ -1032,7 +1070,7 @@ class Project:
 
     def _is_property(self, module: str, decorator) -> bool:
         return decorator is not None and "n" in decorator and decorator["n"].split(".")[-1] in (
-            "property", "cached_property", "staticmethod_property", "nowrap", "setter")
+            "property", "cached_property", "nowrap", "setter", "staticmethod", "classmethod", "abstractmethod")
 
     # ---- static-ness -----------------------------------------------------------------------------------------
 
@@ -1100,7 +1138,10 @@ class Project:
     def _static_classes(self) -> dict[tuple[str, str], set[str]]:
         """Classes whose instances are static under a transformation (`register_static`: every attribute), or
         struct dataclasses with static fields (those fields)."""
+        if self._static_class_cache is not None:
+            return self._static_class_cache
         found: dict[tuple[str, str], set[str]] = {}
+        self._static_class_cache = found
         for module, summary in self.modules.items():
             if summary["module"] != module:
                 continue

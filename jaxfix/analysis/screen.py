@@ -980,7 +980,7 @@ def names_called_in_loops(screen: Screen) -> frozenset[str]:
 
 # ---- JF704, JF702: calls of compiled functions (jit.py's `calls_compiled`) -------------------------------------------
 
-_COMPILERS = frozenset({"jax.jit", "jax.pmap"})
+from jaxfix.analysis.traced import COMPILED_CALLABLES as _COMPILERS  # noqa: E402  (jit.py's, one set)
 
 
 def _may_compile(screen: Screen, expr: ast.AST) -> bool:

@@ -95,6 +95,9 @@ STAGING = _JIT_LIKE | _VMAP_LIKE | {a for a, c in libraries.TRANSFORM_ALIASES.it
 COMPILING = _JIT_LIKE | {a for a, c in libraries.TRANSFORM_ALIASES.items() if c == "jax.shard_map"} | {
     "jax.shard_map", "jax.experimental.shard_map.shard_map", "equinox.filter_jit", "equinox.filter_pmap",
 }  # fmt: skip
+# Wrappers whose result is a compiled callable, dispatched asynchronously: pjit is a jit, and so are the libraries'.
+COMPILED_CALLABLES = frozenset({"jax.jit", "jax.pmap", "jax.pjit", "jax.experimental.pjit.pjit", "flax.nnx.jit",
+                                "flax.nnx.pmap", "equinox.filter_jit", "equinox.filter_pmap"})  # fmt: skip
 # Why a loop rule leaves a loop alone in a function that no compiling transformation reaches.
 NOT_COMPILED = (
     "no jax.jit reaches this function (only eager jax.vmap/jax.grad), where a lax loop is compiled again on every "
