@@ -220,6 +220,29 @@ class TracedAnalysis:
         function = self.enclosing_function(node)
         return function is not None and function in self._traced
 
+    def guarded(self, node: cst.CSTNode) -> bool:
+        """Whether `node` sits in the body of a `try` (in its own function) that catches the error a traced value
+        raises in a Python test (`except jax.errors.ConcretizationTypeError`, TracerBoolConversionError, any
+        `jax.errors` class, Exception or a bare except): code written to run under tracing and eagerly alike."""
+        parents = self._context.parents
+        child, parent = node, parents.get(node)
+        while parent is not None and not isinstance(parent, (cst.FunctionDef, cst.Lambda)):
+            if isinstance(parent, (cst.Try, getattr(cst, "TryStar", cst.Try))) and child is parent.body:
+                if any(self._catches_tracer_errors(h.type) for h in parent.handlers):
+                    return True
+            child, parent = parent, parents.get(parent)
+        return False
+
+    def _catches_tracer_errors(self, kind: cst.BaseExpression | None) -> bool:
+        if kind is None:
+            return True
+        if isinstance(kind, cst.Tuple):
+            return any(self._catches_tracer_errors(e.value) for e in kind.elements)
+        qualified = self._names.qualified(kind) or (kind.value if isinstance(kind, cst.Name) else "")
+        return qualified.startswith("jax.errors.") or qualified in (
+            "Exception", "BaseException", "TypeError", "jax.core.ConcretizationTypeError"
+        )
+
     def param_kind(self, function: FunctionNode, name: str) -> Kind:
         return self._functions[function].param_kinds.get(name, Kind.UNKNOWN)
 
