@@ -457,6 +457,7 @@ class _SummaryCache:
             return None
 
     def store(self, key: str, summary: dict) -> None:
+        self.used.add(key)
         if self.memory is not None:
             self.memory[key] = summary
         if self.folder is None:
@@ -475,25 +476,43 @@ class _SummaryCache:
             pass
 
 
-def _summary_for(path: Path, name: str, is_package: bool, cache: _SummaryCache, text: str | None = None) -> dict | None:
+def _summaries(jobs: list, cache: _SummaryCache) -> list[dict | None]:
+    """The summary of each (path, names, text) job: from the cache, else made (and stored there)."""
+    keys, found, missing = [], [], []
+    for index, (path, names, text) in enumerate(jobs):
+        data = _content(path, text)
+        key = _summary_key(names[0], path.name == "__init__.py", data) if data is not None else None
+        keys.append(key)
+        found.append(cache.load(key) if key is not None else None)
+        if key is not None and found[-1] is None:
+            missing.append((index, data, names[0], path.name == "__init__.py"))
+    # Made in this process: across processes, sending the summaries back costs more than making them (measured
+    # on flax's 353 files: 12.3 s on two workers against 6.7 s in-process, on a loaded two-core machine).
+    made = [_make_summary((data, name, package)) for _, data, name, package in missing]
+    for (index, _, _, _), summary in zip(missing, made):
+        found[index] = summary
+        if summary is not None:
+            cache.store(keys[index], summary)
+    return found
+
+
+def _content(path: Path, text: str | None) -> bytes | None:
     try:
-        data = text.encode("utf-8", "surrogateescape") if text is not None else path.read_bytes()
+        return text.encode("utf-8", "surrogateescape") if text is not None else path.read_bytes()
     except OSError:
         return None
-    key = hashlib.sha256(b"%d\0%s\0%d\0" % (INDEX_FORMAT, name.encode(), is_package) + data).hexdigest()
-    found = cache.load(key)
-    if found is not None:
-        return found
+
+
+def _summary_key(name: str, is_package: bool, data: bytes) -> str:
+    return hashlib.sha256(b"%d\0%s\0%d\0" % (INDEX_FORMAT, name.encode(), is_package) + data).hexdigest()
+
+
+def _make_summary(job: tuple[bytes, str, bool]) -> dict | None:
+    data, name, is_package = job
     try:
-        tree = ast.parse(data)
+        return summarize(ast.parse(data), name, is_package)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    try:
-        summary = summarize(tree, name, is_package)
-    except RecursionError:
-        return None
-    cache.store(key, summary)
-    return summary
 
 
 @dataclass(frozen=True)
@@ -571,11 +590,13 @@ class Project:
                 files.append(Path(extra))
         summaries: dict[str, dict] = {}
         path_module: dict[str, str] = {}
+        jobs = []
         for path in files:
             names = module_names(path.resolve(), root or path.parent)
-            if not names:
-                continue
-            summary = _summary_for(path, names[0], path.name == "__init__.py", cache, texts.get(os.path.abspath(path)))
+            if names:
+                jobs.append((path, names, texts.get(os.path.abspath(path))))
+        found = _summaries(jobs, cache)
+        for (path, names, _), summary in zip(jobs, found):
             if summary is None:
                 continue
             path_module[os.path.abspath(path)] = names[0]
