@@ -145,9 +145,10 @@ class _FunctionSummarizer:
     functions get summaries of their own (`outer.<locals>.inner`, as Python's `__qualname__`); classes inside
     functions are left out."""
 
-    def __init__(self, qual: str, functions: dict[str, dict]) -> None:
+    def __init__(self, qual: str, functions: dict[str, dict], imports: list) -> None:
         self.qual = qual
         self.functions = functions
+        self.imports = imports  # import statements inside functions (the module's, shared)
         self.calls: list[dict] = []
         self.locals: dict[str, object] = {}
         self.rebound: set[str] = set()
@@ -160,7 +161,7 @@ class _FunctionSummarizer:
         self.nested.append(node.name)
         self.rebound.discard(node.name)
         self.locals.pop(node.name, None)
-        _function(node, f"{self.qual}.<locals>.{node.name}", self.functions, parent=self.qual)
+        _function(node, f"{self.qual}.<locals>.{node.name}", self.functions, parent=self.qual, imports=self.imports)
 
     def rebind(self, target: ast.AST | None) -> None:
         for inner in ast.walk(target) if target is not None else ():
@@ -175,7 +176,7 @@ def _walk_body(body: _FunctionSummarizer, statements: list) -> None:
     """Record what the statements hold into `body`: one explicit walk (NodeVisitor's dispatch cost a third more;
     a summary costs about as much as parsing the file, and this walk is most of it)."""
     stack = list(reversed(statements))
-    iter_children = ast.iter_child_nodes
+    fields_of = _FIELDS
     while stack:
         node = stack.pop()
         kind = type(node)
@@ -196,7 +197,22 @@ def _walk_body(body: _FunctionSummarizer, statements: list) -> None:
         elif kind in (ast.With, ast.AsyncWith):
             for item in node.items:
                 body.rebind(item.optional_vars)
-        stack.extend(reversed(list(iter_children(node))))
+        elif kind is ast.Import or kind is ast.ImportFrom:
+            body.imports.append(node)
+        fields = fields_of.get(kind)
+        if fields is None:
+            fields = fields_of[kind] = tuple(f for f in kind._fields if f not in ("ctx", "type_comment"))
+        children = []
+        for name in fields:
+            value = getattr(node, name, None)
+            if isinstance(value, ast.AST):
+                children.append(value)
+            elif isinstance(value, list):
+                children.extend(v for v in value if isinstance(v, ast.AST))
+        stack.extend(reversed(children))
+
+
+_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 def _record_assign(body: _FunctionSummarizer, node: ast.Assign) -> None:
@@ -214,10 +230,11 @@ def _record_assign(body: _FunctionSummarizer, node: ast.Assign) -> None:
 
 
 def _function(node: ast.FunctionDef | ast.AsyncFunctionDef, qual: str, functions: dict[str, dict],
-              parent: str | None = None) -> None:
-    """Add the summary of `node` (and of the functions nested in it) to `functions` under `qual`."""
+              parent: str | None = None, imports: list | None = None) -> None:
+    """Add the summary of `node` (and of the functions nested in it) to `functions` under `qual`; the import
+    statements inside it go to `imports`."""
     names, defaults, annotations = _params(node.args)
-    body = _FunctionSummarizer(qual, functions)
+    body = _FunctionSummarizer(qual, functions, imports if imports is not None else [])
     _walk_body(body, node.body)
     functions[qual] = {
         "params": names,
@@ -310,9 +327,9 @@ def summarize(tree: ast.Module, module: str, is_package: bool) -> dict:
             if isinstance(statement, (ast.Import, ast.ImportFrom)):
                 imports_of(statement)
             elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                _function(statement, statement.name, functions)
+                _function(statement, statement.name, functions, imports=nested_imports)
             elif isinstance(statement, ast.ClassDef):
-                classes[statement.name] = _class(statement, functions)
+                classes[statement.name] = _class(statement, functions, nested_imports)
             elif isinstance(statement, (ast.If, ast.Try)) or type(statement).__name__ == "TryStar":
                 for block in ("body", "orelse", "finalbody"):
                     module_level(getattr(statement, block, ()))
@@ -329,23 +346,22 @@ def summarize(tree: ast.Module, module: str, is_package: bool) -> dict:
                     elif isinstance(inner, (ast.Import, ast.ImportFrom)):
                         imports_of(inner)
 
+    nested_imports: list = []
     module_level(tree.body)
-    for statement in ast.walk(tree):  # imports inside functions bind names there: count them module-wide
-        if isinstance(statement, (ast.Import, ast.ImportFrom)) and statement not in tree.body:
-            before = dict(imports)
-            imports_of(statement)
-            for name, target in before.items():  # a module-level import wins over a local one
-                imports[name] = target
+    before = dict(imports)
+    for statement in nested_imports:  # imports inside functions bind names there: count them module-wide
+        imports_of(statement)
+    imports.update(before)  # a module-level import wins over a local one
     return {"module": module, "package": is_package, "imports": imports, "stars": stars, "functions": functions,
             "classes": classes, "assigns": assigns, "calls": calls}  # fmt: skip
 
 
-def _class(node: ast.ClassDef, functions: dict[str, dict]) -> dict:
+def _class(node: ast.ClassDef, functions: dict[str, dict], nested_imports: list) -> dict:
     methods: list[str] = []
     fields: dict[str, dict] = {}
     for statement in node.body:
         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            _function(statement, f"{node.name}.{statement.name}", functions)
+            _function(statement, f"{node.name}.{statement.name}", functions, imports=nested_imports)
             methods.append(statement.name)
         elif isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
             annotation = _ref(statement.annotation)
