@@ -300,3 +300,14 @@ def test_the_editor_reads_the_project_and_its_open_buffers(tmp_path) -> None:
     assert documents.analysis("file:///model.py", model, model_text).diagnostics == []
     documents.forget("file:///train.py")  # closed unsaved: the file on disk counts again
     assert [d.code for d in documents.analysis("file:///model.py", model, model_text).diagnostics] == ["JF101"]
+
+
+@pytest.mark.parametrize("decorator,imports", [
+    ("pjit", "from jax.experimental.pjit import pjit"),
+    ("nnx.jit", "from flax import nnx"),
+    ("eqx.filter_jit", "import equinox as eqx"),
+])
+def test_pjit_and_the_libraries_jits_dispatch_asynchronously(decorator, imports) -> None:
+    source = (f"import time\n{imports}\n\n@{decorator}\ndef f(x):\n    return x * 2\n\ndef bench(x):\n"
+              "    t0 = time.perf_counter()\n    out = f(x)\n    return time.perf_counter() - t0, out\n")
+    assert [d.code for d in engine.analyse(source, [codemod_for_module("timing_without_block")])[0]] == ["JF702"]
