@@ -311,3 +311,15 @@ def test_pjit_and_the_libraries_jits_dispatch_asynchronously(decorator, imports)
     source = (f"import time\n{imports}\n\n@{decorator}\ndef f(x):\n    return x * 2\n\ndef bench(x):\n"
               "    t0 = time.perf_counter()\n    out = f(x)\n    return time.perf_counter() - t0, out\n")
     assert [d.code for d in engine.analyse(source, [codemod_for_module("timing_without_block")])[0]] == ["JF702"]
+
+
+def test_files_of_one_name_keep_their_own_facts(tmp_path) -> None:
+    root = _project(tmp_path, {
+        "a/model.py": MODEL,
+        "b/model.py": "def relax(x, steps):\n    return x\n",
+        "b/train.py": "import jax\nfrom model import relax\nf = jax.jit(relax)\n",
+    })
+    project = Project.build([root])
+    names = {Path(p).relative_to(root.resolve()).as_posix(): m for p, m in project.path_module.items()}
+    assert len(set(names.values())) == 3
+    assert not project.facts_for(str(root / "b" / "model.py")) or not project.facts_for(str(root / "a" / "model.py"))

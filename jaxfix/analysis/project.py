@@ -599,10 +599,17 @@ class Project:
         summaries: dict[str, dict] = {}
         path_module: dict[str, str] = {}
         jobs = []
+        taken: set[str] = set()
         for path in files:
             names = module_names(path.resolve(), root or path.parent)
-            if names:
-                jobs.append((path, names, texts.get(os.path.abspath(path))))
+            if not names:
+                continue
+            # Two files by one name (conftest.py in folders without __init__.py): the second goes by its path
+            # relative to the root, else by a name nothing imports, so that each file's facts are its own.
+            primary = next((n for n in names if n not in taken), f"{names[0]}@{len(jobs)}")
+            names = [primary, *(n for n in names if n != primary and n not in taken)]
+            taken.update(names)
+            jobs.append((path, names, texts.get(os.path.abspath(path))))
         found = _summaries(jobs, cache)
         for (path, names, _), summary in zip(jobs, found):
             if summary is None:
