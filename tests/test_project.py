@@ -323,3 +323,18 @@ def test_files_of_one_name_keep_their_own_facts(tmp_path) -> None:
     names = {Path(p).relative_to(root.resolve()).as_posix(): m for p, m in project.path_module.items()}
     assert len(set(names.values())) == 3
     assert not project.facts_for(str(root / "b" / "model.py")) or not project.facts_for(str(root / "a" / "model.py"))
+
+
+def test_arguments_a_partial_binds_by_keyword_are_constants(tmp_path) -> None:
+    """flax's wmt example: `jax.pmap(functools.partial(predict_step, beam_size=config.beam_size))` makes
+    `beam_size` a Python int, in predict_step and in the functions of other modules it passes it to."""
+    root = _project(tmp_path, {
+        "decode.py": "def search(x, beam_size=4):\n    return x\n",
+        "train.py": "import functools\nimport jax\nimport decode\n\n"
+                    "def predict(x, beam_size=4):\n    return decode.search(x, beam_size=beam_size)\n\n"
+                    "p = jax.pmap(functools.partial(predict, beam_size=8))\n",
+    })
+    assert _facts(root, "decode.py").traced["search"][1] == {"x": 2, "beam_size": 0}
+    local = "import functools\nimport jax\nimport jax.numpy as jnp\n\ndef f(x, n):\n    return jnp.zeros((n,)) + x\n\n" \
+            "g = jax.jit(functools.partial(f, n=3))\n"
+    assert engine.analyse(local, [codemod_for_module("traced_shape")])[0] == []

@@ -674,9 +674,11 @@ class Project:
                         found.extend(self.resolve(target[1], target[2], returned, depth + 2))
                 elif target[0] == "external" and target[1] == _PARTIAL and call["a"]:
                     bound = sum(1 for a in call["a"][1:]) if not call.get("s") else 0
+                    keywords = frozenset(call["k"])
                     for inner in self.resolve(module, function, call["a"][0], depth + 1):
                         if inner[0] == "func":
-                            found.append(("func", inner[1], inner[2], inner[3] + bound))
+                            bound_keywords = (inner[4] if len(inner) > 4 else frozenset()) | keywords
+                            found.append(("func", inner[1], inner[2], inner[3] + bound, bound_keywords))
                         elif inner[0] == "external":
                             found.append(("partial", inner[1], call))
             return found
@@ -1054,6 +1056,9 @@ class Project:
                     kinds[info["params"][0]] = UNKNOWN
             else:
                 kinds = self._seed_kinds(info, transform, options, target[3])
+            for keyword in target[4] if len(target) > 4 else ():  # `partial(f, beam_size=n)`: a constant
+                if keyword in kinds:
+                    kinds[keyword] = STATIC
             mark(key, [transform], kinds, local)
 
     def _convention_kinds(self, module: str, info: dict, limit: int = 1_000) -> dict[str, int]:

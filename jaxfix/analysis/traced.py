@@ -202,6 +202,7 @@ class TracedAnalysis:
         self._via: dict[FunctionNode, frozenset[str]] | None = None
         self._project = context.project  # what other modules and library conventions say (project.py)
         self._static_attrs: dict[FunctionNode, dict[str, frozenset[str]]] = {}
+        self._partial_keywords: dict[FunctionNode, set[str]] = {}  # parameters some `partial` binds by keyword
         self._collect()
         self._solve()
 
@@ -459,7 +460,10 @@ class TracedAnalysis:
                 yield from self._functions_in(element.value)
         elif isinstance(expr, cst.Call) and self._names.callee(expr) in _PARTIAL and expr.args:
             bound = sum(1 for a in expr.args[1:] if a.keyword is None and not a.star)
+            keywords = {a.keyword.value for a in expr.args[1:] if a.keyword is not None}
             for function, inner in self._functions_in(expr.args[0].value):
+                if keywords:  # `partial(f, beam_size=n)`: a constant of what the transformation traces
+                    self._partial_keywords.setdefault(function, set()).update(keywords)
                 yield function, inner + bound
         elif isinstance(expr, cst.Call) and self._names.callee(expr) in TRANSFORMS and expr.args:
             yield from self._functions_in(expr.args[0].value)
@@ -479,6 +483,9 @@ class TracedAnalysis:
         kinds = {p: Kind.TRACED for p in params}
         for p in params[:bound_positional]:
             kinds[p] = Kind.STATIC  # bound by functools.partial: a constant of the traced function
+        for p in self._partial_keywords.get(info.node, ()):
+            if p in kinds:
+                kinds[p] = Kind.STATIC
         if params and params[0] in ("self", "cls") and isinstance(info.node, cst.FunctionDef):
             kinds[params[0]] = Kind.UNKNOWN
         if transform in _FILTERED:
