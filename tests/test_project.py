@@ -338,3 +338,16 @@ def test_arguments_a_partial_binds_by_keyword_are_constants(tmp_path) -> None:
     local = "import functools\nimport jax\nimport jax.numpy as jnp\n\ndef f(x, n):\n    return jnp.zeros((n,)) + x\n\n" \
             "g = jax.jit(functools.partial(f, n=3))\n"
     assert engine.analyse(local, [codemod_for_module("traced_shape")])[0] == []
+
+
+def test_a_warm_run_reads_the_facts_back_and_an_edit_solves_again(tmp_path) -> None:
+    root = _project(tmp_path, {"model.py": MODEL, "train.py": "import jax\nfrom model import relax\nf = jax.jit(relax)\n"})
+    folder = tmp_path / "cache"
+    cold = Project.build([root], folder)
+    warm = Project.build([root], folder)
+    model = str(root / "model.py")
+    assert warm._preset is not None and not warm.modules  # nothing summarised or solved again
+    assert warm.facts_for(model) == cold.facts_for(model) and warm.facts_for(model).digest() == cold.facts_for(model).digest()
+    (root / "train.py").write_text("from model import relax\n")
+    edited = Project.build([root], folder)
+    assert edited.modules and not edited.facts_for(model)

@@ -464,6 +464,34 @@ class _SummaryCache:
         except (OSError, ValueError):
             return None
 
+    def load_facts(self, key: str) -> dict[str, "ModuleFacts"] | None:
+        """Every path's facts, as `store_facts` wrote them for one state of the project (None: not stored)."""
+        if self.folder is None:
+            return None
+        try:
+            with open(self.folder / f"{key}.facts", "rb") as handle:
+                data = json.loads(handle.read())
+            return {path: ModuleFacts.from_json(facts) for path, facts in data.items()}
+        except (OSError, ValueError, TypeError, KeyError, AttributeError):
+            return None
+
+    def store_facts(self, key: str, facts: dict[str, "ModuleFacts"]) -> None:
+        if self.folder is None:
+            return
+        try:
+            if self._prepare is not None:
+                self._prepare()
+                self._prepare = None
+            self.folder.mkdir(parents=True, exist_ok=True)
+            for old in self.folder.glob("facts-*.facts"):  # one state of the project is kept: the latest
+                old.unlink(missing_ok=True)
+            descriptor, temporary = tempfile.mkstemp(dir=self.folder, prefix=".", suffix=".tmp")
+            with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+                json.dump({path: f.to_json() for path, f in facts.items() if f}, handle)
+            os.replace(temporary, self.folder / f"{key}.facts")
+        except (OSError, TypeError, ValueError):
+            pass
+
     def store(self, key: str, summary: dict) -> None:
         self.used.add(key)
         if self.memory is not None:
@@ -484,13 +512,21 @@ class _SummaryCache:
             pass
 
 
-def _summaries(jobs: list, cache: _SummaryCache) -> list[dict | None]:
-    """The summary of each (path, names, text) job: from the cache, else made (and stored there)."""
-    keys, found, missing = [], [], []
-    for index, (path, names, text) in enumerate(jobs):
+def _keys(jobs: list) -> tuple[list[str | None], list[bytes | None]]:
+    """The summary key (content and module name) and the content of each (path, names, text) job."""
+    keys, datas = [], []
+    for path, names, text in jobs:
         data = _content(path, text)
-        key = _summary_key(names[0], path.name == "__init__.py", data) if data is not None else None
-        keys.append(key)
+        datas.append(data)
+        keys.append(_summary_key(names[0], path.name == "__init__.py", data) if data is not None else None)
+    return keys, datas
+
+
+def _summaries(jobs: list, cache: _SummaryCache, keys: list, datas: list) -> list[dict | None]:
+    """The summary of each (path, names, text) job: from the cache, else made (and stored there)."""
+    found, missing = [], []
+    for index, (path, names, text) in enumerate(jobs):
+        key, data = keys[index], datas[index]
         found.append(cache.load(key) if key is not None else None)
         if key is not None and found[-1] is None:
             missing.append((index, data, names[0], path.name == "__init__.py"))
@@ -539,6 +575,12 @@ class ModuleFacts:
         data = json.dumps([self.traced, self.static_attrs], sort_keys=True, default=list)
         return hashlib.sha256(data.encode()).hexdigest()
 
+    @classmethod
+    def from_json(cls, data: dict) -> "ModuleFacts":
+        traced = {k: (tuple(t), dict(p)) for k, (t, p) in data["traced"].items()}
+        static = {k: {p: tuple(a) for p, a in v.items()} for k, v in data["static_attrs"].items()}
+        return cls(traced, static)
+
     def to_json(self) -> dict:
         return {"traced": {k: [list(t), dict(p)] for k, (t, p) in self.traced.items()},
                 "static_attrs": {k: {p: list(a) for p, a in v.items()} for k, v in self.static_attrs.items()}}  # fmt: skip
@@ -566,6 +608,8 @@ class Project:
         self._solved: dict[Key, _Seed] | None = None
         self._static_attrs: dict[Key, dict[str, set[str]]] = {}
         self._static_class_cache: dict[tuple[str, str], set[str]] | None = None
+        self._preset: dict[str, ModuleFacts] | None = None  # every path's facts, read back from the cache
+        self._by_module: dict[str, list[str]] | None = None
 
     # ---- building --------------------------------------------------------------------------------------------
 
@@ -610,7 +654,16 @@ class Project:
             names = [primary, *(n for n in names if n != primary and n not in taken)]
             taken.update(names)
             jobs.append((path, names, texts.get(os.path.abspath(path))))
-        found = _summaries(jobs, cache)
+        keys, datas = _keys(jobs)
+        # The facts of every module, solved once per state of the whole project: a warm run reads them back.
+        digest = hashlib.sha256(json.dumps([[os.path.abspath(p), n, k] for (p, n, _), k in zip(jobs, keys)]).encode())
+        facts_key = "facts-" + digest.hexdigest()
+        stored = cache.load_facts(facts_key) if memory is None else None
+        if stored is not None:
+            project = cls(root, {}, {os.path.abspath(p): n[0] for p, n, _ in jobs})
+            project._preset = stored
+            return project
+        found = _summaries(jobs, cache, keys, datas)
         for (path, names, _), summary in zip(jobs, found):
             if summary is None:
                 continue
@@ -620,23 +673,32 @@ class Project:
         if memory is not None:  # what no file has any more (an edited file's earlier content) is let go
             for key in [k for k in memory if k not in cache.used]:
                 del memory[key]
-        return cls(root, summaries, path_module)
+        project = cls(root, summaries, path_module)
+        if cache.folder is not None and memory is None and path_module:
+            project._preset = {path: project.facts_for(path) for path in path_module}
+            cache.store_facts(facts_key, project._preset)
+        return project
 
     def facts_for(self, path: str) -> ModuleFacts:
+        if self._preset is not None:
+            return self._preset.get(os.path.abspath(path), EMPTY)
         module = self.path_module.get(os.path.abspath(path))
         if module is None:
             return EMPTY
         solved = self.solve()
-        traced = {
-            qual: (tuple(sorted(seed.transforms)), dict(sorted(seed.kinds.items())))
-            for (mod, qual), seed in sorted(solved.items())
-            if mod == module and not seed.local
-        }
-        static = {
-            qual: {p: tuple(sorted(a)) for p, a in sorted(attrs.items()) if a}
-            for (mod, qual), attrs in sorted(self._static_attrs.items())
-            if mod == module and (qual in traced or (mod, qual) in solved) and any(attrs.values())
-        }
+        if self._by_module is None:
+            self._by_module = {}
+            for key in sorted(set(solved) | set(self._static_attrs)):
+                self._by_module.setdefault(key[0], []).append(key[1])
+        traced, static = {}, {}
+        for qual in self._by_module.get(module, ()):
+            seed = solved.get((module, qual))
+            if seed is not None and not seed.local:
+                traced[qual] = (tuple(sorted(seed.transforms)), dict(sorted(seed.kinds.items())))
+        for qual in self._by_module.get(module, ()):
+            attrs = self._static_attrs.get((module, qual))
+            if attrs and (module, qual) in solved and any(attrs.values()):
+                static[qual] = {p: tuple(sorted(a)) for p, a in sorted(attrs.items()) if a}
         return ModuleFacts(traced, static)
 
     # ---- names -----------------------------------------------------------------------------------------------
