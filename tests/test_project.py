@@ -122,7 +122,7 @@ def test_a_factory_returns_what_the_trainer_jits(tmp_path) -> None:
     ("import equinox as eqx\nclass M(eqx.Module):\n    def __call__(self, x):\n        return x\n", "M.__call__"),
     ("import optax\ndef t():\n    def init(p):\n        return ()\n    def update(u, s, p=None):\n        return u, s\n"
      "    return optax.GradientTransformation(init, update)\n", "t.<locals>.update"),
-    ("from gymnax.environments import environment\nclass E(environment.Environment):\n"
+    ("from gymnax.environments import environment\nclass E(environment.Environment[S, P]):\n"
      "    def step_env(self, key, state, action, params):\n        return state\n", "E.step_env"),
 ])
 def test_library_conventions(tmp_path, source, qualname) -> None:

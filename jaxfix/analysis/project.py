@@ -374,7 +374,7 @@ def _class(node: ast.ClassDef, functions: dict[str, dict], nested_imports: list)
                 if isinstance(target, ast.Name):
                     fields.setdefault(target.id, {"ann": None, "value": _ref(statement.value), "plain": 1})
     return {
-        "bases": [_ref(b) for b in node.bases],
+        "bases": [_ref(b.value if isinstance(b, ast.Subscript) else b) for b in node.bases],  # `Env[S, P]`: Env
         "methods": methods,
         "dec": [_ref(d) for d in node.decorator_list],
         "fields": fields,
