@@ -610,6 +610,7 @@ class Project:
         self._static_class_cache: dict[tuple[str, str], set[str]] | None = None
         self._preset: dict[str, ModuleFacts] | None = None  # every path's facts, read back from the cache
         self._by_module: dict[str, list[str]] | None = None
+        self._resolved: dict[tuple, list[tuple]] = {}
 
     # ---- building --------------------------------------------------------------------------------------------
 
@@ -663,7 +664,15 @@ class Project:
             project = cls(root, {}, {os.path.abspath(p): n[0] for p, n, _ in jobs})
             project._preset = stored
             return project
-        found = _summaries(jobs, cache, keys, datas)
+        import gc
+
+        collecting = gc.isenabled()
+        gc.disable()  # summaries are acyclic, and collections over the growing heap cost more than the work
+        try:
+            found = _summaries(jobs, cache, keys, datas)
+        finally:
+            if collecting:
+                gc.enable()
         for (path, names, _), summary in zip(jobs, found):
             if summary is None:
                 continue
@@ -747,6 +756,15 @@ class Project:
         return []
 
     def _resolve_dotted(self, module: str, function: str | None, dotted: str, depth: int) -> list[tuple]:
+        if depth == 0:  # the same names are resolved again and again while solving: once each
+            key = (module, function, dotted)
+            found = self._resolved.get(key)
+            if found is None:
+                found = self._resolved[key] = self._resolve_dotted_uncached(module, function, dotted, 0)
+            return found
+        return self._resolve_dotted_uncached(module, function, dotted, depth)
+
+    def _resolve_dotted_uncached(self, module: str, function: str | None, dotted: str, depth: int) -> list[tuple]:
         summary = self.modules[module]
         parts = dotted.split(".")
         head, rest = parts[0], parts[1:]
@@ -857,6 +875,17 @@ class Project:
     def solve(self) -> dict[Key, _Seed]:
         if self._solved is not None:
             return self._solved
+        import gc
+
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            return self._solve()
+        finally:
+            if collecting:
+                gc.enable()
+
+    def _solve(self) -> dict[Key, _Seed]:
         traced: dict[Key, _Seed] = {}
         todo: list[Key] = []
 
