@@ -136,6 +136,20 @@ class Screen:
         found = ast_qualified_defs(self.tree)
         return [found[q] for q in self.project.traced if q in found]
 
+    def project_traced_params(self, function: ast.AST) -> set[str]:
+        """The parameters of a def that the project's facts make TRACED (`project_seeds`)."""
+        if not self.project or not self.project.traced:
+            return set()
+        if not hasattr(self, "_project_params"):
+            from jaxfix.analysis.project import TRACED, ast_qualified_defs
+
+            by_node = {id(node): q for q, node in ast_qualified_defs(self.tree).items()}
+            self._project_params = {
+                node: {p for p, k in self.project.traced[by_node[node]][1].items() if k == TRACED}
+                for node in by_node if by_node[node] in self.project.traced
+            }
+        return self._project_params.get(id(function), set())
+
     @cached_property
     def tree(self) -> ast.Module:
         """The module's `ast`; raises SyntaxError (or ValueError) where Python cannot parse it."""
@@ -1684,8 +1698,8 @@ def _traced_params(screen: Screen, kinds: _Kinds, scoped: bool = False) -> _Kind
                 for body in bodies:
                     for function, _ in _functions_in(screen, kinds, body, 0, call if scoped else None):
                         seed(function, kinds.scopes[id(function)].params)
-    for function in screen.project_seeds:
-        seed(function, kinds.scopes[id(function)].params)
+    for function in screen.project_seeds:  # the parameters the project makes TRACED; the others as calls make them
+        seed(function, screen.project_traced_params(function))
     traced = scoped_traced_functions(screen) if scoped else screen._traced.functions
     sites = [
         (call, function, kinds.defs[call.func.id])
@@ -2039,9 +2053,10 @@ def never_traced_params(screen: Screen) -> dict[int, frozenset[str]]:
             defs.setdefault(function.name, []).append((function, params, untraced))
     if not defs:
         return {}
-    for function in screen.project_seeds:  # seeded by another module or a library's convention: any may be
+    for function in screen.project_seeds:  # seeded by another module or a library's convention
+        traced = screen.project_traced_params(function)
         for _, _, untraced in defs.get(function.name, ()):
-            untraced.clear()
+            untraced -= traced
     for node in _tracing_calls(screen):  # the calls that may seed a def of one of these names
         for name in {n for a in (*node.args, *(k.value for k in node.keywords)) for n in _seedable(screen, a)}:
             for _, params, untraced in defs.get(name, ()):
