@@ -178,8 +178,8 @@ class BranchToCond(Codemod):
     def visit_If(self, node: cst.If) -> None:
         if isinstance(node.orelse, cst.If) or isinstance(self.context.parents.get(node), cst.If):
             return  # an `if`/`elif` chain: JF204's
-        if not self.context.traced.in_traced_code(node):
-            return
+        if not self.context.traced.in_traced_code(node) or self.context.traced.guarded(node):
+            return  # not traced, or written to catch the tracer's error (`except ConcretizationTypeError`)
         verdict = self.context.predicates.test(node.test)
         if verdict is Truth.OTHER:
             return

@@ -186,7 +186,7 @@ class BranchToWhere(Codemod):
     def visit_If(self, node: cst.If) -> None:
         if isinstance(node.orelse, cst.If) or isinstance(self.context.parents.get(node), cst.If):
             return  # an `if`/`elif` chain: JF204's
-        if not self.context.traced.in_traced_code(node):
+        if not self.context.traced.in_traced_code(node) or self.context.traced.guarded(node):
             return
         form = self.context.branches.where_form(node)
         if form is None:

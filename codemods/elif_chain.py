@@ -155,6 +155,8 @@ class ElifChain(Codemod):
             return  # a link of a chain: handled from its head
         if not isinstance(node.orelse, cst.If) or not self.context.traced.in_traced_code(node):
             return
+        if self.context.traced.guarded(node):
+            return
         links = [node]
         while isinstance(links[-1].orelse, cst.If):
             links.append(links[-1].orelse)

@@ -132,6 +132,20 @@ def _read_stdin(stdin_filename: Optional[Path]) -> tuple[str, SourceFile]:
         raise _fail(f"{name}: {error}")
 
 
+def _stdin_facts(name: str, text: str):
+    """The project facts of a text read from stdin and named by --stdin-filename (its project is the one around
+    that path, with this text in place of the file's); none for plain `-`."""
+    if name == STDIN:
+        return None
+    from jaxfix.engine import _project_facts, project_of
+
+    try:
+        project = project_of([name], texts={name: text})
+    except Exception:  # noqa: BLE001 - the index is evidence, never a reason to fail
+        return None
+    return _project_facts([name], None, project)[name]
+
+
 def _render_findings(
     output_format: str, results: list[FileResult], settings: Settings, shown: dict[str, list], *, err: bool = False
 ) -> None:
@@ -223,7 +237,7 @@ def check(
         results = iter([process_notebook(str(stdin_filename), sys.stdin.buffer.read(), settings, fix=False)])
     elif [str(p) for p in paths] == [STDIN]:
         name, source = _read_stdin(stdin_filename)
-        results = iter([process_text(name, source.text, settings, fix=False)])
+        results = iter([process_text(name, source.text, settings, fix=False, project=_stdin_facts(name, source.text))])
     else:
         results = process_files(files, settings, fix=False, write=False, jobs=jobs, cache=_cache(settings, no_cache))
     done = []
@@ -385,7 +399,7 @@ def _apply_stdin(
         shown = diff.cell_diffs(name, result.cell_changes)
     else:
         name, source = _read_stdin(stdin_filename)
-        result = process_text(name, source.text, settings, fix=True)
+        result = process_text(name, source.text, settings, fix=True, project=_stdin_facts(name, source.text))
         if result.error:
             raise _fail(f"{name}: {result.error}")
         fixed = result.fixed if result.fixed is not None else source.text

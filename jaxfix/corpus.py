@@ -10,6 +10,14 @@
                                                 before.py and after.py against it. It is no input of the
                                                 codemod: tests ignore it, and no codemod should change it.
 
+A case that spans modules (one module traced because another jits its function) holds folders instead:
+
+    corpus/<codemod module>/<case>/before/*.py   the project as a user wrote it (its root: imports between its
+                                                 modules are absolute, `from model import forward`)
+    corpus/<codemod module>/<case>/after/*.py    every module as `jaxfix apply` must leave it (absent: unchanged)
+    corpus/<codemod module>/<case>/case.toml     as below, with `entry_module = "train"` naming the module of
+                                                 `entry`; `findings` counts over every module
+
 case.toml keys (all optional but `entry` for cases that run):
     entry = "f"                    the function called in before.py and after.py
     args = ["jnp.arange(6.0)", "3"] Python expressions (jax, jnp, np, lax in scope) for the positional arguments
@@ -104,6 +112,72 @@ def notebook_cases(root: Path = ROOT) -> list[Case]:
         spec = tomllib.loads(spec_file.read_text(encoding="utf-8")) if spec_file.exists() else {}
         found.append(Case(folder.parent.name, folder.name, folder, spec, ".ipynb"))
     return found
+
+
+@dataclass(frozen=True)
+class ProjectCase:
+    """A case of several modules (`before/` and `after/` folders): the project index decides what is traced."""
+
+    codemod: str
+    name: str
+    folder: Path
+    spec: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def id(self) -> str:
+        return f"{self.codemod}/{self.name}"
+
+    @property
+    def before(self) -> Path:
+        return self.folder / "before"
+
+    @property
+    def after(self) -> Path:
+        """The expected project; before/ itself for a negative case."""
+        after = self.folder / "after"
+        return after if after.is_dir() else self.before
+
+    @property
+    def negative(self) -> bool:
+        return not (self.folder / "after").is_dir()
+
+    @property
+    def runnable(self) -> bool:
+        return "entry" in self.spec and "entry_module" in self.spec
+
+    @property
+    def compared(self) -> bool:
+        return "not_equivalent" not in self.spec
+
+    def modules(self, folder: Path) -> dict[str, str]:
+        """File name → text of every module in `folder`."""
+        return {p.name: p.read_text(encoding="utf-8") for p in sorted(folder.glob("*.py"))}
+
+
+def project_cases(root: Path = ROOT) -> list[ProjectCase]:
+    found = []
+    for folder in sorted(p for p in root.glob("*/*") if (p / "before").is_dir()):
+        spec_file = folder / "case.toml"
+        spec = tomllib.loads(spec_file.read_text(encoding="utf-8")) if spec_file.exists() else {}
+        found.append(ProjectCase(folder.parent.name, folder.name, folder, spec))
+    return found
+
+
+def load_project_function(folder: Path, module: str, entry: str) -> Callable[..., Any]:
+    """Import `module` from the project in `folder` (its modules under their own names, removed from
+    sys.modules again afterwards, so that before/ and after/ never share a module) and take `entry`."""
+    import importlib
+
+    names = [p.stem for p in folder.glob("*.py")]
+    saved = {n: sys.modules.pop(n) for n in names if n in sys.modules}
+    sys.path.insert(0, str(folder))
+    try:
+        return getattr(importlib.import_module(module), entry)
+    finally:
+        sys.path.remove(str(folder))
+        for n in names:
+            sys.modules.pop(n, None)
+        sys.modules.update(saved)
 
 
 def load_function(path: Path, entry: str, *, tag: str) -> Callable[..., Any]:

@@ -34,6 +34,8 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from jaxfix import registry
 from jaxfix.analysis.context import ModuleContext
 from jaxfix.analysis.metadata import fast_visits
+from jaxfix.analysis.project import EMPTY as EMPTY_FACTS
+from jaxfix.analysis.project import ModuleFacts, Project
 from jaxfix.analysis.screen import Screen
 from jaxfix.codemod import Codemod
 from jaxfix.diagnostics import Diagnostic, Fix, Position, Safety, TextEdit
@@ -121,20 +123,21 @@ class FileResult:
 
 
 def analyse(
-    text: str, codemods: Sequence[type[Codemod]], *, tree: ast.Module | None = None
+    text: str, codemods: Sequence[type[Codemod]], *, tree: ast.Module | None = None, project: ModuleFacts | None = None
 ) -> tuple[list[Diagnostic], list[str], MetadataWrapper | None]:
     """Diagnostics of every codemod on `text` (suppressed ones dropped), internal errors, and the wrapper whose
     nodes the diagnostics' fixes refer to. `tree`, the `ast` of `text` where the caller has it, saves the screen a
-    parse. Raises cst.ParserSyntaxError for unparsable text."""
-    active, screen = _screened(text, codemods, tree)
+    parse. `project`: the module's facts from the project index (project.py). Raises cst.ParserSyntaxError for
+    unparsable text."""
+    active, screen = _screened(text, codemods, tree, project)
     if not active:
         return [], [], None
-    consulted = _consulted(active, text, tree)
+    consulted = _consulted(active, text, tree, project)
     if not consulted and (found := _findings_from_tree(active, screen)) is not None:
         return sorted(unsuppressed(found, text), key=Diagnostic.sort_key), [], None
     wrapper = MetadataWrapper(cst.parse_module(text), unsafe_skip_copy=True)  # freshly parsed: nobody shares it
     with fast_visits():
-        diagnostics, errors = _run_codemods(wrapper, [*active, *consulted], _tree_of(screen))
+        diagnostics, errors = _run_codemods(wrapper, [*active, *consulted], _tree_of(screen), project)
     if consulted:  # run only for what they tell the codemods that consult them, not reported
         silent = {c.code for c in consulted}
         diagnostics = [d for d in diagnostics if d.code not in silent]
@@ -142,20 +145,25 @@ def analyse(
     return sorted(diagnostics, key=Diagnostic.sort_key), errors, wrapper
 
 
-def screened(text: str, codemods: Sequence[type[Codemod]], *, tree: ast.Module | None = None) -> list[type[Codemod]]:
+def screened(
+    text: str, codemods: Sequence[type[Codemod]], *, tree: ast.Module | None = None, project: ModuleFacts | None = None
+) -> list[type[Codemod]]:
     """The codemods that may find something in `text`: the text screens first, then, for those that pass, the
     `ast` screens (the module is parsed for them only if `tree` is not given and one of them needs it). A screen
     that cannot decide (`ast` rejects the text, or it nests too deeply) lets its codemod through."""
-    return _screened(text, codemods, tree)[0]
+    return _screened(text, codemods, tree, project)[0]
 
 
 def _screened(
-    text: str, codemods: Sequence[type[Codemod]], tree: ast.Module | None
+    text: str, codemods: Sequence[type[Codemod]], tree: ast.Module | None, project: ModuleFacts | None = None
 ) -> tuple[list[type[Codemod]], Screen | None]:
-    active = [c for c in codemods if c.may_match(text)]
+    # A module whose functions another module traces (or a library's convention does) may hold traced code without
+    # mentioning jax: text screens that ask for "jax" are asked as if it did.
+    seeded = project is not None and bool(project.traced)
+    active = [c for c in codemods if c.may_match(text) or (seeded and c.may_match(text + "\njax"))]
     if not active:
         return active, None
-    screen = Screen(text, tree)
+    screen = Screen(text, tree, project)
     return [c for c in active if _may_match_tree(c, screen)], screen
 
 
@@ -182,7 +190,9 @@ def _findings_from_tree(active: Sequence[type[Codemod]], screen: Screen) -> list
     return found
 
 
-def _consulted(active: Sequence[type[Codemod]], text: str, tree: ast.Module | None) -> list[type[Codemod]]:
+def _consulted(
+    active: Sequence[type[Codemod]], text: str, tree: ast.Module | None, project: ModuleFacts | None = None
+) -> list[type[Codemod]]:
     """The codemods whose findings an active codemod asks to see (`Codemod.consults`: JF001 asks for those that
     suppression comments name) and that are not running anyway, screened like any other."""
     asked = {selector.upper() for codemod in active for selector in codemod.consults(text)}
@@ -194,7 +204,7 @@ def _consulted(active: Sequence[type[Codemod]], text: str, tree: ast.Module | No
         for c in registry.all_codemods()
         if c.code not in running and any(c.code.upper().startswith(a) or c.name.upper() == a for a in asked)
     ]
-    return screened(text, wanted, tree=tree) if wanted else []
+    return screened(text, wanted, tree=tree, project=project) if wanted else []
 
 
 def _may_match_tree(codemod: type[Codemod], screen: Screen) -> bool:
@@ -205,9 +215,10 @@ def _may_match_tree(codemod: type[Codemod], screen: Screen) -> bool:
 
 
 def _run_codemods(
-    wrapper: MetadataWrapper, codemods: Sequence[type[Codemod]], tree: ast.Module | None = None
+    wrapper: MetadataWrapper, codemods: Sequence[type[Codemod]], tree: ast.Module | None = None,
+    project: ModuleFacts | None = None,
 ) -> tuple[list[Diagnostic], list[str]]:
-    context = ModuleContext(wrapper, tree)
+    context = ModuleContext(wrapper, tree, project)
     remaining = list(codemods)
     errors: list[str] = []
     while remaining:
@@ -252,6 +263,7 @@ def fix_text(
     tree: ast.Module | None = None,
     keep: Callable[[Diagnostic, str], bool] | None = None,
     by_code: Counter | None = None,
+    project: ModuleFacts | None = None,
 ) -> tuple[str, int, list[Diagnostic], list[str]]:
     """Apply the allowed fixes to a fixed point. Returns (new text, fixes applied, remaining diagnostics,
     internal errors); `by_code`, if given, counts the fixes applied per rule. The new text always compiles when the original did. `tree`: the `ast` of `text`, if known
@@ -263,7 +275,7 @@ def fix_text(
     applied = 0
     current = text
     for _ in range(MAX_PASSES):
-        diagnostics, pass_errors, wrapper = analyse(current, codemods, tree=tree)
+        diagnostics, pass_errors, wrapper = analyse(current, codemods, tree=tree, project=project)
         errors.extend(e for e in pass_errors if e not in errors)
         allowed = [d for d in diagnostics if d.fix is not None and settings.allows(d.fix)]
         if keep is not None:
@@ -285,7 +297,7 @@ def fix_text(
         if by_code is not None:
             code_of = {id(d.fix): d.code for d in allowed}
             by_code.update(code_of[id(f)] for f in fixes)
-    diagnostics, pass_errors, _ = analyse(current, codemods, tree=tree)
+    diagnostics, pass_errors, _ = analyse(current, codemods, tree=tree, project=project)
     errors.extend(e for e in pass_errors if e not in errors)
     errors.append(f"fixes did not settle after {MAX_PASSES} passes; the last result was kept")
     return current, applied, diagnostics, errors
@@ -303,14 +315,14 @@ class TextAnalysis:
     module: cst.Module | None = None  # None when no codemod could match
 
 
-def analyse_text(text: str, settings: Settings, *, path: str = "<string>") -> TextAnalysis:
+def analyse_text(text: str, settings: Settings, *, path: str = "<string>", project: ModuleFacts | None = None) -> TextAnalysis:
     """`check` on a text in memory. Never raises for bad input: the reason lands in `error`. Only parses: no user
-    code is imported or run."""
+    code is imported or run. `project`: the module's facts from the project index."""
     tree, syntax = _checked_tree(text, path)
     if syntax is not None:
         return TextAnalysis(text, error=f"syntax error, {syntax}")
     try:
-        diagnostics, errors, wrapper = analyse(text, settings.codemods_for(path), tree=tree)
+        diagnostics, errors, wrapper = analyse(text, settings.codemods_for(path), tree=tree, project=project)
     except cst.ParserSyntaxError as error:
         return TextAnalysis(text, error=f"cannot parse: {str(error).splitlines()[0]} (line {error.raw_line})")
     except RecursionError:
@@ -445,15 +457,19 @@ def _last_line(text: str) -> str:
 # ---- files -------------------------------------------------------------------------------------------------
 
 
-def process_file(path: str, settings: Settings, *, fix: bool, write: bool, cache: ResultCache | None = None) -> FileResult:
+def process_file(
+    path: str, settings: Settings, *, fix: bool, write: bool, cache: ResultCache | None = None,
+    project: ModuleFacts | None = None,
+) -> FileResult:
     """Everything jaxfix does to one file. Never raises for bad input: the reason lands in `error`. With a
     `cache`, a file whose findings are stored is not analysed again (nor fixed, when no finding has a fix that
-    the settings allow), and what is found is stored."""
+    the settings allow), and what is found is stored, keyed on the file's bytes and the digest of the project
+    facts it reads (`project`), so that an edit elsewhere that changes those facts re-checks it."""
     try:
         raw = read_bytes(Path(path))
     except SourceError as error:
         return FileResult(path, error=str(error))
-    key = cache.key(path, raw) if cache is not None else None
+    key = _key(cache, path, raw, project) if cache is not None else None
     if key is not None:
         hit = _from_cache(FileResult(path), raw, key, cache, settings, fix)
         if hit is not None:
@@ -465,7 +481,7 @@ def process_file(path: str, settings: Settings, *, fix: bool, write: bool, cache
     except SourceError as error:
         _store(cache, key, [], str(error))
         return FileResult(path, error=str(error))
-    result = process_text(path, source.text, settings, fix=fix)
+    result = process_text(path, source.text, settings, fix=fix, project=project)
     if result.error is not None:
         if not result.error.startswith("too deeply nested"):  # the interpreter's limits may differ next time
             _store(cache, key, [], result.error)
@@ -478,7 +494,7 @@ def process_file(path: str, settings: Settings, *, fix: bool, write: bool, cache
         except UnicodeEncodeError:
             final = None
         if final is not None:
-            _store(cache, key if final is raw else cache.key(path, final), result.diagnostics, None)
+            _store(cache, key if final is raw else _key(cache, path, final, project), result.diagnostics, None)
     if write and result.changed:
         try:
             result.written = write_if_changed(Path(path), source.encode(result.fixed))
@@ -615,12 +631,19 @@ def _from_cache(
     return result
 
 
+def _key(cache: ResultCache, path: str, raw: bytes, project: ModuleFacts | None) -> str:
+    """The cache key of a file's findings: its bytes, and the digest of the project facts it reads."""
+    if project:
+        raw = raw + b"\0jaxfix-project-facts\0" + project.digest().encode()
+    return cache.key(path, raw)
+
+
 def _store(cache: ResultCache | None, key: str | None, diagnostics: list[Diagnostic], error: str | None) -> None:
     if cache is not None and key is not None:
         cache.store(key, entry_for(diagnostics, error))
 
 
-def process_text(path: str, text: str, settings: Settings, *, fix: bool) -> FileResult:
+def process_text(path: str, text: str, settings: Settings, *, fix: bool, project: ModuleFacts | None = None) -> FileResult:
     """What jaxfix finds in (or, with `fix`, makes of) `text`, the content of `path`, in memory (`check -` and
     `apply -` read it from stdin). Never raises for bad input: the reason lands in `error`."""
     result = FileResult(path, original=text)
@@ -635,10 +658,12 @@ def process_text(path: str, text: str, settings: Settings, *, fix: bool) -> File
     try:
         if fix:
             by_code: Counter = Counter()
-            new_text, applied, diagnostics, errors = fix_text(text, settings, path=path, tree=tree, by_code=by_code)
+            new_text, applied, diagnostics, errors = fix_text(
+                text, settings, path=path, tree=tree, by_code=by_code, project=project
+            )
             result.fixed, result.fixes_applied, result.fixes_by_code = new_text, applied, dict(by_code)
         else:
-            diagnostics, errors, wrapper = analyse(text, settings.codemods_for(path), tree=tree)
+            diagnostics, errors, wrapper = analyse(text, settings.codemods_for(path), tree=tree, project=project)
             if settings.text_edits and wrapper is not None:
                 diagnostics = [_with_edits(text, wrapper.module, d) for d in diagnostics]
     except cst.ParserSyntaxError as error:
@@ -666,9 +691,9 @@ def _detached(diagnostic: Diagnostic) -> Diagnostic:
     return dataclasses.replace(diagnostic, fix=fix, node=None)
 
 
-def _process_one(job: tuple[str, Settings, bool, bool, ResultCache | None]) -> FileResult:
-    path, settings, fix, write, cache = job
-    return process_file(path, settings, fix=fix, write=write, cache=cache)
+def _process_one(job: tuple[str, Settings, bool, bool, ResultCache | None, ModuleFacts | None]) -> FileResult:
+    path, settings, fix, write, cache, project = job
+    return process_file(path, settings, fix=fix, write=write, cache=cache, project=project)
 
 
 def process_files(
@@ -679,29 +704,57 @@ def process_files(
     write: bool,
     jobs: int | None = None,
     cache: ResultCache | None = None,
+    project: Project | None = None,
 ) -> Iterator[FileResult]:
     """FileResults in the order of `paths`, worked on in parallel across processes when there are many. With a
     `cache`, the files it answers are answered here first, so that a run over an unchanged tree starts no
-    worker at all."""
+    worker at all. `project`: the project index the files' facts come from (by default, the project around
+    `paths`, its summaries cached beside the findings)."""
     jobs = jobs or os.cpu_count() or 1
+    facts = _project_facts(paths, cache, project)
     answered: dict[int, FileResult] = {}
     if cache is not None:
         for index, path in enumerate(paths):
-            hit = _cached(path, settings, fix, cache)
+            hit = _cached(path, settings, fix, cache, facts[path])
             if hit is not None:
                 answered[index] = hit
-    work = [(path, settings, fix, write, cache) for index, path in enumerate(paths) if index not in answered]
+    work = [
+        (path, settings, fix, write, cache, facts[path] or None) for index, path in enumerate(paths) if index not in answered
+    ]
     computed = _compute(work, jobs)
     for index in range(len(paths)):
         yield answered[index] if index in answered else next(computed)
 
 
-def _cached(path: str, settings: Settings, fix: bool, cache: ResultCache) -> FileResult | None:
+def _cached(path: str, settings: Settings, fix: bool, cache: ResultCache, project: ModuleFacts | None) -> FileResult | None:
     try:
         raw = read_bytes(Path(path))
     except SourceError:
         return None
-    return _from_cache(FileResult(path), raw, cache.key(path, raw), cache, settings, fix)
+    return _from_cache(FileResult(path), raw, _key(cache, path, raw, project), cache, settings, fix)
+
+
+def _project_facts(paths: Sequence[str], cache: ResultCache | None, project: Project | None) -> dict[str, ModuleFacts]:
+    """Each path's facts from the project index. The index is evidence, never a reason to fail: should it break
+    on some code, every file is judged alone, as it would be without it."""
+    try:
+        project = project if project is not None else project_of(paths, cache)
+        return {path: project.facts_for(path) for path in paths}
+    except (Exception, RecursionError):  # noqa: BLE001
+        return {path: EMPTY_FACTS for path in paths}
+
+
+def project_of(paths: Sequence[str], cache: ResultCache | None = None, texts: dict[str, str] | None = None) -> Project:
+    """The project index around `paths` (project.py), its summaries cached beside the findings' cache.
+    `texts`: contents to read instead of the disk's (stdin, an editor's buffers), by path."""
+    if cache is None:
+        return Project.build(paths, texts=texts)
+
+    def prepare() -> None:
+        cache._prepare_folder()
+        cache._mark_used()
+
+    return Project.build(paths, cache.run_folder, texts=texts, prepare=prepare)
 
 
 def tune_gc() -> None:

@@ -20,6 +20,35 @@ def rewrite(source: str, codemod: type[Codemod], *, unsafe: bool = True) -> str:
     return new_text
 
 
+def rewrite_project(folder, codemod: type[Codemod], *, unsafe: bool = True) -> dict[str, str]:
+    """Every module of the project in `folder` (its root) as `jaxfix apply` leaves it, by file name: each module
+    rewritten with the facts the project index gives it."""
+    from jaxfix.analysis.project import Project
+
+    project = Project.build([folder], root=folder)
+    settings = Settings((codemod.code,), unsafe_fixes=unsafe)
+    rewritten = {}
+    for path in sorted(folder.glob("*.py")):
+        facts = project.facts_for(str(path))
+        new_text, _, _, errors = fix_text(path.read_text(encoding="utf-8"), settings, path=str(path), project=facts)
+        assert not errors, errors
+        rewritten[path.name] = new_text
+    return rewritten
+
+
+def project_findings(folder, codemod: type[Codemod]) -> list:
+    """(file name, diagnostic) of what the codemod reports in every module of the project in `folder`."""
+    from jaxfix.analysis.project import Project
+
+    project = Project.build([folder], root=folder)
+    found = []
+    for path in sorted(folder.glob("*.py")):
+        diagnostics, errors, _ = analyse(path.read_text(encoding="utf-8"), [codemod], project=project.facts_for(str(path)))
+        assert not errors, errors
+        found.extend((path.name, d) for d in diagnostics)
+    return found
+
+
 def findings(source: str, codemod: type[Codemod]):
     diagnostics, errors, _ = analyse(source, [codemod])
     assert not errors, errors

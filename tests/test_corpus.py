@@ -6,9 +6,10 @@ from __future__ import annotations
 import pytest
 
 from jaxfix import corpus
-from tests.helpers import codemod_for_module, findings, rewrite
+from tests.helpers import codemod_for_module, findings, project_findings, rewrite, rewrite_project
 
 CASES = corpus.cases()
+PROJECT_CASES = corpus.project_cases()
 
 
 def _by_id(cases):
@@ -172,3 +173,37 @@ def test_notebook_equivalent(case: corpus.Case) -> None:
         else:
             original = corpus.call(corpus.load_function(case.before, case.spec["entry"], tag="before"), args, kwargs)
             corpus.assert_same(rewritten, original, **tolerance)
+
+
+# ---- cases of several modules: the project index decides what is traced ------------------------------------------
+
+
+@_by_id(PROJECT_CASES)
+def test_project_golden(case: corpus.ProjectCase) -> None:
+    codemod = codemod_for_module(case.codemod)
+    assert rewrite_project(case.before, codemod, unsafe=case.spec.get("unsafe", False)) == case.modules(case.after)
+
+
+@_by_id(PROJECT_CASES)
+def test_project_idempotent(case: corpus.ProjectCase) -> None:
+    codemod = codemod_for_module(case.codemod)
+    assert rewrite_project(case.after, codemod, unsafe=True) == case.modules(case.after)
+
+
+@_by_id([c for c in PROJECT_CASES if "findings" in c.spec])
+def test_project_findings(case: corpus.ProjectCase) -> None:
+    reported = project_findings(case.before, codemod_for_module(case.codemod))
+    assert len(reported) == case.spec["findings"], [(name, d.message) for name, d in reported]
+
+
+@_by_id([c for c in PROJECT_CASES if c.runnable])
+def test_project_equivalent(case: corpus.ProjectCase) -> None:
+    """The entry computes the same numbers in before/ and after/ (a negative case: it runs)."""
+    if not case.compared:
+        pytest.skip(f"not compared: {case.spec['not_equivalent']}")
+    tolerance = {"rtol": case.spec.get("rtol", 1e-6), "atol": case.spec.get("atol", 1e-6)}
+    module, entry = case.spec["entry_module"], case.spec["entry"]
+    for args, kwargs in corpus.argument_sets(case):
+        original = corpus.call(corpus.load_project_function(case.before, module, entry), args, kwargs)
+        rewritten = corpus.call(corpus.load_project_function(case.after, module, entry), args, kwargs)
+        corpus.assert_same(rewritten, original, **tolerance)

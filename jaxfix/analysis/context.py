@@ -10,11 +10,16 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 
 class ModuleContext:
-    def __init__(self, wrapper: MetadataWrapper, tree: ast.Module | None = None) -> None:
-        """`tree`: the `ast` of the same text, where the caller has it (positions are then computed per statement)."""
+    def __init__(self, wrapper: MetadataWrapper, tree: ast.Module | None = None, project=None) -> None:
+        """`tree`: the `ast` of the same text, where the caller has it (positions are then computed per statement).
+        `project`: the module's `ModuleFacts` from the project index (what other modules and library conventions
+        say about its functions), if known."""
+        from jaxfix.analysis.project import EMPTY
+
         self.wrapper = wrapper
         self.module: cst.Module = wrapper.module
         self._tree = tree
+        self.project = project if project is not None else EMPTY
 
     @cached_property
     def names(self):

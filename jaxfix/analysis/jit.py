@@ -227,7 +227,7 @@ def add_jit_keyword(context, jitted: Jitted, key: str, value: str):
     return (jitted.decorator, jitted.decorator.with_changes(decorator=replacement)), needed
 
 
-_COMPILERS = frozenset({"jax.jit", "jax.pmap"})
+from jaxfix.analysis.traced import COMPILED_CALLABLES as _COMPILERS  # noqa: E402
 
 
 def _compiles(context, node: cst.CSTNode) -> bool:

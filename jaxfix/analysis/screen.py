@@ -118,10 +118,37 @@ class Screen:
     """One module as the screens see it: its text, and its `ast` tree parsed on first use (or given, when the
     engine already parsed it to check the syntax)."""
 
-    def __init__(self, text: str, tree: ast.Module | None = None) -> None:
+    def __init__(self, text: str, tree: ast.Module | None = None, project=None) -> None:
+        """`project`: the module's `ModuleFacts` (project.py): functions other modules or library conventions
+        trace, which every traced-code fact here counts as seeds."""
         self.text = text
         if tree is not None:
             self.tree = tree
+        self.project = project
+
+    @cached_property
+    def project_seeds(self) -> list[ast.AST]:
+        """The defs of this module that the project's facts say are traced (by their qualified names)."""
+        if not self.project or not self.project.traced:
+            return []
+        from jaxfix.analysis.project import ast_qualified_defs
+
+        found = ast_qualified_defs(self.tree)
+        return [found[q] for q in self.project.traced if q in found]
+
+    def project_traced_params(self, function: ast.AST) -> set[str]:
+        """The parameters of a def that the project's facts make TRACED (`project_seeds`)."""
+        if not self.project or not self.project.traced:
+            return set()
+        if not hasattr(self, "_project_params"):
+            from jaxfix.analysis.project import TRACED, ast_qualified_defs
+
+            by_node = {id(node): q for q, node in ast_qualified_defs(self.tree).items()}
+            self._project_params = {
+                node: {p for p, k in self.project.traced[by_node[node]][1].items() if k == TRACED}
+                for node in by_node if by_node[node] in self.project.traced
+            }
+        return self._project_params.get(id(function), set())
 
     @cached_property
     def tree(self) -> ast.Module:
@@ -690,7 +717,7 @@ class Screen:
     def may_trace(self) -> bool:
         """Whether anything in the module may name a JAX transformation or a lax body-taking function
         (`jax.jit`, `eqx.filter_vmap`, `lax.scan`, ...): without one, TracedAnalysis finds no traced function."""
-        return any(q in _TRACING for parts in self.names() for q in self.qualified_names(parts))
+        return bool(self.project_seeds) or any(q in _TRACING for parts in self.names() for q in self.qualified_names(parts))
 
     def in_traced_code(self, *types: type[ast.AST]) -> Iterator[ast.AST]:
         """The nodes of these types whose innermost enclosing function (def, async def or lambda; the node may be
@@ -736,6 +763,7 @@ class Screen:
                         elif isinstance(inner, ast.Name):
                             named.add(inner.id)
         seeds.extend(f for name in named for f in defs.get(name, ()))
+        seeds.extend(self.project_seeds)
         # PredicateAnalysis proves a parameter a tracer only where a transformation or lax call seeds its
         # function, or where traced code calls the function by its name.
         result.param_seeds.update(id(f) for f in seeds)
@@ -966,7 +994,7 @@ def names_called_in_loops(screen: Screen) -> frozenset[str]:
 
 # ---- JF704, JF702: calls of compiled functions (jit.py's `calls_compiled`) -------------------------------------------
 
-_COMPILERS = frozenset({"jax.jit", "jax.pmap"})
+from jaxfix.analysis.traced import COMPILED_CALLABLES as _COMPILERS  # noqa: E402  (jit.py's, one set)
 
 
 def _may_compile(screen: Screen, expr: ast.AST) -> bool:
@@ -1288,6 +1316,7 @@ def _kinds(screen: Screen) -> _Kinds:
     for statement in screen.tree.body:
         visit(statement, None, False)
     kinds.compiling_seeds.extend(f for name in named_seeds for f in kinds.defs.get(name, ()))
+    kinds.compiling_seeds.extend(screen.project_seeds)
     return kinds
 
 
@@ -1669,6 +1698,8 @@ def _traced_params(screen: Screen, kinds: _Kinds, scoped: bool = False) -> _Kind
                 for body in bodies:
                     for function, _ in _functions_in(screen, kinds, body, 0, call if scoped else None):
                         seed(function, kinds.scopes[id(function)].params)
+    for function in screen.project_seeds:  # the parameters the project makes TRACED; the others as calls make them
+        seed(function, screen.project_traced_params(function))
     traced = scoped_traced_functions(screen) if scoped else screen._traced.functions
     sites = [
         (call, function, kinds.defs[call.func.id])
@@ -2022,6 +2053,10 @@ def never_traced_params(screen: Screen) -> dict[int, frozenset[str]]:
             defs.setdefault(function.name, []).append((function, params, untraced))
     if not defs:
         return {}
+    for function in screen.project_seeds:  # seeded by another module or a library's convention
+        traced = screen.project_traced_params(function)
+        for _, _, untraced in defs.get(function.name, ()):
+            untraced -= traced
     for node in _tracing_calls(screen):  # the calls that may seed a def of one of these names
         for name in {n for a in (*node.args, *(k.value for k in node.keywords)) for n in _seedable(screen, a)}:
             for _, params, untraced in defs.get(name, ()):
@@ -2164,6 +2199,7 @@ def scoped_traced_functions(screen: Screen) -> frozenset[int]:
 
     for name, use in named:
         seeds.extend(visible(name, use))
+    seeds.extend(screen.project_seeds)
     found: set[int] = set()
     while seeds:
         function = seeds.pop()

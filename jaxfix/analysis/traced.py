@@ -22,6 +22,7 @@ from typing import Iterable, Iterator, Union
 import libcst as cst
 from libcst.metadata import ScopeProvider
 
+from jaxfix.analysis import libraries
 from jaxfix.analysis.context import ModuleContext
 from jaxfix.analysis.syntax import param_names, target_names
 
@@ -73,19 +74,30 @@ _FILTERED = {
     "equinox.filter_value_and_grad",
     "equinox.filter_checkpoint",
 }
+# The libraries' own transformations (libraries.py), each traced as the JAX transformation it stands for.
+for _alias, _canonical in libraries.TRANSFORM_ALIASES.items():
+    for _family in (_JIT_LIKE, _GRAD_LIKE, _VMAP_LIKE):
+        if _canonical in _family:
+            _family.add(_alias)
+            break
+    else:
+        _OTHER_TRANSFORMS.add(_alias)
 TRANSFORMS = _JIT_LIKE | _GRAD_LIKE | _VMAP_LIKE | _OTHER_TRANSFORMS | _FILTERED
 # Transformations that stage the function into a jaxpr of abstract values, where `bool()` of a traced value
 # raises (a Python `if`/`while` on it fails). jax.grad, jax.jvp, jax.custom_jvp and the like run the function
 # eagerly on concrete values when nothing else stages it: there Python control flow on arrays works.
-STAGING = _JIT_LIKE | _VMAP_LIKE | {
+STAGING = _JIT_LIKE | _VMAP_LIKE | {a for a, c in libraries.TRANSFORM_ALIASES.items() if c in ("jax.checkpoint", "jax.shard_map")} | {
     "jax.checkpoint", "jax.remat", "jax.ad_checkpoint.checkpoint", "jax.make_jaxpr", "jax.eval_shape",
     "jax.shard_map", "jax.experimental.shard_map.shard_map", "jax.lax.map", "jax.lax.associative_scan",
     "equinox.filter_jit", "equinox.filter_vmap", "equinox.filter_pmap", "equinox.filter_checkpoint",
 }  # fmt: skip
 # Transformations that compile what they wrap as one program.
-COMPILING = _JIT_LIKE | {
+COMPILING = _JIT_LIKE | {a for a, c in libraries.TRANSFORM_ALIASES.items() if c == "jax.shard_map"} | {
     "jax.shard_map", "jax.experimental.shard_map.shard_map", "equinox.filter_jit", "equinox.filter_pmap",
 }  # fmt: skip
+# Wrappers whose result is a compiled callable, dispatched asynchronously: pjit is a jit, and so are the libraries'.
+COMPILED_CALLABLES = frozenset({"jax.jit", "jax.pmap", "jax.pjit", "jax.experimental.pjit.pjit", "flax.nnx.jit",
+                                "flax.nnx.pmap", "equinox.filter_jit", "equinox.filter_pmap"})  # fmt: skip
 # Why a loop rule leaves a loop alone in a function that no compiling transformation reaches.
 NOT_COMPILED = (
     "no jax.jit reaches this function (only eager jax.vmap/jax.grad), where a lax loop is compiled again on every "
@@ -106,6 +118,7 @@ LAX_BODIES: dict[str, tuple[tuple[int, ...], tuple[str, ...]]] = {
     "jax.lax.switch": ((1,), ("branches",)),
     "jax.lax.custom_root": ((0, 2, 3), ("f", "solve", "tangent_solve")),
     "jax.lax.custom_linear_solve": ((0, 2, 3), ("matvec", "solve", "transpose_solve")),
+    **libraries.BODY_ALIASES,
 }
 # Functions passed here run on the host with concrete values: never traced.
 HOST_CALLBACKS = {
@@ -187,6 +200,9 @@ class TracedAnalysis:
         self._traced: set[FunctionNode] = set()
         self._seeded_by: dict[FunctionNode, set[str]] = {}  # function -> the transformations that wrap it
         self._via: dict[FunctionNode, frozenset[str]] | None = None
+        self._project = context.project  # what other modules and library conventions say (project.py)
+        self._static_attrs: dict[FunctionNode, dict[str, frozenset[str]]] = {}
+        self._partial_keywords: dict[FunctionNode, set[str]] = {}  # parameters some `partial` binds by keyword
         self._collect()
         self._solve()
 
@@ -204,6 +220,29 @@ class TracedAnalysis:
         """Whether `node` runs while JAX traces: inside a traced function's body (not its decorators)."""
         function = self.enclosing_function(node)
         return function is not None and function in self._traced
+
+    def guarded(self, node: cst.CSTNode) -> bool:
+        """Whether `node` sits in the body of a `try` (in its own function) that catches the error a traced value
+        raises in a Python test (`except jax.errors.ConcretizationTypeError`, TracerBoolConversionError, any
+        `jax.errors` class, Exception or a bare except): code written to run under tracing and eagerly alike."""
+        parents = self._context.parents
+        child, parent = node, parents.get(node)
+        while parent is not None and not isinstance(parent, (cst.FunctionDef, cst.Lambda)):
+            if isinstance(parent, (cst.Try, getattr(cst, "TryStar", cst.Try))) and child is parent.body:
+                if any(self._catches_tracer_errors(h.type) for h in parent.handlers):
+                    return True
+            child, parent = parent, parents.get(parent)
+        return False
+
+    def _catches_tracer_errors(self, kind: cst.BaseExpression | None) -> bool:
+        if kind is None:
+            return True
+        if isinstance(kind, cst.Tuple):
+            return any(self._catches_tracer_errors(e.value) for e in kind.elements)
+        qualified = self._names.qualified(kind) or (kind.value if isinstance(kind, cst.Name) else "")
+        return qualified.startswith("jax.errors.") or qualified in (
+            "Exception", "BaseException", "TypeError", "jax.core.ConcretizationTypeError"
+        )
 
     def param_kind(self, function: FunctionNode, name: str) -> Kind:
         return self._functions[function].param_kinds.get(name, Kind.UNKNOWN)
@@ -353,7 +392,46 @@ class TracedAnalysis:
                         for function, _ in self._functions_in(arg.value):
                             seeds.append((function, {p: Kind.TRACED for p in self._functions[function].params}))
                             self._seeded_by.setdefault(function, set()).add(callee)
+        seeds.extend(self._project_seeds())
         return seeds
+
+    def _project_seeds(self) -> list[tuple[FunctionNode, dict[str, Kind]]]:
+        """The functions of this module that other modules trace, or the libraries' conventions do (project.py),
+        with the kinds the project gives their parameters; and the static attributes of their parameters."""
+        facts = self._project
+        if not facts:
+            return []
+        defs = qualified_defs(self._context.module)
+        seeds = []
+        for qualname, (transforms, kinds) in facts.traced.items():
+            node = defs.get(qualname)
+            if node is None or node not in self._functions:
+                continue
+            seeds.append((node, {p: Kind(k) for p, k in kinds.items()}))
+            self._seeded_by.setdefault(node, set()).update(transforms)
+        for qualname, attrs in facts.static_attrs.items():
+            node = defs.get(qualname)
+            if node is not None and node in self._functions:
+                self._static_attrs[node] = {p: frozenset(a) for p, a in attrs.items()}
+        return seeds
+
+    def _static_attribute(self, expr: cst.Attribute | cst.Name, info: _Function | None) -> bool:
+        """Whether `expr` (`self.features`, `config.num_layers`, or a parameter itself) is static by the project's
+        facts: an attribute that is a hyperparameter of a module, a field of a class registered static."""
+        name = expr.value if isinstance(expr, cst.Name) else expr.value.value if isinstance(expr.value, cst.Name) else None
+        if name is None:
+            return False
+        scope = info
+        while scope is not None:
+            if name in scope.params:
+                if any(n == name for n, _ in scope.bindings):
+                    return False  # rebound: not the parameter's value everywhere
+                attrs = self._static_attrs.get(scope.node, {}).get(name, frozenset())
+                return "*" in attrs or (isinstance(expr, cst.Attribute) and expr.attr.value in attrs)
+            if any(n == name for n, _ in scope.bindings):
+                return False
+            scope = scope.parent
+        return False
 
     def _transform_of(self, decorator: cst.BaseExpression) -> tuple[str, cst.Call | None] | None:
         """`@jax.jit`, `@jax.jit(static_argnums=1)`, `@partial(jax.jit, ...)` → ("jax.jit", call with options)."""
@@ -382,7 +460,10 @@ class TracedAnalysis:
                 yield from self._functions_in(element.value)
         elif isinstance(expr, cst.Call) and self._names.callee(expr) in _PARTIAL and expr.args:
             bound = sum(1 for a in expr.args[1:] if a.keyword is None and not a.star)
+            keywords = {a.keyword.value for a in expr.args[1:] if a.keyword is not None}
             for function, inner in self._functions_in(expr.args[0].value):
+                if keywords:  # `partial(f, beam_size=n)`: a constant of what the transformation traces
+                    self._partial_keywords.setdefault(function, set()).update(keywords)
                 yield function, inner + bound
         elif isinstance(expr, cst.Call) and self._names.callee(expr) in TRANSFORMS and expr.args:
             yield from self._functions_in(expr.args[0].value)
@@ -402,6 +483,9 @@ class TracedAnalysis:
         kinds = {p: Kind.TRACED for p in params}
         for p in params[:bound_positional]:
             kinds[p] = Kind.STATIC  # bound by functools.partial: a constant of the traced function
+        for p in self._partial_keywords.get(info.node, ()):
+            if p in kinds:
+                kinds[p] = Kind.STATIC
         if params and params[0] in ("self", "cls") and isinstance(info.node, cst.FunctionDef):
             kinds[params[0]] = Kind.UNKNOWN
         if transform in _FILTERED:
@@ -508,12 +592,16 @@ class TracedAnalysis:
         if isinstance(expr, cst.Name):
             if expr.value in ("True", "False", "None"):
                 return Kind.STATIC
+            if self._static_attrs and self._static_attribute(expr, info):
+                return Kind.STATIC
             return self._lookup(expr.value, info, env)
         if isinstance(expr, cst.Attribute):
             if expr.attr.value in STATIC_ATTRIBUTES:
                 return Kind.STATIC
             if self._names.qualified(expr) is not None:
                 return Kind.STATIC  # a module attribute such as jnp.float32 or jax.numpy.pi
+            if self._static_attrs and self._static_attribute(expr, info):
+                return Kind.STATIC
             return kind(expr.value)
         if isinstance(expr, cst.Subscript):
             parts = [kind(expr.value)]
@@ -740,6 +828,50 @@ class _BindingCollector(cst.CSTVisitor):
 
 
 
+
+
+def qualified_defs(module: cst.Module) -> dict[str, cst.FunctionDef]:
+    """The module's functions by the names the project index gives them (`project.ast_qualified_defs`): `f` at
+    module level, `C.m` for a method of a module-level class, `f.<locals>.g` for a def nested in a function."""
+    found: dict[str, cst.FunctionDef] = {}
+
+    def blocks(statement) -> list:
+        """The statement lists inside a compound statement (if/elif/else, try/except/finally, for, while, with)."""
+        found_blocks = []
+        for name in ("body", "orelse", "finalbody"):
+            part = getattr(statement, name, None)
+            while isinstance(part, cst.If):  # elif
+                found_blocks.append(part.body)
+                part = part.orelse
+            if part is not None and hasattr(part, "body"):
+                found_blocks.append(part.body if isinstance(part, (cst.Else, cst.Finally)) else part)
+        found_blocks += [h.body for h in getattr(statement, "handlers", ())]
+        found_blocks += [c.body for c in getattr(statement, "cases", ())]
+        return [getattr(b, "body", ()) for b in found_blocks]
+
+    def in_function(statements, qual: str) -> None:
+        for statement in statements:
+            if isinstance(statement, cst.FunctionDef):
+                inner = f"{qual}.<locals>.{statement.name.value}"
+                found[inner] = statement
+                in_function(statement.body.body, inner)
+            elif isinstance(statement, cst.BaseCompoundStatement) and not isinstance(statement, cst.ClassDef):
+                for block in blocks(statement):
+                    in_function(block, qual)
+
+    def walk(statements, prefix: str) -> None:
+        for statement in statements:
+            if isinstance(statement, cst.FunctionDef):
+                found[prefix + statement.name.value] = statement
+                in_function(statement.body.body, prefix + statement.name.value)
+            elif isinstance(statement, cst.ClassDef) and not prefix:
+                walk(statement.body.body, statement.name.value + ".")
+            elif isinstance(statement, (cst.If, cst.Try, cst.TryStar)) and not prefix:
+                for block in blocks(statement):
+                    walk(block, prefix)
+
+    walk(module.body, "")
+    return found
 
 
 def _bind_arguments(params: list[str], call: cst.Call, kind_of) -> dict[str, Kind]:

@@ -49,23 +49,45 @@ def project(path: Path | None) -> Project:
 
 
 class Documents:
-    """The latest analysis of each open document. Used from one worker thread only."""
+    """The latest analysis of each open document, and the project index its findings read (every module of the
+    document's project, summarised once per content and kept in memory: an edit summarises one file again).
+    Open buffers count as they are, saved or not. Used from one worker thread only."""
 
     def __init__(self) -> None:
-        self._latest: dict[str, tuple[Settings, TextAnalysis]] = {}
+        self._latest: dict[str, tuple[Settings, str, TextAnalysis]] = {}
+        self._buffers: dict[str, str] = {}  # path → text of the open documents
+        self._paths: dict[str, str] = {}  # uri → path
+        self._summaries: dict = {}  # the project index's summaries, by content
+
+    def facts(self, path: Path | None, text: str):
+        """The project facts of the document at `path` with `text` (None for an unsaved document)."""
+        if path is None:
+            return None
+        from jaxfix.analysis.project import Project
+
+        self._buffers[str(path)] = text
+        index = Project.build([path], texts=self._buffers, memory=self._summaries)
+        return index.facts_for(str(path))
 
     def analysis(self, uri: str, path: Path | None, text: str) -> TextAnalysis:
-        """The analysis of `text`, reused when neither it nor its settings changed. An excluded file gets an
-        empty one. Raises SettingsError."""
+        """The analysis of `text`, reused when neither it, its settings nor its project facts changed. An excluded
+        file gets an empty one. Raises SettingsError."""
         where = project(path)
         if path is not None and where.excludes(path):
             return TextAnalysis(text)
+        if path is not None:
+            self._paths[uri] = str(path)
+        facts = self.facts(path, text)
+        digest = facts.digest() if facts else ""
         cached = self._latest.get(uri)
-        if cached is not None and cached[0] == where.settings and cached[1].text == text:
-            return cached[1]
-        result = analyse_text(text, where.settings, path=str(path) if path is not None else uri)
-        self._latest[uri] = (where.settings, result)
+        if cached is not None and cached[0] == where.settings and cached[1] == digest and cached[2].text == text:
+            return cached[2]
+        result = analyse_text(text, where.settings, path=str(path) if path is not None else uri, project=facts)
+        self._latest[uri] = (where.settings, digest, result)
         return result
 
     def forget(self, uri: str) -> None:
         self._latest.pop(uri, None)
+        path = self._paths.pop(uri, None)
+        if path is not None:
+            self._buffers.pop(path, None)

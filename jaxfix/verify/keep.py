@@ -10,6 +10,7 @@ is left as it was. All files of a round share one worker.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
@@ -129,10 +130,21 @@ def _file_bytes(state: _State) -> bytes:
     return notebook.rewritten(path.read_bytes(), state.verdict.text)[0]
 
 
+@functools.lru_cache(maxsize=256)
+def _facts(path: str):
+    """The project facts of `path`, as `apply` used them for its first rewrite: fixes made again here must be the
+    same fixes."""
+    from jaxfix.engine import _project_facts
+
+    return _project_facts([path], None, None)[path] or None
+
+
 def _prepare(state: _State, engine_settings: Settings, settings: VerifySettings) -> None:
     verdict = state.verdict
     if state.excluded:
-        text, applied, diagnostics, errors = fix_text(verdict.original, engine_settings, path=verdict.path, keep=outside(state.excluded))
+        text, applied, diagnostics, errors = fix_text(
+            verdict.original, engine_settings, path=verdict.path, keep=outside(state.excluded), project=_facts(verdict.path)
+        )
         verdict.text, verdict.fixes_applied, verdict.diagnostics = text, applied, diagnostics
     state.targets = collect.file_targets(Path(verdict.path), verdict.original, verdict.text, settings) if verdict.changed else []
     state.safe = _safe_functions(verdict, engine_settings, state.excluded) if state.targets else set()
@@ -206,5 +218,5 @@ def _safe_functions(verdict: FileVerdict, engine_settings: Settings, excluded: s
             unsafe.add(owner)
         return True
 
-    fix_text(verdict.original, engine_settings, path=verdict.path, keep=note)
+    fix_text(verdict.original, engine_settings, path=verdict.path, keep=note, project=_facts(verdict.path))
     return {name for name in fixed - unsafe if name is not None}

@@ -1,0 +1,123 @@
+"""What the libraries JAX users build on trace by convention: one table, read by the project index and the traced
+analysis alike. Names are fully qualified, as `import flax.linen as nn; nn.Module` resolves (`flax.linen.Module`).
+
+- TRANSFORM_ALIASES: a library's transformation → the JAX transformation it behaves like for tracing (which
+  parameters it traces, whether it compiles). `nnx.jit(f)` traces `f` as `jax.jit(f)` does.
+- TRACED_BASES: a base class → the methods of its subclasses that run under tracing (`"*"`: every method but
+  those in UNTRACED_METHODS). A Flax module's methods run inside `apply`, which training code jits; an optax
+  transformation's `update` runs inside the jitted train step; an environment's `step` and `reset` are jitted
+  by every trainer built on gymnax, brax or jumanji.
+- TRACED_DECORATORS: decorators that mark a method as traced (`@nn.compact`).
+- STATIC_SELF: bases whose instances' declared attributes are hyperparameters (static at trace time): a linen
+  module's dataclass fields, a Haiku module's constructor arguments.
+- ARRAY_TYPES: annotations that mean "an array" (`chex.Array`).
+"""
+
+from __future__ import annotations
+
+TRANSFORM_ALIASES: dict[str, str] = {
+    # Flax NNX
+    "flax.nnx.jit": "jax.jit",
+    "flax.nnx.pmap": "jax.pmap",
+    "flax.nnx.vmap": "jax.vmap",
+    "flax.nnx.grad": "jax.grad",
+    "flax.nnx.value_and_grad": "jax.value_and_grad",
+    "flax.nnx.remat": "jax.checkpoint",
+    "flax.nnx.shard_map": "jax.shard_map",
+    # Flax linen (lifted transformations of functions)
+    "flax.linen.jit": "jax.jit",
+    "flax.linen.vmap": "jax.vmap",
+    "flax.linen.remat": "jax.checkpoint",
+    "flax.linen.checkpoint": "jax.checkpoint",
+    # Haiku
+    "haiku.vmap": "jax.vmap",
+    "haiku.remat": "jax.checkpoint",
+    "haiku.grad": "jax.grad",
+    "haiku.value_and_grad": "jax.value_and_grad",
+    # Equinox (the filtered transformations are known to traced.py by their own names)
+    "equinox.filter_shard_map": "jax.shard_map",
+}
+
+# Library functions that take a body as some argument, traced as lax.scan's body is: position, keyword.
+BODY_ALIASES: dict[str, tuple[tuple[int, ...], tuple[str, ...]]] = {
+    "flax.nnx.scan": ((0,), ("f",)),
+    "flax.nnx.fori_loop": ((2,), ("body_fun",)),
+    "flax.nnx.while_loop": ((0, 1), ("cond_fun", "body_fun")),
+    "flax.nnx.cond": ((1, 2), ("true_fun", "false_fun")),
+    "haiku.scan": ((0,), ("f",)),
+    "haiku.fori_loop": ((2,), ("body_fun",)),
+    "haiku.while_loop": ((0, 1), ("cond_fun", "body_fun")),
+    "haiku.cond": ((1, 2), ("true_fun", "false_fun")),
+    "haiku.switch": ((1,), ("branches",)),
+}
+
+# Functions whose function argument runs under tracing later, as a convention (the result is jitted by the
+# caller): its parameters are of unknown kind.
+CONVENTION_WRAPPERS: dict[str, tuple[int, ...]] = {
+    "haiku.transform": (0,),
+    "haiku.transform_with_state": (0,),
+    "haiku.without_apply_rng": (0,),
+    "haiku.multi_transform": (0,),
+    "optax.GradientTransformation": (0, 1),
+    "optax.GradientTransformationExtraArgs": (0, 1),
+    "optax._src.base.GradientTransformation": (0, 1),  # optax's own sources
+    "optax._src.base.GradientTransformationExtraArgs": (0, 1),
+    "haiku._src.transform.transform": (0,),  # haiku's own sources
+    "haiku._src.transform.transform_with_state": (0,),
+    "optax.stateless": (0,),
+    "optax.stateless_with_tree_map": (0,),
+}
+
+# How many leading parameters of such a function hold arrays (optax's update: updates, state, params).
+CONVENTION_ARITY: dict[str, int] = {
+    "optax.GradientTransformation": 3,
+    "optax.GradientTransformationExtraArgs": 3,
+    "optax._src.base.GradientTransformation": 3,
+    "optax._src.base.GradientTransformationExtraArgs": 3,
+}
+
+_ALL = ("*",)
+TRACED_BASES: dict[str, tuple[str, ...]] = {
+    "flax.linen.Module": _ALL,
+    "flax.linen.module.Module": _ALL,
+    "flax.nnx.Module": ("__call__",),
+    "flax.nnx.module.Module": ("__call__",),
+    "haiku.Module": _ALL,
+    "haiku._src.module.Module": _ALL,
+    "equinox.Module": ("__call__",),
+    "equinox._module.Module": ("__call__",),
+    "gymnax.environments.environment.Environment": ("step", "reset", "step_env", "reset_env", "get_obs"),
+    "brax.envs.base.Env": ("step", "reset"),
+    "brax.envs.base.PipelineEnv": ("step", "reset"),
+    "brax.envs.env.Env": ("step", "reset"),
+    "brax.envs.Env": ("step", "reset"),
+    "brax.envs.PipelineEnv": ("step", "reset"),
+    "jumanji.env.Environment": ("step", "reset"),
+    "jumanji.Environment": ("step", "reset"),
+}
+# Methods that construct or describe a module rather than compute with it.
+UNTRACED_METHODS = frozenset(
+    {"__init__", "__post_init__", "setup", "__repr__", "__str__", "__hash__", "__eq__", "__getattr__",
+     "__setattr__", "__init_subclass__", "__new__", "__getstate__", "__setstate__", "tree_flatten",
+     "tree_unflatten", "observation_space", "action_space", "state_space", "name", "num_actions",
+     "default_params", "observation_spec", "action_spec", "render", "close", "__enter__", "__exit__"}
+)  # fmt: skip
+TRACED_DECORATORS = frozenset({"flax.linen.compact", "flax.linen.module.compact", "haiku.transparent"})
+STATIC_SELF = frozenset({"flax.linen.Module", "flax.linen.module.Module", "haiku.Module", "haiku._src.module.Module"})
+ARRAY_TYPES = frozenset(
+    {"chex.Array", "chex.ArrayDevice", "chex.ArrayNumpy", "jax.Array", "jax.numpy.ndarray", "jaxtyping.Array",
+     "jax.typing.ArrayLike"}
+)  # fmt: skip
+# Ways to register a class whose instances are static when passed to a transformation.
+REGISTER_STATIC = frozenset({"jax.tree_util.register_static"})
+STRUCT_DATACLASSES = frozenset({"flax.struct.dataclass", "chex.dataclass"})
+STRUCT_FIELDS = frozenset({"flax.struct.field", "equinox.field", "chex.field"})
+STATIC_FIELDS = frozenset({"flax.struct.static_field", "equinox.static_field"})
+# Parameters of a conventionally traced function that hold Python values, not arrays: by name, or by annotation.
+FLAG_PARAMETERS = frozenset(
+    {"train", "training", "is_training", "deterministic", "decode", "use_running_average", "mutable", "method",
+     "rngs", "mode", "inference", "return_state", "return_aux", "verbose", "debug", "capture_intermediates",
+     "config", "cfg", "hparams", "name"}
+)  # fmt: skip
+PYTHON_TYPES = frozenset({"bool", "int", "str", "float", "Callable", "Sequence", "Tuple", "tuple", "list", "List",
+                          "dict", "Dict", "Optional", "Any", "type", "Type"})  # fmt: skip

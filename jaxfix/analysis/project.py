@@ -1,0 +1,1305 @@
+"""The project index: what one module needs to know about the others to be judged right.
+
+A loop in `model.py` runs under tracing because `train.py` jits the function around it; `env.step` is traced
+because a trainer writes `jax.jit(env.step)`; a Flax module's `__call__` is traced by the convention of the
+library (libraries.py). Module-local analysis cannot see these, so the index reads every Python file of the project
+(the folder of the nearest pyproject.toml or .git above the paths given), summarises each from `ast` once per
+content (a `Summary`: imports, functions, classes, module assignments and call sites, cached as JSON), resolves
+names across modules, and solves which functions are traced and how.
+
+What a module receives is its `ModuleFacts`: the functions of its own (by qualified name: `f`, `Env.step`) that
+something *outside its own view* traces, with the transformations that reach them and their parameters' kinds,
+and static facts (attributes that are hyperparameters). What a module can see itself (a local `@jax.jit`, a
+call by name from a function it traces) stays the local analysis' job, so its answers are unchanged there.
+The facts' digest enters the cache key of the module's findings: editing train.py re-checks model.py exactly
+when what model.py reads changes.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Iterator, Mapping
+
+from jaxfix.analysis import libraries
+
+INDEX_FORMAT = 1
+MAX_FILES = 20_000  # a "project" larger than this is not one: only the given paths are indexed
+_SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", "env", "__pycache__", "node_modules", ".tox",
+                        ".nox", ".mypy_cache", ".pytest_cache", ".jaxfix_cache", "site-packages", "build", "dist",
+                        ".eggs", ".ipynb_checkpoints"})  # fmt: skip
+
+# Kinds, as traced.Kind's values (this module does not import traced.py: traced.py reads these facts).
+STATIC, UNKNOWN, TRACED = 0, 1, 2
+
+_JIT_LIKE = {"jax.jit", "jax.pmap", "jax.experimental.pjit.pjit", "jax.pjit"}
+_GRAD_LIKE = {"jax.grad", "jax.value_and_grad", "jax.jacfwd", "jax.jacrev", "jax.hessian"}
+_FILTERED = {"equinox.filter_jit", "equinox.filter_vmap", "equinox.filter_pmap", "equinox.filter_grad",
+             "equinox.filter_value_and_grad", "equinox.filter_checkpoint"}  # fmt: skip
+_OTHER = {"jax.vmap", "jax.checkpoint", "jax.remat", "jax.ad_checkpoint.checkpoint", "jax.shard_map",
+          "jax.experimental.shard_map.shard_map", "jax.lax.map", "jax.named_call"}  # fmt: skip
+TRANSFORMS = _JIT_LIKE | _GRAD_LIKE | _FILTERED | _OTHER
+LAX_BODIES: dict[str, tuple[tuple[int, ...], tuple[str, ...]]] = {
+    "jax.lax.scan": ((0,), ("f",)),
+    "jax.lax.fori_loop": ((2,), ("body_fun",)),
+    "jax.lax.while_loop": ((0, 1), ("cond_fun", "body_fun")),
+    "jax.lax.cond": ((1, 2), ("true_fun", "false_fun")),
+    "jax.lax.switch": ((1,), ("branches",)),
+    **libraries.BODY_ALIASES,
+}
+_PARTIAL = "functools.partial"
+# The transformation a convention stands for: what a jitted training step does to the code it calls.
+CONVENTION = "jax.jit"
+
+
+def canonical(name: str) -> str:
+    """A library's transformation as the JAX transformation it behaves like (`flax.nnx.jit` → `jax.jit`)."""
+    return libraries.TRANSFORM_ALIASES.get(name, name)
+
+
+# ---- summaries: one module from `ast` ------------------------------------------------------------------------
+# References are JSON: {"n": "a.b.c"} a dotted name, {"l": value} a literal, {"c": call} a call, {"lam": 1} a
+# lambda, None anything else. A call is {"f": ref of the callee, "a": [refs], "k": {keyword: ref}}.
+
+
+def _ref(node: ast.AST | None, depth: int = 0):
+    if node is None or depth > 4:
+        return None
+    if isinstance(node, (ast.Name, ast.Attribute)):
+        parts = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if isinstance(node, ast.Name):
+            parts.append(node.id)
+            return {"n": ".".join(reversed(parts))}
+        return None
+    if isinstance(node, ast.Constant):
+        value = node.value
+        return {"l": value} if isinstance(value, (int, float, str, bool)) or value is None else None
+    if isinstance(node, (ast.Tuple, ast.List)):
+        values = []
+        for element in node.elts:
+            inner = _ref(element, depth + 1)
+            if not inner or "l" not in inner:
+                return {"t": [_ref(e, depth + 1) for e in node.elts]}
+            values.append(inner["l"])
+        return {"l": values}
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):
+        value = node.operand.value
+        return {"l": -value} if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    if isinstance(node, ast.Call):
+        return {"c": _call(node, depth + 1)}
+    if isinstance(node, ast.Lambda):
+        return {"lam": 1}
+    if isinstance(node, ast.BinOp):
+        return {"o": [_ref(node.left, depth + 1), _ref(node.right, depth + 1)]}
+    if isinstance(node, ast.UnaryOp) and not isinstance(node.op, ast.Not):
+        return {"o": [_ref(node.operand, depth + 1)]}
+    if isinstance(node, ast.Subscript):
+        return {"o": [_ref(node.value, depth + 1), _ref(node.slice, depth + 1)]}
+    return None
+
+
+def _call(node: ast.Call, depth: int = 0) -> dict:
+    return {
+        "f": _ref(node.func, depth),
+        "a": [None if isinstance(a, ast.Starred) else _ref(a, depth) for a in node.args],
+        "k": {k.arg: _ref(k.value, depth) for k in node.keywords if k.arg is not None},
+        "s": 1 if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords) else 0,
+    }
+
+
+def _params(args: ast.arguments) -> tuple[list[str], dict[str, object], dict[str, str]]:
+    """Parameter names in order, those with a default (→ its reference), and dotted annotations."""
+    positional = [*args.posonlyargs, *args.args]
+    names = [a.arg for a in positional] + [a.arg for a in args.kwonlyargs]
+    defaults = {a.arg: _ref(d) for a, d in zip(positional[len(positional) - len(args.defaults):], args.defaults)}
+    defaults.update({a.arg: _ref(d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+    annotations = {}
+    for a in (*positional, *args.kwonlyargs):
+        ref = _ref(_strip_subscript(a.annotation)) if a.annotation is not None else None
+        if ref and "n" in ref:
+            annotations[a.arg] = ref["n"]
+    return names, defaults, annotations
+
+
+def _strip_subscript(node: ast.AST) -> ast.AST:
+    """`Float[Array, "n"]` → `Array`'s spelling is `Float`; jaxtyping's dtype wrappers mean an array."""
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in _JAXTYPING:
+        return ast.Name("Array")
+    return node
+
+
+_JAXTYPING = frozenset({"Float", "Int", "Bool", "Complex", "Shaped", "Num", "Real", "Inexact", "UInt", "Integer",
+                        "Key", "PRNGKeyArray"})  # fmt: skip
+
+
+class _FunctionSummarizer:
+    """The calls, simple local bindings and returns of one function body (`_walk_body` fills it). Nested
+    functions get summaries of their own (`outer.<locals>.inner`, as Python's `__qualname__`); classes inside
+    functions are left out."""
+
+    def __init__(self, qual: str, functions: dict[str, dict], imports: list) -> None:
+        self.qual = qual
+        self.functions = functions
+        self.imports = imports  # import statements inside functions (the module's, shared)
+        self.calls: list[dict] = []
+        self.locals: dict[str, object] = {}
+        self.rebound: set[str] = set()
+        self.self_assigned: dict[str, object] = {}  # `self.x = value` (in __init__: haiku's hyperparameters)
+        self.nested: list[str] = []
+        self.returns: list[object] = []
+
+    def nested_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        _walk_body(self, list(node.decorator_list))
+        self.nested.append(node.name)
+        self.rebound.discard(node.name)
+        self.locals.pop(node.name, None)
+        _function(node, f"{self.qual}.<locals>.{node.name}", self.functions, parent=self.qual, imports=self.imports)
+
+    def rebind(self, target: ast.AST | None) -> None:
+        for inner in ast.walk(target) if target is not None else ():
+            if isinstance(inner, ast.Name):
+                self.rebound.add(inner.id)
+
+
+_BINDING_TARGETS = (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.NamedExpr)
+
+
+def _walk_body(body: _FunctionSummarizer, statements: list) -> None:
+    """Record what the statements hold into `body`: one explicit walk (NodeVisitor's dispatch cost a third more;
+    a summary costs about as much as parsing the file, and this walk is most of it)."""
+    stack = list(reversed(statements))
+    fields_of = _FIELDS
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is ast.Call:
+            body.calls.append(_call(node))
+        elif kind is ast.Assign:
+            _record_assign(body, node)
+        elif kind in (ast.FunctionDef, ast.AsyncFunctionDef):
+            body.nested_function(node)  # its decorators are walked there; its body is its own summary
+            continue
+        elif kind is ast.ClassDef:
+            body.rebound.add(node.name)
+            continue
+        elif kind is ast.Return:
+            body.returns.append(_ref(node.value))
+        elif kind in _BINDING_TARGETS:
+            body.rebind(node.target)
+        elif kind in (ast.With, ast.AsyncWith):
+            for item in node.items:
+                body.rebind(item.optional_vars)
+        elif kind is ast.Import or kind is ast.ImportFrom:
+            body.imports.append(node)
+        fields = fields_of.get(kind)
+        if fields is None:
+            fields = fields_of[kind] = tuple(f for f in kind._fields if f not in ("ctx", "type_comment"))
+        children = []
+        for name in fields:
+            value = getattr(node, name, None)
+            if isinstance(value, ast.AST):
+                children.append(value)
+            elif isinstance(value, list):
+                children.extend(v for v in value if isinstance(v, ast.AST))
+        stack.extend(reversed(children))
+
+
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _record_assign(body: _FunctionSummarizer, node: ast.Assign) -> None:
+    for target in node.targets:
+        if isinstance(target, ast.Name):
+            if target.id in body.locals:
+                body.rebound.add(target.id)
+            body.locals[target.id] = _ref(node.value)
+        elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+            body.self_assigned[target.attr] = _ref(node.value)
+        else:
+            for inner in ast.walk(target):
+                if isinstance(inner, ast.Name):
+                    body.rebound.add(inner.id)
+
+
+def _function(node: ast.FunctionDef | ast.AsyncFunctionDef, qual: str, functions: dict[str, dict],
+              parent: str | None = None, imports: list | None = None) -> None:
+    """Add the summary of `node` (and of the functions nested in it) to `functions` under `qual`; the import
+    statements inside it go to `imports`."""
+    names, defaults, annotations = _params(node.args)
+    body = _FunctionSummarizer(qual, functions, imports if imports is not None else [])
+    _walk_body(body, node.body)
+    functions[qual] = {
+        "params": names,
+        "kwonly": [a.arg for a in node.args.kwonlyargs],
+        "defaults": defaults,
+        "ann": annotations,
+        "dec": [_ref(d) for d in node.decorator_list],
+        "calls": body.calls,
+        "locals": {k: v for k, v in body.locals.items() if k not in body.rebound and k not in names},
+        "rebound": sorted(body.rebound | {n for n in body.locals if n in names}),
+        "self_assigned": dict(body.self_assigned),
+        "nested": body.nested,
+        "returns": body.returns,
+        "parent": parent,
+        "line": node.lineno,
+    }
+
+
+def ast_qualified_defs(tree: ast.Module) -> dict[str, ast.AST]:
+    """The module's functions by the names the index gives them: `f`, `C.m` (a method of a module-level class),
+    `f.<locals>.g` (nested in a function); inside module-level `if`/`try` blocks too."""
+    found: dict[str, ast.AST] = {}
+
+    def in_function(statements, qual: str) -> None:
+        for statement in statements:
+            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                inner = f"{qual}.<locals>.{statement.name}"
+                found[inner] = statement
+                in_function(statement.body, inner)
+            elif not isinstance(statement, ast.ClassDef):
+                for block in ("body", "orelse", "finalbody", "handlers", "cases"):
+                    children = getattr(statement, block, None)
+                    if isinstance(children, list):
+                        in_function([c for c in children if isinstance(c, ast.AST)], qual)
+
+    def walk(statements, prefix: str) -> None:
+        for statement in statements:
+            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                found[prefix + statement.name] = statement
+                in_function(statement.body, prefix + statement.name)
+            elif isinstance(statement, ast.ClassDef) and not prefix:
+                walk(statement.body, statement.name + ".")
+            elif isinstance(statement, (ast.If, ast.Try)) or type(statement).__name__ == "TryStar":
+                if not prefix:
+                    for block in ("body", "orelse", "finalbody"):
+                        walk(getattr(statement, block, ()), prefix)
+                    for handler in getattr(statement, "handlers", ()):
+                        walk(handler.body, prefix)
+
+    walk(tree.body, "")
+    return found
+
+
+def summarize(tree: ast.Module, module: str, is_package: bool) -> dict:
+    """The `Summary` of one module: JSON data, the same for the same text and module name."""
+    imports: dict[str, str] = {}
+    stars: list[str] = []
+    functions: dict[str, dict] = {}
+    classes: dict[str, dict] = {}
+    assigns: dict[str, object] = {}
+    calls: list[dict] = []  # module-level calls (outside any function)
+    package = module if is_package else module.rpartition(".")[0]
+
+    def absolute(node: ast.ImportFrom) -> str:
+        if not node.level:
+            return node.module or ""
+        base = package.split(".") if package else []
+        if node.level > 1:
+            base = base[: len(base) - (node.level - 1)] if node.level - 1 <= len(base) else []
+        return ".".join([*base, *([node.module] if node.module else [])])
+
+    def imports_of(statement: ast.AST) -> None:
+        if isinstance(statement, ast.Import):
+            for alias in statement.names:
+                if alias.asname:
+                    imports[alias.asname] = alias.name
+                else:
+                    head = alias.name.split(".")[0]
+                    imports.setdefault(head, head)
+        elif isinstance(statement, ast.ImportFrom):
+            source = absolute(statement)
+            for alias in statement.names:
+                if alias.name == "*":
+                    stars.append(source)
+                else:
+                    imports[alias.asname or alias.name] = f"{source}.{alias.name}" if source else alias.name
+
+    def module_level(statements: Iterable[ast.stmt]) -> None:
+        for statement in statements:
+            if isinstance(statement, (ast.Import, ast.ImportFrom)):
+                imports_of(statement)
+            elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                _function(statement, statement.name, functions, imports=nested_imports)
+            elif isinstance(statement, ast.ClassDef):
+                classes[statement.name] = _class(statement, functions, nested_imports)
+            elif isinstance(statement, (ast.If, ast.Try)) or type(statement).__name__ == "TryStar":
+                for block in ("body", "orelse", "finalbody"):
+                    module_level(getattr(statement, block, ()))
+                for handler in getattr(statement, "handlers", ()):
+                    module_level(handler.body)
+            else:
+                if isinstance(statement, ast.Assign):
+                    for target in statement.targets:
+                        if isinstance(target, ast.Name):
+                            assigns[target.id] = _ref(statement.value)
+                for inner in ast.walk(statement):
+                    if isinstance(inner, ast.Call):
+                        calls.append(_call(inner))
+                    elif isinstance(inner, (ast.Import, ast.ImportFrom)):
+                        imports_of(inner)
+
+    nested_imports: list = []
+    module_level(tree.body)
+    before = dict(imports)
+    for statement in nested_imports:  # imports inside functions bind names there: count them module-wide
+        imports_of(statement)
+    imports.update(before)  # a module-level import wins over a local one
+    return {"module": module, "package": is_package, "imports": imports, "stars": stars, "functions": functions,
+            "classes": classes, "assigns": assigns, "calls": calls}  # fmt: skip
+
+
+def _class(node: ast.ClassDef, functions: dict[str, dict], nested_imports: list) -> dict:
+    methods: list[str] = []
+    fields: dict[str, dict] = {}
+    for statement in node.body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            _function(statement, f"{node.name}.{statement.name}", functions, imports=nested_imports)
+            methods.append(statement.name)
+        elif isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
+            annotation = _ref(statement.annotation)
+            fields[statement.target.id] = {
+                "ann": annotation["n"] if annotation and "n" in annotation else None,
+                "value": _ref(statement.value) if statement.value is not None else None,
+            }
+        elif isinstance(statement, ast.Assign):
+            for target in statement.targets:
+                if isinstance(target, ast.Name):
+                    fields.setdefault(target.id, {"ann": None, "value": _ref(statement.value), "plain": 1})
+    return {
+        "bases": [_ref(b.value if isinstance(b, ast.Subscript) else b) for b in node.bases],  # `Env[S, P]`: Env
+        "methods": methods,
+        "dec": [_ref(d) for d in node.decorator_list],
+        "fields": fields,
+        "line": node.lineno,
+    }
+
+
+# ---- the project ---------------------------------------------------------------------------------------------
+
+
+def project_root(paths: Iterable[str | Path]) -> Path | None:
+    """The folder of the nearest pyproject.toml or .git above the paths given (their common folder), else None
+    (the project is then the paths themselves)."""
+    resolved = [Path(p).resolve() for p in paths]
+    if not resolved:
+        return None
+    folders = [p if p.is_dir() else p.parent for p in resolved]
+    try:
+        common = Path(os.path.commonpath([str(f) for f in folders]))
+    except ValueError:
+        return None
+    for folder in (common, *common.parents):
+        if (folder / "pyproject.toml").is_file() or (folder / ".git").exists():
+            return folder
+    return None
+
+
+def _common_folder(paths: list[Path]) -> Path | None:
+    folders = [p if p.is_dir() else p.parent for p in paths]
+    try:
+        return Path(os.path.commonpath([str(f) for f in folders])) if folders else None
+    except ValueError:
+        return None
+
+
+def _python_files(root: Path) -> Iterator[Path]:
+    for folder, subfolders, files in os.walk(root):
+        subfolders[:] = sorted(s for s in subfolders if s not in _SKIP_DIRS and not s.startswith("."))
+        for name in sorted(files):
+            if name.endswith(".py"):
+                yield Path(folder) / name
+
+
+def module_names(path: Path, root: Path) -> list[str]:
+    """The names a module may be imported by: the dotted path through the packages (folders with __init__.py)
+    that hold it, and its path relative to the root (a src/ layout, a folder of scripts)."""
+    stem = [] if path.name == "__init__.py" else [path.stem]
+    names = []
+    parts: list[str] = []
+    folder = path.parent
+    while (folder / "__init__.py").is_file() and folder != folder.parent:
+        parts.insert(0, folder.name)
+        if folder == root:
+            break
+        folder = folder.parent
+    names.append(".".join([*parts, *stem]))
+    try:
+        relative = path.relative_to(root).with_suffix("")
+        dotted = ".".join(p for p in relative.parts if p != "__init__")
+        if dotted and dotted not in names:
+            names.append(dotted)
+    except ValueError:
+        pass
+    return [n for n in names if n]
+
+
+class _SummaryCache:
+    """Summaries on disk, one JSON file (`.summary`) per (content, module name), in the findings cache's run
+    folder (so they are pruned with it, and a new version of jaxfix starts afresh). `prepare` makes that folder
+    and marks it used, before the first summary is stored."""
+
+    def __init__(self, folder: Path | None, prepare=None, memory: dict | None = None) -> None:
+        self.folder = folder / f"index-{INDEX_FORMAT}" if folder is not None else None
+        self._prepare = prepare
+        self.memory = memory  # summaries kept in memory too (a language server's, across analyses)
+        self.used: set[str] = set()
+
+    def load(self, key: str) -> dict | None:
+        self.used.add(key)
+        if self.memory is not None and key in self.memory:
+            return self.memory[key]
+        if self.folder is None:
+            return None
+        try:
+            with open(self.folder / key[:2] / f"{key}.summary", "rb") as handle:
+                return json.loads(handle.read())
+        except (OSError, ValueError):
+            return None
+
+    def load_facts(self, key: str) -> dict[str, "ModuleFacts"] | None:
+        """Every path's facts, as `store_facts` wrote them for one state of the project (None: not stored)."""
+        if self.folder is None:
+            return None
+        try:
+            with open(self.folder / f"{key}.facts", "rb") as handle:
+                data = json.loads(handle.read())
+            return {path: ModuleFacts.from_json(facts) for path, facts in data.items()}
+        except (OSError, ValueError, TypeError, KeyError, AttributeError):
+            return None
+
+    def store_facts(self, key: str, facts: dict[str, "ModuleFacts"]) -> None:
+        if self.folder is None:
+            return
+        try:
+            if self._prepare is not None:
+                self._prepare()
+                self._prepare = None
+            self.folder.mkdir(parents=True, exist_ok=True)
+            for old in self.folder.glob("facts-*.facts"):  # one state of the project is kept: the latest
+                old.unlink(missing_ok=True)
+            descriptor, temporary = tempfile.mkstemp(dir=self.folder, prefix=".", suffix=".tmp")
+            with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+                json.dump({path: f.to_json() for path, f in facts.items() if f}, handle)
+            os.replace(temporary, self.folder / f"{key}.facts")
+        except (OSError, TypeError, ValueError):
+            pass
+
+    def store(self, key: str, summary: dict) -> None:
+        self.used.add(key)
+        if self.memory is not None:
+            self.memory[key] = summary
+        if self.folder is None:
+            return
+        target = self.folder / key[:2] / f"{key}.summary"
+        try:
+            if self._prepare is not None:
+                self._prepare()
+                self._prepare = None
+            target.parent.mkdir(parents=True, exist_ok=True)
+            descriptor, temporary = tempfile.mkstemp(dir=target.parent, prefix=".", suffix=".tmp")
+            with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+                json.dump(summary, handle)
+            os.replace(temporary, target)
+        except (OSError, TypeError, ValueError):
+            pass
+
+
+def _keys(jobs: list) -> tuple[list[str | None], list[bytes | None]]:
+    """The summary key (content and module name) and the content of each (path, names, text) job."""
+    keys, datas = [], []
+    for path, names, text in jobs:
+        data = _content(path, text)
+        datas.append(data)
+        keys.append(_summary_key(names[0], path.name == "__init__.py", data) if data is not None else None)
+    return keys, datas
+
+
+def _summaries(jobs: list, cache: _SummaryCache, keys: list, datas: list) -> list[dict | None]:
+    """The summary of each (path, names, text) job: from the cache, else made (and stored there)."""
+    found, missing = [], []
+    for index, (path, names, text) in enumerate(jobs):
+        key, data = keys[index], datas[index]
+        found.append(cache.load(key) if key is not None else None)
+        if key is not None and found[-1] is None:
+            missing.append((index, data, names[0], path.name == "__init__.py"))
+    # Made in this process: across processes, sending the summaries back costs more than making them (measured
+    # on flax's 353 files: 12.3 s on two workers against 6.7 s in-process, on a loaded two-core machine).
+    made = [_make_summary((data, name, package)) for _, data, name, package in missing]
+    for (index, _, _, _), summary in zip(missing, made):
+        found[index] = summary
+        if summary is not None:
+            cache.store(keys[index], summary)
+    return found
+
+
+def _content(path: Path, text: str | None) -> bytes | None:
+    try:
+        return text.encode("utf-8", "surrogateescape") if text is not None else path.read_bytes()
+    except OSError:
+        return None
+
+
+def _summary_key(name: str, is_package: bool, data: bytes) -> str:
+    return hashlib.sha256(b"%d\0%s\0%d\0" % (INDEX_FORMAT, name.encode(), is_package) + data).hexdigest()
+
+
+def _make_summary(job: tuple[bytes, str, bool]) -> dict | None:
+    data, name, is_package = job
+    try:
+        return summarize(ast.parse(data), name, is_package)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+@dataclass(frozen=True)
+class ModuleFacts:
+    """What the project tells one module: `traced` maps a function's qualified name in the module (`f`,
+    `Class.method`) to (the transformations that reach it, its parameters' kinds); `static_attrs` maps it to
+    {parameter: attributes of it that are static} (`self`'s hyperparameters, a static config's fields)."""
+
+    traced: Mapping[str, tuple[tuple[str, ...], Mapping[str, int]]] = field(default_factory=dict)
+    static_attrs: Mapping[str, Mapping[str, tuple[str, ...]]] = field(default_factory=dict)
+
+    def __bool__(self) -> bool:
+        return bool(self.traced) or bool(self.static_attrs)
+
+    def digest(self) -> str:
+        data = json.dumps([self.traced, self.static_attrs], sort_keys=True, default=list)
+        return hashlib.sha256(data.encode()).hexdigest()
+
+    @classmethod
+    def from_json(cls, data: dict) -> "ModuleFacts":
+        traced = {k: (tuple(t), dict(p)) for k, (t, p) in data["traced"].items()}
+        static = {k: {p: tuple(a) for p, a in v.items()} for k, v in data["static_attrs"].items()}
+        return cls(traced, static)
+
+    def to_json(self) -> dict:
+        return {"traced": {k: [list(t), dict(p)] for k, (t, p) in self.traced.items()},
+                "static_attrs": {k: {p: list(a) for p, a in v.items()} for k, v in self.static_attrs.items()}}  # fmt: skip
+
+
+EMPTY = ModuleFacts()
+
+Key = tuple[str, str]  # (module name, qualified name in it)
+
+
+@dataclass
+class _Seed:
+    transforms: set[str] = field(default_factory=set)
+    kinds: dict[str, int] = field(default_factory=dict)
+    local: bool = True  # only reasons the module's own analysis sees
+
+
+class Project:
+    """Every module of a project, summarised, with names resolved across them and traced-ness solved."""
+
+    def __init__(self, root: Path | None, summaries: dict[str, dict], paths: dict[str, str]) -> None:
+        self.root = root
+        self.modules = summaries  # module name → summary (several names may share one summary)
+        self.path_module = paths  # absolute path → its primary module name
+        self._solved: dict[Key, _Seed] | None = None
+        self._static_attrs: dict[Key, dict[str, set[str]]] = {}
+        self._static_class_cache: dict[tuple[str, str], set[str]] | None = None
+        self._preset: dict[str, ModuleFacts] | None = None  # every path's facts, read back from the cache
+        self._by_module: dict[str, list[str]] | None = None
+        self._resolved: dict[tuple, list[tuple]] = {}
+
+    # ---- building --------------------------------------------------------------------------------------------
+
+    @classmethod
+    def build(cls, paths: Iterable[str | Path], cache_folder: Path | None = None,
+              texts: Mapping[str, str] | None = None, prepare=None, root: Path | None = None,
+              memory: dict | None = None) -> "Project":
+        """The project around `paths` (or the one in `root`, where given). `cache_folder`: where summaries are kept
+        (None: nowhere), `prepare` what to call before the first is stored there; `memory`: a dict that keeps
+        them between builds (by content: an edited file is summarised again, the others are not). `texts`:
+        contents that replace what is on disk (an editor's buffers, stdin), by path."""
+        paths = list(paths)
+        root = Path(root).resolve() if root is not None else project_root(paths)
+        cache = _SummaryCache(cache_folder, prepare, memory)
+        files: list[Path] = []
+        if root is not None:
+            for index, path in enumerate(_python_files(root)):
+                if index >= MAX_FILES:
+                    files = []
+                    break
+                files.append(path)
+        if not files:  # no project around the paths: they are the project
+            given = [Path(p).resolve() for p in paths]
+            root = _common_folder(given)
+            for path in given:
+                files.extend(_python_files(path) if path.is_dir() else [path] if path.suffix == ".py" else [])
+        texts = {os.path.abspath(k): v for k, v in (texts or {}).items()}
+        for extra in texts:
+            if Path(extra) not in files:
+                files.append(Path(extra))
+        summaries: dict[str, dict] = {}
+        path_module: dict[str, str] = {}
+        jobs = []
+        taken: set[str] = set()
+        for path in files:
+            names = module_names(path.resolve(), root or path.parent)
+            if not names:
+                continue
+            # Two files by one name (conftest.py in folders without __init__.py): the second goes by its path
+            # relative to the root, else by a name nothing imports, so that each file's facts are its own.
+            primary = next((n for n in names if n not in taken), f"{names[0]}@{len(jobs)}")
+            names = [primary, *(n for n in names if n != primary and n not in taken)]
+            taken.update(names)
+            jobs.append((path, names, texts.get(os.path.abspath(path))))
+        keys, datas = _keys(jobs)
+        # The facts of every module, solved once per state of the whole project: a warm run reads them back.
+        digest = hashlib.sha256(json.dumps([[os.path.abspath(p), n, k] for (p, n, _), k in zip(jobs, keys)]).encode())
+        facts_key = "facts-" + digest.hexdigest()
+        stored = cache.load_facts(facts_key) if memory is None else None
+        if stored is not None:
+            project = cls(root, {}, {os.path.abspath(p): n[0] for p, n, _ in jobs})
+            project._preset = stored
+            return project
+        import gc
+
+        collecting = gc.isenabled()
+        gc.disable()  # summaries are acyclic, and collections over the growing heap cost more than the work
+        try:
+            found = _summaries(jobs, cache, keys, datas)
+        finally:
+            if collecting:
+                gc.enable()
+        for (path, names, _), summary in zip(jobs, found):
+            if summary is None:
+                continue
+            path_module[os.path.abspath(path)] = names[0]
+            for name in names:
+                summaries.setdefault(name, summary)
+        if memory is not None:  # what no file has any more (an edited file's earlier content) is let go
+            for key in [k for k in memory if k not in cache.used]:
+                del memory[key]
+        project = cls(root, summaries, path_module)
+        if cache.folder is not None and memory is None and path_module:
+            project._preset = {path: project.facts_for(path) for path in path_module}
+            cache.store_facts(facts_key, project._preset)
+        return project
+
+    def facts_for(self, path: str) -> ModuleFacts:
+        if self._preset is not None:
+            return self._preset.get(os.path.abspath(path), EMPTY)
+        module = self.path_module.get(os.path.abspath(path))
+        if module is None:
+            return EMPTY
+        solved = self.solve()
+        if self._by_module is None:
+            self._by_module = {}
+            for key in sorted(set(solved) | set(self._static_attrs)):
+                self._by_module.setdefault(key[0], []).append(key[1])
+        traced, static = {}, {}
+        for qual in self._by_module.get(module, ()):
+            seed = solved.get((module, qual))
+            if seed is not None and not seed.local:
+                traced[qual] = (tuple(sorted(seed.transforms)), dict(sorted(seed.kinds.items())))
+        for qual in self._by_module.get(module, ()):
+            attrs = self._static_attrs.get((module, qual))
+            if attrs and (module, qual) in solved and any(attrs.values()):
+                static[qual] = {p: tuple(sorted(a)) for p, a in sorted(attrs.items()) if a}
+        return ModuleFacts(traced, static)
+
+    # ---- names -----------------------------------------------------------------------------------------------
+
+    def _module(self, name: str) -> dict | None:
+        return self.modules.get(name)
+
+    def qualify(self, module: str, dotted: str) -> str:
+        """`jnp.sum` → `jax.numpy.sum` through the module's imports; other names unchanged."""
+        summary = self.modules[module]
+        head, _, rest = dotted.partition(".")
+        target = summary["imports"].get(head)
+        if target is None:
+            return dotted
+        return f"{target}.{rest}" if rest else target
+
+    def resolve(self, module: str, function: str | None, ref, depth: int = 0) -> list[tuple]:
+        """What a reference may denote: ("func", module, qualname, bound) where `bound` counts the leading
+        parameters a bound method or partial binds, ("class", module, name), ("instance", module, name),
+        ("module", name), ("external", qualified name) or ("partial", target, bound, keywords)."""
+        if ref is None or depth > 8:
+            return []
+        if "n" in ref:
+            return self._resolve_dotted(module, function, ref["n"], depth)
+        if "c" in ref:
+            call = ref["c"]
+            callee = self.resolve(module, function, call["f"], depth + 1)
+            found = []
+            for target in callee:
+                if target[0] == "class":
+                    found.append(("instance", target[1], target[2]))
+                elif target[0] == "func" and depth < 4:  # a factory: what it returns (`jax.jit(make_step(...))`)
+                    info = self._info((target[1], target[2]))
+                    for returned in info["returns"] if info is not None else ():
+                        found.extend(self.resolve(target[1], target[2], returned, depth + 2))
+                elif target[0] == "external" and target[1] == _PARTIAL and call["a"]:
+                    bound = sum(1 for a in call["a"][1:]) if not call.get("s") else 0
+                    keywords = frozenset(call["k"])
+                    for inner in self.resolve(module, function, call["a"][0], depth + 1):
+                        if inner[0] == "func":
+                            bound_keywords = (inner[4] if len(inner) > 4 else frozenset()) | keywords
+                            found.append(("func", inner[1], inner[2], inner[3] + bound, bound_keywords))
+                        elif inner[0] == "external":
+                            found.append(("partial", inner[1], call))
+            return found
+        return []
+
+    def _resolve_dotted(self, module: str, function: str | None, dotted: str, depth: int) -> list[tuple]:
+        if depth == 0:  # the same names are resolved again and again while solving: once each
+            key = (module, function, dotted)
+            found = self._resolved.get(key)
+            if found is None:
+                found = self._resolved[key] = self._resolve_dotted_uncached(module, function, dotted, 0)
+            return found
+        return self._resolve_dotted_uncached(module, function, dotted, depth)
+
+    def _resolve_dotted_uncached(self, module: str, function: str | None, dotted: str, depth: int) -> list[tuple]:
+        summary = self.modules[module]
+        parts = dotted.split(".")
+        head, rest = parts[0], parts[1:]
+        starts: list[tuple] | None = None
+        scope = function
+        while scope is not None and starts is None:  # the function, then the functions around it (closures)
+            info = summary["functions"].get(scope)
+            if info is None:
+                break
+            owner = scope.split(".<locals>.")[0]
+            if (head in ("self", "cls") and info["params"][:1] == [head] and "." in owner and scope == owner
+                    and owner.split(".")[0] in summary["classes"]):
+                starts = [("instance" if head == "self" else "class", module, owner.split(".")[0])]
+            elif head in info["nested"]:
+                starts = [("func", module, f"{scope}.<locals>.{head}", 0)]
+            elif head in info["locals"]:
+                starts = self.resolve(module, scope, info["locals"][head], depth + 1)
+            elif head in info["params"]:
+                annotation = info["ann"].get(head)
+                starts = []
+                if annotation:
+                    starts = [("instance", t[1], t[2]) for t in self._resolve_dotted(module, None, annotation, depth + 1)
+                              if t[0] == "class"]  # fmt: skip
+            elif head in info["rebound"]:
+                starts = []
+            scope = info.get("parent")
+        if starts is None:
+            starts = self._module_attr(module, head, depth)
+        for attr in rest:
+            starts = [t for start in starts for t in self._attribute(start, attr, depth)]
+        return starts
+
+    def _module_attr(self, module: str, name: str, depth: int) -> list[tuple]:
+        summary = self.modules.get(module)
+        if summary is None or depth > 8:
+            return [("external", f"{module}.{name}")]
+        if name in summary["functions"]:
+            return [("func", module, name, 0)]
+        if name in summary["classes"]:
+            return [("class", module, name)]
+        if name in summary["assigns"]:
+            return self.resolve(module, None, summary["assigns"][name], depth + 1)
+        if name in summary["imports"]:
+            return self._qualified(summary["imports"][name], depth + 1)
+        submodule = f"{module}.{name}"
+        if submodule in self.modules:
+            return [("module", submodule)]
+        for star in summary["stars"]:
+            if star in self.modules and star != module:
+                found = self._module_attr(star, name, depth + 1)
+                if found and found[0][0] != "external":
+                    return found
+        return []
+
+    def _qualified(self, qualified: str, depth: int) -> list[tuple]:
+        parts = qualified.split(".")
+        for cut in range(len(parts), 0, -1):
+            name = ".".join(parts[:cut])
+            if name in self.modules:
+                starts: list[tuple] = [("module", name)]
+                for attr in parts[cut:]:
+                    starts = [t for s in starts for t in self._attribute(s, attr, depth)]
+                return starts
+        return [("external", qualified)]
+
+    def _attribute(self, start: tuple, attr: str, depth: int) -> list[tuple]:
+        kind = start[0]
+        if kind == "module":
+            return self._module_attr(start[1], attr, depth + 1)
+        if kind in ("class", "instance"):
+            for owner_module, owner in self.mro(start[1], start[2]):
+                summary = self.modules[owner_module]
+                if attr in summary["classes"][owner]["methods"]:
+                    return [("func", owner_module, f"{owner}.{attr}", 1 if kind == "instance" else 0)]
+            return []
+        if kind == "external":
+            return [("external", f"{start[1]}.{attr}")]
+        return []
+
+    def mro(self, module: str, name: str, depth: int = 0) -> list[tuple[str, str]]:
+        """The class and its project base classes, depth first (enough for methods' look-up)."""
+        order = [(module, name)]
+        if depth > 10 or name not in self.modules[module]["classes"]:
+            return order
+        for base in self.modules[module]["classes"][name]["bases"]:
+            for target in self.resolve(module, None, base, depth + 1):
+                if target[0] == "class":
+                    for entry in self.mro(target[1], target[2], depth + 1):
+                        if entry not in order:
+                            order.append(entry)
+        return order
+
+    def external_bases(self, module: str, name: str) -> set[str]:
+        """The qualified names of the classes outside the project that the class derives from."""
+        found: set[str] = set()
+        for owner_module, owner in self.mro(module, name):
+            if (owner_module, owner) != (module, name):  # a library's own base class, checked in its own sources
+                found.add(f"{owner_module}.{owner}")
+            for base in self.modules[owner_module]["classes"][owner]["bases"]:
+                if base is not None and "n" in base:
+                    for target in self.resolve(owner_module, None, base):
+                        if target[0] == "external":
+                            found.add(target[1])
+        return found
+
+    # ---- traced-ness -----------------------------------------------------------------------------------------
+
+    def solve(self) -> dict[Key, _Seed]:
+        if self._solved is not None:
+            return self._solved
+        import gc
+
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            return self._solve()
+        finally:
+            if collecting:
+                gc.enable()
+
+    def _solve(self) -> dict[Key, _Seed]:
+        traced: dict[Key, _Seed] = {}
+        todo: list[Key] = []
+
+        def mark(key: Key, transforms: Iterable[str], kinds: Mapping[str, int], local: bool) -> None:
+            info = self._info(key)
+            if info is None:
+                return
+            seed = traced.get(key)
+            new = seed is None
+            if seed is None:
+                seed = traced[key] = _Seed(local=local)
+            changed = new
+            if not local and seed.local:
+                seed.local, changed = False, True
+            for t in transforms:
+                if t not in seed.transforms:
+                    seed.transforms.add(t)
+                    changed = True
+            for p in info["params"]:
+                k = kinds.get(p, UNKNOWN)
+                old = seed.kinds.get(p)
+                k = k if old is None else max(old, k)
+                if k != old:
+                    seed.kinds[p] = k
+                    changed = True
+            if changed:
+                todo.append(key)
+
+        visible = [(name, s) for name, s in self.modules.items() if s["module"] == name]
+        for module, summary in visible:
+            for qual, info in summary["functions"].items():
+                for decorator in info["dec"]:
+                    self._seed_from_decorator(module, qual, info, decorator, mark)
+                for call in info["calls"]:
+                    self._seed_from_call(module, qual, call, mark)
+            for call in summary["calls"]:
+                self._seed_from_call(module, None, call, mark)
+            for name in summary["classes"]:
+                self._seed_from_conventions(module, name, mark)
+        while todo:
+            key = todo.pop()
+            seed = traced[key]
+            info = self._info(key)
+            module, qual = key
+            for nested in info["nested"]:  # functions nested in a traced one are traced (the local analysis' rule)
+                mark((module, f"{qual}.<locals>.{nested}"), seed.transforms, {}, True)
+            for call in info["calls"]:
+                for target in self.resolve(module, qual, call["f"]):
+                    if target[0] != "func":
+                        continue
+                    callee = (target[1], target[2])
+                    callee_info = self._info(callee)
+                    if callee_info is None:
+                        continue
+                    kinds = self._argument_kinds(module, qual, seed, callee_info["params"], call, target[3], callee_info["ann"])
+                    plain = call["f"] is not None and "n" in call["f"] and "." not in call["f"]["n"]
+                    local = seed.local and plain and target[1] == module and "." not in target[2]
+                    mark(callee, seed.transforms, kinds, local)
+        self._solved = traced
+        self._collect_static_attrs(traced)
+        return traced
+
+    def _info(self, key: Key) -> dict | None:
+        summary = self.modules.get(key[0])
+        return summary["functions"].get(key[1]) if summary is not None else None
+
+    def _argument_kinds(self, module: str, caller: str, seed: _Seed, params: list[str], call: dict, bound: int,
+                        callee_annotations: Mapping[str, str] = {}) -> dict[str, int]:
+        """Kinds of the callee's parameters at one call site: TRACED where the argument is (an index, attribute
+        or method of) a TRACED parameter of the caller that the caller does not rebind, STATIC for literals,
+        UNKNOWN otherwise."""
+        info = self._info((module, caller))
+        rebound = set(info["rebound"]) | set(info["locals"])
+
+        def kind(ref) -> int:
+            if ref is None:
+                return UNKNOWN
+            if "l" in ref:
+                return STATIC
+            if "n" in ref:
+                parts = ref["n"].split(".")
+                if parts[0] in rebound or parts[0] not in seed.kinds:
+                    return UNKNOWN
+                if len(parts) > 1 and parts[-1] in ("shape", "ndim", "dtype", "size"):
+                    return STATIC
+                if len(parts) > 1:  # a field of a pytree: a static one (brax's `sys.num_iter`) is a Python value
+                    static = self._static_attrs_of(module, caller, parts[0])
+                    if "*" in static or parts[1] in static or seed.kinds[parts[0]] == STATIC:
+                        return STATIC
+                    return UNKNOWN
+                return seed.kinds[parts[0]]
+            if "o" in ref:
+                return max((kind(r) for r in ref["o"]), default=STATIC)
+            if "c" in ref and ref["c"]["f"] is not None and "n" in ref["c"]["f"]:
+                callee = self.qualify(module, ref["c"]["f"]["n"])
+                if callee.startswith(("jax.numpy.", "jax.lax.", "jax.nn.", "jax.random.", "jax.scipy.")):
+                    return TRACED
+            return UNKNOWN
+
+        free = params[bound:]
+        if call.get("s"):
+            return {}
+        kinds = {p: STATIC for p in params[:bound] if p not in ("self", "cls")}
+        for p, ref in zip(free, call["a"]):
+            kinds[p] = kind(ref)
+        for name, ref in call["k"].items():
+            if name in free:
+                kinds[name] = kind(ref)
+        for p, annotation in callee_annotations.items():  # `num_iter: int` is meant as a Python value
+            if kinds.get(p) == TRACED and annotation.split(".")[-1] in libraries.PYTHON_TYPES:
+                kinds[p] = UNKNOWN
+        return kinds
+
+    def _static_attrs_of(self, module: str, function: str, param: str) -> set[str]:
+        """The static fields of `param`, from its annotation: all ("*") for a class registered static, the
+        `pytree_node=False` fields of a struct dataclass."""
+        info = self._info((module, function))
+        annotation = info["ann"].get(param) if info is not None else None
+        if not annotation:
+            return set()
+        found: set[str] = set()
+        for target in self._resolve_dotted(module, None, annotation, 0):
+            if target[0] == "class":
+                found |= self._static_classes().get((target[1], target[2]), set())
+        return found
+
+    def _seed_kinds(self, info: dict, transform: str, options: dict, bound: int) -> dict[str, int]:
+        params = info["params"]
+        kinds = {p: TRACED for p in params}
+        for p in params[:bound]:
+            kinds[p] = UNKNOWN if p in ("self", "cls") else STATIC
+        if params[:1] in (["self"], ["cls"]):
+            kinds[params[0]] = UNKNOWN
+        if transform in _FILTERED:
+            return {p: UNKNOWN for p in params}
+        if transform in _JIT_LIKE:
+            for key in ("static_argnums", "static_broadcasted_argnums"):
+                if key in options:
+                    numbers = _literal_list(options[key], int)
+                    if numbers is None:
+                        return {p: UNKNOWN for p in params}
+                    for n in numbers:
+                        index = bound + n if n >= 0 else len(params) + n
+                        if 0 <= index < len(params):
+                            kinds[params[index]] = STATIC
+            if "static_argnames" in options:
+                names = _literal_list(options["static_argnames"], str)
+                if names is None:
+                    return {p: UNKNOWN for p in params}
+                for name in names:
+                    if name in kinds:
+                        kinds[name] = STATIC
+        elif transform in _GRAD_LIKE:
+            argnums = _literal_list(options["argnums"], int) if "argnums" in options else [0]
+            if argnums is None:
+                return {p: UNKNOWN for p in params}
+            for index, p in enumerate(params[bound:]):
+                if index not in argnums:
+                    kinds[p] = UNKNOWN
+        elif transform == "jax.vmap":
+            return {p: (k if k != TRACED else UNKNOWN) if "in_axes" in options else k for p, k in kinds.items()}
+        return kinds
+
+    def _seed_from_decorator(self, module: str, qual: str, info: dict, decorator, mark) -> None:
+        if decorator is None:
+            return
+        transform, options = self._transform(module, None, decorator)
+        if transform is not None:
+            mark((module, qual), [transform], self._seed_kinds(info, transform, options, 0), True)
+            return
+        names = self._qualified_names(module, decorator)
+        if names & libraries.TRACED_DECORATORS:
+            mark((module, qual), [CONVENTION], self._convention_kinds(module, info), False)
+
+    def _qualified_names(self, module: str, ref) -> set[str]:
+        if ref is None:
+            return set()
+        if "c" in ref:
+            return self._qualified_names(module, ref["c"]["f"])
+        names = set()
+        for target in self.resolve(module, None, ref):  # outside the project, or a library's own definition
+            if target[0] == "external":
+                names.add(target[1])
+            elif target[0] in ("class", "func"):
+                names.add(f"{target[1]}.{target[2]}")
+        return names
+
+    def _transform(self, module: str, function: str | None, ref) -> tuple[str | None, dict]:
+        """The JAX transformation a decorator or callee stands for, with its keyword options:
+        `jax.jit`, `jax.jit(static_argnums=1)`, `partial(jax.jit, static_argnums=1)`, `nnx.jit`."""
+        if ref is None:
+            return None, {}
+        if "n" in ref:
+            for target in self.resolve(module, function, ref):
+                if target[0] == "external" and canonical(target[1]) in TRANSFORMS:
+                    return canonical(target[1]), {}
+            return None, {}
+        if "c" in ref:
+            call = ref["c"]
+            inner, _ = self._transform(module, function, call["f"])
+            options = {k: v for k, v in call["k"].items()}
+            if inner is not None and not call["a"]:
+                return inner, options
+            if call["f"] is not None and any(t == ("external", _PARTIAL) for t in self.resolve(module, function, call["f"])):
+                if call["a"]:
+                    inner, _ = self._transform(module, function, call["a"][0])
+                    if inner is not None:
+                        return inner, options
+        return None, {}
+
+    def _seed_from_call(self, module: str, function: str | None, call: dict, mark) -> None:
+        callee = call["f"]
+        if callee is None:
+            return
+        transform, options = self._transform(module, function, callee)
+        if transform is not None and call["a"]:
+            options = {**options, **call["k"]}
+            self._seed_targets(module, function, call["a"][0], transform, options, mark)
+            return
+        names = self._qualified_names(module, callee) if "n" in callee else set()
+        if not names:
+            return
+        for name in names:
+            if name in LAX_BODIES:
+                positions, keywords = LAX_BODIES[name]
+                bodies = [a for i, a in enumerate(call["a"]) if i in positions]
+                bodies += [v for k, v in call["k"].items() if k in keywords]
+                for body in bodies:
+                    for ref in (body["t"] if body and "t" in body else [body]):
+                        self._seed_targets(module, function, ref, name, {}, mark, body=True)
+            if name in libraries.CONVENTION_WRAPPERS:
+                positions = libraries.CONVENTION_WRAPPERS[name]
+                for i, ref in enumerate(call["a"]):
+                    if i in positions:
+                        for target in self.resolve(module, function, ref):
+                            if target[0] == "func":
+                                info = self._info((target[1], target[2]))
+                                limit = libraries.CONVENTION_ARITY.get(name, 1_000) + target[3]
+                                kinds = self._convention_kinds(target[1], info, limit)
+                                mark((target[1], target[2]), [CONVENTION], kinds, False)
+
+    def _seed_targets(self, module: str, function: str | None, ref, transform: str, options: dict, mark,
+                      body: bool = False) -> None:
+        for target in self.resolve(module, function, ref):
+            if target[0] != "func":
+                continue
+            key = (target[1], target[2])
+            info = self._info(key)
+            if info is None:
+                continue
+            plain = ref is not None and "n" in ref and "." not in ref["n"]
+            local = plain and target[1] == module and (
+                "." not in target[2] or (function is not None and function.split(".")[0] == target[2].split(".")[0] and False)
+            )
+            if body:
+                kinds = {p: TRACED for p in info["params"][target[3]:]}
+                kinds.update({p: STATIC for p in info["params"][:target[3]]})
+                if info["params"][:1] in (["self"], ["cls"]):
+                    kinds[info["params"][0]] = UNKNOWN
+            else:
+                kinds = self._seed_kinds(info, transform, options, target[3])
+            for keyword in target[4] if len(target) > 4 else ():  # `partial(f, beam_size=n)`: a constant
+                if keyword in kinds:
+                    kinds[keyword] = STATIC
+            mark(key, [transform], kinds, local)
+
+    def _convention_kinds(self, module: str, info: dict, limit: int = 1_000) -> dict[str, int]:
+        """Parameters of a function traced by convention: TRACED (arrays and pytrees of them: inputs, states,
+        updates), but UNKNOWN for `self`/`cls`, a flag (`train: bool`, `deterministic=True`, a name in
+        libraries.FLAG_PARAMETERS) or a parameter annotated with a Python type: those stay Python values."""
+        kinds = {}
+        kwonly = set(info.get("kwonly", ()))
+        for index, p in enumerate(info["params"]):
+            if p in kwonly or index >= limit:  # extra arguments (optax's `**extra_args` kind): unknown
+                kinds[p] = UNKNOWN
+                continue
+            annotation = info["ann"].get(p)
+            default = info["defaults"].get(p, None) if isinstance(info["defaults"], dict) else None
+            python_value = (
+                p in ("self", "cls")
+                or p in libraries.FLAG_PARAMETERS
+                or (annotation is not None and annotation.split(".")[-1] in libraries.PYTHON_TYPES)
+                or (default is not None and "l" in default and isinstance(default["l"], (bool, str)))
+            )
+            kinds[p] = UNKNOWN if python_value else TRACED
+        return kinds
+
+    def _seed_from_conventions(self, module: str, name: str, mark) -> None:
+        bases = self.external_bases(module, name)
+        methods: set[str] = set()
+        every = False
+        for base in bases:
+            listed = libraries.TRACED_BASES.get(base)
+            if listed is None:
+                continue
+            if "*" in listed:
+                every = True
+            methods.update(m for m in listed if m != "*")
+        if not methods and not every:
+            return
+        for owner_module, owner in self.mro(module, name):
+            summary = self.modules[owner_module]
+            for method in summary["classes"][owner]["methods"]:
+                if method in libraries.UNTRACED_METHODS or (method.startswith("_") and not method.startswith("__")):
+                    if not (every and method.startswith("_") and not method.startswith("__")):
+                        continue
+                if method.startswith("__") and method != "__call__":
+                    continue
+                if every or method in methods:
+                    key = (owner_module, f"{owner}.{method}")
+                    info = self._info(key)
+                    if info is not None and not any(self._is_property(owner_module, d) for d in info["dec"]):
+                        mark(key, [CONVENTION], self._convention_kinds(owner_module, info), False)
+
+    def _is_property(self, module: str, decorator) -> bool:
+        return decorator is not None and "n" in decorator and decorator["n"].split(".")[-1] in (
+            "property", "cached_property", "nowrap", "setter", "staticmethod", "classmethod", "abstractmethod")
+
+    # ---- static-ness -----------------------------------------------------------------------------------------
+
+    def _collect_static_attrs(self, traced: dict[Key, _Seed]) -> None:
+        """For each traced function: `self`'s attributes that are hyperparameters (a linen module's fields, a Haiku
+        module's constructor arguments stored as they are, an Equinox module's static fields), and for parameters
+        annotated with a class registered static (or a struct dataclass): its static fields (all: "*")."""
+        static_classes = self._static_classes()
+        for key in traced:
+            module, qual = key
+            info = self._info(key)
+            attrs: dict[str, set[str]] = {}
+            owner, _, method = qual.partition(".")
+            if method and "<locals>" not in qual and owner in self.modules[module]["classes"] and info["params"][:1] == ["self"]:
+                found = self._self_static(module, owner)
+                if found:
+                    attrs["self"] = found
+            for param, annotation in info["ann"].items():
+                for target in self._resolve_dotted(module, None, annotation, 0):
+                    if target[0] == "class":
+                        fields = static_classes.get((target[1], target[2]))
+                        if fields:
+                            attrs[param] = set(fields)
+            if attrs:
+                self._static_attrs[key] = attrs
+
+    def _self_static(self, module: str, owner: str) -> set[str]:
+        bases = self.external_bases(module, owner)
+        static: set[str] = set()
+        linen_or_haiku = bool(bases & libraries.STATIC_SELF)
+        for owner_module, cls in self.mro(module, owner):
+            summary = self.modules[owner_module]
+            info = summary["classes"][cls]
+            for name, spec in info["fields"].items():
+                if spec.get("plain"):
+                    continue
+                if linen_or_haiku or self._static_field(owner_module, spec):
+                    static.add(name)
+            init = summary["functions"].get(f"{cls}.__init__")
+            if init is not None and linen_or_haiku:
+                params = set(init["params"][1:])
+                for attr, value in init["self_assigned"].items():
+                    if value is not None and "n" in value and value["n"] in params:
+                        static.add(attr)
+            setup = summary["functions"].get(f"{cls}.setup")
+            if setup is not None:
+                static -= set(setup["self_assigned"])
+        return static
+
+    def _static_field(self, module: str, spec: dict) -> bool:
+        value = spec.get("value")
+        if value is None or "c" not in value:
+            return False
+        call = value["c"]
+        names = self._qualified_names(module, call["f"])
+        if names & libraries.STATIC_FIELDS:
+            return True
+        if names & libraries.STRUCT_FIELDS:
+            for key in ("pytree_node", "static"):
+                option = call["k"].get(key)
+                if option is not None and "l" in option:
+                    return option["l"] is (key == "static")
+        return False
+
+    def _static_classes(self) -> dict[tuple[str, str], set[str]]:
+        """Classes whose instances are static under a transformation (`register_static`: every attribute), or
+        struct dataclasses with static fields (those fields)."""
+        if self._static_class_cache is not None:
+            return self._static_class_cache
+        found: dict[tuple[str, str], set[str]] = {}
+        self._static_class_cache = found
+        for module, summary in self.modules.items():
+            if summary["module"] != module:
+                continue
+            for name, info in summary["classes"].items():
+                names = set()
+                for decorator in info["dec"]:
+                    names |= self._qualified_names(module, decorator)
+                if names & libraries.REGISTER_STATIC:
+                    found[(module, name)] = {"*"}
+                elif names & libraries.STRUCT_DATACLASSES:
+                    fields = {f for f, spec in info["fields"].items() if self._static_field(module, spec)}
+                    if fields:
+                        found[(module, name)] = fields
+            for call in summary["calls"]:
+                if self._qualified_names(module, call["f"]) & libraries.REGISTER_STATIC and call["a"]:
+                    for target in self.resolve(module, None, call["a"][0]):
+                        if target[0] == "class":
+                            found[(target[1], target[2])] = {"*"}
+        return found
+
+
+def _literal_list(ref, kind: type) -> list | None:
+    if ref is None or "l" not in ref:
+        return None
+    value = ref["l"]
+    values = value if isinstance(value, list) else [value]
+    if all(isinstance(v, kind) and not (kind is int and isinstance(v, bool)) for v in values):
+        return values
+    return None

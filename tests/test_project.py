@@ -1,0 +1,353 @@
+"""The project index (jaxfix/analysis/project.py): names resolved across modules, traced-ness and static-ness
+solved over the project and the libraries' conventions, and what a module's findings then depend on."""
+
+from __future__ import annotations
+
+import ast
+import os
+import textwrap
+from pathlib import Path
+
+import libcst as cst
+import pytest
+
+from jaxfix import corpus, engine
+from jaxfix.analysis.project import Project, ast_qualified_defs, project_root
+from jaxfix.analysis.traced import qualified_defs
+from jaxfix.cache import ResultCache
+from jaxfix.engine import Settings, process_files
+from tests.helpers import codemod_for_module
+
+LOOP = codemod_for_module("loop_to_fori")
+ALL_LOOPS = Settings(("JF101",), unsafe_fixes=True)
+
+
+def _project(tmp_path: Path, files: dict[str, str], marker: bool = True) -> Path:
+    if marker:
+        (tmp_path / "pyproject.toml").write_text("")
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    return tmp_path
+
+
+def _facts(root: Path, name: str):
+    return Project.build([root]).facts_for(str(root / name))
+
+
+MODEL = """
+    import jax.numpy as jnp
+
+    def relax(x, steps):
+        for _ in range(steps):
+            x = 0.5 * (x + jnp.cos(x))
+        return x
+"""
+
+
+def test_root_is_the_nearest_marker_above_the_paths(tmp_path) -> None:
+    _project(tmp_path, {"pkg/a.py": "x = 1\n"})
+    assert project_root([tmp_path / "pkg" / "a.py"]) == tmp_path.resolve()
+
+
+def test_without_a_marker_the_paths_are_the_project(tmp_path) -> None:
+    _project(tmp_path, {"a.py": "x = 1\n", "b.py": "y = 2\n"}, marker=False)
+    project = Project.build([tmp_path / "a.py"])
+    assert list(project.path_module) == [str((tmp_path / "a.py").resolve())]
+
+
+def test_a_jit_in_another_module_traces_the_function(tmp_path) -> None:
+    root = _project(tmp_path, {
+        "model.py": MODEL,
+        "train.py": "import jax\nfrom model import relax\nfast = jax.jit(relax, static_argnums=1)\n",
+    })
+    transforms, kinds = _facts(root, "model.py").traced["relax"]
+    assert transforms == ("jax.jit",) and kinds == {"x": 2, "steps": 0}
+
+
+def test_nothing_tracing_gives_no_facts(tmp_path) -> None:
+    root = _project(tmp_path, {"model.py": MODEL, "train.py": "from model import relax\ny = relax(1.0, 3)\n"})
+    assert not _facts(root, "model.py")
+
+
+def test_what_the_module_sees_itself_is_left_to_it(tmp_path) -> None:
+    root = _project(tmp_path, {"model.py": MODEL + "\nimport jax\nfast = jax.jit(relax)\n"})
+    assert "relax" not in _facts(root, "model.py").traced
+
+
+@pytest.mark.parametrize("train", [
+    "import jax\nfrom functools import partial\nfrom model import relax\nf = partial(jax.jit, static_argnums=1)(relax)\n",
+    "import jax\nimport model\nf = jax.jit(model.relax, static_argnames='steps')\n",
+    "import jax\nfrom pkg import relax\nf = jax.jit(relax, static_argnums=(1,))\n",  # re-exported by pkg/__init__.py
+    "import jax\nfrom functools import partial\nimport model\n\n@partial(jax.jit, static_argnums=1)\n"
+    "def step(x, n):\n    return model.relax(x, n)\n",  # through a call from a jitted function
+])
+def test_ways_to_trace_across_modules(tmp_path, train) -> None:
+    root = _project(tmp_path, {"model.py": MODEL, "pkg/__init__.py": "from .core import relax\n",
+                               "pkg/core.py": "from model import relax\n", "train.py": train})
+    assert _facts(root, "model.py").traced["relax"][1] == {"x": 2, "steps": 0}
+
+
+def test_bound_methods_of_instances_and_base_classes(tmp_path) -> None:
+    root = _project(tmp_path, {
+        "envs.py": """
+            class Base:
+                def helper(self, s):
+                    return s * 2
+
+            class Env(Base):
+                def step(self, state, action):
+                    return self.helper(state) + action
+        """,
+        "trainer.py": "import jax\nfrom envs import Env\n\ndef main():\n    env = Env()\n    return jax.jit(env.step)\n",
+    })
+    traced = _facts(root, "envs.py").traced
+    assert traced["Env.step"][1] == {"self": 1, "state": 2, "action": 2}
+    assert "Base.helper" in traced  # `self.helper` from a traced method, found through the project base class
+
+
+def test_a_factory_returns_what_the_trainer_jits(tmp_path) -> None:
+    root = _project(tmp_path, {
+        "steps.py": "def make_step(lr):\n    def step(p, g):\n        return p - lr * g\n    return step\n",
+        "train.py": "import jax\nfrom steps import make_step\nstep = jax.jit(make_step(0.1))\n",
+    })
+    assert "make_step.<locals>.step" in _facts(root, "steps.py").traced
+
+
+@pytest.mark.parametrize("source,qualname", [
+    ("import flax.linen as nn\nclass M(nn.Module):\n    def __call__(self, x):\n        return x\n", "M.__call__"),
+    ("from flax import nnx\nclass M(nnx.Module):\n    def __call__(self, x):\n        return x\n", "M.__call__"),
+    ("import haiku as hk\ndef f(x):\n    return x\nnet = hk.transform(f)\n", "f"),
+    ("import equinox as eqx\nclass M(eqx.Module):\n    def __call__(self, x):\n        return x\n", "M.__call__"),
+    ("import optax\ndef t():\n    def init(p):\n        return ()\n    def update(u, s, p=None):\n        return u, s\n"
+     "    return optax.GradientTransformation(init, update)\n", "t.<locals>.update"),
+    ("from gymnax.environments import environment\nclass E(environment.Environment[S, P]):\n"
+     "    def step_env(self, key, state, action, params):\n        return state\n", "E.step_env"),
+])
+def test_library_conventions(tmp_path, source, qualname) -> None:
+    root = _project(tmp_path, {"lib.py": source})
+    assert qualname in _facts(root, "lib.py").traced
+
+
+def test_flags_of_conventionally_traced_methods_stay_python_values(tmp_path) -> None:
+    root = _project(tmp_path, {"m.py": "import flax.linen as nn\nclass M(nn.Module):\n"
+                                       "    def __call__(self, x, train: bool, deterministic=True):\n        return x\n"})
+    assert _facts(root, "m.py").traced["M.__call__"][1] == {"self": 1, "x": 2, "train": 1, "deterministic": 1}
+
+
+def test_static_facts(tmp_path) -> None:
+    root = _project(tmp_path, {
+        "m.py": """
+            import flax.linen as nn
+            import jax
+            from flax import struct
+
+            class MLP(nn.Module):
+                features: int
+                num_layers: int = 2
+
+                def __call__(self, x):
+                    return x
+
+            class Config:
+                depth: int = 3
+
+            jax.tree_util.register_static(Config)
+
+            @struct.dataclass
+            class State:
+                step: int
+                apply_fn: object = struct.field(pytree_node=False)
+
+            @jax.jit
+            def f(config: Config, state: State, x):
+                return x
+        """,
+    })
+    static = _facts(root, "m.py").static_attrs
+    assert static["MLP.__call__"] == {"self": ("features", "num_layers")}
+    assert static["f"] == {"config": ("*",), "state": ("apply_fn",)}
+
+
+def test_a_static_config_makes_a_static_trip_count(tmp_path) -> None:
+    root = _project(tmp_path, {
+        "m.py": """
+            import jax
+            import jax.numpy as jnp
+
+            class Config:
+                n: int = 3
+
+            jax.tree_util.register_static(Config)
+
+            @jax.jit
+            def f(config: Config, x):
+                for i in range(config.n):
+                    if i > 1:
+                        break
+                    x = jnp.sin(x)
+                return x
+        """,
+    })
+    text = (root / "m.py").read_text()
+    assert engine.analyse(text, [LOOP])[0]  # alone: `config` is a traced argument, range() of it fails
+    assert not engine.analyse(text, [LOOP], project=_facts(root, "m.py"))[0]
+
+
+def test_qualified_names_agree_between_ast_and_libcst() -> None:
+    source = textwrap.dedent("""
+        def f():
+            def g():
+                def h():
+                    pass
+            if True:
+                def k():
+                    pass
+            class C:
+                def m(self):
+                    pass
+
+        class A:
+            def m(self):
+                def inner():
+                    pass
+
+        try:
+            def t():
+                pass
+        except ImportError:
+            def t():
+                pass
+    """)
+    expected = {"f", "f.<locals>.g", "f.<locals>.g.<locals>.h", "f.<locals>.k", "A", "A.m", "A.m.<locals>.inner", "t"}
+    expected.discard("A")
+    assert set(ast_qualified_defs(ast.parse(source))) == expected
+    assert set(qualified_defs(cst.parse_module(source))) == expected
+
+
+def test_editing_another_module_rechecks_exactly_when_its_facts_change(tmp_path) -> None:
+    root = _project(tmp_path, {"model.py": MODEL, "train.py": "import jax\nfrom model import relax\nf = jax.jit(relax)\n"})
+    model = str(root / "model.py")
+    cache = ResultCache.for_settings(ALL_LOOPS, tmp_path / "cache")
+
+    def check() -> list:
+        return [d.code for d in next(iter(process_files([model], ALL_LOOPS, fix=False, write=False, jobs=1, cache=cache))).diagnostics]
+
+    assert check() == ["JF101"]
+    (root / "train.py").write_text("import jax\nfrom model import relax\nf = jax.jit(relax)\n# a comment\n")
+    key_before = engine._key(cache, model, (root / "model.py").read_bytes(), Project.build([model]).facts_for(model))
+    assert check() == ["JF101"]  # same facts: the same cache entry answers
+    (root / "train.py").write_text("from model import relax\n")
+    key_after = engine._key(cache, model, (root / "model.py").read_bytes(), Project.build([model]).facts_for(model))
+    assert key_after != key_before
+    assert check() == []  # nothing jits relax any more: model.py is checked again, and is quiet
+
+
+def test_stdin_with_a_file_name_gets_the_project_facts(tmp_path) -> None:
+    from typer.testing import CliRunner
+
+    from jaxfix.cli import app
+
+    root = _project(tmp_path, {"model.py": "", "train.py": "import jax\nfrom model import relax\nf = jax.jit(relax)\n"})
+    old = Path.cwd()
+    os.chdir(root)
+    try:
+        arguments = ["check", "--select", "JF101", "--stdin-filename", "model.py", "-"]
+        named = CliRunner().invoke(app, arguments, input=textwrap.dedent(MODEL))
+        unnamed = CliRunner().invoke(app, ["check", "--select", "JF101", "-"], input=textwrap.dedent(MODEL))
+    finally:
+        os.chdir(old)
+    assert "JF101" in named.output, named.output
+    assert "JF101" not in unnamed.output, unnamed.output
+
+
+def _project_case_files():
+    for case in corpus.project_cases():
+        codemod = codemod_for_module(case.codemod)
+        for folder in dict.fromkeys([case.before, case.after]):
+            project = Project.build([folder], root=folder)
+            for path in sorted(folder.glob("*.py")):
+                yield pytest.param(codemod, path, project.facts_for(str(path)), id=f"{case.id}/{folder.name}/{path.name}")
+
+
+@pytest.mark.parametrize("codemod,path,facts", list(_project_case_files()))
+def test_screens_pass_project_cases_where_they_match(codemod, path, facts) -> None:
+    """The screens know the project's facts: where the codemod, unscreened, reports in a module of a project
+    case, the screens let the module through."""
+    from libcst.metadata import MetadataWrapper
+
+    text = path.read_text(encoding="utf-8")
+    wrapper = MetadataWrapper(cst.parse_module(text), unsafe_skip_copy=True)
+    found, errors = engine._run_codemods(wrapper, [codemod], None, facts)
+    assert not errors
+    if found:
+        assert engine.screened(text, [codemod], project=facts) == [codemod]
+
+
+def test_the_editor_reads_the_project_and_its_open_buffers(tmp_path) -> None:
+    """The language server's documents: a buffer is judged with its project's facts, and an edit to another open
+    buffer (saved or not) changes them."""
+    from jaxfix.server.documents import Documents
+
+    root = _project(tmp_path, {"model.py": MODEL, "train.py": "import jax\nfrom model import relax\nf = jax.jit(relax)\n"})
+    (root / "pyproject.toml").write_text("[tool.jaxfix]\nselect = ['JF101']\n")
+    documents = Documents()
+    model_text = (root / "model.py").read_text()
+    model, train = root / "model.py", root / "train.py"
+    assert [d.code for d in documents.analysis("file:///model.py", model, model_text).diagnostics] == ["JF101"]
+    documents.analysis("file:///train.py", train, "from model import relax\n")  # jit removed, not saved
+    assert documents.analysis("file:///model.py", model, model_text).diagnostics == []
+    documents.forget("file:///train.py")  # closed unsaved: the file on disk counts again
+    assert [d.code for d in documents.analysis("file:///model.py", model, model_text).diagnostics] == ["JF101"]
+
+
+@pytest.mark.parametrize("decorator,imports", [
+    ("pjit", "from jax.experimental.pjit import pjit"),
+    ("nnx.jit", "from flax import nnx"),
+    ("eqx.filter_jit", "import equinox as eqx"),
+])
+def test_pjit_and_the_libraries_jits_dispatch_asynchronously(decorator, imports) -> None:
+    source = (f"import time\n{imports}\n\n@{decorator}\ndef f(x):\n    return x * 2\n\ndef bench(x):\n"
+              "    t0 = time.perf_counter()\n    out = f(x)\n    return time.perf_counter() - t0, out\n")
+    assert [d.code for d in engine.analyse(source, [codemod_for_module("timing_without_block")])[0]] == ["JF702"]
+
+
+def test_files_of_one_name_keep_their_own_facts(tmp_path) -> None:
+    root = _project(tmp_path, {
+        "a/model.py": MODEL,
+        "b/model.py": "def relax(x, steps):\n    return x\n",
+        "b/train.py": "import jax\nfrom model import relax\nf = jax.jit(relax)\n",
+    })
+    project = Project.build([root])
+    names = {Path(p).relative_to(root.resolve()).as_posix(): m for p, m in project.path_module.items()}
+    assert len(set(names.values())) == 3
+    assert not project.facts_for(str(root / "b" / "model.py")) or not project.facts_for(str(root / "a" / "model.py"))
+
+
+def test_arguments_a_partial_binds_by_keyword_are_constants(tmp_path) -> None:
+    """flax's wmt example: `jax.pmap(functools.partial(predict_step, beam_size=config.beam_size))` makes
+    `beam_size` a Python int, in predict_step and in the functions of other modules it passes it to."""
+    root = _project(tmp_path, {
+        "decode.py": "def search(x, beam_size=4):\n    return x\n",
+        "train.py": "import functools\nimport jax\nimport decode\n\n"
+                    "def predict(x, beam_size=4):\n    return decode.search(x, beam_size=beam_size)\n\n"
+                    "p = jax.pmap(functools.partial(predict, beam_size=8))\n",
+    })
+    assert _facts(root, "decode.py").traced["search"][1] == {"x": 2, "beam_size": 0}
+    local = "import functools\nimport jax\nimport jax.numpy as jnp\n\ndef f(x, n):\n    return jnp.zeros((n,)) + x\n\n" \
+            "g = jax.jit(functools.partial(f, n=3))\n"
+    assert engine.analyse(local, [codemod_for_module("traced_shape")])[0] == []
+
+
+def test_a_warm_run_reads_the_facts_back_and_an_edit_solves_again(tmp_path) -> None:
+    root = _project(tmp_path, {"model.py": MODEL, "train.py": "import jax\nfrom model import relax\nf = jax.jit(relax)\n"})
+    folder = tmp_path / "cache"
+    cold = Project.build([root], folder)
+    warm = Project.build([root], folder)
+    model = str(root / "model.py")
+    assert warm._preset is not None and not warm.modules  # nothing summarised or solved again
+    assert warm.facts_for(model) == cold.facts_for(model) and warm.facts_for(model).digest() == cold.facts_for(model).digest()
+    (root / "train.py").write_text("from model import relax\n")
+    edited = Project.build([root], folder)
+    assert edited.modules and not edited.facts_for(model)
