@@ -140,7 +140,22 @@ class LoopToScan(Codemod):
     does not use it at all passes `length=`. A loop that walks backwards (`reversed(xs)`,
     `reversed(range(n))`, `range(n - 1, -1, -1)`, `xs[::-1]`) scans with `reverse=True`; since scan then
     returns outputs in the order of `xs` while the Python list was built last row first, the stacked list
-    becomes `ys[::-1]` (and `jnp.stack(ys[::-1])` becomes `ys`).
+    becomes `ys[::-1]` (and `jnp.stack(ys[::-1])` becomes `ys`). A list put back in time order right after
+    the loop (`ys = ys[::-1]`, `ys = list(reversed(ys))`, `ys.reverse()`, or `jnp.stack(list(reversed(ys)))`)
+    needs no reversal: the scan's outputs already are in time order, and the reversing line goes away. This is
+    how reinforcement learning code computes returns and generalized advantages:
+    ```python
+    gae = 0.0
+    advantages = []
+    for t in reversed(range(len(rewards) - 1)):
+        delta = rewards[t] + gamma * values[t + 1] * (1 - dones[t]) - values[t]
+        gae = delta + gamma * lam * (1 - dones[t]) * gae
+        advantages.append(gae)
+    advantages = advantages[::-1]
+    return jnp.stack(advantages)
+    ```
+    becomes `gae, advantages = jax.lax.scan(step, gae, jnp.arange(len(rewards) - 1), reverse=True)`, when
+    jaxfix can prove that `gae` is a scalar after one step (see below).
 
     ## Fix safety
     Unsafe. The rewrite computes the same values in every case jaxfix checks for, but some differences remain:
@@ -148,7 +163,14 @@ class LoopToScan(Codemod):
       arithmetic with it wraps at 2**31, and `t / n` is computed in float32 instead of float64, which may
       round differently in the last bit.
     - A carried Python number (`total = 0.0`) becomes a weakly typed array promoted to the loop's dtype, as
-      the Python loop's first step would make it; after the loop it is an array, not a Python float.
+      the Python loop's first step would make it; after the loop it is an array, not a Python float. JAX keeps
+      a Python float weak, so `rewards[t] + gamma * 0.0` with float32 (float16, bfloat16) arrays is computed in
+      that dtype either way, and the scan's first step gives the Python loop's numbers exactly. A scan needs
+      the carry's shape from the start, so jaxfix rewrites only where it proves every update of such a carry
+      is a scalar: numbers, `x: float`/`x: int` parameters, the index of a `range`, one element of an array of
+      known rank (`rewards: Float[Array, "T"]` indexed by `t`). If the proof is wrong (the annotation lies),
+      the scan raises at trace time ("carry input and carry output must have equal types"); it never computes
+      other numbers.
     - A loop of zero steps: `jnp.stack([])` raises, the scan returns an empty array of shape `(0, ...)`.
     - A value whose shape or dtype changes from one step to the next in a way jaxfix cannot see (a float16
       start updated in float32, a helper that returns another shape): the Python loop promotes it or fails
@@ -181,6 +203,11 @@ class LoopToScan(Codemod):
     loop otherwise than stacked (`ys[-1]`, `len(ys)`, `ys + [...]`, returned as a list); an appended value
     that is static, or (for `jnp.array(ys)`) not proven to be one array rather than a tuple; a carried value
     that changes shape or dtype, starts as `None` or a static value; an index used as a Python int.
+
+    Whatever the trip count, it reports without a fix a loop it would rewrite but for a carry that starts as a
+    Python number whose shape after one step it cannot prove (`gae = 0.0` updated from `rewards[t]` of an
+    unannotated `rewards`, which may be a `(T, envs)` batch), and says how to start it: `gae =
+    jnp.zeros_like(rewards[0])`, if that is its shape in the loop.
     """
 
     code = "JF102"
