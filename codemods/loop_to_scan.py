@@ -1045,7 +1045,10 @@ class _Rewrite:
             call = f"{carry_out}, _ = {scan}({arguments})\n"
         else:
             call = f"{packed(carried)} = {scan}({arguments})[0]\n"
-        changes.insert(0, (loop, cst.FlattenSentinel([function, cst.parse_statement(call)])))
+        # The comments of a removed `ys = ys[::-1]` line go above the scan, which now keeps the time order.
+        reversal_comments = [line for output in plan.outputs if output.reversal for line in _comment_lines(output.reversal)]
+        scan_line = cst.parse_statement(call).with_changes(leading_lines=reversal_comments)
+        changes.insert(0, (loop, cst.FlattenSentinel([function, scan_line])))
         for output in plan.outputs:
             if output.reversal is not None:
                 changes.append((output.reversal, cst.RemovalSentinel.REMOVE))

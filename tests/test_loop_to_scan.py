@@ -436,3 +436,10 @@ def _corpus_before(case: str) -> str:
     from pathlib import Path
 
     return (Path(__file__).parent.parent / "corpus" / "loop_to_scan" / case / "before.py").read_text()
+
+
+def test_the_comment_of_a_removed_reversal_goes_above_the_scan(tmp_path) -> None:
+    before = _reverse_collect("# back to time order\nreturns = returns[::-1]  # oldest first\nreturn jnp.stack(returns)\n")
+    after = rewrite(before, SCAN)
+    assert "    # back to time order\n    # oldest first\n    g, returns = jax.lax.scan(step, g, rewards, reverse=True)\n    return returns\n" in after
+    _same_numbers(before, after, tmp_path, "f", ["jnp.sin(jnp.arange(30.0))", "0.9"])
