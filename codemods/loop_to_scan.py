@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from jaxfix.analysis.arrays import ARRAY_VALUE as _ARRAY_VALUE, OTHER as _OTHER
-from jaxfix.analysis.carry import Slot, snippet
+from jaxfix.analysis.carry import Slot, number_start, snippet
 from jaxfix.analysis.dataflow import _ARRAY_EVIDENCE_ATTRIBUTES, ARRAY_METHODS, LoopFlow, activity, block_activity, body_statements
 from jaxfix.analysis.metadata import children
 from jaxfix.analysis.screen import Screen, dotted, may_be_compiled, may_carry, may_kind, range_may_report
@@ -55,6 +55,7 @@ class _Output:
     append: cst.SimpleStatementLine  # `ys.append(value)`, a statement of the loop body
     value: cst.BaseExpression
     uses: tuple[cst.Call, ...]  # `jnp.stack(ys)`, ... after the loop
+    reversal: cst.SimpleStatementLine | None = None  # `ys = ys[::-1]` or `ys.reverse()` just after the loop
 
 
 @dataclass(frozen=True)
@@ -139,7 +140,22 @@ class LoopToScan(Codemod):
     does not use it at all passes `length=`. A loop that walks backwards (`reversed(xs)`,
     `reversed(range(n))`, `range(n - 1, -1, -1)`, `xs[::-1]`) scans with `reverse=True`; since scan then
     returns outputs in the order of `xs` while the Python list was built last row first, the stacked list
-    becomes `ys[::-1]` (and `jnp.stack(ys[::-1])` becomes `ys`).
+    becomes `ys[::-1]` (and `jnp.stack(ys[::-1])` becomes `ys`). A list put back in time order right after
+    the loop (`ys = ys[::-1]`, `ys = list(reversed(ys))`, `ys.reverse()`, or `jnp.stack(list(reversed(ys)))`)
+    needs no reversal: the scan's outputs already are in time order, and the reversing line goes away. This is
+    how reinforcement learning code computes returns and generalized advantages:
+    ```python
+    gae = 0.0
+    advantages = []
+    for t in reversed(range(len(rewards) - 1)):
+        delta = rewards[t] + gamma * values[t + 1] * (1 - dones[t]) - values[t]
+        gae = delta + gamma * lam * (1 - dones[t]) * gae
+        advantages.append(gae)
+    advantages = advantages[::-1]
+    return jnp.stack(advantages)
+    ```
+    becomes `gae, advantages = jax.lax.scan(step, gae, jnp.arange(len(rewards) - 1), reverse=True)`, when
+    jaxfix can prove that `gae` is a scalar after one step (see below).
 
     ## Fix safety
     Unsafe. The rewrite computes the same values in every case jaxfix checks for, but some differences remain:
@@ -147,7 +163,14 @@ class LoopToScan(Codemod):
       arithmetic with it wraps at 2**31, and `t / n` is computed in float32 instead of float64, which may
       round differently in the last bit.
     - A carried Python number (`total = 0.0`) becomes a weakly typed array promoted to the loop's dtype, as
-      the Python loop's first step would make it; after the loop it is an array, not a Python float.
+      the Python loop's first step would make it; after the loop it is an array, not a Python float. JAX keeps
+      a Python float weak, so `rewards[t] + gamma * 0.0` with float32 (float16, bfloat16) arrays is computed in
+      that dtype either way, and the scan's first step gives the Python loop's numbers exactly. A scan needs
+      the carry's shape from the start, so jaxfix rewrites only where it proves every update of such a carry
+      is a scalar: numbers, `x: float`/`x: int` parameters, the index of a `range`, one element of an array of
+      known rank (`rewards: Float[Array, "T"]` indexed by `t`). If the proof is wrong (the annotation lies),
+      the scan raises at trace time ("carry input and carry output must have equal types"); it never computes
+      other numbers.
     - A loop of zero steps: `jnp.stack([])` raises, the scan returns an empty array of shape `(0, ...)`.
     - A value whose shape or dtype changes from one step to the next in a way jaxfix cannot see (a float16
       start updated in float32, a helper that returns another shape): the Python loop promotes it or fails
@@ -180,6 +203,11 @@ class LoopToScan(Codemod):
     loop otherwise than stacked (`ys[-1]`, `len(ys)`, `ys + [...]`, returned as a list); an appended value
     that is static, or (for `jnp.array(ys)`) not proven to be one array rather than a tuple; a carried value
     that changes shape or dtype, starts as `None` or a static value; an index used as a Python int.
+
+    Whatever the trip count, it reports without a fix a loop it would rewrite but for a carry that starts as a
+    Python number whose shape after one step it cannot prove (`gae = 0.0` updated from `rewards[t]` of an
+    unannotated `rewards`, which may be a `(T, envs)` batch), and says how to start it: `gae =
+    jnp.zeros_like(rewards[0])`, if that is its shape in the loop.
     """
 
     code = "JF102"
@@ -346,6 +374,11 @@ class _ScanAnalysis:
             outcome = NOT_COMPILED
         if isinstance(outcome, str):
             long = iteration.kind == "traced" or (iteration.kind == "literal" and iteration.count >= self.report_trip_count)
+            started = number_start(outcome)
+            if started is not None:
+                # The loop is a scan but for its start: say how to start it, whatever the trip count.
+                outcome = self._number_start_advice(started, iteration)
+                long = True
             if long:
                 return ScanFinding(loop.iter, f"{problem}; not rewritten to lax.scan: {outcome}", None)
             return None
@@ -362,6 +395,31 @@ class _ScanAnalysis:
 
     def _code(self, node: cst.CSTNode) -> str:
         return self.context.code_for(node)
+
+    def _number_start_advice(self, name: str, iteration: _Iteration) -> str:
+        """Why a carry that starts as a Python number blocks the scan, and how to start it instead: as an
+        array shaped like one row of an array the loop reads (`jnp.zeros_like(rewards[0])`)."""
+        zeros_like = self.context.names.expression_for("jax.numpy.zeros_like")[0]
+        example = None
+        if iteration.mode == "rows":
+            example = f"{self._code(zeros_like)}({self._code(iteration.array)}[0])"
+        else:
+            target = self.loop.target.value if isinstance(self.loop.target, cst.Name) else None
+            for node in _preorder(self.loop.body):
+                if (
+                    isinstance(node, cst.Subscript)
+                    and isinstance(node.value, cst.Name)
+                    and len(node.slice) == 1
+                    and any(isinstance(n, cst.Name) and n.value == target for n in _preorder(node.slice[0]))
+                ):
+                    example = f"{self._code(zeros_like)}({node.value.value}[0])"
+                    break
+        how = f"`{name} = {example}`" if example is not None else "an array of the shape and dtype it has in the loop"
+        return (
+            f"`{name}` starts as a Python number and jaxfix cannot prove the shape it has after one step "
+            f"(lax.scan needs the carry's shape from the start); start it with {how} if that is its shape in "
+            "the loop"
+        )
 
     # ---- what the loop walks ---------------------------------------------------------------------------
 
@@ -599,13 +657,15 @@ class _ScanAnalysis:
         if isinstance(creation, str):
             return creation
         line, target = creation
+        reversal = self._reversal(name)
+        reversal_names = set() if reversal is None else {n for n in _preorder(reversal) if isinstance(n, cst.Name)}
         positions = self.context.positions
         loop_span = positions[loop]
         appends: list[cst.Call] = []
         uses: list[cst.Call] = []
         function = self.dataflow.enclosing_function(loop)
         for node in _preorder(function):
-            if not (isinstance(node, cst.Name) and node.value == name) or node is target:
+            if not (isinstance(node, cst.Name) and node.value == name) or node is target or node in reversal_names:
                 continue
             parent = self.parents.get(node)
             if isinstance(parent, cst.Attribute) and parent.attr is node:
@@ -650,7 +710,70 @@ class _ScanAnalysis:
             return f"`{name}.append(...)` shares its line with other statements"
         if len(call.args) != 1 or call.args[0].keyword is not None or call.args[0].star:
             return f"`{self._code(call)}` is not a plain append of one value"
-        return _Output(name, line, statement, call.args[0].value, tuple(uses))
+        return _Output(name, line, statement, call.args[0].value, tuple(uses), reversal)
+
+    def _reversal(self, name: str) -> cst.SimpleStatementLine | None:
+        """The statement right after the loop, in its block, that reverses the list in place: `ys = ys[::-1]`,
+        `ys = list(reversed(ys))` or `ys.reverse()`. Everything after the loop then sees the reversed list."""
+        block = self.parents.get(self.loop)
+        statements = list(body_statements(block)) if isinstance(block, cst.BaseSuite) else list(getattr(block, "body", ()))
+        if self.loop not in statements:
+            return None
+        following = statements[statements.index(self.loop) + 1 : statements.index(self.loop) + 2]
+        if not following or not isinstance(following[0], cst.SimpleStatementLine) or len(following[0].body) != 1:
+            return None
+        small = following[0].body[0]
+        if isinstance(small, cst.Expr):
+            call = small.value
+            if (
+                isinstance(call, cst.Call)
+                and not call.args
+                and isinstance(call.func, cst.Attribute)
+                and call.func.attr.value == "reverse"
+                and isinstance(call.func.value, cst.Name)
+                and call.func.value.value == name
+            ):
+                return following[0]
+            return None
+        if (
+            isinstance(small, cst.Assign)
+            and len(small.targets) == 1
+            and isinstance(small.targets[0].target, cst.Name)
+            and small.targets[0].target.value == name
+            and self._reversed_list(small.value) == name
+        ):
+            return following[0]
+        return None
+
+    def _reversed_list(self, expr: cst.BaseExpression) -> str | None:
+        """`ys` for `ys[::-1]` or `list(reversed(ys))`."""
+        if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Name):
+            if len(expr.slice) == 1 and _is_reversing(expr.slice[0].slice):
+                return expr.value.value
+            return None
+        names = self.context.names
+        if (
+            isinstance(expr, cst.Call)
+            and isinstance(expr.func, cst.Name)
+            and expr.func.value == "list"
+            and names.is_builtin(expr.func, "list")
+            and len(expr.args) == 1
+            and expr.args[0].keyword is None
+            and not expr.args[0].star
+        ):
+            inner = expr.args[0].value
+            if (
+                isinstance(inner, cst.Call)
+                and isinstance(inner.func, cst.Name)
+                and inner.func.value == "reversed"
+                and names.is_builtin(inner.func, "reversed")
+                and len(inner.args) == 1
+                and inner.args[0].keyword is None
+                and not inner.args[0].star
+                and isinstance(inner.args[0].value, cst.Name)
+            ):
+                return inner.args[0].value.value
+        return None
 
     def _creation(self, name: str, lists: tuple[str, ...]):
         """The line `name = []` before the loop in the same block, with only plain statements in between
@@ -682,6 +805,11 @@ class _ScanAnalysis:
             if len(parent.slice) != 1 or not _is_reversing(parent.slice[0].slice):
                 return None
             node, parent = parent, self.parents.get(parent)
+        elif isinstance(parent, cst.Arg):  # list(reversed(ys))
+            inner = self.parents.get(parent)
+            outer = self.parents.get(self.parents.get(inner))
+            if isinstance(outer, cst.Call) and self._reversed_list(outer) == name.value and outer.args[0].value is inner:
+                node, parent = outer, self.parents.get(outer)
         call = self.parents.get(parent)
         if not (isinstance(parent, cst.Arg) and parent.value is node and isinstance(call, cst.Call)):
             return None
@@ -917,10 +1045,15 @@ class _Rewrite:
             call = f"{carry_out}, _ = {scan}({arguments})\n"
         else:
             call = f"{packed(carried)} = {scan}({arguments})[0]\n"
-        changes.insert(0, (loop, cst.FlattenSentinel([function, cst.parse_statement(call)])))
+        # The comments of a removed `ys = ys[::-1]` line go above the scan, which now keeps the time order.
+        reversal_comments = [line for output in plan.outputs if output.reversal for line in _comment_lines(output.reversal)]
+        scan_line = cst.parse_statement(call).with_changes(leading_lines=reversal_comments)
+        changes.insert(0, (loop, cst.FlattenSentinel([function, scan_line])))
         for output in plan.outputs:
+            if output.reversal is not None:
+                changes.append((output.reversal, cst.RemovalSentinel.REMOVE))
             for use in output.uses:
-                changes.extend(self._use(output.name, use, plan.iteration.reverse))
+                changes.extend(self._use(output.name, use, plan.iteration.reverse != (output.reversal is not None)))
         return self.codemod.fix("rewrite the loop with lax.scan", changes, add_imports=self.imports)
 
     def _inputs(self) -> tuple[str, str, _Rows]:
@@ -1052,7 +1185,7 @@ class _Rewrite:
         """`jnp.stack(ys)` → `ys` (reversed: `ys[::-1]`), `jnp.stack(ys, axis=k)` → `jnp.moveaxis(ys, 0, k)`;
         other arguments (a dtype): the call stays, on the array."""
         arg = call.args[0]
-        flipped = isinstance(arg.value, cst.Subscript)
+        flipped = not isinstance(arg.value, cst.Name)  # `ys[::-1]`, `list(reversed(ys))`
         array = f"{name}[::-1]" if flipped != reverse else name
         rest = call.args[1:]
         callee = self.context.names.callee(call)

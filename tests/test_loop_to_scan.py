@@ -288,3 +288,158 @@ def test_a_backward_range_carrying_state_is_a_reverse_scan_over_the_indices(tmp_
     assert "h, _ = jax.lax.scan(step, h, jnp.arange(xs.shape[0]), reverse=True)" in after
     assert findings(before, FORI) == []
     _same_numbers(before, after, tmp_path, "f", ["jnp.sin(jnp.arange(36.0)).reshape(12, 3)", "jnp.arange(36.0).reshape(12, 3) / 9"])
+
+
+# ---- carries that start as a Python number -------------------------------------------------------------------
+
+
+
+JAXTYPED = (
+    "from __future__ import annotations\n\nfrom typing import TYPE_CHECKING\n\n"
+    "import jax\nimport jax.numpy as jnp\n\nif TYPE_CHECKING:\n    from jaxtyping import Array, Float\n\n\n@jax.jit\n"
+)
+
+
+def _reverse_collect(tail: str, *, params: str = 'rewards: Float[Array, "T"], gamma: float') -> str:
+    return JAXTYPED + textwrap.dedent(
+        f"""
+        def f({params}):
+            g = 0.0
+            returns = []
+            for t in reversed(range(rewards.shape[0])):
+                g = rewards[t] + gamma * g
+                returns.append(g)
+        """
+    ).lstrip("\n") + textwrap.indent(textwrap.dedent(tail).lstrip("\n"), "    ")
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [
+        "returns = returns[::-1]\nreturn jnp.stack(returns)\n",
+        "returns = list(reversed(returns))\nreturn jnp.stack(returns)\n",
+        "returns.reverse()\nreturn jnp.stack(returns)\n",
+        "return jnp.stack(list(reversed(returns)))\n",
+        "return jnp.stack(returns[::-1])\n",
+    ],
+)
+def test_a_list_built_backwards_and_put_back_in_time_order_is_a_reverse_scan(tmp_path, tail: str) -> None:
+    before = _reverse_collect(tail)
+    after = rewrite(before, SCAN)
+    assert "    g, returns = jax.lax.scan(step, g, rewards, reverse=True)\n    return returns\n" in after, after
+    assert "reverse()" not in after and "reversed" not in after and "[::-1]" not in after
+    _same_numbers(before, after, tmp_path, "f", ["jnp.sin(jnp.arange(30.0))", "0.9"])
+
+
+def test_a_list_kept_backwards_is_reversed_after_the_reverse_scan(tmp_path) -> None:
+    before = _reverse_collect("return jnp.stack(returns)\n")
+    after = rewrite(before, SCAN)
+    assert "    return returns[::-1]\n" in after
+    _same_numbers(before, after, tmp_path, "f", ["jnp.sin(jnp.arange(30.0))", "0.9"])
+
+
+@pytest.mark.parametrize(
+    "tail,shown",
+    [
+        # not right after the loop: something in between may read the list in its first order
+        ("y = jnp.stack(returns)\nreturns = returns[::-1]\nreturn y + jnp.stack(returns)\n", "`returns = returns[::-1]`"),
+        # reversed only on one path
+        ("if gamma > 0:\n    returns.reverse()\nreturn jnp.stack(returns)\n", "`returns.reverse()`"),
+        # reversed into another name, which is then a list used after the loop
+        ("backwards = returns[::-1]\nreturn jnp.stack(backwards)\n", "`returns[::-1]`"),
+    ],
+)
+def test_other_reversals_after_the_loop_are_uses_of_the_list(tail: str, shown: str) -> None:
+    before = _reverse_collect(tail)
+    assert findings(before, SCAN) == []  # under 100 steps, a loop it cannot rewrite is quiet
+    long = before.replace("reversed(range(rewards.shape[0]))", "reversed(range(200))")
+    reported = findings(long, SCAN)
+    assert len(reported) == 1 and reported[0].fix is None, [d.message for d in reported]
+    assert "is used as a list after the loop" in reported[0].message and shown in reported[0].message
+
+
+def test_a_float_start_of_unproven_shape_is_reported_with_how_to_start_it() -> None:
+    # the corpus case: `rewards` may be a (T, envs) batch, and `gae` a row after one step
+    source = _corpus_before("gae_shape_unproven")
+    reported = findings(source, SCAN)
+    assert len(reported) == 1 and reported[0].fix is None
+    message = reported[0].message
+    assert "not rewritten to lax.scan: `gae` starts as a Python number and jaxfix cannot prove the shape" in message
+    assert "start it with `gae = jnp.zeros_like(rewards[0])` if that is its shape in the loop" in message
+    # following the advice gives a fix
+    unproven = _reverse_collect("return jnp.stack(returns[::-1])\n", params="rewards: jax.Array, gamma: float")
+    assert findings(unproven, SCAN)[0].fix is None
+    advised = unproven.replace("g = 0.0", "g = jnp.zeros_like(rewards[0])")
+    assert "g, returns = jax.lax.scan(step, g, rewards, reverse=True)" in rewrite(advised, SCAN)
+
+
+def test_a_float_start_over_rows_of_unknown_rank_suggests_a_row() -> None:
+    source = _source(
+        """
+        def f(xs: jax.Array, decay: float):
+            avg = 0.0
+            for x in xs:
+                avg = decay * avg + x
+            return avg
+        """
+    )
+    reported = findings(source, SCAN)
+    assert len(reported) == 1 and reported[0].fix is None
+    assert "start it with `avg = jnp.zeros_like(xs[0])`" in reported[0].message
+
+
+def test_float_and_int_annotations_and_range_indices_prove_a_scalar_step() -> None:
+    # `gamma: float` is a scalar, traced or not; `t` of `range` is a Python int; `rewards[t]` of a 1-D array
+    tail = "return jnp.stack(returns[::-1])\n"
+    assert findings(_reverse_collect(tail), SCAN)[0].fix is not None
+    for unproven in ('rewards: Float[Array, "T"], gamma', "rewards: jax.Array, gamma: float", 'rewards: Float[Array, "T d"], gamma: float'):
+        reported = findings(_reverse_collect(tail, params=unproven), SCAN)
+        assert len(reported) == 1 and reported[0].fix is None, unproven
+        assert "start it with `g = jnp.zeros_like(rewards[0])`" in reported[0].message
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_the_first_step_from_a_python_float_equals_the_scan_from_it(dtype: str) -> None:
+    """On this JAX: a Python 0.0 combined with arrays of `dtype` stays `dtype` (weak typing), and lax.scan promotes
+    its weakly typed 0.0 start to that dtype, so the scan computes the Python loop's numbers exactly."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    rewards = jnp.sin(jnp.arange(24.0)).astype(dtype)
+    values = jnp.cos(jnp.arange(24.0)).astype(dtype)
+    gamma = jnp.asarray(0.97, dtype)
+
+    def python_loop(rewards, values):
+        g, out = 0.0, []
+        for t in reversed(range(rewards.shape[0])):
+            g = rewards[t] - values[t] + gamma * g
+            out.append(g)
+        return jnp.stack(out[::-1])
+
+    def scan(rewards, values):
+        def step(g, t):
+            g = rewards[t] - values[t] + gamma * g
+            return g, g
+
+        return jax.lax.scan(step, 0.0, jnp.arange(rewards.shape[0]), reverse=True)[1]
+
+    first = rewards[23] - values[23] + gamma * 0.0
+    assert first.dtype == jnp.dtype(dtype) and not first.weak_type
+    expected = jax.jit(python_loop)(rewards, values)
+    got = jax.jit(scan)(rewards, values)
+    assert got.dtype == expected.dtype == jnp.dtype(dtype)
+    np.testing.assert_array_equal(np.asarray(got, np.float32), np.asarray(expected, np.float32))
+
+
+def _corpus_before(case: str) -> str:
+    from pathlib import Path
+
+    return (Path(__file__).parent.parent / "corpus" / "loop_to_scan" / case / "before.py").read_text()
+
+
+def test_the_comment_of_a_removed_reversal_goes_above_the_scan(tmp_path) -> None:
+    before = _reverse_collect("# back to time order\nreturns = returns[::-1]  # oldest first\nreturn jnp.stack(returns)\n")
+    after = rewrite(before, SCAN)
+    assert "    # back to time order\n    # oldest first\n    g, returns = jax.lax.scan(step, g, rewards, reverse=True)\n    return returns\n" in after
+    _same_numbers(before, after, tmp_path, "f", ["jnp.sin(jnp.arange(30.0))", "0.9"])

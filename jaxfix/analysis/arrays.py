@@ -402,7 +402,16 @@ class ArrayAnalysis:
             return False
         if param is function.params.star_arg or param is function.params.star_kwarg:
             return False
-        return self.qualified(param.annotation.annotation) in _ARRAY_ANNOTATIONS
+        annotation = param.annotation.annotation
+        if self.qualified(annotation) in _ARRAY_ANNOTATIONS:
+            return True
+        # jaxtyping's `Float[Array, "n d"]`: an array of the first element's type
+        if isinstance(annotation, cst.Subscript) and len(annotation.slice) == 2:
+            head = self.qualified(annotation.value) or ""
+            array = annotation.slice[0].slice
+            if head.startswith("jaxtyping.") and isinstance(array, cst.Index):
+                return self.qualified(array.value) in _ARRAY_ANNOTATIONS | {"jaxtyping.Array"}
+        return False
 
     def _name_has(self, name: cst.Name, owner: Scope | None, env: set[str] | None, prop: str) -> bool:
         """Whether `name` has `prop`: by the assumption `env` for names of `owner` (while solving it), else by

@@ -9,6 +9,7 @@ proves each condition from the code, or says in words which one it could not pro
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -39,6 +40,14 @@ _NUMBER_SHAPE = (
     "`{name}` starts as a Python number and cannot be proven to stay a scalar in the loop "
     "(start it as an array of its in-loop shape)"
 )
+_NUMBER_SHAPE_HEAD = re.compile(r"^`(\w+)` starts as a Python number and cannot be proven to stay a scalar")
+
+
+def number_start(reason: str) -> str | None:
+    """The carried name a `blocker` reason is about when the reason is that the name starts as a Python number
+    whose in-loop shape is unproven (the user can start it as an array of that shape); None otherwise."""
+    found = _NUMBER_SHAPE_HEAD.match(reason)
+    return found.group(1) if found else None
 
 
 @dataclass(frozen=True)
@@ -338,4 +347,4 @@ def snippet(text: str, limit: int = 50) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-__all__: Sequence[str] = ("CarryAnalysis", "Slot", "unpacked", "snippet")
+__all__: Sequence[str] = ("CarryAnalysis", "Slot", "number_start", "unpacked", "snippet")

@@ -164,6 +164,26 @@ class ShapeAnalysis:
             return None
         return self._plain_assignment(assignments[0])
 
+    def _range_index(self, assignment) -> bool:
+        """Whether a binding is the target of `for i in range(...)` (or `reversed(range(...))`): a Python int."""
+        target = getattr(assignment, "node", None)
+        loop = self._context.parents.get(target) if isinstance(target, cst.Name) else None
+        if not isinstance(loop, cst.For) or loop.target is not target:
+            return False
+        it = loop.iter
+        names = self._context.names
+        if isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value == "reversed" and len(it.args) == 1:
+            if not names.is_builtin(it.func, "reversed"):
+                return False
+            it = it.args[0].value
+        return (
+            isinstance(it, cst.Call)
+            and isinstance(it.func, cst.Name)
+            and it.func.value == "range"
+            and names.is_builtin(it.func, "range")
+            and all(a.keyword is None and not a.star for a in it.args)
+        )
+
     def _plain_assignment(self, assignment) -> cst.Assign | None:
         """The `name = value` statement of a binding, when it is one (not `a, b = ...`, not a parameter)."""
         parents = self._context.parents
@@ -358,6 +378,8 @@ class ShapeAnalysis:
         def of_param(param: cst.Param, assignment) -> int | None:
             if self._context.traced.kind(name) is Kind.STATIC and not isinstance(assignment.scope, GlobalScope):
                 return 0  # a static (hashable) argument used with arrays: a Python number
+            if _number_annotation(param):
+                return 0  # `gamma: float`: a Python number, or a 0-d array once jit traces it
             return annotation_rank(param)
 
         return self._per_binding(name, of_param, lambda value: self.rank(value, {}, depth + 1))
@@ -372,6 +394,9 @@ class ShapeAnalysis:
             node = getattr(assignment, "node", None)
             if isinstance(node, cst.Param):
                 found.add(of_param(node, assignment))
+                continue
+            if self._range_index(assignment):
+                found.add(of_value(cst.Integer("0")))  # a Python int, like any literal int
                 continue
             assign = self._plain_assignment(assignment)
             if assign is None:
@@ -612,6 +637,12 @@ def _jaxtyping(param: cst.Param) -> tuple[str, str] | None:
     if head_name not in _JAXTYPING or not isinstance(dims, cst.Index) or not isinstance(dims.value, cst.SimpleString):
         return None
     return head_name, dims.value.evaluated_value
+
+
+def _number_annotation(param: cst.Param) -> bool:
+    """`x: float` or `x: int`: a scalar, whether a Python number or the 0-d array jit traces it as."""
+    annotation = param.annotation.annotation if param.annotation is not None else None
+    return isinstance(annotation, cst.Name) and annotation.value in ("float", "int")
 
 
 def annotation_rank(param: cst.Param) -> int | None:
