@@ -493,7 +493,7 @@ class DonateArgnums(Codemod):
         assignments = list(self._global.assignments[name])
         if len(assignments) != 1:
             return False
-        node = self.context.parents.get(assignments[0].node)
+        node = self.context.parents.get(getattr(assignments[0], "node", None))  # a builtin has no node
         if isinstance(node, cst.AssignTarget):
             node = self.context.parents.get(node)
         if isinstance(node, cst.Assign) and len(node.targets) == 1:
@@ -575,7 +575,7 @@ class DonateArgnums(Codemod):
         if scope is None or new not in scope.assignments:
             return None
         for assignment in scope.assignments[new]:
-            if assignment.node not in bound:
+            if getattr(assignment, "node", None) not in bound:  # a builtin has no node
                 return None  # bound elsewhere too
             for access in assignment.references:
                 if access.node is relay.value:
@@ -697,7 +697,7 @@ class DonateArgnums(Codemod):
             return None
         for access in scope.accesses[call.func]:
             if access.node is call.func:
-                found = [self._by_node.get(r.node) for r in access.referents]
+                found = [self._by_node.get(getattr(r, "node", None)) for r in access.referents]  # a builtin has none
                 return found[0] if found and all(f is found[0] for f in found) else None
         return None
 
