@@ -13,6 +13,7 @@ from jaxfix.analysis.jit import (
     Jitted, add_jit_keyword, call_sites, jit_keywords, jitted_functions, nested_jitted_functions, static_parameters,
 )
 from jaxfix.analysis.metadata import children
+from jaxfix.analysis.summaries import TRAINING_CALLS, TRAINING_METHODS, fresh_result, holds_argument
 from jaxfix.analysis.syntax import walk
 from jaxfix.analysis.traced import REVERSE_MODE
 from jaxfix.codemod import Codemod, Invalid, Valid
@@ -20,15 +21,13 @@ from jaxfix.diagnostics import Safety
 
 _JIT = "jax.jit"
 _PMAP = "jax.pmap"
-_COMPILERS = frozenset({_JIT, _PMAP})
+_NNX_JIT = "flax.nnx.jit"  # jax.jit's keywords: donate_argnums, donate_argnames
+_FILTER_JIT = "equinox.filter_jit"  # one keyword, `donate=`: every argument's arrays, or all but the first's
+_COMPILERS = frozenset({_JIT, _PMAP, _NNX_JIT, _FILTER_JIT})
 _PARTIAL = "functools.partial"
-# What marks a training step: a gradient taken in its body, or an optimizer's update applied. A step with none of
-# these is not assumed to return the updated value of its arguments.
-_TRAINING = frozenset({
-    "jax.grad", "jax.value_and_grad", "optax.apply_updates", "flax.nnx.grad", "flax.nnx.value_and_grad",
-    "equinox.filter_grad", "equinox.filter_value_and_grad", "equinox.apply_updates",
-})
-_TRAINING_METHODS = frozenset({"apply_gradients"})  # flax's `TrainState.apply_gradients(grads=...)`
+# What marks a training step (a gradient taken in its body, or an optimizer's update applied) is in the library
+# summaries: TRAINING_CALLS, TRAINING_METHODS. A step with none of these is not assumed to return the updated
+# value of its arguments.
 _TREE_MAP = frozenset({"jax.tree.map", "jax.tree_util.tree_map", "jax.tree_map"})
 _ELEMENTWISE = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide)
 # jax.numpy functions that may hand back their argument itself rather than a new array.
@@ -196,7 +195,7 @@ class DonateArgnums(Codemod):
         def steps(function: ast.AST) -> bool:
             return function.args.vararg is None and _returns_and_trains(function, may)
 
-        compilers = {_JIT, _PMAP}
+        compilers = set(_COMPILERS)
         candidates = set()
         for stmt in (s for body in [tree.body] + [f.body for f in functions] for s in body):
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and len(stmt.decorator_list) == 1:
@@ -244,12 +243,14 @@ class DonateArgnums(Codemod):
 
     def _check(self, jitted: Jitted) -> None:
         keywords = jit_keywords(jitted)
-        if "donate_argnums" in keywords or "donate_argnames" in keywords:
+        if "donate_argnums" in keywords or "donate_argnames" in keywords or "donate" in keywords:
             return
         function = jitted.function
         fparams = function.params
         if isinstance(fparams.star_arg, cst.Param):
             return  # `*args`: positions past the named parameters (a bare `*` only starts keyword-only ones)
+        if jitted.compiler == _FILTER_JIT and (fparams.kwonly_params or fparams.star_kwarg):
+            return  # filter_jit's `donate=` would give these away too
         params = [p.name.value for p in (*fparams.posonly_params, *fparams.params)]
         if jitted.compiler == _PMAP:
             broadcast = keywords.get("static_broadcasted_argnums")
@@ -306,19 +307,35 @@ class DonateArgnums(Codemod):
                     assumed.remove(param)
                 continue
             donated.append((index, param, checked))
+        if jitted.compiler == _FILTER_JIT and donated and not self._filter_donation(params, donated):
+            if blockers:
+                self.report(self._anchor(jitted), f"`{jitted.name}` could donate buffers, but {blockers[0]}")
+            return  # `donate=` cannot leave out the arguments that are still read
         if not donated:
             if blockers:
                 self.report(self._anchor(jitted), f"`{jitted.name}` could donate buffers, but {blockers[0]}")
             return
         self._report_fix(jitted, donated, assumed, blockers)
 
+    @staticmethod
+    def _filter_donation(params: list[str], donated) -> str | None:
+        """`eqx.filter_jit`'s `donate=` value that gives away exactly the donated arguments: "warn" when they are
+        all of the parameters, "warn-except-first" when all but the first; None otherwise. ("warn" keeps JAX's
+        warning where a donated buffer is not usable, which "all" silences.)"""
+        names = {param for _, param, _ in donated}
+        if names == set(params):
+            return "warn"
+        if len(params) > 1 and names == set(params[1:]):
+            return "warn-except-first"
+        return None
+
     def _trains(self, function: cst.FunctionDef) -> bool:
         """Whether the function (nested functions included) takes a gradient or applies an optimizer's update."""
         names = self.context.names
         for node in walk(function):
-            if isinstance(node, (cst.Name, cst.Attribute)) and names.qualified(node) in _TRAINING:
+            if isinstance(node, (cst.Name, cst.Attribute)) and names.qualified(node) in TRAINING_CALLS:
                 return True
-            if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in _TRAINING_METHODS:
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in TRAINING_METHODS:
                 return True
         return False
 
@@ -493,7 +510,7 @@ class DonateArgnums(Codemod):
         assignments = list(self._global.assignments[name])
         if len(assignments) != 1:
             return False
-        node = self.context.parents.get(getattr(assignments[0], "node", None))  # a builtin has no node
+        node = self.context.parents.get(_bound_node(assignments[0]))
         if isinstance(node, cst.AssignTarget):
             node = self.context.parents.get(node)
         if isinstance(node, cst.Assign) and len(node.targets) == 1:
@@ -575,7 +592,7 @@ class DonateArgnums(Codemod):
         if scope is None or new not in scope.assignments:
             return None
         for assignment in scope.assignments[new]:
-            if getattr(assignment, "node", None) not in bound:  # a builtin has no node
+            if _bound_node(assignment) not in bound:
                 return None  # bound elsewhere too
             for access in assignment.references:
                 if access.node is relay.value:
@@ -673,20 +690,65 @@ class DonateArgnums(Codemod):
         if isinstance(source, cst.Assign) and source.value in self._calls or source in self._calls or source in self._relays:
             return None  # rebound from an earlier call of the same function: a new buffer
         if isinstance(source, cst.Assign) and isinstance(source.value, cst.Call):
+            if fresh_result(self.context, source.value):
+                return None  # new arrays, by the library's summary
             return f"`{variable}` starts as the result of `{self.context.code_for(source.value.func)}(...)`, which may be held elsewhere"
         if isinstance(source, cst.AugAssign):
             return None
         if isinstance(source, (cst.BinaryOperation, cst.UnaryOperation)):
             return None
+        if isinstance(source, cst.Assign) and self._fresh(source.value) or self._fresh(source):
+            return None  # `params = {"w": jax.random.normal(k, (3, 8)) * 0.1, "b": jnp.zeros(8)}`
         if isinstance(source, cst.Call):
             callee = self.context.names.qualified(source.func) or ""
             if callee.startswith(("jax.numpy.", "jax.random.")) and callee not in _MAY_ALIAS or self._makes_like(source):
                 return None
+            if fresh_result(self.context, source):
+                return None  # new arrays, by the library's summary (`opt_state = optax.adam(1e-3).init(params)`)
             if self._jitted_called(source) is not None and self._returns_fresh(self._jitted_called(source)):
                 return None
             return f"`{variable}` starts as the result of `{self.context.code_for(source.func)}(...)`, which may be held elsewhere"
         line = self.context.positions[source].start.line if source in self.context.positions else "?"
         return f"!`{variable}` is bound at line {line} to a value that may be held elsewhere"
+
+    def _passed_to_fresh(self, call: cst.Call, value: cst.BaseExpression) -> bool:
+        """Whether `value`, an argument of `call`, ends in a result of new arrays only, by the library summaries:
+        `optimizer.init(params)`, or `optimizer.init(eqx.filter(model, eqx.is_array))` through a call whose
+        result holds the argument and is itself passed on."""
+        for _ in range(4):
+            held = holds_argument(self.context, call, value)
+            if held is False:
+                return True
+            arg = self.context.parents.get(call)
+            outer = self.context.parents.get(arg)
+            if not (held and isinstance(arg, cst.Arg) and arg.value is call and isinstance(outer, cst.Call)):
+                return False
+            value, call = call, outer
+        return False
+
+    def _fresh(self, expr, depth: int = 0) -> bool:
+        """Whether `expr` is a dict, list or tuple display whose leaves are all new arrays or numbers: arithmetic,
+        `jax.numpy`/`jax.random` constructors, library calls that make new arrays."""
+        if depth > 6 or not isinstance(expr, (cst.Dict, cst.List, cst.Tuple)):
+            return False
+        values = []
+        for element in expr.elements:
+            if not isinstance(element, (cst.DictElement, cst.Element)):
+                return False  # `**other`, `*rest`
+            values.append(element.value)
+        for value in values:
+            if isinstance(value, (cst.Integer, cst.Float, cst.BinaryOperation, cst.UnaryOperation)):
+                continue
+            if isinstance(value, cst.Call):
+                callee = self.context.names.qualified(value.func) or ""
+                if callee.startswith(("jax.numpy.", "jax.random.")) and callee not in _MAY_ALIAS:
+                    continue
+                if self._makes_like(value) or fresh_result(self.context, value):
+                    continue
+                return False
+            if not self._fresh(value, depth + 1):
+                return False
+        return True
 
     def _jitted_called(self, call: cst.Call) -> Jitted | None:
         """The jitted function (module-level or nested) that `call` calls by its name, or None."""
@@ -697,7 +759,7 @@ class DonateArgnums(Codemod):
             return None
         for access in scope.accesses[call.func]:
             if access.node is call.func:
-                found = [self._by_node.get(getattr(r, "node", None)) for r in access.referents]  # a builtin has none
+                found = [self._by_node.get(_bound_node(r)) for r in access.referents]
                 return found[0] if found and all(f is found[0] for f in found) else None
         return None
 
@@ -732,6 +794,8 @@ class DonateArgnums(Codemod):
                     return None
             if isinstance(call, cst.Call) and self._makes_like(call):
                 return None  # only the shape and dtype are read
+            if isinstance(call, cst.Call) and self._passed_to_fresh(call, node):
+                return None  # a library call whose result holds new arrays only (`tx.init(params)` of optax.adam)
             if isinstance(call, cst.Call) and (self.context.names.is_builtin(call.func, "print") or self.context.names.is_builtin(call.func, "float")):
                 return None
         if isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value in _METADATA_ATTRIBUTES:
@@ -809,7 +873,11 @@ class DonateArgnums(Codemod):
     def _report_fix(self, jitted: Jitted, donated, assumed: list[str], blockers: list[str]) -> None:
         # pmap has no donate_argnames
         by_keyword = jitted.compiler != _PMAP and all(site.keyword for _, _, sites in donated for site in sites)
-        if by_keyword:
+        if jitted.compiler == _FILTER_JIT:
+            fparams = jitted.function.params
+            params = [p.name.value for p in (*fparams.posonly_params, *fparams.params)]
+            key, items = "donate", [f'"{self._filter_donation(params, donated)}"']
+        elif by_keyword:
             items = [f'"{param}"' for _, param, _ in donated]
             key = "donate_argnames"
         else:
@@ -846,6 +914,11 @@ class DonateArgnums(Codemod):
         return add_jit_keyword(self.context, jitted, key, value)
 
 
+def _bound_node(assignment) -> cst.CSTNode | None:
+    """The node a scope assignment binds; None for a builtin (`print`, `len`), which has no assignment node."""
+    return getattr(assignment, "node", None)
+
+
 # ---- the screen ------------------------------------------------------------------------------------------------
 
 def _donates(call: ast.expr) -> bool:
@@ -861,7 +934,7 @@ def _returns_and_trains(function: ast.AST, may) -> bool:
         if isinstance(node, ast.Return) and node.value is not None:
             returns = True
         elif isinstance(node, (ast.Name, ast.Attribute)) and not trains:
-            trains = may(node, _TRAINING) or isinstance(node, ast.Attribute) and node.attr in _TRAINING_METHODS
+            trains = may(node, TRAINING_CALLS) or isinstance(node, ast.Attribute) and node.attr in TRAINING_METHODS
         if returns and trains:
             return True
     return False

@@ -11,9 +11,15 @@ analysis alike. Names are fully qualified, as `import flax.linen as nn; nn.Modul
 - STATIC_SELF: bases whose instances' declared attributes are hyperparameters (static at trace time): a linen
   module's dataclass fields, a Haiku module's constructor arguments.
 - ARRAY_TYPES: annotations that mean "an array" (`chex.Array`).
+- CALL_SUMMARIES: what a library call returns, in structure and shape terms (`optax.apply_updates(params, u)`:
+  a tree like `params`), whether its arrays are new buffers or may be its arguments', and whether it applies an
+  optimizer's update; FRESH_INIT_OPTIMIZERS: the optax optimizers whose `init` makes only new arrays. Read by
+  donation (JF501) through `jaxfix.analysis.summaries`.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 TRANSFORM_ALIASES: dict[str, str] = {
     # Flax NNX
@@ -121,3 +127,51 @@ FLAG_PARAMETERS = frozenset(
 )  # fmt: skip
 PYTHON_TYPES = frozenset({"bool", "int", "str", "float", "Callable", "Sequence", "Tuple", "tuple", "list", "List",
                           "dict", "Dict", "Optional", "Any", "type", "Type"})  # fmt: skip
+
+
+# ---- what library calls return ------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class CallSummary:
+    """What one library call returns, in structure and shape terms (checked against the library's source)."""
+
+    parameters: tuple[str, ...]  # its positional parameters; a method's receiver is "self"
+    returns: tuple[str, ...]  # per output (one for a single value): the parameter whose pytree structure, leaf
+    #                           shapes and dtypes it has, or "" where that is not known
+    aliases: tuple[str, ...]  # the parameters whose arrays the result may hold as they are (not new buffers)
+    updates: bool = False  # applies an optimizer's update: marks a training step, whose output is the new state
+    by_method_name: bool = False  # a method recognised by its name alone: the receiver is a step's parameter
+    #                              whose type cannot be seen (`state.apply_gradients(grads=g)`)
+
+
+CALL_SUMMARIES: dict[str, CallSummary] = {
+    # `jax.tree.map(lambda p, u: jnp.asarray(p + u).astype(p.dtype), params, updates)`: new arrays like params.
+    "optax.apply_updates": CallSummary(("params", "updates"), ("params",), (), updates=True),
+    # A leaf whose update is None is the model's own leaf.
+    "equinox.apply_updates": CallSummary(("model", "updates"), ("model",), ("model",), updates=True),
+    # `self.replace(step=self.step + 1, params=new_params, opt_state=new_opt_state, **kwargs)`: the other fields
+    # are the state's own.
+    "flax.training.train_state.TrainState.apply_gradients": CallSummary(
+        ("self",), ("self",), ("self",), updates=True, by_method_name=True
+    ),
+    "flax.training.train_state.TrainState.replace": CallSummary(("self",), ("self",), ("self",)),
+    "flax.struct.PyTreeNode.replace": CallSummary(("self",), ("self",), ("self",)),
+    # `eqx.filter(model, eqx.is_array)`: the model's own leaves (the others replaced by None).
+    "equinox.filter": CallSummary(("pytree", "filter_spec"), ("pytree",), ("pytree",)),
+    # `tx.init(params)`: the optimizer's state; new arrays only for FRESH_INIT_OPTIMIZERS (optax.contrib's
+    # mechanic, schedule_free, prodigy, cocob, dog and sam keep `params` itself in their state).
+    "optax.GradientTransformation.init": CallSummary(("self", "params"), ("",), ("params",)),
+    # `tx.update(grads, opt_state, params)`: updates like the gradients, a state like the old one.
+    "optax.GradientTransformation.update": CallSummary(
+        ("self", "updates", "state", "params"), ("updates", "state"), ("state",)
+    ),
+}
+
+# optax optimizers whose `init` returns only new arrays (`optax.tree.zeros_like`/`full_like` of the parameters,
+# a zero count, empty states), read from optax 0.2.8's `alias.py` and the `scale_by_*` transformations they chain.
+FRESH_INIT_OPTIMIZERS = frozenset(
+    {"optax.adam", "optax.adamw", "optax.sgd", "optax.rmsprop", "optax.adagrad", "optax.lamb", "optax.lion",
+     "optax.adabelief", "optax.radam", "optax.adamax", "optax.clip", "optax.clip_by_global_norm"}
+)  # fmt: skip
+# Combinators whose `init` is that of the transformations they are given (a tuple of their states).
+FRESH_INIT_COMBINATORS = frozenset({"optax.chain"})
