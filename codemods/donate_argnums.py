@@ -54,12 +54,15 @@ class DonateArgnums(Codemod):
 
     ## What it does
     Finds a jitted or pmapped function (`@jax.jit`, `@partial(jax.jit, ...)`, `step = jax.jit(fn, ...)`, the
-    same with `jax.pmap`), at module level or defined in a function's body next to its calls, whose every call
+    same with `jax.pmap`, Flax's `nnx.jit` or Equinox's `eqx.filter_jit`), at module level or defined in a function's body next to its calls, whose every call
     in the module rebinds an argument from the function's own result (`params, opt_state = step(params,
     opt_state, batch)`, `state, metrics = train_step(state, batch)`, or `new_state, m = step(state, b)`
     followed at once by `state = new_state`), and which is a training step: it takes a gradient or applies an
     optimizer's update. It adds `donate_argnums` (or `donate_argnames`, where the calls pass the argument by
-    keyword; pmap has only `donate_argnums`) to the compiler's keywords.
+    keyword; pmap has only `donate_argnums`) to the compiler's keywords. `eqx.filter_jit` donates all arguments'
+    arrays or all but the first's: it gets `donate="warn"` when every call rebinds every argument, and
+    `donate="warn-except-first"` when it rebinds all but the first (`model, opt_state, loss =
+    make_step((x, y), model, opt_state)`). "warn" keeps JAX's warning where a donated buffer is not usable.
 
     ## Why is this bad?
     Without donation XLA must keep the input buffers alive until the call returns and allocate new ones for
@@ -101,9 +104,13 @@ class DonateArgnums(Codemod):
     argument's shape and dtype, XLA only warns ("Some donated buffers were not usable") and the argument stays
     alive. jaxfix donates only when every call in the module passes a local variable and rebinds it from the
     result (in the same statement, or through new names rebound right after it), the variable is read nowhere
-    else in that function except as a shape or an operand of arithmetic (`old = params`, a list of snapshots,
-    a closure, a subscript would keep the old buffer), and each value the call receives comes from an earlier
-    call of the same function, arithmetic or a `jax.numpy`/`jax.random` constructor.
+    else in that function except as a shape, an operand of arithmetic, or an argument of a library call whose
+    result holds only new arrays (`opt_state = optimizer.init(params)` where `optimizer` is `optax.adam(...)`,
+    `adamw`, `sgd`, `rmsprop`, `adagrad`, `lamb`, `lion`, `adabelief`, `radam`, `adamax`, `clip`,
+    `clip_by_global_norm` or an `optax.chain` of them; some `optax.contrib` optimizers keep `params` itself in
+    their state) (`old = params`, a list of snapshots, a closure, a subscript would keep the old buffer), and
+    each value the call receives comes from an earlier call of the same function, arithmetic, a
+    `jax.numpy`/`jax.random` constructor, such an optimizer's `init`, or a dict, list or tuple of these.
 
     The fix is safe only when jaxfix also proves that the function returns the updated argument with its
     shape and dtype: `p - lr * g`-style arithmetic (and the same under `jax.tree.map`) of the parameter, its
@@ -129,6 +136,9 @@ class DonateArgnums(Codemod):
     - Functions that neither take a gradient (`jax.grad`, `jax.value_and_grad`, their `nnx`/Equinox
       counterparts) nor apply an optimizer's update (`optax.apply_updates`, `eqx.apply_updates`,
       `.apply_gradients(...)`): nothing says that what they return is the updated argument.
+    - `eqx.filter_jit` steps with an argument other than the first that the calls do not rebind (the usual
+      `make_step(model, x, y, opt_state)`): `donate=` would delete the batch too. Pass the batch first to get
+      `donate="warn-except-first"`.
     - Static arguments (`static_argnums`, pmap's `static_broadcasted_argnums`), arguments passed as
       expressions or twice, calls whose result is bound to new names that are not rebound to the argument in
       the statements right after the call, or that are read again before the next call (`new_params, s =
