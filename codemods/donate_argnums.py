@@ -10,7 +10,8 @@ from libcst.metadata import ScopeProvider
 
 from jaxfix.analysis.dataflow import UNDEFINED, Parameter, block_activity, body_statements
 from jaxfix.analysis.jit import (
-    Jitted, add_jit_keyword, call_sites, jit_keywords, jitted_functions, nested_jitted_functions, static_parameters,
+    Jitted, add_jit_keyword, call_sites, jit_keywords, jitted_functions, jitted_methods, nested_jitted_functions,
+    static_parameters,
 )
 from jaxfix.analysis.metadata import children
 from jaxfix.analysis.summaries import TRAINING_CALLS, TRAINING_METHODS, fresh_result, holds_argument
@@ -190,11 +191,11 @@ class DonateArgnums(Codemod):
 
     @classmethod
     def may_match_tree(cls, screen) -> bool:
-        """A finding needs a function (module-level, or defined in a function's body) with one decorator that
+        """A finding needs a function (module-level, a method, or defined in a function's body) with one decorator that
         may be `jax.jit`/`jax.pmap` or a `partial` of one, or such a `name = jax.jit(fn, ...)` of an undecorated
         def, with no donation keyword and no `*args`, whose body returns a value and takes a gradient or applies
         an optimizer's update (`_trains`); and a call of its name that passes a variable and binds the result
-        (`p = step(p, x)`, `p, s = step(p, s)`, `new, s = step(p, s)` before `p = new`)."""
+        (`p = step(p, x)`, `p, s = step(p, s)`, `new, s = step(p, s)` before `p = new`, `p = self.update(p, x)`)."""
         may = screen.may_resolve_to
         tree = screen.tree
         functions = screen.nodes_of(ast.FunctionDef, ast.AsyncFunctionDef)
@@ -207,7 +208,8 @@ class DonateArgnums(Codemod):
 
         compilers = set(_COMPILERS)
         candidates = set()
-        for stmt in (s for body in [tree.body] + [f.body for f in functions] for s in body):
+        classes = screen.nodes_of(ast.ClassDef)
+        for stmt in (s for body in [tree.body] + [f.body for f in (*functions, *classes)] for s in body):
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and len(stmt.decorator_list) == 1:
                 decorator = stmt.decorator_list[0]
                 if may(decorator.func if isinstance(decorator, ast.Call) else decorator, compilers | {_PARTIAL}):
@@ -224,14 +226,23 @@ class DonateArgnums(Codemod):
         if not candidates:
             return False
         return any(
-            len(n.targets) == 1 and isinstance(n.value, ast.Call)
-            and isinstance(n.value.func, ast.Name) and n.value.func.id in candidates and _binds(n.targets[0], n.value)
+            len(n.targets) == 1 and isinstance(n.value, ast.Call) and _binds(n.targets[0], n.value) and (
+                isinstance(n.value.func, ast.Name) and n.value.func.id in candidates
+                or isinstance(n.value.func, ast.Attribute) and n.value.func.attr in candidates  # `self.update(...)`
+            )
             for n in screen.nodes_of(ast.Assign)
         )
 
     def visit_Module(self, node: cst.Module) -> None:
         jitted = list(jitted_functions(self.context, node, _COMPILERS))
         self._nested = set()
+        self._methods: dict[cst.FunctionDef, cst.ClassDef] = {}  # a jitted method -> its class
+        for cls in node.body:
+            if isinstance(cls, cst.ClassDef):
+                for method in jitted_methods(self.context, cls, _COMPILERS):
+                    if method.binding is method.function and method.compiler in (_JIT, _NNX_JIT):
+                        jitted.append(method)
+                        self._methods[method.function] = cls
         for function in walk(node):
             if isinstance(function, cst.FunctionDef):
                 for inner in nested_jitted_functions(self.context, function, _COMPILERS):
@@ -269,7 +280,12 @@ class DonateArgnums(Codemod):
             static = static_parameters(keywords, params)
         if static is None:
             return
-        calls = self._call_sites(jitted)
+        offset = 0  # where the call's first positional argument lands in the signature
+        if function in self._methods:
+            if not params or params[0] != "self" or "self" not in static:
+                return  # a method whose `self` is traced: a pytree class, whose calls jaxfix does not follow
+            offset = 1
+        calls = self._method_call_sites(jitted) if offset else self._call_sites(jitted)
         if not calls:
             return
         returns = self._returns(function)
@@ -288,7 +304,7 @@ class DonateArgnums(Codemod):
         for index, param in enumerate(params):
             if param in static:
                 continue
-            sites = [self._site(call, index, param, jitted) for call in calls]
+            sites = [self._site(call, index - offset, param, jitted) for call in calls]
             positions = {s.position for s in sites if s is not None}
             if any(s is None for s in sites) or len(positions) != 1:
                 continue  # some call does not rebind this argument from one output
@@ -348,6 +364,26 @@ class DonateArgnums(Codemod):
             if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in TRAINING_METHODS:
                 return True
         return False
+
+    def _method_call_sites(self, jitted: Jitted) -> list[cst.Call] | None:
+        """Every `self.name(...)` call in the methods of the jitted method's class, or None when the module uses
+        the attribute `name` of a name any other way (`learner.name(...)`, `self.name` passed or stored). An
+        attribute of an attribute (`self._opt.update(...)`) is taken for another object's: the fix is unsafe."""
+        cls = self._methods[jitted.function]
+        calls = []
+        for node in walk(self.context.module):
+            if not (isinstance(node, cst.Attribute) and node.attr.value == jitted.name and isinstance(node.value, cst.Name)):
+                continue
+            call = self.context.parents.get(node)
+            method = self.context.dataflow.enclosing_function(node)
+            if not (
+                isinstance(call, cst.Call) and call.func is node and isinstance(node.value, cst.Name)
+                and node.value.value == "self" and method is not None and self.context.parents.get(
+                    self.context.parents.get(method)) is cls
+            ):
+                return None
+            calls.append(call)
+        return calls
 
     def _anchor(self, jitted: Jitted) -> cst.CSTNode:
         return jitted.function.name if jitted.binding is jitted.function else jitted.binding
@@ -799,6 +835,8 @@ class DonateArgnums(Codemod):
         parent = self.context.parents.get(node)
         if isinstance(parent, cst.Arg) and parent.value is node:
             call = self.context.parents.get(parent)
+            if call in self._calls and node in self._donating:
+                return None  # the donating call itself (`self.update(params, ...)`)
             if isinstance(call, cst.Call) and self._jitted_called(call) is not None:
                 if node in self._donating or self._returns_fresh(self._jitted_called(call)):
                     return None
@@ -903,7 +941,12 @@ class DonateArgnums(Codemod):
         if blockers:
             message += f" (not donating more: {blockers[0]})"
         reasons = [site.unsafe for _, _, sites in donated for site in sites if site.unsafe]
-        if jitted.binding not in self._nested and self._public(jitted.name):
+        if jitted.function in self._methods:
+            reasons.insert(0, (
+                f"`{jitted.name}` is a method: callers jaxfix does not see (other modules, subclasses, an attribute "
+                "holding another instance) lose their arguments"
+            ))
+        elif jitted.binding not in self._nested and self._public(jitted.name):
             reasons.insert(0, f"`{jitted.name}` is public: callers in other modules lose their arguments")
         if assumed:
             names = ", ".join(f"`{p}`" for p in assumed)

@@ -43,6 +43,11 @@ def nested_jitted_functions(
     return _jitted_in(context, list(body_statements(function.body)), compilers)
 
 
+def jitted_methods(context, cls: cst.ClassDef, compilers: frozenset[str] = frozenset({_JIT})) -> Iterator[Jitted]:
+    """The methods of a class compiled with the decorator forms above (`@partial(jax.jit, static_argnums=0)`)."""
+    return _jitted_in(context, list(cls.body.body) if isinstance(cls.body, cst.IndentedBlock) else [], compilers)
+
+
 def _jitted_in(context, statements, compilers: frozenset[str]) -> Iterator[Jitted]:
     names = context.names
     defs = {s.name.value: s for s in statements if isinstance(s, cst.FunctionDef)}

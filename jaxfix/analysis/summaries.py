@@ -80,7 +80,10 @@ def _parameter_of(call: cst.Call, argument: cst.BaseExpression, summary: CallSum
 
 
 def _optimizer(context, receiver: cst.BaseExpression) -> cst.Call | None:
-    """The `optax.X(...)` call that the name `receiver` is bound to, once in its scope, or None."""
+    """The `optax.X(...)` call that the name `receiver` is bound to, once in its scope, or that `self.attr` is
+    (the module's one store to an attribute of that name, `self._opt = optax.adam(lr)`); else None."""
+    if isinstance(receiver, cst.Attribute) and isinstance(receiver.value, cst.Name) and receiver.value.value == "self":
+        return _attribute_optimizer(context, receiver.attr.value)
     if not isinstance(receiver, cst.Name):
         return None
     scope = context.wrapper.resolve(ScopeProvider).get(receiver)
@@ -95,6 +98,25 @@ def _optimizer(context, receiver: cst.BaseExpression) -> cst.Call | None:
         return None
     constructor = context.names.qualified(assign.value.func) or ""
     return assign.value if constructor.startswith("optax.") else None
+
+
+def _attribute_optimizer(context, attribute: str) -> cst.Call | None:
+    from jaxfix.analysis.syntax import walk
+
+    stores = []
+    for node in walk(context.module):
+        if isinstance(node, cst.Attribute) and node.attr.value == attribute:
+            parent = context.parents.get(node)
+            if isinstance(parent, cst.AssignTarget) or isinstance(parent, (cst.AugAssign, cst.AnnAssign)) and parent.target is node:
+                stores.append(context.parents.get(parent) if isinstance(parent, cst.AssignTarget) else parent)
+            elif isinstance(parent, (cst.Element, cst.Tuple, cst.List, cst.Del)):
+                return None  # stored by unpacking or deleted
+    if len(stores) != 1 or not isinstance(stores[0], cst.Assign) or len(stores[0].targets) != 1:
+        return None
+    value = stores[0].value
+    if not isinstance(value, cst.Call) or not (context.names.qualified(value.func) or "").startswith("optax."):
+        return None
+    return value
 
 
 def _fresh_init(context, constructor: cst.Call | None, depth: int = 0) -> bool:
