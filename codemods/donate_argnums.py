@@ -55,11 +55,13 @@ class DonateArgnums(Codemod):
 
     ## What it does
     Finds a jitted or pmapped function (`@jax.jit`, `@partial(jax.jit, ...)`, `step = jax.jit(fn, ...)`, the
-    same with `jax.pmap`, Flax's `nnx.jit` or Equinox's `eqx.filter_jit`), at module level or defined in a function's body next to its calls, whose every call
-    in the module rebinds an argument from the function's own result (`params, opt_state = step(params,
-    opt_state, batch)`, `state, metrics = train_step(state, batch)`, or `new_state, m = step(state, b)`
-    followed at once by `state = new_state`), and which is a training step: it takes a gradient or applies an
-    optimizer's update. It adds `donate_argnums` (or `donate_argnames`, where the calls pass the argument by
+    same with `jax.pmap`, Flax's `nnx.jit` or Equinox's `eqx.filter_jit`), at module level, defined in a
+    function's body next to its calls, or a method jitted with `self` static (`@partial(jax.jit,
+    static_argnums=0)`, called as `self.update(...)` in its class), whose every call in the module rebinds an
+    argument from the function's own result (`params, opt_state = step(params, opt_state, batch)`, `state,
+    metrics = train_step(state, batch)`, `new_state, m = step(state, b)` followed at once by `state =
+    new_state`, or `self.state, m = step(self.state, b)`), and which is a training step: it takes a gradient or
+    applies an optimizer's update. It adds `donate_argnums` (or `donate_argnames`, where the calls pass the argument by
     keyword; pmap has only `donate_argnums`) to the compiler's keywords. `eqx.filter_jit` donates all arguments'
     arrays or all but the first's: it gets `donate="warn"` when every call rebinds every argument, and
     `donate="warn-except-first"` when it rebinds all but the first (`model, opt_state, loss =
@@ -129,10 +131,15 @@ class DonateArgnums(Codemod):
     backward pass reads the buffers the forward pass gave away: jaxfix reports without a fix where this
     module differentiates the calling function.
 
+    A method's fix is always unsafe (callers in other modules or subclasses are not seen), and so is donating
+    an attribute (`self.params`): it is donated only when no other place in the module reads an attribute of
+    that name (another method reading `self.params` between steps, `p = self.params`, may keep the old value)
+    and it is set once besides the calls, but code in other modules may still read it.
+
     ## When it stays quiet
-    - Functions already donating, functions with other decorators, methods, jitted functions defined inside
-      a loop or branch (JF502's matter), and functions passed around as values (not all call sites are
-      visible). A jitted function defined in a function's body that closes over the variable it would
+    - Functions already donating, functions with other decorators, methods whose `self` is traced, jitted
+      functions defined inside a loop or branch (JF502's matter), and functions passed around as values (not
+      all call sites are visible). A jitted function defined in a function's body that closes over the variable it would
       donate is reported without a fix (its trace holds the first buffer).
     - Functions that neither take a gradient (`jax.grad`, `jax.value_and_grad`, their `nnx`/Equinox
       counterparts) nor apply an optimizer's update (`optax.apply_updates`, `eqx.apply_updates`,
@@ -575,6 +582,8 @@ class DonateArgnums(Codemod):
         keyword = next((a for a in call.args if a.keyword and a.keyword.value == param), None)
         positional = [a for a in call.args if a.keyword is None]
         arg = keyword if keyword is not None else (positional[index] if index < len(positional) else None)
+        if arg is not None and _self_attribute(arg.value) is not None:
+            return self._attribute_site(call, arg, keyword is not None)
         if arg is None or not isinstance(arg.value, cst.Name):
             return None
         variable = arg.value.value
@@ -595,6 +604,24 @@ class DonateArgnums(Codemod):
             if position is None:
                 return None
         return _Site(call, variable, keyword is not None, position, relay)
+
+    def _attribute_site(self, call: cst.Call, arg: cst.Arg, keyword: bool) -> _Site | None:
+        """`self.params, self.opt_state = step(self.params, self.opt_state, batch)`: the site for `self.params`,
+        rebound in the same statement (its variable is written `self.params`)."""
+        variable = f"self.{_self_attribute(arg.value)}"
+        for other in call.args:
+            if other is not arg and any(_self_attribute(n) == variable[5:] for n in walk(other.value)):
+                return None  # passed twice
+        assign = self.context.parents.get(call)
+        if not (isinstance(assign, cst.Assign) and assign.value is call and len(assign.targets) == 1):
+            return None
+        target = assign.targets[0].target
+        if isinstance(target, (cst.Tuple, cst.List)) and not any(isinstance(e, cst.StarredElement) for e in target.elements):
+            hits = [i for i, e in enumerate(target.elements) if _self_attribute(e.value) == variable[5:]]
+            position = hits[0] + 1 if len(hits) == 1 else None
+        else:
+            position = 0 if _self_attribute(target) == variable[5:] else None
+        return None if position is None else _Site(call, variable, keyword, position)
 
     @staticmethod
     def _position(target: cst.BaseAssignTargetExpression, name: str) -> int | None:
@@ -652,6 +679,8 @@ class DonateArgnums(Codemod):
         by induction over the calls: each value it may hold is either an earlier call's output (which has the
         shape of the peer's, whose own output keeps its shape) or `jnp.zeros_like(peer)` (also `ones_like`,
         `full_like`, or `jax.tree.map` of one of them) taken from the same values of the peer that reach the call."""
+        if "." in site.variable or "." in peer.variable:
+            return False  # `self.params`: no data flow to prove a first value from
         flow = self.context.dataflow.flow(self.context.dataflow.enclosing_function(site.call))
         statement = self._statement_of(site.call)
         peer_initial = {s for s in flow.reaching(statement, peer.variable) if not self._is_rebinding(s)}
@@ -685,14 +714,18 @@ class DonateArgnums(Codemod):
     def _is_rebinding(self, source) -> bool:
         return isinstance(source, cst.Assign) and source.value in self._calls or source in self._relays
 
-    def _argument(self, site: _Site) -> cst.Name:
+    def _argument(self, site: _Site) -> cst.BaseExpression:
         for arg in site.call.args:
             if isinstance(arg.value, cst.Name) and arg.value.value == site.variable:
+                return arg.value
+            if site.variable.startswith("self.") and _self_attribute(arg.value) == site.variable[5:]:
                 return arg.value
         raise AssertionError("a site always passes its variable")
 
     def _aliasing(self, site: _Site) -> _Site:
         """Fill in what may still hold the caller's old buffer: a blocker, or an unsafe reason."""
+        if site.variable.startswith("self."):
+            return self._attribute_aliasing(site)
         dataflow = self.context.dataflow
         enclosing = dataflow.enclosing_function(site.call)
         flow = dataflow.flow(enclosing)
@@ -725,6 +758,54 @@ class DonateArgnums(Codemod):
                 if problem is not None:
                     site.blocker = problem
                     return site
+        return site
+
+    def _attribute_aliasing(self, site: _Site) -> _Site:
+        """For `self.params` rebound at every call: a blocker where the module reads an attribute of that name
+        anywhere else (another method may keep the old value: `p = self.params`, `return self.params`), stores it
+        elsewhere but once (the first value), or differentiates the caller; an unsafe reason for a first value
+        that may be held elsewhere, and always one for callers and subclasses in other modules."""
+        name = site.variable[5:]
+        enclosing = self.context.dataflow.enclosing_function(site.call)
+        reverse = sorted(self.context.traced.transforms(enclosing) & REVERSE_MODE) if enclosing is not None else []
+        if reverse:
+            site.blocker = (
+                f"this module differentiates `{enclosing.name.value}` with `{reverse[0]}`, and its backward pass reads "
+                "the buffers the call would donate (`Array has been deleted`)"
+            )
+            return site
+        stores = []
+        for node in walk(self.context.module):
+            if not (isinstance(node, cst.Attribute) and node.attr.value == name):
+                continue
+            if node in self._donating:
+                continue
+            parent = self.context.parents.get(node)
+            if isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value in _METADATA_ATTRIBUTES:
+                continue
+            statement = self._statement_of(node)
+            small = node
+            while not isinstance(small, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
+                small = self.context.parents[small]
+            if isinstance(small, cst.Assign) and small.value in self._calls:
+                if any(t.target is node or node in walk(t.target) for t in small.targets):
+                    continue  # rebound from a donating call
+            if isinstance(parent, cst.AssignTarget) and isinstance(small, cst.Assign) and _self_attribute(node) == name:
+                stores.append(small)
+                continue
+            line = self.context.positions[node].start.line
+            text = self.context.code_for(statement).strip().splitlines()[0]
+            site.blocker = f"`{site.variable}` is also read at line {line} (`{text}`), which may keep the old buffer"
+            return site
+        if len(stores) != 1:
+            site.blocker = f"`{site.variable}` is set in {len(stores)} places besides the calls"
+            return site
+        reason = self._source_problem(stores[0], site.variable)
+        if reason is not None and reason.startswith("!"):
+            site.blocker = reason[1:]
+        site.unsafe = site.unsafe or reason or (
+            f"`{site.variable}` is an attribute: code in other modules or subclasses may keep its old value"
+        )
         return site
 
     def _source_problem(self, source, variable: str) -> str | None:
@@ -967,6 +1048,13 @@ class DonateArgnums(Codemod):
         return add_jit_keyword(self.context, jitted, key, value)
 
 
+def _self_attribute(expr) -> str | None:
+    """`attr` for the expression `self.attr`, else None."""
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+        return expr.attr.value
+    return None
+
+
 def _bound_node(assignment) -> cst.CSTNode | None:
     """The node a scope assignment binds; None for a builtin (`print`, `len`), which has no assignment node."""
     return getattr(assignment, "node", None)
@@ -998,7 +1086,7 @@ def _binds(target: ast.expr, call: ast.Call) -> bool:
     binds names (`_site` decides whether they rebind it, directly or through `p = new`)."""
     if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
         return False
-    if not isinstance(target, (ast.Name, ast.Tuple, ast.List)):
+    if not isinstance(target, (ast.Name, ast.Tuple, ast.List, ast.Attribute)):
         return False
     passed = [*call.args, *(k.value for k in call.keywords)]
-    return any(isinstance(a, ast.Name) for a in passed)
+    return any(isinstance(a, (ast.Name, ast.Attribute)) for a in passed)
