@@ -281,3 +281,104 @@ def test_module_level_loop_next_to_builtins_does_not_crash() -> None:
     source = BUILTIN_CELL
     messages = _messages(source)
     assert len(messages) == 1 and "update_step" in messages[0], messages
+
+
+_FILTER_JIT = """
+import equinox as eqx
+import jax
+
+
+def loss(model, x):
+    return (model * x).sum()
+
+
+@eqx.filter_jit
+def _step(model, velocity):
+    grads = eqx.filter_grad(loss)(model, 1.0)
+    velocity = 0.9 * velocity + grads
+    return model - 0.1 * velocity, velocity
+
+
+def train(model, velocity):
+    model = model * 1.0
+    velocity = velocity * 0.0
+    for _ in range(3):
+        {call}
+    return model
+"""
+
+
+@pytest.mark.parametrize(
+    ("call", "expected"),
+    [
+        ("model, velocity = _step(model, velocity)", 'donate="warn"'),
+        ("model, velocity = _step(model + 0.0, velocity)", 'donate="warn-except-first"'),
+        ("model, v = _step(model, velocity)", None),  # `velocity` is passed again: donating it would delete it
+    ],
+)
+def test_filter_jit_donates_all_arguments_or_all_but_the_first(call: str, expected: str | None) -> None:
+    reported = findings(_FILTER_JIT.format(call=call), DonateArgnums)
+    if expected is None:
+        assert reported == []
+    else:
+        (finding,) = reported
+        assert f"`{expected}`" in finding.message
+
+
+_METHOD = """
+import functools
+import jax
+
+
+def loss(p, x):
+    return (p * x).sum()
+
+
+class Learner:
+    @functools.partial(jax.jit, static_argnums=0)
+    def update(self, p, x):
+        return p - 0.1 * jax.grad(loss)(p, x)
+
+    def run(self, x):
+        p = x * 2.0
+        for _ in range(3):
+            p = self.update(p, x)
+        return p
+{extra}
+"""
+
+
+def test_a_method_called_through_another_name_is_not_followed() -> None:
+    assert "donate_argnums=1" in findings(_METHOD.format(extra=""), DonateArgnums)[0].message
+    other = "\n\ndef outside(learner, p, x):\n    return learner.update(p, x), p\n"
+    assert findings(_METHOD.format(extra=other), DonateArgnums) == []
+
+
+def test_an_attribute_read_anywhere_in_the_module_blocks_it() -> None:
+    source = """
+import jax
+
+
+def loss(p, x):
+    return (p * x).sum()
+
+
+@jax.jit
+def _step(p, x):
+    return p - 0.1 * jax.grad(loss)(p, x)
+
+
+class Trainer:
+    def __init__(self, x):
+        self.p = x * 2.0
+
+    def fit(self, x):
+        for _ in range(3):
+            self.p = _step(self.p, x)
+
+
+def peek(trainer):
+    return trainer.p
+"""
+    (finding,) = findings(source, DonateArgnums)
+    assert "`self.p` is also read at line 24 (`return trainer.p`)" in finding.message and "donate_argnums" not in finding.message
