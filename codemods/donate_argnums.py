@@ -752,13 +752,17 @@ class DonateArgnums(Codemod):
                 site.blocker = reason[1:]
                 return site
             site.unsafe = site.unsafe or reason
-        for assignment in scope.assignments[variable]:
-            for access in assignment.references:
-                problem = self._read_problem(access, scope, variable)
-                if problem is not None:
-                    site.blocker = problem
-                    return site
+        accesses = {access for assignment in scope.assignments[variable] for access in assignment.references}
+        for access in sorted(accesses, key=self._position_of):  # the first read in the file, on every run
+            problem = self._read_problem(access, scope, variable)
+            if problem is not None:
+                site.blocker = problem
+                return site
         return site
+
+    def _position_of(self, access) -> tuple[int, int]:
+        start = self.context.positions[access.node].start
+        return start.line, start.column
 
     def _attribute_aliasing(self, site: _Site) -> _Site:
         """For `self.params` rebound at every call: a blocker where the module reads an attribute of that name
