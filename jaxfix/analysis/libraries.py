@@ -9,7 +9,8 @@ analysis alike. Names are fully qualified, as `import flax.linen as nn; nn.Modul
   by every trainer built on gymnax, brax or jumanji.
 - TRACED_DECORATORS: decorators that mark a method as traced (`@nn.compact`).
 - STATIC_SELF: bases whose instances' declared attributes are hyperparameters (static at trace time): a linen
-  module's dataclass fields, a Haiku module's constructor arguments.
+  module's dataclass fields, a Haiku or NNX module's constructor arguments and literals set in `__init__` (NNX keeps
+  attributes that are not arrays or Variables in the static graph definition).
 - ARRAY_TYPES: annotations that mean "an array" (`chex.Array`).
 """
 
@@ -103,7 +104,10 @@ UNTRACED_METHODS = frozenset(
      "default_params", "observation_spec", "action_spec", "render", "close", "__enter__", "__exit__"}
 )  # fmt: skip
 TRACED_DECORATORS = frozenset({"flax.linen.compact", "flax.linen.module.compact", "haiku.transparent"})
-STATIC_SELF = frozenset({"flax.linen.Module", "flax.linen.module.Module", "haiku.Module", "haiku._src.module.Module"})
+STATIC_SELF = frozenset(
+    {"flax.linen.Module", "flax.linen.module.Module", "flax.nnx.Module", "flax.nnx.module.Module", "haiku.Module",
+     "haiku._src.module.Module"}
+)  # fmt: skip
 ARRAY_TYPES = frozenset(
     {"chex.Array", "chex.ArrayDevice", "chex.ArrayNumpy", "jax.Array", "jax.numpy.ndarray", "jaxtyping.Array",
      "jax.typing.ArrayLike"}

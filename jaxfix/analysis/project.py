@@ -1208,7 +1208,7 @@ class Project:
 
     def _collect_static_attrs(self, traced: dict[Key, _Seed]) -> None:
         """For each traced function: `self`'s attributes that are hyperparameters (a linen module's fields, a Haiku
-        module's constructor arguments stored as they are, an Equinox module's static fields), and for parameters
+        or NNX module's constructor arguments or literals stored as they are, an Equinox module's static fields), and for parameters
         annotated with a class registered static (or a struct dataclass): its static fields (all: "*")."""
         static_classes = self._static_classes()
         for key in traced:
@@ -1245,7 +1245,7 @@ class Project:
             if init is not None and linen_or_haiku:
                 params = set(init["params"][1:])
                 for attr, value in init["self_assigned"].items():
-                    if value is not None and "n" in value and value["n"] in params:
+                    if value is not None and ("l" in value or value.get("n") in params):
                         static.add(attr)
             setup = summary["functions"].get(f"{cls}.setup")
             if setup is not None:
