@@ -138,6 +138,11 @@ class FusedJitBarriers(Codemod):
     - a parameter that a piece donates is donated by the step (the caller's array was deleted by the piece
       before; now by the step);
     - callers in other modules get the jitted step too.
+    Of these, the fusion and reordering **may compute different numbers** (the last bits of a float), and so
+    may arithmetic the step does on a Python number before passing it to a piece (float32 where it was Python's
+    float64); that is what `jaxfix apply --verify` and `jaxfix verify` check. A caller in another module that
+    passes what jit cannot trace (a string) **fails loudly** at the call, and a read of a donated array raises
+    `RuntimeError: Array has been deleted`, as it did before.
 
     ## When it stays quiet
     - Steps with anything jit would trace differently or reject: Python control flow, `float(loss)`,
