@@ -68,8 +68,11 @@ class BranchToCond(Codemod):
       batched test, `cond` becomes `select` and runs both branches (where the original could not run; the
       values and gradients are those of the branch taken, measured with `jnp.sqrt(x)` at 0 in the other one).
     - **Same numbers, or fails loudly.** Results are arrays: a branch that assigned a Python number gives a
-      weakly typed 0-d array, and a Python `int` meeting a float array in the other branch makes `lax.cond`
-      raise ("cond branches must have equal output types"; reported without a fix when jaxfix can see it).
+      weakly typed 0-d array (a float rounded to float32: only Python arithmetic on the result outside jit can
+      tell, and `verify` compares a Python float as float32), and a Python `int` meeting a float array in the
+      other branch makes `lax.cond` raise ("cond branches must have equal output types"; reported without a fix
+      when jaxfix can see it), as does a Python number meeting a narrower array (`1.0` and a bfloat16 array,
+      `1` and an int8 array).
     - **Fails loudly.** The outputs of the branches must have the same shape and dtype; where jaxfix cannot
       prove that they differ, a mismatch makes `lax.cond` raise at trace time instead of computing.
     - **Same numbers.** `and`/`or` in the test no longer short-circuit: both sides are computed.
