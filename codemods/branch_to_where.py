@@ -75,7 +75,7 @@ class BranchToWhere(Codemod):
       the same rank and finds no dtype category that differs; where it cannot see the dtypes, `jnp.where`
       promotes them (an int32 side and a float32 side give float32 on both paths). The test's rank is not
       proven: a test of shape `(1,)`, which Python's `if` accepts, broadcasts the result to shape `(1,)`
-      (`jaxfix verify` found this on `t: jax.Array`).
+      (`jaxfix verify` found this on `t: jax.Array`). The message says what the fix assumes.
     - **Same numbers.** Both sides of a `jnp.where` are computed; jaxfix only allows sides built from
       arithmetic without division and from elementwise functions with a finite derivative (`abs`, `maximum`,
       `tanh`, `relu`, ...), so neither the values nor the gradient can pick up an infinity or a NaN from the
@@ -144,6 +144,7 @@ class BranchToWhere(Codemod):
             "        s = -s  # flip\n    return s\n",
             "import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef f(x):\n    s = jnp.sum(x)\n    # flip\n"
             "    s = jnp.where(s > 1.0, -s, s)\n    return s\n",
+            message="assumes a 0-d test",
         ),
         Invalid(
             "import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef f(x):\n    return 1 if jnp.sum(x) > 0 else x * 0.5\n",
@@ -169,7 +170,7 @@ class BranchToWhere(Codemod):
             where, needed = self.context.names.expression_for("jax.numpy.where")
             text = f"{code(where)}({code(predicate)}, {_bare(node.body)}, {_bare(node.orelse)})"
             fix = self._replace(node, text, "rewrite with jnp.where", [needed, self._logical_import(predicate, node)])
-            self.report(node.test, f"{problem}; jnp.where computes both sides and selects one", fix)
+            self.report(node.test, f"{problem}; jnp.where computes both sides and selects one{_WHERE_ASSUMES}", fix)
             return
         impurity = self.context.dataflow.block_impurity(
             [cst.SimpleStatementLine([cst.Expr(node.body)]), cst.SimpleStatementLine([cst.Expr(node.orelse)])],
@@ -215,7 +216,7 @@ class BranchToWhere(Codemod):
         self.report(
             node.test,
             f"Python `if` on a traced value fails under jit ({ERROR}); it only chooses `{name}`: jnp.where computes "
-            "both values and selects one",
+            f"both values and selects one{_WHERE_ASSUMES}",
             fix,
         )
 
@@ -286,6 +287,14 @@ class BranchToWhere(Codemod):
     def _replace(self, node: cst.IfExp, text: str, description: str, imports):
         replacement = cst.parse_expression(text).with_changes(lpar=node.lpar, rpar=node.rpar)
         return self.fix(description, [(node, replacement)], add_imports=[i for i in imports if i is not None])
+
+
+# What a jnp.where rewrite takes for granted, in its message: Python's `if` accepts a test of shape (1,), which
+# jnp.where broadcasts into the result, and jnp.where rounds a Python number to the other side's float dtype.
+_WHERE_ASSUMES = (
+    " (unsafe: assumes a 0-d test, since one of shape (1,) would give the result that shape; a Python number "
+    "takes the other side's dtype)"
+)
 
 
 def _bare(expr: cst.BaseExpression) -> str:
