@@ -67,7 +67,7 @@ class BuiltinOnTraced(Codemod):
       both. `verify` draws NaN only with `--nan`.
     - **May compute different numbers.** Gradients at a tie (`max(x, 0.0)` at `x == 0`): Python's `max` returns
       one argument, which gets the whole gradient; `jnp.maximum` gives each half of it (`jax.grad` gives 1.0
-      and 0.5). Everywhere else the gradients agree.
+      and 0.5). Everywhere else the gradients agree. The fix's message names both differences.
     - **May compute different numbers.** Types: Python returns one of its arguments unchanged (a Python float,
       or an int32 array); `jnp.maximum` returns an array of the promoted dtype (`max(int_array, 0.5)` becomes
       float32 on both paths: the int32 1 the original returned is a float32 1.0, which integer arithmetic after
@@ -127,7 +127,7 @@ class BuiltinOnTraced(Codemod):
         Invalid(
             "import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef f(x):\n    return max(jnp.sum(x), 0.0)\n",
             "import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef f(x):\n    return jnp.maximum(jnp.sum(x), 0.0)\n",
-            message=ERROR,
+            message="at a tie it splits the gradient that max() gives to one argument",
         ),
         Invalid(
             "import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef f(x, lo, hi):\n    return min(max(x, lo), hi)\n",
@@ -174,7 +174,8 @@ class BuiltinOnTraced(Codemod):
                 node,
                 f"{name}() compares traced values with Python's `{'>' if name == 'max' else '<'}`, which fails under jit "
                 f"({ERROR}); "
-                f"{code(target)} compares element by element",
+                f"{code(target)} compares element by element (unsafe: at a tie it splits the gradient that {name}() "
+                "gives to one argument, and it returns NaN wherever an argument is NaN)",
                 fix,
             )
             return
