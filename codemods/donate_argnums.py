@@ -122,6 +122,13 @@ class DonateArgnums(Codemod):
     backward pass reads the buffers the forward pass gave away: jaxfix reports without a fix where this
     module differentiates the calling function.
 
+    Every risk of an unsafe donation is of the kind that **fails loudly**: a read of the old array, by this
+    module, another module or a backward pass, raises `RuntimeError: Array has been deleted` (measured:
+    `jax.grad` through a donating loop with respect to another argument raises it; with respect to the
+    donated argument itself, a tracer then, nothing is donated and the gradient is right). None **computes
+    different numbers**: a wrong assumption about what the step returns costs only the memory it meant to
+    save (JAX 0.10.2 warns and keeps the argument, whose values stay readable).
+
     ## When it stays quiet
     - Functions already donating, functions with other decorators, methods, jitted functions defined inside
       a loop or branch (JF502's matter), and functions passed around as values (not all call sites are

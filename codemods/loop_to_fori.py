@@ -111,21 +111,25 @@ class LoopToForiLoop(Codemod):
     `lax` import is reused.
 
     ## Fix safety
-    Unsafe. The rewrite computes the same values in every case jaxfix checks for, but some differences remain:
-    - Inside the body the index is a traced (weakly typed) int32 instead of a Python int. Index arithmetic
-      then wraps at 2**31 where Python integers do not, and `i / n` is computed in float32 instead of float64.
-    - A carried Python number (`total = 0.0`) becomes a weakly typed array that JAX promotes to the loop's
-      dtype, exactly as the Python loop's first step would; after the loop the value is an array, not a
-      Python float, and its weak type may differ from the Python loop's.
-    - Out-of-bounds indexing with the index clamps instead of raising an `IndexError` at trace time.
-    - Reverse-mode differentiation works only when both bounds are static (`fori_loop` then lowers to
-      `scan`); with a traced trip count it lowers to `while_loop`, which `jax.grad` rejects. The original could
-      not run with a traced trip count at all.
-    - XLA compiles one loop instead of an unrolled sequence, so fusion and float rounding may differ in the
-      last bits.
-    - A carried array whose shape or dtype changes between steps in a way jaxfix cannot see (say
-      `h = w @ h` with a non-square `w`, or `x = x * 0.5` on an integer `x`) makes `fori_loop` raise at trace
-      time ("carry input and carry output must have equal types") instead of computing.
+    Unsafe. The rewrite computes the same values in every case jaxfix checks for, but some differences remain,
+    each of one of two kinds: it **fails loudly** (raises instead of computing, so it cannot go unnoticed) or
+    it **may compute different numbers** (which is what `jaxfix apply --verify` and `jaxfix verify` check):
+    - **May compute different numbers.** Inside the body the index is a traced (weakly typed) int32 instead of
+      a Python int. Index arithmetic then wraps at 2**31 where Python integers do not, and `i / n` is computed
+      in float32 instead of float64 (`x + i / n * 7.1` rounded differently for 23 of 37 trip counts).
+    - **May compute different numbers.** A carried Python number (`total = 0.0`) becomes a weakly typed array
+      that JAX promotes to the loop's dtype, exactly as the Python loop's first step would; after the loop the
+      value is an array, not a Python float, and its weak type may differ from the Python loop's.
+    - **Same numbers.** An out-of-bounds index clamps, as a Python int index into a JAX array already does.
+    - **Fails loudly.** Reverse-mode differentiation works only when both bounds are static (`fori_loop` then
+      lowers to `scan`); with a traced trip count it lowers to `while_loop`, which `jax.grad` rejects
+      ("Reverse-mode differentiation does not work for lax.while_loop or lax.fori_loop with dynamic start/stop
+      values"). The original could not run with a traced trip count at all.
+    - **May compute different numbers.** XLA compiles one loop instead of an unrolled sequence, so fusion and
+      float rounding may differ in the last bits.
+    - **Fails loudly.** A carried array whose shape or dtype changes between steps in a way jaxfix cannot see
+      (say `h = w @ h` with a non-square `w`, or `x = x * 0.5` on an integer `x`) makes `fori_loop` raise at
+      trace time ("carry input and carry output must have equal types") instead of computing.
     No case is proven safe: even a loop with static bounds, array carries and an unused index leaves XLA free
     to simplify the unrolled sequence differently from the loop. Run `jaxfix apply --unsafe-fixes`, or check
     the rewrite with `--verify`.

@@ -158,27 +158,31 @@ class LoopToScan(Codemod):
     jaxfix can prove that `gae` is a scalar after one step (see below).
 
     ## Fix safety
-    Unsafe. The rewrite computes the same values in every case jaxfix checks for, but some differences remain:
-    - In a loop that scans over `jnp.arange(...)`, the index is a traced int32 instead of a Python int:
-      arithmetic with it wraps at 2**31, and `t / n` is computed in float32 instead of float64, which may
-      round differently in the last bit.
-    - A carried Python number (`total = 0.0`) becomes a weakly typed array promoted to the loop's dtype, as
-      the Python loop's first step would make it; after the loop it is an array, not a Python float. JAX keeps
-      a Python float weak, so `rewards[t] + gamma * 0.0` with float32 (float16, bfloat16) arrays is computed in
-      that dtype either way, and the scan's first step gives the Python loop's numbers exactly. A scan needs
-      the carry's shape from the start, so jaxfix rewrites only where it proves every update of such a carry
-      is a scalar: numbers, `x: float`/`x: int` parameters, the index of a `range`, one element of an array of
-      known rank (`rewards: Float[Array, "T"]` indexed by `t`). If the proof is wrong (the annotation lies),
-      the scan raises at trace time ("carry input and carry output must have equal types"); it never computes
-      other numbers.
-    - A loop of zero steps: `jnp.stack([])` raises, the scan returns an empty array of shape `(0, ...)`.
-    - A value whose shape or dtype changes from one step to the next in a way jaxfix cannot see (a float16
-      start updated in float32, a helper that returns another shape): the Python loop promotes it or fails
-      in `jnp.stack`, the scan raises at trace time ("scan body function carry input and carry output must
-      have equal types"). jaxfix proves that the carried values keep their rank and dtype category, and
-      relies on the stack for the outputs, since it already requires one shape for every step's output.
-    - XLA compiles one loop instead of an unrolled sequence, so fusion and float rounding may differ in the
-      last bits.
+    Unsafe. The rewrite computes the same values in every case jaxfix checks for, but some differences remain,
+    each of one of two kinds: it **fails loudly** (raises instead of computing, so it cannot go unnoticed) or
+    it **may compute different numbers** (which is what `jaxfix apply --verify` and `jaxfix verify` check):
+    - **May compute different numbers.** In a loop that scans over `jnp.arange(...)`, the index is a traced
+      int32 instead of a Python int: arithmetic with it wraps at 2**31, and `t / n` is computed in float32
+      instead of float64, which may round differently in the last bit (`xs[t] * (t / n) * 3.3` did for 21 of 37
+      lengths).
+    - **Same numbers, or fails loudly.** A carried Python number (`total = 0.0`) becomes a weakly typed array
+      promoted to the loop's dtype, as the Python loop's first step would make it; after the loop it is an
+      array, not a Python float. JAX keeps a Python float weak, so `rewards[t] + gamma * 0.0` with float32
+      (float16, bfloat16) arrays is computed in that dtype either way, and the scan's first step gives the
+      Python loop's numbers exactly. A scan needs the carry's shape from the start, so jaxfix rewrites only
+      where it proves every update of such a carry is a scalar: numbers, `x: float`/`x: int` parameters, the
+      index of a `range`, one element of an array of known rank (`rewards: Float[Array, "T"]` indexed by `t`).
+      If the proof is wrong (the annotation lies), the scan raises at trace time ("carry input and carry output
+      must have equal types"); it never computes other numbers.
+    - **Runs where the original raised.** A loop of zero steps: `jnp.stack([])` raises, the scan returns an
+      empty array of shape `(0, ...)` (`verify` compares nothing where the original raised).
+    - **Fails loudly.** A value whose shape or dtype changes from one step to the next in a way jaxfix cannot
+      see (a float16 start updated in float32, a helper that returns another shape): the Python loop promotes
+      it or fails in `jnp.stack`, the scan raises at trace time ("scan body function carry input and carry
+      output must have equal types"). jaxfix proves that the carried values keep their rank and dtype category,
+      and relies on the stack for the outputs, since it already requires one shape for every step's output.
+    - **May compute different numbers.** XLA compiles one loop instead of an unrolled sequence, so fusion and
+      float rounding may differ in the last bits.
     Run `jaxfix apply --unsafe-fixes`, or check the rewrite with `--verify`.
 
     ## When it stays quiet
