@@ -660,6 +660,40 @@ def clean(
         typer.echo("No cache to remove.")
 
 
+@command(short_help="Say, rule by rule, what decided the findings at one line.")
+def explain(
+    location: str = typer.Argument(
+        ..., metavar="FILE:LINE", help="A line of a Python file, or NOTEBOOK.ipynb:'cell N:LINE'.", show_default=False
+    ),
+    select: Optional[List[str]] = SelectOpt,
+    extend_select: Optional[List[str]] = ExtendSelectOpt,
+    ignore: Optional[List[str]] = IgnoreOpt,
+) -> None:
+    """For each selected rule: whether it matched at the line and whether it offers a fix, or what made it leave
+    the code alone (not traced code, a traced trip count, a carry it cannot type, ...). Rules that look at nothing
+    on the line are counted on one line. Reads the project around FILE, as `check` does. Exits with 2 on bad input."""
+    from jaxfix import explain as explaining
+
+    try:
+        target = explaining.parse_target(location)
+    except explaining.ExplainError as error:
+        raise _fail(str(error))
+    settings, _, _ = _prepare(
+        [Path(target.path)] if Path(target.path).exists() else [], select, ignore, [], False, extend_select=extend_select
+    )
+    project = None
+    if target.cell is None and Path(target.path).is_file():
+        from jaxfix.engine import _project_facts
+
+        project = _project_facts([target.path], None, None)[target.path] or None
+    try:
+        explanation = explaining.explain(target, settings.codemods_for(target.path), project)
+    except explaining.ExplainError as error:
+        raise _fail(str(error))
+    for line in explanation.lines():
+        typer.echo(line)
+
+
 @command(short_help="List every rule.")
 def rules(
     markdown: bool = typer.Option(False, "--markdown", help="As a Markdown table."),
