@@ -10,7 +10,7 @@ import libcst as cst
 
 from jaxfix.analysis.carry import Slot
 from jaxfix.analysis.dataflow import Blocker, Dataflow, LoopFlow
-from jaxfix.analysis.screen import Screen, may_carry, range_may_report
+from jaxfix.analysis.screen import Screen, may_carry, may_kind, range_may_report
 from jaxfix.analysis.shapes import Category
 from jaxfix.analysis.syntax import param_names
 from jaxfix.analysis.traced import NOT_COMPILED, Kind
@@ -98,6 +98,11 @@ def _names_in(node: cst.CSTNode) -> list[cst.Name]:
     if isinstance(node, cst.Attribute):
         return _names_in(node.value)
     return [name for child in node.children for name in _names_in(child)]
+
+
+def _bounds_may_be_traced(screen: Screen, call: ast.Call) -> bool:
+    """Whether a bound of `range(...)` may be traced: such a loop is reported even when it carries nothing."""
+    return any(may_kind(screen, value)[0] for value in call.args[:2] if not isinstance(value, ast.Starred))
 
 
 class LoopToForiLoop(Codemod):
@@ -212,7 +217,7 @@ class LoopToForiLoop(Codemod):
             and isinstance(loop.iter.func, ast.Name)
             and loop.iter.func.id == "range"
             and not cls._short(loop.iter)
-            and may_carry(screen, loop)
+            and (may_carry(screen, loop) or in_traced_code is None or _bounds_may_be_traced(screen, loop.iter))
             and (in_traced_code is None or range_may_report(screen, loop, loop.iter, cls.option("report-trip-count")))
             for loop in loops
         )

@@ -660,6 +660,20 @@ def clean(
         typer.echo("No cache to remove.")
 
 
+def _explain_facts(path: str):
+    """The project facts of the file `explain` reads: its project (pyproject.toml or .git above it), else the
+    Python files of its folder, as `jaxfix check .` run there would see them."""
+    from jaxfix.analysis.project import project_root
+    from jaxfix.engine import _project_facts, project_of
+
+    scope = [path] if project_root([path]) is not None else [str(Path(path).resolve().parent)]
+    try:
+        project = project_of(scope)
+    except Exception:  # noqa: BLE001 - the index is evidence, never a reason to fail
+        return None
+    return _project_facts([path], None, project)[path] or None
+
+
 @command(short_help="Say, rule by rule, what decided the findings at one line.")
 def explain(
     location: str = typer.Argument(
@@ -681,11 +695,7 @@ def explain(
     settings, _, _ = _prepare(
         [Path(target.path)] if Path(target.path).exists() else [], select, ignore, [], False, extend_select=extend_select
     )
-    project = None
-    if target.cell is None and Path(target.path).is_file():
-        from jaxfix.engine import _project_facts
-
-        project = _project_facts([target.path], None, None)[target.path] or None
+    project = _explain_facts(target.path) if target.cell is None and Path(target.path).is_file() else None
     try:
         explanation = explaining.explain(target, settings.codemods_for(target.path), project)
     except explaining.ExplainError as error:
