@@ -189,6 +189,11 @@ class LoopToForiLoop(Codemod):
     starts as a static value or `None`; a carried value whose shape changes (`x = jnp.concatenate([x, y])`);
     a Python number that cannot be proven to stay a scalar in the loop; an index used as a Python int (a slice
     bound, `if i == 0:`, an index into a list, `range(i)`, `2 ** i`); or an index read after the loop.
+    A loop of a traced number of steps in a function that `jax.jit`, `jax.vmap` or a lax body stages is
+    reported even when no lax loop could take it (it carries nothing, or collects outputs JF102 cannot stack):
+    the Python loop cannot run there at all. The message names the bound and the way out, such as
+    `static_argnames=('n',)` on the jit when `n` is an argument. `jaxfix explain FILE:LINE` says why a loop
+    got no finding (a short loop, an unknown trip count, a blocker in a loop it does not report).
     """
 
     code = "JF101"

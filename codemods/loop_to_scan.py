@@ -330,7 +330,8 @@ class LoopToScan(Codemod):
                 values = [int(a.value.evaluated_value) for a in args]
                 start, stop = (0, values[0]) if len(values) == 1 else values
                 if stop - start < self.option("min-trip-count"):
-                    return  # a short loop, decided before any analysis
+                    # a short loop, decided before any analysis
+                    return self.decline(node.iter, f"a loop of {stop - start} known steps: below min-trip-count ({self.option('min-trip-count')})")
         trip_counts = (self.option("min-trip-count"), self.option("report-trip-count"))
         finding = scan_finding(self.context, node, trip_counts)
         if finding is None:

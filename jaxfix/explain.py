@@ -79,7 +79,7 @@ class Explanation:
         if self.not_applicable:
             out.append(f"not applicable: {len(self.not_applicable)} rules (none of them looks at this line's kind of code)")
         if self.not_selected:
-            out.append(f"not selected: {', '.join(self.not_selected)}")
+            out.append(f"not selected: {', '.join(self.not_selected)} (--extend-select adds a rule)")
         return out
 
 

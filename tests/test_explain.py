@@ -152,3 +152,18 @@ def test_declining_costs_nothing_outside_explain(project: Path) -> None:
     explaining = [codemod(context) for codemod in all_codemods()]
     context.wrapper.visit_batched(explaining)
     assert any(v.decisions for v in explaining)
+
+
+def test_the_cli_page_shows_what_explain_prints() -> None:
+    """docs/cli.md's `jaxfix explain` examples, run from the repository root: every line shown is printed."""
+    repo = Path(__file__).resolve().parent.parent
+    page = (repo / "docs" / "cli.md").read_text()
+    section = page.split("## `jaxfix explain`", 1)[1].split("\n## ", 1)[0]
+    block = section.split("```\n", 2)[1]
+    runs = [chunk for chunk in block.split("$ jaxfix ")[1:]]
+    assert len(runs) == 2
+    for chunk in runs:
+        command, *shown = chunk.strip("\n").splitlines()
+        shown = [line for line in shown if line and line != "..."]
+        printed = _lines(invoke_in(repo, *command.split()))
+        assert printed[: len(shown)] == shown
