@@ -105,6 +105,13 @@ def _bounds_may_be_traced(screen: Screen, call: ast.Call) -> bool:
     return any(may_kind(screen, value)[0] for value in call.args[:2] if not isinstance(value, ast.Starred))
 
 
+def _expression_nodes(node: cst.CSTNode):
+    yield node
+    for child in node.children:
+        if not isinstance(child, cst.BaseParenthesizableWhitespace):
+            yield from _expression_nodes(child)
+
+
 class LoopToForiLoop(Codemod):
     """
     ## What it does
@@ -415,13 +422,38 @@ class LoopToForiLoop(Codemod):
         """A loop no lax loop rewrites: reported when its trip count is traced in staged code (the Python loop
         cannot run there at all), else only explained."""
         traced = self.context.traced
-        if trip.kind == "traced" and traced.staged(traced.enclosing_function(node)):
+        if trip.kind == "traced" and traced.staged(traced.enclosing_function(node)) and self._argument_bound(trip):
             self.report(
                 node.iter,
                 f"{self._problem(trip)}; not rewritten: {reason}; {static_advice(self.context, trip.upper)}",
             )
             return
+        if trip.kind == "traced":
+            reason += (
+                f"; not reported: `{self._count_text(trip)}` is traced only by inference (not a plain argument that "
+                "a transformation traces), and may well be a static field"
+            )
         self.decline(node.iter, f"not rewritten to lax.fori_loop: {reason}")
+
+    def _argument_bound(self, trip: _Trip) -> bool:
+        """Whether the traced bounds are plain arithmetic on literals and parameters that a transformation
+        traces directly (`range(n)` with `n` a non-static argument of a jitted function). Attributes and calls
+        are left out: `range(node.num_attributes)` on a traced pytree is a static field far more often than not,
+        and a report on a loop that works would be a false alarm."""
+        traced = self.context.traced
+        function = traced.enclosing_function(trip.upper)
+        direct = False
+        for bound in (trip.lower, trip.upper):
+            if bound is None or traced.kind(bound) is not Kind.TRACED:
+                continue
+            for node in _expression_nodes(bound):
+                if not isinstance(node, (cst.Name, cst.Integer, cst.BinaryOperation, cst.UnaryOperation)) and not isinstance(
+                    node, (cst.BaseBinaryOp, cst.BaseUnaryOp, cst.LeftParen, cst.RightParen)
+                ):
+                    return False
+            names = [n.value for n in _names_in(bound)]
+            direct = direct or any(traced.seeded_kind(function, name) is Kind.TRACED for name in names)
+        return direct
 
     def _count_text(self, trip: _Trip) -> str:
         upper = self.context.code_for(trip.upper)

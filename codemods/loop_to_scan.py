@@ -373,6 +373,8 @@ class _ScanAnalysis:
             # its steps are independent rows of a fresh buffer: a batch, JF301's jax.vmap
             return self._quiet("left to JF301 (batch-loop-to-vmap): its steps are independent")
         iteration = self._iteration()
+        if iteration is None and self.why is not None:
+            return None
         if iteration is None:
             return self._quiet(
                 "it walks neither a range() of a known kind nor the rows of an array proven to be a JAX array"
@@ -526,6 +528,13 @@ class _ScanAnalysis:
         if self.traced.kind(array) is not Kind.TRACED:
             return None
         if not self._surely_array(array, self.loop, frozenset()):
+            shown = self._code(array)
+            self.why = (
+                f"`{shown}` is traced but not proven to be a JAX array (a list or tuple of arrays unrolls by design); "
+                f"if it is one, annotate it (`{shown}: jax.Array`) and JF102 rewrites the loop over its rows"
+                if isinstance(array, cst.Name)
+                else f"`{shown}` is traced but not proven to be a JAX array (a list or tuple of arrays unrolls by design)"
+            )
             return None
         return _Iteration("rows", reverse, "static", None, array=array)
 

@@ -167,3 +167,33 @@ def test_the_cli_page_shows_what_explain_prints() -> None:
         shown = [line for line in shown if line and line != "..."]
         printed = _lines(invoke_in(repo, *command.split()))
         assert printed[: len(shown)] == shown
+
+
+def test_the_annotation_explain_advises_makes_jf102_rewrite(tmp_path: Path) -> None:
+    """explain's way out for an unproven row loop is true: with the annotation it names, JF102 fixes the loop."""
+    code = "import jax\nimport jax.numpy as jnp\n\n\n@jax.jit\ndef f(h, xs):\n    for x in xs:\n        h = jnp.tanh(h + x)\n    return h\n"
+    (tmp_path / "rnn.py").write_text(code)
+    jf102 = next(l for l in _lines(invoke_in(tmp_path, "explain", "rnn.py:7")) if l.startswith("JF102"))
+    assert "recognised, left alone" in jf102 and "annotate it (`xs: jax.Array`)" in jf102
+    settings = Settings(("JF102",), unsafe_fixes=True)
+    assert not process_text("rnn.py", code, settings, fix=False).diagnostics
+    annotated = code.replace("def f(h, xs):", "def f(h, xs: jax.Array):")
+    fixed = process_text("rnn.py", annotated, settings, fix=True)
+    assert fixed.fixes_by_code == {"JF102": 1}
+
+
+@pytest.mark.parametrize(
+    ("bound", "reported"),
+    [("n", True), ("n + 1", True), ("cfg.n", False), ("len(xs)", False)],
+)
+def test_a_traced_count_is_reported_only_for_an_argument(bound: str, reported: bool) -> None:
+    """A loop that carries nothing over `range(<traced bound>)`: reported where the bound is a traced argument
+    (the loop cannot run under jit), explained only where it is traced by inference (a pytree's field)."""
+    code = (
+        "import jax\nimport jax.numpy as jnp\n\n\n@jax.jit\ndef f(xs, n, cfg):\n"
+        f"    for i in range({bound}):\n        jax.debug.print('{{}}', i)\n    return xs\n"
+    )
+    found = process_text("f.py", code, Settings(("JF101",)), fix=False).diagnostics
+    assert bool(found) is reported
+    if reported:
+        assert "static_argnames=('n',)" in found[0].message
