@@ -272,9 +272,10 @@ class WhileToWhileLoop(Codemod):
             # only jax.grad-like transformations reach it: they run it eagerly, where the loop works
             return self.decline(node.test, "only jax.grad-like transformations reach this function: they run it eagerly, where the loop works")
         dataflow = self.context.dataflow
-        if dataflow.kind_at(node, node.test) is not Kind.TRACED:
+        test_kind = dataflow.kind_at(node, node.test)
+        if test_kind is not Kind.TRACED:
             # with the bindings that reach the loop, not every binding in the function
-            return self.decline(node.test, f"the test is not traced here ({dataflow.kind_at(node, node.test).name.lower()}): the Python loop runs at trace time")
+            return self.decline(node.test, f"the test is not traced here ({test_kind.name.lower()}): the Python loop runs at trace time")
         flow = dataflow.loop(node)
         if not flow.carried:
             return self.decline(node.test, "nothing is carried from one step to the next: no lax.while_loop state to build")
