@@ -420,7 +420,9 @@ class BatchLoopToVmap(Codemod):
         except _Refused as refused:
             if not _index_only(batch):
                 self.report(node, f"{message}; not rewritten: {refused}")
-            return  # over an index alone, what cannot be mapped is host-side arithmetic (brax's link roots)
+                return
+            # over an index alone, what cannot be mapped is host-side arithmetic (brax's link roots)
+            return self.decline(node, f"not rewritten: {refused}; not reported: over an index alone this is usually host-side arithmetic")
         if random:
             message += _RANDOM_NOTE
         self.report(node, message, fix)
@@ -454,7 +456,8 @@ class BatchLoopToVmap(Codemod):
         stack_call, shown, out_axis = stack
         flow = self._dataflow().loop(node)
         if flow.carried or flow.targets_live_out or flow.declared:
-            return  # a value flows between iterations (JF102's scan), or the loop's variable is read after it
+            # a value flows between iterations (JF102's scan), or the loop's variable is read after it
+            return self.decline(node.iter, "a value flows from one step to the next, or the loop variable is read after the loop: not independent steps")
         function = self._dataflow().enclosing_function(node)
         if isinstance(function, cst.FunctionDef):
             captured = set(block_activity(body_statements(function.body)).captured)
@@ -474,7 +477,8 @@ class BatchLoopToVmap(Codemod):
         except _Refused as refused:
             if not _index_only(batch):
                 self.report(node, f"{message}; not rewritten: {refused}")
-            return
+                return
+            return self.decline(node.iter, f"not rewritten: {refused}; not reported: over an index alone this is usually host-side arithmetic")
         if spec.random:
             message += _RANDOM_NOTE
         assign = cst.parse_statement(f"{collector} = {self._vmap_text(spec, out_axis)}\n")

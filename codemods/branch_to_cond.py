@@ -184,12 +184,15 @@ class BranchToCond(Codemod):
 
     def visit_If(self, node: cst.If) -> None:
         if isinstance(node.orelse, cst.If) or isinstance(self.context.parents.get(node), cst.If):
-            return  # an `if`/`elif` chain: JF204's
-        if not self.context.traced.in_traced_code(node) or self.context.traced.guarded(node):
-            return  # not traced, or written to catch the tracer's error (`except ConcretizationTypeError`)
+            return self.decline(node.test, "an `if`/`elif` chain: left to JF204 (elif-chain)")
+        if not self.context.traced.in_traced_code(node):
+            return self.decline_untraced(node.test)
+        if self.context.traced.guarded(node):
+            # written to catch the tracer's error (`except ConcretizationTypeError`)
+            return self.decline(node.test, "inside a `try` that catches the tracer's error: written to run traced and eagerly")
         verdict = self.context.predicates.test(node.test)
         if verdict is Truth.OTHER:
-            return
+            return self.decline(node.test, "the test is not proven to be a traced value (static or unknown here)")
         problem = f"Python `if` on a traced value fails under jit ({ERROR})"
         if verdict is Truth.MIXED:
             self.report(
@@ -202,7 +205,8 @@ class BranchToCond(Codemod):
             self.report(node.test, f"{problem}; not rewritten to lax.cond: the test assigns with `:=`")
             return
         if self.context.branches.where_form(node) is not None:
-            return  # a choice between two cheap values for one variable: JF202's jnp.where
+            # a choice between two cheap values for one variable: JF202's jnp.where
+            return self.decline(node.test, "a choice between two cheap values: left to JF202 (branch-to-where)")
         rank = self.context.shapes.least_rank(node.test)
         if rank is not None and rank > 0:
             self.report(

@@ -195,11 +195,13 @@ class BranchToWhere(Codemod):
     def visit_If(self, node: cst.If) -> None:
         if isinstance(node.orelse, cst.If) or isinstance(self.context.parents.get(node), cst.If):
             return  # an `if`/`elif` chain: JF204's
-        if not self.context.traced.in_traced_code(node) or self.context.traced.guarded(node):
-            return
+        if not self.context.traced.in_traced_code(node):
+            return self.decline_untraced(node.test)
+        if self.context.traced.guarded(node):
+            return self.decline(node.test, "inside a `try` that catches the tracer's error: written to run traced and eagerly")
         form = self.context.branches.where_form(node)
         if form is None:
-            return
+            return self.decline(node.test, "the branches do more than choose one cheap value for one variable: JF201's (lax.cond)")
         predicate = self._predicate(node, node.test, "`if`", mixed_reported=True)
         if predicate is None:
             return

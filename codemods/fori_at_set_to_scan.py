@@ -306,9 +306,11 @@ class ForiAtSetToScan(Codemod):
             return
         line = self._statement(node)
         if self._traced_count(arguments["upper"], line):
-            return  # a traced number of steps: lax.scan needs a static length
+            # a traced number of steps: lax.scan needs a static length
+            return self.decline(node, "a traced number of steps: lax.scan needs a static length (the fori_loop works as it is)")
         if self._updates_existing_rows(arguments, body, params[0], params[1], line):
-            return  # rows of an array that existed before the loop, not outputs collected step by step
+            # rows of an array that existed before the loop, not outputs collected step by step
+            return self.decline(node, "it updates rows of an array that existed before the loop, not outputs collected step by step")
         message = (
             "lax.fori_loop writes per-step outputs with `.at[i].set`: its gradient saves the whole output array "
             "at every step; lax.scan stacks the rows instead"

@@ -53,6 +53,9 @@ def _end(node: ast.AST) -> tuple[int, int]:
     return node.end_lineno, node.end_col_offset
 
 
+_MEASURES = "the loop reads a clock or clears JAX's caches: a benchmark that re-jits on purpose to time compilation"
+
+
 @dataclass
 class _Jit:
     """One jit inside a loop: what it compiles and the code that depends on the loop or may."""
@@ -228,15 +231,17 @@ class JitInLoop(Codemod):
         if isinstance(parent, cst.Decorator):
             return  # `@jax.jit(...)` on a def: visit_FunctionDef's
         loops = self._loops(node)
-        if not loops or self._measures_compilation(loops[0]):
+        if not loops:
             return
+        if self._measures_compilation(loops[0]):
+            return self.decline(node, _MEASURES)
         positional = [a for a in node.args if a.keyword is None]
         if len(positional) != 1 or positional[0].star:
-            return
+            return self.decline(node, "a jax.jit call in a loop, but not of one positional function")
         target = positional[0].value
         what = self._what(target, loops[0])
         if what is None:
-            return
+            return self.decline(node, "the jitted function is not a lambda, a nested def or a name bound in the loop: jaxfix cannot tell that it is rebuilt each step")
         free = self._free(target) + self._keyword_names(node)
         self._decide(_Jit(node, what, free), loops)
 
@@ -244,8 +249,10 @@ class JitInLoop(Codemod):
         if len(node.decorators) != 1 or not self._is_jit_decorator(node.decorators[0].decorator):
             return
         loops = self._loops(node)
-        if not loops or self._measures_compilation(loops[0]):
+        if not loops:
             return
+        if self._measures_compilation(loops[0]):
+            return self.decline(node.name, _MEASURES)
         self._decide(_Jit(node, "nested def", self._free(node)), loops)
 
     def _measures_compilation(self, loop: cst.For | cst.While) -> bool:

@@ -271,23 +271,28 @@ class WhileToWhileLoop(Codemod):
     def visit_While(self, node: cst.While) -> None:
         traced = self.context.traced
         if not traced.in_traced_code(node):
-            return
+            return self.decline_untraced(node.test)
         function = traced.enclosing_function(node)
         if not traced.staged(function):
-            return  # only jax.grad-like transformations reach it: they run it eagerly, where the loop works
+            # only jax.grad-like transformations reach it: they run it eagerly, where the loop works
+            return self.decline(node.test, "only jax.grad-like transformations reach this function: they run it eagerly, where the loop works")
         dataflow = self.context.dataflow
-        if dataflow.kind_at(node, node.test) is not Kind.TRACED:
-            return  # with the bindings that reach the loop, not every binding in the function
+        test_kind = dataflow.kind_at(node, node.test)
+        if test_kind is not Kind.TRACED:
+            # with the bindings that reach the loop, not every binding in the function
+            return self.decline(node.test, f"the test is not traced here ({test_kind.name.lower()}): the Python loop runs at trace time")
         flow = dataflow.loop(node)
         if not flow.carried:
-            return  # nothing changes from one step to the next
+            return self.decline(node.test, "nothing is carried from one step to the next: no lax.while_loop state to build")
         carry = self.context.carry
         counters = carry.static_numbers(node, flow)
         if carry.kind_assuming(node.test, function, {c: Kind.STATIC for c in counters}) is not Kind.TRACED:
-            return  # traced only through a counter that stays a Python int: a static loop
+            # traced only through a counter that stays a Python int: a static loop
+            return self.decline(node.test, "traced only through a counter that stays a Python int: the loop runs at trace time")
         test = self._test(node.test, flow)
         if not test.proven:
-            return  # perhaps a Python list or a Python bool: the loop may well work
+            # perhaps a Python list or a Python bool: the loop may well work
+            return self.decline(node.test, "no part of the test is proven to be a traced boolean array (it may be a Python value, and the loop may work)")
         reason = test.problem or self._blocker(node, flow, counters, test)
         if reason is not None:
             self.report(node.test, f"{_PROBLEM}; not rewritten to lax.while_loop: {reason}")

@@ -660,6 +660,50 @@ def clean(
         typer.echo("No cache to remove.")
 
 
+def _explain_facts(path: str):
+    """The project facts of the file `explain` reads: its project (pyproject.toml or .git above it), else the
+    Python files of its folder, as `jaxfix check .` run there would see them."""
+    from jaxfix.analysis.project import project_root
+    from jaxfix.engine import _project_facts, project_of
+
+    scope = [path] if project_root([path]) is not None else [str(Path(path).resolve().parent)]
+    try:
+        project = project_of(scope)
+    except Exception:  # noqa: BLE001 - the index is evidence, never a reason to fail
+        return None
+    return _project_facts([path], None, project)[path] or None
+
+
+@command(short_help="Say, rule by rule, what decided the findings at one line.")
+def explain(
+    location: str = typer.Argument(
+        ..., metavar="FILE:LINE", help="A line of a Python file, or NOTEBOOK.ipynb:'cell N:LINE'.", show_default=False
+    ),
+    select: Optional[List[str]] = SelectOpt,
+    extend_select: Optional[List[str]] = ExtendSelectOpt,
+    ignore: Optional[List[str]] = IgnoreOpt,
+) -> None:
+    """For each selected rule: whether it matched at the line and whether it offers a fix, or what made it leave
+    the code alone (not traced code, a traced trip count, a carry it cannot type, ...). Rules that look at nothing
+    on the line are counted on one line. Reads the project around FILE, as `check` does. Exits with 2 on bad input."""
+    from jaxfix import explain as explaining
+
+    try:
+        target = explaining.parse_target(location)
+    except explaining.ExplainError as error:
+        raise _fail(str(error))
+    settings, _, _ = _prepare(
+        [Path(target.path)] if Path(target.path).exists() else [], select, ignore, [], False, extend_select=extend_select
+    )
+    project = _explain_facts(target.path) if target.cell is None and Path(target.path).is_file() else None
+    try:
+        explanation = explaining.explain(target, settings.codemods_for(target.path), project)
+    except explaining.ExplainError as error:
+        raise _fail(str(error))
+    for line in explanation.lines():
+        typer.echo(line)
+
+
 @command(short_help="List every rule.")
 def rules(
     markdown: bool = typer.Option(False, "--markdown", help="As a Markdown table."),
