@@ -222,7 +222,8 @@ class StaleGlobal(Codemod):
 
     def _rebinding(self, name: str, entry) -> str | None:
         """How the module rebinds `name` where `entry` may have run already, or None."""
-        assignments = list(self._global.assignments[name])
+        # in source order: LibCST keeps assignments in a set, and the message names the first rebinding
+        assignments = sorted(self._global.assignments[name], key=lambda a: self._position(a.node))
         if len(assignments) < 2:
             return None
         statements = []
@@ -270,6 +271,13 @@ class StaleGlobal(Codemod):
                 found.append(index)
         return sorted(found)
 
+    def _position(self, node: cst.CSTNode) -> tuple[int, int]:
+        try:
+            start = self.context.positions[node].start
+        except KeyError:
+            return (0, 0)
+        return (start.line, start.column)
+
     def _uses(self, entry) -> list[tuple[int, int]]:
         """(module statement index, line) of every reference to the jitted name."""
         found = []
@@ -278,7 +286,7 @@ class StaleGlobal(Codemod):
                 top = self._top_statement(access.node)
                 if id(top) in self._top:
                     found.append((self._top[id(top)], self.context.positions[access.node].start.line))
-        return found
+        return sorted(found)
 
     def _top_statement(self, node: cst.CSTNode) -> cst.CSTNode | None:
         parents = self.context.parents
