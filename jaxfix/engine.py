@@ -590,18 +590,22 @@ def _in_cell(diagnostic: Diagnostic, cells: notebook.CellMap, module_text: str) 
     edits = diagnostic.edits
     if any(not notebook.edit_fits_a_cell(module_text, e.start, e.end, e.replacement) for e in edits):
         edits = ()
-    return dataclasses.replace(diagnostic, start=Position(line, diagnostic.start.column), end=end, cell=cell, edits=edits)
+    message = _in_cell_terms(diagnostic.message, cells)
+    return dataclasses.replace(
+        diagnostic, start=Position(line, diagnostic.start.column), end=end, cell=cell, edits=edits, message=message
+    )
 
 
 def _in_cell_terms(message: str, cells: notebook.CellMap) -> str:
-    """`line 12: ...` of the module, as `cell 4, line 3: ...`."""
+    """`line 12` of the module, as `cell 4, line 3`: in an error, and in a finding's message that names another
+    line (`state` is also read at line 131)."""
     import re
 
     def cell_line(match: re.Match) -> str:
         cell, line = cells.locate(int(match.group(1)))
         return f"cell {cell}, line {line}"
 
-    return re.sub(r"\bline (\d+)", cell_line, message, count=1)
+    return re.sub(r"\bline (\d+)", cell_line, message)
 
 
 def _from_cache(
