@@ -234,7 +234,9 @@ def check(
         _add_noqa(paths, files, missing, settings, jobs)
         return
     if [str(p) for p in paths] == [STDIN] and stdin_filename is not None and notebook.is_notebook(str(stdin_filename)):
-        results = iter([process_notebook(str(stdin_filename), sys.stdin.buffer.read(), settings, fix=False)])
+        raw = sys.stdin.buffer.read()
+        facts = _stdin_facts(str(stdin_filename), raw.decode("utf-8", "surrogateescape"))
+        results = iter([process_notebook(str(stdin_filename), raw, settings, fix=False, project=facts)])
     elif [str(p) for p in paths] == [STDIN]:
         name, source = _read_stdin(stdin_filename)
         results = iter([process_text(name, source.text, settings, fix=False, project=_stdin_facts(name, source.text))])
@@ -392,7 +394,8 @@ def _apply_stdin(
     stdout stays empty, so that a format-on-save integration never receives half a file."""
     if stdin_filename is not None and notebook.is_notebook(str(stdin_filename)):
         name, raw = str(stdin_filename), sys.stdin.buffer.read()
-        result = process_notebook(name, raw, settings, fix=True)
+        facts = _stdin_facts(name, raw.decode("utf-8", "surrogateescape"))
+        result = process_notebook(name, raw, settings, fix=True, project=facts)
         if result.error:
             raise _fail(f"{name}: {result.error}")
         output = notebook.rewritten(raw, result.fixed)[0] if result.cell_changes else raw

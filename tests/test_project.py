@@ -262,6 +262,52 @@ def test_stdin_with_a_file_name_gets_the_project_facts(tmp_path) -> None:
     assert "JF101" not in unnamed.output, unnamed.output
 
 
+def _notebook(cells: list[str]) -> str:
+    import json
+
+    return json.dumps({
+        "cells": [{"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": c} for c in cells],
+        "metadata": {"kernelspec": {"name": "python3", "language": "python", "display_name": "Python 3"}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    })
+
+
+def test_a_notebook_that_jits_a_project_function_traces_it(tmp_path) -> None:
+    root = _project(tmp_path, {"model.py": MODEL})
+    (root / "explore.ipynb").write_text(_notebook(["import jax\nfrom model import relax", "%time y = 1", "f = jax.jit(relax, static_argnums=1)"]))
+    transforms, kinds = _facts(root, "model.py").traced["relax"]
+    assert transforms == ("jax.jit",) and kinds == {"x": 2, "steps": 0}
+
+
+def test_a_notebook_reads_the_project_facts(tmp_path) -> None:
+    """A config registered static in config.py makes `range(cfg.layers)` in a notebook's jitted function a static
+    trip count (rewritable), not a traced one (which fails)."""
+    from tests.helpers import invoke_in
+
+    root = _project(tmp_path, {
+        "config.py": """
+            import dataclasses
+            import jax
+
+            @dataclasses.dataclass(frozen=True)
+            class Config:
+                layers: int = 12
+
+            jax.tree_util.register_static(Config)
+        """,
+    })
+    cell = (
+        "import jax\nimport jax.numpy as jnp\nfrom config import Config\n\n@jax.jit\ndef forward(cfg: Config, x):\n"
+        "    for _ in range(cfg.layers):\n        x = jnp.tanh(x) * 0.9\n    return x"
+    )
+    (root / "run.ipynb").write_text(_notebook([cell]))
+    result = invoke_in(root, "check", "--no-cache", "--select", "JF101", "run.ipynb")
+    assert "run.ipynb:cell 1:7:14: JF101 [*unsafe] this Python loop unrolls `cfg.layers` times" in result.output, result.output
+    piped = invoke_in(root, "check", "--select", "JF101", "--stdin-filename", "run.ipynb", "-", input=(root / "run.ipynb").read_text())
+    assert "JF101 [*unsafe] this Python loop unrolls `cfg.layers` times" in piped.output, piped.output
+
+
 def _project_case_files():
     for case in corpus.project_cases():
         codemod = codemod_for_module(case.codemod)

@@ -414,7 +414,7 @@ def _python_files(root: Path) -> Iterator[Path]:
     for folder, subfolders, files in os.walk(root):
         subfolders[:] = sorted(s for s in subfolders if s not in _SKIP_DIRS and not s.startswith("."))
         for name in sorted(files):
-            if name.endswith(".py"):
+            if name.endswith((".py", ".ipynb")):
                 yield Path(folder) / name
 
 
@@ -541,10 +541,22 @@ def _summaries(jobs: list, cache: _SummaryCache, keys: list, datas: list) -> lis
 
 
 def _content(path: Path, text: str | None) -> bytes | None:
+    """The Python source of a file (a notebook's: its code cells as one module, as the rules read it)."""
     try:
-        return text.encode("utf-8", "surrogateescape") if text is not None else path.read_bytes()
+        data = text.encode("utf-8", "surrogateescape") if text is not None else path.read_bytes()
     except OSError:
         return None
+    if path.suffix != ".ipynb":
+        return data
+    from jaxfix import notebook
+
+    try:
+        book = notebook.read(data)
+    except notebook.NotebookError:
+        return None
+    if book.skip_reason() is not None:
+        return None
+    return book.module()[0].encode("utf-8", "surrogateescape")
 
 
 def _summary_key(name: str, is_package: bool, data: bytes) -> str:
@@ -636,7 +648,7 @@ class Project:
             given = [Path(p).resolve() for p in paths]
             root = _common_folder(given)
             for path in given:
-                files.extend(_python_files(path) if path.is_dir() else [path] if path.suffix == ".py" else [])
+                files.extend(_python_files(path) if path.is_dir() else [path] if path.suffix in (".py", ".ipynb") else [])
         texts = {os.path.abspath(k): v for k, v in (texts or {}).items()}
         for extra in texts:
             if Path(extra) not in files:
