@@ -32,6 +32,14 @@ def _update(v, lr):
     return v - lr * jnp.tanh(v)
 
 
+def _step(v):
+    return v - 0.1 * jnp.tanh(v)
+
+
+def _step_too(v):
+    return v - 0.1 * jnp.tanh(v)
+
+
 class _Model:
     def __init__(self, lr):
         self.lr = lr
@@ -95,12 +103,24 @@ def variants():
             x = update(x)
         return x
 
+    def function_in(x, steps):  # one function object: jit's cache hits, the wrapper is new
+        for _ in range(steps):
+            x = jax.jit(_step)(x)
+        return x
+
+    def function_out(x, steps):
+        step = jax.jit(_step_too)  # another function: its one compilation is counted too
+        for _ in range(steps):
+            x = step(x)
+        return x
+
     model = _Model(0.1)
     return [
         ("lambda", lam_in, lam_out),
         ("partial", partial_in, partial_out),
         ("nested def", def_in, def_out),
         ("bound method", model.in_loop, model.hoisted),
+        ("module-level function", function_in, function_out),
     ]
 
 

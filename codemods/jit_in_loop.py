@@ -21,6 +21,11 @@ _MEASURING = frozenset({
     "time.monotonic_ns", "time.process_time", "timeit.default_timer", "timeit.timeit", "timeit.repeat",
 })  # fmt: skip
 _LOOPS = (cst.For, cst.While)
+# Jitted callables that are one function object on every iteration: jit finds its trace again, so the jit in the
+# loop and the hoisted one compute the same (both reuse the first trace); only the wrapper is new each time.
+_SAME_OBJECT = frozenset({"function", "nested function", "module function"})
+# `jax.jit(f).lower(...)` on the spot: ahead-of-time lowering, which inspects or times the compilation itself.
+_AOT = frozenset({"lower", "trace", "eval_shape"})
 
 
 def _may_jit(screen, decorator: ast.expr) -> bool:
@@ -43,6 +48,14 @@ _BOUNDARIES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 def _may_name(screen, func: ast.AST, last: str) -> bool:
     """Cheaper than resolving, and implied by it: an attribute `.last`, or a name that an import binds."""
     return func.attr == last if isinstance(func, ast.Attribute) else isinstance(func, ast.Name) and func.id in screen.imports
+
+
+def _root_name(target: cst.Attribute) -> str | None:
+    """`env` of `env.step`, `self` of `self.env.step`; None when the chain starts with a call or subscript."""
+    node: cst.BaseExpression = target
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return node.value if isinstance(node, cst.Name) else None
 
 
 def _start(node: ast.AST) -> tuple[int, int]:
@@ -165,9 +178,9 @@ class JitInLoop(Codemod):
     @classmethod
     def may_match_tree(cls, screen) -> bool:
         """A finding needs, in the body of a loop with no def, lambda or class between, a call that may be
-        `jax.jit` with one positional argument (a lambda, a call that may be `partial`, `self.method` with `self`
-        the first parameter of a method of a class that defines `method`, or the name of some def), or a def with
-        one decorator that may be jit (`_may_jit`)."""
+        `jax.jit` with one positional argument (a lambda, a call that may be `partial`, an attribute chain that
+        starts with a name, the name of some def or of an import), or a def with one decorator that may be jit
+        (`_may_jit`)."""
         jit = frozenset({_JIT})
         candidates: list[ast.AST] = []
         for node in screen.imported_calls:
@@ -179,22 +192,19 @@ class JitInLoop(Codemod):
         if not candidates:
             return False
         defs = {n.name for n, _ in screen.statements if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-        methods = set()  # `_bound_method`: (the first parameter of a method, a method of its class)
-        for node, _ in screen.statements:
-            if isinstance(node, ast.ClassDef):
-                own = [n for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
-                methods.update((f.args.args[0].arg, m.name) for f in own if f.args.args for m in own)
 
         def jits_something_new(call: ast.Call) -> bool:  # `_what` is not None
             if len(call.args) != 1 or isinstance(call.args[0], ast.Starred) or any(k.arg is None for k in call.keywords):
                 return False  # LibCST's positional arguments: those without a keyword, `**` included
             target = call.args[0]
-            if isinstance(target, ast.Attribute):
-                return isinstance(target.value, ast.Name) and (target.value.id, target.attr) in methods
+            if isinstance(target, ast.Attribute):  # `_root_name` is not None
+                while isinstance(target, ast.Attribute):
+                    target = target.value
+                return isinstance(target, ast.Name)
             return (
                 isinstance(target, ast.Lambda)
                 or (isinstance(target, ast.Call) and screen.may_resolve_to(target.func, frozenset({_PARTIAL})))
-                or (isinstance(target, ast.Name) and target.id in defs)
+                or (isinstance(target, ast.Name) and (target.id in defs or target.id in screen.imports))
             )
 
         candidates = [n for n in candidates if not isinstance(n, ast.Call) or jits_something_new(n)]
@@ -221,6 +231,8 @@ class JitInLoop(Codemod):
         parent = self.context.parents.get(node)
         if isinstance(parent, cst.Decorator):
             return  # `@jax.jit(...)` on a def: visit_FunctionDef's
+        if isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value in _AOT:
+            return  # `jax.jit(f).lower(x)`: lowering on purpose, to inspect or time what it compiles
         loops = self._loops(node)
         if not loops or self._measures_compilation(loops[0]):
             return
@@ -278,14 +290,47 @@ class JitInLoop(Codemod):
             return "lambda"
         if isinstance(target, cst.Call) and self.context.names.qualified(target.func) == _PARTIAL:
             return "partial"
-        if isinstance(target, cst.Attribute) and self._bound_method(target):
-            return "bound method"
+        if isinstance(target, cst.Attribute):
+            if self._bound_method(target):
+                return "bound method"
+            root = _root_name(target)
+            if root is None:
+                return None
+            if self.context.names.qualified(target) is not None and self._module_constant(root):
+                return "module function"  # `kinematics.forward`: an attribute of an imported module
+            return "attribute"
         if isinstance(target, cst.Name):
-            if self._module_function(target.value):
-                return "function"
             if any(isinstance(n, cst.FunctionDef) and n.name.value == target.value for n in walk(loop.body)):
                 return "function defined in the loop"
+            if self._nested_function(target):
+                return "nested function"
+            if self._module_function(target.value) or self._imported(target):
+                return "function"
         return None
+
+    def _imported(self, target: cst.Name) -> bool:
+        """A name a module-level import binds once (`from model import loss`), not shadowed in the function."""
+        function = self.context.dataflow.enclosing_function(target)
+        if function is not None and target.value in self.context.dataflow.flow(function).locals:
+            return False
+        return self._module_constant(target.value) and self.context.names.qualified(target) is not None
+
+    def _nested_function(self, target: cst.Name) -> bool:
+        """A `def` of the enclosing function, outside the loop, that is the name's only binding there and is
+        bound on every path to the jit: every iteration reads the same function object."""
+        function = self.context.dataflow.enclosing_function(target)
+        if not isinstance(function, cst.FunctionDef) or self._bindings(function, target.value) != 1:
+            return False
+        if not any(isinstance(n, cst.FunctionDef) and n is not function and n.name.value == target.value for n in walk(function)):
+            return False
+        statement = self._enclosing_statement(target)
+        return statement is not None and self.context.dataflow.flow(function).defined_before(statement, target.value)
+
+    def _enclosing_statement(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        parents = self.context.parents
+        while node is not None and not isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            node = parents.get(node)
+        return node
 
     def _bound_method(self, target: cst.Attribute) -> bool:
         """`self.method` in a method of a class that defines `method` (not as a staticmethod): a new bound
@@ -356,14 +401,19 @@ class JitInLoop(Codemod):
     # ---- deciding ----------------------------------------------------------------------------------------
 
     def _decide(self, jit: _Jit, loops) -> None:
-        if jit.what == "function":
-            self.report(
-                jit.node,
-                "low severity: `jax.jit` of a module-level function inside a loop hits jit's cache after the first "
-                "iteration; hoisting it is a matter of style",
-            )
-            return
-        problem = f"`jax.jit` of a {jit.what} in a loop body recompiles on every iteration (a new function object each time)"
+        same_object = jit.what in _SAME_OBJECT
+        if same_object or jit.what == "attribute":
+            code = self.context.code_for(jit.node.args[0].value)
+            problem = f"`jax.jit({code})` in a loop body builds a new jit wrapper on every iteration"
+            if jit.what == "attribute":
+                problem += (
+                    f", so each call takes jit's slow dispatch path; if `{code}` is a bound method, it is also a new "
+                    "function object that compiles again"
+                )
+            else:
+                problem += ": jit's cache still holds the compiled code, but each call takes the slow dispatch path"
+        else:
+            problem = f"`jax.jit` of a {jit.what} in a loop body recompiles on every iteration (a new function object each time)"
         if jit.what == "function defined in the loop":
             self.report(jit.node, f"{problem}; not hoisted: define the function outside the loop")
             return
@@ -381,13 +431,24 @@ class JitInLoop(Codemod):
             changed = self._changed_in(loops[0])
             dependent = [n for n in jit.free if n in changed]
             names = ", ".join(f"`{n}`" for n in dependent)
+            if jit.what == "attribute":
+                code = self.context.code_for(jit.node.args[0].value)
+                self.report(
+                    jit.node,
+                    f"{problem}; not hoisted: the loop changes {names}, so `{code}` may be a different function on "
+                    "each iteration; create the object once before the loop, or jit the function once there and "
+                    "pass what changes as arguments",
+                )
+                return
+            if self._calls_any(jit, dependent):
+                return  # `for layer in layers: jax.jit(lambda x: layer(x))`: a different program on each iteration
             passed = self._pass_as_arguments(jit, loops, dependent)
             if isinstance(passed, str):
                 self.report(jit.node, f"{problem}; not hoisted: it reads {names}, which the loop changes ({passed})")
                 return
             self._report_passing(jit, passed, dependent, problem, flow)
             return
-        local = [n for n in jit.free if n in flow.locals or not self._module_constant(n)]
+        local = [] if same_object else [n for n in jit.free if n in flow.locals or not self._module_constant(n)]
         fix = self._fix(jit, chosen, flow)
         if fix is None:
             self.report(
@@ -402,6 +463,20 @@ class JitInLoop(Codemod):
             self.report(jit.node, f"{problem}; hoist it out of the loop (unsafe: it reads {names}, which a call in the loop could still mutate)", fix)
         else:
             self.report(jit.node, f"{problem}; hoist it out of the loop", self.fix(*fix))
+
+    def _calls_any(self, jit: _Jit, names: list[str]) -> bool:
+        """Whether the jitted callable calls one of `names` or a method of it (`layer(x)`, `layer.attend(x)`): the
+        loop then hands it a different function or module on each iteration, which compiles as a program of its
+        own whether or not the jit is hoisted."""
+        callable_ = jit.node if isinstance(jit.node, cst.FunctionDef) else jit.node.args[0].value
+        for node in walk(callable_):
+            if isinstance(node, cst.Call):
+                func = node.func
+                while isinstance(func, cst.Attribute):
+                    func = func.value
+                if isinstance(func, cst.Name) and func.value in names:
+                    return True
+        return False
 
     def _pass_as_arguments(self, jit: _Jit, loops, dependent: list[str]):
         """A lambda jitted and called on the spot (`jax.jit(lambda v: v * scale)(x)`) that reads names the loop
