@@ -163,8 +163,28 @@ class JitInLoop(Codemod):
             "import jax\n\ndef run(x):\n    for _ in range(3):\n        def inner(y):\n"
             "            return jax.jit(lambda v: v + 1)(y)\n        x = inner(x)\n    return x\n"
         ),
+        Valid(  # each layer is its own program: compiled once per layer, hoisted or not
+            "import jax\n\ndef run(layers, x):\n    for layer in layers:\n        x = jax.jit(lambda v: layer(v))(x)\n"
+            "    return x\n"
+        ),
+        Valid(  # ahead-of-time lowering on purpose
+            "import jax\n\ndef f(v):\n    return v\n\ndef run(x):\n    for _ in range(3):\n        jax.jit(f).lower(x)\n"
+        ),
     )
     INVALID = (
+        Invalid(  # one function object, re-wrapped on every iteration: the hoist is safe
+            "import jax\nfrom model import loss\n\ndef fit(p, xs):\n    for x in xs:\n        p = p - jax.jit(loss)(p, x)\n"
+            "    return p\n",
+            "import jax\nfrom model import loss\n\ndef fit(p, xs):\n    jitted = jax.jit(loss)\n    for x in xs:\n"
+            "        p = p - jitted(p, x)\n    return p\n",
+            message="new jit wrapper",
+        ),
+        Invalid(  # the loop builds a new object: `env.step` may be another function each time
+            "import jax\nfrom env import Env\n\ndef run(s, rates):\n    for r in rates:\n        env = Env(r)\n"
+            "        s = jax.jit(env.step)(s)\n    return s\n",
+            None,
+            message="create the object once",
+        ),
         Invalid(
             "import jax\n\ndef run(x):\n    for _ in range(3):\n        x = jax.jit(lambda v: v * 2)(x)\n    return x\n",
             "import jax\n\ndef run(x):\n    jitted = jax.jit(lambda v: v * 2)\n    for _ in range(3):\n"
