@@ -92,8 +92,9 @@ class JitInLoop(Codemod):
     `jax.jit(f)` of one function object (a module-level or imported function, a module's function such as
     `kinematics.forward`, a nested def defined before the loop) finds its compiled code in the cache, but each
     new jit wrapper takes the slow dispatch path: `benchmarks/jit_in_loop.py` measured a warm call at 68-83 µs
-    with the jit in the loop against 11 µs hoisted (two runs). `jax.jit(obj.attr)` of another object's attribute builds a new wrapper too, and when the attribute
-    is a bound method (`env.step`), a new function object that compiles on every iteration.
+    with the jit in the loop against 11 µs hoisted (two runs). `jax.jit(obj.attr)` of another object's
+    attribute builds a new wrapper too, and when the attribute is a bound method (`env.step`), a new function
+    object that compiles on every iteration.
 
     ## Example
     ```python
@@ -113,8 +114,8 @@ class JitInLoop(Codemod):
     loop each iteration traces again and sees the current values; hoisted, the first trace is reused. For one
     function object (above) the fix is safe: its name has one binding, outside the loop, so every iteration
     jits the same object, and jit reuses that object's first trace in the loop as it does hoisted. Otherwise
-    the fix is safe when everything the jitted callable reads from outside is a module-level import, function or
-    class, or a builtin; it is unsafe when it reads local variables that the loop does not rebind or store
+    the fix is safe when everything the jitted callable reads from outside is a module-level import, function
+    or class, or a builtin; it is unsafe when it reads local variables that the loop does not rebind or store
     into (a call inside the loop could still mutate such an object, say a config dict). When a lambda
     jitted and called on the spot (`jax.jit(lambda v: v * scale)(x)`) reads names the loop rebinds (the loop
     variable, an accumulator), those become parameters of the hoisted lambda and arguments of the call
@@ -143,7 +144,7 @@ class JitInLoop(Codemod):
 
     code = "JF502"
     name = "jit-in-loop"
-    summary = "jax.jit rebuilt in a loop recompiles (lambda, partial, def, bound method) or re-wraps every iteration: hoist it"
+    summary = "jax.jit rebuilt in a loop recompiles (lambda, partial, def, method) or re-wraps each iteration: hoist it"
     fix_safety = Safety.SAFE
     other_fix_safeties = (Safety.UNSAFE,)
     screen = ("jit",)
@@ -164,17 +165,18 @@ class JitInLoop(Codemod):
             "            return jax.jit(lambda v: v + 1)(y)\n        x = inner(x)\n    return x\n"
         ),
         Valid(  # each layer is its own program: compiled once per layer, hoisted or not
-            "import jax\n\ndef run(layers, x):\n    for layer in layers:\n        x = jax.jit(lambda v: layer(v))(x)\n"
-            "    return x\n"
+            "import jax\n\ndef run(layers, x):\n    for layer in layers:\n"
+            "        x = jax.jit(lambda v: layer(v))(x)\n    return x\n"
         ),
         Valid(  # ahead-of-time lowering on purpose
-            "import jax\n\ndef f(v):\n    return v\n\ndef run(x):\n    for _ in range(3):\n        jax.jit(f).lower(x)\n"
+            "import jax\n\ndef f(v):\n    return v\n\ndef run(x):\n    for _ in range(3):\n"
+            "        jax.jit(f).lower(x)\n"
         ),
     )
     INVALID = (
         Invalid(  # one function object, re-wrapped on every iteration: the hoist is safe
-            "import jax\nfrom model import loss\n\ndef fit(p, xs):\n    for x in xs:\n        p = p - jax.jit(loss)(p, x)\n"
-            "    return p\n",
+            "import jax\nfrom model import loss\n\ndef fit(p, xs):\n    for x in xs:\n"
+            "        p = p - jax.jit(loss)(p, x)\n    return p\n",
             "import jax\nfrom model import loss\n\ndef fit(p, xs):\n    jitted = jax.jit(loss)\n    for x in xs:\n"
             "        p = p - jitted(p, x)\n    return p\n",
             message="new jit wrapper",
@@ -351,7 +353,8 @@ class JitInLoop(Codemod):
         function = self.context.dataflow.enclosing_function(target)
         if not isinstance(function, cst.FunctionDef) or self._bindings(function, target.value) != 1:
             return False
-        if not any(isinstance(n, cst.FunctionDef) and n is not function and n.name.value == target.value for n in walk(function)):
+        defs = (n for n in walk(function) if isinstance(n, cst.FunctionDef) and n is not function)
+        if not any(n.name.value == target.value for n in defs):
             return False
         statement = self._enclosing_statement(target)
         return statement is not None and self.context.dataflow.flow(function).defined_before(statement, target.value)
