@@ -195,6 +195,43 @@ def test_a_static_config_makes_a_static_trip_count(tmp_path) -> None:
     assert not engine.analyse(text, [LOOP], project=_facts(root, "m.py"))[0]
 
 
+def test_a_config_dict_is_never_a_traced_value(tmp_path) -> None:
+    """An `ml_collections.ConfigDict` cannot be a traced argument (JAX rejects it): a parameter annotated with one
+    is a Python value wherever its function is traced, by a jit or by a library's convention; an unannotated
+    parameter beside it stays traced."""
+    root = _project(tmp_path, {
+        "m.py": """
+            import haiku as hk
+            import jax
+            import ml_collections
+            from ml_collections import config_dict
+
+            class Tower(hk.Module):
+                def __call__(self, x, settings: ml_collections.ConfigDict, other):
+                    return x
+
+            def f(x, frozen: config_dict.FrozenConfigDict, other):
+                return x
+        """,
+        "train.py": "import jax\nimport m\n\nstep = jax.jit(m.f, static_argnums=1)\nloose = jax.jit(m.f)\n",
+    })
+    traced = _facts(root, "m.py").traced
+    assert traced["Tower.__call__"][1] == {"self": 1, "x": 2, "settings": 0, "other": 2}
+    assert traced["f"][1] == {"x": 2, "frozen": 0, "other": 2}
+
+
+def test_what_a_partial_binds_is_constant_under_a_convention(tmp_path) -> None:
+    """`hk.transform(partial(forward, model_config=config))`: the bound arguments are constants of the transformed
+    function; the others follow the convention (traced)."""
+    root = _project(tmp_path, {
+        "model.py": "def forward(tokens, scale, model_config):\n    return tokens\n",
+        "train.py": "import functools\nimport haiku as hk\nimport model\n\n"
+                    "def make(config):\n"
+                    "    return hk.transform(functools.partial(model.forward, model_config=config))\n",
+    })
+    assert _facts(root, "model.py").traced["forward"][1] == {"tokens": 2, "scale": 2, "model_config": 0}
+
+
 def test_qualified_names_agree_between_ast_and_libcst() -> None:
     source = textwrap.dedent("""
         def f():

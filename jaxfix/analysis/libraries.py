@@ -12,6 +12,7 @@ analysis alike. Names are fully qualified, as `import flax.linen as nn; nn.Modul
   module's dataclass fields, a Haiku or NNX module's constructor arguments and literals set in `__init__` (NNX keeps
   attributes that are not arrays or Variables in the static graph definition).
 - ARRAY_TYPES: annotations that mean "an array" (`chex.Array`).
+- STATIC_CONFIG_TYPES: configuration classes whose instances are never traced (`ml_collections.ConfigDict`).
 """
 
 from __future__ import annotations
@@ -111,6 +112,15 @@ STATIC_SELF = frozenset(
 ARRAY_TYPES = frozenset(
     {"chex.Array", "chex.ArrayDevice", "chex.ArrayNumpy", "jax.Array", "jax.numpy.ndarray", "jaxtyping.Array",
      "jax.typing.ArrayLike"}
+)  # fmt: skip
+# Configuration objects that are never traced values: they are not pytrees, so JAX rejects them as traced
+# arguments, and they reach traced code only as a static argument (a hashable FrozenConfigDict) or closed over.
+# A parameter annotated with one is a Python value at trace time, and so is every attribute of it
+# (`range(config.num_layers)` is a static trip count).
+STATIC_CONFIG_TYPES = frozenset(
+    {"ml_collections.ConfigDict", "ml_collections.FrozenConfigDict", "ml_collections.config_dict.ConfigDict",
+     "ml_collections.config_dict.FrozenConfigDict", "ml_collections.config_dict.config_dict.ConfigDict",
+     "ml_collections.config_dict.config_dict.FrozenConfigDict"}
 )  # fmt: skip
 # Ways to register a class whose instances are static when passed to a transformation.
 REGISTER_STATIC = frozenset({"jax.tree_util.register_static"})

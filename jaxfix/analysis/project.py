@@ -623,6 +623,7 @@ class Project:
         self._preset: dict[str, ModuleFacts] | None = None  # every path's facts, read back from the cache
         self._by_module: dict[str, list[str]] | None = None
         self._resolved: dict[tuple, list[tuple]] = {}
+        self._config_cache: dict[Key, frozenset[str]] = {}
 
     # ---- building --------------------------------------------------------------------------------------------
 
@@ -916,8 +917,9 @@ class Project:
                 if t not in seed.transforms:
                     seed.transforms.add(t)
                     changed = True
+            configs = self._config_params(key, info)
             for p in info["params"]:
-                k = kinds.get(p, UNKNOWN)
+                k = STATIC if p in configs else kinds.get(p, UNKNOWN)
                 old = seed.kinds.get(p)
                 k = k if old is None else max(old, k)
                 if k != old:
@@ -959,6 +961,19 @@ class Project:
         self._solved = traced
         self._collect_static_attrs(traced)
         return traced
+
+    def _config_params(self, key: Key, info: dict) -> frozenset[str]:
+        """The parameters annotated with a configuration class that is never traced (libraries.STATIC_CONFIG_TYPES:
+        `config: ml_collections.ConfigDict`): Python values wherever the function is traced."""
+        found = self._config_cache.get(key)
+        if found is None:
+            found = frozenset(
+                p for p, annotation in info["ann"].items()
+                if any(t[0] == "external" and t[1] in libraries.STATIC_CONFIG_TYPES
+                       for t in self._resolve_dotted(key[0], None, annotation, 0))
+            )  # fmt: skip
+            self._config_cache[key] = found
+        return found
 
     def _info(self, key: Key) -> dict | None:
         summary = self.modules.get(key[0])
@@ -1135,8 +1150,14 @@ class Project:
                         for target in self.resolve(module, function, ref):
                             if target[0] == "func":
                                 info = self._info((target[1], target[2]))
+                                if info is None:
+                                    continue
                                 limit = libraries.CONVENTION_ARITY.get(name, 1_000) + target[3]
                                 kinds = self._convention_kinds(target[1], info, limit)
+                                # `hk.transform(partial(forward, config=config))`: what partial binds is a constant
+                                for p in [*info["params"][:target[3]], *(target[4] if len(target) > 4 else ())]:
+                                    if p in kinds and p not in ("self", "cls"):
+                                        kinds[p] = STATIC
                                 mark((target[1], target[2]), [CONVENTION], kinds, False)
 
     def _seed_targets(self, module: str, function: str | None, ref, transform: str, options: dict, mark,
