@@ -146,6 +146,16 @@ def _stdin_facts(name: str, text: str):
     return _project_facts([name], None, project)[name]
 
 
+def _notebook_facts(name: str, raw: bytes):
+    """The project facts of a notebook read from stdin (its code cells as one module); none if it cannot be read
+    (the check itself then says why)."""
+    try:
+        book = notebook.read(raw)
+    except notebook.NotebookError:
+        return None
+    return _stdin_facts(name, book.module()[0])
+
+
 def _render_findings(
     output_format: str, results: list[FileResult], settings: Settings, shown: dict[str, list], *, err: bool = False
 ) -> None:
@@ -235,7 +245,7 @@ def check(
         return
     if [str(p) for p in paths] == [STDIN] and stdin_filename is not None and notebook.is_notebook(str(stdin_filename)):
         raw = sys.stdin.buffer.read()
-        facts = _stdin_facts(str(stdin_filename), raw.decode("utf-8", "surrogateescape"))
+        facts = _notebook_facts(str(stdin_filename), raw)
         results = iter([process_notebook(str(stdin_filename), raw, settings, fix=False, project=facts)])
     elif [str(p) for p in paths] == [STDIN]:
         name, source = _read_stdin(stdin_filename)
@@ -394,7 +404,7 @@ def _apply_stdin(
     stdout stays empty, so that a format-on-save integration never receives half a file."""
     if stdin_filename is not None and notebook.is_notebook(str(stdin_filename)):
         name, raw = str(stdin_filename), sys.stdin.buffer.read()
-        facts = _stdin_facts(name, raw.decode("utf-8", "surrogateescape"))
+        facts = _notebook_facts(name, raw)
         result = process_notebook(name, raw, settings, fix=True, project=facts)
         if result.error:
             raise _fail(f"{name}: {result.error}")

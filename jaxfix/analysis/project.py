@@ -541,9 +541,12 @@ def _summaries(jobs: list, cache: _SummaryCache, keys: list, datas: list) -> lis
 
 
 def _content(path: Path, text: str | None) -> bytes | None:
-    """The Python source of a file (a notebook's: its code cells as one module, as the rules read it)."""
+    """The Python source of a file: `text` where given (an editor's buffer, stdin: a notebook's as one module),
+    else what is on disk (a notebook's code cells as one module, as the rules read them)."""
+    if text is not None:
+        return text.encode("utf-8", "surrogateescape")
     try:
-        data = text.encode("utf-8", "surrogateescape") if text is not None else path.read_bytes()
+        data = path.read_bytes()
     except OSError:
         return None
     if path.suffix != ".ipynb":
@@ -634,7 +637,8 @@ class Project:
         """The project around `paths` (or the one in `root`, where given). `cache_folder`: where summaries are kept
         (None: nowhere), `prepare` what to call before the first is stored there; `memory`: a dict that keeps
         them between builds (by content: an edited file is summarised again, the others are not). `texts`:
-        contents that replace what is on disk (an editor's buffers, stdin), by path."""
+        Python sources that replace what is on disk (an editor's buffers, stdin; a notebook's code cells as one
+        module), by path."""
         paths = list(paths)
         root = Path(root).resolve() if root is not None else project_root(paths)
         cache = _SummaryCache(cache_folder, prepare, memory)
