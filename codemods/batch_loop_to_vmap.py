@@ -213,32 +213,39 @@ class BatchLoopToVmap(Codemod):
     ```
 
     ## Fix safety
-    Unsafe. jax.vmap computes the same values as the loop for the pure functions jaxfix accepts, but:
-    - Every form: batched matrix products and reductions may round differently in the last bits than one
-      row at a time; arguments that do not depend on the element (`a` above) are evaluated once instead of
-      once per element.
-    - Comprehensions and append loops: an empty batch makes `jnp.stack([])` raise, the rewrite returns an
-      empty array. An element computed from Python numbers only would be weakly typed in `jnp.array([...])`;
-      jaxfix requires each element to be a JAX array (a row, or computed from one or from a JAX function).
-    - `zip(xs, ys)` and `map(f, xs, ys)` stop at the shortest array; jax.vmap raises when the lengths differ.
-    - The loop forms: after the rewrite the list's (or buffer's) name holds the stacked array, and the
-      loop's temporaries are locals of the new function (jaxfix checks that nothing reads them after the
-      loop, nor the loop's index).
-    - An index used as a number: in the loop it is a Python int (weakly typed), in the rewrite an int32
-      array, so `x + i` with an `x` of a narrower integer dtype (int8) promotes to int32, and `rate**i` is
-      computed in float32 rather than in Python's float64 before rounding. Where the index also reads
-      `xs[i]` of an array proven to have the loop's length, jax.vmap maps `xs`'s rows beside `jnp.arange`;
-      otherwise the body reads `xs[i]` with the traced index (a gather; JAX clamps an out-of-range index in
-      both), and on an empty `xs` with an empty range the rewrite raises IndexError at trace time where the
-      loop ran zero times (`jaxfix verify` found this one; corpus `split_keys_rows` now maps the keys).
-    - A buffer written with `.at[i].set`: the rewrite casts the stacked rows with `.astype(...)` where jaxfix
-      does not prove their dtype, as `.at[i].set` cast each row (a float into an int buffer truncates in
-      both; JAX warns that the original's implicit cast will become an error).
-    - Random numbers (`jax.random.*` in the body): the fix says so. A key passed unbatched gives every
-      element the same numbers, as the loop did; per-element keys (`jax.random.split(key, n)` mapped or read
-      as `keys[i]`, `jax.random.fold_in(key, i)`) give the same numbers as the loop with JAX's default
-      threefry PRNG (the corpus cases `random_per_key`, `fold_in_noise` and `split_keys_rows` compare them),
-      and different numbers with the `rbg` and `unsafe_rbg` implementations (measured: every draw differs).
+    Unsafe. jax.vmap computes the same values as the loop for the pure functions jaxfix accepts, but with these
+    differences, each of one of two kinds: it **fails loudly** (raises instead of computing, so it cannot go
+    unnoticed) or it **may compute different numbers** (which is what `jaxfix apply --verify` and
+    `jaxfix verify` check):
+    - **May compute different numbers.** Every form: batched matrix products and reductions may round
+      differently in the last bits than one row at a time; arguments that do not depend on the element (`a`
+      above) are evaluated once instead of once per element.
+    - **Runs where the original raised.** Comprehensions and append loops: an empty batch makes `jnp.stack([])`
+      raise, the rewrite returns an empty array. An element computed from Python numbers only would be weakly
+      typed in `jnp.array([...])`; jaxfix requires each element to be a JAX array (a row, or computed from one
+      or from a JAX function).
+    - **Fails loudly.** `zip(xs, ys)` and `map(f, xs, ys)` stop at the shortest array; jax.vmap raises when the
+      lengths differ (ValueError: "vmap got inconsistent sizes for array axes to be mapped").
+    - **Same numbers.** The loop forms: after the rewrite the list's (or buffer's) name holds the stacked
+      array, and the loop's temporaries are locals of the new function (jaxfix checks that nothing reads them
+      after the loop, nor the loop's index).
+    - **May compute different numbers, or fails loudly.** An index used as a number: in the loop it is a Python
+      int (weakly typed), in the rewrite an int32 array, so `x + i` with an `x` of a narrower integer dtype
+      (int8) promotes to int32, and `rate**i` is computed in float32 rather than in Python's float64 before
+      rounding. Where the index also reads `xs[i]` of an array proven to have the loop's length, jax.vmap maps
+      `xs`'s rows beside `jnp.arange`; otherwise the body reads `xs[i]` with the traced index (a gather; JAX
+      clamps an out-of-range index in both), and on an empty `xs` with an empty range the rewrite raises
+      IndexError at trace time where the loop ran zero times (`jaxfix verify` found this one; corpus
+      `split_keys_rows` now maps the keys).
+    - **Same numbers.** A buffer written with `.at[i].set`: the rewrite casts the stacked rows with
+      `.astype(...)` where jaxfix does not prove their dtype, as `.at[i].set` cast each row (a float into an
+      int buffer truncates in both; JAX warns that the original's implicit cast will become an error).
+    - **May compute different numbers.** Random numbers (`jax.random.*` in the body): the fix says so. A key
+      passed unbatched gives every element the same numbers, as the loop did; per-element keys
+      (`jax.random.split(key, n)` mapped or read as `keys[i]`, `jax.random.fold_in(key, i)`) give the same
+      numbers as the loop with JAX's default threefry PRNG (the corpus cases `random_per_key`, `fold_in_noise`
+      and `split_keys_rows` compare them), and different numbers with the `rbg` and `unsafe_rbg`
+      implementations (measured: every draw differs).
 
     ## When it stays quiet
     - NumPy data preparation (`np.stack`, `np.array`), and lists over anything not proven to be a JAX array
@@ -413,7 +420,9 @@ class BatchLoopToVmap(Codemod):
         except _Refused as refused:
             if not _index_only(batch):
                 self.report(node, f"{message}; not rewritten: {refused}")
-            return  # over an index alone, what cannot be mapped is host-side arithmetic (brax's link roots)
+                return
+            # over an index alone, what cannot be mapped is host-side arithmetic (brax's link roots)
+            return self.decline(node, f"not rewritten: {refused}; not reported: over an index alone this is usually host-side arithmetic")
         if random:
             message += _RANDOM_NOTE
         self.report(node, message, fix)
@@ -447,7 +456,8 @@ class BatchLoopToVmap(Codemod):
         stack_call, shown, out_axis = stack
         flow = self._dataflow().loop(node)
         if flow.carried or flow.targets_live_out or flow.declared:
-            return  # a value flows between iterations (JF102's scan), or the loop's variable is read after it
+            # a value flows between iterations (JF102's scan), or the loop's variable is read after it
+            return self.decline(node.iter, "a value flows from one step to the next, or the loop variable is read after the loop: not independent steps")
         function = self._dataflow().enclosing_function(node)
         if isinstance(function, cst.FunctionDef):
             captured = set(block_activity(body_statements(function.body)).captured)
@@ -467,7 +477,8 @@ class BatchLoopToVmap(Codemod):
         except _Refused as refused:
             if not _index_only(batch):
                 self.report(node, f"{message}; not rewritten: {refused}")
-            return
+                return
+            return self.decline(node.iter, f"not rewritten: {refused}; not reported: over an index alone this is usually host-side arithmetic")
         if spec.random:
             message += _RANDOM_NOTE
         assign = cst.parse_statement(f"{collector} = {self._vmap_text(spec, out_axis)}\n")

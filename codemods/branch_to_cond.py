@@ -60,18 +60,25 @@ class BranchToCond(Codemod):
 
     ## Fix safety
     Unsafe. On every input where the original runs (with jit disabled, the only way it runs), the rewrite
-    returns the same values, with these differences:
-    - Both branches are traced (and compiled), so a branch that cannot be traced for the other branch's
-      inputs (an index out of range, a shape error) now fails at trace time; and under `jax.vmap` with a
-      batched test, `cond` becomes `select` and runs both branches.
-    - Results are arrays: a branch that assigned a Python number gives a weakly typed 0-d array, and a
-      Python `int` meeting a float array in the other branch makes `lax.cond` raise ("cond branches must have
-      equal output types"; reported without a fix when jaxfix can see it).
-    - The outputs of the branches must have the same shape and dtype; where jaxfix cannot prove that they
-      differ, a mismatch makes `lax.cond` raise at trace time instead of computing.
-    - `and`/`or` in the test no longer short-circuit: both sides are computed.
-    - A branch whose test depends on a value that is sometimes static (a helper called both from jitted and
-      from plain code) runs through `lax.cond` in both cases: the numbers are the same, the result is an array.
+    returns the same values; no difference computes other numbers, and some **fail loudly** (raise instead of
+    computing, so they cannot go unnoticed):
+    - **Fails loudly.** Both branches are traced (and compiled), so a branch that cannot be traced for the
+      other branch's inputs (a tuple index out of range, a shape error) now fails at trace time (an
+      out-of-range index into a JAX array does not: it clamps, as in the original); and under `jax.vmap` with a
+      batched test, `cond` becomes `select` and runs both branches (where the original could not run; the
+      values and gradients are those of the branch taken, measured with `jnp.sqrt(x)` at 0 in the other one).
+    - **Same numbers, or fails loudly.** Results are arrays: a branch that assigned a Python number gives a
+      weakly typed 0-d array (a float rounded to float32: only Python arithmetic on the result outside jit can
+      tell, and `verify` compares a Python float as float32), and a Python `int` meeting a float array in the
+      other branch makes `lax.cond` raise ("cond branches must have equal output types"; reported without a fix
+      when jaxfix can see it), as does a Python number meeting a narrower array (`1.0` and a bfloat16 array,
+      `1` and an int8 array).
+    - **Fails loudly.** The outputs of the branches must have the same shape and dtype; where jaxfix cannot
+      prove that they differ, a mismatch makes `lax.cond` raise at trace time instead of computing.
+    - **Same numbers.** `and`/`or` in the test no longer short-circuit: both sides are computed.
+    - **Same numbers.** A branch whose test depends on a value that is sometimes static (a helper called both
+      from jitted and from plain code) runs through `lax.cond` in both cases: the numbers are the same, the
+      result is an array.
 
     ## When it stays quiet
     Every `if` whose test is not proven to be a traced array: tests on shapes, `ndim`, dtypes, `len`,
@@ -177,12 +184,15 @@ class BranchToCond(Codemod):
 
     def visit_If(self, node: cst.If) -> None:
         if isinstance(node.orelse, cst.If) or isinstance(self.context.parents.get(node), cst.If):
-            return  # an `if`/`elif` chain: JF204's
-        if not self.context.traced.in_traced_code(node) or self.context.traced.guarded(node):
-            return  # not traced, or written to catch the tracer's error (`except ConcretizationTypeError`)
+            return self.decline(node.test, "an `if`/`elif` chain: left to JF204 (elif-chain)")
+        if not self.context.traced.in_traced_code(node):
+            return self.decline_untraced(node.test)
+        if self.context.traced.guarded(node):
+            # written to catch the tracer's error (`except ConcretizationTypeError`)
+            return self.decline(node.test, "inside a `try` that catches the tracer's error: written to run traced and eagerly")
         verdict = self.context.predicates.test(node.test)
         if verdict is Truth.OTHER:
-            return
+            return self.decline(node.test, "the test is not proven to be a traced value (static or unknown here)")
         problem = f"Python `if` on a traced value fails under jit ({ERROR})"
         if verdict is Truth.MIXED:
             self.report(
@@ -195,7 +205,8 @@ class BranchToCond(Codemod):
             self.report(node.test, f"{problem}; not rewritten to lax.cond: the test assigns with `:=`")
             return
         if self.context.branches.where_form(node) is not None:
-            return  # a choice between two cheap values for one variable: JF202's jnp.where
+            # a choice between two cheap values for one variable: JF202's jnp.where
+            return self.decline(node.test, "a choice between two cheap values: left to JF202 (branch-to-where)")
         rank = self.context.shapes.least_rank(node.test)
         if rank is not None and rank > 0:
             self.report(

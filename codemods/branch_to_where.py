@@ -65,17 +65,25 @@ class BranchToWhere(Codemod):
 
     ## Fix safety
     Unsafe. On every input where the original runs (with jit disabled, the only way it runs), the rewrite
-    returns the same values, with these differences:
-    - The result is an array: a side that was a Python number gives a weakly typed 0-d array.
-    - `jnp.where` is chosen only where jaxfix proves that both sides have the same rank and finds no dtype
-      category that differs; where it cannot see the dtypes, `jnp.where` promotes them (an int32 side and a
-      float32 side give float32 on both paths).
-    - Both sides of a `jnp.where` are computed; jaxfix only allows sides built from arithmetic without
-      division and from elementwise functions with a finite derivative (`abs`, `maximum`, `tanh`, `relu`,
-      ...), so neither the values nor the gradient can pick up an infinity or a NaN from the side not taken.
-    - `lax.cond` traces both sides, so a side that cannot be traced with the other's inputs fails at trace
-      time, and under `jax.vmap` with a batched test it becomes `select`, computing both.
-    - `and`/`or` in the test no longer short-circuit.
+    returns the same values, with these differences, each of one of two kinds: it **fails loudly** (raises
+    instead of computing, so it cannot go unnoticed) or it **may compute different numbers** (which is what
+    `jaxfix apply --verify` and `jaxfix verify` check):
+    - **May compute different numbers.** The result is an array: a side that was a Python number gives a weakly
+      typed 0-d array, in the other side's dtype when that is a narrower float: `0.1 if t else x16` with a
+      float16 `x16` gives float16 0.09998 where the original gave the Python float 0.1.
+    - **May compute different numbers.** `jnp.where` is chosen only where jaxfix proves that both sides have
+      the same rank and finds no dtype category that differs; where it cannot see the dtypes, `jnp.where`
+      promotes them (an int32 side and a float32 side give float32 on both paths). The test's rank is not
+      proven: a test of shape `(1,)`, which Python's `if` accepts, broadcasts the result to shape `(1,)`
+      (`jaxfix verify` found this on `t: jax.Array`). The message says what the fix assumes.
+    - **Same numbers.** Both sides of a `jnp.where` are computed; jaxfix only allows sides built from
+      arithmetic without division and from elementwise functions with a finite derivative (`abs`, `maximum`,
+      `tanh`, `relu`, ...), so neither the values nor the gradient can pick up an infinity or a NaN from the
+      side not taken.
+    - **Fails loudly.** `lax.cond` traces both sides, so a side that cannot be traced with the other's inputs
+      fails at trace time (so does a test of shape `(1,)`: "Pred must be a scalar"), and under `jax.vmap` with
+      a batched test it becomes `select`, computing both.
+    - **Same numbers.** `and`/`or` in the test no longer short-circuit.
 
     ## When it stays quiet
     Every test not proven to be a traced array (see JF201: shapes, dtypes, `is None`, `isinstance`, static
@@ -136,6 +144,7 @@ class BranchToWhere(Codemod):
             "        s = -s  # flip\n    return s\n",
             "import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef f(x):\n    s = jnp.sum(x)\n    # flip\n"
             "    s = jnp.where(s > 1.0, -s, s)\n    return s\n",
+            message="assumes a 0-d test",
         ),
         Invalid(
             "import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef f(x):\n    return 1 if jnp.sum(x) > 0 else x * 0.5\n",
@@ -161,7 +170,7 @@ class BranchToWhere(Codemod):
             where, needed = self.context.names.expression_for("jax.numpy.where")
             text = f"{code(where)}({code(predicate)}, {_bare(node.body)}, {_bare(node.orelse)})"
             fix = self._replace(node, text, "rewrite with jnp.where", [needed, self._logical_import(predicate, node)])
-            self.report(node.test, f"{problem}; jnp.where computes both sides and selects one", fix)
+            self.report(node.test, f"{problem}; jnp.where computes both sides and selects one{_WHERE_ASSUMES}", fix)
             return
         impurity = self.context.dataflow.block_impurity(
             [cst.SimpleStatementLine([cst.Expr(node.body)]), cst.SimpleStatementLine([cst.Expr(node.orelse)])],
@@ -186,11 +195,13 @@ class BranchToWhere(Codemod):
     def visit_If(self, node: cst.If) -> None:
         if isinstance(node.orelse, cst.If) or isinstance(self.context.parents.get(node), cst.If):
             return  # an `if`/`elif` chain: JF204's
-        if not self.context.traced.in_traced_code(node) or self.context.traced.guarded(node):
-            return
+        if not self.context.traced.in_traced_code(node):
+            return self.decline_untraced(node.test)
+        if self.context.traced.guarded(node):
+            return self.decline(node.test, "inside a `try` that catches the tracer's error: written to run traced and eagerly")
         form = self.context.branches.where_form(node)
         if form is None:
-            return
+            return self.decline(node.test, "the branches do more than choose one cheap value for one variable: JF201's (lax.cond)")
         predicate = self._predicate(node, node.test, "`if`", mixed_reported=True)
         if predicate is None:
             return
@@ -207,7 +218,7 @@ class BranchToWhere(Codemod):
         self.report(
             node.test,
             f"Python `if` on a traced value fails under jit ({ERROR}); it only chooses `{name}`: jnp.where computes "
-            "both values and selects one",
+            f"both values and selects one{_WHERE_ASSUMES}",
             fix,
         )
 
@@ -278,6 +289,14 @@ class BranchToWhere(Codemod):
     def _replace(self, node: cst.IfExp, text: str, description: str, imports):
         replacement = cst.parse_expression(text).with_changes(lpar=node.lpar, rpar=node.rpar)
         return self.fix(description, [(node, replacement)], add_imports=[i for i in imports if i is not None])
+
+
+# What a jnp.where rewrite takes for granted, in its message: Python's `if` accepts a test of shape (1,), which
+# jnp.where broadcasts into the result, and jnp.where rounds a Python number to the other side's float dtype.
+_WHERE_ASSUMES = (
+    " (unsafe: assumes a 0-d test, since one of shape (1,) would give the result that shape; a Python number "
+    "takes the other side's dtype)"
+)
 
 
 def _bare(expr: cst.BaseExpression) -> str:

@@ -59,17 +59,24 @@ class BuiltinOnTraced(Codemod):
 
     ## Fix safety
     Unsafe. On every input where the original runs (with jit disabled, on scalars), the rewrite returns the
-    same values, with these differences:
-    - `max`/`min` with a NaN: Python returns whichever argument its comparisons leave (`max(nan, 0)` is nan,
-      `max(0, nan)` is 0); `jnp.maximum`/`jnp.minimum` return NaN for both.
-    - Gradients at a tie (`max(x, 0.0)` at `x == 0`): Python's `max` returns one argument, which gets the whole
-      gradient; `jnp.maximum` gives each half of it. Everywhere else the gradients agree.
-    - Types: Python returns one of its arguments unchanged (a Python float, or an int32 array); `jnp.maximum`
-      returns an array of the promoted dtype (`max(int_array, 0.5)` becomes float32 on both paths).
-    - `and`/`or` no longer short-circuit, and return a boolean array rather than one of their operands (only
-      operands proven to be boolean arrays are rewritten, for which the two agree).
-    - Arrays of more than one element, which Python rejects ("The truth value of an array with more than one
-      element is ambiguous"), are compared element by element.
+    same values, with these differences, each of one of two kinds: it **fails loudly** (raises instead of
+    computing, so it cannot go unnoticed) or it **may compute different numbers** (which is what
+    `jaxfix apply --verify` and `jaxfix verify` check). None of this rule's differences fails loudly:
+    - **May compute different numbers.** `max`/`min` with a NaN: Python returns whichever argument its
+      comparisons leave (`max(nan, 0)` is nan, `max(0, nan)` is 0); `jnp.maximum`/`jnp.minimum` return NaN for
+      both. `verify` draws NaN only with `--nan`.
+    - **May compute different numbers.** Gradients at a tie (`max(x, 0.0)` at `x == 0`): Python's `max` returns
+      one argument, which gets the whole gradient; `jnp.maximum` gives each half of it (`jax.grad` gives 1.0
+      and 0.5). Everywhere else the gradients agree. The fix's message names both differences.
+    - **May compute different numbers.** Types: Python returns one of its arguments unchanged (a Python float,
+      or an int32 array); `jnp.maximum` returns an array of the promoted dtype (`max(int_array, 0.5)` becomes
+      float32 on both paths: the int32 1 the original returned is a float32 1.0, which integer arithmetic after
+      it then computes in float).
+    - **Same numbers.** `and`/`or` no longer short-circuit, and return a boolean array rather than one of their
+      operands (only operands proven to be boolean arrays are rewritten, for which the two agree).
+    - **Runs where the original raised.** Arrays of more than one element, which Python rejects ("The truth
+      value of an array with more than one element is ambiguous"), are compared element by element (`verify`
+      compares nothing where the original raised).
 
     ## When it stays quiet
     Every call whose arguments are not proven traced (see JF201: shapes, `len`, static arguments, parameters
@@ -120,7 +127,7 @@ class BuiltinOnTraced(Codemod):
         Invalid(
             "import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef f(x):\n    return max(jnp.sum(x), 0.0)\n",
             "import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef f(x):\n    return jnp.maximum(jnp.sum(x), 0.0)\n",
-            message=ERROR,
+            message="at a tie it splits the gradient that max() gives to one argument",
         ),
         Invalid(
             "import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef f(x, lo, hi):\n    return min(max(x, lo), hi)\n",
@@ -167,7 +174,8 @@ class BuiltinOnTraced(Codemod):
                 node,
                 f"{name}() compares traced values with Python's `{'>' if name == 'max' else '<'}`, which fails under jit "
                 f"({ERROR}); "
-                f"{code(target)} compares element by element",
+                f"{code(target)} compares element by element (unsafe: at a tie it splits the gradient that {name}() "
+                "gives to one argument, and it returns NaN wherever an argument is NaN)",
                 fix,
             )
             return

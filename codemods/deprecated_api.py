@@ -373,6 +373,14 @@ class DeprecatedApi(Codemod):
     permutes `arange(x)`). Display-only hints: everything listed as a hint above; `jnp.in1d(x, y)` is
     `jnp.isin(x, y).ravel()`, and the hint says so.
 
+    None of the unsafe fixes fails loudly, and each message says what it assumes. Dropping a `tie_in` keeps
+    the numbers (the call's result was discarded; only its side effects go). `jax.Array` in an `isinstance`
+    and `permutation` of a 0-d `x` **may compute different numbers** than the old JAX did; `jaxfix verify`
+    cannot check them on a JAX that no longer has the old name (on JAX 0.10.2 `jax.random.KeyArray`,
+    `jnp.DeviceArray` and `jax.random.shuffle` raise AttributeError, and it compares nothing where the
+    original raised): review them by hand. The legacy `shard_map` is the same function as `jax.shard_map`
+    on JAX 0.8 and later, where `verify` compares the two.
+
     ## When it stays quiet
     Names that resolve to something else: a local function or parameter called `tree_map` or `random`,
     attributes of non-JAX objects (`optax.tree_map_params`, `obj.tree_map`), `jaxtyping.PRNGKeyArray`.

@@ -68,6 +68,9 @@ class ElifChain(Codemod):
     Unsafe, for JF201's reasons (both or all branches are traced, results become arrays, branch outputs must
     agree in shape and dtype, `and`/`or` no longer short-circuit), and because the tests of a `lax.switch` are
     all computed where Python stopped at the first true one.
+    Of these, a branch that cannot be traced for the others' inputs and branch outputs that differ in shape or
+    dtype **fail loudly** at trace time (TypeError: "switch branches must have equal output types"); the others
+    keep the numbers. None computes different numbers.
 
     ## When it stays quiet
     Chains whose tests are not proven traced (see JF201: shapes, dtypes, `is None`, `isinstance`, static

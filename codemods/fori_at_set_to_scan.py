@@ -118,15 +118,23 @@ class ForiAtSetToScan(Codemod):
     `.at[i].set` did.
 
     ## Fix safety
-    Unsafe. The rewrite computes the same rows, but:
-    - The scanned index `jnp.arange(n)` is a strongly typed int32 where `fori_loop`'s index is weakly typed:
-      arithmetic that mixes it with int8/int16/uint8 arrays promotes differently.
-    - A row whose dtype jaxfix proves equal to the output's is not cast. That proof trusts the carry: a
-      carried value keeps its initial dtype, except when the initial value is a weakly typed array (a Python
-      number passed to a jitted function) that JAX promotes to a narrower float computed in the body.
-    - An output made by `jnp.full(shape, 0.0)` is weakly typed; the stacked rows are not.
-    - XLA compiles a different loop (the rows leave the carry), so fusion and float rounding may differ in
-      the last bits, in the gradient too.
+    Unsafe. The rewrite computes the same rows, but each difference below **may compute different numbers**
+    (none fails loudly), which is what `jaxfix apply --verify` and `jaxfix verify` check:
+    - **May compute different numbers.** The scanned index `jnp.arange(n)` is a strongly typed int32 where
+      `fori_loop`'s index is weakly typed: arithmetic that mixes it with int8/int16/uint8 arrays promotes
+      differently (`x8[i] + i * 10` on int8 120s wraps to -126 with `fori_loop`'s index and gives 130 with the
+      scanned one).
+    - **May compute different numbers.** A row whose dtype jaxfix proves equal to the output's is not cast.
+      That proof trusts the carry: a carried value keeps its initial dtype, except when the initial value is a
+      weakly typed array (a Python number passed to a jitted function) that JAX promotes to a narrower float
+      computed in the body; the stacked output then has that narrower dtype, which `verify` reports (it
+      compares dtypes exactly).
+    - **May compute different numbers.** An output made by `jnp.full(shape, 0.0)` is weakly typed; the stacked
+      rows are not. `verify` does not compare weak types: this shows only where a caller it checks mixes the
+      output with a narrower float (bfloat16 or float16), which then promotes to float32 where it stayed
+      narrow.
+    - **May compute different numbers.** XLA compiles a different loop (the rows leave the carry), so fusion
+      and float rounding may differ in the last bits, in the gradient too.
     Out-of-bounds writes cannot occur: the index runs over exactly the output's rows.
 
     ## When it stays quiet
@@ -298,9 +306,11 @@ class ForiAtSetToScan(Codemod):
             return
         line = self._statement(node)
         if self._traced_count(arguments["upper"], line):
-            return  # a traced number of steps: lax.scan needs a static length
+            # a traced number of steps: lax.scan needs a static length
+            return self.decline(node, "a traced number of steps: lax.scan needs a static length (the fori_loop works as it is)")
         if self._updates_existing_rows(arguments, body, params[0], params[1], line):
-            return  # rows of an array that existed before the loop, not outputs collected step by step
+            # rows of an array that existed before the loop, not outputs collected step by step
+            return self.decline(node, "it updates rows of an array that existed before the loop, not outputs collected step by step")
         message = (
             "lax.fori_loop writes per-step outputs with `.at[i].set`: its gradient saves the whole output array "
             "at every step; lax.scan stacks the rows instead"

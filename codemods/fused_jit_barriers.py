@@ -72,6 +72,9 @@ class _Step:
     static: set[str] = field(default_factory=set)
     donated: set[str] = field(default_factory=set)
     problems: list[str] = field(default_factory=list)
+    # Arithmetic on the step's own Python numbers (`lr * lr`): Python computes it in float64 today, the jitted
+    # step on float32 (int32) tracers, so the fix's message names it.
+    python_arithmetic: list[str] = field(default_factory=list)
 
 
 class FusedJitBarriers(Codemod):
@@ -138,6 +141,11 @@ class FusedJitBarriers(Codemod):
     - a parameter that a piece donates is donated by the step (the caller's array was deleted by the piece
       before; now by the step);
     - callers in other modules get the jitted step too.
+    Of these, the fusion and reordering **may compute different numbers** (the last bits of a float), and so
+    may arithmetic the step does on a Python number before passing it to a piece (float32 where it was Python's
+    float64; the message names that arithmetic); that is what `jaxfix apply --verify` and `jaxfix verify`
+    check. A caller in another module that passes what jit cannot trace (a string) **fails loudly** at the
+    call, and a read of a donated array raises `RuntimeError: Array has been deleted`, as it did before.
 
     ## When it stays quiet
     - Steps with anything jit would trace differently or reject: Python control flow, `float(loss)`,
@@ -182,6 +190,15 @@ class FusedJitBarriers(Codemod):
             "@jax.jit\ndef step(x):\n    y = f(x)\n    return g(y)\n\n"
             "def run(x):\n    for _ in range(3):\n        x = step(x)\n    return x\n",
             message="jit the whole step",
+        ),
+        Invalid(
+            "import jax\n\n@jax.jit\ndef f(x, a):\n    return x * a\n\n@jax.jit\ndef g(x):\n    return x + 1.0\n\n"
+            "def step(x, lr):\n    y = f(x, lr * lr)\n    return g(y)\n\n"
+            "def run(x):\n    for i in range(3):\n        x = step(x, 0.1 * i)\n    return x\n",
+            "import jax\n\n@jax.jit\ndef f(x, a):\n    return x * a\n\n@jax.jit\ndef g(x):\n    return x + 1.0\n\n"
+            "@jax.jit\ndef step(x, lr):\n    y = f(x, lr * lr)\n    return g(y)\n\n"
+            "def run(x):\n    for i in range(3):\n        x = step(x, 0.1 * i)\n    return x\n",
+            message="`lr * lr` is then float32 (int32) arithmetic where its operands are Python numbers",
         ),
         Invalid(
             "import jax\nfrom functools import partial\n\n@partial(jax.jit, static_argnums=1)\n"
@@ -317,6 +334,9 @@ class FusedJitBarriers(Codemod):
             self.report(function.name, f"{message}; not fixed: {step.problems[0]}")
             return
         notes = ["XLA may fuse and reorder the pieces' arithmetic"]
+        if step.python_arithmetic:
+            listed = ", ".join(f"`{code}`" for code in dict.fromkeys(step.python_arithmetic))
+            notes.append(f"{listed} is then float32 (int32) arithmetic where its operands are Python numbers")
         static = [p for p in params if p in step.static]
         donated = [p for p in params if p in step.donated]
         if static:
@@ -462,7 +482,10 @@ class FusedJitBarriers(Codemod):
                 raise _NotTraceable("a starred element")
             return max((self._kind(e.value, env) for e in expr.elements), default=_Kind.STATIC)
         if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, _ARITHMETIC):
-            return max(self._kind(expr.left, env), self._kind(expr.right, env))
+            left, right = self._kind(expr.left, env), self._kind(expr.right, env)
+            if max(left, right) is _Kind.TRACED:
+                self._step.python_arithmetic.append(self.context.code_for(expr))
+            return max(left, right)
         if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus)):
             return self._kind(expr.expression, env)
         if isinstance(expr, cst.Subscript):

@@ -11,7 +11,7 @@ from jaxfix.analysis.jit import calls_compiled
 from jaxfix.analysis.metadata import children
 from jaxfix.analysis.screen import may_call_compiled
 from jaxfix.analysis.syntax import target_names, walk
-from jaxfix.codemod import Codemod, Invalid, Valid
+from jaxfix.codemod import Codemod, Invalid, Option, Valid
 
 _LOOPS = (cst.For, cst.While)
 _SCOPES = (cst.FunctionDef, cst.Lambda, cst.ClassDef)
@@ -66,6 +66,8 @@ class HostTransferInLoop(Codemod):
       with its transfers, once in `eval_every` steps. An `if` outside every loop throttles nothing.
     - A transfer in an `if`'s or `while`'s test (`if float(loss) < tol: break`): the host needs the value
       to decide, and only a `lax.while_loop` would avoid it.
+    - A `for` over `range(k)` with fewer than `min-steps` (10) known steps: a few transfers cost a few round
+      trips.
     - Transfers in an outer loop (once per epoch) and of values the jitted step did not return in this loop
       (a batch loaded from NumPy, a Python counter); loops without a jitted call; loops inside traced code.
     """
@@ -75,8 +77,19 @@ class HostTransferInLoop(Codemod):
     summary = "jitted step's result copied to the host (float, .item(), np.asarray, print) every loop step: log every N steps"
     fix_safety = None
     screen = ("jit", "pmap")  # calls_compiled: jax.jit or jax.pmap
+    OPTIONS = (
+        Option(
+            "min-steps",
+            10,
+            "a `for` over `range(k)` with fewer known steps is not reported (a few transfers cost a few round trips)",
+        ),
+    )
 
     VALID = (
+        Valid(
+            "import jax\n\n@jax.jit\ndef step(w):\n    return w * 0.9, (w ** 2).sum()\n\ndef demo(w):\n"
+            "    for _ in range(3):\n        w, loss = step(w)\n        print(loss)\n    return w\n",
+        ),
         Valid(
             "import jax\n\n@jax.jit\ndef step(w):\n    return w * 0.9, (w ** 2).sum()\n\ndef train(w, n):\n"
             "    for i in range(n):\n        w, loss = step(w)\n        if i % 100 == 0:\n"
@@ -157,7 +170,34 @@ class HostTransferInLoop(Codemod):
                 stack.append(child)
         return found
 
+    def _few_steps(self, loop) -> bool:
+        """The loop, and every loop around it in its function, is a `for` over `range(...)` of known bounds that
+        runs fewer than min-steps times (a tutorial's `for _ in range(3):` printing each loss): its transfers
+        cost a few round trips in all."""
+        node = loop
+        while node is not None and not isinstance(node, _SCOPES):
+            if isinstance(node, _LOOPS) and not self._few_own_steps(node):
+                return False
+            node = self.context.parents.get(node)
+        return True
+
+    def _few_own_steps(self, loop) -> bool:
+        if not isinstance(loop, cst.For) or not isinstance(loop.iter, cst.Call):
+            return False
+        if not self.context.names.is_builtin(loop.iter.func, "range"):
+            return False
+        args = loop.iter.args
+        if not 1 <= len(args) <= 3 or any(a.keyword is not None or a.star for a in args):
+            return False
+        bounds = [self.context.shapes.constant(a.value) for a in args]
+        if any(not isinstance(b, int) for b in bounds):
+            return False
+        count = len(range(*bounds))
+        return count < self.option("min-steps")
+
     def _loop(self, loop) -> None:
+        if self._few_steps(loop):
+            return
         nodes = self._direct(loop)
         device: set[str] = set()
         called = None

@@ -21,6 +21,11 @@ _MEASURING = frozenset({
     "time.monotonic_ns", "time.process_time", "timeit.default_timer", "timeit.timeit", "timeit.repeat",
 })  # fmt: skip
 _LOOPS = (cst.For, cst.While)
+# Jitted callables that are one function object on every iteration: jit finds its trace again, so the jit in the
+# loop and the hoisted one compute the same (both reuse the first trace); only the wrapper is new each time.
+_SAME_OBJECT = frozenset({"function", "nested function", "module function"})
+# `jax.jit(f).lower(...)` on the spot: ahead-of-time lowering, which inspects or times the compilation itself.
+_AOT = frozenset({"lower", "trace", "eval_shape"})
 
 
 def _may_jit(screen, decorator: ast.expr) -> bool:
@@ -45,6 +50,14 @@ def _may_name(screen, func: ast.AST, last: str) -> bool:
     return func.attr == last if isinstance(func, ast.Attribute) else isinstance(func, ast.Name) and func.id in screen.imports
 
 
+def _root_name(target: cst.Attribute) -> str | None:
+    """`env` of `env.step`, `self` of `self.env.step`; None when the chain starts with a call or subscript."""
+    node: cst.BaseExpression = target
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return node.value if isinstance(node, cst.Name) else None
+
+
 def _start(node: ast.AST) -> tuple[int, int]:
     return node.lineno, node.col_offset
 
@@ -53,12 +66,15 @@ def _end(node: ast.AST) -> tuple[int, int]:
     return node.end_lineno, node.end_col_offset
 
 
+_MEASURES = "the loop reads a clock or clears JAX's caches: a benchmark that re-jits on purpose to time compilation"
+
+
 @dataclass
 class _Jit:
     """One jit inside a loop: what it compiles and the code that depends on the loop or may."""
 
     node: cst.CSTNode  # the `jax.jit(...)` call, or the decorated def
-    what: str  # "lambda", "partial", "nested def", "bound method", "function"
+    what: str  # "lambda", "partial", "nested def", "bound method", "attribute", or one of _SAME_OBJECT
     free: tuple[str, ...]  # names the jitted callable (and the jit keywords) read from outside
 
 
@@ -76,8 +92,12 @@ class JitInLoop(Codemod):
     measured a 50-step loop 37-42x slower. `benchmarks/jit_in_loop.py` (JAX 0.10.2, this 2-core CPU, 50 steps
     on 1000 floats, two runs) counts 50 compilations before the fix and 1 after for a lambda, a `partial`, a
     nested def and a bound method alike; the loop ran 35-94x faster hoisted (1.6-4.3 s against 30-100 ms).
-    `jax.jit(f)` of one module-level function hits the cache (1.03x in the issue): that is reported at low
-    severity, without a fix.
+    `jax.jit(f)` of one function object (a module-level or imported function, a module's function such as
+    `kinematics.forward`, a nested def defined before the loop) finds its compiled code in the cache, but each
+    new jit wrapper takes the slow dispatch path: `benchmarks/jit_in_loop.py` measured a warm call at 68-83 µs
+    with the jit in the loop against 11 µs hoisted (two runs). `jax.jit(obj.attr)` of another object's
+    attribute builds a new wrapper too, and when the attribute is a bound method (`env.step`), a new function
+    object that compiles on every iteration.
 
     ## Example
     ```python
@@ -94,9 +114,11 @@ class JitInLoop(Codemod):
 
     ## Fix safety
     jit bakes what the function reads from enclosing scopes into the compiled code at trace time. In the
-    loop each iteration traces again and sees the current values; hoisted, the first trace is reused. The fix
-    is safe when everything the jitted callable reads from outside is a module-level import, function or
-    class, or a builtin; it is unsafe when it reads local variables that the loop does not rebind or store
+    loop each iteration traces again and sees the current values; hoisted, the first trace is reused. For one
+    function object (above) the fix is safe: its name has one binding, outside the loop, so every iteration
+    jits the same object, and jit reuses that object's first trace in the loop as it does hoisted. Otherwise
+    the fix is safe when everything the jitted callable reads from outside is a module-level import, function
+    or class, or a builtin; it is unsafe when it reads local variables that the loop does not rebind or store
     into (a call inside the loop could still mutate such an object, say a config dict). When a lambda
     jitted and called on the spot (`jax.jit(lambda v: v * scale)(x)`) reads names the loop rebinds (the loop
     variable, an accumulator), those become parameters of the hoisted lambda and arguments of the call
@@ -106,13 +128,24 @@ class JitInLoop(Codemod):
     used as a shape, an exponent, a branch or a `range` bound it would have to be a static argument, and the
     finding is reported without a fix.
 
+    Both unsafe cases **may compute different numbers**, which is what `jaxfix apply --verify` and
+    `jaxfix verify` check, and the message says which names it assumed: a local object that a call in the
+    loop mutates is read once, at the first trace (a dict entry raised by 1 each iteration gave 2, 4, 6 in the
+    loop and 2, 2, 2 hoisted); a name passed as an argument is rounded to float32 (`v * s` and `v / s` gave
+    the same float32 and bfloat16 results for 199 values of `s`). Neither fails loudly.
+
     ## When it stays quiet
     - jits outside loops, and inside a function defined in the loop body (that runs when called).
     - loops that time compilation on purpose: the body reads a clock (`time.perf_counter()`, `time.time()`,
       `timeit`) or calls `jax.clear_caches()`; hoisted, the loop would time a cache hit.
-    - `jax.jit(f)` of a function defined outside the loop: the cache hits; reported at low severity only
-      for a module-level function, and not at all for other names (jaxfix cannot see what they hold).
-    It reports without a fix when the jitted callable reads a name the loop changes and is not a lambda
+    - jits whose callable calls something the loop changes (`for layer in layers:` with a jitted
+      `lambda x: layer(x)`): each iteration is a different program, compiled once either way.
+    - `jax.jit(f).lower(...)` on the spot: ahead-of-time lowering, which inspects or times compilation.
+    - `jax.jit(name)` of a name that is not a def or an import (a parameter, a local result): jaxfix cannot see
+      what it holds.
+    It reports without a fix when `jax.jit(obj.attr)` reads an `obj` the loop rebinds (`obj.attr` may be a
+    different function each time: create the object once, or jit once and pass what changes as arguments), when
+    the jitted callable reads a name the loop changes and is not a lambda
     called on the spot that can take it as an argument (above), when a `def` jitted in the loop or the name
     bound to the jit has other bindings in the function, and when the function is defined (undecorated) in
     the loop and jitted there.
@@ -120,7 +153,7 @@ class JitInLoop(Codemod):
 
     code = "JF502"
     name = "jit-in-loop"
-    summary = "jax.jit of a lambda, partial, nested def or bound method inside a loop recompiles every iteration: hoist it"
+    summary = "jax.jit rebuilt in a loop recompiles (lambda, partial, def, method) or re-wraps each iteration: hoist it"
     fix_safety = Safety.SAFE
     other_fix_safeties = (Safety.UNSAFE,)
     screen = ("jit",)
@@ -140,8 +173,29 @@ class JitInLoop(Codemod):
             "import jax\n\ndef run(x):\n    for _ in range(3):\n        def inner(y):\n"
             "            return jax.jit(lambda v: v + 1)(y)\n        x = inner(x)\n    return x\n"
         ),
+        Valid(  # each layer is its own program: compiled once per layer, hoisted or not
+            "import jax\n\ndef run(layers, x):\n    for layer in layers:\n"
+            "        x = jax.jit(lambda v: layer(v))(x)\n    return x\n"
+        ),
+        Valid(  # ahead-of-time lowering on purpose
+            "import jax\n\ndef f(v):\n    return v\n\ndef run(x):\n    for _ in range(3):\n"
+            "        jax.jit(f).lower(x)\n"
+        ),
     )
     INVALID = (
+        Invalid(  # one function object, re-wrapped on every iteration: the hoist is safe
+            "import jax\nfrom model import loss\n\ndef fit(p, xs):\n    for x in xs:\n"
+            "        p = p - jax.jit(loss)(p, x)\n    return p\n",
+            "import jax\nfrom model import loss\n\ndef fit(p, xs):\n    jitted = jax.jit(loss)\n    for x in xs:\n"
+            "        p = p - jitted(p, x)\n    return p\n",
+            message="new jit wrapper",
+        ),
+        Invalid(  # the loop builds a new object: `env.step` may be another function each time
+            "import jax\nfrom env import Env\n\ndef run(s, rates):\n    for r in rates:\n        env = Env(r)\n"
+            "        s = jax.jit(env.step)(s)\n    return s\n",
+            None,
+            message="create the object once",
+        ),
         Invalid(
             "import jax\n\ndef run(x):\n    for _ in range(3):\n        x = jax.jit(lambda v: v * 2)(x)\n    return x\n",
             "import jax\n\ndef run(x):\n    jitted = jax.jit(lambda v: v * 2)\n    for _ in range(3):\n"
@@ -165,9 +219,9 @@ class JitInLoop(Codemod):
     @classmethod
     def may_match_tree(cls, screen) -> bool:
         """A finding needs, in the body of a loop with no def, lambda or class between, a call that may be
-        `jax.jit` with one positional argument (a lambda, a call that may be `partial`, `self.method` with `self`
-        the first parameter of a method of a class that defines `method`, or the name of some def), or a def with
-        one decorator that may be jit (`_may_jit`)."""
+        `jax.jit` with one positional argument (a lambda, a call that may be `partial`, an attribute chain that
+        starts with a name, the name of some def or of an import), or a def with one decorator that may be jit
+        (`_may_jit`)."""
         jit = frozenset({_JIT})
         candidates: list[ast.AST] = []
         for node in screen.imported_calls:
@@ -179,22 +233,19 @@ class JitInLoop(Codemod):
         if not candidates:
             return False
         defs = {n.name for n, _ in screen.statements if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-        methods = set()  # `_bound_method`: (the first parameter of a method, a method of its class)
-        for node, _ in screen.statements:
-            if isinstance(node, ast.ClassDef):
-                own = [n for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
-                methods.update((f.args.args[0].arg, m.name) for f in own if f.args.args for m in own)
 
         def jits_something_new(call: ast.Call) -> bool:  # `_what` is not None
             if len(call.args) != 1 or isinstance(call.args[0], ast.Starred) or any(k.arg is None for k in call.keywords):
                 return False  # LibCST's positional arguments: those without a keyword, `**` included
             target = call.args[0]
-            if isinstance(target, ast.Attribute):
-                return isinstance(target.value, ast.Name) and (target.value.id, target.attr) in methods
+            if isinstance(target, ast.Attribute):  # `_root_name` is not None
+                while isinstance(target, ast.Attribute):
+                    target = target.value
+                return isinstance(target, ast.Name)
             return (
                 isinstance(target, ast.Lambda)
                 or (isinstance(target, ast.Call) and screen.may_resolve_to(target.func, frozenset({_PARTIAL})))
-                or (isinstance(target, ast.Name) and target.id in defs)
+                or (isinstance(target, ast.Name) and (target.id in defs or target.id in screen.imports))
             )
 
         candidates = [n for n in candidates if not isinstance(n, ast.Call) or jits_something_new(n)]
@@ -221,16 +272,20 @@ class JitInLoop(Codemod):
         parent = self.context.parents.get(node)
         if isinstance(parent, cst.Decorator):
             return  # `@jax.jit(...)` on a def: visit_FunctionDef's
+        if isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value in _AOT:
+            return  # `jax.jit(f).lower(x)`: lowering on purpose, to inspect or time what it compiles
         loops = self._loops(node)
-        if not loops or self._measures_compilation(loops[0]):
+        if not loops:
             return
+        if self._measures_compilation(loops[0]):
+            return self.decline(node, _MEASURES)
         positional = [a for a in node.args if a.keyword is None]
         if len(positional) != 1 or positional[0].star:
-            return
+            return self.decline(node, "a jax.jit call in a loop, but not of one positional function")
         target = positional[0].value
         what = self._what(target, loops[0])
         if what is None:
-            return
+            return self.decline(node, "the jitted function is not a lambda, a nested def or a name bound in the loop: jaxfix cannot tell that it is rebuilt each step")
         free = self._free(target) + self._keyword_names(node)
         self._decide(_Jit(node, what, free), loops)
 
@@ -238,8 +293,10 @@ class JitInLoop(Codemod):
         if len(node.decorators) != 1 or not self._is_jit_decorator(node.decorators[0].decorator):
             return
         loops = self._loops(node)
-        if not loops or self._measures_compilation(loops[0]):
+        if not loops:
             return
+        if self._measures_compilation(loops[0]):
+            return self.decline(node.name, _MEASURES)
         self._decide(_Jit(node, "nested def", self._free(node)), loops)
 
     def _measures_compilation(self, loop: cst.For | cst.While) -> bool:
@@ -278,14 +335,48 @@ class JitInLoop(Codemod):
             return "lambda"
         if isinstance(target, cst.Call) and self.context.names.qualified(target.func) == _PARTIAL:
             return "partial"
-        if isinstance(target, cst.Attribute) and self._bound_method(target):
-            return "bound method"
+        if isinstance(target, cst.Attribute):
+            if self._bound_method(target):
+                return "bound method"
+            root = _root_name(target)
+            if root is None:
+                return None
+            if self.context.names.qualified(target) is not None and self._module_constant(root):
+                return "module function"  # `kinematics.forward`: an attribute of an imported module
+            return "attribute"
         if isinstance(target, cst.Name):
-            if self._module_function(target.value):
-                return "function"
             if any(isinstance(n, cst.FunctionDef) and n.name.value == target.value for n in walk(loop.body)):
                 return "function defined in the loop"
+            if self._nested_function(target):
+                return "nested function"
+            if self._module_function(target.value) or self._imported(target):
+                return "function"
         return None
+
+    def _imported(self, target: cst.Name) -> bool:
+        """A name a module-level import binds once (`from model import loss`), not shadowed in the function."""
+        function = self.context.dataflow.enclosing_function(target)
+        if function is not None and target.value in self.context.dataflow.flow(function).locals:
+            return False
+        return self._module_constant(target.value) and self.context.names.qualified(target) is not None
+
+    def _nested_function(self, target: cst.Name) -> bool:
+        """A `def` of the enclosing function, outside the loop, that is the name's only binding there and is
+        bound on every path to the jit: every iteration reads the same function object."""
+        function = self.context.dataflow.enclosing_function(target)
+        if not isinstance(function, cst.FunctionDef) or self._bindings(function, target.value) != 1:
+            return False
+        defs = (n for n in walk(function) if isinstance(n, cst.FunctionDef) and n is not function)
+        if not any(n.name.value == target.value for n in defs):
+            return False
+        statement = self._enclosing_statement(target)
+        return statement is not None and self.context.dataflow.flow(function).defined_before(statement, target.value)
+
+    def _enclosing_statement(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        parents = self.context.parents
+        while node is not None and not isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            node = parents.get(node)
+        return node
 
     def _bound_method(self, target: cst.Attribute) -> bool:
         """`self.method` in a method of a class that defines `method` (not as a staticmethod): a new bound
@@ -356,14 +447,19 @@ class JitInLoop(Codemod):
     # ---- deciding ----------------------------------------------------------------------------------------
 
     def _decide(self, jit: _Jit, loops) -> None:
-        if jit.what == "function":
-            self.report(
-                jit.node,
-                "low severity: `jax.jit` of a module-level function inside a loop hits jit's cache after the first "
-                "iteration; hoisting it is a matter of style",
-            )
-            return
-        problem = f"`jax.jit` of a {jit.what} in a loop body recompiles on every iteration (a new function object each time)"
+        same_object = jit.what in _SAME_OBJECT
+        if same_object or jit.what == "attribute":
+            code = self.context.code_for(jit.node.args[0].value)
+            problem = f"`jax.jit({code})` in a loop body builds a new jit wrapper on every iteration"
+            if jit.what == "attribute":
+                problem += (
+                    f", so each call takes jit's slow dispatch path; if `{code}` is a bound method, it is also a new "
+                    "function object that compiles again"
+                )
+            else:
+                problem += ": jit's cache still holds the compiled code, but each call takes the slow dispatch path"
+        else:
+            problem = f"`jax.jit` of a {jit.what} in a loop body recompiles on every iteration (a new function object each time)"
         if jit.what == "function defined in the loop":
             self.report(jit.node, f"{problem}; not hoisted: define the function outside the loop")
             return
@@ -381,13 +477,24 @@ class JitInLoop(Codemod):
             changed = self._changed_in(loops[0])
             dependent = [n for n in jit.free if n in changed]
             names = ", ".join(f"`{n}`" for n in dependent)
+            if jit.what == "attribute":
+                code = self.context.code_for(jit.node.args[0].value)
+                self.report(
+                    jit.node,
+                    f"{problem}; not hoisted: the loop changes {names}, so `{code}` may be a different function on "
+                    "each iteration; create the object once before the loop, or jit the function once there and "
+                    "pass what changes as arguments",
+                )
+                return
+            if self._calls_any(jit, dependent):
+                return  # `for layer in layers: jax.jit(lambda x: layer(x))`: a different program on each iteration
             passed = self._pass_as_arguments(jit, loops, dependent)
             if isinstance(passed, str):
                 self.report(jit.node, f"{problem}; not hoisted: it reads {names}, which the loop changes ({passed})")
                 return
             self._report_passing(jit, passed, dependent, problem, flow)
             return
-        local = [n for n in jit.free if n in flow.locals or not self._module_constant(n)]
+        local = [] if same_object else [n for n in jit.free if n in flow.locals or not self._module_constant(n)]
         fix = self._fix(jit, chosen, flow)
         if fix is None:
             self.report(
@@ -402,6 +509,20 @@ class JitInLoop(Codemod):
             self.report(jit.node, f"{problem}; hoist it out of the loop (unsafe: it reads {names}, which a call in the loop could still mutate)", fix)
         else:
             self.report(jit.node, f"{problem}; hoist it out of the loop", self.fix(*fix))
+
+    def _calls_any(self, jit: _Jit, names: list[str]) -> bool:
+        """Whether the jitted callable calls one of `names` or a method of it (`layer(x)`, `layer.attend(x)`): the
+        loop then hands it a different function or module on each iteration, which compiles as a program of its
+        own whether or not the jit is hoisted."""
+        callable_ = jit.node if isinstance(jit.node, cst.FunctionDef) else jit.node.args[0].value
+        for node in walk(callable_):
+            if isinstance(node, cst.Call):
+                func = node.func
+                while isinstance(func, cst.Attribute):
+                    func = func.value
+                if isinstance(func, cst.Name) and func.value in names:
+                    return True
+        return False
 
     def _pass_as_arguments(self, jit: _Jit, loops, dependent: list[str]):
         """A lambda jitted and called on the spot (`jax.jit(lambda v: v * scale)(x)`) that reads names the loop

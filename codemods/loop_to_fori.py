@@ -10,8 +10,9 @@ import libcst as cst
 
 from jaxfix.analysis.carry import Slot
 from jaxfix.analysis.dataflow import Blocker, Dataflow, LoopFlow
-from jaxfix.analysis.screen import Screen, may_carry, range_may_report
+from jaxfix.analysis.screen import Screen, may_carry, may_kind, range_may_report
 from jaxfix.analysis.shapes import Category
+from jaxfix.analysis.syntax import param_names
 from jaxfix.analysis.traced import NOT_COMPILED, Kind
 from jaxfix.codegen import carry_value, loop_function, packed
 from jaxfix.codemod import Codemod, Invalid, Option, Valid
@@ -70,6 +71,47 @@ def range_trip(context, call: cst.Call) -> _Trip | None:
     return _Trip(kind, count, lower, upper, problem)
 
 
+def static_advice(context, bound: cst.BaseExpression, *, by_hand: bool = True) -> str:
+    """The user's way out of a traced trip count: make the bound static where it comes in. Shared with JF102."""
+    traced = context.traced
+    function = traced.enclosing_function(bound)
+    names = [n.value for n in _names_in(bound)]
+    params = param_names(function.params) if isinstance(function, cst.FunctionDef) else []
+    own = [n for n in names if n in params]
+    if own and isinstance(function, cst.FunctionDef):
+        listed = ", ".join(repr(n) for n in own)
+        return (
+            f"`{own[0]}` is a traced argument of `{function.name.value}`: mark it static "
+            f"(`static_argnames=({listed},)` on the jax.jit that traces it) if it is a Python int"
+            + (", or rewrite the loop by hand with lax.while_loop" if by_hand else "")
+        )
+    return (
+        f"make `{context.code_for(bound)}` a Python int known at trace time (a static argument: `static_argnames=...` "
+        "on the jax.jit)" + (", or rewrite the loop by hand with lax.while_loop" if by_hand else "")
+    )
+
+
+def _names_in(node: cst.CSTNode) -> list[cst.Name]:
+    """The variables `node` reads (`cfg` in `cfg.n`, not `n`)."""
+    if isinstance(node, cst.Name):
+        return [node]
+    if isinstance(node, cst.Attribute):
+        return _names_in(node.value)
+    return [name for child in node.children for name in _names_in(child)]
+
+
+def _bounds_may_be_traced(screen: Screen, call: ast.Call) -> bool:
+    """Whether a bound of `range(...)` may be traced: such a loop is reported even when it carries nothing."""
+    return any(may_kind(screen, value)[0] for value in call.args[:2] if not isinstance(value, ast.Starred))
+
+
+def _expression_nodes(node: cst.CSTNode):
+    yield node
+    for child in node.children:
+        if not isinstance(child, cst.BaseParenthesizableWhitespace):
+            yield from _expression_nodes(child)
+
+
 class LoopToForiLoop(Codemod):
     """
     ## What it does
@@ -111,21 +153,25 @@ class LoopToForiLoop(Codemod):
     `lax` import is reused.
 
     ## Fix safety
-    Unsafe. The rewrite computes the same values in every case jaxfix checks for, but some differences remain:
-    - Inside the body the index is a traced (weakly typed) int32 instead of a Python int. Index arithmetic
-      then wraps at 2**31 where Python integers do not, and `i / n` is computed in float32 instead of float64.
-    - A carried Python number (`total = 0.0`) becomes a weakly typed array that JAX promotes to the loop's
-      dtype, exactly as the Python loop's first step would; after the loop the value is an array, not a
-      Python float, and its weak type may differ from the Python loop's.
-    - Out-of-bounds indexing with the index clamps instead of raising an `IndexError` at trace time.
-    - Reverse-mode differentiation works only when both bounds are static (`fori_loop` then lowers to
-      `scan`); with a traced trip count it lowers to `while_loop`, which `jax.grad` rejects. The original could
-      not run with a traced trip count at all.
-    - XLA compiles one loop instead of an unrolled sequence, so fusion and float rounding may differ in the
-      last bits.
-    - A carried array whose shape or dtype changes between steps in a way jaxfix cannot see (say
-      `h = w @ h` with a non-square `w`, or `x = x * 0.5` on an integer `x`) makes `fori_loop` raise at trace
-      time ("carry input and carry output must have equal types") instead of computing.
+    Unsafe. The rewrite computes the same values in every case jaxfix checks for, but some differences remain,
+    each of one of two kinds: it **fails loudly** (raises instead of computing, so it cannot go unnoticed) or
+    it **may compute different numbers** (which is what `jaxfix apply --verify` and `jaxfix verify` check):
+    - **May compute different numbers.** Inside the body the index is a traced (weakly typed) int32 instead of
+      a Python int. Index arithmetic then wraps at 2**31 where Python integers do not, and `i / n` is computed
+      in float32 instead of float64 (`x + i / n * 7.1` rounded differently for 23 of 37 trip counts).
+    - **May compute different numbers.** A carried Python number (`total = 0.0`) becomes a weakly typed array
+      that JAX promotes to the loop's dtype, exactly as the Python loop's first step would; after the loop the
+      value is an array, not a Python float, and its weak type may differ from the Python loop's.
+    - **Same numbers.** An out-of-bounds index clamps, as a Python int index into a JAX array already does.
+    - **Fails loudly.** Reverse-mode differentiation works only when both bounds are static (`fori_loop` then
+      lowers to `scan`); with a traced trip count it lowers to `while_loop`, which `jax.grad` rejects
+      ("Reverse-mode differentiation does not work for lax.while_loop or lax.fori_loop with dynamic start/stop
+      values"). The original could not run with a traced trip count at all.
+    - **May compute different numbers.** XLA compiles one loop instead of an unrolled sequence, so fusion and
+      float rounding may differ in the last bits.
+    - **Fails loudly.** A carried array whose shape or dtype changes between steps in a way jaxfix cannot see
+      (say `h = w @ h` with a non-square `w`, or `x = x * 0.5` on an integer `x`) makes `fori_loop` raise at
+      trace time ("carry input and carry output must have equal types") instead of computing.
     No case is proven safe: even a loop with static bounds, array carries and an unused index leaves XLA free
     to simplify the unrolled sequence differently from the loop. Run `jaxfix apply --unsafe-fixes`, or check
     the rewrite with `--verify`.
@@ -154,6 +200,11 @@ class LoopToForiLoop(Codemod):
     starts as a static value or `None`; a carried value whose shape changes (`x = jnp.concatenate([x, y])`);
     a Python number that cannot be proven to stay a scalar in the loop; an index used as a Python int (a slice
     bound, `if i == 0:`, an index into a list, `range(i)`, `2 ** i`); or an index read after the loop.
+    A loop of a traced number of steps in a function that `jax.jit`, `jax.vmap` or a lax body stages is
+    reported even when no lax loop could take it (it carries nothing, or collects outputs JF102 cannot stack):
+    the Python loop cannot run there at all. The message names the bound and the way out, such as
+    `static_argnames=('n',)` on the jit when `n` is an argument. `jaxfix explain FILE:LINE` says why a loop
+    got no finding (a short loop, an unknown trip count, a blocker in a loop it does not report).
     """
 
     code = "JF101"
@@ -182,7 +233,7 @@ class LoopToForiLoop(Codemod):
             and isinstance(loop.iter.func, ast.Name)
             and loop.iter.func.id == "range"
             and not cls._short(loop.iter)
-            and may_carry(screen, loop)
+            and (may_carry(screen, loop) or in_traced_code is None or _bounds_may_be_traced(screen, loop.iter))
             and (in_traced_code is None or range_may_report(screen, loop, loop.iter, cls.option("report-trip-count")))
             for loop in loops
         )
@@ -296,42 +347,51 @@ class LoopToForiLoop(Codemod):
             values = [int(a.value.evaluated_value) for a in args]
             start, stop = (0, values[0]) if len(values) == 1 else values
             if stop - start < self.option("min-trip-count"):
-                return  # a short loop, decided before any name is resolved
+                # a short loop, decided before any name is resolved
+                return self.decline(node.iter, self._short_reason(stop - start))
         if not self.context.names.is_builtin(func, "range"):
             return
         traced = self.context.traced
         if not traced.in_traced_code(node):
-            return
+            return self.decline_untraced(node.iter)
         # Imported here: loop_to_scan builds on this module.
         from jaxfix.codemods.loop_to_scan import scan_finding
 
         if scan_finding(self.context, node, (self.option("min-trip-count"), self.option("report-trip-count"))) is not None:
-            return  # JF102's: it collects outputs, reads only rows `xs[i]`, or walks backwards
+            # JF102's: it collects outputs, reads only rows `xs[i]`, or walks backwards
+            return self.decline(node.iter, "left to JF102 (loop-to-scan), which rewrites or reports this loop")
         from jaxfix.codemods.batch_loop_to_vmap import vmap_rewrites
 
         if vmap_rewrites(self.context, node):
-            return  # JF301's: independent steps writing the rows of a fresh buffer are a batch (jax.vmap)
+            # JF301's: independent steps writing the rows of a fresh buffer are a batch (jax.vmap)
+            return self.decline(node.iter, "left to JF301 (batch-loop-to-vmap): its steps are independent")
         trip = self._trip(node.iter)
         if trip is None:
-            return
+            return self.decline(node.iter, "the trip count's kind is unknown here (neither a traced value nor one known at trace time)")
         if trip.kind == "literal" and trip.count < self.option("min-trip-count"):
-            return
+            return self.decline(node.iter, self._short_reason(trip.count))
         flow = self._flows().loop(node)
         impurity = self._flows().impurity(node, flow)
         if impurity is not None and impurity.collects:
-            return  # per-step outputs: a scan, not a fori_loop
+            # per-step outputs: a scan, not a fori_loop
+            return self._refuse_traced(node, trip, f"the body {impurity.reason}, which is lax.scan's job, and JF102 cannot rewrite it")
         if not flow.carried:
-            return
+            return self._refuse_traced(node, trip, "nothing is carried from one step to the next")
         kinds = {name: self.context.carry.name_kind(node, name) for name in flow.carried}
         if Kind.TRACED not in kinds.values() and trip.kind != "traced":
-            return  # nothing traced is carried: a static computation at trace time
+            # nothing traced is carried: a static computation at trace time
+            return self.decline(node.iter, "every carried value is known at trace time: a static computation")
         reason = self._blocker(node, trip, flow, impurity, kinds)
         if reason is None and trip.kind != "traced" and not traced.compiled(traced.enclosing_function(node)):
             reason = NOT_COMPILED
         if reason is not None:
             if trip.kind == "traced" or (trip.kind == "literal" and trip.count >= self.option("report-trip-count")):
-                self.report(node.iter, f"{self._problem(trip)}; not rewritten to lax.fori_loop: {reason}")
-            return
+                message = f"{self._problem(trip)}; not rewritten to lax.fori_loop: {reason}"
+                if trip.kind == "traced":
+                    message += f"; {static_advice(self.context, trip.upper)}"
+                self.report(node.iter, message)
+                return
+            return self.decline(node.iter, f"not rewritten to lax.fori_loop: {reason}; {self._unreported(trip)}")
         fix = self._fix(node, trip, flow)
         carried = ", ".join(f"`{name}`" for name in flow.carried)
         if trip.kind == "traced":
@@ -348,6 +408,56 @@ class LoopToForiLoop(Codemod):
                 f"keep the Python loop if `{count}` stays under ~{self.option('min-trip-count')}"
             )
         self.report(node.iter, message, fix)
+
+    def _short_reason(self, count: int) -> str:
+        return (
+            f"a loop of {count} known steps: below min-trip-count ({self.option('min-trip-count')}), unrolling it "
+            "compiles about as fast as a lax loop"
+        )
+
+    def _unreported(self, trip: _Trip) -> str:
+        """Why a loop that cannot be rewritten is not reported either."""
+        threshold = self.option("report-trip-count")
+        if trip.kind == "literal":
+            return f"not reported: {trip.count} steps, below report-trip-count ({threshold})"
+        return f"not reported: `{self._count_text(trip)}` steps are known only at trace time (a few layers unroll by design)"
+
+    def _refuse_traced(self, node: cst.For, trip: _Trip, reason: str) -> None:
+        """A loop no lax loop rewrites: reported when its trip count is traced in staged code (the Python loop
+        cannot run there at all), else only explained."""
+        traced = self.context.traced
+        if trip.kind == "traced" and traced.staged(traced.enclosing_function(node)) and self._argument_bound(trip):
+            self.report(
+                node.iter,
+                f"{self._problem(trip)}; not rewritten: {reason}; {static_advice(self.context, trip.upper)}",
+            )
+            return
+        if trip.kind == "traced":
+            reason += (
+                f"; not reported: `{self._count_text(trip)}` is traced only by inference (not a plain argument that "
+                "a transformation traces), and may well be a static field"
+            )
+        self.decline(node.iter, f"not rewritten to lax.fori_loop: {reason}")
+
+    def _argument_bound(self, trip: _Trip) -> bool:
+        """Whether the traced bounds are plain arithmetic on literals and parameters that a transformation
+        traces directly (`range(n)` with `n` a non-static argument of a jitted function). Attributes and calls
+        are left out: `range(node.num_attributes)` on a traced pytree is a static field far more often than not,
+        and a report on a loop that works would be a false alarm."""
+        traced = self.context.traced
+        function = traced.enclosing_function(trip.upper)
+        direct = False
+        for bound in (trip.lower, trip.upper):
+            if bound is None or traced.kind(bound) is not Kind.TRACED:
+                continue
+            for node in _expression_nodes(bound):
+                if not isinstance(node, (cst.Name, cst.Integer, cst.BinaryOperation, cst.UnaryOperation)) and not isinstance(
+                    node, (cst.BaseBinaryOp, cst.BaseUnaryOp, cst.LeftParen, cst.RightParen)
+                ):
+                    return False
+            names = [n.value for n in _names_in(bound)]
+            direct = direct or any(traced.seeded_kind(function, name) is Kind.TRACED for name in names)
+        return direct
 
     def _count_text(self, trip: _Trip) -> str:
         upper = self.context.code_for(trip.upper)

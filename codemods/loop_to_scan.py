@@ -22,7 +22,7 @@ from jaxfix.analysis.shapes import Category
 from jaxfix.analysis.traced import NOT_COMPILED, Kind
 from jaxfix.codegen import carry_value, loop_function, packed
 from jaxfix.codemod import Codemod, Invalid, Valid
-from jaxfix.codemods.loop_to_fori import TRIP_COUNT_OPTIONS, LoopToForiLoop, range_trip
+from jaxfix.codemods.loop_to_fori import TRIP_COUNT_OPTIONS, LoopToForiLoop, range_trip, static_advice
 from jaxfix.diagnostics import Safety
 
 
@@ -77,16 +77,27 @@ class ScanFinding:
     plan: Plan | None
 
 
-_FINDINGS: "weakref.WeakKeyDictionary[object, dict[tuple[cst.CSTNode, tuple[int, int]], ScanFinding | None]]" = weakref.WeakKeyDictionary()
+_FINDINGS: "weakref.WeakKeyDictionary[object, dict[tuple[cst.CSTNode, tuple[int, int]], tuple[ScanFinding | None, str | None]]]" = weakref.WeakKeyDictionary()
 
 
 def scan_finding(context, loop: cst.For, trip_counts: tuple[int, int] | None = None) -> ScanFinding | None:
     """JF102's finding on `loop`, None when the loop is none of its business (computed once per module).
     `trip_counts`: the (min-trip-count, report-trip-count) options; JF102's own by default."""
     trip_counts = trip_counts or (LoopToScan.option("min-trip-count"), LoopToScan.option("report-trip-count"))
+    return _analysed(context, loop, trip_counts)[0]
+
+
+def scan_refusal(context, loop: cst.For, trip_counts: tuple[int, int] | None = None) -> str | None:
+    """Why JF102 leaves `loop` without a finding, where it recognised something of its pattern (else None)."""
+    return _analysed(context, loop, trip_counts)[1]
+
+
+def _analysed(context, loop: cst.For, trip_counts: tuple[int, int] | None) -> tuple[ScanFinding | None, str | None]:
+    trip_counts = trip_counts or (LoopToScan.option("min-trip-count"), LoopToScan.option("report-trip-count"))
     known = _FINDINGS.setdefault(context, {})
     if (loop, trip_counts) not in known:
-        known[(loop, trip_counts)] = _ScanAnalysis(context, loop, *trip_counts).run()
+        analysis = _ScanAnalysis(context, loop, *trip_counts)
+        known[(loop, trip_counts)] = (analysis.run(), analysis.why)
     return known[(loop, trip_counts)]
 
 
@@ -158,27 +169,31 @@ class LoopToScan(Codemod):
     jaxfix can prove that `gae` is a scalar after one step (see below).
 
     ## Fix safety
-    Unsafe. The rewrite computes the same values in every case jaxfix checks for, but some differences remain:
-    - In a loop that scans over `jnp.arange(...)`, the index is a traced int32 instead of a Python int:
-      arithmetic with it wraps at 2**31, and `t / n` is computed in float32 instead of float64, which may
-      round differently in the last bit.
-    - A carried Python number (`total = 0.0`) becomes a weakly typed array promoted to the loop's dtype, as
-      the Python loop's first step would make it; after the loop it is an array, not a Python float. JAX keeps
-      a Python float weak, so `rewards[t] + gamma * 0.0` with float32 (float16, bfloat16) arrays is computed in
-      that dtype either way, and the scan's first step gives the Python loop's numbers exactly. A scan needs
-      the carry's shape from the start, so jaxfix rewrites only where it proves every update of such a carry
-      is a scalar: numbers, `x: float`/`x: int` parameters, the index of a `range`, one element of an array of
-      known rank (`rewards: Float[Array, "T"]` indexed by `t`). If the proof is wrong (the annotation lies),
-      the scan raises at trace time ("carry input and carry output must have equal types"); it never computes
-      other numbers.
-    - A loop of zero steps: `jnp.stack([])` raises, the scan returns an empty array of shape `(0, ...)`.
-    - A value whose shape or dtype changes from one step to the next in a way jaxfix cannot see (a float16
-      start updated in float32, a helper that returns another shape): the Python loop promotes it or fails
-      in `jnp.stack`, the scan raises at trace time ("scan body function carry input and carry output must
-      have equal types"). jaxfix proves that the carried values keep their rank and dtype category, and
-      relies on the stack for the outputs, since it already requires one shape for every step's output.
-    - XLA compiles one loop instead of an unrolled sequence, so fusion and float rounding may differ in the
-      last bits.
+    Unsafe. The rewrite computes the same values in every case jaxfix checks for, but some differences remain,
+    each of one of two kinds: it **fails loudly** (raises instead of computing, so it cannot go unnoticed) or
+    it **may compute different numbers** (which is what `jaxfix apply --verify` and `jaxfix verify` check):
+    - **May compute different numbers.** In a loop that scans over `jnp.arange(...)`, the index is a traced
+      int32 instead of a Python int: arithmetic with it wraps at 2**31, and `t / n` is computed in float32
+      instead of float64, which may round differently in the last bit (`xs[t] * (t / n) * 3.3` did for 21 of 37
+      lengths).
+    - **Same numbers, or fails loudly.** A carried Python number (`total = 0.0`) becomes a weakly typed array
+      promoted to the loop's dtype, as the Python loop's first step would make it; after the loop it is an
+      array, not a Python float. JAX keeps a Python float weak, so `rewards[t] + gamma * 0.0` with float32
+      (float16, bfloat16) arrays is computed in that dtype either way, and the scan's first step gives the
+      Python loop's numbers exactly. A scan needs the carry's shape from the start, so jaxfix rewrites only
+      where it proves every update of such a carry is a scalar: numbers, `x: float`/`x: int` parameters, the
+      index of a `range`, one element of an array of known rank (`rewards: Float[Array, "T"]` indexed by `t`).
+      If the proof is wrong (the annotation lies), the scan raises at trace time ("carry input and carry output
+      must have equal types"); it never computes other numbers.
+    - **Runs where the original raised.** A loop of zero steps: `jnp.stack([])` raises, the scan returns an
+      empty array of shape `(0, ...)` (`verify` compares nothing where the original raised).
+    - **Fails loudly.** A value whose shape or dtype changes from one step to the next in a way jaxfix cannot
+      see (a float16 start updated in float32, a helper that returns another shape): the Python loop promotes
+      it or fails in `jnp.stack`, the scan raises at trace time ("scan body function carry input and carry
+      output must have equal types"). jaxfix proves that the carried values keep their rank and dtype category,
+      and relies on the stack for the outputs, since it already requires one shape for every step's output.
+    - **May compute different numbers.** XLA compiles one loop instead of an unrolled sequence, so fusion and
+      float rounding may differ in the last bits.
     Run `jaxfix apply --unsafe-fixes`, or check the rewrite with `--verify`.
 
     ## When it stays quiet
@@ -319,9 +334,16 @@ class LoopToScan(Codemod):
                 values = [int(a.value.evaluated_value) for a in args]
                 start, stop = (0, values[0]) if len(values) == 1 else values
                 if stop - start < self.option("min-trip-count"):
-                    return  # a short loop, decided before any analysis
-        finding = scan_finding(self.context, node, (self.option("min-trip-count"), self.option("report-trip-count")))
+                    # a short loop, decided before any analysis
+                    return self.decline(node.iter, f"a loop of {stop - start} known steps: below min-trip-count ({self.option('min-trip-count')})")
+        trip_counts = (self.option("min-trip-count"), self.option("report-trip-count"))
+        finding = scan_finding(self.context, node, trip_counts)
         if finding is None:
+            reason = scan_refusal(self.context, node, trip_counts)
+            if reason == "not in traced code":
+                return self.decline_untraced(node.iter)
+            if reason is not None:
+                self.decline(node.iter, reason)
             return
         fix = None if finding.plan is None else _Rewrite(self, finding.plan).fix()
         self.report(finding.node, finding.message, fix)
@@ -340,19 +362,29 @@ class _ScanAnalysis:
         self.traced = context.traced
         self.dataflow = context.dataflow
         self.parents = context.parents
+        self.why: str | None = None  # why the loop gets no finding, where it is recognised (for `jaxfix explain`)
 
     def run(self) -> ScanFinding | None:
         loop = self.loop
-        if loop.asynchronous is not None or not self.traced.in_traced_code(loop):
+        if loop.asynchronous is not None:
             return None
+        if not self.traced.in_traced_code(loop):
+            return self._quiet("not in traced code")
         # Imported here: batch_loop_to_vmap's module imports the analyses this one does, not this module.
         from jaxfix.codemods.batch_loop_to_vmap import vmap_rewrites
 
         if vmap_rewrites(self.context, loop):
-            return None  # its steps are independent rows of a fresh buffer: a batch, JF301's jax.vmap
+            # its steps are independent rows of a fresh buffer: a batch, JF301's jax.vmap
+            return self._quiet("left to JF301 (batch-loop-to-vmap): its steps are independent")
         iteration = self._iteration()
-        if iteration is None or (iteration.kind == "literal" and iteration.count < self.min_trip_count):
+        if iteration is None and self.why is not None:
             return None
+        if iteration is None:
+            return self._quiet(
+                "it walks neither a range() of a known kind nor the rows of an array proven to be a JAX array"
+            )
+        if iteration.kind == "literal" and iteration.count < self.min_trip_count:
+            return self._quiet(f"a loop of {iteration.count} known steps: below min-trip-count ({self.min_trip_count})")
         flow = self.dataflow.loop(loop)
         lists = self._appended_lists(flow)
         rows: tuple = ()
@@ -362,12 +394,14 @@ class _ScanAnalysis:
             rows = found or ()
             index_used = found is None and self._reads_target()
             if not lists and not rows and not iteration.reverse:
-                return None  # a forward range loop collecting nothing and using its index: JF101's
+                # a forward range loop collecting nothing and using its index: JF101's
+                return self._quiet("it collects nothing and reads no rows: left to JF101 (loop-to-fori-loop)")
         if not flow.carried:
-            return None  # nothing flows between steps: jax.vmap's job (or nothing to do)
+            # nothing flows between steps: jax.vmap's job (or nothing to do)
+            return self._quiet("nothing is carried from one step to the next")
         kinds = [self.context.carry.name_kind(loop, name) for name in flow.carried]
         if Kind.TRACED not in kinds and iteration.kind != "traced":
-            return None  # a static computation at trace time
+            return self._quiet("every carried value is known at trace time: a static computation")
         problem = self._problem(iteration)
         outcome = self._check(iteration, flow, lists, rows, index_used)
         if iteration.kind != "traced" and not self.traced.compiled(self.traced.enclosing_function(loop)):
@@ -380,8 +414,11 @@ class _ScanAnalysis:
                 outcome = self._number_start_advice(started, iteration)
                 long = True
             if long:
-                return ScanFinding(loop.iter, f"{problem}; not rewritten to lax.scan: {outcome}", None)
-            return None
+                message = f"{problem}; not rewritten to lax.scan: {outcome}"
+                if iteration.kind == "traced" and iteration.upper is not None and started is None:
+                    message += f"; or {static_advice(self.context, iteration.upper, by_hand=False)}"
+                return ScanFinding(loop.iter, message, None)
+            return self._quiet(f"not rewritten to lax.scan: {outcome}; not reported: {self._unreported(iteration)}")
         plan = Plan(loop, iteration, flow.carried, outcome, rows, index_used)
         details = "carrying " + ", ".join(f"`{name}`" for name in flow.carried)
         if outcome:
@@ -392,6 +429,16 @@ class _ScanAnalysis:
         elif iteration.kind == "static":
             message += f"; keep the Python loop if `{self._count_text(iteration)}` stays under ~{self.min_trip_count}"
         return ScanFinding(loop.iter, message, plan)
+
+    def _quiet(self, reason: str) -> None:
+        """No finding: `reason` is kept for `jaxfix explain` (JF102's `decline`)."""
+        self.why = reason
+        return None
+
+    def _unreported(self, iteration: _Iteration) -> str:
+        if iteration.kind == "literal":
+            return f"{iteration.count} steps, below report-trip-count ({self.report_trip_count})"
+        return "its length is known only at trace time (a few layers unroll by design)"
 
     def _code(self, node: cst.CSTNode) -> str:
         return self.context.code_for(node)
@@ -485,6 +532,13 @@ class _ScanAnalysis:
         if self.traced.kind(array) is not Kind.TRACED:
             return None
         if not self._surely_array(array, self.loop, frozenset()):
+            shown = self._code(array)
+            self.why = (
+                f"`{shown}` is traced but not proven to be a JAX array (a list or tuple of arrays unrolls by design); "
+                f"if it is one, annotate it (`{shown}: jax.Array`) and JF102 rewrites the loop over its rows"
+                if isinstance(array, cst.Name)
+                else f"`{shown}` is traced but not proven to be a JAX array (a list or tuple of arrays unrolls by design)"
+            )
             return None
         return _Iteration("rows", reverse, "static", None, array=array)
 

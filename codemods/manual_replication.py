@@ -56,7 +56,10 @@ class ManualReplication(Codemod):
     `jnp.stack([w] * n)` for every JAX array `w` and every `n` the original accepted (with `n` = 0 the
     original raises; the rewrite returns an empty array). Unsafe for `jnp.array`/`jnp.asarray` of the list:
     the same for `n` >= 1, but with `n` = 0 the original returns an empty 1-d array of shape `(0,)` where the
-    broadcast gives `(0,) + w.shape` (`jaxfix verify` found this corner on the corpus). It is applied only
+    broadcast gives `(0,) + w.shape` (`jaxfix verify` found this corner on the corpus): that fix **may compute
+    a different result** (another shape, which `jaxfix apply --verify` and `jaxfix verify` check), and its
+    message says what it assumes (`n` >= 1). With `jnp.stack` and `n` = 0 the rewrite runs where the
+    original raised. No case fails loudly. It is applied only
     when every binding of `w` makes a JAX array (a `jax.numpy` result, or a parameter annotated
     `jax.Array`), so that `w.shape` exists (a Python number or a list would not have it), `w` is a plain
     name (evaluated once, as in `[w] * n`), and the call has no other arguments. Otherwise it is reported
@@ -91,6 +94,11 @@ class ManualReplication(Codemod):
             "import jax.numpy as jnp\n\ndef f(x):\n    w = jnp.ones((3, 3))\n    return jnp.stack([w] * len(x))\n",
             "import jax.numpy as jnp\n\ndef f(x):\n    w = jnp.ones((3, 3))\n    return jnp.broadcast_to(w, (len(x),) + w.shape)\n",
             message="broadcast_to",
+        ),
+        Invalid(
+            "import jax.numpy as jnp\n\ndef f(n):\n    w = jnp.ones((3, 3))\n    return jnp.array([w] * n)\n",
+            "import jax.numpy as jnp\n\ndef f(n):\n    w = jnp.ones((3, 3))\n    return jnp.broadcast_to(w, (n,) + w.shape)\n",
+            message="unsafe: assumes n >= 1",
         ),
         Invalid(
             "import jax\nimport jax.numpy as jnp\n\ndef replicate(params, n):\n"
@@ -155,6 +163,11 @@ class ManualReplication(Codemod):
             safety=Safety.SAFE if stack else Safety.UNSAFE,  # jnp.array([]) is an empty 1-d array, not an error
             add_imports=[spec] if spec else [],
         )
+        if not stack:  # the one input where the two differ: say what the fix assumes
+            message += (
+                f" (unsafe: assumes {count_code} >= 1; for 0 copies `{builder}` gives shape (0,), the broadcast "
+                f"(0,) + {name}.shape)"
+            )
         self.report(node, message, fix)
 
     def _placed_on_devices(self, call: cst.Call) -> bool:

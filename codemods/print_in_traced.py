@@ -116,6 +116,9 @@ class PrintInTraced(Codemod):
     VALID = (
         Valid("import jax\n\ndef f(x):\n    print(x)\n    return x\n"),
         Valid("import jax\n\n@jax.jit\ndef f(x):\n    print(x.shape, x.dtype, len(x))\n    return x\n"),
+        Valid(  # sharding metadata (an NNX Variable's `out_sharding` too) is static at trace time
+            "import jax\n\n@jax.jit\ndef f(m):\n    print(f'{m.param.out_sharding = }', m.param.sharding)\n    return m\n"
+        ),
         Valid(  # types and avals are Python objects at trace time: jax.debug.print would raise on them
             "import jax\n\n@jax.jit\ndef f(x):\n    print(jax.typeof(x))\n    t = jax.typeof(x)\n    print('type', t, type(x))\n"
             "    print(jax.eval_shape(jax.numpy.sin, x))\n    return x\n"

@@ -66,6 +66,8 @@ class PrngKeyReuse(Codemod):
     analysis runs again with the split in place, and the fix is dropped unless the later use then reads a key
     that nothing consumed. The equivalence check does not apply to it: `jaxfix verify PATH` leaves its rewrites
     out, and `apply --verify` (which keeps only verified rewrites) drops them; apply it with `--unsafe-fixes`.
+    It is the one fix that **computes different numbers** on purpose, so nothing can check it against the
+    original; its message says which earlier use consumed the key.
 
     It is reported without a fix when the earlier use is in a loop's or `with`'s header, a lambda or a
     comprehension, when it may come from more than one place and one of them cannot take a split, when the name

@@ -63,7 +63,9 @@ class StaleGlobal(Codemod):
 
     ## When it stays quiet
     Globals bound once (constants), or rebound only before the jitted function is defined, or after it is
-    defined but before anything uses it; globals bound to modules, functions or classes (`import`, `def`,
+    defined but before anything uses it, or at module level with no use of the jitted function after the
+    rebinding (a notebook's later cell reusing the name `model` for another example), or after the jitted
+    name itself was bound to another function; globals bound to modules, functions or classes (`import`, `def`,
     `class`) on any path; names a function binds locally; mutation of a global object (`config["lr"] = 2`,
     `state.x = 1`), which it does not track; functions traced by other transformations only.
     """
@@ -135,6 +137,13 @@ class StaleGlobal(Codemod):
         Valid("import jax\n\nscale = 1.0\nscale = 2.0\n\n@jax.jit\ndef f(x):\n    return x * scale\n\ny = f(1.0)\n"),
         # rebound after the definition, before any use
         Valid("import jax\n\nscale = 1.0\n\n@jax.jit\ndef f(x):\n    return x * scale\n\nscale = 2.0\ny = f(1.0)\n"),
+        Valid(  # rebound after the last call: nothing reads the stale value
+            "import jax\n\nscale = 1.0\n\n@jax.jit\ndef f(x):\n    return x * scale\n\ny = f(1.0)\nscale = 2.0\n"
+        ),
+        Valid(  # the name `f` is another function by the time it is called again
+            "import jax\n\nscale = 1.0\n\n@jax.jit\ndef f(x):\n    return x * scale\n\ny = f(1.0)\nscale = 2.0\n\n"
+            "@jax.jit\ndef f(x):\n    return x * scale\n\nz = f(1.0)\n"
+        ),
         # a module global
         Valid(
             "import jax\nimport jax.numpy as jnp\n\ntry:\n    import scipy as sp\nexcept ImportError:\n    sp = None\n\n"
@@ -213,7 +222,8 @@ class StaleGlobal(Codemod):
 
     def _rebinding(self, name: str, entry) -> str | None:
         """How the module rebinds `name` where `entry` may have run already, or None."""
-        assignments = list(self._global.assignments[name])
+        # in source order: LibCST keeps assignments in a set, and the message names the first rebinding
+        assignments = sorted(self._global.assignments[name], key=lambda a: self._position(a.node))
         if len(assignments) < 2:
             return None
         statements = []
@@ -229,18 +239,44 @@ class StaleGlobal(Codemod):
                 return f"`global {name}` in `{function.name.value}` rebinds (line {where})"
         definition = self._top.get(id(self._top_statement(entry.binding)))
         uses = self._uses(entry)
+        redefined = self._redefinitions(entry, definition)
         for node, top in statements:
             index = self._top.get(id(top))
             if definition is None or index is None or index <= definition:
                 continue
             line = self.context.positions[node].start.line
+            if any(r <= index for r in redefined):
+                continue  # the jitted name was bound to something else before this rebinding
             before = [u for u in uses if definition < u[0] < index or (u[0] == index and u[1] < line)]
             looped = isinstance(top, _LOOPS) and any(u[0] == index for u in uses)
-            if before:
-                return f"the module rebinds at line {line}, after a use of `{entry.name}`"
             if looped:
                 return f"the module rebinds at line {line}, in a loop that uses `{entry.name}`"
+            # A stale value is read only by a call after the rebinding, before the name means another function
+            # (a notebook's later cell that defines its own `train_step`).
+            end = min((r for r in redefined if r > index), default=len(self._top))
+            after = [u for u in uses if index < u[0] < end or (u[0] == index and u[1] > line)]
+            if before and after:
+                return (
+                    f"the module rebinds at line {line}, after a use of `{entry.name}`, and uses `{entry.name}` "
+                    f"again at line {after[0][1]}"
+                )
         return None
+
+    def _redefinitions(self, entry, definition: int | None) -> list[int]:
+        """Module statement indexes, after the jitted function's own, that bind its name again."""
+        found = []
+        for assignment in self._global.assignments[entry.name]:
+            index = self._top.get(id(self._top_statement(assignment.node)))
+            if index is not None and definition is not None and index > definition:
+                found.append(index)
+        return sorted(found)
+
+    def _position(self, node: cst.CSTNode) -> tuple[int, int]:
+        try:
+            start = self.context.positions[node].start
+        except KeyError:
+            return (0, 0)
+        return (start.line, start.column)
 
     def _uses(self, entry) -> list[tuple[int, int]]:
         """(module statement index, line) of every reference to the jitted name."""
@@ -250,7 +286,7 @@ class StaleGlobal(Codemod):
                 top = self._top_statement(access.node)
                 if id(top) in self._top:
                     found.append((self._top[id(top)], self.context.positions[access.node].start.line))
-        return found
+        return sorted(found)
 
     def _top_statement(self, node: cst.CSTNode) -> cst.CSTNode | None:
         parents = self.context.parents

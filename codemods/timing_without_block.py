@@ -78,6 +78,8 @@ class TimingWithoutBlock(Codemod):
       the timed code is not known to be JAX (a method such as `model.apply`, a NumPy function).
     - Clock reads in different blocks (the start before a loop, the end inside it), and `timeit` (the code it
       times is a string or a function jaxfix does not look into).
+    - The jitted function's body is empty (`pass`, `...`, a docstring): a benchmark of dispatch overhead, with no
+      result and no computation to wait for.
     """
 
     code = "JF702"
@@ -98,6 +100,12 @@ class TimingWithoutBlock(Codemod):
         Valid(
             "import time\nimport numpy as np\n\ndef bench(x):\n    t0 = time.time()\n    out = np.dot(x, x)\n"
             "    return time.time() - t0\n"
+        ),
+    )
+    VALID += (
+        Valid(  # an empty jitted step times dispatch overhead on purpose: nothing is computed
+            "import time\nimport jax\n\ndef bench(x, steps):\n    @jax.jit\n    def step(x):\n        pass\n\n"
+            "    t0 = time.time()\n    for _ in range(steps):\n        step(x)\n    return time.time() - t0\n"
         ),
     )
     INVALID = (
@@ -240,12 +248,27 @@ class TimingWithoutBlock(Codemod):
     def _is_async(self, call: cst.Call) -> bool:
         """A JAX computation: a compiled function, a `jax.numpy`/`random`/`lax` call, `jax.grad(f)(x)`."""
         if calls_compiled(self.context, call):
-            return True
+            return not self._empty_function(call)
         names = self.context.names
         qualified = names.qualified(call.func) or ""
         if qualified.startswith(_ASYNC_PREFIXES):
             return True
         return isinstance(call.func, cst.Call) and names.qualified(call.func.func) in _TRANSFORMS
+
+    def _empty_function(self, call: cst.Call) -> bool:
+        """Whether `call` calls a def whose body is only `pass`, `...` or a docstring (a benchmark of dispatch
+        overhead): it returns None and computes nothing, so there is nothing to wait for."""
+        from libcst.metadata import ScopeProvider
+
+        if not isinstance(call.func, cst.Name):
+            return False
+        scope = self.context.wrapper.resolve(ScopeProvider).get(call.func)
+        if scope is None:
+            return False
+        definitions = [getattr(a, "node", None) for a in scope[call.func.value]]
+        return bool(definitions) and all(
+            isinstance(d, cst.FunctionDef) and all(_does_nothing(s) for s in body_statements(d.body)) for d in definitions
+        )
 
     def _syncs(self, call: cst.Call) -> bool:
         names = self.context.names
@@ -317,6 +340,17 @@ def _may_be_async(screen, call: ast.Call) -> bool:
     if parts is not None and any(q.startswith(_ASYNC_PREFIXES) for q in screen.qualified_names(parts)):
         return True
     return isinstance(call.func, ast.Call) and screen.may_resolve_to(call.func.func, _TRANSFORMS)
+
+
+def _does_nothing(statement: cst.CSTNode) -> bool:
+    """`pass`, `...` or a string on its own (a docstring)."""
+    if not isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+        return False
+    return all(
+        isinstance(s, cst.Pass)
+        or (isinstance(s, cst.Expr) and isinstance(s.value, (cst.Ellipsis, cst.SimpleString, cst.ConcatenatedString)))
+        for s in statement.body
+    )
 
 
 def _flat(target: cst.BaseExpression):

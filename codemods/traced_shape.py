@@ -75,6 +75,8 @@ class TracedShape(Codemod):
     distinct value, and callers in other modules may pass values that are not constants (a traced value,
     or an array, which jit rejects as static because it cannot be hashed). The fix is offered only when
     every call of the function in the module passes an integer constant and the name is used only in calls.
+    Such a caller **fails loudly**: jit raises ValueError ("Non-hashable static arguments are not supported")
+    for an array or a traced value. No case computes different numbers.
 
     ## When it stays quiet
     Sizes that are not proven traced: shapes (`x.shape[0]`, `len(x)`, `x.ndim`), literals and module

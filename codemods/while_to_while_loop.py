@@ -97,35 +97,40 @@ class WhileToWhileLoop(Codemod):
     An existing `lax` import is reused.
 
     ## Fix safety
-    Unsafe. The original cannot run under tracing at all, so there is no traced result to preserve; the
-    rewrite computes what the Python loop computes eagerly (under `jax.disable_jit()`), with these differences:
-    - **Reverse-mode differentiation is lost.** `jax.grad` (and `jacrev`, `vjp`, `value_and_grad`) of
-      `lax.while_loop` raises "Reverse-mode differentiation does not work for lax.while_loop", where
-      `jax.grad` of the Python loop works eagerly. Forward mode (`jax.jvp`, `jacfwd`) still works. The rule
-      leaves alone functions that only `jax.grad`-like transformations reach (they run eagerly, where the
-      Python loop works) and reports without a fix when this module differentiates a function in reverse mode;
-      differentiation from another module is invisible to it.
-    - A counter that starts as a Python int (`i = 0`, `i += 1`) becomes a weakly typed traced int32: it wraps
-      at 2**31, `i / n` is computed in float32 instead of float64, and, returned, it is an array instead of a
-      Python int. This is allowed only when nothing in the
-      function needs it as a Python int (a slice bound, `range(i)`, an index into a list, a shape, an `if`,
-      string formatting); otherwise the loop is reported without a fix. A Python float that stays a Python
-      float in the loop is refused (lax would compute it in float32 instead of float64).
-    - `and`/`or` evaluate both sides (`jnp.logical_*` does not short-circuit); each side is a comparison or
-      a boolean array, so only the cost differs (an out-of-range index clamps instead of raising).
-    - A test that is an array of more than one element (`while x > 0:` on a vector) fails in the Python loop
-      too, but one of shape `(1,)` passes there and makes `lax.while_loop` raise at trace time ("cond_fun must
-      return a boolean scalar").
-    - A carried Python number (`err = 1.0`) becomes a weakly typed array that JAX promotes to the loop's
-      dtype; XLA compiles one loop, so float rounding may differ in the last bits and a tolerance test may
-      stop one step earlier or later.
-    - A carried array whose shape or dtype changes in a way jaxfix cannot see makes `lax.while_loop` raise
-      at trace time ("body_fun output and input must have identical types").
-    - `jax.debug.print` and `jax.debug.callback` in the body stay: they run at run time, once per iteration,
-      as in the Python loop run eagerly (the corpus case `debug_print_progress` prints the same lines). Under
-      `jax.vmap` with a batched test, lax.while_loop runs the body for every element until the last one
-      stops, so they also run for elements that have stopped. (JF601 turns a `print` of a traced value into
-      `jax.debug.print`; after that fix, this rule rewrites the loop.)
+    Unsafe. The original cannot run under tracing at all, so there is no traced result to preserve; the rewrite
+    computes what the Python loop computes eagerly (under `jax.disable_jit()`), with these differences, each of
+    one of two kinds: it **fails loudly** (raises instead of computing, so it cannot go unnoticed) or it **may
+    compute different numbers** (which is what `jaxfix apply --verify` and `jaxfix verify` check):
+    - **Fails loudly.** Reverse-mode differentiation is lost: `jax.grad` (and `jacrev`, `vjp`,
+      `value_and_grad`) of `lax.while_loop` raises ValueError ("Reverse-mode differentiation does not work for
+      lax.while_loop"), where `jax.grad` of the Python loop works eagerly. Forward mode (`jax.jvp`, `jacfwd`)
+      still works. The rule leaves alone functions that only `jax.grad`-like transformations reach (they run
+      eagerly, where the Python loop works) and reports without a fix when this module differentiates a
+      function in reverse mode; differentiation from another module is invisible to it.
+    - **May compute different numbers.** A counter that starts as a Python int (`i = 0`, `i += 1`) becomes a
+      weakly typed traced int32: it wraps at 2**31, `i / n` is computed in float32 instead of float64, and,
+      returned, it is an array instead of a Python int. This is allowed only when nothing in the function needs
+      it as a Python int (a slice bound, `range(i)`, an index into a list, a shape, an `if`, string
+      formatting); otherwise the loop is reported without a fix. A Python float that stays a Python float in
+      the loop is refused (lax would compute it in float32 instead of float64).
+    - **Same numbers.** `and`/`or` evaluate both sides (`jnp.logical_*` does not short-circuit); each side is a
+      comparison or a boolean array, so only the cost differs (a side that reads a JAX array at an out-of-range
+      index reads a clamped element, as it would in the original; the other side decides the result).
+    - **Fails loudly.** A test that is an array of more than one element (`while x > 0:` on a vector) fails in
+      the Python loop too, but one of shape `(1,)` passes there and makes `lax.while_loop` raise at trace time
+      ("cond_fun must return a boolean scalar").
+    - **May compute different numbers.** A carried Python number (`err = 1.0`) becomes a weakly typed array
+      that JAX promotes to the loop's dtype; XLA compiles one loop, so float rounding may differ in the last
+      bits and a tolerance test may stop one step earlier or later.
+    - **Fails loudly.** A carried array whose shape or dtype changes in a way jaxfix cannot see makes
+      `lax.while_loop` raise at trace time (TypeError: "while_loop body function carry input and carry output
+      must have equal types").
+    - **Same numbers.** `jax.debug.print` and `jax.debug.callback` in the body stay: they run at run time, once
+      per iteration, as in the Python loop run eagerly (the corpus case `debug_print_progress` prints the same
+      lines). Under `jax.vmap` with a batched test, lax.while_loop runs the body for every element until the
+      last one stops, so they also run for elements that have stopped (a callback in a loop of 1 and 3 steps
+      over two elements ran 6 times). (JF601 turns a `print` of a traced value into `jax.debug.print`; after
+      that fix, this rule rewrites the loop.)
 
     ## When it stays quiet
     - Loops outside traced code, and in functions that only `jax.grad`, `jax.jvp` or `jax.custom_jvp` trace
@@ -266,23 +271,28 @@ class WhileToWhileLoop(Codemod):
     def visit_While(self, node: cst.While) -> None:
         traced = self.context.traced
         if not traced.in_traced_code(node):
-            return
+            return self.decline_untraced(node.test)
         function = traced.enclosing_function(node)
         if not traced.staged(function):
-            return  # only jax.grad-like transformations reach it: they run it eagerly, where the loop works
+            # only jax.grad-like transformations reach it: they run it eagerly, where the loop works
+            return self.decline(node.test, "only jax.grad-like transformations reach this function: they run it eagerly, where the loop works")
         dataflow = self.context.dataflow
-        if dataflow.kind_at(node, node.test) is not Kind.TRACED:
-            return  # with the bindings that reach the loop, not every binding in the function
+        test_kind = dataflow.kind_at(node, node.test)
+        if test_kind is not Kind.TRACED:
+            # with the bindings that reach the loop, not every binding in the function
+            return self.decline(node.test, f"the test is not traced here ({test_kind.name.lower()}): the Python loop runs at trace time")
         flow = dataflow.loop(node)
         if not flow.carried:
-            return  # nothing changes from one step to the next
+            return self.decline(node.test, "nothing is carried from one step to the next: no lax.while_loop state to build")
         carry = self.context.carry
         counters = carry.static_numbers(node, flow)
         if carry.kind_assuming(node.test, function, {c: Kind.STATIC for c in counters}) is not Kind.TRACED:
-            return  # traced only through a counter that stays a Python int: a static loop
+            # traced only through a counter that stays a Python int: a static loop
+            return self.decline(node.test, "traced only through a counter that stays a Python int: the loop runs at trace time")
         test = self._test(node.test, flow)
         if not test.proven:
-            return  # perhaps a Python list or a Python bool: the loop may well work
+            # perhaps a Python list or a Python bool: the loop may well work
+            return self.decline(node.test, "no part of the test is proven to be a traced boolean array (it may be a Python value, and the loop may work)")
         reason = test.problem or self._blocker(node, flow, counters, test)
         if reason is not None:
             self.report(node.test, f"{_PROBLEM}; not rewritten to lax.while_loop: {reason}")

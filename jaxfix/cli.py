@@ -146,6 +146,16 @@ def _stdin_facts(name: str, text: str):
     return _project_facts([name], None, project)[name]
 
 
+def _notebook_facts(name: str, raw: bytes):
+    """The project facts of a notebook read from stdin (its code cells as one module); none if it cannot be read
+    (the check itself then says why)."""
+    try:
+        book = notebook.read(raw)
+    except notebook.NotebookError:
+        return None
+    return _stdin_facts(name, book.module()[0])
+
+
 def _render_findings(
     output_format: str, results: list[FileResult], settings: Settings, shown: dict[str, list], *, err: bool = False
 ) -> None:
@@ -234,7 +244,9 @@ def check(
         _add_noqa(paths, files, missing, settings, jobs)
         return
     if [str(p) for p in paths] == [STDIN] and stdin_filename is not None and notebook.is_notebook(str(stdin_filename)):
-        results = iter([process_notebook(str(stdin_filename), sys.stdin.buffer.read(), settings, fix=False)])
+        raw = sys.stdin.buffer.read()
+        facts = _notebook_facts(str(stdin_filename), raw)
+        results = iter([process_notebook(str(stdin_filename), raw, settings, fix=False, project=facts)])
     elif [str(p) for p in paths] == [STDIN]:
         name, source = _read_stdin(stdin_filename)
         results = iter([process_text(name, source.text, settings, fix=False, project=_stdin_facts(name, source.text))])
@@ -392,7 +404,8 @@ def _apply_stdin(
     stdout stays empty, so that a format-on-save integration never receives half a file."""
     if stdin_filename is not None and notebook.is_notebook(str(stdin_filename)):
         name, raw = str(stdin_filename), sys.stdin.buffer.read()
-        result = process_notebook(name, raw, settings, fix=True)
+        facts = _notebook_facts(name, raw)
+        result = process_notebook(name, raw, settings, fix=True, project=facts)
         if result.error:
             raise _fail(f"{name}: {result.error}")
         output = notebook.rewritten(raw, result.fixed)[0] if result.cell_changes else raw
@@ -658,6 +671,50 @@ def clean(
         typer.echo(f"Removed {folder}")
     if not removed:
         typer.echo("No cache to remove.")
+
+
+def _explain_facts(path: str):
+    """The project facts of the file `explain` reads: its project (pyproject.toml or .git above it), else the
+    Python files of its folder, as `jaxfix check .` run there would see them."""
+    from jaxfix.analysis.project import project_root
+    from jaxfix.engine import _project_facts, project_of
+
+    scope = [path] if project_root([path]) is not None else [str(Path(path).resolve().parent)]
+    try:
+        project = project_of(scope)
+    except Exception:  # noqa: BLE001 - the index is evidence, never a reason to fail
+        return None
+    return _project_facts([path], None, project)[path] or None
+
+
+@command(short_help="Say, rule by rule, what decided the findings at one line.")
+def explain(
+    location: str = typer.Argument(
+        ..., metavar="FILE:LINE", help="A line of a Python file, or NOTEBOOK.ipynb:'cell N:LINE'.", show_default=False
+    ),
+    select: Optional[List[str]] = SelectOpt,
+    extend_select: Optional[List[str]] = ExtendSelectOpt,
+    ignore: Optional[List[str]] = IgnoreOpt,
+) -> None:
+    """For each selected rule: whether it matched at the line and whether it offers a fix, or what made it leave
+    the code alone (not traced code, a traced trip count, a carry it cannot type, ...). Rules that look at nothing
+    on the line are counted on one line. Reads the project around FILE, as `check` does. Exits with 2 on bad input."""
+    from jaxfix import explain as explaining
+
+    try:
+        target = explaining.parse_target(location)
+    except explaining.ExplainError as error:
+        raise _fail(str(error))
+    settings, _, _ = _prepare(
+        [Path(target.path)] if Path(target.path).exists() else [], select, ignore, [], False, extend_select=extend_select
+    )
+    project = _explain_facts(target.path) if target.cell is None and Path(target.path).is_file() else None
+    try:
+        explanation = explaining.explain(target, settings.codemods_for(target.path), project)
+    except explaining.ExplainError as error:
+        raise _fail(str(error))
+    for line in explanation.lines():
+        typer.echo(line)
 
 
 @command(short_help="List every rule.")

@@ -26,7 +26,7 @@ import libcst as cst
 from libcst._metadata_dependent import LazyValue
 from jaxfix.analysis.context import ModuleContext
 from jaxfix.analysis.screen import Screen
-from jaxfix.diagnostics import Diagnostic, Fix, Position, Safety
+from jaxfix.diagnostics import Decision, Diagnostic, Fix, Position, Safety
 
 _NO_DEFAULT = object()
 DOC_SECTIONS = ("What it does", "Why is this bad", "Example", "Use instead", "Fix safety", "When it stays quiet")
@@ -124,6 +124,7 @@ class Codemod(cst.BatchableCSTVisitor):
         super().__init__()
         self.context = context
         self.diagnostics: list[Diagnostic] = []
+        self.decisions: list[Decision] = []  # filled only while explaining (`decline`)
 
     @classmethod
     def option(cls, name: str) -> Any:
@@ -233,6 +234,31 @@ class Codemod(cst.BatchableCSTVisitor):
                 node=node,
             )
         )
+
+    def decline(self, node: cst.CSTNode, reason: str) -> None:
+        """Say why this codemod leaves `node` alone although it recognised its pattern there. Kept only while
+        `jaxfix explain` runs (a no-op otherwise), so a matcher states each refusal once, where it decides:
+        `return self.decline(node, "...")`."""
+        if self.context.explaining:
+            where = self.context.positions[node]
+            self.decisions.append(
+                Decision(
+                    self.code,
+                    Position(where.start.line, where.start.column + 1),
+                    Position(where.end.line, where.end.column + 1),
+                    reason,
+                )
+            )
+
+    def decline_untraced(self, node: cst.CSTNode) -> None:
+        """`decline` for a place outside traced code, naming the function that nothing traces."""
+        if self.context.explaining:
+            function = self.context.traced.enclosing_function(node)
+            if function is None:
+                self.decline(node, "not in traced code: module-level code runs eagerly")
+            else:
+                name = getattr(getattr(function, "name", None), "value", "lambda")
+                self.decline(node, f"not in traced code: nothing jits, vmaps or otherwise transforms `{name}`")
 
     def fix(
         self,

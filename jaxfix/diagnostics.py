@@ -88,6 +88,18 @@ class Diagnostic:
 
 
 @dataclass(frozen=True)
+class Decision:
+    """Why a codemod left a place alone after recognising its pattern there (a loop in untraced code, a trip
+    count it cannot prove): recorded only while `jaxfix explain` asks, so that the explanation comes from the
+    matcher itself and never from a copy of it."""
+
+    code: str
+    start: Position
+    end: Position
+    reason: str
+
+
+@dataclass(frozen=True)
 class TextEdit:
     """Replace the characters [start, end) of the original text with `replacement` (offsets in characters)."""
 

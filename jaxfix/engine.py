@@ -475,7 +475,7 @@ def process_file(
         if hit is not None:
             return hit
     if notebook.is_notebook(path):
-        return _process_notebook(path, raw, settings, fix=fix, write=write, cache=cache, key=key)
+        return _process_notebook(path, raw, settings, fix=fix, write=write, cache=cache, key=key, project=project)
     try:
         source = decode(raw)
     except SourceError as error:
@@ -504,14 +504,17 @@ def process_file(
     return result
 
 
-def process_notebook(path: str, raw: bytes, settings: Settings, *, fix: bool) -> FileResult:
+def process_notebook(
+    path: str, raw: bytes, settings: Settings, *, fix: bool, project: ModuleFacts | None = None
+) -> FileResult:
     """What jaxfix finds in (or, with `fix`, makes of) the notebook whose bytes are `raw`, in memory (`check -`
     and `apply -` with a `--stdin-filename` ending in .ipynb). Writes nothing."""
-    return _process_notebook(path, raw, settings, fix=fix, write=False, cache=None, key=None)
+    return _process_notebook(path, raw, settings, fix=fix, write=False, cache=None, key=None, project=project)
 
 
 def _process_notebook(
-    path: str, raw: bytes, settings: Settings, *, fix: bool, write: bool, cache: ResultCache | None, key: str | None
+    path: str, raw: bytes, settings: Settings, *, fix: bool, write: bool, cache: ResultCache | None, key: str | None,
+    project: ModuleFacts | None = None,
 ) -> FileResult:
     """A notebook's code cells through the same pipeline as a module; findings named by cell; only the changed
     cells' source written back into the notebook (jaxfix/notebook.py)."""
@@ -524,7 +527,7 @@ def _process_notebook(
     if skipped is not None:
         return FileResult(path, notes=[skipped])
     module_text, cells = book.module()
-    result = process_text(path, module_text, settings, fix=fix)
+    result = process_text(path, module_text, settings, fix=fix, project=project)
     result.cells, result.notes = cells, book.notes()
     if result.error is not None:
         result.error = _in_cell_terms(result.error, cells)
@@ -537,13 +540,13 @@ def _process_notebook(
             break
         except notebook.NotebookError as error:
             if error.cell is None or error.cell in refused:
-                unfixed = process_text(path, module_text, settings, fix=False)
+                unfixed = process_text(path, module_text, settings, fix=False, project=project)
                 result.diagnostics, result.fixed, result.fixes_applied, result.fixes_by_code = unfixed.diagnostics, None, 0, {}
                 result.notes.append(f"{error}: no fix was applied to this notebook")
                 break
             refused.add(error.cell)
             result.notes.append(f"{error}: the fixes in cell {error.cell} were not applied")
-            _fix_outside(result, module_text, settings, refused)
+            _fix_outside(result, module_text, settings, refused, project)
     if data != raw and write:
         try:
             result.written = write_if_changed(Path(path), data)
@@ -557,14 +560,18 @@ def _process_notebook(
     return result
 
 
-def _fix_outside(result: FileResult, module_text: str, settings: Settings, cells: set[int]) -> None:
+def _fix_outside(
+    result: FileResult, module_text: str, settings: Settings, cells: set[int], project: ModuleFacts | None = None
+) -> None:
     """`result` fixed again, leaving out the fixes of findings in `cells` (read from each pass's marker lines)."""
 
     def keep(diagnostic: Diagnostic, text: str) -> bool:
         return (notebook.place(text, diagnostic.start.line) or (0, 0))[0] not in cells
 
     by_code: Counter = Counter()
-    fixed, applied, diagnostics, errors = fix_text(module_text, settings, path=result.path, keep=keep, by_code=by_code)
+    fixed, applied, diagnostics, errors = fix_text(
+        module_text, settings, path=result.path, keep=keep, by_code=by_code, project=project
+    )
     result.fixed, result.fixes_applied, result.fixes_by_code = fixed, applied, dict(by_code)
     result.diagnostics = [_unfixed(d) if keep(d, fixed) is False else _detached(d) for d in diagnostics]
     result.internal_errors = list(dict.fromkeys([*result.internal_errors, *errors]))
@@ -590,18 +597,22 @@ def _in_cell(diagnostic: Diagnostic, cells: notebook.CellMap, module_text: str) 
     edits = diagnostic.edits
     if any(not notebook.edit_fits_a_cell(module_text, e.start, e.end, e.replacement) for e in edits):
         edits = ()
-    return dataclasses.replace(diagnostic, start=Position(line, diagnostic.start.column), end=end, cell=cell, edits=edits)
+    message = _in_cell_terms(diagnostic.message, cells)
+    return dataclasses.replace(
+        diagnostic, start=Position(line, diagnostic.start.column), end=end, cell=cell, edits=edits, message=message
+    )
 
 
 def _in_cell_terms(message: str, cells: notebook.CellMap) -> str:
-    """`line 12: ...` of the module, as `cell 4, line 3: ...`."""
+    """`line 12` of the module, as `cell 4, line 3`: in an error, and in a finding's message that names another
+    line (`state` is also read at line 131)."""
     import re
 
     def cell_line(match: re.Match) -> str:
         cell, line = cells.locate(int(match.group(1)))
         return f"cell {cell}, line {line}"
 
-    return re.sub(r"\bline (\d+)", cell_line, message, count=1)
+    return re.sub(r"\bline (\d+)", cell_line, message)
 
 
 def _from_cache(

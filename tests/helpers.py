@@ -55,8 +55,9 @@ def findings(source: str, codemod: type[Codemod]):
     return diagnostics
 
 
-def invoke_in(folder, *args: str):
-    """`jaxfix ARGS` through typer's CliRunner, run from `folder` (paths and pyproject lookups are relative to it)."""
+def invoke_in(folder, *args: str, input: str | None = None):
+    """`jaxfix ARGS` through typer's CliRunner, run from `folder` (paths and pyproject lookups are relative to it);
+    `input`: what stdin reads."""
     import os
     from pathlib import Path
 
@@ -67,6 +68,6 @@ def invoke_in(folder, *args: str):
     old = Path.cwd()
     os.chdir(folder)
     try:
-        return CliRunner().invoke(app, list(args))
+        return CliRunner().invoke(app, list(args), input=input)
     finally:
         os.chdir(old)

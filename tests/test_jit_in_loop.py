@@ -28,7 +28,8 @@ def test_in_the_loop_compiles_every_step_and_hoisted_once() -> None:
     bench = _benchmark()
     x = jax.block_until_ready(jnp.linspace(-1.0, 1.0, 7))
     for kind, in_loop, hoisted in bench.variants():
-        assert bench.measure(in_loop, x, 3)[0] == 3, kind
+        # one function object: jit's cache finds the first compilation again; the other kinds compile each step
+        assert bench.measure(in_loop, x, 3)[0] == (1 if kind == "one function object" else 3), kind
         assert bench.measure(hoisted, x, 3)[0] == 1, kind
 
 

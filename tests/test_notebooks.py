@@ -117,6 +117,28 @@ def test_check_names_the_cell_and_the_line_in_it(magic: Path) -> None:
     assert "Checked 1 file: 2 findings, 2 fixable." in lines
 
 
+def test_a_message_naming_another_line_names_its_cell(tmp_path: Path) -> None:
+    cells = [
+        "import jax\n\nscale = 1.0\n\n@jax.jit\ndef f(x):\n    return x * scale",
+        "y = f(1.0)",
+        "# a later experiment\nscale = 2.0",
+        "z = f(1.0)",
+    ]
+    book = {
+        "cells": [{"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": c} for c in cells],
+        "metadata": {"kernelspec": {"name": "python3", "language": "python", "display_name": "Python 3"}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    (tmp_path / "nb.ipynb").write_text(json.dumps(book, indent=1) + "\n", encoding="utf-8")
+    result = invoke_in(tmp_path, "check", "--no-cache", "--select", "JF804", "nb.ipynb")
+    assert result.exit_code == 1, result.output
+    assert (
+        "nb.ipynb:cell 1:7:16: JF804 `f` is compiled with jax.jit and reads the global `scale`, which the module rebinds "
+        "at cell 3, line 2, after a use of `f`, and uses `f` again at cell 4, line 1:"
+    ) in result.output, result.output
+
+
 def test_apply_keeps_ipython_lines_and_the_unparsable_cell(magic: Path) -> None:
     result = invoke_in(magic, "apply", "--no-cache", "nb.ipynb")
     assert result.exit_code == 0, result.output

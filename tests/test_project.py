@@ -195,6 +195,43 @@ def test_a_static_config_makes_a_static_trip_count(tmp_path) -> None:
     assert not engine.analyse(text, [LOOP], project=_facts(root, "m.py"))[0]
 
 
+def test_a_config_dict_is_never_a_traced_value(tmp_path) -> None:
+    """An `ml_collections.ConfigDict` cannot be a traced argument (JAX rejects it): a parameter annotated with one
+    is a Python value wherever its function is traced, by a jit or by a library's convention; an unannotated
+    parameter beside it stays traced."""
+    root = _project(tmp_path, {
+        "m.py": """
+            import haiku as hk
+            import jax
+            import ml_collections
+            from ml_collections import config_dict
+
+            class Tower(hk.Module):
+                def __call__(self, x, settings: ml_collections.ConfigDict, other):
+                    return x
+
+            def f(x, frozen: config_dict.FrozenConfigDict, other):
+                return x
+        """,
+        "train.py": "import jax\nimport m\n\nstep = jax.jit(m.f, static_argnums=1)\nloose = jax.jit(m.f)\n",
+    })
+    traced = _facts(root, "m.py").traced
+    assert traced["Tower.__call__"][1] == {"self": 1, "x": 2, "settings": 0, "other": 2}
+    assert traced["f"][1] == {"x": 2, "frozen": 0, "other": 2}
+
+
+def test_what_a_partial_binds_is_constant_under_a_convention(tmp_path) -> None:
+    """`hk.transform(partial(forward, model_config=config))`: the bound arguments are constants of the transformed
+    function; the others follow the convention (traced)."""
+    root = _project(tmp_path, {
+        "model.py": "def forward(tokens, scale, model_config):\n    return tokens\n",
+        "train.py": "import functools\nimport haiku as hk\nimport model\n\n"
+                    "def make(config):\n"
+                    "    return hk.transform(functools.partial(model.forward, model_config=config))\n",
+    })
+    assert _facts(root, "model.py").traced["forward"][1] == {"tokens": 2, "scale": 2, "model_config": 0}
+
+
 def test_qualified_names_agree_between_ast_and_libcst() -> None:
     source = textwrap.dedent("""
         def f():
@@ -260,6 +297,52 @@ def test_stdin_with_a_file_name_gets_the_project_facts(tmp_path) -> None:
         os.chdir(old)
     assert "JF101" in named.output, named.output
     assert "JF101" not in unnamed.output, unnamed.output
+
+
+def _notebook(cells: list[str]) -> str:
+    import json
+
+    return json.dumps({
+        "cells": [{"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": c} for c in cells],
+        "metadata": {"kernelspec": {"name": "python3", "language": "python", "display_name": "Python 3"}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    })
+
+
+def test_a_notebook_that_jits_a_project_function_traces_it(tmp_path) -> None:
+    root = _project(tmp_path, {"model.py": MODEL})
+    (root / "explore.ipynb").write_text(_notebook(["import jax\nfrom model import relax", "%time y = 1", "f = jax.jit(relax, static_argnums=1)"]))
+    transforms, kinds = _facts(root, "model.py").traced["relax"]
+    assert transforms == ("jax.jit",) and kinds == {"x": 2, "steps": 0}
+
+
+def test_a_notebook_reads_the_project_facts(tmp_path) -> None:
+    """A config registered static in config.py makes `range(cfg.layers)` in a notebook's jitted function a static
+    trip count (rewritable), not a traced one (which fails)."""
+    from tests.helpers import invoke_in
+
+    root = _project(tmp_path, {
+        "config.py": """
+            import dataclasses
+            import jax
+
+            @dataclasses.dataclass(frozen=True)
+            class Config:
+                layers: int = 12
+
+            jax.tree_util.register_static(Config)
+        """,
+    })
+    cell = (
+        "import jax\nimport jax.numpy as jnp\nfrom config import Config\n\n@jax.jit\ndef forward(cfg: Config, x):\n"
+        "    for _ in range(cfg.layers):\n        x = jnp.tanh(x) * 0.9\n    return x"
+    )
+    (root / "run.ipynb").write_text(_notebook([cell]))
+    result = invoke_in(root, "check", "--no-cache", "--select", "JF101", "run.ipynb")
+    assert "run.ipynb:cell 1:7:14: JF101 [*unsafe] this Python loop unrolls `cfg.layers` times" in result.output, result.output
+    piped = invoke_in(root, "check", "--select", "JF101", "--stdin-filename", "run.ipynb", "-", input=(root / "run.ipynb").read_text())
+    assert "JF101 [*unsafe] this Python loop unrolls `cfg.layers` times" in piped.output, piped.output
 
 
 def _project_case_files():

@@ -60,3 +60,17 @@ def test_module_level_script_adds_the_import() -> None:
 def test_the_fix_is_safe() -> None:
     source = _bench("t0 = time.time()\nout = f(x)\nt1 = time.time()\n")
     assert rewrite(source, TimingWithoutBlock, unsafe=False) != source
+
+
+@pytest.mark.parametrize("body", ["pass", "...", '"""Nothing: the benchmark times dispatch."""'])
+def test_an_empty_jitted_step_has_nothing_to_wait_for(body: str) -> None:
+    """flax's nnx_graph_overhead benchmark: a jitted step whose body is empty returns None and computes nothing;
+    a step that returns its input still dispatches work and is reported."""
+    source = (
+        "import time\nimport jax\n\ndef bench(x, steps):\n    @jax.jit\n    def step(x):\n        BODY\n\n"
+        "    t0 = time.time()\n    for _ in range(steps):\n        step(x)\n    return time.time() - t0\n"
+    )
+    assert findings(source.replace("BODY", body), TimingWithoutBlock) == []
+    assert len(findings(source.replace("BODY", "return x * 2"), TimingWithoutBlock)) == 1
+    one_line = source.replace("def step(x):\n        BODY\n", "def step(x): pass\n")
+    assert findings(one_line, TimingWithoutBlock) == []

@@ -20,6 +20,9 @@ class ModuleContext:
         self.module: cst.Module = wrapper.module
         self._tree = tree
         self.project = project if project is not None else EMPTY
+        # Set by `jaxfix explain`: codemods then record why they leave each recognised place alone
+        # (`Codemod.decline`); off, declining costs nothing.
+        self.explaining = False
 
     @cached_property
     def names(self):

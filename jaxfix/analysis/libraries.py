@@ -9,8 +9,10 @@ analysis alike. Names are fully qualified, as `import flax.linen as nn; nn.Modul
   by every trainer built on gymnax, brax or jumanji.
 - TRACED_DECORATORS: decorators that mark a method as traced (`@nn.compact`).
 - STATIC_SELF: bases whose instances' declared attributes are hyperparameters (static at trace time): a linen
-  module's dataclass fields, a Haiku module's constructor arguments.
+  module's dataclass fields, a Haiku or NNX module's constructor arguments and literals set in `__init__` (NNX keeps
+  attributes that are not arrays or Variables in the static graph definition).
 - ARRAY_TYPES: annotations that mean "an array" (`chex.Array`).
+- STATIC_CONFIG_TYPES: configuration classes whose instances are never traced (`ml_collections.ConfigDict`).
 - CALL_SUMMARIES: what a library call returns, in structure and shape terms (`optax.apply_updates(params, u)`:
   a tree like `params`), whether its arrays are new buffers or may be its arguments', and whether it applies an
   optimizer's update; FRESH_INIT_OPTIMIZERS: the optax optimizers whose `init` makes only new arrays. Read by
@@ -109,10 +111,22 @@ UNTRACED_METHODS = frozenset(
      "default_params", "observation_spec", "action_spec", "render", "close", "__enter__", "__exit__"}
 )  # fmt: skip
 TRACED_DECORATORS = frozenset({"flax.linen.compact", "flax.linen.module.compact", "haiku.transparent"})
-STATIC_SELF = frozenset({"flax.linen.Module", "flax.linen.module.Module", "haiku.Module", "haiku._src.module.Module"})
+STATIC_SELF = frozenset(
+    {"flax.linen.Module", "flax.linen.module.Module", "flax.nnx.Module", "flax.nnx.module.Module", "haiku.Module",
+     "haiku._src.module.Module"}
+)  # fmt: skip
 ARRAY_TYPES = frozenset(
     {"chex.Array", "chex.ArrayDevice", "chex.ArrayNumpy", "jax.Array", "jax.numpy.ndarray", "jaxtyping.Array",
      "jax.typing.ArrayLike"}
+)  # fmt: skip
+# Configuration objects that are never traced values: they are not pytrees, so JAX rejects them as traced
+# arguments, and they reach traced code only as a static argument (a hashable FrozenConfigDict) or closed over.
+# A parameter annotated with one is a Python value at trace time, and so is every attribute of it
+# (`range(config.num_layers)` is a static trip count).
+STATIC_CONFIG_TYPES = frozenset(
+    {"ml_collections.ConfigDict", "ml_collections.FrozenConfigDict", "ml_collections.config_dict.ConfigDict",
+     "ml_collections.config_dict.FrozenConfigDict", "ml_collections.config_dict.config_dict.ConfigDict",
+     "ml_collections.config_dict.config_dict.FrozenConfigDict"}
 )  # fmt: skip
 # Ways to register a class whose instances are static when passed to a transformation.
 REGISTER_STATIC = frozenset({"jax.tree_util.register_static"})

@@ -414,7 +414,7 @@ def _python_files(root: Path) -> Iterator[Path]:
     for folder, subfolders, files in os.walk(root):
         subfolders[:] = sorted(s for s in subfolders if s not in _SKIP_DIRS and not s.startswith("."))
         for name in sorted(files):
-            if name.endswith(".py"):
+            if name.endswith((".py", ".ipynb")):
                 yield Path(folder) / name
 
 
@@ -541,10 +541,25 @@ def _summaries(jobs: list, cache: _SummaryCache, keys: list, datas: list) -> lis
 
 
 def _content(path: Path, text: str | None) -> bytes | None:
+    """The Python source of a file: `text` where given (an editor's buffer, stdin: a notebook's as one module),
+    else what is on disk (a notebook's code cells as one module, as the rules read them)."""
+    if text is not None:
+        return text.encode("utf-8", "surrogateescape")
     try:
-        return text.encode("utf-8", "surrogateescape") if text is not None else path.read_bytes()
+        data = path.read_bytes()
     except OSError:
         return None
+    if path.suffix != ".ipynb":
+        return data
+    from jaxfix import notebook
+
+    try:
+        book = notebook.read(data)
+    except notebook.NotebookError:
+        return None
+    if book.skip_reason() is not None:
+        return None
+    return book.module()[0].encode("utf-8", "surrogateescape")
 
 
 def _summary_key(name: str, is_package: bool, data: bytes) -> str:
@@ -611,6 +626,7 @@ class Project:
         self._preset: dict[str, ModuleFacts] | None = None  # every path's facts, read back from the cache
         self._by_module: dict[str, list[str]] | None = None
         self._resolved: dict[tuple, list[tuple]] = {}
+        self._config_cache: dict[Key, frozenset[str]] = {}
 
     # ---- building --------------------------------------------------------------------------------------------
 
@@ -621,7 +637,8 @@ class Project:
         """The project around `paths` (or the one in `root`, where given). `cache_folder`: where summaries are kept
         (None: nowhere), `prepare` what to call before the first is stored there; `memory`: a dict that keeps
         them between builds (by content: an edited file is summarised again, the others are not). `texts`:
-        contents that replace what is on disk (an editor's buffers, stdin), by path."""
+        Python sources that replace what is on disk (an editor's buffers, stdin; a notebook's code cells as one
+        module), by path."""
         paths = list(paths)
         root = Path(root).resolve() if root is not None else project_root(paths)
         cache = _SummaryCache(cache_folder, prepare, memory)
@@ -636,7 +653,7 @@ class Project:
             given = [Path(p).resolve() for p in paths]
             root = _common_folder(given)
             for path in given:
-                files.extend(_python_files(path) if path.is_dir() else [path] if path.suffix == ".py" else [])
+                files.extend(_python_files(path) if path.is_dir() else [path] if path.suffix in (".py", ".ipynb") else [])
         texts = {os.path.abspath(k): v for k, v in (texts or {}).items()}
         for extra in texts:
             if Path(extra) not in files:
@@ -904,8 +921,9 @@ class Project:
                 if t not in seed.transforms:
                     seed.transforms.add(t)
                     changed = True
+            configs = self._config_params(key, info)
             for p in info["params"]:
-                k = kinds.get(p, UNKNOWN)
+                k = STATIC if p in configs else kinds.get(p, UNKNOWN)
                 old = seed.kinds.get(p)
                 k = k if old is None else max(old, k)
                 if k != old:
@@ -947,6 +965,19 @@ class Project:
         self._solved = traced
         self._collect_static_attrs(traced)
         return traced
+
+    def _config_params(self, key: Key, info: dict) -> frozenset[str]:
+        """The parameters annotated with a configuration class that is never traced (libraries.STATIC_CONFIG_TYPES:
+        `config: ml_collections.ConfigDict`): Python values wherever the function is traced."""
+        found = self._config_cache.get(key)
+        if found is None:
+            found = frozenset(
+                p for p, annotation in info["ann"].items()
+                if any(t[0] == "external" and t[1] in libraries.STATIC_CONFIG_TYPES
+                       for t in self._resolve_dotted(key[0], None, annotation, 0))
+            )  # fmt: skip
+            self._config_cache[key] = found
+        return found
 
     def _info(self, key: Key) -> dict | None:
         summary = self.modules.get(key[0])
@@ -1123,8 +1154,14 @@ class Project:
                         for target in self.resolve(module, function, ref):
                             if target[0] == "func":
                                 info = self._info((target[1], target[2]))
+                                if info is None:
+                                    continue
                                 limit = libraries.CONVENTION_ARITY.get(name, 1_000) + target[3]
                                 kinds = self._convention_kinds(target[1], info, limit)
+                                # `hk.transform(partial(forward, config=config))`: what partial binds is a constant
+                                for p in [*info["params"][:target[3]], *(target[4] if len(target) > 4 else ())]:
+                                    if p in kinds and p not in ("self", "cls"):
+                                        kinds[p] = STATIC
                                 mark((target[1], target[2]), [CONVENTION], kinds, False)
 
     def _seed_targets(self, module: str, function: str | None, ref, transform: str, options: dict, mark,
@@ -1208,7 +1245,7 @@ class Project:
 
     def _collect_static_attrs(self, traced: dict[Key, _Seed]) -> None:
         """For each traced function: `self`'s attributes that are hyperparameters (a linen module's fields, a Haiku
-        module's constructor arguments stored as they are, an Equinox module's static fields), and for parameters
+        or NNX module's constructor arguments or literals stored as they are, an Equinox module's static fields), and for parameters
         annotated with a class registered static (or a struct dataclass): its static fields (all: "*")."""
         static_classes = self._static_classes()
         for key in traced:
@@ -1245,7 +1282,7 @@ class Project:
             if init is not None and linen_or_haiku:
                 params = set(init["params"][1:])
                 for attr, value in init["self_assigned"].items():
-                    if value is not None and "n" in value and value["n"] in params:
+                    if value is not None and ("l" in value or value.get("n") in params):
                         static.add(attr)
             setup = summary["functions"].get(f"{cls}.setup")
             if setup is not None:

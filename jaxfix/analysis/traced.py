@@ -132,7 +132,7 @@ _PARTIAL = {"functools.partial"}
 TREE_MAPS = {"jax.tree.map", "jax.tree_util.tree_map", "jax.tree_map"}
 TREE_STRUCTURES = {"jax.tree.structure", "jax.tree_util.tree_structure", "jax.tree_structure"}
 
-STATIC_ATTRIBUTES = frozenset({"shape", "ndim", "dtype", "size", "weak_type", "sharding", "aval"})
+STATIC_ATTRIBUTES = frozenset({"shape", "ndim", "dtype", "size", "weak_type", "sharding", "out_sharding", "aval"})
 STATIC_CALLS = frozenset(
     {
         "len",

@@ -161,12 +161,11 @@ def within_noise(wanted: Any, actual: Any, other: Any, *, factor: float = 2.0) -
             if not np.array_equal(w, a):
                 return False
             continue
-        w, a, o = (np.asarray(x, dtype=np.float64) for x in (w, a, o))
-        if not np.array_equal(np.isnan(w), np.isnan(a)):
+        wide = np.complex128 if np.issubdtype(w.dtype, np.complexfloating) else np.float64
+        w, a, o = (np.asarray(x, dtype=wide) for x in (w, a, o))
+        if _special_mismatch(w, a) is not None:
             return False
-        finite = np.isfinite(w) & np.isfinite(a) & np.isfinite(o)
-        if not np.array_equal(np.where(finite, 0.0, w), np.where(finite, 0.0, a)):  # infinities of the same sign
-            return False
+        finite = np.isfinite(w) & np.isfinite(o)
         noise = float(np.max(np.abs(o - w)[finite], initial=0.0))
         if np.any(np.abs(a - w)[finite] > factor * noise):
             return False
@@ -212,6 +211,19 @@ def as_array(leaf: Any) -> np.ndarray | None:
     return None
 
 
+def _special_mismatch(w: np.ndarray, a: np.ndarray) -> tuple[tuple, str] | None:
+    """Where NaN or infinity disagree (NaN in one only; an infinity in one only, or of the other sign): the first
+    such index and what differs, or None. Finite values are the tolerance's business."""
+    w_nan, a_nan = np.isnan(w), np.isnan(a)
+    if np.any(w_nan != a_nan):
+        return _first(w_nan != a_nan), "NaN in one and not the other"
+    w_inf, a_inf = np.isinf(w), np.isinf(a)
+    bad = (w_inf != a_inf) | (w_inf & (w != a))
+    if np.any(bad):
+        return _first(bad), "infinity differs"
+    return None
+
+
 def _compare_arrays(
     wanted: np.ndarray, actual: np.ndarray, index: int, *, size: int, rtol: float | None, atol: float | None, slack: float = 1.0
 ) -> tuple[Difference | None, Errors]:
@@ -227,15 +239,11 @@ def _compare_arrays(
         return None, errors
     w = wanted.astype(np.complex128 if kind == "c" else np.float64)
     a = actual.astype(np.complex128 if kind == "c" else np.float64)
-    w_nan, a_nan = np.isnan(w), np.isnan(a)
-    if np.any(w_nan != a_nan):
-        where = _first(w_nan != a_nan)
-        return Difference(f"leaf {index}: {_at(where)}NaN in one and not the other ({_num(w[where])} != {_num(a[where])})", index), errors
-    w_inf, a_inf = np.isinf(w), np.isinf(a)
-    if np.any(w_inf != a_inf) or np.any(w[w_inf] != a[w_inf]):
-        where = _first((w_inf != a_inf) | (w_inf & (w != a)))
-        return Difference(f"leaf {index}: {_at(where)}infinity differs ({_num(w[where])} != {_num(a[where])})", index), errors
-    finite = ~(w_nan | w_inf)
+    special = _special_mismatch(w, a)
+    if special is not None:
+        where, what = special
+        return Difference(f"leaf {index}: {_at(where)}{what} ({_num(w[where])} != {_num(a[where])})", index), errors
+    finite = np.isfinite(w)
     if not np.any(finite):
         return None, errors
     relative = (rtol if rtol is not None else tolerance(wanted.dtype, size)) * slack

@@ -1,0 +1,9 @@
+import ml_collections
+
+
+def get_config():
+    config = ml_collections.ConfigDict()
+    config.vocab_size = 64
+    config.width = 16
+    config.num_layers = 12
+    return config
