@@ -66,6 +66,13 @@ class Plan:
     outputs: tuple[_Output, ...]
     rows: tuple[tuple[str, tuple[cst.Subscript, ...]], ...]  # a range loop reading `xs[t]`: scan over xs
     index_used: bool  # index mode: the body reads the index (scan over jnp.arange), else `length=`
+    # Carries that start as Python numbers and become arrays of an unproven shape: (name, starts at zero); the
+    # scan starts them as arrays of the first step's shape and dtype.
+    restart: tuple[tuple[str, bool], ...] = ()
+    # Names assumed to be arrays, not proven: non-static arguments of the traced function, indexed by the
+    # scan's traced index (anything else raises at trace time); and that function's name.
+    assumed: tuple[str, ...] = ()
+    assumed_in: str | None = None
 
 
 @dataclass(frozen=True)
@@ -340,6 +347,9 @@ class _ScanAnalysis:
         self.traced = context.traced
         self.dataflow = context.dataflow
         self.parents = context.parents
+        self.restarted: set[str] = set()
+        self.assumed: list[str] = []
+        self.assumed_in: str | None = None
 
     def run(self) -> ScanFinding | None:
         loop = self.loop
@@ -382,11 +392,25 @@ class _ScanAnalysis:
             if long:
                 return ScanFinding(loop.iter, f"{problem}; not rewritten to lax.scan: {outcome}", None)
             return None
-        plan = Plan(loop, iteration, flow.carried, outcome, rows, index_used)
+        restart = tuple((name, self._starts_at_zero(name)) for name in flow.carried if name in self.restarted)
+        assumed = tuple(self.assumed)
+        plan = Plan(loop, iteration, flow.carried, outcome, rows, index_used, restart, assumed, self.assumed_in)
         details = "carrying " + ", ".join(f"`{name}`" for name in flow.carried)
         if outcome:
             details += "; stacking " + ", ".join(f"`{output.name}`" for output in outcome)
         message = f"{problem}; lax.scan traces the body once ({details})"
+        for name, _ in restart:
+            message += (
+                f"; `{name}` starts as a Python number and becomes an array whose shape jaxfix cannot prove, so the "
+                "scan starts it as an array of the first step's shape and dtype (`jax.eval_shape` of the step)"
+            )
+        if assumed:
+            listed = _listing([f"`{name}`" for name in assumed])
+            verb = "is an array" if len(assumed) == 1 else "are arrays"
+            message += (
+                f"; assumes {listed} {verb}: non-static arguments of `{self.assumed_in}`, which JAX traces, indexed by "
+                "the scan's traced index (a tuple, list or dict there raises at trace time)"
+            )
         if iteration.mode == "rows":
             message += f"; keep the Python loop if `{self._code(iteration.array)}` has fewer than ~{self.min_trip_count} rows"
         elif iteration.kind == "static":
@@ -867,9 +891,11 @@ class _ScanAnalysis:
             bound = {target: Slot(rank=None if not rank else rank - 1, category=shapes.category(iteration.array))}
         else:
             bound = {target: Slot(rank=0, category=Category.INT)}
-        reason = self.context.carry.blocker(loop, flow, construct="lax.scan", bound=bound)
+        restarted: set[str] = set()
+        reason = self.context.carry.blocker(loop, flow, construct="lax.scan", bound=bound, restartable=restarted)
         if reason is not None:
             return reason
+        self.restarted = restarted
         row_names = frozenset([target] if iteration.mode == "rows" else [])
         for output in outputs:
             shown = snippet(self._code(output.value))
@@ -884,10 +910,29 @@ class _ScanAnalysis:
                     "(jnp.array stacks a tuple's elements, a scan would return them apart)"
                 )
         if iteration.mode == "index" and index_used:
-            concrete = self.dataflow.concrete_use(loop, [target])
+            concrete = self.dataflow.concrete_use(loop, [target], self._indexable)
             if concrete is not None:
                 return f"the body {concrete.reason}"
         return outputs
+
+    def _indexable(self, base: cst.BaseExpression) -> bool:
+        """Whether indexing `base` with the scan's traced index is what the loop's Python int index did: `base`
+        is known to be an array, or is a non-static argument of the traced function (recorded in
+        `self.assumed`), where anything but an array raises at trace time instead of computing other values."""
+        if self.dataflow.is_array_like(base):
+            return True
+        function = self.context.arrays.traced_argument(base)
+        if function is None:
+            return False
+        if base.value not in self.assumed:
+            self.assumed.append(base.value)
+        self.assumed_in = function
+        return True
+
+    def _starts_at_zero(self, name: str) -> bool:
+        """Whether every binding of `name` that reaches the loop is the number zero (`gae = 0.0`)."""
+        sources = self._function_flow().reaching(self.loop, name)
+        return all(isinstance(s, (cst.Integer, cst.Float)) and float(s.evaluated_value) == 0.0 for s in sources)
 
     # ---- one array, not a pytree -----------------------------------------------------------------------------
 
@@ -899,6 +944,20 @@ class _ScanAnalysis:
     def _types(self, expr: cst.BaseExpression, at: cst.CSTNode, rows: frozenset, seen: frozenset) -> frozenset:
         """What `expr` may hold at `at` (jaxfix.analysis.arrays: an array, a number, anything else)."""
         return self.context.arrays.value_kinds(expr, at, rows, seen)
+
+
+def _atomic(code: str) -> bool:
+    """Whether `code` can be subscripted as it is: a name, an attribute, a subscript or a call."""
+    try:
+        expr = cst.parse_expression(code)
+    except Exception:
+        return False
+    return isinstance(expr, (cst.Name, cst.Attribute, cst.Subscript, cst.Call))
+
+
+def _listing(items: list[str]) -> str:
+    """`a`, `a and b`, `a, b and c`."""
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def _preorder(node: cst.CSTNode):
@@ -1048,13 +1107,51 @@ class _Rewrite:
         # The comments of a removed `ys = ys[::-1]` line go above the scan, which now keeps the time order.
         reversal_comments = [line for output in plan.outputs if output.reversal for line in _comment_lines(output.reversal)]
         scan_line = cst.parse_statement(call).with_changes(leading_lines=reversal_comments)
-        changes.insert(0, (loop, cst.FlattenSentinel([function, scan_line])))
+        starts = self._restart_lines(step, x_param, xs, rows)
+        changes.insert(0, (loop, cst.FlattenSentinel([function, *starts, scan_line])))
         for output in plan.outputs:
             if output.reversal is not None:
                 changes.append((output.reversal, cst.RemovalSentinel.REMOVE))
             for use in output.uses:
                 changes.extend(self._use(output.name, use, plan.iteration.reverse != (output.reversal is not None)))
         return self.codemod.fix("rewrite the loop with lax.scan", changes, add_imports=self.imports)
+
+    def _restart_lines(self, step: str, x_param: str, xs: str, rows: _Rows) -> list[cst.BaseStatement]:
+        """For carries that start as Python numbers and become arrays of an unproven shape: lines that start them
+        as arrays of the first step's shape and dtype, `gae = jnp.zeros_like(jax.eval_shape(step, gae, t)[0])`
+        (`jnp.full_like(..., gae)` for another number). `jax.eval_shape` traces the step with the Python
+        number, as the loop's first step runs, and computes nothing."""
+        plan = self.plan
+        if not plan.restart:
+            return []
+        carried = list(plan.carried)
+        first = self._first_input(xs, rows)
+        shapes = f"{self._expression('jax.eval_shape')}({step}, {carry_value(carried)}, {first})[0]"
+        lines = []
+        if len(carried) > 1 and len(plan.restart) > 1:
+            name = self.names.take("first_step", "first_carry", "step_shapes")
+            lines.append(cst.parse_statement(f"{name} = {shapes}\n"))
+            shapes = name
+        for name, zero in plan.restart:
+            struct = shapes if len(carried) == 1 else f"{shapes}[{carried.index(name)}]"
+            if zero:
+                value = f"{self._expression('jax.numpy.zeros_like')}({struct})"
+            else:
+                value = f"{self._expression('jax.numpy.full_like')}({struct}, {name})"
+            lines.append(cst.parse_statement(f"{name} = {value}\n"))
+        return lines
+
+    def _first_input(self, xs: str, rows: _Rows) -> str:
+        """What the scan hands the step first, as far as its shape goes: the first row, or the index `lower`."""
+        plan = self.plan
+        iteration = plan.iteration
+        if iteration.mode == "rows" or plan.rows:
+            arrays = [self._code(iteration.array)] if iteration.mode == "rows" else [array for array, _ in plan.rows]
+            firsts = [f"{a}[0]" if _atomic(a) else f"({a})[0]" for a in arrays]
+            return firsts[0] if len(firsts) == 1 else f"({', '.join(firsts)})"
+        if not plan.index_used:
+            return "None"
+        return "0" if iteration.lower is None else self._code(iteration.lower)
 
     def _inputs(self) -> tuple[str, str, _Rows]:
         """The step's second parameter, the scan's `xs` argument (or `length=`), and the transformer that

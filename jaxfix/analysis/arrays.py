@@ -250,6 +250,73 @@ class ArrayAnalysis:
         return current if current is not None else node
 
 
+    def traced_argument(self, expr: cst.BaseExpression) -> str | None:
+        """Evidence from use, not proof: for a name that is only ever a non-static parameter of a function that
+        a JAX transformation traces (`@jax.jit`, a lax body), the function's name; else None. JAX hands such a
+        parameter a pytree of arrays: usually one array, but a tuple, list or dict may come in. So a rule may
+        rely on it only where anything but an array fails loudly, as indexing it with a traced index does: a
+        tuple or list raises TracerIntegerConversionError at trace time, a dict "unhashable type" (JAX 0.10.2,
+        kept true by tests/test_evidence.py). Scanning or mapping over it would not: a tuple is a pytree
+        there, walked leaf by leaf."""
+        if not isinstance(expr, cst.Name):
+            return None
+        owner = self.owner(expr)
+        if not isinstance(owner, FunctionScope):
+            return None
+        bindings = list(owner.assignments[expr.value])
+        if len(bindings) != 1 or not isinstance(bindings[0], Assignment) or not isinstance(bindings[0].node, cst.Param):
+            return None
+        param = bindings[0].node
+        function = self._enclosing_function(param)
+        if function is None or param in (function.params.star_arg, function.params.star_kwarg):
+            return None
+        if param.annotation is not None and not self._array_param(param):
+            return None  # `xs: tuple[jax.Array, ...]`, `xs: list`: the code says what it is
+        traced = self._context.traced
+        if not traced.is_traced(function) or traced.seeded_kind(function, expr.value) is not Kind.TRACED:
+            return None
+        if self._passed_a_container(function, param):
+            return None
+        return function.name.value
+
+    def _passed_a_container(self, function: cst.FunctionDef, param: cst.Param) -> bool:
+        """Whether a call of `function` by name in this module passes a list, tuple, dict or set display or
+        comprehension for `param` (directly, or through a name bound only to one)."""
+        scope = self._scopes.get(function)
+        if scope is None:
+            return False
+        positional = [*function.params.posonly_params, *function.params.params]
+        position = positional.index(param) if param in positional else None
+        containers = (cst.List, cst.Tuple, cst.Dict, cst.Set, cst.ListComp, cst.SetComp, cst.DictComp)
+        for assignment in scope.assignments[function.name.value]:
+            for reference in assignment.references:
+                call = self._parents.get(reference.node)
+                if not isinstance(call, cst.Call) or call.func is not reference.node:
+                    continue
+                plain = [a for a in call.args if a.keyword is None and not a.star]
+                passed = [a.value for a in call.args if a.keyword is not None and a.keyword.value == param.name.value]
+                if position is not None and position < len(plain):
+                    passed.append(plain[position].value)
+                for value in passed:
+                    if isinstance(value, containers):
+                        return True
+                    if isinstance(value, cst.Name):
+                        owner = self.owner(value)
+                        bound = list(owner.assignments[value.value]) if owner is not None else []
+                        values = [self._bound_value(b) for b in bound]
+                        if values and all(isinstance(v, containers) for v in values):
+                            return True
+        return False
+
+    def _bound_value(self, assignment) -> cst.BaseExpression | None:
+        node = getattr(assignment, "node", None)
+        parent = self._parents.get(node) if node is not None else None
+        if isinstance(parent, cst.AssignTarget) and parent.target is node:
+            return self._parents[parent].value
+        if isinstance(parent, cst.AnnAssign) and parent.target is node:
+            return parent.value
+        return None
+
     def is_array(self, name: cst.Name) -> bool:
         """Whether `name`, where it stands, is known to hold a JAX array: every binding of it makes one."""
         owner = self.owner(name)
