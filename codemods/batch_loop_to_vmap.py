@@ -18,7 +18,7 @@ from typing import Sequence
 import libcst as cst
 from libcst.metadata import ScopeProvider
 
-from jaxfix.analysis.arrays import ARRAY_VALUE
+from jaxfix.analysis.arrays import ARRAY_VALUE, loud_use
 from jaxfix.analysis.dataflow import ARRAY_METHODS, Blocker, block_activity, body_statements, returns_one_array
 from jaxfix.analysis.metadata import children
 from jaxfix.analysis.screen import Screen, array_bindings, dotted
@@ -403,7 +403,8 @@ class BatchLoopToVmap(Codemod):
         batch = self._batch(first.value)
         if batch is None:
             return
-        if not all(isinstance(array, _Count) or self._is_array(array) for array in batch.arrays):
+        assumed = self._assumed_rows(batch)
+        if assumed is None:
             return  # NumPy data, a Python list, a pytree: not a batch jaxfix can prove
         shown = _STACKING[callee]
         walked = "an index" if all(isinstance(a, _Count) for a in batch.arrays) else "the rows of an array"
@@ -416,7 +417,32 @@ class BatchLoopToVmap(Codemod):
             return  # over an index alone, what cannot be mapped is host-side arithmetic (brax's link roots)
         if random:
             message += _RANDOM_NOTE
+        if assumed is not None and assumed[0]:
+            array, function, use = assumed
+            message += (
+                f"; assumes `{array}` is an array: a non-static argument of `{function}`, which JAX traces (given a "
+                f"tuple, list or dict, jax.vmap would walk its leaves and `{_snippet(self.context.code_for(use))}` "
+                "raises at trace time)"
+            )
         self.report(node, message, fix)
+
+    def _assumed_rows(self, batch: "_Batch") -> tuple | None:
+        """(name, function, use) when the one array a comprehension walks is not proven to be an array but is
+        a non-static argument of a traced function, and the element uses the variable in a way that raises on
+        a tuple, list or dict (where jax.vmap would map a pytree's leaves, the comprehension its elements);
+        ("", None, None) when every array is proven; None when neither."""
+        if all(isinstance(array, _Count) or self._is_array(array) for array in batch.arrays):
+            return ("", None, None)
+        if batch.element is None or batch.index is not None or batch.statements or len(batch.arrays) != 1:
+            return None
+        (array,), (variable,) = batch.arrays, batch.variables
+        function = self.context.arrays.traced_argument(array)
+        if function is None:
+            return None
+        use = loud_use(self.context, variable, batch.element)
+        if use is None:
+            return None
+        return (array.value, function, use)
 
     def visit_For(self, node: cst.For) -> None:
         """`ys = []`, `for x in xs: ...; ys.append(e)`, then `jnp.stack(ys)`: the loop form, when nothing

@@ -73,3 +73,102 @@ def test_indexing_a_pytree_argument_with_a_traced_index_raises_at_trace_time(con
     with pytest.raises((TypeError, jax.errors.TracerIntegerConversionError)):
         summed(value)
     assert float(summed(jnp.ones(2))) == 2.0
+
+
+def _containers():
+    import jax.numpy as jnp
+
+    rows = [jnp.ones(3), jnp.ones(3)]
+    return [tuple(rows), list(rows), {"a": rows[0], "b": rows[1]}]
+
+
+def test_every_loud_function_raises_on_a_container() -> None:
+    """The premise of `loud_use`: each function it counts fails on a tuple, list or dict of arrays."""
+    import jax
+    import jax.numpy as jnp
+
+    from jaxfix.analysis.arrays import LOUD_FUNCTIONS
+
+    other = {"dot", "matmul", "maximum", "minimum", "outer", "tensordot"}
+    for qualified in sorted(LOUD_FUNCTIONS):
+        module, _, name = qualified.rpartition(".")
+        function = jax.nn if module == "jax.nn" else jnp.linalg if module.endswith("linalg") else jnp
+        function = getattr(function, name)
+        for value in _containers():
+            with pytest.raises(Exception):
+                if name in other:
+                    function(value, jnp.ones(3))
+                elif name == "einsum":
+                    function("i->", value)
+                elif name == "where":
+                    function(value, 1.0, 0.0)
+                elif name == "clip":
+                    function(value, 0.0, 1.0)
+                else:
+                    function(value)
+
+
+def test_every_loud_operator_and_attribute_raises_on_a_container() -> None:
+    import operator
+
+    import jax.numpy as jnp
+
+    from jaxfix.analysis.arrays import LOUD_ATTRIBUTES
+
+    loud = [operator.sub, operator.truediv, operator.floordiv, operator.pow, operator.matmul]
+    with_arrays = [operator.add, operator.mul]
+    for value in _containers():
+        for op in loud:
+            for other in (2, 2.0, jnp.ones(3)):
+                for args in ((value, other), (other, value)):
+                    with pytest.raises(TypeError):
+                        op(*args)
+        for op in with_arrays:
+            for other in (2.0, jnp.ones(3), jnp.int32(2)):
+                for args in ((value, other), (other, value)):
+                    with pytest.raises(TypeError):
+                        op(*args)
+        with pytest.raises(TypeError):
+            -value
+        for attribute in LOUD_ATTRIBUTES:
+            assert not hasattr(value, attribute), attribute
+
+
+def test_vmap_over_a_tuple_computes_something_else_unless_a_use_raises() -> None:
+    """Why a comprehension over an unannotated argument needs a loud use of its variable: over a tuple,
+    jax.vmap maps the rows of each leaf where the comprehension walked the elements. `x[0] * 2` then silently
+    computes other numbers; `x @ w` raises."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    xs = (jnp.arange(3.0), jnp.arange(3.0) + 10)
+    walked = jnp.stack([x[0] * 2 for x in xs])
+    mapped = jax.vmap(lambda x: x[0] * 2)(xs)
+    assert walked.shape != mapped.shape or not np.array_equal(walked, mapped)
+    with pytest.raises(TypeError):
+        jax.vmap(lambda x: jnp.tanh(x @ jnp.ones((3, 2))))(xs)
+
+
+@pytest.mark.parametrize(
+    "element,loud",
+    [
+        ("jnp.tanh(x @ w)", True),
+        ("x.shape[0] + 1", True),
+        ("(x - 1.0) * 2", True),
+        ("x * 2.0", True),
+        ("x * 2", False),  # repeats a tuple
+        ("x + x", False),  # concatenates tuples
+        ("x[0] * 2", False),
+        ("jnp.stack(x)", False),  # accepts a sequence
+        ("w if c else x @ w", False),  # only on one branch
+        ("c and jnp.sum(x)", False),
+    ],
+)
+def test_loud_uses(element: str, loud: bool) -> None:
+    from jaxfix.analysis.arrays import loud_use
+
+    source = HEAD + f"def f(xs, w, c):\n    return [{element} for x in xs]\n"
+    context = ModuleContext(MetadataWrapper(cst.parse_module(source)))
+    comprehension = next(n for n in _walk(context.wrapper.module) if isinstance(n, cst.ListComp))
+    assert (loud_use(context, "x", comprehension.elt) is not None) is loud

@@ -986,3 +986,61 @@ def _copies(call: cst.Call) -> bool:
         if arg.keyword is not None and arg.keyword.value == "copy":
             return isinstance(arg.value, cst.Name) and arg.value.value == "True"
     return True
+
+
+# Uses of a value that raise when it is a tuple, list or dict of arrays rather than one array (JAX 0.10.2,
+# kept true by tests/test_evidence.py): a rewrite that maps over a pytree where the loop walked a container's
+# elements then fails at trace time instead of computing something else.
+LOUD_OPERATORS = (cst.Subtract, cst.Divide, cst.FloorDivide, cst.Power, cst.MatrixMultiply)
+LOUD_WITH_ARRAYS = (cst.Add, cst.Multiply)  # `x * 2` repeats a tuple, `x + x` concatenates: only with an array or float
+LOUD_ATTRIBUTES = frozenset("shape ndim T dtype size astype reshape sum mean max min ravel flatten transpose squeeze at".split())
+LOUD_FUNCTIONS = frozenset(
+    "jax.numpy." + name
+    for name in """
+    tanh sin cos exp log sqrt abs sum mean max min dot matmul maximum minimum square exp2 log1p expm1 sign negative
+    argmax argmin cumsum linalg.norm einsum where clip outer tensordot
+    """.split()
+) | frozenset("jax.nn." + name for name in "relu sigmoid softmax gelu log_softmax silu".split())
+
+
+def loud_use(context: ModuleContext, name: str, expr: cst.BaseExpression) -> cst.CSTNode | None:
+    """A use of `name` in `expr`, evaluated whenever `expr` is (not in a branch of `a if c else b`, the right of
+    `and`/`or`, a lambda or a comprehension), that raises if `name` holds a tuple, list or dict instead of one
+    array; None if there is none."""
+    parents = context.parents
+    for node in _evaluated(expr):
+        if not (isinstance(node, cst.Name) and node.value == name):
+            continue
+        parent = parents.get(node)
+        if isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value in LOUD_ATTRIBUTES:
+            return parent
+        if isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.Minus):
+            return parent
+        if isinstance(parent, cst.BinaryOperation):
+            if isinstance(parent.operator, LOUD_OPERATORS):
+                return parent
+            other = parent.right if parent.left is node else parent.left
+            if isinstance(parent.operator, LOUD_WITH_ARRAYS) and (
+                isinstance(other, cst.Float) or (other is not node and context.dataflow.is_array_like(other))
+            ):
+                return parent
+        if isinstance(parent, cst.Arg) and parent.value is node and parent.keyword is None and not parent.star:
+            call = parents.get(parent)
+            if isinstance(call, cst.Call) and context.names.callee(call) in LOUD_FUNCTIONS:
+                return call
+    return None
+
+
+def _evaluated(expr: cst.CSTNode):
+    """The nodes of `expr` that run every time it does."""
+    yield expr
+    if isinstance(expr, (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
+        return
+    if isinstance(expr, cst.IfExp):
+        yield from _evaluated(expr.test)
+        return
+    if isinstance(expr, cst.BooleanOperation):
+        yield from _evaluated(expr.left)
+        return
+    for child in expr.children:
+        yield from _evaluated(child)
