@@ -218,7 +218,15 @@ class BatchLoopToVmap(Codemod):
       row at a time; arguments that do not depend on the element (`a` above) are evaluated once instead of
       once per element.
     - Comprehensions and append loops: an empty batch makes `jnp.stack([])` raise, the rewrite returns an
-      empty array. An element computed from Python numbers only would be weakly typed in `jnp.array([...])`;
+      empty array.
+    - Assumed, not proven: a comprehension over an unannotated `xs` walks the rows of one array when `xs` is a
+      non-static argument of a traced function (`@jax.jit`), not rebound, not annotated as something else and
+      not passed a list, tuple or dict by a call in the module, and the element uses the variable in a way
+      that raises on a tuple, list or dict (`x @ w`, `x - m`, `x / s`, `x * 2.0`, `x.shape`, `jnp.tanh(x)`;
+      not `x[0]`, `x * 2` or `x + x`, which a tuple accepts). JAX hands such an argument a pytree of arrays;
+      over a tuple, jax.vmap would map the rows of every leaf where the comprehension walked the elements, and
+      that use then raises at trace time instead of computing other numbers. The message names the argument
+      it assumes is an array. An element computed from Python numbers only would be weakly typed in `jnp.array([...])`;
       jaxfix requires each element to be a JAX array (a row, or computed from one or from a JAX function).
     - `zip(xs, ys)` and `map(f, xs, ys)` stop at the shortest array; jax.vmap raises when the lengths differ.
     - The loop forms: after the rewrite the list's (or buffer's) name holds the stacked array, and the
@@ -242,8 +250,9 @@ class BatchLoopToVmap(Codemod):
 
     ## When it stays quiet
     - NumPy data preparation (`np.stack`, `np.array`), and lists over anything not proven to be a JAX array
-      (a parameter without a `jax.Array` annotation outside traced code, a Python list of arrays, a pytree of
-      layer parameters): their elements may differ in shape, and vmap would walk the leaves of a pytree.
+      (a parameter without a `jax.Array` annotation outside traced code, a static argument, a Python list of
+      arrays, a pytree of layer parameters; an unannotated traced argument whose element uses it only in ways
+      a tuple accepts too): their elements may differ in shape, and vmap would walk the leaves of a pytree.
     - Loops that carry state from one element to the next (JF102's scan, or JF101's), whose variable is
       read after the loop, or that a closure of the function may observe; loops whose list is not created
       empty just before them, is appended to conditionally, or is used otherwise than stacked once after the

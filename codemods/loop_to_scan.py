@@ -161,8 +161,10 @@ class LoopToScan(Codemod):
     advantages = advantages[::-1]
     return jnp.stack(advantages)
     ```
-    becomes `gae, advantages = jax.lax.scan(step, gae, jnp.arange(len(rewards) - 1), reverse=True)`, when
-    jaxfix can prove that `gae` is a scalar after one step (see below).
+    becomes `gae, advantages = jax.lax.scan(step, gae, jnp.arange(len(rewards) - 1), reverse=True)`. Where
+    jaxfix cannot prove that `gae` is a scalar after one step (`rewards` may be a `(T, envs)` batch), the scan
+    starts it from the first step's shape: `gae = jnp.zeros_like(jax.eval_shape(step, gae, 0)[0])` before the
+    scan (see below).
 
     ## Fix safety
     Unsafe. The rewrite computes the same values in every case jaxfix checks for, but some differences remain:
@@ -172,12 +174,25 @@ class LoopToScan(Codemod):
     - A carried Python number (`total = 0.0`) becomes a weakly typed array promoted to the loop's dtype, as
       the Python loop's first step would make it; after the loop it is an array, not a Python float. JAX keeps
       a Python float weak, so `rewards[t] + gamma * 0.0` with float32 (float16, bfloat16) arrays is computed in
-      that dtype either way, and the scan's first step gives the Python loop's numbers exactly. A scan needs
-      the carry's shape from the start, so jaxfix rewrites only where it proves every update of such a carry
-      is a scalar: numbers, `x: float`/`x: int` parameters, the index of a `range`, one element of an array of
-      known rank (`rewards: Float[Array, "T"]` indexed by `t`). If the proof is wrong (the annotation lies),
-      the scan raises at trace time ("carry input and carry output must have equal types"); it never computes
-      other numbers.
+      that dtype either way, and the scan's first step gives the Python loop's numbers exactly. Where jaxfix
+      proves that every update of such a carry is a scalar (numbers, `x: float`/`x: int` parameters, the index
+      of a `range`, one element of an array of known rank: `rewards: Float[Array, "T"]` indexed by `t`), the
+      scan starts from the number as written. Elsewhere the carry may become an array of another shape on the
+      first step (a row, for a `(T, envs)` batch), and the scan starts it from that step's shape and dtype:
+      `jax.eval_shape` traces the step once with the Python number, as the loop's first step ran, computing
+      nothing, and the carry starts as `jnp.zeros_like` of the result (`jnp.full_like(..., total)` for another
+      number). The first step then combines the step's values with zeros of the step's own dtype instead of a
+      weak 0.0: the same numbers where the step computes in one dtype (checked bit for bit in float32, float16
+      and bfloat16 on `(T,)` and `(T, envs)` batches); a step that mixes dtypes may round its first step
+      differently, as a scan started from 0.0 already does. A step whose shape still changes after its first
+      step makes the scan raise at trace time ("carry input and carry output must have equal types").
+    - Assumed, not proven: an argument indexed by the loop's index (`rewards[t]`) is an array when it is a
+      non-static argument of the traced function (`@jax.jit def gae(rewards, ...)`), not rebound, not
+      annotated as something else, and not passed a list, tuple or dict by a call in the module. JAX hands such
+      an argument a pytree of arrays; if it is a tuple, list or dict rather than one array, indexing it with the
+      scan's traced index raises at trace time (TracerIntegerConversionError, or "unhashable type") where the
+      Python loop's int index worked: the rewrite fails loudly, it does not compute other numbers. The message
+      names the arguments it assumes are arrays.
     - A loop of zero steps: `jnp.stack([])` raises, the scan returns an empty array of shape `(0, ...)`.
     - A value whose shape or dtype changes from one step to the next in a way jaxfix cannot see (a float16
       start updated in float32, a helper that returns another shape): the Python loop promotes it or fails
@@ -212,9 +227,9 @@ class LoopToScan(Codemod):
     that changes shape or dtype, starts as `None` or a static value; an index used as a Python int.
 
     Whatever the trip count, it reports without a fix a loop it would rewrite but for a carry that starts as a
-    Python number whose shape after one step it cannot prove (`gae = 0.0` updated from `rewards[t]` of an
-    unannotated `rewards`, which may be a `(T, envs)` batch), and says how to start it: `gae =
-    jnp.zeros_like(rewards[0])`, if that is its shape in the loop.
+    Python number on one path and as something else on another (`gae = 0.0`, then `if warm: gae = xs[0]`),
+    whose shape after one step it cannot prove, and says how to start it: `gae = jnp.zeros_like(xs[0])`, if
+    that is its shape in the loop.
     """
 
     code = "JF102"
