@@ -193,7 +193,9 @@ class LoopToScan(Codemod):
       scan's traced index raises at trace time (TracerIntegerConversionError, or "unhashable type") where the
       Python loop's int index worked: the rewrite fails loudly, it does not compute other numbers. The message
       names the arguments it assumes are arrays.
-    - A loop of zero steps: `jnp.stack([])` raises, the scan returns an empty array of shape `(0, ...)`.
+    - A loop of zero steps: `jnp.stack([])` raises, the scan returns an empty array of shape `(0, ...)`. A carry
+      started from the first step's shape reads the first row (`xs[0]`, `rewards[0]`) to trace that step, so
+      on empty arrays the rewrite raises IndexError at trace time where the loop ran zero times.
     - A value whose shape or dtype changes from one step to the next in a way jaxfix cannot see (a float16
       start updated in float32, a helper that returns another shape): the Python loop promotes it or fails
       in `jnp.stack`, the scan raises at trace time ("scan body function carry input and carry output must

@@ -172,3 +172,18 @@ def test_loud_uses(element: str, loud: bool) -> None:
     context = ModuleContext(MetadataWrapper(cst.parse_module(source)))
     comprehension = next(n for n in _walk(context.wrapper.module) if isinstance(n, cst.ListComp))
     assert (loud_use(context, "x", comprehension.elt) is not None) is loud
+
+
+def test_fixes_on_evidence_say_what_they_assume() -> None:
+    from tests.helpers import codemod_for_module, findings
+
+    vmap = codemod_for_module("batch_loop_to_vmap")
+    source = HEAD + "@jax.jit\ndef f(xs, w):\n    return jnp.stack([jnp.tanh(x @ w) for x in xs])\n"
+    (finding,) = findings(source, vmap)
+    assert finding.fix is not None
+    assert "assumes `xs` is an array: a non-static argument of `f`, which JAX traces" in finding.message
+    assert "`x @ w` raises at trace time" in finding.message
+    # proven arrays need no assumption
+    annotated = source.replace("def f(xs, w)", "def f(xs: jax.Array, w)")
+    (finding,) = findings(annotated, vmap)
+    assert finding.fix is not None and "assumes" not in finding.message
