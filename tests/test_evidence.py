@@ -187,3 +187,30 @@ def test_fixes_on_evidence_say_what_they_assume() -> None:
     annotated = source.replace("def f(xs, w)", "def f(xs: jax.Array, w)")
     (finding,) = findings(annotated, vmap)
     assert finding.fix is not None and "assumes" not in finding.message
+
+
+@pytest.mark.parametrize(
+    "annotation,imports,traced,proven",
+    [
+        ("jax.Array", "", True, True),
+        ("jnp.ndarray", "", True, True),
+        ("chex.Array", "import chex\n", True, True),
+        ("chex.Array", "import chex\n", False, True),
+        ('Float[Array, "n"]', "from jaxtyping import Array, Float\n", True, True),
+        ("np.ndarray", "import numpy as np\n", True, True),
+        ("npt.NDArray[np.float32]", "import numpy as np\nimport numpy.typing as npt\n", True, True),
+        # outside traced code a NumPy array stays a NumPy array
+        ("np.ndarray", "import numpy as np\n", False, False),
+        ('Float[np.ndarray, "n"]', "import numpy as np\nfrom jaxtyping import Float\n", False, False),
+        ("tuple", "", True, False),
+    ],
+)
+def test_array_annotations_of_every_common_spelling(annotation: str, imports: str, traced: bool, proven: bool) -> None:
+    decorator = "@jax.jit\n" if traced else ""
+    source = HEAD + imports + f"{decorator}def f(xs: {annotation}, i):\n    return xs[i]\n"
+    context = ModuleContext(MetadataWrapper(cst.parse_module(source)))
+    name = next(
+        n.value for n in _walk(context.wrapper.module) if isinstance(n, cst.Subscript) and isinstance(n.value, cst.Name)
+        and n.value.value == "xs"
+    )
+    assert context.arrays.is_array(name) is proven

@@ -86,7 +86,10 @@ _ALWAYS_TRACING = frozenset(
     jax.hessian jax.checkpoint jax.remat jax.ad_checkpoint.checkpoint jax.shard_map jax.experimental.shard_map.shard_map
     """.split()
 )
-_ARRAY_ANNOTATIONS = frozenset({"jax.Array", "jax.numpy.ndarray"})
+# Annotations that say a parameter is one JAX array; the NumPy ones say so only where JAX traces the
+# parameter (a NumPy array handed to a traced function arrives as a tracer).
+_ARRAY_ANNOTATIONS = frozenset({"jax.Array", "jax.numpy.ndarray", "jaxtyping.Array", "chex.Array", "chex.ArrayDevice"})
+_TRACED_ARRAY_ANNOTATIONS = frozenset({"numpy.ndarray", "numpy.typing.NDArray"})
 # Builtins that read an argument without keeping a reference to it.
 _NON_RETAINING_BUILTINS = frozenset("print len float int bool str repr isinstance type id hash format".split())
 _NON_RETAINING_CALLS = frozenset(
@@ -470,14 +473,20 @@ class ArrayAnalysis:
         if param is function.params.star_arg or param is function.params.star_kwarg:
             return False
         annotation = param.annotation.annotation
-        if self.qualified(annotation) in _ARRAY_ANNOTATIONS:
+        traced = self._context.traced
+        in_traced_code = traced.is_traced(function) and traced.param_kind(function, param.name.value) is Kind.TRACED
+        accepted = _ARRAY_ANNOTATIONS | _TRACED_ARRAY_ANNOTATIONS if in_traced_code else _ARRAY_ANNOTATIONS
+        if self.qualified(annotation) in accepted:
             return True
-        # jaxtyping's `Float[Array, "n d"]`: an array of the first element's type
-        if isinstance(annotation, cst.Subscript) and len(annotation.slice) == 2:
+        if isinstance(annotation, cst.Subscript):
             head = self.qualified(annotation.value) or ""
-            array = annotation.slice[0].slice
+            # `npt.NDArray[np.float32]` in traced code
+            if head in accepted and head in _TRACED_ARRAY_ANNOTATIONS:
+                return True
+            # jaxtyping's `Float[Array, "n d"]`: an array of the first element's type
+            array = annotation.slice[0].slice if len(annotation.slice) == 2 else None
             if head.startswith("jaxtyping.") and isinstance(array, cst.Index):
-                return self.qualified(array.value) in _ARRAY_ANNOTATIONS | {"jaxtyping.Array"}
+                return self.qualified(array.value) in accepted
         return False
 
     def _name_has(self, name: cst.Name, owner: Scope | None, env: set[str] | None, prop: str) -> bool:
