@@ -183,8 +183,9 @@ class LoopToScan(Codemod):
       nothing, and the carry starts as `jnp.zeros_like` of the result (`jnp.full_like(..., total)` for another
       number). The first step then combines the step's values with zeros of the step's own dtype instead of a
       weak 0.0: the same numbers where the step computes in one dtype (checked bit for bit in float32, float16
-      and bfloat16 on `(T,)` and `(T, envs)` batches); a step that mixes dtypes may round its first step
-      differently, as a scan started from 0.0 already does. A step whose shape still changes after its first
+      and bfloat16 on `(T,)` and `(T, envs)` batches). A step that mixes dtypes (a bfloat16 product added to
+      a float32 value) may round its first step differently in the last bits, as a scan started from 0.0
+      does too: the Python loop's first step computes `0.0 + x` in bfloat16, the scan in the carry's float32. A step whose shape still changes after its first
       step makes the scan raise at trace time ("carry input and carry output must have equal types").
     - Assumed, not proven: an argument indexed by the loop's index (`rewards[t]`) is an array when it is a
       non-static argument of the traced function (`@jax.jit def gae(rewards, ...)`), not rebound, not
@@ -1124,7 +1125,7 @@ class _Rewrite:
         # The comments of a removed `ys = ys[::-1]` line go above the scan, which now keeps the time order.
         reversal_comments = [line for output in plan.outputs if output.reversal for line in _comment_lines(output.reversal)]
         scan_line = cst.parse_statement(call).with_changes(leading_lines=reversal_comments)
-        starts = self._restart_lines(step, x_param, xs, rows)
+        starts = self._restart_lines(step)
         changes.insert(0, (loop, cst.FlattenSentinel([function, *starts, scan_line])))
         for output in plan.outputs:
             if output.reversal is not None:
@@ -1133,7 +1134,7 @@ class _Rewrite:
                 changes.extend(self._use(output.name, use, plan.iteration.reverse != (output.reversal is not None)))
         return self.codemod.fix("rewrite the loop with lax.scan", changes, add_imports=self.imports)
 
-    def _restart_lines(self, step: str, x_param: str, xs: str, rows: _Rows) -> list[cst.BaseStatement]:
+    def _restart_lines(self, step: str) -> list[cst.BaseStatement]:
         """For carries that start as Python numbers and become arrays of an unproven shape: lines that start them
         as arrays of the first step's shape and dtype, `gae = jnp.zeros_like(jax.eval_shape(step, gae, t)[0])`
         (`jnp.full_like(..., gae)` for another number). `jax.eval_shape` traces the step with the Python
@@ -1142,7 +1143,7 @@ class _Rewrite:
         if not plan.restart:
             return []
         carried = list(plan.carried)
-        first = self._first_input(xs, rows)
+        first = self._first_input()
         shapes = f"{self._expression('jax.eval_shape')}({step}, {carry_value(carried)}, {first})[0]"
         lines = []
         if len(carried) > 1 and len(plan.restart) > 1:
@@ -1158,7 +1159,7 @@ class _Rewrite:
             lines.append(cst.parse_statement(f"{name} = {value}\n"))
         return lines
 
-    def _first_input(self, xs: str, rows: _Rows) -> str:
+    def _first_input(self) -> str:
         """What the scan hands the step first, as far as its shape goes: the first row, or the index `lower`."""
         plan = self.plan
         iteration = plan.iteration

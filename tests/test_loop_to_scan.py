@@ -458,3 +458,33 @@ def test_the_comment_of_a_removed_reversal_goes_above_the_scan(tmp_path) -> None
     after = rewrite(before, SCAN)
     assert "    # back to time order\n    # oldest first\n    g, returns = jax.lax.scan(step, g, rewards, reverse=True)\n    return returns\n" in after
     _same_numbers(before, after, tmp_path, "f", ["jnp.sin(jnp.arange(30.0))", "0.9"])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+@pytest.mark.parametrize("shape", [(40,), (40, 3)])
+def test_a_carry_started_from_the_first_steps_shape_gives_the_loops_numbers_exactly(dtype: str, shape, tmp_path) -> None:
+    """The unannotated GAE, rewritten with `gae = jnp.zeros_like(jax.eval_shape(step, gae, 0)[0])`, computes the
+    Python loop's numbers bit for bit where the step computes in one dtype, on a (T,) or a (T, envs) batch."""
+    import importlib.util
+
+    import jax.numpy as jnp
+    import numpy as np
+
+    source = _corpus_before("gae_unannotated")
+    after = rewrite(source, SCAN)
+    assert "jax.eval_shape(step, gae, 0)" in after
+    functions = []
+    for name, text in (("before_gae", source), ("after_gae", after)):
+        path = tmp_path / f"{name}.py"
+        path.write_text(text)
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        functions.append(module.gae)
+    size = int(np.prod(shape))
+    rewards = jnp.sin(jnp.arange(size, dtype=jnp.float32)).reshape(shape).astype(dtype)
+    values = jnp.cos(jnp.arange(size, dtype=jnp.float32) / 3.0).reshape(shape).astype(dtype)
+    dones = (jnp.arange(size).reshape(shape) % 7 == 6).astype(dtype)
+    loop, scan = (f(rewards, values, dones, 0.99, 0.95) for f in functions)
+    assert loop.shape == scan.shape and loop.dtype == scan.dtype
+    assert np.array_equal(np.asarray(loop, np.float32), np.asarray(scan, np.float32))
