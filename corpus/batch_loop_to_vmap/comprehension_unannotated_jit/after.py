@@ -5,5 +5,5 @@ import jax.numpy as jnp
 @jax.jit
 def features(xs, w, b):
     def body(x):
-        return jnp.tanh(x @ w + b)
+        return jax.nn.relu(x - b) * w
     return jax.vmap(body)(xs)

@@ -4,4 +4,4 @@ import jax.numpy as jnp
 
 @jax.jit
 def features(xs, w, b):
-    return jnp.stack([jnp.tanh(x @ w + b) for x in xs])
+    return jnp.stack([jax.nn.relu(x - b) * w for x in xs])
