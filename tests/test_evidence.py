@@ -214,3 +214,10 @@ def test_array_annotations_of_every_common_spelling(annotation: str, imports: st
         and n.value.value == "xs"
     )
     assert context.arrays.is_array(name) is proven
+
+
+def test_a_lambda_parameter_is_no_argument_of_the_enclosing_function() -> None:
+    source = HEAD + "@jax.jit\ndef f(xs, i):\n    g = lambda xs: xs[i]\n    return g(xs)\n"
+    context = ModuleContext(MetadataWrapper(cst.parse_module(source)))
+    lambda_read = [n for n in _walk(context.wrapper.module) if isinstance(n, cst.Subscript)][0].value
+    assert context.arrays.traced_argument(lambda_read) is None

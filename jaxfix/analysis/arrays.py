@@ -270,8 +270,8 @@ class ArrayAnalysis:
         if len(bindings) != 1 or not isinstance(bindings[0], Assignment) or not isinstance(bindings[0].node, cst.Param):
             return None
         param = bindings[0].node
-        function = self._enclosing_function(param)
-        if function is None or param in (function.params.star_arg, function.params.star_kwarg):
+        function = self._parents.get(self._parents.get(param))
+        if not isinstance(function, cst.FunctionDef) or param in (function.params.star_arg, function.params.star_kwarg):
             return None
         if param.annotation is not None and not self._array_param(param):
             return None  # `xs: tuple[jax.Array, ...]`, `xs: list`: the code says what it is
