@@ -218,7 +218,8 @@ class BatchLoopToVmap(Codemod):
       row at a time; arguments that do not depend on the element (`a` above) are evaluated once instead of
       once per element.
     - Comprehensions and append loops: an empty batch makes `jnp.stack([])` raise, the rewrite returns an
-      empty array.
+      empty array. An element computed from Python numbers only would be weakly typed in `jnp.array([...])`;
+      jaxfix requires each element to be a JAX array (a row, or computed from one or from a JAX function).
     - Assumed, not proven: a comprehension over an unannotated `xs` walks the rows of one array when `xs` is a
       non-static argument of a traced function (`@jax.jit`), not rebound, not annotated as something else and
       not passed a list, tuple or dict by a call in the module, and the element uses the variable in a way
@@ -226,8 +227,7 @@ class BatchLoopToVmap(Codemod):
       not `x[0]`, `x * 2` or `x + x`, which a tuple accepts). JAX hands such an argument a pytree of arrays;
       over a tuple, jax.vmap would map the rows of every leaf where the comprehension walked the elements, and
       that use then raises at trace time instead of computing other numbers. The message names the argument
-      it assumes is an array. An element computed from Python numbers only would be weakly typed in `jnp.array([...])`;
-      jaxfix requires each element to be a JAX array (a row, or computed from one or from a JAX function).
+      it assumes is an array.
     - `zip(xs, ys)` and `map(f, xs, ys)` stop at the shortest array; jax.vmap raises when the lengths differ.
     - The loop forms: after the rewrite the list's (or buffer's) name holds the stacked array, and the
       loop's temporaries are locals of the new function (jaxfix checks that nothing reads them after the
@@ -426,7 +426,7 @@ class BatchLoopToVmap(Codemod):
             return  # over an index alone, what cannot be mapped is host-side arithmetic (brax's link roots)
         if random:
             message += _RANDOM_NOTE
-        if assumed is not None and assumed[0]:
+        if assumed[0]:
             array, function, use = assumed
             message += (
                 f"; assumes `{array}` is an array: a non-static argument of `{function}`, which JAX traces (given a "
