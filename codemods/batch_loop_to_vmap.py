@@ -18,7 +18,7 @@ from typing import Sequence
 import libcst as cst
 from libcst.metadata import ScopeProvider
 
-from jaxfix.analysis.arrays import ARRAY_VALUE
+from jaxfix.analysis.arrays import ARRAY_VALUE, loud_use
 from jaxfix.analysis.dataflow import ARRAY_METHODS, Blocker, block_activity, body_statements, returns_one_array
 from jaxfix.analysis.metadata import children
 from jaxfix.analysis.screen import Screen, array_bindings, dotted
@@ -224,6 +224,14 @@ class BatchLoopToVmap(Codemod):
       raise, the rewrite returns an empty array. An element computed from Python numbers only would be weakly
       typed in `jnp.array([...])`; jaxfix requires each element to be a JAX array (a row, or computed from one
       or from a JAX function).
+    - **Fails loudly.** Assumed, not proven: a comprehension over an unannotated `xs` walks the rows of one
+      array when `xs` is a non-static argument of a traced function (`@jax.jit`), not rebound, not annotated as
+      something else and not passed a list, tuple or dict by a call in the module, and the element uses the
+      variable in a way that raises on a tuple, list or dict (`x @ w`, `x - m`, `x / s`, `x * 2.0`, `x.shape`,
+      `jnp.tanh(x)`; not `x[0]`, `x * 2` or `x + x`, which a tuple accepts). JAX hands such an argument a pytree
+      of arrays; over a tuple, jax.vmap would map the rows of every leaf where the comprehension walked the
+      elements, and that use then raises at trace time instead of computing other numbers. The message names
+      the argument it assumes is an array.
     - **Fails loudly.** `zip(xs, ys)` and `map(f, xs, ys)` stop at the shortest array; jax.vmap raises when the
       lengths differ (ValueError: "vmap got inconsistent sizes for array axes to be mapped").
     - **Same numbers.** The loop forms: after the rewrite the list's (or buffer's) name holds the stacked
@@ -249,8 +257,9 @@ class BatchLoopToVmap(Codemod):
 
     ## When it stays quiet
     - NumPy data preparation (`np.stack`, `np.array`), and lists over anything not proven to be a JAX array
-      (a parameter without a `jax.Array` annotation outside traced code, a Python list of arrays, a pytree of
-      layer parameters): their elements may differ in shape, and vmap would walk the leaves of a pytree.
+      (a parameter without a `jax.Array` annotation outside traced code, a static argument, a Python list of
+      arrays, a pytree of layer parameters; an unannotated traced argument whose element uses it only in ways
+      a tuple accepts too): their elements may differ in shape, and vmap would walk the leaves of a pytree.
     - Loops that carry state from one element to the next (JF102's scan, or JF101's), whose variable is
       read after the loop, or that a closure of the function may observe; loops whose list is not created
       empty just before them, is appended to conditionally, or is used otherwise than stacked once after the
@@ -410,7 +419,8 @@ class BatchLoopToVmap(Codemod):
         batch = self._batch(first.value)
         if batch is None:
             return
-        if not all(isinstance(array, _Count) or self._is_array(array) for array in batch.arrays):
+        assumed = self._assumed_rows(batch)
+        if assumed is None:
             return  # NumPy data, a Python list, a pytree: not a batch jaxfix can prove
         shown = _STACKING[callee]
         walked = "an index" if all(isinstance(a, _Count) for a in batch.arrays) else "the rows of an array"
@@ -425,7 +435,32 @@ class BatchLoopToVmap(Codemod):
             return self.decline(node, f"not rewritten: {refused}; not reported: over an index alone this is usually host-side arithmetic")
         if random:
             message += _RANDOM_NOTE
+        if assumed[0]:
+            array, function, use = assumed
+            message += (
+                f"; assumes `{array}` is an array: a non-static argument of `{function}`, which JAX traces (given a "
+                f"tuple, list or dict, jax.vmap would walk its leaves and `{_snippet(self.context.code_for(use))}` "
+                "raises at trace time)"
+            )
         self.report(node, message, fix)
+
+    def _assumed_rows(self, batch: "_Batch") -> tuple | None:
+        """(name, function, use) when the one array a comprehension walks is not proven to be an array but is
+        a non-static argument of a traced function, and the element uses the variable in a way that raises on
+        a tuple, list or dict (where jax.vmap would map a pytree's leaves, the comprehension its elements);
+        ("", None, None) when every array is proven; None when neither."""
+        if all(isinstance(array, _Count) or self._is_array(array) for array in batch.arrays):
+            return ("", None, None)
+        if batch.element is None or batch.index is not None or batch.statements or len(batch.arrays) != 1:
+            return None
+        (array,), (variable,) = batch.arrays, batch.variables
+        function = self.context.arrays.traced_argument(array)
+        if function is None:
+            return None
+        use = loud_use(self.context, variable, batch.element)
+        if use is None:
+            return None
+        return (array.value, function, use)
 
     def visit_For(self, node: cst.For) -> None:
         """`ys = []`, `for x in xs: ...; ys.append(e)`, then `jnp.stack(ys)`: the loop form, when nothing

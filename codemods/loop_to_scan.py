@@ -66,6 +66,13 @@ class Plan:
     outputs: tuple[_Output, ...]
     rows: tuple[tuple[str, tuple[cst.Subscript, ...]], ...]  # a range loop reading `xs[t]`: scan over xs
     index_used: bool  # index mode: the body reads the index (scan over jnp.arange), else `length=`
+    # Carries that start as Python numbers and become arrays of an unproven shape: (name, starts at zero); the
+    # scan starts them as arrays of the first step's shape and dtype.
+    restart: tuple[tuple[str, bool], ...] = ()
+    # Names assumed to be arrays, not proven: non-static arguments of the traced function, indexed by the
+    # scan's traced index (anything else raises at trace time); and that function's name.
+    assumed: tuple[str, ...] = ()
+    assumed_in: str | None = None
 
 
 @dataclass(frozen=True)
@@ -165,8 +172,10 @@ class LoopToScan(Codemod):
     advantages = advantages[::-1]
     return jnp.stack(advantages)
     ```
-    becomes `gae, advantages = jax.lax.scan(step, gae, jnp.arange(len(rewards) - 1), reverse=True)`, when
-    jaxfix can prove that `gae` is a scalar after one step (see below).
+    becomes `gae, advantages = jax.lax.scan(step, gae, jnp.arange(len(rewards) - 1), reverse=True)`. Where
+    jaxfix cannot prove that `gae` is a scalar after one step (`rewards` may be a `(T, envs)` batch), the scan
+    starts it from the first step's shape: `gae = jnp.zeros_like(jax.eval_shape(step, gae, 0)[0])` before the
+    scan (see below).
 
     ## Fix safety
     Unsafe. The rewrite computes the same values in every case jaxfix checks for, but some differences remain,
@@ -180,13 +189,33 @@ class LoopToScan(Codemod):
       promoted to the loop's dtype, as the Python loop's first step would make it; after the loop it is an
       array, not a Python float. JAX keeps a Python float weak, so `rewards[t] + gamma * 0.0` with float32
       (float16, bfloat16) arrays is computed in that dtype either way, and the scan's first step gives the
-      Python loop's numbers exactly. A scan needs the carry's shape from the start, so jaxfix rewrites only
-      where it proves every update of such a carry is a scalar: numbers, `x: float`/`x: int` parameters, the
-      index of a `range`, one element of an array of known rank (`rewards: Float[Array, "T"]` indexed by `t`).
-      If the proof is wrong (the annotation lies), the scan raises at trace time ("carry input and carry output
-      must have equal types"); it never computes other numbers.
-    - **Runs where the original raised.** A loop of zero steps: `jnp.stack([])` raises, the scan returns an
-      empty array of shape `(0, ...)` (`verify` compares nothing where the original raised).
+      Python loop's numbers exactly. Where jaxfix proves that every update of such a carry is a scalar
+      (numbers, `x: float`/`x: int` parameters, the index of a `range`, one element of an array of known rank:
+      `rewards: Float[Array, "T"]` indexed by `t`), the scan starts from the number as written. If the proof is
+      wrong (the annotation lies), the scan raises at trace time ("carry input and carry output must have equal
+      types"); it never computes other numbers.
+    - **Same numbers in one dtype; may compute different numbers across dtypes.** Elsewhere the carry may
+      become an array of another shape on the first step (a row, for a `(T, envs)` batch), and the scan starts
+      it from that step's shape and dtype: `jax.eval_shape` traces the step once with the Python number, as the
+      loop's first step ran, computing nothing, and the carry starts as `jnp.zeros_like` of the result
+      (`jnp.full_like(..., total)` for another number). The first step then combines the step's values with
+      zeros of the step's own dtype instead of a weak 0.0: the same numbers where the step computes in one
+      dtype (checked bit for bit in float32, float16 and bfloat16 on `(T,)` and `(T, envs)` batches). A step
+      that mixes dtypes (a bfloat16 product added to a float32 value) may round its first step differently in
+      the last bits, as a scan started from 0.0 does too: the Python loop's first step computes `0.0 + x` in
+      bfloat16, the scan in the carry's float32. A step whose shape still changes after its first step makes
+      the scan raise at trace time ("carry input and carry output must have equal types").
+    - **Fails loudly.** Assumed, not proven: an argument indexed by the loop's index (`rewards[t]`) is an array
+      when it is a non-static argument of the traced function (`@jax.jit def gae(rewards, ...)`), not rebound,
+      not annotated as something else, and not passed a list, tuple or dict by a call in the module. JAX hands
+      such an argument a pytree of arrays; if it is a tuple, list or dict rather than one array, indexing it
+      with the scan's traced index raises at trace time (TracerIntegerConversionError, or "unhashable type")
+      where the Python loop's int index worked: the rewrite fails loudly, it does not compute other numbers.
+      The message names the arguments it assumes are arrays.
+    - **Runs where the original raised, or fails loudly.** A loop of zero steps: `jnp.stack([])` raises, the
+      scan returns an empty array of shape `(0, ...)` (`verify` compares nothing where the original raised). A
+      carry started from the first step's shape reads the first row (`xs[0]`, `rewards[0]`) to trace that
+      step, so on empty arrays the rewrite raises IndexError at trace time where the loop ran zero times.
     - **Fails loudly.** A value whose shape or dtype changes from one step to the next in a way jaxfix cannot
       see (a float16 start updated in float32, a helper that returns another shape): the Python loop promotes
       it or fails in `jnp.stack`, the scan raises at trace time ("scan body function carry input and carry
@@ -220,9 +249,9 @@ class LoopToScan(Codemod):
     that changes shape or dtype, starts as `None` or a static value; an index used as a Python int.
 
     Whatever the trip count, it reports without a fix a loop it would rewrite but for a carry that starts as a
-    Python number whose shape after one step it cannot prove (`gae = 0.0` updated from `rewards[t]` of an
-    unannotated `rewards`, which may be a `(T, envs)` batch), and says how to start it: `gae =
-    jnp.zeros_like(rewards[0])`, if that is its shape in the loop.
+    Python number on one path and as something else on another (`gae = 0.0`, then `if warm: gae = xs[0]`),
+    whose shape after one step it cannot prove, and says how to start it: `gae = jnp.zeros_like(xs[0])`, if
+    that is its shape in the loop.
     """
 
     code = "JF102"
@@ -363,6 +392,9 @@ class _ScanAnalysis:
         self.dataflow = context.dataflow
         self.parents = context.parents
         self.why: str | None = None  # why the loop gets no finding, where it is recognised (for `jaxfix explain`)
+        self.restarted: set[str] = set()
+        self.assumed: list[str] = []
+        self.assumed_in: str | None = None
 
     def run(self) -> ScanFinding | None:
         loop = self.loop
@@ -419,11 +451,25 @@ class _ScanAnalysis:
                     message += f"; or {static_advice(self.context, iteration.upper, by_hand=False)}"
                 return ScanFinding(loop.iter, message, None)
             return self._quiet(f"not rewritten to lax.scan: {outcome}; not reported: {self._unreported(iteration)}")
-        plan = Plan(loop, iteration, flow.carried, outcome, rows, index_used)
+        restart = tuple((name, self._starts_at_zero(name)) for name in flow.carried if name in self.restarted)
+        assumed = tuple(self.assumed)
+        plan = Plan(loop, iteration, flow.carried, outcome, rows, index_used, restart, assumed, self.assumed_in)
         details = "carrying " + ", ".join(f"`{name}`" for name in flow.carried)
         if outcome:
             details += "; stacking " + ", ".join(f"`{output.name}`" for output in outcome)
         message = f"{problem}; lax.scan traces the body once ({details})"
+        for name, _ in restart:
+            message += (
+                f"; `{name}` starts as a Python number and becomes an array whose shape jaxfix cannot prove, so the "
+                "scan starts it as an array of the first step's shape and dtype (`jax.eval_shape` of the step)"
+            )
+        if assumed:
+            listed = _listing([f"`{name}`" for name in assumed])
+            verb = "is an array" if len(assumed) == 1 else "are arrays"
+            message += (
+                f"; assumes {listed} {verb}: non-static arguments of `{self.assumed_in}`, which JAX traces, indexed by "
+                "the scan's traced index (a tuple, list or dict there raises at trace time)"
+            )
         if iteration.mode == "rows":
             message += f"; keep the Python loop if `{self._code(iteration.array)}` has fewer than ~{self.min_trip_count} rows"
         elif iteration.kind == "static":
@@ -921,9 +967,11 @@ class _ScanAnalysis:
             bound = {target: Slot(rank=None if not rank else rank - 1, category=shapes.category(iteration.array))}
         else:
             bound = {target: Slot(rank=0, category=Category.INT)}
-        reason = self.context.carry.blocker(loop, flow, construct="lax.scan", bound=bound)
+        restarted: set[str] = set()
+        reason = self.context.carry.blocker(loop, flow, construct="lax.scan", bound=bound, restartable=restarted)
         if reason is not None:
             return reason
+        self.restarted = restarted
         row_names = frozenset([target] if iteration.mode == "rows" else [])
         for output in outputs:
             shown = snippet(self._code(output.value))
@@ -938,10 +986,29 @@ class _ScanAnalysis:
                     "(jnp.array stacks a tuple's elements, a scan would return them apart)"
                 )
         if iteration.mode == "index" and index_used:
-            concrete = self.dataflow.concrete_use(loop, [target])
+            concrete = self.dataflow.concrete_use(loop, [target], self._indexable)
             if concrete is not None:
                 return f"the body {concrete.reason}"
         return outputs
+
+    def _indexable(self, base: cst.BaseExpression) -> bool:
+        """Whether indexing `base` with the scan's traced index is what the loop's Python int index did: `base`
+        is known to be an array, or is a non-static argument of the traced function (recorded in
+        `self.assumed`), where anything but an array raises at trace time instead of computing other values."""
+        if self.dataflow.is_array_like(base):
+            return True
+        function = self.context.arrays.traced_argument(base)
+        if function is None:
+            return False
+        if base.value not in self.assumed:
+            self.assumed.append(base.value)
+        self.assumed_in = function
+        return True
+
+    def _starts_at_zero(self, name: str) -> bool:
+        """Whether every binding of `name` that reaches the loop is the number zero (`gae = 0.0`)."""
+        sources = self._function_flow().reaching(self.loop, name)
+        return all(isinstance(s, (cst.Integer, cst.Float)) and float(s.evaluated_value) == 0.0 for s in sources)
 
     # ---- one array, not a pytree -----------------------------------------------------------------------------
 
@@ -953,6 +1020,20 @@ class _ScanAnalysis:
     def _types(self, expr: cst.BaseExpression, at: cst.CSTNode, rows: frozenset, seen: frozenset) -> frozenset:
         """What `expr` may hold at `at` (jaxfix.analysis.arrays: an array, a number, anything else)."""
         return self.context.arrays.value_kinds(expr, at, rows, seen)
+
+
+def _atomic(code: str) -> bool:
+    """Whether `code` can be subscripted as it is: a name, an attribute, a subscript or a call."""
+    try:
+        expr = cst.parse_expression(code)
+    except Exception:
+        return False
+    return isinstance(expr, (cst.Name, cst.Attribute, cst.Subscript, cst.Call))
+
+
+def _listing(items: list[str]) -> str:
+    """`a`, `a and b`, `a, b and c`."""
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def _preorder(node: cst.CSTNode):
@@ -1102,13 +1183,51 @@ class _Rewrite:
         # The comments of a removed `ys = ys[::-1]` line go above the scan, which now keeps the time order.
         reversal_comments = [line for output in plan.outputs if output.reversal for line in _comment_lines(output.reversal)]
         scan_line = cst.parse_statement(call).with_changes(leading_lines=reversal_comments)
-        changes.insert(0, (loop, cst.FlattenSentinel([function, scan_line])))
+        starts = self._restart_lines(step)
+        changes.insert(0, (loop, cst.FlattenSentinel([function, *starts, scan_line])))
         for output in plan.outputs:
             if output.reversal is not None:
                 changes.append((output.reversal, cst.RemovalSentinel.REMOVE))
             for use in output.uses:
                 changes.extend(self._use(output.name, use, plan.iteration.reverse != (output.reversal is not None)))
         return self.codemod.fix("rewrite the loop with lax.scan", changes, add_imports=self.imports)
+
+    def _restart_lines(self, step: str) -> list[cst.BaseStatement]:
+        """For carries that start as Python numbers and become arrays of an unproven shape: lines that start them
+        as arrays of the first step's shape and dtype, `gae = jnp.zeros_like(jax.eval_shape(step, gae, t)[0])`
+        (`jnp.full_like(..., gae)` for another number). `jax.eval_shape` traces the step with the Python
+        number, as the loop's first step runs, and computes nothing."""
+        plan = self.plan
+        if not plan.restart:
+            return []
+        carried = list(plan.carried)
+        first = self._first_input()
+        shapes = f"{self._expression('jax.eval_shape')}({step}, {carry_value(carried)}, {first})[0]"
+        lines = []
+        if len(carried) > 1 and len(plan.restart) > 1:
+            name = self.names.take("first_step", "first_carry", "step_shapes")
+            lines.append(cst.parse_statement(f"{name} = {shapes}\n"))
+            shapes = name
+        for name, zero in plan.restart:
+            struct = shapes if len(carried) == 1 else f"{shapes}[{carried.index(name)}]"
+            if zero:
+                value = f"{self._expression('jax.numpy.zeros_like')}({struct})"
+            else:
+                value = f"{self._expression('jax.numpy.full_like')}({struct}, {name})"
+            lines.append(cst.parse_statement(f"{name} = {value}\n"))
+        return lines
+
+    def _first_input(self) -> str:
+        """What the scan hands the step first, as far as its shape goes: the first row, or the index `lower`."""
+        plan = self.plan
+        iteration = plan.iteration
+        if iteration.mode == "rows" or plan.rows:
+            arrays = [self._code(iteration.array)] if iteration.mode == "rows" else [array for array, _ in plan.rows]
+            firsts = [f"{a}[0]" if _atomic(a) else f"({a})[0]" for a in arrays]
+            return firsts[0] if len(firsts) == 1 else f"({', '.join(firsts)})"
+        if not plan.index_used:
+            return "None"
+        return "0" if iteration.lower is None else self._code(iteration.lower)
 
     def _inputs(self) -> tuple[str, str, _Rows]:
         """The step's second parameter, the scan's `xs` argument (or `length=`), and the transformer that

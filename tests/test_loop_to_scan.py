@@ -358,26 +358,39 @@ def test_other_reversals_after_the_loop_are_uses_of_the_list(tail: str, shown: s
     assert "is used as a list after the loop" in reported[0].message and shown in reported[0].message
 
 
-def test_a_float_start_of_unproven_shape_is_reported_with_how_to_start_it() -> None:
+def test_a_float_start_of_unproven_shape_starts_from_the_first_step(tmp_path) -> None:
     # the corpus case: `rewards` may be a (T, envs) batch, and `gae` a row after one step
-    source = _corpus_before("gae_shape_unproven")
+    source = _corpus_before("gae_unannotated")
     reported = findings(source, SCAN)
-    assert len(reported) == 1 and reported[0].fix is None
+    assert len(reported) == 1 and reported[0].fix is not None
     message = reported[0].message
-    assert "not rewritten to lax.scan: `gae` starts as a Python number and jaxfix cannot prove the shape" in message
-    assert "start it with `gae = jnp.zeros_like(rewards[0])` if that is its shape in the loop" in message
-    # following the advice gives a fix
+    assert "the scan starts it as an array of the first step's shape and dtype" in message
+    assert "assumes `rewards`, `values` and `dones` are arrays: non-static arguments of `gae`" in message
+    after = rewrite(source, SCAN)
+    assert "    gae = jnp.zeros_like(jax.eval_shape(step, gae, 0)[0])\n" in after
+    # over the rows of an array: the first row is what the step gets first
     unproven = _reverse_collect("return jnp.stack(returns[::-1])\n", params="rewards: jax.Array, gamma: float")
-    assert findings(unproven, SCAN)[0].fix is None
-    advised = unproven.replace("g = 0.0", "g = jnp.zeros_like(rewards[0])")
-    assert "g, returns = jax.lax.scan(step, g, rewards, reverse=True)" in rewrite(advised, SCAN)
+    after = rewrite(unproven, SCAN)
+    assert "g = jnp.zeros_like(jax.eval_shape(step, g, rewards[0])[0])" in after
+    assert "g, returns = jax.lax.scan(step, g, rewards, reverse=True)" in after
+    for rewards in ["jnp.sin(jnp.arange(30.0))", "jnp.sin(jnp.arange(90.0)).reshape(30, 3)"]:
+        _same_numbers(unproven, after, tmp_path, "f", [rewards, "0.9"])
+    # another number: the array starts full of it
+    ones = unproven.replace("g = 0.0", "g = 1.0")
+    after = rewrite(ones, SCAN)
+    assert "g = jnp.full_like(jax.eval_shape(step, g, rewards[0])[0], g)" in after
+    _same_numbers(ones, after, tmp_path, "f", ["jnp.sin(jnp.arange(90.0)).reshape(30, 3)", "0.9"])
+    # the proven scalar step keeps the Python float start as it is
+    assert "eval_shape" not in rewrite(_reverse_collect("return jnp.stack(returns[::-1])\n"), SCAN)
 
 
-def test_a_float_start_over_rows_of_unknown_rank_suggests_a_row() -> None:
+def test_a_start_that_is_a_number_on_one_path_only_is_reported_with_how_to_start_it() -> None:
     source = _source(
         """
-        def f(xs: jax.Array, decay: float):
+        def f(xs: jax.Array, decay: float, warm: bool):
             avg = 0.0
+            if warm:
+                avg = xs[0]
             for x in xs:
                 avg = decay * avg + x
             return avg
@@ -389,13 +402,15 @@ def test_a_float_start_over_rows_of_unknown_rank_suggests_a_row() -> None:
 
 
 def test_float_and_int_annotations_and_range_indices_prove_a_scalar_step() -> None:
-    # `gamma: float` is a scalar, traced or not; `t` of `range` is a Python int; `rewards[t]` of a 1-D array
+    # `gamma: float` is a scalar, traced or not; `t` of `range` is a Python int; `rewards[t]` of a 1-D array:
+    # the scan starts from the Python float; elsewhere from the first step's shape
     tail = "return jnp.stack(returns[::-1])\n"
-    assert findings(_reverse_collect(tail), SCAN)[0].fix is not None
+    proven = findings(_reverse_collect(tail), SCAN)[0]
+    assert proven.fix is not None and "first step's shape" not in proven.message
     for unproven in ('rewards: Float[Array, "T"], gamma', "rewards: jax.Array, gamma: float", 'rewards: Float[Array, "T d"], gamma: float'):
         reported = findings(_reverse_collect(tail, params=unproven), SCAN)
-        assert len(reported) == 1 and reported[0].fix is None, unproven
-        assert "start it with `g = jnp.zeros_like(rewards[0])`" in reported[0].message
+        assert len(reported) == 1 and reported[0].fix is not None, unproven
+        assert "the scan starts it as an array of the first step's shape" in reported[0].message
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
@@ -443,3 +458,33 @@ def test_the_comment_of_a_removed_reversal_goes_above_the_scan(tmp_path) -> None
     after = rewrite(before, SCAN)
     assert "    # back to time order\n    # oldest first\n    g, returns = jax.lax.scan(step, g, rewards, reverse=True)\n    return returns\n" in after
     _same_numbers(before, after, tmp_path, "f", ["jnp.sin(jnp.arange(30.0))", "0.9"])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+@pytest.mark.parametrize("shape", [(40,), (40, 3)])
+def test_a_carry_started_from_the_first_steps_shape_gives_the_loops_numbers_exactly(dtype: str, shape, tmp_path) -> None:
+    """The unannotated GAE, rewritten with `gae = jnp.zeros_like(jax.eval_shape(step, gae, 0)[0])`, computes the
+    Python loop's numbers bit for bit where the step computes in one dtype, on a (T,) or a (T, envs) batch."""
+    import importlib.util
+
+    import jax.numpy as jnp
+    import numpy as np
+
+    source = _corpus_before("gae_unannotated")
+    after = rewrite(source, SCAN)
+    assert "jax.eval_shape(step, gae, 0)" in after
+    functions = []
+    for name, text in (("before_gae", source), ("after_gae", after)):
+        path = tmp_path / f"{name}.py"
+        path.write_text(text)
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        functions.append(module.gae)
+    size = int(np.prod(shape))
+    rewards = jnp.sin(jnp.arange(size, dtype=jnp.float32)).reshape(shape).astype(dtype)
+    values = jnp.cos(jnp.arange(size, dtype=jnp.float32) / 3.0).reshape(shape).astype(dtype)
+    dones = (jnp.arange(size).reshape(shape) % 7 == 6).astype(dtype)
+    loop, scan = (f(rewards, values, dones, 0.99, 0.95) for f in functions)
+    assert loop.shape == scan.shape and loop.dtype == scan.dtype
+    assert np.array_equal(np.asarray(loop, np.float32), np.asarray(scan, np.float32))

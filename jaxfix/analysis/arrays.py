@@ -86,7 +86,10 @@ _ALWAYS_TRACING = frozenset(
     jax.hessian jax.checkpoint jax.remat jax.ad_checkpoint.checkpoint jax.shard_map jax.experimental.shard_map.shard_map
     """.split()
 )
-_ARRAY_ANNOTATIONS = frozenset({"jax.Array", "jax.numpy.ndarray"})
+# Annotations that say a parameter is one JAX array; the NumPy ones say so only where JAX traces the
+# parameter (a NumPy array handed to a traced function arrives as a tracer).
+_ARRAY_ANNOTATIONS = frozenset({"jax.Array", "jax.numpy.ndarray", "jaxtyping.Array", "chex.Array", "chex.ArrayDevice"})
+_TRACED_ARRAY_ANNOTATIONS = frozenset({"numpy.ndarray", "numpy.typing.NDArray"})
 # Builtins that read an argument without keeping a reference to it.
 _NON_RETAINING_BUILTINS = frozenset("print len float int bool str repr isinstance type id hash format".split())
 _NON_RETAINING_CALLS = frozenset(
@@ -250,6 +253,73 @@ class ArrayAnalysis:
         return current if current is not None else node
 
 
+    def traced_argument(self, expr: cst.BaseExpression) -> str | None:
+        """Evidence from use, not proof: for a name that is only ever a non-static parameter of a function that
+        a JAX transformation traces (`@jax.jit`, a lax body), the function's name; else None. JAX hands such a
+        parameter a pytree of arrays: usually one array, but a tuple, list or dict may come in. So a rule may
+        rely on it only where anything but an array fails loudly, as indexing it with a traced index does: a
+        tuple or list raises TracerIntegerConversionError at trace time, a dict "unhashable type" (JAX 0.10.2,
+        kept true by tests/test_evidence.py). Scanning or mapping over it would not: a tuple is a pytree
+        there, walked leaf by leaf."""
+        if not isinstance(expr, cst.Name):
+            return None
+        owner = self.owner(expr)
+        if not isinstance(owner, FunctionScope):
+            return None
+        bindings = list(owner.assignments[expr.value])
+        if len(bindings) != 1 or not isinstance(bindings[0], Assignment) or not isinstance(bindings[0].node, cst.Param):
+            return None
+        param = bindings[0].node
+        function = self._parents.get(self._parents.get(param))
+        if not isinstance(function, cst.FunctionDef) or param in (function.params.star_arg, function.params.star_kwarg):
+            return None
+        if param.annotation is not None and not self._array_param(param):
+            return None  # `xs: tuple[jax.Array, ...]`, `xs: list`: the code says what it is
+        traced = self._context.traced
+        if not traced.is_traced(function) or traced.seeded_kind(function, expr.value) is not Kind.TRACED:
+            return None
+        if self._passed_a_container(function, param):
+            return None
+        return function.name.value
+
+    def _passed_a_container(self, function: cst.FunctionDef, param: cst.Param) -> bool:
+        """Whether a call of `function` by name in this module passes a list, tuple, dict or set display or
+        comprehension for `param` (directly, or through a name bound only to one)."""
+        scope = self._scopes.get(function)
+        if scope is None:
+            return False
+        positional = [*function.params.posonly_params, *function.params.params]
+        position = positional.index(param) if param in positional else None
+        containers = (cst.List, cst.Tuple, cst.Dict, cst.Set, cst.ListComp, cst.SetComp, cst.DictComp)
+        for assignment in scope.assignments[function.name.value]:
+            for reference in assignment.references:
+                call = self._parents.get(reference.node)
+                if not isinstance(call, cst.Call) or call.func is not reference.node:
+                    continue
+                plain = [a for a in call.args if a.keyword is None and not a.star]
+                passed = [a.value for a in call.args if a.keyword is not None and a.keyword.value == param.name.value]
+                if position is not None and position < len(plain):
+                    passed.append(plain[position].value)
+                for value in passed:
+                    if isinstance(value, containers):
+                        return True
+                    if isinstance(value, cst.Name):
+                        owner = self.owner(value)
+                        bound = list(owner.assignments[value.value]) if owner is not None else []
+                        values = [self._bound_value(b) for b in bound]
+                        if values and all(isinstance(v, containers) for v in values):
+                            return True
+        return False
+
+    def _bound_value(self, assignment) -> cst.BaseExpression | None:
+        node = getattr(assignment, "node", None)
+        parent = self._parents.get(node) if node is not None else None
+        if isinstance(parent, cst.AssignTarget) and parent.target is node:
+            return self._parents[parent].value
+        if isinstance(parent, cst.AnnAssign) and parent.target is node:
+            return parent.value
+        return None
+
     def is_array(self, name: cst.Name) -> bool:
         """Whether `name`, where it stands, is known to hold a JAX array: every binding of it makes one."""
         owner = self.owner(name)
@@ -403,14 +473,20 @@ class ArrayAnalysis:
         if param is function.params.star_arg or param is function.params.star_kwarg:
             return False
         annotation = param.annotation.annotation
-        if self.qualified(annotation) in _ARRAY_ANNOTATIONS:
+        traced = self._context.traced
+        in_traced_code = traced.is_traced(function) and traced.param_kind(function, param.name.value) is Kind.TRACED
+        accepted = _ARRAY_ANNOTATIONS | _TRACED_ARRAY_ANNOTATIONS if in_traced_code else _ARRAY_ANNOTATIONS
+        if self.qualified(annotation) in accepted:
             return True
-        # jaxtyping's `Float[Array, "n d"]`: an array of the first element's type
-        if isinstance(annotation, cst.Subscript) and len(annotation.slice) == 2:
+        if isinstance(annotation, cst.Subscript):
             head = self.qualified(annotation.value) or ""
-            array = annotation.slice[0].slice
+            # `npt.NDArray[np.float32]` in traced code
+            if head in accepted and head in _TRACED_ARRAY_ANNOTATIONS:
+                return True
+            # jaxtyping's `Float[Array, "n d"]`: an array of the first element's type
+            array = annotation.slice[0].slice if len(annotation.slice) == 2 else None
             if head.startswith("jaxtyping.") and isinstance(array, cst.Index):
-                return self.qualified(array.value) in _ARRAY_ANNOTATIONS | {"jaxtyping.Array"}
+                return self.qualified(array.value) in accepted
         return False
 
     def _name_has(self, name: cst.Name, owner: Scope | None, env: set[str] | None, prop: str) -> bool:
@@ -919,3 +995,61 @@ def _copies(call: cst.Call) -> bool:
         if arg.keyword is not None and arg.keyword.value == "copy":
             return isinstance(arg.value, cst.Name) and arg.value.value == "True"
     return True
+
+
+# Uses of a value that raise when it is a tuple, list or dict of arrays rather than one array (JAX 0.10.2,
+# kept true by tests/test_evidence.py): a rewrite that maps over a pytree where the loop walked a container's
+# elements then fails at trace time instead of computing something else.
+LOUD_OPERATORS = (cst.Subtract, cst.Divide, cst.FloorDivide, cst.Power, cst.MatrixMultiply)
+LOUD_WITH_ARRAYS = (cst.Add, cst.Multiply)  # `x * 2` repeats a tuple, `x + x` concatenates: only with an array or float
+LOUD_ATTRIBUTES = frozenset("shape ndim T dtype size astype reshape sum mean max min ravel flatten transpose squeeze at".split())
+LOUD_FUNCTIONS = frozenset(
+    "jax.numpy." + name
+    for name in """
+    tanh sin cos exp log sqrt abs sum mean max min dot matmul maximum minimum square exp2 log1p expm1 sign negative
+    argmax argmin cumsum linalg.norm einsum where clip outer tensordot
+    """.split()
+) | frozenset("jax.nn." + name for name in "relu sigmoid softmax gelu log_softmax silu".split())
+
+
+def loud_use(context: ModuleContext, name: str, expr: cst.BaseExpression) -> cst.CSTNode | None:
+    """A use of `name` in `expr`, evaluated whenever `expr` is (not in a branch of `a if c else b`, the right of
+    `and`/`or`, a lambda or a comprehension), that raises if `name` holds a tuple, list or dict instead of one
+    array; None if there is none."""
+    parents = context.parents
+    for node in _evaluated(expr):
+        if not (isinstance(node, cst.Name) and node.value == name):
+            continue
+        parent = parents.get(node)
+        if isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value in LOUD_ATTRIBUTES:
+            return parent
+        if isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.Minus):
+            return parent
+        if isinstance(parent, cst.BinaryOperation):
+            if isinstance(parent.operator, LOUD_OPERATORS):
+                return parent
+            other = parent.right if parent.left is node else parent.left
+            if isinstance(parent.operator, LOUD_WITH_ARRAYS) and (
+                isinstance(other, cst.Float) or (other is not node and context.dataflow.is_array_like(other))
+            ):
+                return parent
+        if isinstance(parent, cst.Arg) and parent.value is node and parent.keyword is None and not parent.star:
+            call = parents.get(parent)
+            if isinstance(call, cst.Call) and context.names.callee(call) in LOUD_FUNCTIONS:
+                return call
+    return None
+
+
+def _evaluated(expr: cst.CSTNode):
+    """The nodes of `expr` that run every time it does."""
+    yield expr
+    if isinstance(expr, (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
+        return
+    if isinstance(expr, cst.IfExp):
+        yield from _evaluated(expr.test)
+        return
+    if isinstance(expr, cst.BooleanOperation):
+        yield from _evaluated(expr.left)
+        return
+    for child in expr.children:
+        yield from _evaluated(child)

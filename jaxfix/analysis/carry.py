@@ -76,6 +76,7 @@ class CarryAnalysis:
         construct: str,
         bound: dict[str, Slot] | None = None,
         static_ints: bool = False,
+        restartable: set[str] | None = None,
     ) -> str | None:
         """Why the carried values of `loop` cannot be a lax loop's carry, or None when they can. `construct`
         names the lax loop in messages; `bound` describes the names the loop binds in its body.
@@ -83,7 +84,11 @@ class CarryAnalysis:
         `static_ints` lets through carried Python ints that stay Python ints in the loop (a counter `i = 0`,
         `i += 1`), which the lax loop turns into traced int32 values: a `while` on a traced test has no other
         way to run. The caller must then prove that nothing needs them as Python ints (`Dataflow.concrete_use`
-        on `static_numbers(...)`)."""
+        on `static_numbers(...)`).
+
+        `restartable`, when given, collects the carried names that start as a Python number (`gae = 0.0`) whose
+        shape after one step is unproven or not a scalar, instead of blocking on them: the caller then starts
+        the lax loop from the first step's shape (`jnp.zeros_like(jax.eval_shape(step, gae, x)[0])`)."""
         bound = bound or {}
         context = self._context
         dataflow = context.dataflow
@@ -94,6 +99,7 @@ class CarryAnalysis:
         numbers: list[str] = []
         init_rank: dict[str, int | None] = {}
         init_category: dict[str, Category | None] = {}
+        only_numbers: set[str] = set()  # every binding that reaches the loop is a Python number
         if flow.declared:
             return f"`{flow.declared[0]}` is declared global or nonlocal"
         if flow.undefined:
@@ -109,6 +115,8 @@ class CarryAnalysis:
             if not sources:
                 return f"`{name}` has no binding that reaches the loop"
             ranks, categories = set(), set()
+            if all(isinstance(s, cst.BaseExpression) and is_number(s) and not isinstance(s, cst.Name) for s in sources):
+                only_numbers.add(name)
             for source in sources:
                 if source is UNDEFINED:
                     return f"`{name}` may be undefined when the loop starts"
@@ -182,7 +190,9 @@ class CarryAnalysis:
             for value in updates[name]:
                 if value is None:
                     if name in numbers:
-                        return _NUMBER_SHAPE.format(name=name)
+                        if restartable is None or name not in only_numbers:
+                            return _NUMBER_SHAPE.format(name=name)
+                        restartable.add(name)
                     continue
                 if isinstance(value, (cst.Tuple, cst.List, cst.Dict, cst.Set)):
                     return f"`{name}` becomes a Python {type(value).__name__.lower()} in the loop"
@@ -194,7 +204,10 @@ class CarryAnalysis:
                     )
                 rank = shapes.rank(value, ranks)
                 if name in numbers and rank != 0:
-                    return _NUMBER_SHAPE.format(name=name)
+                    if restartable is None or name not in only_numbers:
+                        return _NUMBER_SHAPE.format(name=name)
+                    restartable.add(name)
+                    continue
                 if rank is not None and init_rank.get(name) is not None and rank != init_rank[name]:
                     return f"`{name}` changes rank from {init_rank[name]} to {rank} in the loop"
                 before = init_category.get(name)

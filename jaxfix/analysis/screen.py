@@ -435,7 +435,9 @@ class Screen:
         if how == "declared":
             return True  # ArrayAnalysis: a bare annotation binds nothing, so it never disproves a name
         if how == "param":
-            return self.may_resolve_to(value, arrays._ARRAY_ANNOTATIONS)
+            if isinstance(value, ast.Subscript):
+                return True  # jaxtyping's `Float[Array, "n"]`, `npt.NDArray[np.float32]`
+            return self.may_resolve_to(value, arrays._ARRAY_ANNOTATIONS | arrays._TRACED_ARRAY_ANNOTATIONS)
         if how == "augmented":  # `x += v`: arithmetic with a number or an array keeps an array an array
             return _is_number(value) or self._may_be_array(value, names)
         return self._may_be_array(value, names)
