@@ -116,6 +116,9 @@ class PrintInTraced(Codemod):
     VALID = (
         Valid("import jax\n\ndef f(x):\n    print(x)\n    return x\n"),
         Valid("import jax\n\n@jax.jit\ndef f(x):\n    print(x.shape, x.dtype, len(x))\n    return x\n"),
+        Valid(  # identity is a Python bool at trace time, of tracers too
+            "import jax\n\n@jax.jit\ndef f(m):\n    print(f'{m[0] is m[1] = }')\n    return m\n"
+        ),
         Valid(  # sharding metadata (an NNX Variable's `out_sharding` too) is static at trace time
             "import jax\n\n@jax.jit\ndef f(m):\n    print(f'{m.param.out_sharding = }', m.param.sharding)\n    return m\n"
         ),

@@ -620,10 +620,8 @@ class TracedAnalysis:
         if isinstance(expr, cst.BooleanOperation):
             return join([kind(expr.left), kind(expr.right)])
         if isinstance(expr, cst.Comparison):
-            if all(isinstance(c.operator, (cst.Is, cst.IsNot)) for c in expr.comparisons) and all(
-                isinstance(c.comparator, cst.Name) and c.comparator.value == "None" for c in expr.comparisons
-            ):
-                return Kind.STATIC
+            if all(isinstance(c.operator, (cst.Is, cst.IsNot)) for c in expr.comparisons):
+                return Kind.STATIC  # identity is a Python bool, of tracers too (`m.left is m.right`)
             return join([kind(expr.left), *(kind(c.comparator) for c in expr.comparisons)])
         if isinstance(expr, cst.IfExp):
             return join([kind(expr.test), kind(expr.body), kind(expr.orelse)])
