@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Iterable, Iterator, Mapping
 
 from jaxfix.analysis import libraries
+from jaxfix.files import Resolver
 
 INDEX_FORMAT = 1
 MAX_FILES = 20_000  # a "project" larger than this is not one: only the given paths are indexed
@@ -388,7 +389,8 @@ def _class(node: ast.ClassDef, functions: dict[str, dict], nested_imports: list)
 def project_root(paths: Iterable[str | Path]) -> Path | None:
     """The folder of the nearest pyproject.toml or .git above the paths given (their common folder), else None
     (the project is then the paths themselves)."""
-    resolved = [Path(p).resolve() for p in paths]
+    resolve = Resolver()
+    resolved = [resolve(p) for p in paths]
     if not resolved:
         return None
     folders = [p if p.is_dir() else p.parent for p in resolved]
@@ -690,8 +692,9 @@ class Project:
         path_module: dict[str, str] = {}
         jobs = []
         taken: set[str] = set()
+        resolve = Resolver()
         for path in files:
-            names = module_names(path.resolve(), root or path.parent)
+            names = module_names(resolve(path), root or path.parent)
             if not names:
                 continue
             # Two files by one name (conftest.py in folders without __init__.py): the second goes by its path
