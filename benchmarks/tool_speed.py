@@ -3,6 +3,7 @@
 files/s and the ratio to `ast.parse` of the same files.
 
     python benchmarks/tool_speed.py [PATH ...]      (default: the bundled corpus/)
+    python benchmarks/tool_speed.py --per-path PATH ...   (a cold check of each path alone, one row each)
 
 Each configuration runs in a fresh interpreter (`python -m jaxfix check`), so import and start-up costs count
 as a user pays them (with bytecode caching on, as a user has it). The cache goes to a temporary folder. Wall time
@@ -68,8 +69,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("paths", nargs="*", default=[str(ROOT / "corpus")])
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--per-path", action="store_true", help="only a cold check of each path on its own, one row each")
     options = parser.parse_args()
     paths = options.paths
+    if options.per_path:
+        per_path(paths, options.repeat)
+        return
     files = _python_files(paths)
     lines = sum(len(f.read_bytes().splitlines()) for f in files)
     parse, parse_cpu = min(ast_parse_seconds(files) for _ in range(options.repeat))
@@ -114,6 +119,26 @@ def main() -> None:
         finally:
             edited.write_bytes(original)
         print(f"| warm check after editing one file | {wall:.2f} | {cpu:.2f} | | {wall / parse:.1f}x | {cpu / parse_cpu:.1f}x |")
+
+
+def per_path(paths: list[str], repeat: int) -> None:
+    """A cold check (no cache, all cores) of each path as its own run, against `ast.parse` of its files."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "JAXFIX_NO_CACHE")}
+    subprocess.run([sys.executable, "-m", "jaxfix", "--version"], capture_output=True, env=env)  # writes bytecode
+    print(f"{os.cpu_count()} cores\n")
+    print("| path | files | ast.parse wall s / CPU s | cold check wall s / CPU s | ratio (wall) | ratio (CPU) |\n"
+          "|---|---|---|---|---|---|")
+    totals = [0.0, 0.0, 0.0, 0.0]
+    for path in paths:
+        files = _python_files([path])
+        parse, parse_cpu = min(ast_parse_seconds(files) for _ in range(repeat))
+        wall, cpu = _time(["check", "--no-cache", path], env, repeat)
+        for index, value in enumerate((parse, parse_cpu, wall, cpu)):
+            totals[index] += value
+        print(f"| {Path(path).name} | {len(files)} | {parse:.2f} / {parse_cpu:.2f} | {wall:.2f} / {cpu:.2f} | "
+              f"{wall / parse:.1f}x | {cpu / parse_cpu:.1f}x |")
+    parse, parse_cpu, wall, cpu = totals
+    print(f"| **sum** | | {parse:.2f} / {parse_cpu:.2f} | {wall:.2f} / {cpu:.2f} | {wall / parse:.1f}x | {cpu / parse_cpu:.1f}x |")
 
 
 def _index_seconds(paths: list[str]) -> tuple[float, float]:
