@@ -3,12 +3,13 @@
 files/s and the ratio to `ast.parse` of the same files.
 
     python benchmarks/tool_speed.py [PATH ...]      (default: the bundled corpus/)
+    python benchmarks/tool_speed.py --per-path PATH ...   (a cold check of each path alone, one row each)
 
 Each configuration runs in a fresh interpreter (`python -m jaxfix check`), so import and start-up costs count
 as a user pays them (with bytecode caching on, as a user has it). The cache goes to a temporary folder. Wall time
-is the best of --repeat runs; CPU time (user + system of `python -m jaxfix`; the forkserver's workers are not its
-children, so a parallel run's CPU time leaves them out) is given too, since on a shared machine it moves less
-than wall time does. Prints a Markdown table.
+is the best of --repeat runs; CPU time (user + system of `python -m jaxfix` and the workers it forks) is given
+too, with its ratio to the CPU time of `ast.parse`, since on a shared machine it moves less than wall time does.
+Prints a Markdown table.
 """
 
 from __future__ import annotations
@@ -52,26 +53,31 @@ def _time(arguments: list[str], env: dict[str, str], repeat: int, before=None) -
     return best
 
 
-def ast_parse_seconds(files: list[Path]) -> float:
+def ast_parse_seconds(files: list[Path]) -> tuple[float, float]:
+    """Wall and CPU seconds of `ast.parse` over the files' bytes (read beforehand)."""
     sources = [f.read_bytes() for f in files]
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     for source in sources:
         try:
             ast.parse(source)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             pass
-    return time.perf_counter() - start
+    return time.perf_counter() - start, time.process_time() - cpu
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("paths", nargs="*", default=[str(ROOT / "corpus")])
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--per-path", action="store_true", help="only a cold check of each path on its own, one row each")
     options = parser.parse_args()
     paths = options.paths
+    if options.per_path:
+        per_path(paths, options.repeat)
+        return
     files = _python_files(paths)
     lines = sum(len(f.read_bytes().splitlines()) for f in files)
-    parse = min(ast_parse_seconds(files) for _ in range(options.repeat))
+    parse, parse_cpu = min(ast_parse_seconds(files) for _ in range(options.repeat))
     cache = Path(tempfile.mkdtemp(prefix="jaxfix-speed-cache-"))
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "JAXFIX_NO_CACHE")}
     env["JAXFIX_CACHE_DIR"] = str(cache)
@@ -82,8 +88,9 @@ def main() -> None:
             entry.unlink()
 
     print(f"{len(files)} files, {lines} lines under {', '.join(paths)}; {os.cpu_count()} cores\n")
-    print("| run | wall s (best of %d) | CPU s (main process) | files/s | ratio to ast.parse |\n|---|---|---|---|---|" % options.repeat)
-    print(f"| ast.parse of every file (in process) | {parse:.2f} | | {len(files) / parse:.0f} | 1x |")
+    print("| run | wall s (best of %d) | CPU s | files/s | ratio to ast.parse (wall) | ratio to ast.parse (CPU) |"
+          "\n|---|---|---|---|---|---|" % options.repeat)
+    print(f"| ast.parse of every file (in process) | {parse:.2f} | {parse_cpu:.2f} | {len(files) / parse:.0f} | 1x | 1x |")
     runs = [
         ("cold check, 1 process", ["check", "--no-cache", "-j", "1", *paths], None),
         ("cold check, all cores", ["check", "--no-cache", *paths], None),
@@ -94,12 +101,12 @@ def main() -> None:
     for label, arguments, before in runs:
         wall, cpu = _time(arguments, env, options.repeat, before)
         if arguments[0] == "--version":
-            print(f"| {label} | {wall:.2f} | {cpu:.2f} | | |")
+            print(f"| {label} | {wall:.2f} | {cpu:.2f} | | | |")
         else:
-            print(f"| {label} | {wall:.2f} | {cpu:.2f} | {len(files) / wall:.0f} | {wall / parse:.1f}x |")
-    index = min(_index_seconds(paths) for _ in range(options.repeat))
-    print(f"| project index alone (in process, no cache: part of each cold check) | {index:.2f} | | "
-          f"{len(files) / index:.0f} | {index / parse:.1f}x |")
+            print(f"| {label} | {wall:.2f} | {cpu:.2f} | {len(files) / wall:.0f} | {wall / parse:.1f}x | {cpu / parse_cpu:.1f}x |")
+    index, index_cpu = min(_index_seconds(paths) for _ in range(options.repeat))
+    print(f"| project index alone (in process, no cache: part of each cold check) | {index:.2f} | {index_cpu:.2f} | "
+          f"{len(files) / index:.0f} | {index / parse:.1f}x | {index_cpu / parse_cpu:.1f}x |")
     if files:
         edited, original = files[0], files[0].read_bytes()
         edits = iter(range(1, 1_000_000))
@@ -111,17 +118,38 @@ def main() -> None:
             wall, cpu = _time(["check", *paths], env, options.repeat, edit_one)
         finally:
             edited.write_bytes(original)
-        print(f"| warm check after editing one file | {wall:.2f} | {cpu:.2f} | | {wall / parse:.1f}x |")
+        print(f"| warm check after editing one file | {wall:.2f} | {cpu:.2f} | | {wall / parse:.1f}x | {cpu / parse_cpu:.1f}x |")
 
 
-def _index_seconds(paths: list[str]) -> float:
-    """The project index of `paths` built from scratch (every file summarised, nothing cached)."""
+def per_path(paths: list[str], repeat: int) -> None:
+    """A cold check (no cache, all cores) of each path as its own run, against `ast.parse` of its files."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "JAXFIX_NO_CACHE")}
+    subprocess.run([sys.executable, "-m", "jaxfix", "--version"], capture_output=True, env=env)  # writes bytecode
+    print(f"{os.cpu_count()} cores\n")
+    print("| path | files | ast.parse wall s / CPU s | cold check wall s / CPU s | ratio (wall) | ratio (CPU) |\n"
+          "|---|---|---|---|---|---|")
+    totals = [0.0, 0.0, 0.0, 0.0]
+    for path in paths:
+        files = _python_files([path])
+        parse, parse_cpu = min(ast_parse_seconds(files) for _ in range(repeat))
+        wall, cpu = _time(["check", "--no-cache", path], env, repeat)
+        for index, value in enumerate((parse, parse_cpu, wall, cpu)):
+            totals[index] += value
+        print(f"| {Path(path).name} | {len(files)} | {parse:.2f} / {parse_cpu:.2f} | {wall:.2f} / {cpu:.2f} | "
+              f"{wall / parse:.1f}x | {cpu / parse_cpu:.1f}x |")
+    parse, parse_cpu, wall, cpu = totals
+    print(f"| **sum** | | {parse:.2f} / {parse_cpu:.2f} | {wall:.2f} / {cpu:.2f} | {wall / parse:.1f}x | {cpu / parse_cpu:.1f}x |")
+
+
+def _index_seconds(paths: list[str]) -> tuple[float, float]:
+    """Wall and CPU seconds of the project index of `paths` built from scratch (every file summarised, nothing
+    cached)."""
     from jaxfix.analysis.project import Project
 
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     project = Project.build(paths)
     project.solve()
-    return time.perf_counter() - start
+    return time.perf_counter() - start, time.process_time() - cpu
 
 
 if __name__ == "__main__":

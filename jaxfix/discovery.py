@@ -11,6 +11,8 @@ from typing import Iterable
 
 import pathspec
 
+from jaxfix.files import Resolver
+
 SKIPPED_FOLDERS = frozenset(
     {
         ".git", ".hg", ".svn", ".bzr", "__pycache__", ".venv", "venv", ".tox", ".nox", ".eggs",
@@ -50,8 +52,7 @@ def _ancestor_ignores(folder: Path) -> list[tuple[Path, pathspec.GitIgnoreSpec]]
     return []
 
 
-def _ignored(path: Path, is_dir: bool, specs: list[tuple[Path, pathspec.GitIgnoreSpec]]) -> bool:
-    resolved = path.resolve()
+def _ignored(resolved: Path, is_dir: bool, specs: list[tuple[Path, pathspec.GitIgnoreSpec]]) -> bool:
     for base, spec in specs:
         try:
             relative = resolved.relative_to(base).as_posix()
@@ -82,8 +83,7 @@ def discover(
         if list(patterns)
     ]
 
-    def is_excluded(path: Path, is_dir: bool) -> bool:
-        resolved = path.resolve()
+    def is_excluded(resolved: Path, is_dir: bool) -> bool:
         for base, spec in specs_by_base:
             try:
                 relative = resolved.relative_to(base).as_posix()
@@ -94,9 +94,9 @@ def discover(
         return False
 
     seen: set[Path] = set()
+    resolve = Resolver()
 
-    def add(path: Path) -> None:
-        key = path.resolve()
+    def add(path: Path, key: Path) -> None:
         if key not in seen:
             seen.add(key)
             found.files.append(str(path))
@@ -108,7 +108,7 @@ def discover(
         elif not root.exists():
             found.errors.append((given, "no such file or folder"))
         elif root.is_file():
-            add(root)
+            add(root, root.resolve())
         elif root.is_dir():
             specs = _ancestor_ignores(root)
             for folder, folders, files in os.walk(root):
@@ -121,7 +121,10 @@ def discover(
                     if name in SKIPPED_FOLDERS or name.endswith(".egg-info"):
                         continue
                     try:
-                        if (here / name / "pyvenv.cfg").exists() or _ignored(here / name, True, specs) or is_excluded(here / name, True):
+                        if (here / name / "pyvenv.cfg").exists():
+                            continue
+                        resolved = (here / name).resolve()
+                        if _ignored(resolved, True, specs) or is_excluded(resolved, True):
                             continue
                     except (OSError, RuntimeError) as error:  # a symlink loop: Path.resolve raises RuntimeError
                         found.errors.append((str(here / name), _unresolvable(error)))
@@ -133,8 +136,9 @@ def discover(
                     if not name.endswith(PYTHON_SUFFIXES + NOTEBOOK_SUFFIXES):
                         continue
                     try:
-                        if not _ignored(path, False, specs) and not is_excluded(path, False):
-                            add(path)
+                        resolved = resolve(path)
+                        if not _ignored(resolved, False, specs) and not is_excluded(resolved, False):
+                            add(path, resolved)
                     except (OSError, RuntimeError) as error:
                         found.errors.append((str(path), _unresolvable(error)))
         else:

@@ -722,19 +722,30 @@ def process_files(
     worker at all. `project`: the project index the files' facts come from (by default, the project around
     `paths`, its summaries cached beside the findings)."""
     jobs = jobs or os.cpu_count() or 1
-    facts = _project_facts(paths, cache, project)
     answered: dict[int, FileResult] = {}
+    # Notebooks read no project facts (their cells are judged alone): where there are enough of them to analyse,
+    # they go to the workers first, and are analysed there while this process builds the project index.
+    notebooks = [i for i, path in enumerate(paths) if notebook.is_notebook(path)]
     if cache is not None:
-        for index, path in enumerate(paths):
-            hit = _cached(path, settings, fix, cache, facts[path])
+        for index in notebooks:
+            hit = _cached(paths[index], settings, fix, cache, None)
             if hit is not None:
                 answered[index] = hit
-    work = [
-        (path, settings, fix, write, cache, facts[path] or None) for index, path in enumerate(paths) if index not in answered
-    ]
-    computed = _compute(work, jobs)
-    for index in range(len(paths)):
-        yield answered[index] if index in answered else next(computed)
+    notebooks = [i for i in notebooks if i not in answered]
+    with _Workers(jobs) as workers:
+        early = set(notebooks) if jobs > 1 and len(notebooks) >= PARALLEL_THRESHOLD else set()
+        first = workers.map([(paths[i], settings, fix, write, cache, None) for i in notebooks if i in early])
+        modules = [i for i, path in enumerate(paths) if not notebook.is_notebook(path)]
+        facts = _project_facts(paths, cache, project)
+        if cache is not None:
+            for index in modules:
+                hit = _cached(paths[index], settings, fix, cache, facts[paths[index]])
+                if hit is not None:
+                    answered[index] = hit
+        later = [i for i in range(len(paths)) if i not in answered and i not in early]
+        rest = workers.map([(paths[i], settings, fix, write, cache, facts.get(paths[i]) or None) for i in later])
+        for index in range(len(paths)):
+            yield answered[index] if index in answered else next(first if index in early else rest)
 
 
 def _cached(path: str, settings: Settings, fix: bool, cache: ResultCache, project: ModuleFacts | None) -> FileResult | None:
@@ -777,10 +788,37 @@ def tune_gc() -> None:
     gc.set_threshold(10_000, 10, 10)
 
 
-def _compute(work: list, jobs: int) -> Iterator[FileResult]:
-    if jobs <= 1 or len(work) < PARALLEL_THRESHOLD:
-        yield from map(_process_one, work)
-        return
+class _Workers:
+    """Where files are analysed: in this process for one job or a few files, else in a pool of worker processes
+    started by the first `map` that has enough work for one (each `map` submits its jobs at once, so work submitted
+    early runs while this process does something else; the pool then takes every later `map`)."""
+
+    def __init__(self, jobs: int) -> None:
+        self.jobs = jobs
+        self.pool: ProcessPoolExecutor | None = None
+
+    def __enter__(self) -> "_Workers":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(cancel_futures=exc[0] is not None)
+
+    def map(self, work: list) -> Iterator[FileResult]:
+        if not work:
+            return iter(())
+        if self.pool is None:
+            if self.jobs <= 1 or len(work) < PARALLEL_THRESHOLD:
+                return map(_process_one, work)
+            self.pool = _pool(self.jobs, len(work))
+        # Small chunks: a few files cost most of the time (those the screens send to LibCST), and big chunks would
+        # leave one worker with several of them while the others idle.
+        chunksize = max(1, len(work) // (self.jobs * 32))
+        return self.pool.map(_process_one, work, chunksize=chunksize)
+
+
+def _pool(jobs: int, files: int) -> ProcessPoolExecutor:
+    """Worker processes for `files` jobs, at most `jobs` of them."""
     # fork only from a single-threaded process (the command line): it starts workers with everything imported,
     # at once. A process that has imported JAX (the tests, an editor's server) is multithreaded, and forking it
     # can deadlock; forkserver forks from a clean single-threaded server instead, which imports the engine once
@@ -793,8 +831,4 @@ def _compute(work: list, jobs: int) -> Iterator[FileResult]:
         context.set_forkserver_preload(["jaxfix.engine", "jaxfix.registry"])
     else:
         context = multiprocessing.get_context("spawn")
-    # Small chunks: a few files cost most of the time (those the screens send to LibCST), and big chunks would
-    # leave one worker with several of them while the others idle.
-    chunksize = max(1, len(work) // (jobs * 32))
-    with ProcessPoolExecutor(max_workers=min(jobs, len(work)), mp_context=context, initializer=tune_gc) as pool:
-        yield from pool.map(_process_one, work, chunksize=chunksize)
+    return ProcessPoolExecutor(max_workers=min(jobs, files), mp_context=context, initializer=tune_gc)

@@ -84,3 +84,25 @@ def write_if_changed(path: Path, data: bytes) -> bool:
             pass
         raise
     return True
+
+
+class Resolver:
+    """`Path.resolve()` for many files in few folders: a file that is not a symbolic link resolves to its folder,
+    resolved once, and its name, so each file costs one `lstat` instead of one per component of its path (1,401
+    files: 4 resolutions each in a run, most of a warm run's file-system time). For one run: folders are
+    remembered."""
+
+    def __init__(self) -> None:
+        self._folders: dict[str, Path] = {}
+
+    def __call__(self, path: str | Path) -> Path:
+        text = os.fspath(path)
+        if ".." in text.split(os.sep) or os.path.islink(text):  # `link/..` and links: as Path.resolve does them
+            return Path(text).resolve()
+        folder, name = os.path.split(os.path.abspath(text))
+        if not name:
+            return Path(text).resolve()
+        real = self._folders.get(folder)
+        if real is None:
+            real = self._folders[folder] = Path(folder).resolve()
+        return real / name

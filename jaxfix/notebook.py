@@ -354,7 +354,7 @@ def read(raw: bytes) -> Notebook:
                 raise NotebookError(f"not a notebook: code cell {cell.number} has no source")
             _prepare(cell)
         cells.append(cell)
-    non_ascii_raw = any(ord(ch) > 127 for ch in text)
+    non_ascii_raw = not text.isascii()
     return Notebook(text, cells, _language(metadata), ensure_ascii="\\u" in text and not non_ascii_raw)
 
 

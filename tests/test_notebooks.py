@@ -468,3 +468,23 @@ def test_an_empty_source_list_is_written_out_as_json_would_lay_it_out(indent) ->
     assert sources == {1: "import jax.numpy as jnp\nimport jax"}
     document["cells"][0]["source"] = ["import jax.numpy as jnp\n", "import jax"]
     assert book.with_sources(sources) == json.dumps(document, indent=indent) + "\n"
+
+
+def test_notebooks_analysed_in_the_workers_while_the_index_is_built_keep_their_place(tmp_path) -> None:
+    """Enough notebooks go to the worker processes before the project index is built (engine.process_files): the
+    results still come in the order of the paths, with the same findings as one process gives."""
+    from jaxfix import engine
+
+    jitted = "import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef f(x):\n    for i in range(100):\n        x = x * 2 + jnp.sin(x)\n    return x\n"
+    paths = []
+    for index in range(engine.PARALLEL_THRESHOLD + 2):
+        book = tmp_path / f"nb{index}.ipynb"
+        book.write_bytes(_as_notebook(jitted if index % 2 else "x = 1\n"))
+        module = tmp_path / f"m{index}.py"
+        module.write_text(jitted if index % 3 else "y = 2\n")
+        paths += [str(book), str(module)]
+    settings = engine.Settings(("JF101",))
+    one = [(r.path, [d.code for d in r.diagnostics]) for r in engine.process_files(paths, settings, fix=False, write=False, jobs=1)]
+    two = [(r.path, [d.code for d in r.diagnostics]) for r in engine.process_files(paths, settings, fix=False, write=False, jobs=2)]
+    assert [p for p, _ in two] == paths and two == one
+    assert sum(1 for p, codes in one if codes and p.endswith(".ipynb")) == (engine.PARALLEL_THRESHOLD + 2) // 2

@@ -434,3 +434,53 @@ def test_a_warm_run_reads_the_facts_back_and_an_edit_solves_again(tmp_path) -> N
     (root / "train.py").write_text("from model import relax\n")
     edited = Project.build([root], folder)
     assert edited.modules and not edited.facts_for(model)
+
+
+def _analysed(monkeypatch, paths: list[str], cache: ResultCache) -> tuple[dict[str, list[str]], list[str]]:
+    """Each path's codes from `process_files` with the cache, and the paths analysed anew (not answered by it)."""
+    analysed: list[str] = []
+    real = engine.process_text
+
+    def counting(path, *args, **kwargs):
+        analysed.append(path)
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(engine, "process_text", counting)
+    results = process_files(paths, ALL_LOOPS, fix=False, write=False, jobs=1, cache=cache)
+    return {r.path: [d.code for d in r.diagnostics] for r in results}, analysed
+
+
+def test_an_edit_rechecks_the_modules_whose_facts_it_changes_and_only_them(tmp_path, monkeypatch) -> None:
+    """The cache after an edit to train.py: model.py, whose facts train.py's jit makes, is analysed again exactly
+    when those facts change; an edit that leaves train.py's summary as it was (a comment, lines moved) reuses the
+    stored facts without solving the project again."""
+    train_text = "import jax\nfrom model import relax\nf = jax.jit(relax)\n"
+    root = _project(tmp_path, {"model.py": MODEL, "train.py": train_text})
+    model, train = str(root / "model.py"), str(root / "train.py")
+    cache = ResultCache.for_settings(ALL_LOOPS, tmp_path / "cache")
+    found, analysed = _analysed(monkeypatch, [model, train], cache)
+    assert found[model] == ["JF101"] and sorted(analysed) == sorted([model, train])
+
+    solved: list[int] = []
+    real_solve = Project._solve
+
+    def counting_solve(self):
+        solved.append(1)
+        return real_solve(self)
+
+    monkeypatch.setattr(Project, "_solve", counting_solve)
+    (root / "train.py").write_text("# the training script\n\n" + train_text + "# a comment\n")  # same summary, lines moved
+    found, analysed = _analysed(monkeypatch, [model, train], cache)
+    assert found[model] == ["JF101"] and analysed == [train] and not solved  # the stored facts answer
+
+    (root / "train.py").write_text(train_text + "def unrelated():\n    return 1\n")  # a new summary, the same facts
+    found, analysed = _analysed(monkeypatch, [model, train], cache)
+    assert found[model] == ["JF101"] and analysed == [train] and solved  # solved again; model.py's entry answers
+
+    (root / "train.py").write_text("from model import relax\n")  # nothing jits relax any more
+    found, analysed = _analysed(monkeypatch, [model, train], cache)
+    assert found[model] == [] and sorted(analysed) == sorted([model, train])
+
+    (root / "train.py").write_text(train_text)  # jitted again: model.py's facts are back, and so is its finding
+    found, analysed = _analysed(monkeypatch, [model, train], cache)
+    assert found[model] == ["JF101"] and model in analysed

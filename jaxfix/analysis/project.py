@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Iterable, Iterator, Mapping
 
 from jaxfix.analysis import libraries
+from jaxfix.files import Resolver
 
 INDEX_FORMAT = 1
 MAX_FILES = 20_000  # a "project" larger than this is not one: only the given paths are indexed
@@ -388,7 +389,8 @@ def _class(node: ast.ClassDef, functions: dict[str, dict], nested_imports: list)
 def project_root(paths: Iterable[str | Path]) -> Path | None:
     """The folder of the nearest pyproject.toml or .git above the paths given (their common folder), else None
     (the project is then the paths themselves)."""
-    resolved = [Path(p).resolve() for p in paths]
+    resolve = Resolver()
+    resolved = [resolve(p) for p in paths]
     if not resolved:
         return None
     folders = [p if p.is_dir() else p.parent for p in resolved]
@@ -464,18 +466,27 @@ class _SummaryCache:
         except (OSError, ValueError):
             return None
 
-    def load_facts(self, key: str) -> dict[str, "ModuleFacts"] | None:
-        """Every path's facts, as `store_facts` wrote them for one state of the project (None: not stored)."""
+    def load_facts(self, key: str) -> tuple[dict, dict[str, "ModuleFacts"]] | None:
+        """The state of the project that `store_facts` wrote under `key` ({path: [module names, summary key]})
+        and every path's facts in it; with `key` None, the latest state stored, whatever its key (None: none)."""
         if self.folder is None:
             return None
         try:
-            with open(self.folder / f"{key}.facts", "rb") as handle:
+            if key is None:
+                stored = sorted(self.folder.glob("facts-*.facts"), key=lambda p: p.stat().st_mtime)
+                if not stored:
+                    return None
+                target = stored[-1]
+            else:
+                target = self.folder / f"{key}.facts"
+            with open(target, "rb") as handle:
                 data = json.loads(handle.read())
-            return {path: ModuleFacts.from_json(facts) for path, facts in data.items()}
+            facts = {path: ModuleFacts.from_json(f) for path, f in data["facts"].items()}
+            return data["state"], facts
         except (OSError, ValueError, TypeError, KeyError, AttributeError):
             return None
 
-    def store_facts(self, key: str, facts: dict[str, "ModuleFacts"]) -> None:
+    def store_facts(self, key: str, state: dict, facts: dict[str, "ModuleFacts"]) -> None:
         if self.folder is None:
             return
         try:
@@ -487,7 +498,7 @@ class _SummaryCache:
                 old.unlink(missing_ok=True)
             descriptor, temporary = tempfile.mkstemp(dir=self.folder, prefix=".", suffix=".tmp")
             with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-                json.dump({path: f.to_json() for path, f in facts.items() if f}, handle)
+                json.dump({"state": state, "facts": {path: f.to_json() for path, f in facts.items() if f}}, handle)
             os.replace(temporary, self.folder / f"{key}.facts")
         except (OSError, TypeError, ValueError):
             pass
@@ -538,6 +549,42 @@ def _summaries(jobs: list, cache: _SummaryCache, keys: list, datas: list) -> lis
         if summary is not None:
             cache.store(keys[index], summary)
     return found
+
+
+def _unchanged_facts(cache: _SummaryCache, state: dict, jobs: list, keys: list, datas: list) -> tuple[dict, dict] | None:
+    """The facts of the latest state stored, when this state differs from it only in files whose summaries are
+    the same (a comment, a docstring, a blank line, an edit that moves lines): the solution depends on the
+    summaries alone, so it is the same. None when a file was added, removed or renamed, or a summary changed
+    (the project is solved again)."""
+    latest = cache.load_facts(None)
+    if latest is None:
+        return None
+    old_state, facts = latest
+    if old_state.keys() != state.keys():
+        return None
+    for index, (path, names, _) in enumerate(jobs):
+        old_names, old_key = old_state[os.path.abspath(path)]
+        new_key = keys[index]
+        if old_names != names or (old_key is None) != (new_key is None):
+            return None
+        if old_key == new_key:
+            continue
+        old = cache.load(old_key)
+        new = cache.load(new_key)
+        if new is None:
+            new = _make_summary((datas[index], names[0], path.name == "__init__.py"))
+            if new is not None:
+                cache.store(new_key, new)
+        if old is None or new is None or _without_lines(old) != _without_lines(new):
+            return None
+    return old_state, facts
+
+
+def _without_lines(summary: dict) -> str:
+    """A summary as JSON without the line numbers of its definitions (nothing the solution reads)."""
+    functions = {q: {k: v for k, v in f.items() if k != "line"} for q, f in summary["functions"].items()}
+    classes = {n: {k: v for k, v in c.items() if k != "line"} for n, c in summary["classes"].items()}
+    return json.dumps({**summary, "functions": functions, "classes": classes})
 
 
 def _content(path: Path, text: str | None) -> bytes | None:
@@ -662,8 +709,9 @@ class Project:
         path_module: dict[str, str] = {}
         jobs = []
         taken: set[str] = set()
+        resolve = Resolver()
         for path in files:
-            names = module_names(path.resolve(), root or path.parent)
+            names = module_names(resolve(path), root or path.parent)
             if not names:
                 continue
             # Two files by one name (conftest.py in folders without __init__.py): the second goes by its path
@@ -674,12 +722,17 @@ class Project:
             jobs.append((path, names, texts.get(os.path.abspath(path))))
         keys, datas = _keys(jobs)
         # The facts of every module, solved once per state of the whole project: a warm run reads them back.
-        digest = hashlib.sha256(json.dumps([[os.path.abspath(p), n, k] for (p, n, _), k in zip(jobs, keys)]).encode())
+        state = {os.path.abspath(p): [n, k] for (p, n, _), k in zip(jobs, keys)}
+        digest = hashlib.sha256(json.dumps([[path, n, k] for path, (n, k) in state.items()]).encode())
         facts_key = "facts-" + digest.hexdigest()
         stored = cache.load_facts(facts_key) if memory is None else None
+        if stored is None and memory is None:
+            stored = _unchanged_facts(cache, state, jobs, keys, datas)
+            if stored is not None:
+                cache.store_facts(facts_key, state, stored[1])
         if stored is not None:
             project = cls(root, {}, {os.path.abspath(p): n[0] for p, n, _ in jobs})
-            project._preset = stored
+            project._preset = stored[1]
             return project
         import gc
 
@@ -702,7 +755,7 @@ class Project:
         project = cls(root, summaries, path_module)
         if cache.folder is not None and memory is None and path_module:
             project._preset = {path: project.facts_for(path) for path in path_module}
-            cache.store_facts(facts_key, project._preset)
+            cache.store_facts(facts_key, state, project._preset)
         return project
 
     def facts_for(self, path: str) -> ModuleFacts:
