@@ -723,29 +723,17 @@ def process_files(
     `paths`, its summaries cached beside the findings)."""
     jobs = jobs or os.cpu_count() or 1
     answered: dict[int, FileResult] = {}
-    # Notebooks read no project facts (their cells are judged alone): where there are enough of them to analyse,
-    # they go to the workers first, and are analysed there while this process builds the project index.
-    notebooks = [i for i, path in enumerate(paths) if notebook.is_notebook(path)]
+    facts = _project_facts(paths, cache, project)  # notebooks read them too: a cell may call the project's code
     if cache is not None:
-        for index in notebooks:
-            hit = _cached(paths[index], settings, fix, cache, None)
+        for index, path in enumerate(paths):
+            hit = _cached(path, settings, fix, cache, facts[path])
             if hit is not None:
                 answered[index] = hit
-    notebooks = [i for i in notebooks if i not in answered]
     with _Workers(jobs) as workers:
-        early = set(notebooks) if jobs > 1 and len(notebooks) >= PARALLEL_THRESHOLD else set()
-        first = workers.map([(paths[i], settings, fix, write, cache, None) for i in notebooks if i in early])
-        modules = [i for i, path in enumerate(paths) if not notebook.is_notebook(path)]
-        facts = _project_facts(paths, cache, project)
-        if cache is not None:
-            for index in modules:
-                hit = _cached(paths[index], settings, fix, cache, facts[paths[index]])
-                if hit is not None:
-                    answered[index] = hit
-        later = [i for i in range(len(paths)) if i not in answered and i not in early]
+        later = [i for i in range(len(paths)) if i not in answered]
         rest = workers.map([(paths[i], settings, fix, write, cache, facts.get(paths[i]) or None) for i in later])
         for index in range(len(paths)):
-            yield answered[index] if index in answered else next(first if index in early else rest)
+            yield answered[index] if index in answered else next(rest)
 
 
 def _cached(path: str, settings: Settings, fix: bool, cache: ResultCache, project: ModuleFacts | None) -> FileResult | None:

@@ -470,9 +470,9 @@ def test_an_empty_source_list_is_written_out_as_json_would_lay_it_out(indent) ->
     assert book.with_sources(sources) == json.dumps(document, indent=indent) + "\n"
 
 
-def test_notebooks_analysed_in_the_workers_while_the_index_is_built_keep_their_place(tmp_path) -> None:
-    """Enough notebooks go to the worker processes before the project index is built (engine.process_files): the
-    results still come in the order of the paths, with the same findings as one process gives."""
+def test_notebooks_analysed_in_the_workers_keep_their_place(tmp_path) -> None:
+    """Notebooks and modules analysed by worker processes (engine.process_files): the results come in the order of
+    the paths, with the same findings as one process gives."""
     from jaxfix import engine
 
     jitted = "import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef f(x):\n    for i in range(100):\n        x = x * 2 + jnp.sin(x)\n    return x\n"
