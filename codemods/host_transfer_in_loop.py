@@ -27,7 +27,8 @@ class HostTransferInLoop(Codemod):
     Finds, in a `for`/`while` loop whose body calls a jitted function (`@jax.jit`, `step = jax.jit(...)`),
     a transfer of that call's result to the host in the same loop body, not guarded by a log interval:
     `float(loss)`, `int(...)`, `loss.item()`, `.tolist()`, `np.asarray(...)`, `jax.device_get(...)`, or
-    `print` of the value (an f-string included). It reports; there is no fix.
+    `print` of the value (an f-string included), or the same of a jitted call's result used on the spot
+    (`accuracy(params).item()`). It reports; there is no fix.
 
     ## Why is this bad?
     JAX dispatches a jitted step asynchronously: the loop can queue the next step while the device computes
@@ -86,6 +87,10 @@ class HostTransferInLoop(Codemod):
     )
 
     VALID = (
+        Valid(  # a reduction on the host's side of NumPy data: nothing jitted is waited for
+            "import jax\nimport jax.numpy as jnp\n\ndef total(batches):\n    t = 0.0\n    for x in batches:\n"
+            "        t += float(jnp.sum(x))\n    return t\n"
+        ),
         Valid(
             "import jax\n\n@jax.jit\ndef step(w):\n    return w * 0.9, (w ** 2).sum()\n\ndef demo(w):\n"
             "    for _ in range(3):\n        w, loss = step(w)\n        print(loss)\n    return w\n",
@@ -110,6 +115,12 @@ class HostTransferInLoop(Codemod):
         ),
     )
     INVALID = (
+        Invalid(  # a jitted call's result copied on the spot
+            "import jax\n\n@jax.jit\ndef accuracy(w):\n    return (w > 0).mean()\n\n@jax.jit\ndef step(w):\n    return w * 0.9\n\n"
+            "def train(w, n):\n    for i in range(n):\n        print(i, accuracy(w).item())\n        w = step(w)\n    return w\n",
+            None,
+            message="`accuracy(w).item()` copies a result of `accuracy`",
+        ),
         Invalid(
             "import jax\n\n@jax.jit\ndef step(w):\n    return w * 0.9, (w ** 2).sum()\n\ndef train(w, n):\n"
             "    for i in range(n):\n        w, loss = step(w)\n        print(float(loss))\n    return w\n",
@@ -147,7 +158,8 @@ class HostTransferInLoop(Codemod):
                 call = node.value if type(node) is ast.Assign else None
                 if isinstance(call, ast.Call) and may_call_compiled(screen, call):
                     device.update(n.id for t in node.targets for n in ast.walk(t) if type(n) is ast.Name)
-            if device and any(type(n) is ast.Call and _may_transfer(screen, n, device) for n in direct):
+            compiled = device or any(type(n) is ast.Call and may_call_compiled(screen, n) for n in direct)
+            if compiled and any(type(n) is ast.Call and _may_transfer(screen, n, device) for n in direct):
                 return True
         return False
 
@@ -208,7 +220,7 @@ class HostTransferInLoop(Codemod):
                 if isinstance(parent, cst.Assign) and parent.value is node:
                     for target in parent.targets:
                         device.update(target_names(target.target))
-        if called is None or not device:
+        if called is None:
             return
         counters = self._counters(loop)
         step = self.context.code_for(called.func)
@@ -218,9 +230,12 @@ class HostTransferInLoop(Codemod):
             what = self._transfer(node, device)
             if what is None or self._guarded(node, loop, counters):
                 continue
+            # a jitted call's result used on the spot (`accuracy(params).item()`) names that call
+            inner = next((n for n in walk(node) if n is not node and isinstance(n, cst.Call) and calls_compiled(self.context, n)), None)
             self.report(
                 node,
-                f"`{what}` copies a result of `{step}` to the host in every iteration, unguarded by a log "
+                f"`{what}` copies a result of `{self.context.code_for(inner.func) if inner is not None else step}` to the "
+                f"host in every iteration, unguarded by a log "
                 f"interval: each step must finish before the next is queued (a small jitted step ran about 4x "
                 f"slower so); log every N steps (`if step % N == 0:`) or keep the values on the device and "
                 f"transfer them once after the loop",
@@ -232,6 +247,12 @@ class HostTransferInLoop(Codemod):
         args = [a.value for a in call.args if a.keyword is None and not a.star]
 
         def on_device(expr: cst.BaseExpression) -> bool:
+            """A name the loop's jitted call assigned (`loss`, `metrics["loss"]`), or a jitted call's result used
+            on the spot (`accuracy(params).item()`)."""
+            while isinstance(expr, (cst.Attribute, cst.Subscript)):
+                expr = expr.value
+            if isinstance(expr, cst.Call):
+                return calls_compiled(self.context, expr)
             return root_name(expr) in device
 
         if any(names.is_builtin(func, b) for b in _TO_PYTHON) and len(args) == 1 and on_device(args[0]):
@@ -309,9 +330,10 @@ def _direct_nodes(loop: ast.AST) -> list[ast.AST]:
 
 
 def _may_transfer(screen, call: ast.Call, device: set[str]) -> bool:
-    """Whether `_transfer` may find this call copying a device name to the host."""
+    """Whether `_transfer` may find this call copying a device name, or a compiled call's result, to the host."""
     func = call.func
     args = [a for a in call.args if not isinstance(a, ast.Starred)]
+    device = _DeviceValues(screen, device)
     if isinstance(func, ast.Name) and func.id in _TO_PYTHON:
         return len(args) == 1 and _root(args[0]) in device
     if isinstance(func, ast.Attribute) and func.attr in _METHODS and _root(func.value) in device:
@@ -328,8 +350,22 @@ def _may_transfer(screen, call: ast.Call, device: set[str]) -> bool:
     return False
 
 
-def _root(expr: ast.expr) -> str | None:
-    """`root_name`: `x` of `x`, `x.a.b`, `x[i].a`."""
+class _DeviceValues:
+    """`_root(expr) in values`: a name a compiled call assigned, or a call that may be compiled (`step(x).item()`)."""
+
+    def __init__(self, screen, names: set[str]) -> None:
+        self.screen, self.names = screen, names
+
+    def __contains__(self, root) -> bool:
+        if isinstance(root, ast.Call):
+            return may_call_compiled(self.screen, root)
+        return root in self.names
+
+
+def _root(expr: ast.expr):
+    """`root_name`: `x` of `x`, `x.a.b`, `x[i].a`; the call of `f(x).item`, `f(x)[0]`."""
     while isinstance(expr, (ast.Attribute, ast.Subscript)):
         expr = expr.value
+    if isinstance(expr, ast.Call):
+        return expr
     return expr.id if isinstance(expr, ast.Name) else None
