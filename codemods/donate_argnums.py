@@ -760,16 +760,12 @@ class DonateArgnums(Codemod):
                 return site
             site.unsafe = site.unsafe or reason
         accesses = {access for assignment in scope.assignments[variable] for access in assignment.references}
-        for access in sorted(accesses, key=self._position_of):  # the first read in the file, on every run
+        for access in sorted(accesses, key=lambda a: self.context.source_order(a.node)):  # the first read, every run
             problem = self._read_problem(access, scope, variable)
             if problem is not None:
                 site.blocker = problem
                 return site
         return site
-
-    def _position_of(self, access) -> tuple[int, int]:
-        start = self.context.positions[access.node].start
-        return start.line, start.column
 
     def _attribute_aliasing(self, site: _Site) -> _Site:
         """For `self.params` rebound at every call: a blocker where the module reads an attribute of that name

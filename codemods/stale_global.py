@@ -223,7 +223,7 @@ class StaleGlobal(Codemod):
     def _rebinding(self, name: str, entry) -> str | None:
         """How the module rebinds `name` where `entry` may have run already, or None."""
         # in source order: LibCST keeps assignments in a set, and the message names the first rebinding
-        assignments = sorted(self._global.assignments[name], key=lambda a: self._position(a.node))
+        assignments = sorted(self._global.assignments[name], key=lambda a: self.context.source_order(a.node))
         if len(assignments) < 2:
             return None
         statements = []
@@ -270,13 +270,6 @@ class StaleGlobal(Codemod):
             if index is not None and definition is not None and index > definition:
                 found.append(index)
         return sorted(found)
-
-    def _position(self, node: cst.CSTNode) -> tuple[int, int]:
-        try:
-            start = self.context.positions[node].start
-        except KeyError:
-            return (0, 0)
-        return (start.line, start.column)
 
     def _uses(self, entry) -> list[tuple[int, int]]:
         """(module statement index, line) of every reference to the jitted name."""

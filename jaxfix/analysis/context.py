@@ -110,3 +110,12 @@ class ModuleContext:
 
     def code_for(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)
+
+    def source_order(self, node: cst.CSTNode) -> tuple[int, int]:
+        """(line, column) where `node` starts: a sort key that puts LibCST's sets (a scope's assignments and
+        references) in source order, so that a message names the same place on every run."""
+        try:
+            start = self.positions[node].start
+        except KeyError:
+            return (0, 0)
+        return (start.line, start.column)
