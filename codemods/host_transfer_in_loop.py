@@ -12,6 +12,7 @@ from jaxfix.analysis.metadata import children
 from jaxfix.analysis.screen import may_call_compiled
 from jaxfix.analysis.syntax import target_names, walk
 from jaxfix.codemod import Codemod, Invalid, Option, Valid
+from jaxfix.codemods.loop_to_fori import range_trip
 
 _LOOPS = (cst.For, cst.While)
 _SCOPES = (cst.FunctionDef, cst.Lambda, cst.ClassDef)
@@ -198,14 +199,8 @@ class HostTransferInLoop(Codemod):
             return False
         if not self.context.names.is_builtin(loop.iter.func, "range"):
             return False
-        args = loop.iter.args
-        if not 1 <= len(args) <= 3 or any(a.keyword is not None or a.star for a in args):
-            return False
-        bounds = [self.context.shapes.constant(a.value) for a in args]
-        if any(not isinstance(b, int) for b in bounds):
-            return False
-        count = len(range(*bounds))
-        return count < self.option("min-steps")
+        trip = range_trip(self.context, loop.iter)
+        return trip is not None and trip.kind == "literal" and trip.count < self.option("min-steps")
 
     def _loop(self, loop) -> None:
         if self._few_steps(loop):
