@@ -148,12 +148,9 @@ def _stdin_facts(name: str, text: str):
 
 def _notebook_facts(name: str, raw: bytes):
     """The project facts of a notebook read from stdin (its code cells as one module); none if it cannot be read
-    (the check itself then says why)."""
-    try:
-        book = notebook.read(raw)
-    except notebook.NotebookError:
-        return None
-    return _stdin_facts(name, book.module()[0])
+    or is skipped (the check itself then says why)."""
+    source = notebook.python_source(raw)
+    return _stdin_facts(name, source) if source is not None else None
 
 
 def _render_findings(

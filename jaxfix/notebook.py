@@ -318,6 +318,16 @@ def _source_json(text: str, original: str, key_indent: str, ensure_ascii: bool, 
 # ---- reading ----------------------------------------------------------------------------------------------------
 
 
+def python_source(raw: bytes) -> str | None:
+    """The module the rules read from the notebook in `raw` (its code cells as one module, IPython masked), for the
+    project index; None where the notebook cannot be read or is skipped (another kernel language, no code)."""
+    try:
+        book = read(raw)
+    except NotebookError:
+        return None
+    return None if book.skip_reason() is not None else book.module()[0]
+
+
 def read(raw: bytes) -> Notebook:
     """The notebook in `raw` (its file's bytes), its code cells prepared for the module. Raises NotebookError."""
     try:

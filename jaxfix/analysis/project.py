@@ -600,13 +600,8 @@ def _content(path: Path, text: str | None) -> bytes | None:
         return data
     from jaxfix import notebook
 
-    try:
-        book = notebook.read(data)
-    except notebook.NotebookError:
-        return None
-    if book.skip_reason() is not None:
-        return None
-    return book.module()[0].encode("utf-8", "surrogateescape")
+    source = notebook.python_source(data)
+    return source.encode("utf-8", "surrogateescape") if source is not None else None
 
 
 def _summary_key(name: str, is_package: bool, data: bytes) -> str:
