@@ -729,11 +729,10 @@ def process_files(
             hit = _cached(path, settings, fix, cache, facts[path])
             if hit is not None:
                 answered[index] = hit
-    with _Workers(jobs) as workers:
-        later = [i for i in range(len(paths)) if i not in answered]
-        rest = workers.map([(paths[i], settings, fix, write, cache, facts.get(paths[i]) or None) for i in later])
-        for index in range(len(paths)):
-            yield answered[index] if index in answered else next(rest)
+    work = [(path, settings, fix, write, cache, facts[path] or None) for i, path in enumerate(paths) if i not in answered]
+    computed = _compute(work, jobs)
+    for index in range(len(paths)):
+        yield answered[index] if index in answered else next(computed)
 
 
 def _cached(path: str, settings: Settings, fix: bool, cache: ResultCache, project: ModuleFacts | None) -> FileResult | None:
@@ -776,33 +775,16 @@ def tune_gc() -> None:
     gc.set_threshold(10_000, 10, 10)
 
 
-class _Workers:
-    """Where files are analysed: in this process for one job or a few files, else in a pool of worker processes
-    started by the first `map` that has enough work for one (each `map` submits its jobs at once, so work submitted
-    early runs while this process does something else; the pool then takes every later `map`)."""
-
-    def __init__(self, jobs: int) -> None:
-        self.jobs = jobs
-        self.pool: ProcessPoolExecutor | None = None
-
-    def __enter__(self) -> "_Workers":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        if self.pool is not None:
-            self.pool.shutdown(cancel_futures=exc[0] is not None)
-
-    def map(self, work: list) -> Iterator[FileResult]:
-        if not work:
-            return iter(())
-        if self.pool is None:
-            if self.jobs <= 1 or len(work) < PARALLEL_THRESHOLD:
-                return map(_process_one, work)
-            self.pool = _pool(self.jobs, len(work))
-        # Small chunks: a few files cost most of the time (those the screens send to LibCST), and big chunks would
-        # leave one worker with several of them while the others idle.
-        chunksize = max(1, len(work) // (self.jobs * 32))
-        return self.pool.map(_process_one, work, chunksize=chunksize)
+def _compute(work: list, jobs: int) -> Iterator[FileResult]:
+    """The results of `work`, in order: in this process for one job or a few files, else in worker processes."""
+    if jobs <= 1 or len(work) < PARALLEL_THRESHOLD:
+        yield from map(_process_one, work)
+        return
+    # Small chunks: a few files cost most of the time (those the screens send to LibCST), and big chunks would
+    # leave one worker with several of them while the others idle.
+    chunksize = max(1, len(work) // (jobs * 32))
+    with _pool(jobs, len(work)) as pool:
+        yield from pool.map(_process_one, work, chunksize=chunksize)
 
 
 def _pool(jobs: int, files: int) -> ProcessPoolExecutor:
