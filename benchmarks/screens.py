@@ -32,20 +32,24 @@ from jaxfix import engine, registry  # noqa: E402
 from jaxfix.analysis.screen import Screen  # noqa: E402
 
 
-def _sources(paths: list[str]) -> list[tuple[str, str]]:
+def _sources(paths: list[str]) -> list[tuple[str, str, object]]:
+    """(path, text, the module's facts from the project index): each path given is checked as its own project,
+    as `jaxfix check PATH` would."""
     found = []
     for path in map(Path, paths):
-        for file in [path] if path.is_file() else sorted(path.rglob("*.py")):
+        files = [path] if path.is_file() else sorted(path.rglob("*.py"))
+        project = engine.project_of([str(f) for f in files]) if files else None
+        for file in files:
             try:
-                found.append((str(file), file.read_text(encoding="utf-8")))
+                found.append((str(file), file.read_text(encoding="utf-8"), project.facts_for(str(file)) or None))
             except (OSError, UnicodeDecodeError):
                 pass
     return found
 
 
-def _findings(text: str, codemod) -> list[tuple[int, int, str]]:
+def _findings(text: str, codemod, facts) -> list[tuple[int, int, str]]:
     wrapper = MetadataWrapper(cst.parse_module(text), unsafe_skip_copy=True)
-    diagnostics, _ = engine._run_codemods(wrapper, [codemod])
+    diagnostics, _ = engine._run_codemods(wrapper, [codemod], None, facts)
     return sorted((d.start.line, d.start.column, d.message) for d in diagnostics)
 
 
@@ -62,9 +66,9 @@ def main() -> None:
     seconds = defaultdict(float)
     answered, to_libcst = defaultdict(int), set()
     sources = _sources(options.paths)
-    for path, text in sources:
+    for path, text, facts in sources:
         try:
-            screen = Screen(text)
+            screen = Screen(text, None, facts)
             screen.tree
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
@@ -75,7 +79,7 @@ def main() -> None:
             start = time.process_time()
             passed = engine._may_match_tree(codemod, screen)
             seconds[codemod.code] += time.process_time() - start
-            screened = _findings(text, codemod) if passed else []
+            screened = _findings(text, codemod, facts) if passed else []
             if passed:
                 tree_passes[codemod.code].append(path)
                 findings[codemod.code] += len(screened)
@@ -83,7 +87,7 @@ def main() -> None:
                     answered[codemod.code] += 1
                 else:
                     to_libcst.add(path)
-            if options.verify and not passed and _findings(text, codemod):
+            if options.verify and not passed and _findings(text, codemod, facts):
                 hidden.append(f"{codemod.code} {path}")
     print(f"{len(sources)} files under {', '.join(options.paths)}\n")
     print(

@@ -10,7 +10,7 @@ import libcst as cst
 
 from jaxfix.analysis.carry import Slot
 from jaxfix.analysis.dataflow import Blocker, Dataflow, LoopFlow
-from jaxfix.analysis.screen import Screen, may_carry, may_kind, range_may_report
+from jaxfix.analysis.screen import Screen, may_carry, may_kind, range_may_report, surely_impure
 from jaxfix.analysis.shapes import Category
 from jaxfix.analysis.syntax import param_names
 from jaxfix.analysis.traced import NOT_COMPILED, Kind
@@ -234,7 +234,12 @@ class LoopToForiLoop(Codemod):
             and loop.iter.func.id == "range"
             and not cls._short(loop.iter)
             and (may_carry(screen, loop) or in_traced_code is None or _bounds_may_be_traced(screen, loop.iter))
-            and (in_traced_code is None or range_may_report(screen, loop, loop.iter, cls.option("report-trip-count")))
+            and (
+                in_traced_code is None
+                or range_may_report(
+                    screen, loop, loop.iter, cls.option("report-trip-count"), blocked=surely_impure(screen, loop)
+                )
+            )
             for loop in loops
         )
 

@@ -31,7 +31,8 @@ from functools import cached_property, wraps
 from typing import Iterable, Iterator, Sequence
 
 from jaxfix.analysis import arrays, predicates
-from jaxfix.analysis.dataflow import _ACCEPTS_SEQUENCES, ARRAY_METHODS
+from jaxfix.analysis.dataflow import _ACCEPTS_SEQUENCES, _PURE_NAMES, _PURE_PREFIXES, _READING_METHODS, ARRAY_METHODS
+from jaxfix.analysis.syntax import AT_METHODS
 from jaxfix.analysis.traced import _FILTERED, _GRAD_LIKE, _JIT_LIKE, _PARTIAL, _VMAP_LIKE, ARRAY_NAMESPACES, LAX_BODIES, STATIC_CALLS, TRANSFORMS
 
 # `ast` nodes with identifiers that LibCST keeps as `Name` nodes (besides Name, Attribute, alias, ImportFrom).
@@ -435,8 +436,11 @@ class Screen:
         if how == "declared":
             return True  # ArrayAnalysis: a bare annotation binds nothing, so it never disproves a name
         if how == "param":
-            if isinstance(value, ast.Subscript):
-                return True  # jaxtyping's `Float[Array, "n"]`, `npt.NDArray[np.float32]`
+            if isinstance(value, ast.Subscript):  # jaxtyping's `Float[Array, "n"]`, `npt.NDArray[np.float32]`
+                head = dotted(value.value) if self._may_be_imported(value.value) else None
+                return head is not None and any(
+                    q in arrays._TRACED_ARRAY_ANNOTATIONS or q.startswith("jaxtyping.") for q in self.qualified_names(head)
+                )  # not `dict[str, Any]`
             return self.may_resolve_to(value, arrays._ARRAY_ANNOTATIONS | arrays._TRACED_ARRAY_ANNOTATIONS)
         if how == "augmented":  # `x += v`: arithmetic with a number or an array keeps an array an array
             return _is_number(value) or self._may_be_array(value, names)
@@ -1164,6 +1168,77 @@ def may_carry(screen: Screen, loop: ast.For | ast.While) -> bool:
     return False
 
 
+# Statements that make `Dataflow.impurity` reject a loop body wherever they stand in it.
+_IMPURE_STATEMENTS = (
+    ast.With, ast.AsyncWith, ast.Try, ast.Raise, ast.Delete, ast.Import, ast.ImportFrom, ast.ClassDef, ast.FunctionDef,
+    ast.AsyncFunctionDef, ast.Global, ast.Nonlocal, ast.Yield, ast.YieldFrom, ast.Await, ast.Return, ast.AsyncFor,
+    *((ast.Match,) if hasattr(ast, "Match") else ()), *((ast.TryStar,) if hasattr(ast, "TryStar") else ()),
+)  # fmt: skip
+
+
+def surely_impure(screen: Screen, loop: ast.For) -> bool:
+    """Under-approximates `Dataflow.impurity(loop)` being found (the body cannot become a traced function): a
+    statement it always rejects, a store into an object the body did not bind, or a call `call_blocker` always
+    rejects. A loop that JF101 can rewrite is never surely impure; one that is, with a trip count known only at
+    trace time, is not reported either (a model's layers: `for i in range(self.num_layers): x = self.block(x)`)."""
+    function = screen._function_of.get(id(loop))
+    if function is None:
+        return False
+    bound = {node.id for statement in loop.body for node in ast.walk(statement)
+             if isinstance(node, ast.Name) and type(node.ctx) is not ast.Load}  # fmt: skip
+    params = {a.arg for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs)} - bound
+    for statement in loop.body:
+        for node in ast.walk(statement):
+            if isinstance(node, _IMPURE_STATEMENTS):
+                return True
+            if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                if any(_stores_outside(target, bound) for target in targets):
+                    return True
+            if isinstance(node, ast.Call) and _surely_impure_call(screen, node.func, params):
+                return True
+    return False
+
+
+def _stores_outside(target: ast.expr, bound: set[str]) -> bool:
+    """Whether an assignment target stores into an attribute or item of an object the loop body does not bind."""
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return any(_stores_outside(element, bound) for element in target.elts)
+    if isinstance(target, ast.Starred):
+        return _stores_outside(target.value, bound)
+    if isinstance(target, (ast.Attribute, ast.Subscript)):
+        base = target
+        while isinstance(base, (ast.Attribute, ast.Subscript)):
+            base = base.value
+        return not (isinstance(base, ast.Name) and base.id in bound)
+    return False
+
+
+def _surely_impure_call(screen: Screen, func: ast.expr, params: set[str]) -> bool:
+    """Whether `Dataflow.call_blocker` rejects every call of `func`, whatever the names in it resolve to.
+    `params`: the enclosing function's parameters that the loop body does not rebind (`self`), whose attributes
+    no import can make a known-pure function."""
+    if isinstance(func, ast.Subscript):
+        return True  # `self.layers[i](x)`: no callee call_blocker knows
+    if isinstance(func, ast.Call):  # `nn.Dense(8)(x)`: only a transformation's or partial's result is looked into
+        inner = dotted(func.func)
+        return inner is not None and inner[-1][:1].isupper()
+    parts = dotted(func)
+    if parts is None:
+        return False
+    if screen._may_be_imported(func):
+        if not single_import(screen, parts[0]):
+            return False
+        return all(
+            not (q.startswith(_PURE_PREFIXES) or q in _PURE_NAMES or q in TRANSFORMS or q == "functools.partial")
+            for q in screen.qualified_names(parts)
+        )
+    method = parts[-1]
+    if len(parts) < 2 or method in ARRAY_METHODS or method in _READING_METHODS or method in AT_METHODS:
+        return False
+    return parts[0] in params and parts[0] not in screen.imports  # `self.block(x)`: a method of an object from outside
+
+
 # ---- positions as LibCST gives them (for `Codemod.findings_from_tree`) ------------------------------------------
 
 
@@ -1577,10 +1652,11 @@ def _slice_parts(expr: ast.AST) -> list[ast.AST]:
     return parts
 
 
-def range_may_report(screen: Screen, loop: ast.For, call: ast.Call, report_trip_count: int) -> bool:
+def range_may_report(screen: Screen, loop: ast.For, call: ast.Call, report_trip_count: int, blocked: bool = False) -> bool:
     """Over-approximates whether JF101 or JF102 may report a loop over `call` (`range(...)`): `range_trip` needs
     plain positional bounds, none of kind UNKNOWN; then a finding needs a TRACED bound, or a function that may be
-    compiled, or a literal count of at least `report_trip_count` steps (the loop that cannot be rewritten)."""
+    compiled, or a literal count of at least `report_trip_count` steps (the loop that cannot be rewritten).
+    `blocked`: the loop surely cannot be rewritten (`surely_impure`), so a static count must be that long."""
     args = call.args
     if call.keywords or any(isinstance(a, ast.Starred) for a in args) or not 1 <= len(args) <= 3:
         return False
@@ -1592,7 +1668,7 @@ def range_may_report(screen: Screen, loop: ast.For, call: ast.Call, report_trip_
         return True
     if not s:
         return False
-    if may_be_compiled(screen, screen._function_of.get(id(loop))):
+    if not blocked and may_be_compiled(screen, screen._function_of.get(id(loop))):
         return True
     return _may_count_at_least(screen, args, report_trip_count)
 
