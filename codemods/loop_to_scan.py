@@ -588,7 +588,8 @@ class _ScanAnalysis:
             shown = self._code(array)
             self.why = (
                 f"`{shown}` is traced but not proven to be a JAX array (a list or tuple of arrays unrolls by design); "
-                f"if it is one, annotate it (`{shown}: jax.Array`) and JF102 rewrites the loop over its rows"
+                f"if it is one, annotate it (`{shown}: jax.Array`) and JF102 rewrites the loop over its rows, or record a "
+                "run that calls the function (`jaxfix record -- pytest`) and JF102 offers the rewrite on that evidence"
                 if isinstance(array, cst.Name)
                 else f"`{shown}` is traced but not proven to be a JAX array (a list or tuple of arrays unrolls by design)"
             )
