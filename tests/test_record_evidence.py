@@ -114,7 +114,9 @@ def test_record_then_check_uses_the_record_and_the_cache_follows_it(tmp_path: Pa
     assert recorded.exit_code == 0, recorded.output
     after = invoke_in(folder, "check", "--select", "JF102", ".")
     assert after.exit_code == 1, after.output
-    assert "model.py:5:14: JF102 [*unsafe]" in after.output and "evidence: a recorded run" in after.output
+    (line,) = [line for line in after.output.splitlines() if line.startswith("model.py:5:14: JF102 [*unsafe]")]
+    assert "evidence: a recorded run" in line
+    assert f"\n{line}\n" in (Path(corpus.ROOT).parent / "docs" / "cli.md").read_text(), "docs/cli.md shows this line"
 
     path = folder / ".jaxfix" / "signatures.json"
     record = json.loads(path.read_text())
@@ -132,3 +134,20 @@ def test_apply_verify_keeps_a_fix_made_on_the_record_where_it_verifies(tmp_path:
     assert result.exit_code == 0, result.output
     assert "fixed model.py (1 fix; verified: doubled)" in result.output
     assert (folder / "model.py").read_text() == (VMAP_CASE / "after" / "model.py").read_text()
+
+
+def test_the_record_of_a_project_around_the_folder_checked_counts(tmp_path: Path) -> None:
+    """`jaxfix record` writes at the project root (a setup.py marks it too); checking a folder below it reads it."""
+    (tmp_path / ".jaxfix").mkdir()
+    record = {"src/m.py::f": [{"args": [_array(2, 2)]}], "other/m.py::g": [{"args": [_array(3)]}]}
+    (tmp_path / ".jaxfix" / "signatures.json").write_text(json.dumps(record))
+    (tmp_path / "src").mkdir()
+    assert read_record(tmp_path / "src") == {"m.py": {"f": Recorded(1, (2,), {})}}
+    assert set(read_record(tmp_path)) == {"src/m.py", "other/m.py"}
+
+
+def test_a_record_of_a_function_whose_parameters_changed_is_no_evidence(tmp_path: Path) -> None:
+    folder = _copy(ROWS_CASE, tmp_path, record=True)
+    model = folder / "model.py"
+    model.write_text(model.read_text().replace("def encode(h, xs, w):", "def encode(h, xs, w, scale=1.0):"))
+    assert project_findings(folder, LoopToScan) == []

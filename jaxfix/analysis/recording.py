@@ -28,19 +28,31 @@ class Recorded(NamedTuple):
 
 
 def read_record(root: Path) -> dict[str, dict[str, Recorded]]:
-    """The record under `root`, by file (relative, posix) and qualified name. A missing, unreadable or malformed
-    record is no evidence: an empty dict, never an error."""
+    """The record of the project at `root`, by file (relative to `root`, posix) and qualified name: the nearest
+    .jaxfix/signatures.json in `root` or above it (`jaxfix record` writes it at the folder of the nearest
+    pyproject.toml, setup.py, setup.cfg or .git, which may lie above the folder checked). A missing, unreadable
+    or malformed record is no evidence: an empty dict, never an error."""
+    root = Path(root)
+    for folder in (root, *root.parents):
+        if (folder / SIGNATURES).is_file():
+            break
+    else:
+        return {}
     try:
-        data = json.loads((Path(root) / SIGNATURES).read_text(encoding="utf-8"))
+        data = json.loads((folder / SIGNATURES).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     if not isinstance(data, dict):
         return {}
+    inside = root.relative_to(folder).as_posix() + "/" if folder != root else ""
     found: dict[str, dict[str, Recorded]] = {}
     for key, calls in data.items():
         if not isinstance(key, str) or "::" not in key or not isinstance(calls, list):
             continue
-        relative, _, qualname = key.rpartition("::")
+        path, _, qualname = key.rpartition("::")
+        if not path.startswith(inside):
+            continue  # a file outside the folder checked
+        relative = path[len(inside):]
         summary = summarize(calls)
         if summary is not None:
             found.setdefault(relative, {})[qualname] = summary
