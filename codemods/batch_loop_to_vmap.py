@@ -18,7 +18,7 @@ from typing import Sequence
 import libcst as cst
 from libcst.metadata import ScopeProvider
 
-from jaxfix.analysis.arrays import ARRAY_VALUE, loud_use
+from jaxfix.analysis.arrays import ARRAY_VALUE, RecordedArray, loud_use
 from jaxfix.analysis.dataflow import ARRAY_METHODS, Blocker, block_activity, body_statements, returns_one_array
 from jaxfix.analysis.metadata import children
 from jaxfix.analysis.screen import Screen, array_bindings, dotted
@@ -435,7 +435,9 @@ class BatchLoopToVmap(Codemod):
             return self.decline(node, f"not rewritten: {refused}; not reported: over an index alone this is usually host-side arithmetic")
         if random:
             message += _RANDOM_NOTE
-        if assumed[0]:
+        if isinstance(assumed, RecordedArray):
+            message += "; " + assumed.evidence()
+        elif assumed[0]:
             array, function, use = assumed
             message += (
                 f"; assumes `{array}` is an array: a non-static argument of `{function}`, which JAX traces (given a "
@@ -444,22 +446,22 @@ class BatchLoopToVmap(Codemod):
             )
         self.report(node, message, fix)
 
-    def _assumed_rows(self, batch: "_Batch") -> tuple | None:
+    def _assumed_rows(self, batch: "_Batch") -> tuple | RecordedArray | None:
         """(name, function, use) when the one array a comprehension walks is not proven to be an array but is
         a non-static argument of a traced function, and the element uses the variable in a way that raises on
         a tuple, list or dict (where jax.vmap would map a pytree's leaves, the comprehension its elements);
-        ("", None, None) when every array is proven; None when neither."""
+        ("", None, None) when every array is proven; else what a recorded run saw, where it saw an array
+        there in every call (a tuple would compute other values: the fix says it rests on the record); None
+        when none of these."""
         if all(isinstance(array, _Count) or self._is_array(array) for array in batch.arrays):
             return ("", None, None)
         if batch.element is None or batch.index is not None or batch.statements or len(batch.arrays) != 1:
             return None
         (array,), (variable,) = batch.arrays, batch.variables
         function = self.context.arrays.traced_argument(array)
-        if function is None:
-            return None
-        use = loud_use(self.context, variable, batch.element)
+        use = loud_use(self.context, variable, batch.element) if function is not None else None
         if use is None:
-            return None
+            return self.context.arrays.recorded_argument(array)
         return (array.value, function, use)
 
     def visit_For(self, node: cst.For) -> None:
@@ -480,7 +482,12 @@ class BatchLoopToVmap(Codemod):
         batch = self._loop_batch(node, element, statements[:-1])
         if batch is not None:
             batch.append = statements[-1]
-        if batch is None or not all(isinstance(array, _Count) or self._is_array(array) for array in batch.arrays):
+        if batch is None:
+            return
+        # Each array the loop walks is proven one, or a recorded run saw one there in every call.
+        unproven = [a for a in batch.arrays if not (isinstance(a, _Count) or self._is_array(a))]
+        recorded = [self.context.arrays.recorded_argument(a) for a in unproven]
+        if None in recorded:
             return
         creation = self._creation(node, collector)
         if creation is None:
@@ -516,6 +523,8 @@ class BatchLoopToVmap(Codemod):
             return self.decline(node.iter, f"not rewritten: {refused}; not reported: over an index alone this is usually host-side arithmetic")
         if spec.random:
             message += _RANDOM_NOTE
+        for evidence in recorded:
+            message += "; " + evidence.evidence()
         assign = cst.parse_statement(f"{collector} = {self._vmap_text(spec, out_axis)}\n")
         pieces = [spec.function, assign] if spec.function is not None else [assign]
         moved = [*creation.leading_lines, *node.leading_lines]

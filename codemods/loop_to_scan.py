@@ -395,6 +395,7 @@ class _ScanAnalysis:
         self.restarted: set[str] = set()
         self.assumed: list[str] = []
         self.assumed_in: str | None = None
+        self.recorded = None  # the RecordedArray the walked rows are known by, where no proof is found
 
     def run(self) -> ScanFinding | None:
         loop = self.loop
@@ -470,6 +471,8 @@ class _ScanAnalysis:
                 f"; assumes {listed} {verb}: non-static arguments of `{self.assumed_in}`, which JAX traces, indexed by "
                 "the scan's traced index (a tuple, list or dict there raises at trace time)"
             )
+        if self.recorded is not None:
+            message += "; " + self.recorded.evidence()
         if iteration.mode == "rows":
             message += f"; keep the Python loop if `{self._code(iteration.array)}` has fewer than ~{self.min_trip_count} rows"
         elif iteration.kind == "static":
@@ -578,10 +581,15 @@ class _ScanAnalysis:
         if self.traced.kind(array) is not Kind.TRACED:
             return None
         if not self._surely_array(array, self.loop, frozenset()):
+            recorded = self.context.arrays.recorded_argument(array)
+            if recorded is not None:
+                self.recorded = recorded
+                return _Iteration("rows", reverse, "static", None, array=array)
             shown = self._code(array)
             self.why = (
                 f"`{shown}` is traced but not proven to be a JAX array (a list or tuple of arrays unrolls by design); "
-                f"if it is one, annotate it (`{shown}: jax.Array`) and JF102 rewrites the loop over its rows"
+                f"if it is one, annotate it (`{shown}: jax.Array`) and JF102 rewrites the loop over its rows, or record a "
+                "run that calls the function (`jaxfix record -- pytest`) and JF102 offers the rewrite on that evidence"
                 if isinstance(array, cst.Name)
                 else f"`{shown}` is traced but not proven to be a JAX array (a list or tuple of arrays unrolls by design)"
             )
@@ -1421,12 +1429,13 @@ def _may_be_rows(screen: Screen, expr: ast.expr, seen: frozenset = frozenset()) 
 
 def _name_may_be_rows(screen: Screen, name: str, seen: frozenset) -> bool:
     """A name, matched in any scope: used as only arrays are (`_used_as_arrays`: `_name_is_array`'s evidence), an
-    annotated parameter or a bare annotation (ArrayAnalysis), or bound by `=`, `:=` or `op=` to a value that may be
+    annotated parameter or a bare annotation (ArrayAnalysis), a parameter of a function a recorded run saw
+    (ArrayAnalysis.recorded_argument), or bound by `=`, `:=` or `op=` to a value that may be
     an array (the reaching definitions value_kinds follows). Loop, `with` and `except` targets, unpacking, imports,
     defs and unannotated parameters without such a use never hold an array there."""
     if name in seen:
         return True  # a cycle: decided by the bindings outside it
-    if name in _used_as_arrays(screen):
+    if name in _used_as_arrays(screen) or name in screen.recorded_params:
         return True
     seen = seen | {name}
     for how, value in _value_bindings(screen).get(name, ()):

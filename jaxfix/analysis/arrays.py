@@ -17,6 +17,7 @@ that nothing else refers to the same array: NumPy would change every reference, 
 from __future__ import annotations
 
 import builtins
+from dataclasses import dataclass
 from functools import cached_property
 from typing import Iterator
 
@@ -33,6 +34,7 @@ from libcst.metadata import (
 
 from jaxfix.analysis.context import ModuleContext
 from jaxfix.analysis.dataflow import ARRAY_METHODS, Parameter
+from jaxfix.analysis.recording import describe
 from jaxfix.analysis.syntax import AT_METHODS, at_base, is_number
 from jaxfix.analysis.traced import LAX_BODIES, Kind
 
@@ -159,6 +161,24 @@ _AUGMENTED_BINARY = {
 }
 
 
+@dataclass(frozen=True)
+class RecordedArray:
+    """A parameter that a recorded run saw holding one array in every call (ArrayAnalysis.recorded_argument)."""
+
+    function: str
+    name: str
+    rank: int  # recording.VARYING where the calls disagree
+    calls: int  # distinct signatures recorded
+
+    def evidence(self) -> str:
+        """What a message says of it: `evidence: a recorded run: `xs` was an array of rank 2 in every recorded call
+        (3 distinct signatures); not proven: check with `jaxfix apply --verify``."""
+        return (
+            f"evidence: a recorded run (`jaxfix record`): {describe(self.name, self.rank, self.calls)} of "
+            f"`{self.function}`; not proven for other callers: check with `jaxfix apply --verify`"
+        )
+
+
 class ArrayAnalysis:
     def __init__(self, context: ModuleContext) -> None:
         self._context = context
@@ -281,6 +301,51 @@ class ArrayAnalysis:
         if self._passed_a_container(function, param):
             return None
         return function.name.value
+
+    def recorded_argument(self, expr: cst.BaseExpression) -> RecordedArray | None:
+        """Evidence from a recorded run, not proof: for a name that is only ever a non-static parameter of a
+        traced function which held one array in every call `jaxfix record` saw (recording.py), what was
+        recorded; else None. Another caller may pass a tuple, where scanning or mapping over the parameter
+        would compute other values without an error: a rule that relies on this offers an unsafe fix that
+        says so, for `jaxfix apply --verify` to check with inputs from the same record."""
+        facts = self._context.project.recorded
+        if not facts or not isinstance(expr, cst.Name):
+            return None
+        owner = self.owner(expr)
+        if not isinstance(owner, FunctionScope):
+            return None
+        bindings = list(owner.assignments[expr.value])
+        if len(bindings) != 1 or not isinstance(bindings[0], Assignment) or not isinstance(bindings[0].node, cst.Param):
+            return None
+        param = bindings[0].node
+        function = self._parents.get(self._parents.get(param))
+        if not isinstance(function, cst.FunctionDef) or param in (function.params.star_arg, function.params.star_kwarg):
+            return None
+        if param.annotation is not None and not self._array_param(param):
+            return None  # `xs: tuple[jax.Array, ...]`: the code says what it is
+        traced = self._context.traced
+        if not traced.is_traced(function) or traced.param_kind(function, expr.value) is not Kind.TRACED:
+            return None
+        qualname = next((q for q, node in self._qualified_defs.items() if node is function), None)
+        recorded = facts.get(qualname) if qualname is not None else None
+        if recorded is None:
+            return None
+        positional = [*function.params.posonly_params, *function.params.params]
+        if len(positional) != len(recorded.positional):
+            return None  # recorded from another version of the function
+        if param in positional:
+            rank = recorded.positional[positional.index(param)]
+        else:
+            rank = recorded.keywords.get(expr.value)
+        if rank is None or self._passed_a_container(function, param):
+            return None
+        return RecordedArray(function.name.value, expr.value, rank, recorded.calls)
+
+    @cached_property
+    def _qualified_defs(self) -> dict:
+        from jaxfix.analysis.traced import qualified_defs
+
+        return qualified_defs(self._context.module)
 
     def _passed_a_container(self, function: cst.FunctionDef, param: cst.Param) -> bool:
         """Whether a call of `function` by name in this module passes a list, tuple, dict or set display or

@@ -22,11 +22,12 @@ import hashlib
 import json
 import os
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterable, Iterator, Mapping
 
 from jaxfix.analysis import libraries
+from jaxfix.analysis.recording import Recorded, read_record
 from jaxfix.files import Resolver
 
 INDEX_FORMAT = 1
@@ -620,16 +621,18 @@ def _make_summary(job: tuple[bytes, str, bool]) -> dict | None:
 class ModuleFacts:
     """What the project tells one module: `traced` maps a function's qualified name in the module (`f`,
     `Class.method`) to (the transformations that reach it, its parameters' kinds); `static_attrs` maps it to
-    {parameter: attributes of it that are static} (`self`'s hyperparameters, a static config's fields)."""
+    {parameter: attributes of it that are static} (`self`'s hyperparameters, a static config's fields);
+    `recorded` maps it to what `jaxfix record` saw it called with (recording.py's `Recorded`)."""
 
     traced: Mapping[str, tuple[tuple[str, ...], Mapping[str, int]]] = field(default_factory=dict)
     static_attrs: Mapping[str, Mapping[str, tuple[str, ...]]] = field(default_factory=dict)
+    recorded: Mapping[str, Recorded] = field(default_factory=dict)
 
     def __bool__(self) -> bool:
-        return bool(self.traced) or bool(self.static_attrs)
+        return bool(self.traced) or bool(self.static_attrs) or bool(self.recorded)
 
     def digest(self) -> str:
-        data = json.dumps([self.traced, self.static_attrs], sort_keys=True, default=list)
+        data = json.dumps([self.traced, self.static_attrs, self.recorded], sort_keys=True, default=list)
         return hashlib.sha256(data.encode()).hexdigest()
 
     @classmethod
@@ -669,6 +672,7 @@ class Project:
         self._by_module: dict[str, list[str]] | None = None
         self._resolved: dict[tuple, list[tuple]] = {}
         self._config_cache: dict[Key, frozenset[str]] = {}
+        self.recorded: dict[str, dict[str, Recorded]] = {}  # relative path → qualified name → what was recorded
 
     # ---- building --------------------------------------------------------------------------------------------
 
@@ -716,6 +720,9 @@ class Project:
             taken.update(names)
             jobs.append((path, names, texts.get(os.path.abspath(path))))
         keys, datas = _keys(jobs)
+        # The record of a run (`jaxfix record`) is read on every build: it is not part of the solution below,
+        # and its facts reach a module's digest (and so its findings' cache key) through `facts_for`.
+        recorded = read_record(root) if root is not None else {}
         # The facts of every module, solved once per state of the whole project: a warm run reads them back.
         state = {os.path.abspath(p): [n, k] for (p, n, _), k in zip(jobs, keys)}
         digest = hashlib.sha256(json.dumps([[path, n, k] for path, (n, k) in state.items()]).encode())
@@ -728,6 +735,7 @@ class Project:
         if stored is not None:
             project = cls(root, {}, {os.path.abspath(p): n[0] for p, n, _ in jobs})
             project._preset = stored[1]
+            project.recorded = recorded
             return project
         import gc
 
@@ -749,11 +757,27 @@ class Project:
                 del memory[key]
         project = cls(root, summaries, path_module)
         if cache.folder is not None and memory is None and path_module:
-            project._preset = {path: project.facts_for(path) for path in path_module}
+            project._preset = {path: project._solved_facts(path) for path in path_module}
             cache.store_facts(facts_key, state, project._preset)
+        project.recorded = recorded
         return project
 
     def facts_for(self, path: str) -> ModuleFacts:
+        """The facts of the module at `path`: the solution's, and what a recorded run saw its functions called with."""
+        facts = self._solved_facts(path)
+        recorded = self._recorded_for(path)
+        return replace(facts, recorded=recorded) if recorded else facts
+
+    def _recorded_for(self, path: str) -> dict[str, Recorded]:
+        if not self.recorded or self.root is None:
+            return {}
+        try:
+            relative = Path(path).resolve().relative_to(self.root).as_posix()
+        except ValueError:
+            return {}
+        return self.recorded.get(relative, {})
+
+    def _solved_facts(self, path: str) -> ModuleFacts:
         if self._preset is not None:
             return self._preset.get(os.path.abspath(path), EMPTY)
         module = self.path_module.get(os.path.abspath(path))

@@ -152,6 +152,21 @@ class Screen:
         return self._project_params.get(id(function), set())
 
     @cached_property
+    def recorded_params(self) -> frozenset[str]:
+        """The names of every parameter of the defs a recorded run has facts for (project.py's `recorded`): an
+        over-approximation of the parameters ArrayAnalysis.recorded_argument may count as arrays."""
+        if not self.project or not getattr(self.project, "recorded", None):
+            return frozenset()
+        from jaxfix.analysis.project import ast_qualified_defs
+
+        names = set()
+        for qualname, node in ast_qualified_defs(self.tree).items():
+            if qualname in self.project.recorded:
+                arguments = node.args
+                names.update(a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs])
+        return frozenset(names)
+
+    @cached_property
     def tree(self) -> ast.Module:
         """The module's `ast`; raises SyntaxError (or ValueError) where Python cannot parse it."""
         return compile(self.text, "<screen>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
