@@ -628,8 +628,9 @@ def _from_cache(
     if fix and any(d.fix is not None and settings.allows(d.fix) for d in diagnostics):
         return None
     try:
-        if notebook.is_notebook(result.path) and error is None:  # its module and cell map, as a run makes them
-            result.original, result.cells = notebook.read(raw).module()
+        if notebook.is_notebook(result.path):  # its module and cell map, as a run makes them, where they are used
+            if error is None and (diagnostics or fix):
+                result.original, result.cells = notebook.read(raw).module()
         else:
             result.original = decode(raw).text
     except (SourceError, notebook.NotebookError):
@@ -746,11 +747,31 @@ def _cached(path: str, settings: Settings, fix: bool, cache: ResultCache, projec
 def _project_facts(paths: Sequence[str], cache: ResultCache | None, project: Project | None) -> dict[str, ModuleFacts]:
     """Each path's facts from the project index. The index is evidence, never a reason to fail: should it break
     on some code, every file is judged alone, as it would be without it."""
-    try:
-        project = project if project is not None else project_of(paths, cache)
-        return {path: project.facts_for(path) for path in paths}
-    except (Exception, RecursionError):  # noqa: BLE001
-        return {path: EMPTY_FACTS for path in paths}
+    groups = [list(paths)] if project is not None else _by_project(paths)
+    facts: dict[str, ModuleFacts] = {}
+    for group in groups:
+        try:
+            index = project if project is not None else project_of(group, cache)
+            facts.update((path, index.facts_for(path)) for path in group)
+        except (Exception, RecursionError):  # noqa: BLE001
+            facts.update((path, EMPTY_FACTS) for path in group)
+    return facts
+
+
+def _by_project(paths: Sequence[str]) -> list[list[str]]:
+    """The paths grouped by the project each lies in (project.project_root of its folder), so that two projects
+    checked in one run are indexed as two (their facts apart, and an edit in one solves that one again). Paths in
+    no project form one group: they are the project."""
+    from jaxfix.analysis.project import project_root
+
+    root_of: dict[str, object] = {}
+    groups: dict[object, list[str]] = {}
+    for path in paths:
+        folder = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
+        if folder not in root_of:
+            root_of[folder] = project_root([folder])
+        groups.setdefault(root_of[folder], []).append(path)
+    return list(groups.values())
 
 
 def project_of(paths: Sequence[str], cache: ResultCache | None = None, texts: dict[str, str] | None = None) -> Project:

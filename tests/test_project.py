@@ -24,6 +24,7 @@ ALL_LOOPS = Settings(("JF101",), unsafe_fixes=True)
 
 def _project(tmp_path: Path, files: dict[str, str], marker: bool = True) -> Path:
     if marker:
+        tmp_path.mkdir(parents=True, exist_ok=True)
         (tmp_path / "pyproject.toml").write_text("")
     for name, text in files.items():
         path = tmp_path / name
@@ -484,3 +485,23 @@ def test_an_edit_rechecks_the_modules_whose_facts_it_changes_and_only_them(tmp_p
     (root / "train.py").write_text(train_text)  # jitted again: model.py's facts are back, and so is its finding
     found, analysed = _analysed(monkeypatch, [model, train], cache)
     assert found[model] == ["JF101"] and model in analysed
+
+
+def test_two_projects_checked_in_one_run_are_indexed_apart(tmp_path) -> None:
+    """`jaxfix check a/ b/`: a's trainer jits a's `model.relax`, never b's module of the same name."""
+    a = _project(tmp_path / "a", {"model.py": MODEL, "train.py": "import jax\nfrom model import relax\nf = jax.jit(relax, static_argnums=1)\n"})
+    b = _project(tmp_path / "b", {"model.py": MODEL})
+    results = process_files([str(a / "model.py"), str(b / "model.py")], ALL_LOOPS, fix=False, write=False, jobs=1)
+    codes = {Path(r.path).parent.name: [d.code for d in r.diagnostics] for r in results}
+    assert codes == {"a": ["JF101"], "b": []}
+
+
+def test_projects_sharing_a_cache_keep_their_own_stored_facts(tmp_path) -> None:
+    a = _project(tmp_path / "a", {"model.py": MODEL, "train.py": "import jax\nfrom model import relax\nf = jax.jit(relax)\n"})
+    b = _project(tmp_path / "b", {"model.py": MODEL, "train.py": "import jax\nfrom model import relax\ng = jax.jit(relax)\n"})
+    folder = tmp_path / "cache"
+    Project.build([a], folder)
+    Project.build([b], folder)
+    warm_a, warm_b = Project.build([a], folder), Project.build([b], folder)
+    assert warm_a._preset is not None and not warm_a.modules  # a's facts were not lost when b's were stored
+    assert warm_b._preset is not None and not warm_b.modules

@@ -387,9 +387,13 @@ def _class(node: ast.ClassDef, functions: dict[str, dict], nested_imports: list)
 # ---- the project ---------------------------------------------------------------------------------------------
 
 
+# What marks a project's root folder (`jaxfix record` and `verify` find the root by the same markers).
+PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
+
+
 def project_root(paths: Iterable[str | Path]) -> Path | None:
-    """The folder of the nearest pyproject.toml or .git above the paths given (their common folder), else None
-    (the project is then the paths themselves)."""
+    """The folder of the nearest pyproject.toml, setup.py, setup.cfg or .git above the paths given (their common
+    folder), else None (the project is then the paths themselves)."""
     resolve = Resolver()
     resolved = [resolve(p) for p in paths]
     if not resolved:
@@ -400,7 +404,7 @@ def project_root(paths: Iterable[str | Path]) -> Path | None:
     except ValueError:
         return None
     for folder in (common, *common.parents):
-        if (folder / "pyproject.toml").is_file() or (folder / ".git").exists():
+        if any((folder / marker).exists() for marker in PROJECT_MARKERS):
             return folder
     return None
 
@@ -449,8 +453,10 @@ class _SummaryCache:
     folder (so they are pruned with it, and a new version of jaxfix starts afresh). `prepare` makes that folder
     and marks it used, before the first summary is stored."""
 
-    def __init__(self, folder: Path | None, prepare=None, memory: dict | None = None) -> None:
+    def __init__(self, folder: Path | None, prepare=None, memory: dict | None = None, root: Path | None = None) -> None:
         self.folder = folder / f"index-{INDEX_FORMAT}" if folder is not None else None
+        # the project's facts files are named by its root: several projects share one cache, each keeps its latest
+        self._facts_prefix = "facts-" + hashlib.sha256(str(root).encode()).hexdigest()[:16] + "-"
         self._prepare = prepare
         self.memory = memory  # summaries kept in memory too (a language server's, across analyses)
         self.used: set[str] = set()
@@ -474,12 +480,12 @@ class _SummaryCache:
             return None
         try:
             if key is None:
-                stored = sorted(self.folder.glob("facts-*.facts"), key=lambda p: p.stat().st_mtime)
+                stored = sorted(self.folder.glob(f"{self._facts_prefix}*.facts"), key=lambda p: p.stat().st_mtime)
                 if not stored:
                     return None
                 target = stored[-1]
             else:
-                target = self.folder / f"{key}.facts"
+                target = self.folder / f"{self._facts_prefix}{key}.facts"
             with open(target, "rb") as handle:
                 data = json.loads(handle.read())
             facts = {path: ModuleFacts.from_json(f) for path, f in data["facts"].items()}
@@ -495,12 +501,12 @@ class _SummaryCache:
                 self._prepare()
                 self._prepare = None
             self.folder.mkdir(parents=True, exist_ok=True)
-            for old in self.folder.glob("facts-*.facts"):  # one state of the project is kept: the latest
+            for old in self.folder.glob(f"{self._facts_prefix}*.facts"):  # one state of the project is kept: the latest
                 old.unlink(missing_ok=True)
             descriptor, temporary = tempfile.mkstemp(dir=self.folder, prefix=".", suffix=".tmp")
             with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
                 json.dump({"state": state, "facts": {path: f.to_json() for path, f in facts.items() if f}}, handle)
-            os.replace(temporary, self.folder / f"{key}.facts")
+            os.replace(temporary, self.folder / f"{self._facts_prefix}{key}.facts")
         except (OSError, TypeError, ValueError):
             pass
 
@@ -530,8 +536,14 @@ def _keys(jobs: list) -> tuple[list[str | None], list[bytes | None]]:
     for path, names, text in jobs:
         data = _content(path, text)
         datas.append(data)
-        keys.append(_summary_key(names[0], path.name == "__init__.py", data) if data is not None else None)
+        keys.append(_summary_key(names[0], path.name == "__init__.py", data, _raw_notebook(path, text)) if data is not None else None)  # fmt: skip
     return keys, datas
+
+
+def _raw_notebook(path: Path, text: str | None) -> bool:
+    """Whether the job's content is a notebook's JSON as on disk (converted to its code cells only when it must be
+    summarised: a warm run hashes it and reads nothing more)."""
+    return text is None and path.suffix == ".ipynb"
 
 
 def _summaries(jobs: list, cache: _SummaryCache, keys: list, datas: list) -> list[dict | None]:
@@ -541,11 +553,11 @@ def _summaries(jobs: list, cache: _SummaryCache, keys: list, datas: list) -> lis
         key, data = keys[index], datas[index]
         found.append(cache.load(key) if key is not None else None)
         if key is not None and found[-1] is None:
-            missing.append((index, data, names[0], path.name == "__init__.py"))
+            missing.append((index, data, names[0], path.name == "__init__.py", _raw_notebook(path, text)))
     # Made in this process: across processes, sending the summaries back costs more than making them (measured
     # on flax's 353 files: 12.3 s on two workers against 6.7 s in-process, on a loaded two-core machine).
-    made = [_make_summary((data, name, package)) for _, data, name, package in missing]
-    for (index, _, _, _), summary in zip(missing, made):
+    made = [_make_summary(job[1:]) for job in missing]
+    for (index, *_), summary in zip(missing, made):
         found[index] = summary
         if summary is not None:
             cache.store(keys[index], summary)
@@ -573,7 +585,7 @@ def _unchanged_facts(cache: _SummaryCache, state: dict, jobs: list, keys: list, 
         old = cache.load(old_key)
         new = cache.load(new_key)
         if new is None:
-            new = _make_summary((datas[index], names[0], path.name == "__init__.py"))
+            new = _make_summary((datas[index], names[0], path.name == "__init__.py", _raw_notebook(path, jobs[index][2])))
             if new is not None:
                 cache.store(new_key, new)
         if old is None or new is None or _without_lines(old) != _without_lines(new):
@@ -589,28 +601,32 @@ def _without_lines(summary: dict) -> str:
 
 
 def _content(path: Path, text: str | None) -> bytes | None:
-    """The Python source of a file: `text` where given (an editor's buffer, stdin: a notebook's as one module),
-    else what is on disk (a notebook's code cells as one module, as the rules read them)."""
+    """The content of a file: `text` where given (an editor's buffer, stdin: a notebook's as one module), else
+    the bytes on disk (a notebook's JSON: `_make_summary` reads its code cells)."""
     if text is not None:
         return text.encode("utf-8", "surrogateescape")
     try:
-        data = path.read_bytes()
+        return path.read_bytes()
     except OSError:
         return None
-    if path.suffix != ".ipynb":
-        return data
-    from jaxfix import notebook
-
-    source = notebook.python_source(data)
-    return source.encode("utf-8", "surrogateescape") if source is not None else None
 
 
-def _summary_key(name: str, is_package: bool, data: bytes) -> str:
-    return hashlib.sha256(b"%d\0%s\0%d\0" % (INDEX_FORMAT, name.encode(), is_package) + data).hexdigest()
+def _summary_key(name: str, is_package: bool, data: bytes, notebook: bool = False) -> str:
+    head = b"%d\0%s\0%d\0%s\0" % (INDEX_FORMAT, name.encode(), is_package, b"ipynb" if notebook else b"py")
+    return hashlib.sha256(head + data).hexdigest()
 
 
-def _make_summary(job: tuple[bytes, str, bool]) -> dict | None:
-    data, name, is_package = job
+def _make_summary(job: tuple[bytes, str, bool, bool]) -> dict | None:
+    """The summary of one module; `notebook`: the data is a notebook's JSON, summarised as its code cells (as one
+    module, as the rules read them)."""
+    data, name, is_package, notebook = job
+    if notebook:
+        from jaxfix import notebook as notebooks
+
+        source = notebooks.python_source(data)
+        if source is None:
+            return None
+        data = source.encode("utf-8", "surrogateescape")
     try:
         return summarize(ast.parse(data), name, is_package)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -687,7 +703,6 @@ class Project:
         module), by path."""
         paths = list(paths)
         root = Path(root).resolve() if root is not None else project_root(paths)
-        cache = _SummaryCache(cache_folder, prepare, memory)
         files: list[Path] = []
         if root is not None:
             for index, path in enumerate(_python_files(root)):
@@ -700,6 +715,7 @@ class Project:
             root = _common_folder(given)
             for path in given:
                 files.extend(_python_files(path) if path.is_dir() else [path] if path.suffix in (".py", ".ipynb") else [])
+        cache = _SummaryCache(cache_folder, prepare, memory, root)
         texts = {os.path.abspath(k): v for k, v in (texts or {}).items()}
         for extra in texts:
             if Path(extra) not in files:
@@ -726,7 +742,7 @@ class Project:
         # The facts of every module, solved once per state of the whole project: a warm run reads them back.
         state = {os.path.abspath(p): [n, k] for (p, n, _), k in zip(jobs, keys)}
         digest = hashlib.sha256(json.dumps([[path, n, k] for path, (n, k) in state.items()]).encode())
-        facts_key = "facts-" + digest.hexdigest()
+        facts_key = digest.hexdigest()
         stored = cache.load_facts(facts_key) if memory is None else None
         if stored is None and memory is None:
             stored = _unchanged_facts(cache, state, jobs, keys, datas)

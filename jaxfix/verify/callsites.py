@@ -11,6 +11,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from jaxfix.analysis.project import PROJECT_MARKERS
 from jaxfix.discovery import SKIPPED_FOLDERS
 
 ARRAY_MODULES = ("jax", "numpy", "ml_dtypes")  # the imports whose names a literal argument may use
@@ -57,7 +58,7 @@ def _parse(text: str) -> ast.Module | None:
 def project_root(path: Path) -> Path:
     folder = path.resolve().parent
     for candidate in [folder, *folder.parents]:
-        if any((candidate / marker).exists() for marker in ("pyproject.toml", "setup.py", "setup.cfg", ".git")):
+        if any((candidate / marker).exists() for marker in PROJECT_MARKERS):
             return candidate
     return folder
 
