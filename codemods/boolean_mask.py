@@ -198,8 +198,8 @@ class BooleanMask(Codemod):
         new = cst.parse_expression(text).with_changes(lpar=call.lpar, rpar=call.rpar)
         self.report(
             call,
-            f"{prefix}; `{text}` computes the same {reduction} at a fixed shape (a float {reduction} may round "
-            "differently in the last bits)",
+            f"{prefix}; `{text}` computes the same {reduction} at a fixed shape; unsafe: a float {reduction} may "
+            "round differently in the last bits",
             self.fix(f"use {text}", [(call, new)], add_imports=[needed] if needed else []),
         )
 
