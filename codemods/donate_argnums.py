@@ -115,8 +115,8 @@ class DonateArgnums(Codemod):
     else in that function except as a shape, an operand of arithmetic, or an argument of a library call whose
     result holds only new arrays (`opt_state = optimizer.init(params)` where `optimizer` is `optax.adam(...)`,
     `adamw`, `sgd`, `rmsprop`, `adagrad`, `lamb`, `lion`, `adabelief`, `radam`, `adamax`, `clip`,
-    `clip_by_global_norm` or an `optax.chain` of them; some `optax.contrib` optimizers keep `params` itself in
-    their state) (`old = params`, a list of snapshots, a closure, a subscript would keep the old buffer), and
+    `clip_by_global_norm`, `scale_by_adam` or an `optax.chain` of them; some `optax.contrib` optimizers keep
+    `params` itself in their state) (`old = params`, a list of snapshots, a closure, a subscript would keep the old buffer), and
     each value the call receives comes from an earlier call of the same function, arithmetic, a
     `jax.numpy`/`jax.random` constructor, such an optimizer's `init`, copies (`jax.tree.map(jnp.copy, x)`), or a
     dict, list or tuple of these.

@@ -186,7 +186,8 @@ CALL_SUMMARIES: dict[str, CallSummary] = {
 # a zero count, empty states), read from optax 0.2.8's `alias.py` and the `scale_by_*` transformations they chain.
 FRESH_INIT_OPTIMIZERS = frozenset(
     {"optax.adam", "optax.adamw", "optax.sgd", "optax.rmsprop", "optax.adagrad", "optax.lamb", "optax.lion",
-     "optax.adabelief", "optax.radam", "optax.adamax", "optax.clip", "optax.clip_by_global_norm"}
+     "optax.adabelief", "optax.radam", "optax.adamax", "optax.clip", "optax.clip_by_global_norm",
+     "optax.scale_by_adam"}
 )  # fmt: skip
 # optax optimizers whose `init` puts the parameters' own arrays in the state (`params0 = params`), measured on
 # optax 0.2.8 by comparing buffers (tests/test_summaries.py). A jitted step that receives both the parameters and
