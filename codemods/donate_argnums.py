@@ -907,9 +907,10 @@ class DonateArgnums(Codemod):
                 f"donating either raises on the first call ({error}); to donate, make the state from copies: "
                 f"`{site.variable} = jax.tree.map(jnp.copy, {_one_line(self.context.code_for(call))})`"
             )
+        init = isinstance(call.func, cst.Attribute) and call.func.attr.value == "init"
         return (
-            f"{made} may hold the arrays of `{shared}` (optax.contrib's prodigy and dog keep them), and the call "
-            f"also receives `{shared}`: then the first call raises ({error})"
+            f"{made} may hold the arrays of `{shared}`{' (optax.contrib.prodigy keeps them)' if init else ''}, and "
+            f"the call also receives `{shared}`: then the first call raises ({error})"
         )
 
     def _passed_to_fresh(self, call: cst.Call, value: cst.BaseExpression) -> bool:
