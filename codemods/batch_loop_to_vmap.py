@@ -86,6 +86,12 @@ _RANDOM_NOTE = (
     "; the body draws random numbers: jax.vmap draws the loop's numbers with JAX's default threefry PRNG, not "
     "with the rbg implementations; check the stream if you rely on it"
 )
+# The Fix safety section's "may compute different numbers", in the message of every fix.
+_ROUNDING_NOTE = "; unsafe: batched products and reductions may round differently in the last bits"
+_INDEX_NOTE = (
+    "; unsafe: the index is mapped as an int32 array (the loop's was a Python int), and batched products and "
+    "reductions may round differently in the last bits"
+)
 _SHORT = 10  # `range(k)` with a literal k under this stays a Python loop (as JF101 and JF102 leave it)
 # Reductions that return a 0-d array when given one array and nothing else.
 _WHOLE_REDUCTIONS = REDUCTIONS - {"jax.numpy.trace", "jax.numpy.logaddexp.reduce", "jax.numpy.vdot"}
@@ -444,7 +450,7 @@ class BatchLoopToVmap(Codemod):
                 f"tuple, list or dict, jax.vmap would walk its leaves and `{_snippet(self.context.code_for(use))}` "
                 "raises at trace time)"
             )
-        self.report(node, message, fix)
+        self.report(node, message + self._unsafe_note(), fix)
 
     def _assumed_rows(self, batch: "_Batch") -> tuple | RecordedArray | None:
         """(name, function, use) when the one array a comprehension walks is not proven to be an array but is
@@ -542,7 +548,7 @@ class BatchLoopToVmap(Codemod):
             ],
             add_imports=self._imports(),
         )
-        self.report(node, message, fix)
+        self.report(node, message + self._unsafe_note(), fix)
 
     # ---- loops writing the rows of a fresh buffer ----------------------------------------------------------
 
@@ -592,7 +598,11 @@ class BatchLoopToVmap(Codemod):
             [(creation, cst.RemovalSentinel.REMOVE), (loop, cst.FlattenSentinel(pieces))],
             add_imports=self._imports(),
         )
-        return message, fix
+        return message + self._unsafe_note(), fix
+
+    def _unsafe_note(self) -> str:
+        """What the fix just built may change in the numbers: rounding, and an index mapped as int32."""
+        return _INDEX_NOTE if self._arange_used else _ROUNDING_NOTE
 
     def _buffer_creation(self, loop: cst.For, out: str) -> cst.SimpleStatementLine | None:
         """The `out = <call>` line before the loop in its block, with nothing in between mentioning `out`."""

@@ -234,7 +234,13 @@ class BranchToCond(Codemod):
             what = "returning its value"
         else:
             what = "with outputs " + ", ".join(f"`{n}`" for n in branches.outputs)
-        self.report(node.test, f"{problem}; lax.cond traces both branches and picks one at run time ({what})", fix)
+        self.report(
+            node.test,
+            f"{problem}; lax.cond traces both branches and picks one at run time ({what}); unsafe: assumes "
+            "either branch traces with the other's inputs and both give one shape and dtype (else lax.cond raises "
+            "at trace time)",
+            fix,
+        )
 
     def _module_name(self, qualified: str):
         """How this module spells the module of `qualified` (`jnp`), and the import it needs, if any."""

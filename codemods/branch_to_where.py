@@ -188,7 +188,12 @@ class BranchToWhere(Codemod):
             reason = f"a side is not safe to compute for the other's inputs ({why}), so lax.cond computes only the side taken"
         else:
             reason = "jaxfix cannot prove both sides have the same shape, so lax.cond (which checks it) picks one"
-        self.report(node.test, f"{problem}; {reason}", fix)
+        self.report(
+            node.test,
+            f"{problem}; {reason} (unsafe: assumes each side traces with the other's inputs, else lax.cond raises "
+            "at trace time)",
+            fix,
+        )
 
     # ---- `if` statements that choose one value -------------------------------------------------------------
 

@@ -200,7 +200,8 @@ class BuiltinOnTraced(Codemod):
         self.report(
             node,
             f"{name}() of a traced array asks Python for the truth of each element, which fails under jit ({ERROR}); "
-            f"{code(target)} reduces inside the program",
+            f"{code(target)} reduces inside the program (unsafe: an array of two or more dimensions, whose rows Python "
+            "rejects, is reduced over every element)",
             fix,
         )
 
@@ -246,7 +247,8 @@ class BuiltinOnTraced(Codemod):
         self.report(
             node,
             f"`{operator}` asks Python for the truth of a traced boolean, which fails under jit ({ERROR}); "
-            f"{functions} in the program",
+            f"{functions} in the program (unsafe: an array of more than one element, which Python rejects, is "
+            "combined element by element)",
             fix,
         )
 

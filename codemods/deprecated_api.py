@@ -210,6 +210,12 @@ HINT_REASONS = {
 ADDED_KEYWORDS = {"jax.random.shuffle": {"independent": "True"}}
 
 # Renames that change what some inputs compute: fixed only as unsafe, with the reason.
+# What the legacy shard_map's rewrite assumes: JAX 0.8+ forwards `check_rep` as `check_vma`.
+_SHARD_MAP_ASSUMES = (
+    "assumes JAX 0.7 or later; before, `check_rep` was another replication checker, which also changed how "
+    "collectives differentiate"
+)
+
 UNSAFE_RENAMES = {
     "jax.random.shuffle": "for a 0-d `x` shuffle returned `x` itself, where permutation permutes `arange(x)`",
 }
@@ -811,6 +817,7 @@ class DeprecatedApi(Codemod):
     def _shard_map(self, node: cst.BaseExpression, api: Api) -> None:
         new_expr, imports = self._expression(api.new, node)
         what = f"`{api.old}` {api.status}; use `jax.shard_map` (mesh and specs by keyword, `check_rep` is `check_vma`)"
+        unsafe = f"{what} (unsafe: {_SHARD_MAP_ASSUMES})"
         call = self._called(node)
         partial = self._partial_of(node) if call is None else None
         if call is not None:
@@ -818,14 +825,14 @@ class DeprecatedApi(Codemod):
             if args is not None:
                 new = call.with_changes(func=new_expr, args=args)
                 fix = self._fix("Use `jax.shard_map`", [(call, new)], imports, node, safety=Safety.UNSAFE)
-                self.report(call, what, fix)
+                self.report(call, unsafe, fix)
                 return
         elif partial is not None:
             args = _shard_map_args(list(partial.args[1:]), positional=False)
             if args is not None and {"mesh", "in_specs", "out_specs"} <= {_keyword(a) for a in args}:
                 new = partial.with_changes(args=[partial.args[0].with_changes(value=new_expr), *args])
                 fix = self._fix("Use `jax.shard_map`", [(partial, new)], imports, node, safety=Safety.UNSAFE)
-                self.report(node, what, fix)
+                self.report(node, unsafe, fix)
                 return
         why = "cannot be rewritten exactly here: `auto=`, unpacked or unknown arguments, or not a call"
         self.report(call or partial or node, f"{what} ({why})")

@@ -14,7 +14,9 @@ from jaxfix.analysis.jit import (
     static_parameters,
 )
 from jaxfix.analysis.metadata import children
-from jaxfix.analysis.summaries import TRAINING_CALLS, TRAINING_METHODS, fresh_result, holds_argument
+from jaxfix.analysis.summaries import (
+    TRAINING_CALLS, TRAINING_METHODS, fresh_result, holds_argument, init_keeps_params,
+)
 from jaxfix.analysis.syntax import walk
 from jaxfix.analysis.traced import REVERSE_MODE
 from jaxfix.codemod import Codemod, Invalid, Valid
@@ -48,6 +50,9 @@ class _Site:
     relay: cst.Name | None = None  # `state = new_state` right after `new_state, m = step(state, b)`: its value
     blocker: str | None = None  # why donation would be wrong here: reported, never fixed
     unsafe: str | None = None  # why donation is right only if the first value is held nowhere else
+    # The first value may hold the arrays of another argument of the same call (`opt_state = tx.init(params)`,
+    # `step(params, opt_state)`): XLA then refuses the donation on the first call. Its reason is shown first.
+    shares: bool = False
 
 
 class DonateArgnums(Codemod):
@@ -110,10 +115,21 @@ class DonateArgnums(Codemod):
     else in that function except as a shape, an operand of arithmetic, or an argument of a library call whose
     result holds only new arrays (`opt_state = optimizer.init(params)` where `optimizer` is `optax.adam(...)`,
     `adamw`, `sgd`, `rmsprop`, `adagrad`, `lamb`, `lion`, `adabelief`, `radam`, `adamax`, `clip`,
-    `clip_by_global_norm` or an `optax.chain` of them; some `optax.contrib` optimizers keep `params` itself in
-    their state) (`old = params`, a list of snapshots, a closure, a subscript would keep the old buffer), and
+    `clip_by_global_norm`, `scale_by_adam` or an `optax.chain` of them; some `optax.contrib` optimizers keep
+    `params` itself in their state) (`old = params`, a list of snapshots, a closure, a subscript would keep the old buffer), and
     each value the call receives comes from an earlier call of the same function, arithmetic, a
-    `jax.numpy`/`jax.random` constructor, such an optimizer's `init`, or a dict, list or tuple of these.
+    `jax.numpy`/`jax.random` constructor, such an optimizer's `init`, copies (`jax.tree.map(jnp.copy, x)`), or a
+    dict, list or tuple of these.
+
+    A first value made from another argument of the same call (`opt_state = optimizer.init(params)`, then
+    `step(params, opt_state, x)`) must not hold that argument's arrays: XLA refuses a call that donates a buffer
+    it also receives, on the first call (`Attempt to donate a buffer which is also used by the same call`,
+    whether it donates the state, the parameters or both). Where the optimizer is known to keep them
+    (optax.contrib's `prodigy`, `dog`, `dowg`, `cocob`, `madgrad`, `mechanize`, `sam`, and
+    `optax.scale_by_distance_over_gradients`, measured on optax 0.2.8), neither is donated, and the report
+    names the way out: `opt_state = jax.tree.map(jnp.copy, optimizer.init(params))`, which donates both. Where
+    jaxfix does not know the optimizer, the fix is unsafe and its message says that the first call raises if
+    the state holds the parameters' arrays.
 
     The fix is safe only when jaxfix also proves that the function returns the updated argument with its
     shape and dtype: `p - lr * g`-style arithmetic (and the same under `jax.tree.map`) of the parameter, its
@@ -136,8 +152,9 @@ class DonateArgnums(Codemod):
     that name (another method reading `self.params` between steps, `p = self.params`, may keep the old value)
     and it is set once besides the calls, but code in other modules may still read it.
 
-    Every risk of an unsafe donation is of the kind that **fails loudly**: a read of the old array, by this
-    module, another module or a backward pass, raises `RuntimeError: Array has been deleted` (measured:
+    Every risk of an unsafe donation is of the kind that **fails loudly**: a first value that holds another
+    argument's arrays makes the first call raise (above), and a read of the old array, by this module, another
+    module or a backward pass, raises `RuntimeError: Array has been deleted` (measured:
     `jax.grad` through a donating loop with respect to another argument raises it; with respect to the
     donated argument itself, a tracer then, nothing is donated and the gradient is right). None **computes
     different numbers**: a wrong assumption about what the step returns costs only the memory it meant to
@@ -340,9 +357,12 @@ class DonateArgnums(Codemod):
                 assumed.append(param)
             self._donating = {self._argument(site) for site in sites}
             checked = [self._aliasing(site) for site in sites]
-            blocked = [c.blocker for c in checked if c.blocker]
+            blocked = sorted((c for c in checked if c.blocker), key=lambda c: not c.shares)
             if blocked:
-                blockers.append(blocked[0])
+                if blocked[0].shares:  # the call itself would raise: the first thing to say
+                    blockers.insert(0, blocked[0].blocker)
+                else:
+                    blockers.append(blocked[0].blocker)
                 if param in assumed:
                     assumed.remove(param)
                 continue
@@ -758,6 +778,13 @@ class DonateArgnums(Codemod):
             if reason.startswith("!"):
                 site.blocker = reason[1:]
                 return site
+            shared = self._shared_with_call(source, site)
+            if shared is not None:
+                site.shares = True
+                if shared.startswith("!"):
+                    site.blocker = shared[1:]
+                    return site
+                site.unsafe = shared
             site.unsafe = site.unsafe or reason
         accesses = {access for assignment in scope.assignments[variable] for access in assignment.references}
         for access in sorted(accesses, key=lambda a: self.context.source_order(a.node)):  # the first read, every run
@@ -824,8 +851,8 @@ class DonateArgnums(Codemod):
         if isinstance(source, cst.Assign) and source.value in self._calls or source in self._calls or source in self._relays:
             return None  # rebound from an earlier call of the same function: a new buffer
         if isinstance(source, cst.Assign) and isinstance(source.value, cst.Call):
-            if fresh_result(self.context, source.value):
-                return None  # new arrays, by the library's summary
+            if fresh_result(self.context, source.value) or self._copies(source.value):
+                return None  # new arrays, by the library's summary, or copies
             return f"`{variable}` starts as the result of `{self.context.code_for(source.value.func)}(...)`, which may be held elsewhere"
         if isinstance(source, cst.AugAssign):
             return None
@@ -837,13 +864,54 @@ class DonateArgnums(Codemod):
             callee = self.context.names.qualified(source.func) or ""
             if callee.startswith(("jax.numpy.", "jax.random.")) and callee not in _MAY_ALIAS or self._makes_like(source):
                 return None
-            if fresh_result(self.context, source):
+            if fresh_result(self.context, source) or self._copies(source):
                 return None  # new arrays, by the library's summary (`opt_state = optax.adam(1e-3).init(params)`)
             if self._jitted_called(source) is not None and self._returns_fresh(self._jitted_called(source)):
                 return None
             return f"`{variable}` starts as the result of `{self.context.code_for(source.func)}(...)`, which may be held elsewhere"
         line = self.context.positions[source].start.line if source in self.context.positions else "?"
         return f"!`{variable}` is bound at line {line} to a value that may be held elsewhere"
+
+    def _copies(self, call: cst.Call) -> bool:
+        """`jax.tree.map(jnp.copy, x)`: new arrays with the values of `x`, holding none of its buffers."""
+        names = self.context.names
+        return (
+            names.qualified(call.func) in _TREE_MAP
+            and len(call.args) == 2
+            and not any(a.keyword or a.star for a in call.args)
+            and names.qualified(call.args[0].value) == "jax.numpy.copy"
+        )
+
+    def _shared_with_call(self, source, site: _Site) -> str | None:
+        """For a first value made by a call from another argument of the same donating call (`opt_state =
+        optimizer.init(params)`, then `step(params, opt_state)`): "!reason" (a blocker) when the library's
+        summary says its result holds that argument's arrays, else the unsafe reason naming the assumption; None
+        when the value is not made so. XLA rejects a call that donates a buffer it also receives (measured on
+        JAX 0.10.2 with optax.contrib.prodigy, mechanize, cocob and dog: donating the state, the parameters or
+        both raises `Attempt to donate a buffer which is also used by the same call` or its kin)."""
+        call = source.value if isinstance(source, cst.Assign) else source
+        if not isinstance(call, cst.Call):
+            return None
+        received = {a.value.value for a in site.call.args if isinstance(a.value, cst.Name)} - {site.variable}
+        shared = next(
+            (n.value for a in call.args for n in walk(a.value) if isinstance(n, cst.Name) and n.value in received),
+            None,
+        )
+        if shared is None:
+            return None
+        made = f"`{site.variable} = {_one_line(self.context.code_for(call))}`"
+        error = "`Attempt to donate a buffer which is also used by the same call`"
+        if init_keeps_params(self.context, call):
+            return (
+                f"!{made} keeps the arrays of `{shared}` in its state, and the call also receives `{shared}`: "
+                f"donating either raises on the first call ({error}); to donate, make the state from copies: "
+                f"`{site.variable} = jax.tree.map(jnp.copy, {_one_line(self.context.code_for(call))})`"
+            )
+        init = isinstance(call.func, cst.Attribute) and call.func.attr.value == "init"
+        return (
+            f"{made} may hold the arrays of `{shared}`{' (optax.contrib.prodigy keeps them)' if init else ''}, and "
+            f"the call also receives `{shared}`: then the first call raises ({error})"
+        )
 
     def _passed_to_fresh(self, call: cst.Call, value: cst.BaseExpression) -> bool:
         """Whether `value`, an argument of `call`, ends in a result of new arrays only, by the library summaries:
@@ -855,6 +923,8 @@ class DonateArgnums(Codemod):
                 return True
             arg = self.context.parents.get(call)
             outer = self.context.parents.get(arg)
+            if isinstance(outer, cst.Call) and self._copies(outer) and outer.args[1] is arg:
+                return True  # `jax.tree.map(jnp.copy, optimizer.init(params))`: whatever init kept is copied
             if not (held and isinstance(arg, cst.Arg) and arg.value is call and isinstance(outer, cst.Call)):
                 return False
             value, call = call, outer
@@ -1028,7 +1098,8 @@ class DonateArgnums(Codemod):
         )
         if blockers:
             message += f" (not donating more: {blockers[0]})"
-        reasons = [site.unsafe for _, _, sites in donated for site in sites if site.unsafe]
+        sites = [site for _, _, sites in donated for site in sites if site.unsafe]
+        reasons = [site.unsafe for site in sites if not site.shares]
         if jitted.function in self._methods:
             reasons.insert(0, (
                 f"`{jitted.name}` is a method: callers jaxfix does not see (other modules, subclasses, an attribute "
@@ -1036,6 +1107,7 @@ class DonateArgnums(Codemod):
             ))
         elif jitted.binding not in self._nested and self._public(jitted.name):
             reasons.insert(0, f"`{jitted.name}` is public: callers in other modules lose their arguments")
+        reasons[:0] = [site.unsafe for site in sites if site.shares]  # the call itself may raise: said first
         if assumed:
             names = ", ".join(f"`{p}`" for p in assumed)
             reasons.insert(0, (
@@ -1045,7 +1117,7 @@ class DonateArgnums(Codemod):
         safety = Safety.UNSAFE if reasons else Safety.SAFE
         if reasons:
             message += f"; unsafe fix: {reasons[0]}"
-        if assumed and len(reasons) > 1:
+        if len(reasons) > 1:
             message += f"; it is unsafe also because {reasons[1]}"
         change, imports = self._edit(jitted, key, value)
         fix = self.fix(f"add {keyword} to {jitted.compiler}", [change], safety=safety, add_imports=imports)
@@ -1053,6 +1125,12 @@ class DonateArgnums(Codemod):
 
     def _edit(self, jitted: Jitted, key: str, value: str):
         return add_jit_keyword(self.context, jitted, key, value)
+
+
+def _one_line(code: str) -> str:
+    """The first line of `code`, with `...` where more followed (for a call quoted in a message)."""
+    lines = code.strip().splitlines()
+    return lines[0] + (" ..." if len(lines) > 1 else "")
 
 
 def _self_attribute(expr) -> str | None:

@@ -16,6 +16,11 @@ from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Safety
 
 ERROR = "TracerBoolConversionError"
+# What the fix assumes (the Fix safety section's loud failures), with the lax function that raises otherwise.
+_ASSUMES = (
+    "unsafe: assumes every branch traces with the others' inputs and all give one shape and dtype (else {} "
+    "raises at trace time)"
+)
 
 
 class ElifChain(Codemod):
@@ -252,7 +257,8 @@ class ElifChain(Codemod):
         fix = self._fix(head, start, replacement, branches, "rewrite the chain with lax.switch", [switch_import, select_import])
         self.report(
             start.test,
-            f"{problem}; lax.switch traces every branch and picks one by index at run time ({self._what(branches)})",
+            f"{problem}; lax.switch traces every branch and picks one by index at run time ({self._what(branches)})"
+            f"; {_ASSUMES.format('lax.switch')}",
             fix,
         )
 
@@ -268,7 +274,7 @@ class ElifChain(Codemod):
         self.report(
             start.test,
             f"{problem}; lax.cond traces both branches and picks one at run time, with the rest of the chain nested "
-            f"in its second branch ({self._what(branches)})",
+            f"in its second branch ({self._what(branches)}); {_ASSUMES.format('lax.cond')}",
             fix,
         )
 

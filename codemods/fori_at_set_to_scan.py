@@ -326,7 +326,12 @@ class ForiAtSetToScan(Codemod):
             self.report(node, f"{message}; not rewritten to lax.scan: {refused}")
             return
         written = ", ".join(f"`{o.name}`" for o in plan.outputs)
-        self.report(node, f"{message} ({written})", self._fix(plan))
+        self.report(
+            node,
+            f"{message} ({written}); unsafe: the scanned index is a strongly typed int32 where fori_loop's is weak "
+            "(int8/int16 arithmetic with it promotes differently), and floats may round differently in the last bits",
+            self._fix(plan),
+        )
 
     def _traced_count(self, upper: cst.BaseExpression, line: cst.CSTNode) -> bool:
         """Whether the trip count is traced where the loop runs, or is the result of a JAX computation

@@ -12,7 +12,7 @@ from jaxfix.analysis.carry import Slot
 from jaxfix.analysis.dataflow import Blocker, Dataflow, LoopFlow
 from jaxfix.analysis.screen import Screen, may_carry, may_kind, range_may_report, surely_impure
 from jaxfix.analysis.shapes import Category
-from jaxfix.analysis.syntax import param_names
+from jaxfix.analysis.syntax import param_names, walk
 from jaxfix.analysis.traced import NOT_COMPILED, Kind
 from jaxfix.codegen import carry_value, loop_function, packed
 from jaxfix.codemod import Codemod, Invalid, Option, Valid
@@ -412,7 +412,18 @@ class LoopToForiLoop(Codemod):
                 f"{self._problem(trip)}; lax.fori_loop traces the body once (carrying {carried}); "
                 f"keep the Python loop if `{count}` stays under ~{self.option('min-trip-count')}"
             )
-        self.report(node.iter, message, fix)
+        self.report(node.iter, message + self._assumes(node), fix)
+
+    @staticmethod
+    def _assumes(loop: cst.For) -> str:
+        """The clause naming what the fix may change in the numbers (its Fix safety section)."""
+        index = loop.target.value  # type: ignore[union-attr]  # _blocker refused any other target
+        if any(isinstance(n, cst.Name) and n.value == index for n in walk(loop.body)):
+            return (
+                f"; unsafe: `{index}` is a traced int32 in the body, not a Python int, and floats may round "
+                "differently in the last bits"
+            )
+        return "; unsafe: floats may round differently in the last bits"
 
     def _short_reason(self, count: int) -> str:
         return (

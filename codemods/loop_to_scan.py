@@ -477,6 +477,13 @@ class _ScanAnalysis:
             message += f"; keep the Python loop if `{self._code(iteration.array)}` has fewer than ~{self.min_trip_count} rows"
         elif iteration.kind == "static":
             message += f"; keep the Python loop if `{self._count_text(iteration)}` stays under ~{self.min_trip_count}"
+        if index_used and isinstance(loop.target, cst.Name):
+            message += (
+                f"; unsafe: `{loop.target.value}` is a traced int32 in the body, not a Python int, and floats may "
+                "round differently in the last bits"
+            )
+        else:
+            message += "; unsafe: floats may round differently in the last bits"
         return ScanFinding(loop.iter, message, plan)
 
     def _quiet(self, reason: str) -> None:

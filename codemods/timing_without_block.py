@@ -101,8 +101,6 @@ class TimingWithoutBlock(Codemod):
             "import time\nimport numpy as np\n\ndef bench(x):\n    t0 = time.time()\n    out = np.dot(x, x)\n"
             "    return time.time() - t0\n"
         ),
-    )
-    VALID += (
         Valid(  # an empty jitted step times dispatch overhead on purpose: nothing is computed
             "import time\nimport jax\n\ndef bench(x, steps):\n    @jax.jit\n    def step(x):\n        pass\n\n"
             "    t0 = time.time()\n    for _ in range(steps):\n        step(x)\n    return time.time() - t0\n"

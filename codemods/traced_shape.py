@@ -206,7 +206,12 @@ class TracedShape(Codemod):
         if fix is None:
             self.report(node, f"{advice}; not fixed: {why}")
         else:
-            self.report(node, advice, fix)
+            self.report(
+                node,
+                f"{advice} (unsafe: assumes callers in other modules pass Python ints too; an array or a traced "
+                "value makes jit raise)",
+                fix,
+            )
 
     # ---- what is a size ------------------------------------------------------------------------------------
 

@@ -305,6 +305,7 @@ class WhileToWhileLoop(Codemod):
         if counters:
             listed = ", ".join(f"`{name}`" for name in counters)
             message += f"; the Python int {listed} becomes a traced int32"
+        message += "; unsafe: floats may round differently in the last bits, so a tolerance test may stop a step sooner or later"
         self.report(node.test, message, self._fix(node, flow, test))
 
     # ---- the test ------------------------------------------------------------------------------------------

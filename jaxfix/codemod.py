@@ -221,15 +221,20 @@ class Codemod(cst.BatchableCSTVisitor):
         """The rule's documentation: the class docstring, whose sections are DOC_SECTIONS."""
         return _dedent_docstring(cls.__doc__ or "")
 
-    def report(self, node: cst.CSTNode, message: str, fix: Fix | None = None) -> None:
+    def _span(self, node: cst.CSTNode) -> tuple[Position, Position]:
+        """Where `node` starts and ends, with 1-based columns (LibCST counts columns from 0)."""
         where = self.context.positions[node]
+        return Position(where.start.line, where.start.column + 1), Position(where.end.line, where.end.column + 1)
+
+    def report(self, node: cst.CSTNode, message: str, fix: Fix | None = None) -> None:
+        start, end = self._span(node)
         self.diagnostics.append(
             Diagnostic(
                 code=self.code,
                 name=self.name,
                 message=message,
-                start=Position(where.start.line, where.start.column + 1),
-                end=Position(where.end.line, where.end.column + 1),
+                start=start,
+                end=end,
                 fix=fix,
                 node=node,
             )
@@ -240,15 +245,7 @@ class Codemod(cst.BatchableCSTVisitor):
         `jaxfix explain` runs (a no-op otherwise), so a matcher states each refusal once, where it decides:
         `return self.decline(node, "...")`."""
         if self.context.explaining:
-            where = self.context.positions[node]
-            self.decisions.append(
-                Decision(
-                    self.code,
-                    Position(where.start.line, where.start.column + 1),
-                    Position(where.end.line, where.end.column + 1),
-                    reason,
-                )
-            )
+            self.decisions.append(Decision(self.code, *self._span(node), reason))
 
     def decline_untraced(self, node: cst.CSTNode) -> None:
         """`decline` for a place outside traced code, naming the function that nothing traces."""

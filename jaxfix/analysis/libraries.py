@@ -15,8 +15,9 @@ analysis alike. Names are fully qualified, as `import flax.linen as nn; nn.Modul
 - STATIC_CONFIG_TYPES: configuration classes whose instances are never traced (`ml_collections.ConfigDict`).
 - CALL_SUMMARIES: what a library call returns, in structure and shape terms (`optax.apply_updates(params, u)`:
   a tree like `params`), whether its arrays are new buffers or may be its arguments', and whether it applies an
-  optimizer's update; FRESH_INIT_OPTIMIZERS: the optax optimizers whose `init` makes only new arrays. Read by
-  donation (JF501) through `jaxfix.analysis.summaries`.
+  optimizer's update; FRESH_INIT_OPTIMIZERS: the optax optimizers whose `init` makes only new arrays;
+  PARAMS_KEEPING_OPTIMIZERS: those whose state holds the parameters' own arrays. Read by donation (JF501)
+  through `jaxfix.analysis.summaries`.
 """
 
 from __future__ import annotations
@@ -185,7 +186,16 @@ CALL_SUMMARIES: dict[str, CallSummary] = {
 # a zero count, empty states), read from optax 0.2.8's `alias.py` and the `scale_by_*` transformations they chain.
 FRESH_INIT_OPTIMIZERS = frozenset(
     {"optax.adam", "optax.adamw", "optax.sgd", "optax.rmsprop", "optax.adagrad", "optax.lamb", "optax.lion",
-     "optax.adabelief", "optax.radam", "optax.adamax", "optax.clip", "optax.clip_by_global_norm"}
+     "optax.adabelief", "optax.radam", "optax.adamax", "optax.clip", "optax.clip_by_global_norm",
+     "optax.scale_by_adam"}
+)  # fmt: skip
+# optax optimizers whose `init` puts the parameters' own arrays in the state (`params0 = params`), measured on
+# optax 0.2.8 by comparing buffers (tests/test_summaries.py). A jitted step that receives both the parameters and
+# such a state fresh from `init` cannot donate either: XLA refuses a donated buffer that the call also uses.
+PARAMS_KEEPING_OPTIMIZERS = frozenset(
+    {"optax.contrib.cocob", "optax.contrib.dog", "optax.contrib.dowg", "optax.contrib.madgrad",
+     "optax.contrib.mechanize", "optax.contrib.prodigy", "optax.contrib.sam", "optax.contrib.scale_by_cocob",
+     "optax.contrib.scale_by_madgrad", "optax.scale_by_distance_over_gradients"}
 )  # fmt: skip
 # Combinators whose `init` is that of the transformations they are given (a tuple of their states).
 FRESH_INIT_COMBINATORS = frozenset({"optax.chain"})

@@ -63,6 +63,19 @@ def fresh_result(context, call: cst.Call) -> bool:
     )
 
 
+def init_keeps_params(context, call: cst.Call) -> bool | None:
+    """For an optax optimizer's `init` call: True when its state holds the parameters' own arrays (one of
+    PARAMS_KEEPING_OPTIMIZERS, alone or in an `optax.chain`), False when it makes only new arrays, None when
+    jaxfix cannot tell (not an `init` of a known optimizer)."""
+    found = summary_of(context, call)
+    if found is None or found[0] != f"{_OPTIMIZER}.init":
+        return None
+    constructor = _optimizer(context, call.func.value)
+    if _fresh_init(context, constructor):
+        return False
+    return True if _keeps_params(context, constructor) else None
+
+
 def _parameter_of(call: cst.Call, argument: cst.BaseExpression, summary: CallSummary) -> str | None:
     """The summary's parameter that `argument` is passed to (a method's receiver counts as "self")."""
     positional = [p for p in summary.parameters if p != "self"]
@@ -117,6 +130,18 @@ def _attribute_optimizer(context, attribute: str) -> cst.Call | None:
     if not isinstance(value, cst.Call) or not (context.names.qualified(value.func) or "").startswith("optax."):
         return None
     return value
+
+
+def _keeps_params(context, constructor: cst.Call | None, depth: int = 0) -> bool:
+    """Whether the optimizer that `constructor` makes has an `init` whose state holds the parameters' arrays."""
+    if constructor is None or depth > 4:
+        return False
+    name = context.names.qualified(constructor.func)
+    if name in libraries.PARAMS_KEEPING_OPTIMIZERS:
+        return True
+    if name in libraries.FRESH_INIT_COMBINATORS:
+        return any(isinstance(a.value, cst.Call) and _keeps_params(context, a.value, depth + 1) for a in constructor.args)
+    return False
 
 
 def _fresh_init(context, constructor: cst.Call | None, depth: int = 0) -> bool:
