@@ -16,7 +16,8 @@ analysis alike. Names are fully qualified, as `import flax.linen as nn; nn.Modul
 - CALL_SUMMARIES: what a library call returns, in structure and shape terms (`optax.apply_updates(params, u)`:
   a tree like `params`), whether its arrays are new buffers or may be its arguments', and whether it applies an
   optimizer's update; FRESH_INIT_OPTIMIZERS: the optax optimizers whose `init` makes only new arrays. Read by
-  donation (JF501) through `jaxfix.analysis.summaries`.
+  donation (JF501) through `jaxfix.analysis.summaries`. A method's summary is keyed by the type of its receiver
+  (`haiku.Transformed.apply`), which CONSTRUCTED_TYPES tells from the call the receiver was made by.
 """
 
 from __future__ import annotations
@@ -156,6 +157,12 @@ class CallSummary:
     updates: bool = False  # applies an optimizer's update: marks a training step, whose output is the new state
     by_method_name: bool = False  # a method recognised by its name alone: the receiver is a step's parameter
     #                              whose type cannot be seen (`state.apply_gradients(grads=g)`)
+    by_output: tuple[tuple[str, ...], ...] = ()  # per output, where outputs differ: the parameters whose arrays
+    #                                              that output may hold (`aliases` is their union)
+
+    def output_aliases(self, output: int | None) -> tuple[str, ...]:
+        """The parameters whose arrays output `output` (None: the whole result) may hold as they are."""
+        return self.by_output[output] if output is not None and self.by_output else self.aliases
 
 
 CALL_SUMMARIES: dict[str, CallSummary] = {
@@ -179,6 +186,44 @@ CALL_SUMMARIES: dict[str, CallSummary] = {
     "optax.GradientTransformation.update": CallSummary(
         ("self", "updates", "state", "params"), ("updates", "state"), ("state",)
     ),
+    # Haiku (dm-haiku 0.0.17, tests/test_summaries.py): `net.init(rng, *args)` returns the parameters its
+    # initializers made from a shape and a dtype: new arrays. `net.apply(params, rng, *args)` (no `rng` after
+    # `hk.without_apply_rng`, so the argument in that place may be an input) returns what the function computes:
+    # new arrays, though it may return an input as it is. A function that returns a parameter as
+    # `hk.get_parameter` gives it hands back that very array; a model's output is computed, and should one be a
+    # parameter, a donated buffer read later fails loudly (`Array has been deleted`), it does not change numbers.
+    "haiku.Transformed.init": CallSummary(("self", "rng", "*args", "**kwargs"), ("",), ()),
+    "haiku.Transformed.apply": CallSummary(
+        ("self", "params", "rng", "*args", "**kwargs"), ("",), ("rng", "*args", "**kwargs")
+    ),
+    # With state: `init` → (params, state), where the state holds what `hk.set_state` was given, which may be an
+    # input; `apply(params, state, rng, *args)` → (out, new_state), where every entry `hk.set_state` did not set
+    # is the old state's array.
+    "haiku.TransformedWithState.init": CallSummary(
+        ("self", "rng", "*args", "**kwargs"), ("", ""), ("*args", "**kwargs"), by_output=((), ("*args", "**kwargs"))
+    ),
+    "haiku.TransformedWithState.apply": CallSummary(
+        ("self", "params", "state", "rng", "*args", "**kwargs"), ("", ""), ("state", "rng", "*args", "**kwargs"),
+        by_output=(("rng", "*args", "**kwargs"), ("state",)),
+    ),
+}
+
+# The type of what a library call returns, for the summaries keyed by a receiver's type: `net = hk.transform(f)`
+# makes `net.apply` a `haiku.Transformed.apply`; "=" where it is the type of the call's first argument
+# (`hk.without_apply_rng(hk.transform(f))`). A function decorated with such a call has that type (`@hk.transform`).
+CONSTRUCTED_TYPES: dict[str, str] = {
+    "haiku.transform": "haiku.Transformed",
+    "haiku.transform_with_state": "haiku.TransformedWithState",
+    "haiku.without_state": "haiku.Transformed",
+    "haiku.with_empty_state": "haiku.TransformedWithState",
+    "haiku.without_apply_rng": "=",
+}
+# Modules whose functions, bound to a name, all make one type: `tx = optax.adam(1e-3)` is an optimizer.
+CONSTRUCTED_BY_MODULE: dict[str, str] = {"optax.": "optax.GradientTransformation"}
+# Those types that are named tuples, by field: `init, apply = hk.transform(f)` binds `apply` to the method.
+TYPE_FIELDS: dict[str, tuple[str, ...]] = {
+    "haiku.Transformed": ("init", "apply"),
+    "haiku.TransformedWithState": ("init", "apply"),
 }
 
 # optax optimizers whose `init` returns only new arrays (`optax.tree.zeros_like`/`full_like` of the parameters,
