@@ -92,6 +92,16 @@ def test_init_of_a_known_optimizer_does_not_keep_params(optimizer: str, donated:
     assert f"`{donated}`" in finding.message
 
 
+def test_init_of_an_optimizer_made_in_place() -> None:
+    """`optax.sgd(1e-2).init(params)`: the receiver is the constructor call itself."""
+    source = _LOOP.format(optimizer="make_optimizer()")
+    (finding,) = findings(source, DonateArgnums)
+    assert "`donate_argnums=1`" in finding.message
+    in_place = source.replace("opt_state = optimizer.init(params)", "opt_state = optax.sgd(1e-2).init(params)")
+    (finding,) = findings(in_place, DonateArgnums)
+    assert "`donate_argnums=(0, 1)`" in finding.message, finding.message
+
+
 # ---- Haiku: what `hk.transform(f).init/apply` return ----------------------------------------------------------
 
 
@@ -177,6 +187,8 @@ _LINEAR = "lambda x: hk.Linear(1)(x)"
          "donate_argnums=(0, 1)"),
         ("@hk.without_apply_rng\n@hk.transform\ndef net(x):\n    return hk.Linear(1)(x)\n", "net.init(None, x)",
          "net.apply(params, x)", "donate_argnums=(0, 1)"),
+        (f"net = hk.transform({_LINEAR})", f"hk.transform({_LINEAR}).init(None, x)", "net.apply(params, None, x)",
+         "donate_argnums=(0, 1)"),
         # Not Haiku: nothing tells what `init` and `apply` return.
         (f"net = make_network({_LINEAR})", "net.init(None, x)", "net.apply(params, x)", "donate_argnums=1"),
         # Rebound: which one `net` is at the call cannot be told.

@@ -159,6 +159,8 @@ class CallSummary:
     #                              whose type cannot be seen (`state.apply_gradients(grads=g)`)
     by_output: tuple[tuple[str, ...], ...] = ()  # per output, where outputs differ: the parameters whose arrays
     #                                              that output may hold (`aliases` is their union)
+    array_unless: tuple[str, ...] | None = None  # evidence, not proof: the output is one array by convention
+    #                                              (a model's logits), unless a keyword named here is passed
 
     def output_aliases(self, output: int | None) -> tuple[str, ...]:
         """The parameters whose arrays output `output` (None: the whole result) may hold as they are."""
@@ -194,7 +196,7 @@ CALL_SUMMARIES: dict[str, CallSummary] = {
     # parameter, a donated buffer read later fails loudly (`Array has been deleted`), it does not change numbers.
     "haiku.Transformed.init": CallSummary(("self", "rng", "*args", "**kwargs"), ("",), ()),
     "haiku.Transformed.apply": CallSummary(
-        ("self", "params", "rng", "*args", "**kwargs"), ("",), ("rng", "*args", "**kwargs")
+        ("self", "params", "rng", "*args", "**kwargs"), ("",), ("rng", "*args", "**kwargs"), array_unless=()
     ),
     # With state: `init` → (params, state), where the state holds what `hk.set_state` was given, which may be an
     # input; `apply(params, state, rng, *args)` → (out, new_state), where every entry `hk.set_state` did not set
@@ -205,6 +207,18 @@ CALL_SUMMARIES: dict[str, CallSummary] = {
     "haiku.TransformedWithState.apply": CallSummary(
         ("self", "params", "state", "rng", "*args", "**kwargs"), ("", ""), ("state", "rng", "*args", "**kwargs"),
         by_output=(("rng", "*args", "**kwargs"), ("state",)),
+    ),
+    # Flax linen (flax 0.12.8): `model.apply(variables, *args)` returns what the module's method returns, by
+    # convention one array, though a module may return a tuple or a dict; with `mutable=` (other than False) or
+    # `capture_intermediates=`, a tuple (output, collections) whose entries the call did not change are the
+    # variables' own arrays. A TrainState's `apply_fn` is that apply, recognised by its name.
+    "flax.linen.Module.apply": CallSummary(
+        ("self", "variables", "*args", "**kwargs"), ("",), ("variables", "*args", "**kwargs"),
+        array_unless=("mutable", "capture_intermediates"),
+    ),
+    "flax.training.train_state.TrainState.apply_fn": CallSummary(
+        ("self", "variables", "*args", "**kwargs"), ("",), ("variables", "*args", "**kwargs"), by_method_name=True,
+        array_unless=("mutable", "capture_intermediates"),
     ),
 }
 
@@ -218,8 +232,14 @@ CONSTRUCTED_TYPES: dict[str, str] = {
     "haiku.with_empty_state": "haiku.TransformedWithState",
     "haiku.without_apply_rng": "=",
 }
-# Modules whose functions, bound to a name, all make one type: `tx = optax.adam(1e-3)` is an optimizer.
-CONSTRUCTED_BY_MODULE: dict[str, str] = {"optax.": "optax.GradientTransformation"}
+# Modules whose functions, bound to a name, all make one type: `tx = optax.adam(1e-3)` is an optimizer, `layer =
+# nn.Dense(3)` a linen module.
+CONSTRUCTED_BY_MODULE: dict[str, str] = {"optax.": "optax.GradientTransformation", "flax.linen.": "flax.linen.Module"}
+# Base classes whose subclasses' instances have a type of the summaries: `model = MLP()` of `class MLP(nn.Module)`.
+INSTANCE_TYPES: dict[str, str] = {
+    "flax.linen.Module": "flax.linen.Module",
+    "flax.linen.module.Module": "flax.linen.Module",
+}
 # Those types that are named tuples, by field: `init, apply = hk.transform(f)` binds `apply` to the method.
 TYPE_FIELDS: dict[str, tuple[str, ...]] = {
     "haiku.Transformed": ("init", "apply"),

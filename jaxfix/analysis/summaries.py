@@ -93,7 +93,7 @@ def _method_name(context, func: cst.BaseExpression) -> str | None:
     """`Type.method` for `receiver.method` where the receiver's type is known, or for a name bound to a field of
     a named tuple of a known type."""
     if isinstance(func, cst.Attribute):
-        made = _type_of(context, _binding(context, func.value))
+        made = _type_of(context, _made_by(context, func.value))
         return f"{made}.{func.attr.value}" if made else None
     bound = _binding(context, func) if isinstance(func, cst.Name) else None
     if isinstance(bound, tuple):
@@ -116,6 +116,9 @@ def _type_of(context, made_by, depth: int = 0) -> str | None:
         return None
     if not isinstance(made_by, cst.Call):
         return None
+    cls = _binding(context, made_by.func) if isinstance(made_by.func, cst.Name) else None
+    if isinstance(cls, cst.ClassDef):
+        return _instance_type(context, cls, depth + 1)
     name = context.names.qualified(made_by.func) or ""
     made = libraries.CONSTRUCTED_TYPES.get(name)
     if made == "=":
@@ -129,9 +132,49 @@ def _type_of(context, made_by, depth: int = 0) -> str | None:
     return next((t for prefix, t in libraries.CONSTRUCTED_BY_MODULE.items() if name.startswith(prefix)), None)
 
 
+def _instance_type(context, cls: cst.ClassDef, depth: int) -> str | None:
+    """The type of an instance of `cls`, a class of this module: by its bases (INSTANCE_TYPES), or its bases'."""
+    for base in cls.bases:
+        made = libraries.INSTANCE_TYPES.get(context.names.qualified(base.value) or "")
+        if made is None and depth < 4 and isinstance(base.value, cst.Name):
+            parent = _binding(context, base.value)
+            made = _instance_type(context, parent, depth + 1) if isinstance(parent, cst.ClassDef) else None
+        if made is not None:
+            return made
+    return None
+
+
+def array_output(context, call: cst.Call) -> str | None:
+    """Evidence, not proof: the summary by which `call` returns one array by convention (`model.apply(variables,
+    x)` of a Flax module, `state.apply_fn(...)` by its name), or None; None too where a keyword the summary names
+    is passed (`mutable=[...]` returns a tuple). A module may return a tuple or a dict all the same: a rule may rely
+    on this only where anything but an array fails loudly."""
+    found = summary_of(context, call) or _by_method_name(call)
+    if found is None or found[1].array_unless is None:
+        return None
+    for arg in call.args:
+        if arg.star == "**":
+            return None
+        if arg.keyword is not None and arg.keyword.value in found[1].array_unless:
+            if not (isinstance(arg.value, cst.Name) and arg.value.value in ("False", "None")):
+                return None
+    return found[0]
+
+
+def _by_method_name(call: cst.Call) -> tuple[str, CallSummary] | None:
+    """The summary of a method recognised by its name alone (`state.apply_fn(...)`), whatever the receiver."""
+    if not isinstance(call.func, cst.Attribute):
+        return None
+    method = call.func.attr.value
+    for name, summary in CALL_SUMMARIES.items():
+        if summary.by_method_name and name.rsplit(".", 1)[1] == method:
+            return name, summary
+    return None
+
+
 def _binding(context, receiver: cst.BaseExpression):
     """What the name `receiver`, bound once in its scope, is bound to: the value of `receiver = value`, a
-    decorated `def receiver`, or (value, index) for `a, receiver = value`; for `self.attr`, the value of the
+    decorated `def receiver`, a class, or (value, index) for `a, receiver = value`; for `self.attr`, the value of the
     module's one store to an attribute of that name (`self._opt = optax.adam(lr)`). Else None."""
     if isinstance(receiver, cst.Attribute) and isinstance(receiver.value, cst.Name) and receiver.value.value == "self":
         return _attribute_binding(context, receiver.attr.value)
@@ -144,6 +187,8 @@ def _binding(context, receiver: cst.BaseExpression):
     if len(assignments) != 1 or len(scope[receiver.value]) != 1:
         return None
     node = assignments[0].node
+    if isinstance(node, cst.ClassDef):
+        return node
     if isinstance(node, cst.FunctionDef):
         return node if node.decorators else None
     parent = context.parents.get(node)
@@ -162,9 +207,14 @@ def _binding(context, receiver: cst.BaseExpression):
     return assign.value
 
 
+def _made_by(context, receiver: cst.BaseExpression):
+    """The call that made `receiver`: itself (`hk.transform(f).init`), or what its name is bound to."""
+    return receiver if isinstance(receiver, cst.Call) else _binding(context, receiver)
+
+
 def _optimizer(context, receiver: cst.BaseExpression) -> cst.Call | None:
-    """The `optax.X(...)` call that `receiver` is bound to (see `_binding`), else None."""
-    bound = _binding(context, receiver)
+    """The `optax.X(...)` call that made `receiver` (see `_made_by`), else None."""
+    bound = _made_by(context, receiver)
     if not isinstance(bound, cst.Call) or _type_of(context, bound) != _OPTIMIZER:
         return None
     return bound
