@@ -245,3 +245,45 @@ def train(x, y):
 def test_haiku_state_is_aliased_by_apply(read: str, donated: str) -> None:
     (finding,) = findings(_HAIKU_STATE.format(read=read), DonateArgnums)
     assert f"`{donated}`" in finding.message, finding.message
+
+
+# ---- summarised calls are pure: a loop body that calls them can become a lax loop's body ------------------------
+
+_TRAIN_LOOP = """
+import jax
+import jax.numpy as jnp
+import optax
+
+tx = optax.sgd(1e-2)
+trainer = make_trainer()
+
+
+def loss(params, x):
+    return jnp.sum((params["w"] * x - 1.0) ** 2)
+
+
+@jax.jit
+def train(params, opt_state, state, x: jax.Array):
+    for _ in range(100):
+        grads = jax.grad(loss)(params, x)
+        {body}
+    return params, opt_state, state
+"""
+
+
+@pytest.mark.parametrize(
+    ("body", "fixed"),
+    [
+        ("updates, opt_state = tx.update(grads, opt_state)\n        params = optax.apply_updates(params, updates)",
+         True),
+        ("state = state.apply_gradients(grads=grads)", True),  # a traced TrainState, by the method's name
+        ("state = trainer.apply_gradients(grads=grads)", False),  # an object of unknown type: may change itself
+        ("updates, opt_state = opt.update(grads, opt_state)\n        params = optax.apply_updates(params, updates)",
+         False),  # `opt` unbound here: nothing tells what it is
+    ],
+)
+def test_summarised_calls_are_pure(body: str, fixed: bool) -> None:
+    from jaxfix.codemods.loop_to_fori import LoopToForiLoop
+
+    (finding,) = findings(_TRAIN_LOOP.format(body=body), LoopToForiLoop)
+    assert (finding.fix is not None) is fixed, finding.message

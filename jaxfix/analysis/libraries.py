@@ -148,7 +148,9 @@ PYTHON_TYPES = frozenset({"bool", "int", "str", "float", "Callable", "Sequence",
 
 @dataclass(frozen=True)
 class CallSummary:
-    """What one library call returns, in structure and shape terms (checked against the library's source)."""
+    """What one library call returns, in structure and shape terms (checked against the library's source). Every
+    call summarised is pure: it returns new values and changes neither its arguments nor its receiver (a loop body
+    that calls it can become a lax loop's body)."""
 
     parameters: tuple[str, ...]  # its positional parameters; a method's receiver is "self"
     returns: tuple[str, ...]  # per output (one for a single value): the parameter whose pytree structure, leaf

@@ -149,7 +149,7 @@ def array_output(context, call: cst.Call) -> str | None:
     x)` of a Flax module, `state.apply_fn(...)` by its name), or None; None too where a keyword the summary names
     is passed (`mutable=[...]` returns a tuple). A module may return a tuple or a dict all the same: a rule may rely
     on this only where anything but an array fails loudly."""
-    found = summary_of(context, call) or _by_method_name(call)
+    found = summary_of(context, call) or by_method_name(call)
     if found is None or found[1].array_unless is None:
         return None
     for arg in call.args:
@@ -161,7 +161,7 @@ def array_output(context, call: cst.Call) -> str | None:
     return found[0]
 
 
-def _by_method_name(call: cst.Call) -> tuple[str, CallSummary] | None:
+def by_method_name(call: cst.Call) -> tuple[str, CallSummary] | None:
     """The summary of a method recognised by its name alone (`state.apply_fn(...)`), whatever the receiver."""
     if not isinstance(call.func, cst.Attribute):
         return None
