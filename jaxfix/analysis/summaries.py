@@ -1,5 +1,7 @@
 """Reading the library call summaries (`libraries.CALL_SUMMARIES`) at a call: which summary applies, whether the
-call marks a training step, and whether its result holds an argument's arrays or only new ones."""
+call marks a training step, whether its result holds an argument's arrays or only new ones (donation), whether it
+is one array by convention (`array_output`: evidence for the loop rewrites). A summarised call is pure, which the
+loop-body purity check of `jaxfix.analysis.dataflow` reads too."""
 
 from __future__ import annotations
 
