@@ -292,8 +292,8 @@ def test_where_the_apply_evidence_stops(body: str) -> None:
 
 def test_apply_evidence_is_used_only_where_a_wrong_guess_raises() -> None:
     """Indexed by a scan's traced index (JF102) or walked by jax.vmap with a loud use (JF301), the output of
-    `apply` is assumed to be an array, and the message says so; stacked as a scan's output (where a tuple would
-    silently become one stacked array) it is not."""
+    `apply` is assumed to be an array, and the message says so; collected into `jnp.array(...)` (where a tuple
+    would silently become one array, a scan's output a tuple of stacked arrays) it is not."""
     from tests.helpers import codemod_for_module, findings
 
     scan = codemod_for_module("loop_to_scan")
@@ -306,7 +306,9 @@ def test_apply_evidence_is_used_only_where_a_wrong_guess_raises() -> None:
     assert finding.fix is not None
     assert "assumes `logits` is an array: the output of `model.apply(...)`" in finding.message
     stacked = indexed.replace("outs.append(total)", "outs.append(model.apply(variables, total))")
-    assert all(f.fix is None for f in findings(stacked, scan))
+    stacked = stacked.replace("return jnp.stack(outs)", "return jnp.array(outs)").replace("16", "100")
+    (finding,) = findings(stacked, scan)
+    assert finding.fix is None and "not proven to be one array" in finding.message, finding.message
     vmap = codemod_for_module("batch_loop_to_vmap")
     walked = HEAD + _MODELS + (
         "\n@jax.jit\ndef f(state, x, w):\n    feats = state.apply_fn({'params': state.params}, x)\n"
