@@ -113,12 +113,30 @@ def variants():
             x = step(x)
         return x
 
+    def energy_a(v):  # differentiated in the loop; `energy_b` hoisted: each compiles apart
+        return jnp.sum(jnp.log(jnp.cosh(v)))
+
+    def energy_b(v):
+        return jnp.sum(jnp.log(jnp.cosh(v)))
+
+    def grad_in(x, steps):  # jax.grad makes a new function object on every iteration: jit's cache misses
+        for _ in range(steps):
+            x = jax.jit(jax.grad(energy_a))(x)
+        return x
+
+    def grad_out(x, steps):
+        step = jax.jit(jax.grad(energy_b))
+        for _ in range(steps):
+            x = step(x)
+        return x
+
     model = _Model(0.1)
     return [
         ("lambda", lam_in, lam_out),
         ("partial", partial_in, partial_out),
         ("nested def", def_in, def_out),
         ("bound method", model.in_loop, model.hoisted),
+        ("jax.grad of a function", grad_in, grad_out),
         ("one function object", function_in, function_out),
     ]
 

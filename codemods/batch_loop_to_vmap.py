@@ -236,8 +236,10 @@ class BatchLoopToVmap(Codemod):
       variable in a way that raises on a tuple, list or dict (`x @ w`, `x - m`, `x / s`, `x * 2.0`, `x.shape`,
       `jnp.tanh(x)`; not `x[0]`, `x * 2` or `x + x`, which a tuple accepts). JAX hands such an argument a pytree
       of arrays; over a tuple, jax.vmap would map the rows of every leaf where the comprehension walked the
-      elements, and that use then raises at trace time instead of computing other numbers. The message names
-      the argument it assumes is an array.
+      elements, and that use then raises at trace time instead of computing other numbers. The same holds for
+      `xs` bound once to a model's output, one array by the library's convention (a Flax module's
+      `model.apply(variables, x)` without `mutable=`, a TrainState's `state.apply_fn(...)`, a Haiku
+      `net.apply(params, x)`). The message names the value it assumes is an array.
     - **Fails loudly.** `zip(xs, ys)` and `map(f, xs, ys)` stop at the shortest array; jax.vmap raises when the
       lengths differ (ValueError: "vmap got inconsistent sizes for array axes to be mapped").
     - **Same numbers.** The loop forms: after the rewrite the list's (or buffer's) name holds the stacked
@@ -444,31 +446,33 @@ class BatchLoopToVmap(Codemod):
         if isinstance(assumed, RecordedArray):
             message += "; " + assumed.evidence()
         elif assumed[0]:
-            array, function, use = assumed
+            array, why, use = assumed
             message += (
-                f"; assumes `{array}` is an array: a non-static argument of `{function}`, which JAX traces (given a "
-                f"tuple, list or dict, jax.vmap would walk its leaves and `{_snippet(self.context.code_for(use))}` "
-                "raises at trace time)"
+                f"; assumes `{array}` is an array: {why} (given a tuple, list or dict, jax.vmap would walk its leaves "
+                f"and `{_snippet(self.context.code_for(use))}` raises at trace time)"
             )
         self.report(node, message + self._unsafe_note(), fix)
 
     def _assumed_rows(self, batch: "_Batch") -> tuple | RecordedArray | None:
-        """(name, function, use) when the one array a comprehension walks is not proven to be an array but is
-        a non-static argument of a traced function, and the element uses the variable in a way that raises on
-        a tuple, list or dict (where jax.vmap would map a pytree's leaves, the comprehension its elements);
-        ("", None, None) when every array is proven; else what a recorded run saw, where it saw an array
-        there in every call (a tuple would compute other values: the fix says it rests on the record); None
-        when none of these."""
+        """(name, why, use) when the one array a comprehension walks is not proven to be an array but is a
+        non-static argument of a traced function or a library call's output that is one array by convention (a
+        Flax module's `apply`), and the element uses the variable in a way that raises on a tuple, list or dict
+        (where jax.vmap would map a pytree's leaves, the comprehension its elements); ("", None, None) when
+        every array is proven; else what a recorded run saw, where it saw an array there in every call (a tuple
+        would compute other values: the fix says it rests on the record); None when none of these."""
         if all(isinstance(array, _Count) or self._is_array(array) for array in batch.arrays):
             return ("", None, None)
         if batch.element is None or batch.index is not None or batch.statements or len(batch.arrays) != 1:
             return None
         (array,), (variable,) = batch.arrays, batch.variables
         function = self.context.arrays.traced_argument(array)
-        use = loud_use(self.context, variable, batch.element) if function is not None else None
+        output = self.context.arrays.library_output(array) if function is None else None
+        use = loud_use(self.context, variable, batch.element) if function is not None or output is not None else None
         if use is None:
             return self.context.arrays.recorded_argument(array)
-        return (array.value, function, use)
+        if function is not None:
+            return (array.value, f"a non-static argument of `{function}`, which JAX traces", use)
+        return (array.value, f"the output of `{output}`, one array by the library's convention", use)
 
     def visit_For(self, node: cst.For) -> None:
         """`ys = []`, `for x in xs: ...; ys.append(e)`, then `jnp.stack(ys)`: the loop form, when nothing

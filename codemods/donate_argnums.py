@@ -116,10 +116,13 @@ class DonateArgnums(Codemod):
     result holds only new arrays (`opt_state = optimizer.init(params)` where `optimizer` is `optax.adam(...)`,
     `adamw`, `sgd`, `rmsprop`, `adagrad`, `lamb`, `lion`, `adabelief`, `radam`, `adamax`, `clip`,
     `clip_by_global_norm`, `scale_by_adam` or an `optax.chain` of them; some `optax.contrib` optimizers keep
-    `params` itself in their state) (`old = params`, a list of snapshots, a closure, a subscript would keep the old buffer), and
-    each value the call receives comes from an earlier call of the same function, arithmetic, a
-    `jax.numpy`/`jax.random` constructor, such an optimizer's `init`, copies (`jax.tree.map(jnp.copy, x)`), or a
-    dict, list or tuple of these.
+    `params` itself in their state; `net.apply(params, x)` where `net` is a Haiku `hk.transform(f)`, whose
+    output the forward computes; not the new state of `hk.transform_with_state`'s `apply`, which holds the
+    entries it did not set as they were) (`old = params`, a list of snapshots, a closure, a subscript would keep
+    the old buffer), and each value the call receives comes from an earlier call of the same function,
+    arithmetic, a `jax.numpy`/`jax.random` constructor, such an optimizer's `init`, a Haiku `net.init(rng, x)`
+    (the parameters of `hk.transform_with_state`'s `init`, not its state, which holds what `hk.set_state` was
+    given), copies (`jax.tree.map(jnp.copy, x)`), or a dict, list or tuple of these.
 
     A first value made from another argument of the same call (`opt_state = optimizer.init(params)`, then
     `step(params, opt_state, x)`) must not hold that argument's arrays: XLA refuses a call that donates a buffer
@@ -851,8 +854,8 @@ class DonateArgnums(Codemod):
         if isinstance(source, cst.Assign) and source.value in self._calls or source in self._calls or source in self._relays:
             return None  # rebound from an earlier call of the same function: a new buffer
         if isinstance(source, cst.Assign) and isinstance(source.value, cst.Call):
-            if fresh_result(self.context, source.value) or self._copies(source.value):
-                return None  # new arrays, by the library's summary, or copies
+            if fresh_result(self.context, source.value, _unpacked_at(source, variable)) or self._copies(source.value):
+                return None  # new arrays, by the library's summary (`params, state = forward.init(rng, x)`), or copies
             return f"`{variable}` starts as the result of `{self.context.code_for(source.value.func)}(...)`, which may be held elsewhere"
         if isinstance(source, cst.AugAssign):
             return None
@@ -1138,6 +1141,18 @@ def _self_attribute(expr) -> str | None:
     if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
         return expr.attr.value
     return None
+
+
+def _unpacked_at(assign: cst.Assign, variable: str) -> int | None:
+    """Which element of the tuple `assign` unpacks binds `variable` (`params, state = ...`: 0 for params); None
+    when the result is not unpacked into names."""
+    if len(assign.targets) != 1 or not isinstance(assign.targets[0].target, (cst.Tuple, cst.List)):
+        return None
+    elements = assign.targets[0].target.elements
+    if any(not isinstance(e, cst.Element) or not isinstance(e.value, cst.Name) for e in elements):
+        return None
+    names = [e.value.value for e in elements]
+    return names.index(variable) if names.count(variable) == 1 else None
 
 
 def _bound_node(assignment) -> cst.CSTNode | None:

@@ -10,6 +10,7 @@ import libcst as cst
 from jaxfix.analysis.dataflow import activity
 from jaxfix.analysis.jit import only_arithmetic
 from jaxfix.analysis.syntax import walk
+from jaxfix.analysis.traced import FUNCTION_MAKERS
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Safety
 
@@ -58,6 +59,11 @@ def _root_name(target: cst.Attribute) -> str | None:
     return node.value if isinstance(node, cst.Name) else None
 
 
+def _snippet(text: str, limit: int = 50) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def _start(node: ast.AST) -> tuple[int, int]:
     return node.lineno, node.col_offset
 
@@ -82,9 +88,11 @@ class JitInLoop(Codemod):
     """`jax.jit` applied to a new function object on each iteration of a loop.
 
     ## What it does
-    Finds `jax.jit(lambda ...)`, `jax.jit(partial(...))`, `jax.jit(obj.method)`, and `@jax.jit` (or
-    `@partial(jax.jit, ...)`) function definitions inside a `for`/`while` loop body, and moves the jit before
-    the loop when it does not depend on what the loop changes.
+    Finds `jax.jit(lambda ...)`, `jax.jit(partial(...))`, `jax.jit(obj.method)`, `jax.jit(jax.grad(f))` (or
+    another transformation that makes a new function: `jax.value_and_grad`, `jax.vmap`, `jax.jacfwd`,
+    `jax.jacrev`, `jax.hessian`, `jax.checkpoint`), and `@jax.jit` (or `@partial(jax.jit, ...)`) function
+    definitions inside a `for`/`while` loop body, and moves the jit before the loop when it does not depend on
+    what the loop changes.
 
     ## Why is this bad?
     jit caches compiled code per function object. A lambda, a `partial`, a bound method or a `def` evaluated
@@ -92,6 +100,8 @@ class JitInLoop(Codemod):
     measured a 50-step loop 37-42x slower. `benchmarks/jit_in_loop.py` (JAX 0.10.2, this 2-core CPU, 50 steps
     on 1000 floats, two runs) counts 50 compilations before the fix and 1 after for a lambda, a `partial`, a
     nested def and a bound method alike; the loop ran 35-94x faster hoisted (1.6-4.3 s against 30-100 ms).
+    `jax.grad(f)` returns a new function object on every call, so `jax.jit(jax.grad(f))` in a loop compiles on
+    every iteration too: 50 compilations against 1, 39-81x slower (two runs).
     `jax.jit(f)` of one function object (a module-level or imported function, a module's function such as
     `kinematics.forward`, a nested def defined before the loop) finds its compiled code in the cache, but each
     new jit wrapper takes the slow dispatch path: `benchmarks/jit_in_loop.py` measured a warm call at 68-83 µs
@@ -118,12 +128,13 @@ class JitInLoop(Codemod):
     function object (above) the fix is safe: its name has one binding, outside the loop, so every iteration
     jits the same object, and jit reuses that object's first trace in the loop as it does hoisted. Otherwise
     the fix is safe when everything the jitted callable reads from outside is a module-level import, function
-    or class, or a builtin; it is unsafe when it reads local variables that the loop does not rebind or store
-    into (a call inside the loop could still mutate such an object, say a config dict). When a lambda
-    jitted and called on the spot (`jax.jit(lambda v: v * scale)(x)`) reads names the loop rebinds (the loop
-    variable, an accumulator), those become parameters of the hoisted lambda and arguments of the call
-    (`jitted(x, scale)`), an unsafe fix: they then enter as traced arrays, so a Python number is computed in
-    float32 (or int32) where it was a Python constant. It is offered only when each such name is an operand
+    or class, or a builtin (`jax.jit(jax.grad(loss))` of a module-level or imported `loss`); it is unsafe when
+    it reads local variables that the loop does not rebind or store into (a call inside the loop could still
+    mutate such an object, say a config dict). When a lambda jitted and called on the spot
+    (`jax.jit(lambda v: v * scale)(x)`) reads names the loop rebinds (the loop variable, an accumulator), those
+    become parameters of the hoisted lambda and arguments of the call (`jitted(x, scale)`), an unsafe fix: they
+    then enter as traced arrays, so a Python number is computed in float32 (or int32) where it was a Python
+    constant. It is offered only when each such name is an operand
     of `+ - * /` with one of the lambda's own arguments (an array, so the name holds a number or an array):
     used as a shape, an exponent, a branch or a `range` bound it would have to be a static argument, and the
     finding is reported without a fix.
@@ -138,8 +149,9 @@ class JitInLoop(Codemod):
     - jits outside loops, and inside a function defined in the loop body (that runs when called).
     - loops that time compilation on purpose: the body reads a clock (`time.perf_counter()`, `time.time()`,
       `timeit`) or calls `jax.clear_caches()`; hoisted, the loop would time a cache hit.
-    - jits whose callable calls something the loop changes (`for layer in layers:` with a jitted
-      `lambda x: layer(x)`): each iteration is a different program, compiled once either way.
+    - jits whose callable calls or transforms something the loop changes (`for layer in layers:` with a jitted
+      `lambda x: layer(x)`, `for loss in losses:` with `jax.jit(jax.grad(loss))`): each iteration is a
+      different program, compiled once either way.
     - `jax.jit(f).lower(...)` on the spot: ahead-of-time lowering, which inspects or times compilation.
     - `jax.jit(name)` of a name that is not a def or an import (a parameter, a local result): jaxfix cannot see
       what it holds.
@@ -177,6 +189,10 @@ class JitInLoop(Codemod):
             "import jax\n\ndef run(layers, x):\n    for layer in layers:\n"
             "        x = jax.jit(lambda v: layer(v))(x)\n    return x\n"
         ),
+        Valid(  # a different loss on each iteration: a different program, compiled once either way
+            "import jax\n\ndef run(losses, p, x):\n    for loss in losses:\n"
+            "        p = p - jax.jit(jax.grad(loss))(p, x)\n    return p\n"
+        ),
         Valid(  # ahead-of-time lowering on purpose
             "import jax\n\ndef f(v):\n    return v\n\ndef run(x):\n    for _ in range(3):\n"
             "        jax.jit(f).lower(x)\n"
@@ -189,6 +205,13 @@ class JitInLoop(Codemod):
             "import jax\nfrom model import loss\n\ndef fit(p, xs):\n    jitted = jax.jit(loss)\n    for x in xs:\n"
             "        p = p - jitted(p, x)\n    return p\n",
             message="new jit wrapper",
+        ),
+        Invalid(  # jax.grad makes a new function object each time: the jit around it compiles again
+            "import jax\nfrom model import loss\n\ndef fit(p, xs):\n    for x in xs:\n"
+            "        p = p - jax.jit(jax.grad(loss))(p, x)\n    return p\n",
+            "import jax\nfrom model import loss\n\ndef fit(p, xs):\n    jitted = jax.jit(jax.grad(loss))\n    for x in xs:\n"
+            "        p = p - jitted(p, x)\n    return p\n",
+            message="makes a new function object",
         ),
         Invalid(  # the loop builds a new object: `env.step` may be another function each time
             "import jax\nfrom env import Env\n\ndef run(s, rates):\n    for r in rates:\n        env = Env(r)\n"
@@ -245,6 +268,7 @@ class JitInLoop(Codemod):
             return (
                 isinstance(target, ast.Lambda)
                 or (isinstance(target, ast.Call) and screen.may_resolve_to(target.func, frozenset({_PARTIAL})))
+                or (isinstance(target, ast.Call) and screen.may_resolve_to(target.func, FUNCTION_MAKERS))
                 or (isinstance(target, ast.Name) and (target.id in defs or target.id in screen.imports))
             )
 
@@ -335,6 +359,8 @@ class JitInLoop(Codemod):
             return "lambda"
         if isinstance(target, cst.Call) and self.context.names.qualified(target.func) == _PARTIAL:
             return "partial"
+        if isinstance(target, cst.Call) and self.context.names.qualified(target.func) in FUNCTION_MAKERS:
+            return "transformed function"  # `jax.jit(jax.grad(loss))`: jax.grad makes a new function each time
         if isinstance(target, cst.Attribute):
             if self._bound_method(target):
                 return "bound method"
@@ -458,6 +484,13 @@ class JitInLoop(Codemod):
                 )
             else:
                 problem += ": jit's cache still holds the compiled code, but each call takes the slow dispatch path"
+        elif jit.what == "transformed function":
+            inner = jit.node.args[0].value
+            problem = (
+                f"`jax.jit({_snippet(self.context.code_for(inner))})` in a loop body recompiles on every iteration: "
+                f"`{self.context.code_for(inner.func)}` makes a new function object each time, which jit's cache "
+                "does not find"
+            )
         else:
             problem = f"`jax.jit` of a {jit.what} in a loop body recompiles on every iteration (a new function object each time)"
         if jit.what == "function defined in the loop":
@@ -486,8 +519,11 @@ class JitInLoop(Codemod):
                     "pass what changes as arguments",
                 )
                 return
-            if self._calls_any(jit, dependent):
-                return  # `for layer in layers: jax.jit(lambda x: layer(x))`: a different program on each iteration
+            if self._calls_any(jit, dependent):  # `for layer in layers: jax.jit(lambda x: layer(x))`
+                return self.decline(
+                    jit.node, "it calls or transforms what the loop changes: a different program on each iteration, "
+                    "compiled once either way",
+                )
             passed = self._pass_as_arguments(jit, loops, dependent)
             if isinstance(passed, str):
                 self.report(jit.node, f"{problem}; not hoisted: it reads {names}, which the loop changes ({passed})")
@@ -515,6 +551,8 @@ class JitInLoop(Codemod):
         loop then hands it a different function or module on each iteration, which compiles as a program of its
         own whether or not the jit is hoisted."""
         callable_ = jit.node if isinstance(jit.node, cst.FunctionDef) else jit.node.args[0].value
+        if jit.what == "transformed function" and self._transforms_any(callable_, names):
+            return True  # `jax.jit(jax.grad(layer_loss))` of a function the loop changes
         for node in walk(callable_):
             if isinstance(node, cst.Call):
                 func = node.func
@@ -523,6 +561,15 @@ class JitInLoop(Codemod):
                 if isinstance(func, cst.Name) and func.value in names:
                     return True
         return False
+
+    def _transforms_any(self, call: cst.BaseExpression, names: list[str]) -> bool:
+        """Whether `call`, a JAX transformation of a function (`jax.grad(f)`, `jax.vmap(jax.grad(f))`), transforms
+        one of `names` or an attribute of it."""
+        while isinstance(call, cst.Call) and self.context.names.qualified(call.func) in FUNCTION_MAKERS and call.args:
+            call = call.args[0].value
+        while isinstance(call, cst.Attribute):
+            call = call.value
+        return isinstance(call, cst.Name) and call.value in names
 
     def _pass_as_arguments(self, jit: _Jit, loops, dependent: list[str]):
         """A lambda jitted and called on the spot (`jax.jit(lambda v: v * scale)(x)`) that reads names the loop

@@ -195,8 +195,10 @@ class LoopToForiLoop(Codemod):
 
     It reports without a fix, saying what stopped it, when a loop of at least 100 known steps (or a traced
     number of steps) has a body with `break`/`continue`/`return`/`raise`/`yield`/`global`/`nonlocal`/`del`,
-    a `with` or `try` block, I/O (`print`, `jax.debug.print`), calls to functions not known to be pure, stores
-    into outside objects, or a step other than 1; a carried variable that is not defined before the loop or
+    a `with` or `try` block, I/O (`print`, `jax.debug.print`), calls to functions not known to be pure (the
+    library calls jaxfix has summaries for are: an optax optimizer's `update` where the optimizer is bound once
+    to `optax.adam(...)` and the like, `optax.apply_updates`, a traced TrainState's `apply_gradients`, a Haiku
+    or Flax module's `apply`), stores into outside objects, or a step other than 1; a carried variable that is not defined before the loop or
     starts as a static value or `None`; a carried value whose shape changes (`x = jnp.concatenate([x, y])`);
     a Python number that cannot be proven to stay a scalar in the loop; an index used as a Python int (a slice
     bound, `if i == 0:`, an index into a list, `range(i)`, `2 ** i`); or an index read after the loop.

@@ -73,6 +73,8 @@ class Plan:
     # scan's traced index (anything else raises at trace time); and that function's name.
     assumed: tuple[str, ...] = ()
     assumed_in: str | None = None
+    # Names assumed to be arrays as a library call's output by convention (a Flax module's `apply`), with the call.
+    assumed_outputs: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -211,7 +213,10 @@ class LoopToScan(Codemod):
       such an argument a pytree of arrays; if it is a tuple, list or dict rather than one array, indexing it
       with the scan's traced index raises at trace time (TracerIntegerConversionError, or "unhashable type")
       where the Python loop's int index worked: the rewrite fails loudly, it does not compute other numbers.
-      The message names the arguments it assumes are arrays.
+      The same holds for a name bound once to a model's output, one array by the library's convention: a Flax
+      module's `model.apply(variables, x)` (not with `mutable=` or `capture_intermediates=`, which return a
+      tuple), a TrainState's `state.apply_fn(...)`, a Haiku `net.apply(params, x)`. The message names the
+      values it assumes are arrays.
     - **Runs where the original raised, or fails loudly.** A loop of zero steps: `jnp.stack([])` raises, the
       scan returns an empty array of shape `(0, ...)` (`verify` compares nothing where the original raised). A
       carry started from the first step's shape reads the first row (`xs[0]`, `rewards[0]`) to trace that
@@ -396,6 +401,7 @@ class _ScanAnalysis:
         self.assumed: list[str] = []
         self.assumed_in: str | None = None
         self.recorded = None  # the RecordedArray the walked rows are known by, where no proof is found
+        self.assumed_outputs: list[tuple[str, str]] = []
 
     def run(self) -> ScanFinding | None:
         loop = self.loop
@@ -454,7 +460,10 @@ class _ScanAnalysis:
             return self._quiet(f"not rewritten to lax.scan: {outcome}; not reported: {self._unreported(iteration)}")
         restart = tuple((name, self._starts_at_zero(name)) for name in flow.carried if name in self.restarted)
         assumed = tuple(self.assumed)
-        plan = Plan(loop, iteration, flow.carried, outcome, rows, index_used, restart, assumed, self.assumed_in)
+        outputs_assumed = tuple(self.assumed_outputs)
+        plan = Plan(
+            loop, iteration, flow.carried, outcome, rows, index_used, restart, assumed, self.assumed_in, outputs_assumed
+        )
         details = "carrying " + ", ".join(f"`{name}`" for name in flow.carried)
         if outcome:
             details += "; stacking " + ", ".join(f"`{output.name}`" for output in outcome)
@@ -470,6 +479,11 @@ class _ScanAnalysis:
             message += (
                 f"; assumes {listed} {verb}: non-static arguments of `{self.assumed_in}`, which JAX traces, indexed by "
                 "the scan's traced index (a tuple, list or dict there raises at trace time)"
+            )
+        for name, call in outputs_assumed:
+            message += (
+                f"; assumes `{name}` is an array: the output of `{call}`, one array by the library's convention, "
+                "indexed by the scan's traced index (a tuple, list or dict there raises at trace time)"
             )
         if self.recorded is not None:
             message += "; " + self.recorded.evidence()
@@ -1009,12 +1023,18 @@ class _ScanAnalysis:
     def _indexable(self, base: cst.BaseExpression) -> bool:
         """Whether indexing `base` with the scan's traced index is what the loop's Python int index did: `base`
         is known to be an array, or is a non-static argument of the traced function (recorded in
-        `self.assumed`), where anything but an array raises at trace time instead of computing other values."""
+        `self.assumed`) or a name bound to a library call's output that is one array by convention (a Flax module's
+        `apply`), where anything but an array raises at trace time instead of computing other values."""
         if self.dataflow.is_array_like(base):
             return True
         function = self.context.arrays.traced_argument(base)
         if function is None:
-            return False
+            call = self.context.arrays.library_output(base)
+            if call is None:
+                return False
+            if (base.value, call) not in self.assumed_outputs:
+                self.assumed_outputs.append((base.value, call))
+            return True
         if base.value not in self.assumed:
             self.assumed.append(base.value)
         self.assumed_in = function

@@ -221,3 +221,101 @@ def test_a_lambda_parameter_is_no_argument_of_the_enclosing_function() -> None:
     context = ModuleContext(MetadataWrapper(cst.parse_module(source)))
     lambda_read = [n for n in _walk(context.wrapper.module) if isinstance(n, cst.Subscript)][0].value
     assert context.arrays.traced_argument(lambda_read) is None
+
+
+# ---- a library call's output: a Flax module's `apply`, by convention one array --------------------------------
+
+_MODELS = """
+import flax.linen as nn
+import haiku as hk
+from flax.training import train_state
+
+
+class MLP(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+        return nn.Dense(4)(x)
+
+
+class Deeper(MLP):
+    pass
+
+
+model = MLP()
+net = hk.without_apply_rng(hk.transform(lambda x: hk.Linear(4)(x)))
+stateful = hk.transform_with_state(lambda x: hk.Linear(4)(x))
+"""
+
+
+def _output(body: str) -> str | None:
+    source = HEAD + _MODELS + "\n@jax.jit\ndef f(variables, state, x, i):\n" + textwrap.indent(body, "    ")
+    source += "    return out[i]\n"
+    context = ModuleContext(MetadataWrapper(cst.parse_module(source)))
+    reads = [n for n in _walk(context.wrapper.module) if isinstance(n, cst.Subscript) and isinstance(n.value, cst.Name)]
+    return context.arrays.library_output(reads[-1].value)
+
+
+@pytest.mark.parametrize(
+    "body,call",
+    [
+        ("out = model.apply(variables, x)\n", "model.apply(...)"),
+        ("out = MLP().apply(variables, x)\n", "MLP().apply(...)"),
+        ("out = Deeper().apply(variables, x)\n", "Deeper().apply(...)"),  # through a base of the module
+        ("layer = nn.Dense(3)\nout = layer.apply(variables, x)\n", "layer.apply(...)"),
+        ("out = state.apply_fn({'params': state.params}, x)\n", "state.apply_fn(...)"),  # a TrainState, by name
+        ("out = model.apply(variables, x, mutable=False)\n", "model.apply(...)"),
+        ("out = net.apply(variables, x)\n", "net.apply(...)"),  # Haiku
+    ],
+)
+def test_a_flax_apply_output_is_evidence(body: str, call: str) -> None:
+    assert _output(body) == call
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # (output, updated collections)
+        "out = model.apply(variables, x, mutable=['batch_stats'])\n",
+        "out = model.apply(variables, x, capture_intermediates=True)\n",
+        "out = model.apply(variables, x, **options)\n",
+        # (output, new state)
+        "out = stateful.apply(variables, state, None, x)\n",
+        # nothing tells what `make_model()` is, nor what `out` is once rebound
+        "out = make_model().apply(variables, x)\n",
+        "out = model.apply(variables, x)\nout = out, x\n",
+        "out = model.init(variables, x)\n",
+    ],
+)
+def test_where_the_apply_evidence_stops(body: str) -> None:
+    assert _output(body) is None
+
+
+def test_apply_evidence_is_used_only_where_a_wrong_guess_raises() -> None:
+    """Indexed by a scan's traced index (JF102) or walked by jax.vmap with a loud use (JF301), the output of
+    `apply` is assumed to be an array, and the message says so; collected into `jnp.array(...)` (where a tuple
+    would silently become one array, a scan's output a tuple of stacked arrays) it is not."""
+    from tests.helpers import codemod_for_module, findings
+
+    scan = codemod_for_module("loop_to_scan")
+    indexed = HEAD + _MODELS + (
+        "\n@jax.jit\ndef f(variables, x):\n    logits = model.apply(variables, x)\n    total = jnp.zeros(4)\n"
+        "    outs = []\n    for t in range(16):\n        total = 0.9 * total + logits[t]\n        outs.append(total)\n"
+        "    return jnp.stack(outs)\n"
+    )
+    (finding,) = findings(indexed, scan)
+    assert finding.fix is not None
+    assert "assumes `logits` is an array: the output of `model.apply(...)`" in finding.message
+    stacked = indexed.replace("outs.append(total)", "outs.append(model.apply(variables, total))")
+    stacked = stacked.replace("return jnp.stack(outs)", "return jnp.array(outs)").replace("16", "100")
+    (finding,) = findings(stacked, scan)
+    assert finding.fix is None and "not proven to be one array" in finding.message, finding.message
+    vmap = codemod_for_module("batch_loop_to_vmap")
+    walked = HEAD + _MODELS + (
+        "\n@jax.jit\ndef f(state, x, w):\n    feats = state.apply_fn({'params': state.params}, x)\n"
+        "    return jnp.stack([jnp.tanh(f @ w) for f in feats])\n"
+    )
+    (finding,) = findings(walked, vmap)
+    assert finding.fix is not None
+    assert "assumes `feats` is an array: the output of `state.apply_fn(...)`" in finding.message
+    quiet = walked.replace("jnp.tanh(f @ w)", "f[0] * 2")  # computes on a tuple too: no loud use
+    assert not [f for f in findings(quiet, vmap) if f.fix is not None]

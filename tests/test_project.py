@@ -221,6 +221,43 @@ def test_a_config_dict_is_never_a_traced_value(tmp_path) -> None:
     assert traced["f"][1] == {"x": 2, "frozen": 0, "other": 2}
 
 
+_FACTORY = """
+    import ml_collections
+
+    def get_config():
+        config = ml_collections.ConfigDict()
+        config.width = 16
+        config.num_layers = 12
+        return config
+"""
+
+
+@pytest.mark.parametrize(
+    ("make", "kind"),
+    [
+        # a ConfigDict from a factory, its fields then set: the name still holds the ConfigDict
+        ("config = configs.get_config()\n    config.num_layers = n\n    config['width'] = 8", 0),
+        ("config = configs.get_config()\n    config.num_layers += n", 0),
+        ("config = ml_collections.ConfigDict({'num_layers': n})", 0),
+        # rebound to something else, or a dict: nothing tells
+        ("config = configs.get_config()\n    config = override(config, n)", 1),
+        ("config = {'num_layers': n}", 1),
+    ],
+)
+def test_a_config_dict_from_a_factory_stays_a_config_dict(tmp_path, make: str, kind: int) -> None:
+    """`config = get_config()` then `config.num_layers = n` (ml_collections style, unannotated): a store into an
+    attribute or item changes the object, it does not rebind the name, which still holds a ConfigDict, a Python
+    value wherever a jitted function closes over it and passes it on."""
+    root = _project(tmp_path, {
+        "configs.py": _FACTORY,
+        "model.py": "def forward(x, config):\n    return x\n",
+        "train.py": "import jax\nimport ml_collections\nimport configs\nimport model\n\n"
+                    f"def make_step(n):\n    {make}\n\n"
+                    "    @jax.jit\n    def step(x):\n        return model.forward(x, config)\n\n    return step\n",
+    })
+    assert _facts(root, "model.py").traced["forward"][1] == {"x": 2, "config": kind}
+
+
 def test_what_a_partial_binds_is_constant_under_a_convention(tmp_path) -> None:
     """`hk.transform(partial(forward, model_config=config))`: the bound arguments are constants of the transformed
     function; the others follow the convention (traced)."""

@@ -140,3 +140,200 @@ def test_a_state_holding_params_blocks_the_donation_that_would_raise(optimizer: 
     assert "donate_argnums=(0, 1)" in fixed
     expected = _train(source)
     np.testing.assert_array_equal(_train(fixed)["w"], expected["w"])
+
+
+def test_init_of_an_optimizer_made_in_place() -> None:
+    """`optax.sgd(1e-2).init(params)`: the receiver is the constructor call itself."""
+    source = _LOOP.format(optimizer="make_optimizer()")
+    (finding,) = findings(source, DonateArgnums)
+    assert "`donate_argnums=1`" in finding.message
+    in_place = source.replace("opt_state = optimizer.init(params)", "opt_state = optax.sgd(1e-2).init(params)")
+    (finding,) = findings(in_place, DonateArgnums)
+    assert "`donate_argnums=(0, 1)`" in finding.message, finding.message
+
+
+# ---- Haiku: what `hk.transform(f).init/apply` return ----------------------------------------------------------
+
+
+def test_summaries_name_their_own_parameters() -> None:
+    """Every aliased parameter is one the summary has; per-output aliases add up to the whole result's; every type
+    a constructor makes has summaries for its named-tuple fields."""
+    for name, summary in libraries.CALL_SUMMARIES.items():
+        assert set(summary.aliases) <= set(summary.parameters), name
+        if summary.by_output:
+            assert len(summary.by_output) == len(summary.returns), name
+            assert set().union(*summary.by_output) == set(summary.aliases), name
+    for made, fields in libraries.TYPE_FIELDS.items():
+        assert made in libraries.CONSTRUCTED_TYPES.values()
+        assert all(f"{made}.{field}" in libraries.CALL_SUMMARIES for field in fields)
+
+
+def test_haiku_summaries_against_haiku() -> None:
+    """What the Haiku summaries claim, on Haiku itself: `init` makes new parameters, `apply` new outputs (the
+    forward computes them), `transform_with_state`'s `apply` hands back the state entries it did not set as they
+    were, and its `init` state holds what `hk.set_state` was given."""
+    hk = pytest.importorskip("haiku")
+
+    def forward(x):
+        return hk.Linear(3)(x)
+
+    x = jnp.ones((2, 4))
+    net = hk.without_apply_rng(hk.transform(forward))
+    params = net.init(jax.random.PRNGKey(0), x)
+    assert not _leaf_buffers(params) & _leaf_buffers(x)
+    assert not _leaf_buffers(net.apply(params, x)) & _leaf_buffers(params)
+
+    def stateful(x):
+        count = hk.get_state("count", [], init=jnp.zeros)
+        hk.get_state("seen", [], init=jnp.zeros)  # read, never set
+        hk.set_state("count", count + 1)
+        hk.set_state("last", x)
+        return x.sum()
+
+    forward_with_state = hk.transform_with_state(stateful)
+    params, state = forward_with_state.init(None, x)
+    assert state["~"]["last"] is x  # the state holds an argument: not fresh
+    _, new_state = forward_with_state.apply(params, state, None, x)
+    assert new_state["~"]["seen"] is state["~"]["seen"]  # the old state's array: aliased
+    assert new_state["~"]["count"] is not state["~"]["count"]
+
+
+_HAIKU = """
+import haiku as hk
+import jax
+import jax.numpy as jnp
+import optax
+
+{network}
+optimizer = optax.sgd(1e-2)
+
+
+@jax.jit
+def _step(params, opt_state, x, y):
+    grads = jax.grad(lambda p: jnp.mean(({apply} - y) ** 2))(params)
+    updates, opt_state = optimizer.update(grads, opt_state)
+    return optax.apply_updates(params, updates), opt_state
+
+
+def train(x, y):
+    params = {init}
+    opt_state = optimizer.init(params)
+    for _ in range(3):
+        params, opt_state = _step(params, opt_state, x, y)
+        print({apply})
+    return params
+"""
+_LINEAR = "lambda x: hk.Linear(1)(x)"
+
+
+@pytest.mark.parametrize(
+    ("network", "init", "apply", "donated"),
+    [
+        (f"net = hk.transform({_LINEAR})", "net.init(jax.random.PRNGKey(0), x)", "net.apply(params, None, x)",
+         "donate_argnums=(0, 1)"),
+        (f"net = hk.without_apply_rng(hk.transform({_LINEAR}))", "net.init(None, x)", "net.apply(params, x)",
+         "donate_argnums=(0, 1)"),
+        (f"init_fn, apply_fn = hk.transform({_LINEAR})", "init_fn(None, x)", "apply_fn(params, None, x)",
+         "donate_argnums=(0, 1)"),
+        ("@hk.without_apply_rng\n@hk.transform\ndef net(x):\n    return hk.Linear(1)(x)\n", "net.init(None, x)",
+         "net.apply(params, x)", "donate_argnums=(0, 1)"),
+        (f"net = hk.transform({_LINEAR})", f"hk.transform({_LINEAR}).init(None, x)", "net.apply(params, None, x)",
+         "donate_argnums=(0, 1)"),
+        # Not Haiku: nothing tells what `init` and `apply` return.
+        (f"net = make_network({_LINEAR})", "net.init(None, x)", "net.apply(params, x)", "donate_argnums=1"),
+        # Rebound: which one `net` is at the call cannot be told.
+        (f"net = hk.transform({_LINEAR})\nnet = wrap(net)", "net.init(None, x)", "net.apply(params, None, x)",
+         "donate_argnums=1"),
+    ],
+)
+def test_haiku_init_and_apply_make_new_arrays(network: str, init: str, apply: str, donated: str) -> None:
+    source = _HAIKU.format(network=network, init=init, apply=apply)
+    (finding,) = findings(source, DonateArgnums)
+    assert f"`{donated}`" in finding.message, finding.message
+
+
+_HAIKU_STATE = """
+import haiku as hk
+import jax
+import jax.numpy as jnp
+import optax
+
+forward = hk.transform_with_state(lambda x: hk.nets.MLP([4, 1])(x))
+optimizer = optax.sgd(1e-2)
+
+
+def loss_fn(params, state, x, y):
+    out, state = forward.apply(params, state, None, x)
+    return jnp.mean((out - y) ** 2), state
+
+
+@jax.jit
+def _step(params, state, opt_state, x, y):
+    grads, state = jax.grad(loss_fn, has_aux=True)(params, state, x, y)
+    updates, opt_state = optimizer.update(grads, opt_state)
+    return optax.apply_updates(params, updates), state, opt_state
+
+
+def train(x, y):
+    params, state = forward.init(jax.random.PRNGKey(0), x)
+    opt_state = optimizer.init(params)
+    for _ in range(3):
+        params, state, opt_state = _step(params, state, opt_state, x, y)
+        {read}
+    return params, state
+"""
+
+
+@pytest.mark.parametrize(
+    ("read", "donated"),
+    [
+        ("pass", "donate_argnums=(0, 1, 2)"),
+        # The new state holds the old state's arrays that the forward did not set: `state` stays.
+        ("print(forward.apply(params, state, None, x))", "donate_argnums=(0, 2)"),
+    ],
+)
+def test_haiku_state_is_aliased_by_apply(read: str, donated: str) -> None:
+    (finding,) = findings(_HAIKU_STATE.format(read=read), DonateArgnums)
+    assert f"`{donated}`" in finding.message, finding.message
+
+
+# ---- summarised calls are pure: a loop body that calls them can become a lax loop's body ------------------------
+
+_TRAIN_LOOP = """
+import jax
+import jax.numpy as jnp
+import optax
+
+tx = optax.sgd(1e-2)
+trainer = make_trainer()
+
+
+def loss(params, x):
+    return jnp.sum((params["w"] * x - 1.0) ** 2)
+
+
+@jax.jit
+def train(params, opt_state, state, x: jax.Array):
+    for _ in range(100):
+        grads = jax.grad(loss)(params, x)
+        {body}
+    return params, opt_state, state
+"""
+
+
+@pytest.mark.parametrize(
+    ("body", "fixed"),
+    [
+        ("updates, opt_state = tx.update(grads, opt_state)\n        params = optax.apply_updates(params, updates)",
+         True),
+        ("state = state.apply_gradients(grads=grads)", True),  # a traced TrainState, by the method's name
+        ("state = trainer.apply_gradients(grads=grads)", False),  # an object of unknown type: may change itself
+        ("updates, opt_state = opt.update(grads, opt_state)\n        params = optax.apply_updates(params, updates)",
+         False),  # `opt` unbound here: nothing tells what it is
+    ],
+)
+def test_summarised_calls_are_pure(body: str, fixed: bool) -> None:
+    from jaxfix.codemods.loop_to_fori import LoopToForiLoop
+
+    (finding,) = findings(_TRAIN_LOOP.format(body=body), LoopToForiLoop)
+    assert (finding.fix is not None) is fixed, finding.message

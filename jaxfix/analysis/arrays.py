@@ -35,6 +35,7 @@ from libcst.metadata import (
 from jaxfix.analysis.context import ModuleContext
 from jaxfix.analysis.dataflow import ARRAY_METHODS, Parameter
 from jaxfix.analysis.recording import describe
+from jaxfix.analysis.summaries import array_output
 from jaxfix.analysis.syntax import AT_METHODS, at_base, is_number
 from jaxfix.analysis.traced import LAX_BODIES, Kind
 
@@ -346,6 +347,25 @@ class ArrayAnalysis:
         from jaxfix.analysis.traced import qualified_defs
 
         return qualified_defs(self._context.module)
+
+    def library_output(self, expr: cst.BaseExpression) -> str | None:
+        """Evidence from use, not proof, like `traced_argument`: for a name bound once in its scope, to the output
+        of a library call that by convention returns one array (a Flax module's `model.apply(variables, x)`,
+        `state.apply_fn(...)`, a Haiku `net.apply(params, x)`: `summaries.array_output`), that call's code
+        (`model.apply(...)`); else None. A module may return a tuple or a dict as well (a graph network's
+        GraphsTuple), so a rule may rely on it only where anything but an array fails loudly."""
+        if not isinstance(expr, cst.Name):
+            return None
+        owner = self.owner(expr)
+        if owner is None or isinstance(owner, ClassScope):
+            return None
+        bindings = list(owner.assignments[expr.value])
+        if len(bindings) != 1 or not isinstance(bindings[0], Assignment):
+            return None
+        value = self._bound_value(bindings[0])
+        if not isinstance(value, cst.Call) or array_output(self._context, value) is None:
+            return None
+        return f"{self._context.code_for(value.func)}(...)"
 
     def _passed_a_container(self, function: cst.FunctionDef, param: cst.Param) -> bool:
         """Whether a call of `function` by name in this module passes a list, tuple, dict or set display or

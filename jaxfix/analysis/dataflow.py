@@ -29,7 +29,9 @@ import libcst as cst
 from libcst.metadata import ScopeProvider
 
 from jaxfix.analysis.context import ModuleContext
+from jaxfix.analysis.libraries import CALL_SUMMARIES
 from jaxfix.analysis.metadata import children
+from jaxfix.analysis.summaries import by_method_name, summary_of
 from jaxfix.analysis.syntax import AT_METHODS, param_names, target_names
 from jaxfix.analysis.traced import LAX_BODIES, TRANSFORMS, TREE_MAPS, Kind
 
@@ -1180,6 +1182,8 @@ class Dataflow:
                 return Blocker(call, f"calls `{qualified}`, which is not known to be pure")
             if qualified.startswith(_PURE_PREFIXES) or qualified in _PURE_NAMES or qualified in TRANSFORMS:
                 return self._function_arguments_blocker(call, qualified)
+            if qualified in CALL_SUMMARIES:  # a library call whose summary says what it returns: pure
+                return self._function_arguments_blocker(call, None)
             return Blocker(call, f"calls `{qualified}`, which is not known to be pure")
         if isinstance(func, cst.Name):
             for definition in self._local_definitions(func):
@@ -1195,6 +1199,10 @@ class Dataflow:
             shown = self._context.code_for(receiver)
             if _is_at(receiver) and method in AT_METHODS:
                 return None  # x.at[i].add(v) returns a new array
+            if summary_of(self._context, call) is not None or (
+                by_method_name(call) is not None and self._kind(receiver) is Kind.TRACED
+            ):
+                return self._function_arguments_blocker(call, None)  # `tx.update(g, s)`, `state.apply_gradients(...)`
             if method in MUTATING_METHODS and not (isinstance(receiver, cst.Name) and receiver.value in fresh):
                 return Blocker(
                     call, f"changes `{shown}` with `.{method}()`", collects=method in _COLLECTING and root is not None

@@ -17,7 +17,8 @@ analysis alike. Names are fully qualified, as `import flax.linen as nn; nn.Modul
   a tree like `params`), whether its arrays are new buffers or may be its arguments', and whether it applies an
   optimizer's update; FRESH_INIT_OPTIMIZERS: the optax optimizers whose `init` makes only new arrays;
   PARAMS_KEEPING_OPTIMIZERS: those whose state holds the parameters' own arrays. Read by donation (JF501)
-  through `jaxfix.analysis.summaries`.
+  through `jaxfix.analysis.summaries`. A method's summary is keyed by the type of its receiver
+  (`haiku.Transformed.apply`), which CONSTRUCTED_TYPES tells from the call the receiver was made by.
 """
 
 from __future__ import annotations
@@ -148,7 +149,9 @@ PYTHON_TYPES = frozenset({"bool", "int", "str", "float", "Callable", "Sequence",
 
 @dataclass(frozen=True)
 class CallSummary:
-    """What one library call returns, in structure and shape terms (checked against the library's source)."""
+    """What one library call returns, in structure and shape terms (checked against the library's source). Every
+    call summarised is pure: it returns new values and changes neither its arguments nor its receiver (a loop body
+    that calls it can become a lax loop's body)."""
 
     parameters: tuple[str, ...]  # its positional parameters; a method's receiver is "self"
     returns: tuple[str, ...]  # per output (one for a single value): the parameter whose pytree structure, leaf
@@ -157,6 +160,14 @@ class CallSummary:
     updates: bool = False  # applies an optimizer's update: marks a training step, whose output is the new state
     by_method_name: bool = False  # a method recognised by its name alone: the receiver is a step's parameter
     #                              whose type cannot be seen (`state.apply_gradients(grads=g)`)
+    by_output: tuple[tuple[str, ...], ...] = ()  # per output, where outputs differ: the parameters whose arrays
+    #                                              that output may hold (`aliases` is their union)
+    array_unless: tuple[str, ...] | None = None  # evidence, not proof: the output is one array by convention
+    #                                              (a model's logits), unless a keyword named here is passed
+
+    def output_aliases(self, output: int | None) -> tuple[str, ...]:
+        """The parameters whose arrays output `output` (None: the whole result) may hold as they are."""
+        return self.by_output[output] if output is not None and self.by_output else self.aliases
 
 
 CALL_SUMMARIES: dict[str, CallSummary] = {
@@ -180,6 +191,62 @@ CALL_SUMMARIES: dict[str, CallSummary] = {
     "optax.GradientTransformation.update": CallSummary(
         ("self", "updates", "state", "params"), ("updates", "state"), ("state",)
     ),
+    # Haiku (dm-haiku 0.0.17, tests/test_summaries.py): `net.init(rng, *args)` returns the parameters its
+    # initializers made from a shape and a dtype: new arrays. `net.apply(params, rng, *args)` (no `rng` after
+    # `hk.without_apply_rng`, so the argument in that place may be an input) returns what the function computes:
+    # new arrays, though it may return an input as it is. A function that returns a parameter as
+    # `hk.get_parameter` gives it hands back that very array; a model's output is computed, and should one be a
+    # parameter, a donated buffer read later fails loudly (`Array has been deleted`), it does not change numbers.
+    "haiku.Transformed.init": CallSummary(("self", "rng", "*args", "**kwargs"), ("",), ()),
+    "haiku.Transformed.apply": CallSummary(
+        ("self", "params", "rng", "*args", "**kwargs"), ("",), ("rng", "*args", "**kwargs"), array_unless=()
+    ),
+    # With state: `init` → (params, state), where the state holds what `hk.set_state` was given, which may be an
+    # input; `apply(params, state, rng, *args)` → (out, new_state), where every entry `hk.set_state` did not set
+    # is the old state's array.
+    "haiku.TransformedWithState.init": CallSummary(
+        ("self", "rng", "*args", "**kwargs"), ("", ""), ("*args", "**kwargs"), by_output=((), ("*args", "**kwargs"))
+    ),
+    "haiku.TransformedWithState.apply": CallSummary(
+        ("self", "params", "state", "rng", "*args", "**kwargs"), ("", ""), ("state", "rng", "*args", "**kwargs"),
+        by_output=(("rng", "*args", "**kwargs"), ("state",)),
+    ),
+    # Flax linen (flax 0.12.8): `model.apply(variables, *args)` returns what the module's method returns, by
+    # convention one array, though a module may return a tuple or a dict; with `mutable=` (other than False) or
+    # `capture_intermediates=`, a tuple (output, collections) whose entries the call did not change are the
+    # variables' own arrays. A TrainState's `apply_fn` is that apply, recognised by its name.
+    "flax.linen.Module.apply": CallSummary(
+        ("self", "variables", "*args", "**kwargs"), ("",), ("variables", "*args", "**kwargs"),
+        array_unless=("mutable", "capture_intermediates"),
+    ),
+    "flax.training.train_state.TrainState.apply_fn": CallSummary(
+        ("self", "variables", "*args", "**kwargs"), ("",), ("variables", "*args", "**kwargs"), by_method_name=True,
+        array_unless=("mutable", "capture_intermediates"),
+    ),
+}
+
+# The type of what a library call returns, for the summaries keyed by a receiver's type: `net = hk.transform(f)`
+# makes `net.apply` a `haiku.Transformed.apply`; "=" where it is the type of the call's first argument
+# (`hk.without_apply_rng(hk.transform(f))`). A function decorated with such a call has that type (`@hk.transform`).
+CONSTRUCTED_TYPES: dict[str, str] = {
+    "haiku.transform": "haiku.Transformed",
+    "haiku.transform_with_state": "haiku.TransformedWithState",
+    "haiku.without_state": "haiku.Transformed",
+    "haiku.with_empty_state": "haiku.TransformedWithState",
+    "haiku.without_apply_rng": "=",
+}
+# Modules whose functions, bound to a name, all make one type: `tx = optax.adam(1e-3)` is an optimizer, `layer =
+# nn.Dense(3)` a linen module.
+CONSTRUCTED_BY_MODULE: dict[str, str] = {"optax.": "optax.GradientTransformation", "flax.linen.": "flax.linen.Module"}
+# Base classes whose subclasses' instances have a type of the summaries: `model = MLP()` of `class MLP(nn.Module)`.
+INSTANCE_TYPES: dict[str, str] = {
+    "flax.linen.Module": "flax.linen.Module",
+    "flax.linen.module.Module": "flax.linen.Module",
+}
+# Those types that are named tuples, by field: `init, apply = hk.transform(f)` binds `apply` to the method.
+TYPE_FIELDS: dict[str, tuple[str, ...]] = {
+    "haiku.Transformed": ("init", "apply"),
+    "haiku.TransformedWithState": ("init", "apply"),
 }
 
 # optax optimizers whose `init` returns only new arrays (`optax.tree.zeros_like`/`full_like` of the parameters,

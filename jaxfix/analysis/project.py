@@ -30,7 +30,7 @@ from jaxfix.analysis import libraries
 from jaxfix.analysis.recording import Recorded, read_record
 from jaxfix.files import Resolver
 
-INDEX_FORMAT = 1
+INDEX_FORMAT = 2  # 2: a store into an attribute or item (`config.x = 1`) rebinds no name
 MAX_FILES = 20_000  # a "project" larger than this is not one: only the given paths are indexed
 _SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", "env", "__pycache__", "node_modules", ".tox",
                         ".nox", ".mypy_cache", ".pytest_cache", ".jaxfix_cache", "site-packages", "build", "dist",
@@ -166,9 +166,19 @@ class _FunctionSummarizer:
         _function(node, f"{self.qual}.<locals>.{node.name}", self.functions, parent=self.qual, imports=self.imports)
 
     def rebind(self, target: ast.AST | None) -> None:
-        for inner in ast.walk(target) if target is not None else ():
-            if isinstance(inner, ast.Name):
-                self.rebound.add(inner.id)
+        self.rebound.update(_bound_names(target))
+
+
+def _bound_names(target: ast.AST | None) -> list[str]:
+    """The names a store to `target` binds: `a`, `a, (b, *c)`; none for a store into an attribute or an item
+    (`config.num_layers = 4`, `cache[k] = v` change an object, the name still holds the same one)."""
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [name for element in target.elts for name in _bound_names(element)]
+    if isinstance(target, ast.Starred):
+        return _bound_names(target.value)
+    return []
 
 
 _BINDING_TARGETS = (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.NamedExpr)
@@ -226,9 +236,7 @@ def _record_assign(body: _FunctionSummarizer, node: ast.Assign) -> None:
         elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
             body.self_assigned[target.attr] = _ref(node.value)
         else:
-            for inner in ast.walk(target):
-                if isinstance(inner, ast.Name):
-                    body.rebound.add(inner.id)
+            body.rebind(target)
 
 
 def _function(node: ast.FunctionDef | ast.AsyncFunctionDef, qual: str, functions: dict[str, dict],
@@ -832,7 +840,9 @@ class Project:
     def resolve(self, module: str, function: str | None, ref, depth: int = 0) -> list[tuple]:
         """What a reference may denote: ("func", module, qualname, bound) where `bound` counts the leading
         parameters a bound method or partial binds, ("class", module, name), ("instance", module, name),
-        ("module", name), ("external", qualified name) or ("partial", target, bound, keywords)."""
+        ("module", name), ("external", qualified name), ("partial", target, bound, keywords), or ("static",
+        qualified name) for a value of a configuration class that is never traced (libraries.STATIC_CONFIG_TYPES:
+        `ml_collections.ConfigDict()`)."""
         if ref is None or depth > 8:
             return []
         if "n" in ref:
@@ -844,6 +854,8 @@ class Project:
             for target in callee:
                 if target[0] == "class":
                     found.append(("instance", target[1], target[2]))
+                elif target[0] == "external" and target[1] in libraries.STATIC_CONFIG_TYPES:
+                    found.append(("static", target[1]))
                 elif target[0] == "func" and depth < 4:  # a factory: what it returns (`jax.jit(make_step(...))`)
                     info = self._info((target[1], target[2]))
                     for returned in info["returns"] if info is not None else ():
@@ -1087,7 +1099,9 @@ class Project:
             if "n" in ref:
                 parts = ref["n"].split(".")
                 if parts[0] in rebound or parts[0] not in seed.kinds:
-                    return UNKNOWN
+                    # a local or a name from outside: static when it holds a configuration object (and so is
+                    # every attribute of it: `config.num_layers`)
+                    return STATIC if self._static_config(module, caller, parts[0]) else UNKNOWN
                 if len(parts) > 1 and parts[-1] in ("shape", "ndim", "dtype", "size"):
                     return STATIC
                 if len(parts) > 1:  # a field of a pytree: a static one (brax's `sys.num_iter`) is a Python value
@@ -1117,6 +1131,13 @@ class Project:
             if kinds.get(p) == TRACED and annotation.split(".")[-1] in libraries.PYTHON_TYPES:
                 kinds[p] = UNKNOWN
         return kinds
+
+    def _static_config(self, module: str, function: str, name: str) -> bool:
+        """Whether `name`, read in `function`, surely holds a configuration object that is never traced: every
+        value it may denote is one (`config = get_config()`, where `get_config` returns an
+        `ml_collections.ConfigDict()`, whose fields it then sets)."""
+        targets = self._resolve_dotted(module, function, name, 0)
+        return bool(targets) and all(t[0] == "static" for t in targets)
 
     def _static_attrs_of(self, module: str, function: str, param: str) -> set[str]:
         """The static fields of `param`, from its annotation: all ("*") for a class registered static, the

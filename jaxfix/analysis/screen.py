@@ -32,6 +32,7 @@ from typing import Iterable, Iterator, Sequence
 
 from jaxfix.analysis import arrays, predicates
 from jaxfix.analysis.dataflow import _ACCEPTS_SEQUENCES, _PURE_NAMES, _PURE_PREFIXES, _READING_METHODS, ARRAY_METHODS
+from jaxfix.analysis.libraries import CALL_SUMMARIES
 from jaxfix.analysis.syntax import AT_METHODS
 from jaxfix.analysis.traced import _FILTERED, _GRAD_LIKE, _JIT_LIKE, _PARTIAL, _VMAP_LIKE, ARRAY_NAMESPACES, LAX_BODIES, STATIC_CALLS, TRANSFORMS
 
@@ -1191,6 +1192,9 @@ _IMPURE_STATEMENTS = (
 )  # fmt: skip
 
 
+_SUMMARISED_METHODS = frozenset(name.rsplit(".", 1)[1] for name in CALL_SUMMARIES)
+
+
 def surely_impure(screen: Screen, loop: ast.For) -> bool:
     """Under-approximates `Dataflow.impurity(loop)` being found (the body cannot become a traced function): a
     statement it always rejects, a store into an object the body did not bind, or a call `call_blocker` always
@@ -1245,12 +1249,15 @@ def _surely_impure_call(screen: Screen, func: ast.expr, params: set[str]) -> boo
         if not single_import(screen, parts[0]):
             return False
         return all(
-            not (q.startswith(_PURE_PREFIXES) or q in _PURE_NAMES or q in TRANSFORMS or q == "functools.partial")
+            not (q.startswith(_PURE_PREFIXES) or q in _PURE_NAMES or q in TRANSFORMS or q in CALL_SUMMARIES
+                 or q == "functools.partial")
             for q in screen.qualified_names(parts)
-        )
+        )  # fmt: skip
     method = parts[-1]
     if len(parts) < 2 or method in ARRAY_METHODS or method in _READING_METHODS or method in AT_METHODS:
         return False
+    if method in _SUMMARISED_METHODS:
+        return False  # `tx.update(g, s)`, `state.apply_gradients(...)`: a library call its summary makes pure
     return parts[0] in params and parts[0] not in screen.imports  # `self.block(x)`: a method of an object from outside
 
 

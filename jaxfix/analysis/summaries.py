@@ -1,5 +1,7 @@
 """Reading the library call summaries (`libraries.CALL_SUMMARIES`) at a call: which summary applies, whether the
-call marks a training step, and whether its result holds an argument's arrays or only new ones."""
+call marks a training step, whether its result holds an argument's arrays or only new ones (donation), whether it
+is one array by convention (`array_output`: evidence for the loop rewrites). A summarised call is pure, which the
+loop-body purity check of `jaxfix.analysis.dataflow` reads too."""
 
 from __future__ import annotations
 
@@ -25,22 +27,25 @@ TRAINING_METHODS = frozenset(
 
 
 def summary_of(context, call: cst.Call) -> tuple[str, CallSummary] | None:
-    """The summary that applies to `call` and its name: a library function by its qualified name, or an optax
-    optimizer's `init`/`update` on a name bound once to `optax.adam(...)` and the like."""
+    """The summary that applies to `call` and its name: a library function by its qualified name, or a method of
+    a receiver whose type the call that made it tells (CONSTRUCTED_TYPES: `tx = optax.adam(...)`, `net =
+    hk.transform(f)`, `@hk.transform`), bound once; or a field of such a named tuple unpacked into names (`init,
+    apply = hk.transform(f)`)."""
     name = context.names.qualified(call.func)
     if name in CALL_SUMMARIES:
         return name, CALL_SUMMARIES[name]
-    func = call.func
-    if isinstance(func, cst.Attribute) and _optimizer(context, func.value) is not None:
-        method = f"{_OPTIMIZER}.{func.attr.value}"
-        if method in CALL_SUMMARIES:
-            return method, CALL_SUMMARIES[method]
+    method = _method_name(context, call.func)
+    if method in CALL_SUMMARIES:
+        return method, CALL_SUMMARIES[method]
     return None
 
 
-def holds_argument(context, call: cst.Call, argument: cst.BaseExpression) -> bool | None:
-    """Whether the result of `call` may hold the arrays of `argument` (one of its arguments) as they are: None
-    when no summary tells. An optax optimizer's `init` makes new arrays only for FRESH_INIT_OPTIMIZERS."""
+def holds_argument(
+    context, call: cst.Call, argument: cst.BaseExpression, output: int | None = None
+) -> bool | None:
+    """Whether the result of `call` (its output number `output`, None: all of it) may hold the arrays of
+    `argument`, one of its arguments, as they are: None when no summary tells. An optax optimizer's `init` makes
+    new arrays only for FRESH_INIT_OPTIMIZERS."""
     found = summary_of(context, call)
     if found is None:
         return None
@@ -50,16 +55,17 @@ def holds_argument(context, call: cst.Call, argument: cst.BaseExpression) -> boo
         return None
     if name == f"{_OPTIMIZER}.init":
         return not _fresh_init(context, _optimizer(context, call.func.value))
-    return parameter in summary.aliases
+    return parameter in summary.output_aliases(output)
 
 
-def fresh_result(context, call: cst.Call) -> bool:
-    """Whether the result of `call` holds only new arrays, none of its arguments' (summaries say so)."""
+def fresh_result(context, call: cst.Call, output: int | None = None) -> bool:
+    """Whether the result of `call` (its output number `output`, None: all of it) holds only new arrays, none of
+    its arguments' (summaries say so)."""
     found = summary_of(context, call)
     if found is None:
         return False
-    return all(holds_argument(context, call, arg.value) is False for arg in call.args) and (
-        bool(call.args) or not found[1].aliases
+    return all(holds_argument(context, call, arg.value, output) is False for arg in call.args) and (
+        bool(call.args) or not found[1].output_aliases(output)
     )
 
 
@@ -77,26 +83,116 @@ def init_keeps_params(context, call: cst.Call) -> bool | None:
 
 
 def _parameter_of(call: cst.Call, argument: cst.BaseExpression, summary: CallSummary) -> str | None:
-    """The summary's parameter that `argument` is passed to (a method's receiver counts as "self")."""
-    positional = [p for p in summary.parameters if p != "self"]
+    """The summary's parameter that `argument` is passed to (a method's receiver counts as "self"; past the named
+    ones, "*args" and "**kwargs" where the summary has them)."""
+    positional = [p for p in summary.parameters if p not in ("self", "*args", "**kwargs")]
     index = 0
     for arg in call.args:
         if arg.star:
             return None
         if arg.value is argument:
             if arg.keyword is not None:
-                return arg.keyword.value
-            return positional[index] if index < len(positional) else None
+                keyword = arg.keyword.value
+                if keyword not in positional and "**kwargs" in summary.parameters:
+                    return "**kwargs"
+                return keyword
+            if index < len(positional):
+                return positional[index]
+            return "*args" if "*args" in summary.parameters else None
         if arg.keyword is None:
             index += 1
     return None
 
 
-def _optimizer(context, receiver: cst.BaseExpression) -> cst.Call | None:
-    """The `optax.X(...)` call that the name `receiver` is bound to, once in its scope, or that `self.attr` is
-    (the module's one store to an attribute of that name, `self._opt = optax.adam(lr)`); else None."""
+def _method_name(context, func: cst.BaseExpression) -> str | None:
+    """`Type.method` for `receiver.method` where the receiver's type is known, or for a name bound to a field of
+    a named tuple of a known type."""
+    if isinstance(func, cst.Attribute):
+        made = _type_of(context, _made_by(context, func.value))
+        return f"{made}.{func.attr.value}" if made else None
+    bound = _binding(context, func) if isinstance(func, cst.Name) else None
+    if isinstance(bound, tuple):
+        value, index = bound
+        made = _type_of(context, value)
+        fields = libraries.TYPE_FIELDS.get(made or "", ())
+        return f"{made}.{fields[index]}" if index < len(fields) else None
+    return None
+
+
+def _type_of(context, made_by, depth: int = 0) -> str | None:
+    """The type of the value that `made_by` (a call, or a decorated function) makes, by CONSTRUCTED_TYPES."""
+    if depth > 4 or made_by is None or isinstance(made_by, tuple):
+        return None
+    if isinstance(made_by, cst.FunctionDef):
+        for decorator in made_by.decorators:  # the outermost decides; `without_apply_rng` keeps the type below
+            made = libraries.CONSTRUCTED_TYPES.get(context.names.qualified(decorator.decorator) or "")
+            if made != "=":
+                return made
+        return None
+    if not isinstance(made_by, cst.Call):
+        return None
+    cls = _binding(context, made_by.func) if isinstance(made_by.func, cst.Name) else None
+    if isinstance(cls, cst.ClassDef):
+        return _instance_type(context, cls, depth + 1)
+    name = context.names.qualified(made_by.func) or ""
+    made = libraries.CONSTRUCTED_TYPES.get(name)
+    if made == "=":
+        first = made_by.args[0] if made_by.args and not made_by.args[0].keyword and not made_by.args[0].star else None
+        if first is None:
+            return None
+        inner = first.value if isinstance(first.value, cst.Call) else _binding(context, first.value)
+        return _type_of(context, inner, depth + 1)
+    if made is not None:
+        return made
+    return next((t for prefix, t in libraries.CONSTRUCTED_BY_MODULE.items() if name.startswith(prefix)), None)
+
+
+def _instance_type(context, cls: cst.ClassDef, depth: int) -> str | None:
+    """The type of an instance of `cls`, a class of this module: by its bases (INSTANCE_TYPES), or its bases'."""
+    for base in cls.bases:
+        made = libraries.INSTANCE_TYPES.get(context.names.qualified(base.value) or "")
+        if made is None and depth < 4 and isinstance(base.value, cst.Name):
+            parent = _binding(context, base.value)
+            made = _instance_type(context, parent, depth + 1) if isinstance(parent, cst.ClassDef) else None
+        if made is not None:
+            return made
+    return None
+
+
+def array_output(context, call: cst.Call) -> str | None:
+    """Evidence, not proof: the summary by which `call` returns one array by convention (`model.apply(variables,
+    x)` of a Flax module, `state.apply_fn(...)` by its name), or None; None too where a keyword the summary names
+    is passed (`mutable=[...]` returns a tuple). A module may return a tuple or a dict all the same: a rule may rely
+    on this only where anything but an array fails loudly."""
+    found = summary_of(context, call) or by_method_name(call)
+    if found is None or found[1].array_unless is None:
+        return None
+    for arg in call.args:
+        if arg.star == "**":
+            return None
+        if arg.keyword is not None and arg.keyword.value in found[1].array_unless:
+            if not (isinstance(arg.value, cst.Name) and arg.value.value in ("False", "None")):
+                return None
+    return found[0]
+
+
+def by_method_name(call: cst.Call) -> tuple[str, CallSummary] | None:
+    """The summary of a method recognised by its name alone (`state.apply_fn(...)`), whatever the receiver."""
+    if not isinstance(call.func, cst.Attribute):
+        return None
+    method = call.func.attr.value
+    for name, summary in CALL_SUMMARIES.items():
+        if summary.by_method_name and name.rsplit(".", 1)[1] == method:
+            return name, summary
+    return None
+
+
+def _binding(context, receiver: cst.BaseExpression):
+    """What the name `receiver`, bound once in its scope, is bound to: the value of `receiver = value`, a
+    decorated `def receiver`, a class, or (value, index) for `a, receiver = value`; for `self.attr`, the value of the
+    module's one store to an attribute of that name (`self._opt = optax.adam(lr)`). Else None."""
     if isinstance(receiver, cst.Attribute) and isinstance(receiver.value, cst.Name) and receiver.value.value == "self":
-        return _attribute_optimizer(context, receiver.attr.value)
+        return _attribute_binding(context, receiver.attr.value)
     if not isinstance(receiver, cst.Name):
         return None
     scope = context.wrapper.resolve(ScopeProvider).get(receiver)
@@ -105,15 +201,41 @@ def _optimizer(context, receiver: cst.BaseExpression) -> cst.Call | None:
     assignments = [a for a in scope[receiver.value] if isinstance(getattr(a, "node", None), cst.CSTNode)]
     if len(assignments) != 1 or len(scope[receiver.value]) != 1:
         return None
-    target = context.parents.get(assignments[0].node)
-    assign = context.parents.get(target) if isinstance(target, cst.AssignTarget) else None
-    if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(assign.value, cst.Call)):
+    node = assignments[0].node
+    if isinstance(node, cst.ClassDef):
+        return node
+    if isinstance(node, cst.FunctionDef):
+        return node if node.decorators else None
+    parent = context.parents.get(node)
+    if isinstance(parent, cst.Element) and isinstance(context.parents.get(parent), cst.Tuple):
+        tuple_ = context.parents.get(parent)
+        target = context.parents.get(tuple_)
+        assign = context.parents.get(target) if isinstance(target, cst.AssignTarget) else None
+        if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(assign.value, cst.Call)):
+            return None
+        if any(not isinstance(e, cst.Element) or not isinstance(e.value, cst.Name) for e in tuple_.elements):
+            return None  # `*rest`, nested unpacking
+        return assign.value, list(tuple_.elements).index(parent)
+    assign = context.parents.get(parent) if isinstance(parent, cst.AssignTarget) else None
+    if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1):
         return None
-    constructor = context.names.qualified(assign.value.func) or ""
-    return assign.value if constructor.startswith("optax.") else None
+    return assign.value
 
 
-def _attribute_optimizer(context, attribute: str) -> cst.Call | None:
+def _made_by(context, receiver: cst.BaseExpression):
+    """The call that made `receiver`: itself (`hk.transform(f).init`), or what its name is bound to."""
+    return receiver if isinstance(receiver, cst.Call) else _binding(context, receiver)
+
+
+def _optimizer(context, receiver: cst.BaseExpression) -> cst.Call | None:
+    """The `optax.X(...)` call that made `receiver` (see `_made_by`), else None."""
+    bound = _made_by(context, receiver)
+    if not isinstance(bound, cst.Call) or _type_of(context, bound) != _OPTIMIZER:
+        return None
+    return bound
+
+
+def _attribute_binding(context, attribute: str) -> cst.BaseExpression | None:
     from jaxfix.analysis.syntax import walk
 
     stores = []
@@ -126,10 +248,7 @@ def _attribute_optimizer(context, attribute: str) -> cst.Call | None:
                 return None  # stored by unpacking or deleted
     if len(stores) != 1 or not isinstance(stores[0], cst.Assign) or len(stores[0].targets) != 1:
         return None
-    value = stores[0].value
-    if not isinstance(value, cst.Call) or not (context.names.qualified(value.func) or "").startswith("optax."):
-        return None
-    return value
+    return stores[0].value
 
 
 def _keeps_params(context, constructor: cst.Call | None, depth: int = 0) -> bool:

@@ -83,6 +83,12 @@ for _alias, _canonical in libraries.TRANSFORM_ALIASES.items():
     else:
         _OTHER_TRANSFORMS.add(_alias)
 TRANSFORMS = _JIT_LIKE | _GRAD_LIKE | _VMAP_LIKE | _OTHER_TRANSFORMS | _FILTERED
+# Transformations that return a new function object on each call (`jax.grad(f) is not jax.grad(f)`): a jit of
+# their result misses jit's cache, which is keyed on the function object, and compiles again.
+FUNCTION_MAKERS = frozenset(
+    {"jax.grad", "jax.value_and_grad", "jax.jacfwd", "jax.jacrev", "jax.hessian", "jax.vmap", "jax.checkpoint",
+     "jax.remat", "jax.ad_checkpoint.checkpoint"}
+)  # fmt: skip
 # Transformations that stage the function into a jaxpr of abstract values, where `bool()` of a traced value
 # raises (a Python `if`/`while` on it fails). jax.grad, jax.jvp, jax.custom_jvp and the like run the function
 # eagerly on concrete values when nothing else stages it: there Python control flow on arrays works.
