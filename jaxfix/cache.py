@@ -129,7 +129,7 @@ class ResultCache:
             return
         try:
             with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-                json.dump({**entry, "key": key}, handle)
+                handle.write(json.dumps({**entry, "key": key}))  # json.dump streams through the pure-Python encoder
             os.replace(temporary, target)
         except OSError:
             try:

@@ -722,18 +722,21 @@ def process_files(
     `cache`, the files it answers are answered here first, so that a run over an unchanged tree starts no
     worker at all. `project`: the project index the files' facts come from (by default, the project around
     `paths`, its summaries cached beside the findings)."""
-    jobs = jobs or os.cpu_count() or 1
     answered: dict[int, FileResult] = {}
-    facts = _project_facts(paths, cache, project)  # notebooks read them too: a cell may call the project's code
-    if cache is not None:
-        for index, path in enumerate(paths):
-            hit = _cached(path, settings, fix, cache, facts[path])
-            if hit is not None:
-                answered[index] = hit
-    work = [(path, settings, fix, write, cache, facts[path] or None) for i, path in enumerate(paths) if i not in answered]
-    computed = _compute(work, jobs)
-    for index in range(len(paths)):
-        yield answered[index] if index in answered else next(computed)
+    with _Workers(jobs or os.cpu_count() or 1) as workers:
+        # notebooks read the facts too: a cell may call the project's code
+        facts = _project_facts(paths, cache, project, workers.map)
+        if cache is not None:
+            for index, path in enumerate(paths):
+                hit = _cached(path, settings, fix, cache, facts[path])
+                if hit is not None:
+                    answered[index] = hit
+        work = [(path, settings, fix, write, cache, facts[path] or None) for i, path in enumerate(paths) if i not in answered]
+        # Small chunks: a few files cost most of the time (those the screens send to LibCST), and big chunks would
+        # leave one worker with several of them while the others idle.
+        computed = workers.map(_process_one, work, small_chunks=True)
+        for index in range(len(paths)):
+            yield answered[index] if index in answered else next(computed)
 
 
 def _cached(path: str, settings: Settings, fix: bool, cache: ResultCache, project: ModuleFacts | None) -> FileResult | None:
@@ -744,14 +747,16 @@ def _cached(path: str, settings: Settings, fix: bool, cache: ResultCache, projec
     return _from_cache(FileResult(path), raw, _key(cache, path, raw, project), cache, settings, fix)
 
 
-def _project_facts(paths: Sequence[str], cache: ResultCache | None, project: Project | None) -> dict[str, ModuleFacts]:
+def _project_facts(
+    paths: Sequence[str], cache: ResultCache | None, project: Project | None, mapper=None
+) -> dict[str, ModuleFacts]:
     """Each path's facts from the project index. The index is evidence, never a reason to fail: should it break
     on some code, every file is judged alone, as it would be without it."""
     groups = [list(paths)] if project is not None else _by_project(paths)
     facts: dict[str, ModuleFacts] = {}
     for group in groups:
         try:
-            index = project if project is not None else project_of(group, cache)
+            index = project if project is not None else project_of(group, cache, mapper=mapper)
             facts.update((path, index.facts_for(path)) for path in group)
         except (Exception, RecursionError):  # noqa: BLE001
             facts.update((path, EMPTY_FACTS) for path in group)
@@ -774,17 +779,20 @@ def _by_project(paths: Sequence[str]) -> list[list[str]]:
     return list(groups.values())
 
 
-def project_of(paths: Sequence[str], cache: ResultCache | None = None, texts: dict[str, str] | None = None) -> Project:
+def project_of(
+    paths: Sequence[str], cache: ResultCache | None = None, texts: dict[str, str] | None = None, mapper=None
+) -> Project:
     """The project index around `paths` (project.py), its summaries cached beside the findings' cache.
-    `texts`: contents to read instead of the disk's (stdin, an editor's buffers), by path."""
+    `texts`: contents to read instead of the disk's (stdin, an editor's buffers), by path; `mapper`: a `map`
+    that may summarise files in worker processes."""
     if cache is None:
-        return Project.build(paths, texts=texts)
+        return Project.build(paths, texts=texts, mapper=mapper)
 
     def prepare() -> None:
         cache._prepare_folder()
         cache._mark_used()
 
-    return Project.build(paths, cache.run_folder, texts=texts, prepare=prepare)
+    return Project.build(paths, cache.run_folder, texts=texts, prepare=prepare, mapper=mapper)
 
 
 def tune_gc() -> None:
@@ -796,20 +804,33 @@ def tune_gc() -> None:
     gc.set_threshold(10_000, 10, 10)
 
 
-def _compute(work: list, jobs: int) -> Iterator[FileResult]:
-    """The results of `work`, in order: in this process for one job or a few files, else in worker processes."""
-    if jobs <= 1 or len(work) < PARALLEL_THRESHOLD:
-        yield from map(_process_one, work)
-        return
-    # Small chunks: a few files cost most of the time (those the screens send to LibCST), and big chunks would
-    # leave one worker with several of them while the others idle.
-    chunksize = max(1, len(work) // (jobs * 32))
-    with _pool(jobs, len(work)) as pool:
-        yield from pool.map(_process_one, work, chunksize=chunksize)
+class _Workers:
+    """Worker processes for one run, started on first need and shared by its two maps: the project index's
+    summaries, then the files' analyses. A map of one job or a few items runs in this process, so that a warm
+    run starts no worker at all."""
+
+    def __init__(self, jobs: int) -> None:
+        self.jobs = jobs
+        self._pool: ProcessPoolExecutor | None = None
+
+    def map(self, function, items: list, *, small_chunks: bool = False) -> Iterator:
+        if self.jobs <= 1 or len(items) < PARALLEL_THRESHOLD:
+            return map(function, items)
+        if self._pool is None:
+            self._pool = _pool(self.jobs)
+        parts = self.jobs * (32 if small_chunks else 4)
+        return self._pool.map(function, items, chunksize=max(1, len(items) // parts))
+
+    def __enter__(self) -> "_Workers":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(cancel_futures=True)
 
 
-def _pool(jobs: int, files: int) -> ProcessPoolExecutor:
-    """Worker processes for `files` jobs, at most `jobs` of them."""
+def _pool(jobs: int) -> ProcessPoolExecutor:
+    """`jobs` worker processes."""
     # fork only from a single-threaded process (the command line): it starts workers with everything imported,
     # at once. A process that has imported JAX (the tests, an editor's server) is multithreaded, and forking it
     # can deadlock; forkserver forks from a clean single-threaded server instead, which imports the engine once
@@ -822,4 +843,4 @@ def _pool(jobs: int, files: int) -> ProcessPoolExecutor:
         context.set_forkserver_preload(["jaxfix.engine", "jaxfix.registry"])
     else:
         context = multiprocessing.get_context("spawn")
-    return ProcessPoolExecutor(max_workers=min(jobs, files), mp_context=context, initializer=tune_gc)
+    return ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=tune_gc)

@@ -542,3 +542,16 @@ def test_projects_sharing_a_cache_keep_their_own_stored_facts(tmp_path) -> None:
     warm_a, warm_b = Project.build([a], folder), Project.build([b], folder)
     assert warm_a._preset is not None and not warm_a.modules  # a's facts were not lost when b's were stored
     assert warm_b._preset is not None and not warm_b.modules
+
+
+def test_summaries_made_in_worker_processes_give_the_same_facts(tmp_path) -> None:
+    """Enough files for the workers to summarise them (engine._Workers): the facts, and so the findings, are those
+    of summaries made in this process."""
+    files = {f"util{index}.py": "x = 1\n" for index in range(10)}
+    root = _project(tmp_path, {**files, "model.py": MODEL, "train.py": "import jax\nfrom model import relax\nf = jax.jit(relax, static_argnums=1)\n"})
+    paths = sorted(str(p) for p in root.glob("*.py"))
+    serial, parallel = (
+        [(r.path, [d.code for d in r.diagnostics]) for r in process_files(paths, ALL_LOOPS, fix=False, write=False, jobs=jobs)]
+        for jobs in (1, 2)
+    )
+    assert parallel == serial and (str(root / "model.py"), ["JF101"]) in parallel

@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
+import marshal
 import os
 import tempfile
 from dataclasses import dataclass, field, replace
@@ -513,7 +514,7 @@ class _SummaryCache:
                 old.unlink(missing_ok=True)
             descriptor, temporary = tempfile.mkstemp(dir=self.folder, prefix=".", suffix=".tmp")
             with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-                json.dump({"state": state, "facts": {path: f.to_json() for path, f in facts.items() if f}}, handle)
+                handle.write(json.dumps({"state": state, "facts": {path: f.to_json() for path, f in facts.items() if f}}))
             os.replace(temporary, self.folder / f"{self._facts_prefix}{key}.facts")
         except (OSError, TypeError, ValueError):
             pass
@@ -532,7 +533,7 @@ class _SummaryCache:
             target.parent.mkdir(parents=True, exist_ok=True)
             descriptor, temporary = tempfile.mkstemp(dir=target.parent, prefix=".", suffix=".tmp")
             with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-                json.dump(summary, handle)
+                handle.write(json.dumps(summary))  # not json.dump: it streams through the pure-Python encoder
             os.replace(temporary, target)
         except (OSError, TypeError, ValueError):
             pass
@@ -554,17 +555,20 @@ def _raw_notebook(path: Path, text: str | None) -> bool:
     return text is None and path.suffix == ".ipynb"
 
 
-def _summaries(jobs: list, cache: _SummaryCache, keys: list, datas: list) -> list[dict | None]:
-    """The summary of each (path, names, text) job: from the cache, else made (and stored there)."""
+def _summaries(jobs: list, cache: _SummaryCache, keys: list, datas: list, mapper=None) -> list[dict | None]:
+    """The summary of each (path, names, text) job: from the cache, else made (and stored there), by `mapper`
+    where given (worker processes: each sends its summary back marshalled, which loads 4x faster than a pickle)."""
     found, missing = [], []
     for index, (path, names, text) in enumerate(jobs):
         key, data = keys[index], datas[index]
         found.append(cache.load(key) if key is not None else None)
         if key is not None and found[-1] is None:
             missing.append((index, data, names[0], path.name == "__init__.py", _raw_notebook(path, text)))
-    # Made in this process: across processes, sending the summaries back costs more than making them (measured
-    # on flax's 353 files: 12.3 s on two workers against 6.7 s in-process, on a loaded two-core machine).
-    made = [_make_summary(job[1:]) for job in missing]
+    if mapper is not None:
+        sent = mapper(_marshalled_summary, [job[1:] for job in missing])
+        made = [marshal.loads(m) if m is not None else _make_summary(job[1:]) for job, m in zip(missing, sent)]
+    else:
+        made = [_make_summary(job[1:]) for job in missing]
     for (index, *_), summary in zip(missing, made):
         found[index] = summary
         if summary is not None:
@@ -622,6 +626,14 @@ def _content(path: Path, text: str | None) -> bytes | None:
 def _summary_key(name: str, is_package: bool, data: bytes, notebook: bool = False) -> str:
     head = b"%d\0%s\0%d\0%s\0" % (INDEX_FORMAT, name.encode(), is_package, b"ipynb" if notebook else b"py")
     return hashlib.sha256(head + data).hexdigest()
+
+
+def _marshalled_summary(job: tuple[bytes, str, bool, bool]) -> bytes | None:
+    """`_make_summary` in a worker: its JSON-like data marshalled (None if something in it cannot be)."""
+    try:
+        return marshal.dumps(_make_summary(job))
+    except ValueError:
+        return None
 
 
 def _make_summary(job: tuple[bytes, str, bool, bool]) -> dict | None:
@@ -703,12 +715,12 @@ class Project:
     @classmethod
     def build(cls, paths: Iterable[str | Path], cache_folder: Path | None = None,
               texts: Mapping[str, str] | None = None, prepare=None, root: Path | None = None,
-              memory: dict | None = None) -> "Project":
+              memory: dict | None = None, mapper=None) -> "Project":
         """The project around `paths` (or the one in `root`, where given). `cache_folder`: where summaries are kept
         (None: nowhere), `prepare` what to call before the first is stored there; `memory`: a dict that keeps
         them between builds (by content: an edited file is summarised again, the others are not). `texts`:
         Python sources that replace what is on disk (an editor's buffers, stdin; a notebook's code cells as one
-        module), by path."""
+        module), by path. `mapper`: a `map` that may run the summaries in worker processes (engine's workers)."""
         paths = list(paths)
         root = Path(root).resolve() if root is not None else project_root(paths)
         files: list[Path] = []
@@ -766,7 +778,7 @@ class Project:
         collecting = gc.isenabled()
         gc.disable()  # summaries are acyclic, and collections over the growing heap cost more than the work
         try:
-            found = _summaries(jobs, cache, keys, datas)
+            found = _summaries(jobs, cache, keys, datas, mapper)
         finally:
             if collecting:
                 gc.enable()

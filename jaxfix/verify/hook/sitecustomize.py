@@ -169,7 +169,7 @@ def _write() -> None:
     data = {key: [json.loads(s) for s in kept] for key, kept in _signatures.items() if kept}
     path = os.path.join(OUT, f"{os.getpid()}.json")
     with open(path, "w", encoding="utf-8") as handle:
-        json.dump(data, handle)
+        handle.write(json.dumps(data))
 
 
 def _chain() -> None:
