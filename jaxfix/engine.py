@@ -35,7 +35,7 @@ from jaxfix import registry
 from jaxfix.analysis.context import ModuleContext
 from jaxfix.analysis.metadata import fast_visits
 from jaxfix.analysis.project import EMPTY as EMPTY_FACTS
-from jaxfix.analysis.project import ModuleFacts, Project
+from jaxfix.analysis.project import ModuleFacts, Project, project_root
 from jaxfix.analysis.screen import Screen
 from jaxfix.codemod import Codemod
 from jaxfix.diagnostics import Diagnostic, Fix, Position, Safety, TextEdit
@@ -767,8 +767,6 @@ def _by_project(paths: Sequence[str]) -> list[list[str]]:
     """The paths grouped by the project each lies in (project.project_root of its folder), so that two projects
     checked in one run are indexed as two (their facts apart, and an edit in one solves that one again). Paths in
     no project form one group: they are the project."""
-    from jaxfix.analysis.project import project_root
-
     root_of: dict[str, object] = {}
     groups: dict[object, list[str]] = {}
     for path in paths:
@@ -814,6 +812,7 @@ class _Workers:
         self._pool: ProcessPoolExecutor | None = None
 
     def map(self, function, items: list, *, small_chunks: bool = False) -> Iterator:
+        """`function` over `items`, in order. `small_chunks` where a few items cost most of the time."""
         if self.jobs <= 1 or len(items) < PARALLEL_THRESHOLD:
             return map(function, items)
         if self._pool is None:
