@@ -4,12 +4,13 @@ cannot stage; a masked sum or mean keeps the shape and becomes `jnp.where`/`wher
 from __future__ import annotations
 
 import ast
+import builtins
 
 import libcst as cst
 from libcst.metadata import ScopeProvider
 
 from jaxfix.analysis.predicates import _BOOLEAN_CALLS as _BOOLEAN_FUNCTIONS, _BOOLEAN_METHODS
-from jaxfix.analysis.screen import Screen, traced_nodes
+from jaxfix.analysis.screen import Screen, _other_bindings, traced_nodes
 from jaxfix.analysis.shapes import _TO_BOOL
 from jaxfix.analysis.syntax import is_number
 from jaxfix.codemod import Codemod, Invalid, Valid
@@ -371,7 +372,7 @@ def _may_mask(screen: Screen, expr: ast.expr, names: "_Names") -> bool:
         return (boolean or screen.may_resolve_to(func, _BOOLEAN_FUNCTIONS)) and screen.may_be_tracer(expr)
     if isinstance(expr, ast.Compare):
         return screen.may_be_tracer(expr)
-    return _is_bool(expr)  # `True` is a cst.Name; never a tracer, but cheap to let through
+    return False  # `True` (a cst.Name) is never a tracer, nor a name bound to a mask
 
 
 class _Names:
@@ -386,6 +387,7 @@ class _Names:
     def __init__(self, screen: Screen, words: frozenset[str], booleans: "_Booleans") -> None:
         self._words = words
         self.booleans = booleans
+        self._builtins = _unshadowed_builtins(screen)
         self._bindings: dict[int, dict[str, list]] = {}  # scope: name: [verdict or (scope, names) that decide it]
         self._declared: dict[int, set[str]] = {}  # scope: its `global`/`nonlocal` names
         self._parent: dict[int, ast.AST | None] = {}  # scope: the scope its names resolve in next (classes skipped)
@@ -477,7 +479,9 @@ class _Names:
             if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
                 name = node.targets[0].id
                 read = _seed(node.value, self._words)
-                if read is None:
+                if not _may_be_boolean_form(node.value, self._builtins):
+                    self._bind(scope, name, _BAD)
+                elif read is None:
                     self._bind(scope, name, _OK)
                 else:  # a seedless value: judged by what it reads, there
                     nested = any(isinstance(n, (ast.Lambda, *_COMPREHENSIONS)) for n in ast.walk(node.value))
@@ -525,6 +529,49 @@ def _words(screen: Screen) -> frozenset[str]:
     """`_BOOLEAN_WORDS` and the local names that imports bind to one of them (`from jax.numpy import isnan as f`)."""
     local = {name for name, full in screen.imports.items() if any(f.rsplit(".", 1)[-1] in _BOOLEAN_WORDS for f in full)}
     return _BOOLEAN_WORDS | local
+
+
+def _may_be_boolean_form(value: ast.expr, builtins: frozenset[str]) -> bool:
+    """Whether a value's form lets it be a mask: of category BOOL for ShapeAnalysis.category, or a mask for
+    `BooleanMask._traced_mask` through `_single_value`. Arithmetic other than `&`/`|`/`^`, attributes other than
+    `.T`, `x.shape[i]`, containers, strings and numbers are never either; nor a builtin's result other than
+    `bool(x)`'s, nor `jnp.where(c, a, b)`'s where `a` or `b` cannot be (`jnp.where(t == GOAL, 0, 2)`)."""
+    may = lambda e: _may_be_boolean_form(e, builtins)  # noqa: E731
+    kind = type(value)
+    if kind is ast.Constant:
+        return isinstance(value.value, bool)
+    if kind in (ast.Name, ast.Compare, ast.BoolOp):
+        return True
+    if kind is ast.UnaryOp:
+        return not isinstance(value.op, ast.USub) and may(value.operand)
+    if kind is ast.BinOp:
+        return isinstance(value.op, _MASK_OPERATORS) and may(value.left) and may(value.right)
+    if kind is ast.IfExp:
+        return may(value.body) and may(value.orelse)
+    if kind is ast.Subscript:
+        base = value.value
+        return not (isinstance(base, ast.Attribute) and base.attr == "shape") and may(base)
+    if kind is ast.Attribute:
+        return value.attr in ("T", "mT") and may(value.value)
+    if kind is ast.Call:
+        func = value.func
+        if any(k.arg in (None, "dtype") for k in value.keywords) or any(isinstance(a, ast.Starred) for a in value.args):
+            return True  # `jnp.asarray(x, dtype=bool)`, `f(*args)`
+        if isinstance(func, ast.Name) and func.id in builtins:
+            return func.id == "bool"
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+        if name in ("where", "select"):  # the category of the values chosen from; `jnp.where(c, size=k)`: indices
+            return len(value.args) >= 3 and may(value.args[1]) and may(value.args[2])
+        return True
+    return kind is ast.NamedExpr
+
+
+_BUILTIN_NAMES = frozenset(dir(builtins))
+
+
+def _unshadowed_builtins(screen: Screen) -> frozenset[str]:
+    """The builtins' names that nothing in the module binds (no import, assignment, def or parameter)."""
+    return _BUILTIN_NAMES - screen.imports.keys() - _other_bindings(screen)
 
 
 def _seed(value: ast.AST, words: frozenset[str]) -> tuple[str, ...] | None:
