@@ -18,7 +18,7 @@ from typing import Sequence
 import libcst as cst
 from libcst.metadata import ScopeProvider
 
-from jaxfix.analysis.arrays import ARRAY_VALUE, RecordedArray, loud_use
+from jaxfix.analysis.arrays import ARRAY_VALUE, CalledArray, RecordedArray, loud_use
 from jaxfix.analysis.dataflow import ARRAY_METHODS, Blocker, block_activity, body_statements, returns_one_array
 from jaxfix.analysis.metadata import children
 from jaxfix.analysis.screen import Screen, array_bindings, dotted
@@ -443,7 +443,7 @@ class BatchLoopToVmap(Codemod):
             return self.decline(node, f"not rewritten: {refused}; not reported: over an index alone this is usually host-side arithmetic")
         if random:
             message += _RANDOM_NOTE
-        if isinstance(assumed, RecordedArray):
+        if isinstance(assumed, (RecordedArray, CalledArray)):
             message += "; " + assumed.evidence()
         elif assumed[0]:
             array, why, use = assumed
@@ -453,7 +453,7 @@ class BatchLoopToVmap(Codemod):
             )
         self.report(node, message + self._unsafe_note(), fix)
 
-    def _assumed_rows(self, batch: "_Batch") -> tuple | RecordedArray | None:
+    def _assumed_rows(self, batch: "_Batch") -> tuple | RecordedArray | CalledArray | None:
         """(name, why, use) when the one array a comprehension walks is not proven to be an array but is a
         non-static argument of a traced function or a library call's output that is one array by convention (a
         Flax module's `apply`), and the element uses the variable in a way that raises on a tuple, list or dict
@@ -469,7 +469,7 @@ class BatchLoopToVmap(Codemod):
         output = self.context.arrays.library_output(array) if function is None else None
         use = loud_use(self.context, variable, batch.element) if function is not None or output is not None else None
         if use is None:
-            return self.context.arrays.recorded_argument(array)
+            return self.context.arrays.argument_evidence(array)
         if function is not None:
             return (array.value, f"a non-static argument of `{function}`, which JAX traces", use)
         return (array.value, f"the output of `{output}`, one array by the library's convention", use)
@@ -494,9 +494,9 @@ class BatchLoopToVmap(Codemod):
             batch.append = statements[-1]
         if batch is None:
             return
-        # Each array the loop walks is proven one, or a recorded run saw one there in every call.
+        # Each array the loop walks is proven one, or a recorded run or every call in the project passed one there.
         unproven = [a for a in batch.arrays if not (isinstance(a, _Count) or self._is_array(a))]
-        recorded = [self.context.arrays.recorded_argument(a) for a in unproven]
+        recorded = [self.context.arrays.argument_evidence(a) for a in unproven]
         if None in recorded:
             return
         creation = self._creation(node, collector)

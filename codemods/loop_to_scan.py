@@ -400,7 +400,7 @@ class _ScanAnalysis:
         self.restarted: set[str] = set()
         self.assumed: list[str] = []
         self.assumed_in: str | None = None
-        self.recorded = None  # the RecordedArray the walked rows are known by, where no proof is found
+        self.recorded = None  # the evidence (RecordedArray, CalledArray) the walked rows are known by, short of proof
         self.assumed_outputs: list[tuple[str, str]] = []
 
     def run(self) -> ScanFinding | None:
@@ -602,7 +602,7 @@ class _ScanAnalysis:
         if self.traced.kind(array) is not Kind.TRACED:
             return None
         if not self._surely_array(array, self.loop, frozenset()):
-            recorded = self.context.arrays.recorded_argument(array)
+            recorded = self.context.arrays.argument_evidence(array)
             if recorded is not None:
                 self.recorded = recorded
                 return _Iteration("rows", reverse, "static", None, array=array)
@@ -610,7 +610,8 @@ class _ScanAnalysis:
             self.why = (
                 f"`{shown}` is traced but not proven to be a JAX array (a list or tuple of arrays unrolls by design); "
                 f"if it is one, annotate it (`{shown}: jax.Array`) and JF102 rewrites the loop over its rows, or record a "
-                "run that calls the function (`jaxfix record -- pytest`) and JF102 offers the rewrite on that evidence"
+                "run that calls the function (`jaxfix record -- pytest`) and JF102 offers the rewrite on that evidence "
+                "(as it does where every call in the project passes an array)"
                 if isinstance(array, cst.Name)
                 else f"`{shown}` is traced but not proven to be a JAX array (a list or tuple of arrays unrolls by design)"
             )
@@ -1456,13 +1457,13 @@ def _may_be_rows(screen: Screen, expr: ast.expr, seen: frozenset = frozenset()) 
 
 def _name_may_be_rows(screen: Screen, name: str, seen: frozenset) -> bool:
     """A name, matched in any scope: used as only arrays are (`_used_as_arrays`: `_name_is_array`'s evidence), an
-    annotated parameter or a bare annotation (ArrayAnalysis), a parameter of a function a recorded run saw
-    (ArrayAnalysis.recorded_argument), or bound by `=`, `:=` or `op=` to a value that may be
+    annotated parameter or a bare annotation (ArrayAnalysis), a parameter of a function a recorded run saw or the
+    project's calls pass arrays (ArrayAnalysis.argument_evidence), or bound by `=`, `:=` or `op=` to a value that may be
     an array (the reaching definitions value_kinds follows). Loop, `with` and `except` targets, unpacking, imports,
     defs and unannotated parameters without such a use never hold an array there."""
     if name in seen:
         return True  # a cycle: decided by the bindings outside it
-    if name in _used_as_arrays(screen) or name in screen.recorded_params:
+    if name in _used_as_arrays(screen) or name in screen.evidence_params:
         return True
     seen = seen | {name}
     for how, value in _value_bindings(screen).get(name, ()):
