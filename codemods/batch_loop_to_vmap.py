@@ -240,6 +240,13 @@ class BatchLoopToVmap(Codemod):
       `xs` bound once to a model's output, one array by the library's convention (a Flax module's
       `model.apply(variables, x)` without `mutable=`, a TrainState's `state.apply_fn(...)`, a Haiku
       `net.apply(params, x)`). The message names the value it assumes is an array.
+    - **May compute different numbers.** Evidence, not proof: a comprehension or loop over an unannotated
+      argument of a traced function whose element a tuple would not make raise (`x * 2`) is rewritten when a
+      recorded run (`jaxfix record`) saw one array there in every call, or when every call of the function in
+      the project passes one (`jnp.ones((4, 3))`, or a local bound once to such a call; no evidence when the
+      function is also used as a value, or a call the project index cannot resolve bears its name). A caller
+      outside the project that passes a tuple would get other numbers. The message names the evidence;
+      `jaxfix apply --verify` keeps the fix only where the function verifies.
     - **Fails loudly.** `zip(xs, ys)` and `map(f, xs, ys)` stop at the shortest array; jax.vmap raises when the
       lengths differ (ValueError: "vmap got inconsistent sizes for array axes to be mapped").
     - **Same numbers.** The loop forms: after the rewrite the list's (or buffer's) name holds the stacked
@@ -267,7 +274,8 @@ class BatchLoopToVmap(Codemod):
     - NumPy data preparation (`np.stack`, `np.array`), and lists over anything not proven to be a JAX array
       (a parameter without a `jax.Array` annotation outside traced code, a static argument, a Python list of
       arrays, a pytree of layer parameters; an unannotated traced argument whose element uses it only in ways
-      a tuple accepts too): their elements may differ in shape, and vmap would walk the leaves of a pytree.
+      a tuple accepts too, unless a recorded run or every call in the project shows it to be one array): their
+      elements may differ in shape, and vmap would walk the leaves of a pytree.
     - Loops that carry state from one element to the next (JF102's scan, or JF101's), whose variable is
       read after the loop, or that a closure of the function may observe; loops whose list is not created
       empty just before them, is appended to conditionally, or is used otherwise than stacked once after the

@@ -217,6 +217,13 @@ class LoopToScan(Codemod):
       module's `model.apply(variables, x)` (not with `mutable=` or `capture_intermediates=`, which return a
       tuple), a TrainState's `state.apply_fn(...)`, a Haiku `net.apply(params, x)`. The message names the
       values it assumes are arrays.
+    - **May compute different numbers.** Evidence, not proof: a loop over the rows of an unannotated argument
+      of a traced function (`for x in xs`) is rewritten where a recorded run (`jaxfix record`) saw one array
+      there in every call, or where every call of the function in the project passes one (`jnp.ones((8, 4))`,
+      `jax.random.normal(key, (8, 4))`, or a local bound once to such a call; no evidence when the function is
+      also used as a value, or a call the project index cannot resolve bears its name). A caller outside the
+      project that passes a tuple of rows would get other numbers (the scan walks the rows of each leaf). The
+      message names the evidence; `jaxfix apply --verify` keeps the fix only where the function verifies.
     - **Runs where the original raised, or fails loudly.** A loop of zero steps: `jnp.stack([])` raises, the
       scan returns an empty array of shape `(0, ...)` (`verify` compares nothing where the original raised). A
       carry started from the first step's shape reads the first row (`xs[0]`, `rewards[0]`) to trace that
@@ -232,7 +239,8 @@ class LoopToScan(Codemod):
 
     ## When it stays quiet
     - Loops outside traced code; loops over lists, tuples, pytrees (the layers of a model), NumPy data,
-      `zip`/`enumerate`; loops whose carried values are all static (computed at trace time).
+      `zip`/`enumerate`; loops whose carried values are all static (computed at trace time); loops over an
+      unannotated argument that neither a recorded run nor every call in the project shows to be one array.
     - Loops in functions that only eager `jax.vmap`/`jax.grad` reach (no `jax.jit`, pmap or lax body): there
       each call traces the lax loop's body anew and compiles it again (10 compilations in 10 calls of the
       corpus's `eager_vmap_only`, 4.5x slower than the Python loop). A loop of a traced length is still fixed:

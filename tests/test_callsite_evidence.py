@@ -190,3 +190,26 @@ def test_editing_a_caller_re_checks_the_callee(tmp_path: Path) -> None:
     train.write_text(train.read_text().replace("jnp.ones((8, 4))", "(jnp.ones(4), jnp.ones(4))"))
     again = invoke_in(folder, "check", "--select", "JF102", ".")
     assert again.exit_code == 0 and "0 findings" in again.output, again.output
+
+
+def test_the_docs_show_the_message_check_prints(tmp_path: Path) -> None:
+    ((_, diagnostic),) = project_findings(_copy(ROWS_CASE, tmp_path), LoopToScan)
+    evidence = diagnostic.message[diagnostic.message.index("evidence: ") :].split("; keep the Python loop")[0]
+    docs = " ".join((Path(corpus.ROOT).parent / "docs" / "how-it-works.md").read_text().split())
+    assert f'"{evidence}"' in docs
+
+
+def test_apply_verify_keeps_the_fix_only_where_it_finds_inputs_to_check_it(tmp_path: Path) -> None:
+    """train.py's calls are evidence for the rewrite, not inputs for `--verify` (it reads the module's own calls
+    and the project's tests): without a test the fix is reverted; with one that calls `encode`, it verifies."""
+    folder = _copy(ROWS_CASE, tmp_path)
+    (folder / "pyproject.toml").write_text("")
+    before = (folder / "model.py").read_text()
+    reverted = invoke_in(folder, "apply", "--verify", "--select", "JF102", "--max-examples", "5", ".")
+    assert reverted.exit_code == 0 and "reverted model.py::encode" in reverted.output, reverted.output
+    assert (folder / "model.py").read_text() == before
+    test = "import jax.numpy as jnp\nimport model\n\n\ndef test_encode():\n    model.encode(jnp.zeros(4), jnp.ones((8, 4)), jnp.eye(4))\n"
+    (folder / "test_model.py").write_text(test)
+    kept = invoke_in(folder, "apply", "--verify", "--select", "JF102", "--max-examples", "5", ".")
+    assert kept.exit_code == 0 and "fixed model.py (1 fix; verified: encode)" in kept.output, kept.output
+    assert (folder / "model.py").read_text() == (ROWS_CASE / "after" / "model.py").read_text()
