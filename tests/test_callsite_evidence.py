@@ -97,6 +97,12 @@ def test_a_parameter_left_to_its_default_or_bound_by_partial_is_no_evidence(tmp_
     assert _evidence(tmp_path, caller, model) == {"h": 2, "xs": 2}
 
 
+def test_extra_positional_arguments_are_not_given_to_a_keyword_only_parameter(tmp_path: Path) -> None:
+    model = MODEL.replace("def encode(h, xs, w):", "def encode(h, *rest, xs=None, w=None):")
+    caller = "import jax.numpy as jnp\nimport model\n\n\ndef run():\n    return model.encode(jnp.zeros(4), jnp.ones((8, 4)), jnp.eye(4))\n"
+    assert _evidence(tmp_path, caller, model) == {"h": 1}
+
+
 @pytest.mark.parametrize(
     "escape",
     [
