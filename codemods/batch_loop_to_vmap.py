@@ -18,7 +18,7 @@ from typing import Sequence
 import libcst as cst
 from libcst.metadata import ScopeProvider
 
-from jaxfix.analysis.arrays import ARRAY_VALUE, RecordedArray, loud_use
+from jaxfix.analysis.arrays import ARRAY_VALUE, CalledArray, RecordedArray, loud_use
 from jaxfix.analysis.dataflow import ARRAY_METHODS, Blocker, block_activity, body_statements, returns_one_array
 from jaxfix.analysis.metadata import children
 from jaxfix.analysis.screen import Screen, array_bindings, dotted
@@ -240,6 +240,13 @@ class BatchLoopToVmap(Codemod):
       `xs` bound once to a model's output, one array by the library's convention (a Flax module's
       `model.apply(variables, x)` without `mutable=`, a TrainState's `state.apply_fn(...)`, a Haiku
       `net.apply(params, x)`). The message names the value it assumes is an array.
+    - **May compute different numbers.** Evidence, not proof: a comprehension or loop over an unannotated
+      argument of a traced function whose element a tuple would not make raise (`x * 2`) is rewritten when a
+      recorded run (`jaxfix record`) saw one array there in every call, or when every call of the function in
+      the project passes one (`jnp.ones((4, 3))`, or a local bound once to such a call; no evidence when the
+      function is also used as a value, or a call the project index cannot resolve bears its name). A caller
+      outside the project that passes a tuple would get other numbers. The message names the evidence;
+      `jaxfix apply --verify` keeps the fix only where the function verifies.
     - **Fails loudly.** `zip(xs, ys)` and `map(f, xs, ys)` stop at the shortest array; jax.vmap raises when the
       lengths differ (ValueError: "vmap got inconsistent sizes for array axes to be mapped").
     - **Same numbers.** The loop forms: after the rewrite the list's (or buffer's) name holds the stacked
@@ -267,7 +274,8 @@ class BatchLoopToVmap(Codemod):
     - NumPy data preparation (`np.stack`, `np.array`), and lists over anything not proven to be a JAX array
       (a parameter without a `jax.Array` annotation outside traced code, a static argument, a Python list of
       arrays, a pytree of layer parameters; an unannotated traced argument whose element uses it only in ways
-      a tuple accepts too): their elements may differ in shape, and vmap would walk the leaves of a pytree.
+      a tuple accepts too, unless a recorded run or every call in the project shows it to be one array): their
+      elements may differ in shape, and vmap would walk the leaves of a pytree.
     - Loops that carry state from one element to the next (JF102's scan, or JF101's), whose variable is
       read after the loop, or that a closure of the function may observe; loops whose list is not created
       empty just before them, is appended to conditionally, or is used otherwise than stacked once after the
@@ -443,7 +451,7 @@ class BatchLoopToVmap(Codemod):
             return self.decline(node, f"not rewritten: {refused}; not reported: over an index alone this is usually host-side arithmetic")
         if random:
             message += _RANDOM_NOTE
-        if isinstance(assumed, RecordedArray):
+        if isinstance(assumed, (RecordedArray, CalledArray)):
             message += "; " + assumed.evidence()
         elif assumed[0]:
             array, why, use = assumed
@@ -453,7 +461,7 @@ class BatchLoopToVmap(Codemod):
             )
         self.report(node, message + self._unsafe_note(), fix)
 
-    def _assumed_rows(self, batch: "_Batch") -> tuple | RecordedArray | None:
+    def _assumed_rows(self, batch: "_Batch") -> tuple | RecordedArray | CalledArray | None:
         """(name, why, use) when the one array a comprehension walks is not proven to be an array but is a
         non-static argument of a traced function or a library call's output that is one array by convention (a
         Flax module's `apply`), and the element uses the variable in a way that raises on a tuple, list or dict
@@ -469,7 +477,7 @@ class BatchLoopToVmap(Codemod):
         output = self.context.arrays.library_output(array) if function is None else None
         use = loud_use(self.context, variable, batch.element) if function is not None or output is not None else None
         if use is None:
-            return self.context.arrays.recorded_argument(array)
+            return self.context.arrays.argument_evidence(array)
         if function is not None:
             return (array.value, f"a non-static argument of `{function}`, which JAX traces", use)
         return (array.value, f"the output of `{output}`, one array by the library's convention", use)
@@ -494,9 +502,9 @@ class BatchLoopToVmap(Codemod):
             batch.append = statements[-1]
         if batch is None:
             return
-        # Each array the loop walks is proven one, or a recorded run saw one there in every call.
+        # Each array the loop walks is proven one, or a recorded run or every call in the project passed one there.
         unproven = [a for a in batch.arrays if not (isinstance(a, _Count) or self._is_array(a))]
-        recorded = [self.context.arrays.recorded_argument(a) for a in unproven]
+        recorded = [self.context.arrays.argument_evidence(a) for a in unproven]
         if None in recorded:
             return
         creation = self._creation(node, collector)

@@ -217,6 +217,13 @@ class LoopToScan(Codemod):
       module's `model.apply(variables, x)` (not with `mutable=` or `capture_intermediates=`, which return a
       tuple), a TrainState's `state.apply_fn(...)`, a Haiku `net.apply(params, x)`. The message names the
       values it assumes are arrays.
+    - **May compute different numbers.** Evidence, not proof: a loop over the rows of an unannotated argument
+      of a traced function (`for x in xs`) is rewritten where a recorded run (`jaxfix record`) saw one array
+      there in every call, or where every call of the function in the project passes one (`jnp.ones((8, 4))`,
+      `jax.random.normal(key, (8, 4))`, or a local bound once to such a call; no evidence when the function is
+      also used as a value, or a call the project index cannot resolve bears its name). A caller outside the
+      project that passes a tuple of rows would get other numbers (the scan walks the rows of each leaf). The
+      message names the evidence; `jaxfix apply --verify` keeps the fix only where the function verifies.
     - **Runs where the original raised, or fails loudly.** A loop of zero steps: `jnp.stack([])` raises, the
       scan returns an empty array of shape `(0, ...)` (`verify` compares nothing where the original raised). A
       carry started from the first step's shape reads the first row (`xs[0]`, `rewards[0]`) to trace that
@@ -232,7 +239,8 @@ class LoopToScan(Codemod):
 
     ## When it stays quiet
     - Loops outside traced code; loops over lists, tuples, pytrees (the layers of a model), NumPy data,
-      `zip`/`enumerate`; loops whose carried values are all static (computed at trace time).
+      `zip`/`enumerate`; loops whose carried values are all static (computed at trace time); loops over an
+      unannotated argument that neither a recorded run nor every call in the project shows to be one array.
     - Loops in functions that only eager `jax.vmap`/`jax.grad` reach (no `jax.jit`, pmap or lax body): there
       each call traces the lax loop's body anew and compiles it again (10 compilations in 10 calls of the
       corpus's `eager_vmap_only`, 4.5x slower than the Python loop). A loop of a traced length is still fixed:
@@ -400,7 +408,7 @@ class _ScanAnalysis:
         self.restarted: set[str] = set()
         self.assumed: list[str] = []
         self.assumed_in: str | None = None
-        self.recorded = None  # the RecordedArray the walked rows are known by, where no proof is found
+        self.recorded = None  # the evidence (RecordedArray, CalledArray) the walked rows are known by, short of proof
         self.assumed_outputs: list[tuple[str, str]] = []
 
     def run(self) -> ScanFinding | None:
@@ -602,7 +610,7 @@ class _ScanAnalysis:
         if self.traced.kind(array) is not Kind.TRACED:
             return None
         if not self._surely_array(array, self.loop, frozenset()):
-            recorded = self.context.arrays.recorded_argument(array)
+            recorded = self.context.arrays.argument_evidence(array)
             if recorded is not None:
                 self.recorded = recorded
                 return _Iteration("rows", reverse, "static", None, array=array)
@@ -610,7 +618,8 @@ class _ScanAnalysis:
             self.why = (
                 f"`{shown}` is traced but not proven to be a JAX array (a list or tuple of arrays unrolls by design); "
                 f"if it is one, annotate it (`{shown}: jax.Array`) and JF102 rewrites the loop over its rows, or record a "
-                "run that calls the function (`jaxfix record -- pytest`) and JF102 offers the rewrite on that evidence"
+                "run that calls the function (`jaxfix record -- pytest`) and JF102 offers the rewrite on that evidence "
+                "(as it does where every call in the project passes an array)"
                 if isinstance(array, cst.Name)
                 else f"`{shown}` is traced but not proven to be a JAX array (a list or tuple of arrays unrolls by design)"
             )
@@ -1456,13 +1465,13 @@ def _may_be_rows(screen: Screen, expr: ast.expr, seen: frozenset = frozenset()) 
 
 def _name_may_be_rows(screen: Screen, name: str, seen: frozenset) -> bool:
     """A name, matched in any scope: used as only arrays are (`_used_as_arrays`: `_name_is_array`'s evidence), an
-    annotated parameter or a bare annotation (ArrayAnalysis), a parameter of a function a recorded run saw
-    (ArrayAnalysis.recorded_argument), or bound by `=`, `:=` or `op=` to a value that may be
+    annotated parameter or a bare annotation (ArrayAnalysis), a parameter of a function a recorded run saw or the
+    project's calls pass arrays (ArrayAnalysis.argument_evidence), or bound by `=`, `:=` or `op=` to a value that may be
     an array (the reaching definitions value_kinds follows). Loop, `with` and `except` targets, unpacking, imports,
     defs and unannotated parameters without such a use never hold an array there."""
     if name in seen:
         return True  # a cycle: decided by the bindings outside it
-    if name in _used_as_arrays(screen) or name in screen.recorded_params:
+    if name in _used_as_arrays(screen) or name in screen.evidence_params:
         return True
     seen = seen | {name}
     for how, value in _value_bindings(screen).get(name, ()):

@@ -180,6 +180,24 @@ class RecordedArray:
         )
 
 
+@dataclass(frozen=True)
+class CalledArray:
+    """A parameter that every call in the project passes an array (ArrayAnalysis.called_argument)."""
+
+    function: str
+    name: str
+    sites: int  # the calls in the project that reach the function
+
+    def evidence(self) -> str:
+        """What a message says of it: `evidence: every call of `encode` in the project passes an array for `xs`
+        (2 call sites); not proven for callers outside it: check with `jaxfix apply --verify``."""
+        sites = "1 call site" if self.sites == 1 else f"{self.sites} call sites"
+        return (
+            f"evidence: every call of `{self.function}` in the project passes an array for `{self.name}` ({sites}); "
+            "not proven for callers outside it: check with `jaxfix apply --verify`"
+        )
+
+
 class ArrayAnalysis:
     def __init__(self, context: ModuleContext) -> None:
         self._context = context
@@ -310,7 +328,49 @@ class ArrayAnalysis:
         would compute other values without an error: a rule that relies on this offers an unsafe fix that
         says so, for `jaxfix apply --verify` to check with inputs from the same record."""
         facts = self._context.project.recorded
-        if not facts or not isinstance(expr, cst.Name):
+        found = self._traced_parameter(expr) if facts else None
+        if found is None:
+            return None
+        function, param, qualname = found
+        recorded = facts.get(qualname)
+        if recorded is None:
+            return None
+        positional = [*function.params.posonly_params, *function.params.params]
+        if len(positional) != len(recorded.positional):
+            return None  # recorded from another version of the function
+        if param in positional:
+            rank = recorded.positional[positional.index(param)]
+        else:
+            rank = recorded.keywords.get(param.name.value)
+        if rank is None or self._passed_a_container(function, param):
+            return None
+        return RecordedArray(function.name.value, param.name.value, rank, recorded.calls)
+
+    def called_argument(self, expr: cst.BaseExpression) -> CalledArray | None:
+        """Evidence from the project's calls, not proof: for a name that is only ever a non-static parameter of a
+        traced function which every call in the project passes an array (project.py's
+        `Project.call_site_evidence`), how many calls; else None. A caller outside the project may pass a
+        tuple, where scanning or mapping over the parameter would compute other values without an error: a
+        rule that relies on this offers an unsafe fix that says so, for `jaxfix apply --verify` to check."""
+        facts = getattr(self._context.project, "called_with", None)
+        found = self._traced_parameter(expr) if facts else None
+        if found is None:
+            return None
+        function, param, qualname = found
+        sites = facts.get(qualname, {}).get(param.name.value)
+        if sites is None or self._passed_a_container(function, param):
+            return None
+        return CalledArray(function.name.value, param.name.value, sites)
+
+    def argument_evidence(self, expr: cst.BaseExpression) -> RecordedArray | CalledArray | None:
+        """What shows `expr`, a parameter of a traced function, to hold an array short of proof: a recorded run
+        (`recorded_argument`), else the project's calls (`called_argument`); None when neither does."""
+        return self.recorded_argument(expr) or self.called_argument(expr)
+
+    def _traced_parameter(self, expr: cst.BaseExpression) -> tuple[cst.FunctionDef, cst.Param, str] | None:
+        """(function, parameter, the function's qualified name) for a name that is only ever a non-static
+        parameter (not `*args`/`**kwargs`, not annotated as anything but an array) of a traced function."""
+        if not isinstance(expr, cst.Name):
             return None
         owner = self.owner(expr)
         if not isinstance(owner, FunctionScope):
@@ -328,19 +388,7 @@ class ArrayAnalysis:
         if not traced.is_traced(function) or traced.param_kind(function, expr.value) is not Kind.TRACED:
             return None
         qualname = next((q for q, node in self._qualified_defs.items() if node is function), None)
-        recorded = facts.get(qualname) if qualname is not None else None
-        if recorded is None:
-            return None
-        positional = [*function.params.posonly_params, *function.params.params]
-        if len(positional) != len(recorded.positional):
-            return None  # recorded from another version of the function
-        if param in positional:
-            rank = recorded.positional[positional.index(param)]
-        else:
-            rank = recorded.keywords.get(expr.value)
-        if rank is None or self._passed_a_container(function, param):
-            return None
-        return RecordedArray(function.name.value, expr.value, rank, recorded.calls)
+        return (function, param, qualname) if qualname is not None else None
 
     @cached_property
     def _qualified_defs(self) -> dict:

@@ -31,7 +31,7 @@ from jaxfix.analysis import libraries
 from jaxfix.analysis.recording import Recorded, read_record
 from jaxfix.files import Resolver
 
-INDEX_FORMAT = 2  # 2: a store into an attribute or item (`config.x = 1`) rebinds no name
+INDEX_FORMAT = 3  # 2: a store into an attribute or item (`config.x = 1`) rebinds no name; 3: call-site evidence
 MAX_FILES = 20_000  # a "project" larger than this is not one: only the given paths are indexed
 _SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", "env", "__pycache__", "node_modules", ".tox",
                         ".nox", ".mypy_cache", ".pytest_cache", ".jaxfix_cache", "site-packages", "build", "dist",
@@ -110,12 +110,15 @@ def _ref(node: ast.AST | None, depth: int = 0):
 
 
 def _call(node: ast.Call, depth: int = 0) -> dict:
-    return {
+    call = {
         "f": _ref(node.func, depth),
         "a": [None if isinstance(a, ast.Starred) else _ref(a, depth) for a in node.args],
         "k": {k.arg: _ref(k.value, depth) for k in node.keywords if k.arg is not None},
         "s": 1 if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords) else 0,
     }
+    if call["f"] is None and isinstance(node.func, ast.Attribute):
+        call["m"] = node.func.attr  # `super().encode(x)`, `models[0].encode(x)`: a call of some `encode`
+    return call
 
 
 def _params(args: ast.arguments) -> tuple[list[str], dict[str, object], dict[str, str]]:
@@ -658,28 +661,33 @@ class ModuleFacts:
     """What the project tells one module: `traced` maps a function's qualified name in the module (`f`,
     `Class.method`) to (the transformations that reach it, its parameters' kinds); `static_attrs` maps it to
     {parameter: attributes of it that are static} (`self`'s hyperparameters, a static config's fields);
-    `recorded` maps it to what `jaxfix record` saw it called with (recording.py's `Recorded`)."""
+    `recorded` maps it to what `jaxfix record` saw it called with (recording.py's `Recorded`); `called_with`
+    maps it to {parameter: call sites} for the parameters every call in the project passes an array
+    (`Project.call_site_evidence`)."""
 
     traced: Mapping[str, tuple[tuple[str, ...], Mapping[str, int]]] = field(default_factory=dict)
     static_attrs: Mapping[str, Mapping[str, tuple[str, ...]]] = field(default_factory=dict)
     recorded: Mapping[str, Recorded] = field(default_factory=dict)
+    called_with: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
 
     def __bool__(self) -> bool:
-        return bool(self.traced) or bool(self.static_attrs) or bool(self.recorded)
+        return bool(self.traced) or bool(self.static_attrs) or bool(self.recorded) or bool(self.called_with)
 
     def digest(self) -> str:
-        data = json.dumps([self.traced, self.static_attrs, self.recorded], sort_keys=True, default=list)
+        data = json.dumps([self.traced, self.static_attrs, self.recorded, self.called_with], sort_keys=True, default=list)
         return hashlib.sha256(data.encode()).hexdigest()
 
     @classmethod
     def from_json(cls, data: dict) -> "ModuleFacts":
         traced = {k: (tuple(t), dict(p)) for k, (t, p) in data["traced"].items()}
         static = {k: {p: tuple(a) for p, a in v.items()} for k, v in data["static_attrs"].items()}
-        return cls(traced, static)
+        called = {k: {p: int(n) for p, n in v.items()} for k, v in data["called_with"].items()}
+        return cls(traced, static, called_with=called)
 
     def to_json(self) -> dict:
         return {"traced": {k: [list(t), dict(p)] for k, (t, p) in self.traced.items()},
-                "static_attrs": {k: {p: list(a) for p, a in v.items()} for k, v in self.static_attrs.items()}}  # fmt: skip
+                "static_attrs": {k: {p: list(a) for p, a in v.items()} for k, v in self.static_attrs.items()},
+                "called_with": {k: dict(v) for k, v in self.called_with.items()}}  # fmt: skip
 
 
 EMPTY = ModuleFacts()
@@ -709,6 +717,8 @@ class Project:
         self._resolved: dict[tuple, list[tuple]] = {}
         self._config_cache: dict[Key, frozenset[str]] = {}
         self.recorded: dict[str, dict[str, Recorded]] = {}  # relative path → qualified name → what was recorded
+        self._called_by_libraries: set[Key] = set()  # functions a library calls by convention (callers unseen)
+        self._call_sites: dict[Key, dict[str, int]] | None = None
 
     # ---- building --------------------------------------------------------------------------------------------
 
@@ -824,16 +834,19 @@ class Project:
             self._by_module = {}
             for key in sorted(set(solved) | set(self._static_attrs)):
                 self._by_module.setdefault(key[0], []).append(key[1])
-        traced, static = {}, {}
+        traced, static, called = {}, {}, {}
+        evidence = self.call_site_evidence()
         for qual in self._by_module.get(module, ()):
             seed = solved.get((module, qual))
             if seed is not None and not seed.local:
                 traced[qual] = (tuple(sorted(seed.transforms)), dict(sorted(seed.kinds.items())))
+            if (module, qual) in evidence:
+                called[qual] = dict(sorted(evidence[(module, qual)].items()))
         for qual in self._by_module.get(module, ()):
             attrs = self._static_attrs.get((module, qual))
             if attrs and (module, qual) in solved and any(attrs.values()):
                 static[qual] = {p: tuple(sorted(a)) for p, a in sorted(attrs.items()) if a}
-        return ModuleFacts(traced, static)
+        return ModuleFacts(traced, static, called_with=called)
 
     # ---- names -----------------------------------------------------------------------------------------------
 
@@ -1210,6 +1223,7 @@ class Project:
             return
         names = self._qualified_names(module, decorator)
         if names & libraries.TRACED_DECORATORS:
+            self._called_by_libraries.add((module, qual))
             mark((module, qual), [CONVENTION], self._convention_kinds(module, info), False)
 
     def _qualified_names(self, module: str, ref) -> set[str]:
@@ -1283,6 +1297,7 @@ class Project:
                                 for p in [*info["params"][:target[3]], *(target[4] if len(target) > 4 else ())]:
                                     if p in kinds and p not in ("self", "cls"):
                                         kinds[p] = STATIC
+                                self._called_by_libraries.add((target[1], target[2]))
                                 mark((target[1], target[2]), [CONVENTION], kinds, False)
 
     def _seed_targets(self, module: str, function: str | None, ref, transform: str, options: dict, mark,
@@ -1356,11 +1371,127 @@ class Project:
                     key = (owner_module, f"{owner}.{method}")
                     info = self._info(key)
                     if info is not None and not any(self._is_property(owner_module, d) for d in info["dec"]):
+                        self._called_by_libraries.add(key)
                         mark(key, [CONVENTION], self._convention_kinds(owner_module, info), False)
 
     def _is_property(self, module: str, decorator) -> bool:
         return decorator is not None and "n" in decorator and decorator["n"].split(".")[-1] in (
             "property", "cached_property", "nowrap", "setter", "staticmethod", "classmethod", "abstractmethod")
+
+    # ---- call-site evidence ----------------------------------------------------------------------------------
+
+    def call_site_evidence(self) -> dict[Key, dict[str, int]]:
+        """For each traced function, its parameters that every call site in the project passes an array, with the
+        number of sites (at least one): evidence for the rules (ArrayAnalysis.called_argument), not proof, as a
+        caller outside the project may pass anything. An array is the value of a call of an array constructor
+        (`ARRAY_MAKERS`: `jnp.ones(...)`, `jax.random.normal(...)`), there or through a local bound once to one;
+        a literal, tuple, list, parameter of the caller or any other name is not. No evidence for a function a
+        call could reach unseen: one a library calls by convention, a dunder, one wrapped by a decorator other
+        than a JAX transformation, one whose name appears as a value anywhere (passed, stored, returned: called
+        elsewhere through it), that a call the index cannot resolve names (`model.encode(x)` on an unannotated
+        `model`), or a method whose name another class defines too (an override); nor for a parameter some call leaves out, binds with `partial`, or passes through
+        `*args`/`**kwargs`."""
+        if self._call_sites is not None:
+            return self._call_sites
+        solved = self.solve()
+        sites: dict[Key, int] = {}
+        not_arrays: dict[Key, set[str]] = {}
+        unresolved: set[str] = set()  # the last names of callees the index cannot resolve
+        values: set[str] = set()  # the last names of names used as values
+        methods: dict[str, int] = {}  # how many classes define a method of each name
+        for module, summary in self.modules.items():
+            if summary["module"] != module:
+                continue
+            for info in summary["classes"].values():
+                for method in info["methods"]:
+                    methods[method] = methods.get(method, 0) + 1
+            for value in summary["assigns"].values():
+                _value_names(value, values)
+            for info in summary["classes"].values():  # a class body's calls are not among the summary's calls
+                for spec in info["fields"].values():
+                    _value_names(spec.get("value"), values, calls=True)
+                for decorator in info["dec"]:
+                    _value_names(decorator, values, calls=True)
+            scopes: list[tuple[str | None, list]] = [(None, summary["calls"])]
+            for qual, info in summary["functions"].items():
+                scopes.append((qual, info["calls"]))
+                for group in (info["locals"].values(), info["returns"], info["self_assigned"].values()):
+                    for value in group:
+                        _value_names(value, values)
+                for value in [*info["dec"], *info["defaults"].values()]:  # neither is walked for calls
+                    _value_names(value, values, calls=True)
+            for qual, calls in scopes:
+                for call in calls:
+                    for ref in (*call["a"], *call["k"].values()):
+                        _value_names(ref, values)
+                    callee = call["f"]
+                    if callee is None or "n" not in callee:
+                        if "m" in call:
+                            unresolved.add(call["m"])
+                        continue
+                    targets = self._resolve_dotted(module, qual, callee["n"], 0)
+                    if not targets:
+                        unresolved.add(callee["n"].rpartition(".")[2])
+                    for target in targets:
+                        key = (target[1], target[2]) if target[0] == "func" else None
+                        if key is None or key not in solved:
+                            continue
+                        sites[key] = sites.get(key, 0) + 1
+                        self._count_site(module, qual, call, target, not_arrays.setdefault(key, set()))
+        found: dict[Key, dict[str, int]] = {}
+        for key, count in sites.items():
+            name = key[1].rpartition(".")[2]
+            if name in unresolved or name in values or name.startswith("__") or key in self._called_by_libraries:
+                continue
+            if "<locals>" not in key[1] and "." in key[1] and methods.get(name, 0) > 1:
+                continue  # `self.encode(x)` in a base class may run a subclass's `encode`: sites not told apart
+            info = self._info(key)
+            if any(self._transform(key[0], None, decorator)[0] is None for decorator in info["dec"]):
+                continue  # a wrapper in between may pass anything on
+            arrays = {p: count for p in info["params"] if p not in not_arrays[key]}
+            if arrays:
+                found[key] = arrays
+        self._call_sites = found
+        return found
+
+    def _count_site(self, module: str, caller: str | None, call: dict, target: tuple, not_arrays: set[str]) -> None:
+        """Add to `not_arrays` the parameters of `target` (a resolved "func") that `call` does not surely pass an
+        array: all of them for a call with `*args` or `**kwargs`."""
+        info = self._info((target[1], target[2]))
+        params = info["params"]
+        if call.get("s"):
+            not_arrays.update(params)
+            return
+        bound, keywords = target[3], target[4] if len(target) > 4 else frozenset()
+        kwonly = set(info.get("kwonly", ()))
+        given = dict(zip([p for p in params if p not in kwonly][bound:], call["a"]))
+        given.update((k, v) for k, v in call["k"].items() if k in params)
+        for p in params:
+            if p not in not_arrays and (p in keywords or p not in given or not self._passes_array(module, caller, given[p])):
+                not_arrays.add(p)
+
+    def _passes_array(self, module: str, function: str | None, ref, through_local: bool = True) -> bool:
+        """Whether `ref`, read in `function`, is surely an array: a call of an array constructor, or a name bound
+        once, in the function or one around it, to such a call (and not a parameter there)."""
+        if ref is None:
+            return False
+        if "c" in ref:
+            callee = ref["c"]["f"]
+            if callee is None or "n" not in callee:
+                return False
+            targets = self._resolve_dotted(module, function, callee["n"], 0)
+            return bool(targets) and all(t[0] == "external" and t[1] in ARRAY_MAKERS for t in targets)
+        if "n" not in ref or "." in ref["n"] or not through_local:
+            return False
+        name, scope = ref["n"], function
+        while scope is not None:
+            info = self._info((module, scope))
+            if info is None or name in info["params"] or name in info["rebound"] or name in info["nested"]:
+                return False
+            if name in info["locals"]:
+                return self._passes_array(module, scope, info["locals"][name], through_local=False)
+            scope = info.get("parent")
+        return False
 
     # ---- static-ness -----------------------------------------------------------------------------------------
 
@@ -1461,3 +1592,33 @@ def _literal_list(ref, kind: type) -> list | None:
     if all(isinstance(v, kind) and not (kind is int and isinstance(v, bool)) for v in values):
         return values
     return None
+
+
+def _value_names(ref, found: set[str], calls: bool = False) -> None:
+    """Add to `found` the last part of each name `ref` holds as a value (`encode` of `jax.jit(model.encode)`'s
+    argument); inside calls too where `calls` (a call in a function body is among its calls, counted there)."""
+    if not ref:
+        return
+    if "n" in ref:
+        found.add(ref["n"].rpartition(".")[2])
+    for inner in ref.get("t", ()) or ref.get("o", ()):
+        _value_names(inner, found, calls)
+    if calls and "c" in ref:
+        for inner in (*ref["c"]["a"], *ref["c"]["k"].values()):
+            _value_names(inner, found, calls)
+
+
+# The library calls whose value is one array, counted as such at a call site (call-site evidence). Functions
+# that return shapes, dtypes, tuples or lists (`jnp.shape`, `jnp.split`, `jnp.meshgrid`) are not listed.
+_CONSTRUCTORS = ("array", "asarray", "zeros", "ones", "full", "empty", "zeros_like", "ones_like", "full_like",
+                 "empty_like", "arange", "linspace", "logspace", "eye", "identity", "stack", "concatenate", "vstack",
+                 "hstack", "tile", "repeat", "reshape", "broadcast_to", "tril", "triu", "diag", "outer")  # fmt: skip
+_RANDOM = ("normal", "uniform", "bernoulli", "categorical", "randint", "permutation", "choice", "truncated_normal",
+           "gumbel", "split", "PRNGKey", "key", "fold_in", "multivariate_normal", "exponential", "laplace", "beta",
+           "gamma", "dirichlet", "poisson", "rademacher", "orthogonal", "cauchy", "logistic")  # fmt: skip
+ARRAY_MAKERS = frozenset(
+    [f"{library}.{name}" for library in ("jax.numpy", "numpy") for name in _CONSTRUCTORS]
+    + [f"jax.random.{name}" for name in _RANDOM]
+    + [f"numpy.random.{name}" for name in ("normal", "uniform", "rand", "randn", "randint", "standard_normal")]
+    + [f"jax.nn.{name}" for name in ("one_hot", "softmax", "log_softmax", "relu", "sigmoid", "gelu", "silu", "tanh")]
+)

@@ -153,16 +153,19 @@ class Screen:
         return self._project_params.get(id(function), set())
 
     @cached_property
-    def recorded_params(self) -> frozenset[str]:
-        """The names of every parameter of the defs a recorded run has facts for (project.py's `recorded`): an
-        over-approximation of the parameters ArrayAnalysis.recorded_argument may count as arrays."""
-        if not self.project or not getattr(self.project, "recorded", None):
+    def evidence_params(self) -> frozenset[str]:
+        """The names of every parameter of the defs a recorded run has facts for (project.py's `recorded`), and of
+        the parameters every call in the project passes an array (`called_with`): an over-approximation of the
+        parameters ArrayAnalysis.argument_evidence may count as arrays."""
+        recorded = getattr(self.project, "recorded", None) if self.project else None
+        called = getattr(self.project, "called_with", None) if self.project else None
+        if not recorded and not called:
             return frozenset()
         from jaxfix.analysis.project import ast_qualified_defs
 
-        names = set()
+        names = {p for params in (called or {}).values() for p in params}
         for qualname, node in ast_qualified_defs(self.tree).items():
-            if qualname in self.project.recorded:
+            if recorded and qualname in recorded:
                 arguments = node.args
                 names.update(a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs])
         return frozenset(names)
