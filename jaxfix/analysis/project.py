@@ -1389,8 +1389,8 @@ class Project:
         call could reach unseen: one a library calls by convention, a dunder, one wrapped by a decorator other
         than a JAX transformation, one whose name appears as a value anywhere (passed, stored, returned: called
         elsewhere through it), that a call the index cannot resolve names (`model.encode(x)` on an unannotated
-        `model`), or a method whose name another class defines too (an override); nor for a parameter some call leaves out, binds with `partial`, or passes through
-        `*args`/`**kwargs`."""
+        `model`), or a method whose name another class defines too (an override); nor for a parameter some call
+        leaves out, binds with `partial`, or passes through `*args`/`**kwargs`."""
         if self._call_sites is not None:
             return self._call_sites
         solved = self.solve()
