@@ -205,17 +205,18 @@ def test_the_docs_show_the_message_check_prints(tmp_path: Path) -> None:
     assert f'"{evidence}"' in docs
 
 
-def test_apply_verify_keeps_the_fix_only_where_it_finds_inputs_to_check_it(tmp_path: Path) -> None:
-    """train.py's calls are evidence for the rewrite, not inputs for `--verify` (it reads the module's own calls
-    and the project's tests): without a test the fix is reverted; with one that calls `encode`, it verifies."""
+def test_apply_verify_checks_the_fix_on_the_calls_that_are_its_evidence(tmp_path: Path) -> None:
+    """train.py's calls are evidence for the rewrite and, where their arguments are literals (`jnp.ones((8, 4))`),
+    inputs for `--verify` too: with only `run(seed)`, whose key comes from a parameter, there is nothing to check
+    it with and the fix is reverted; with `warm_up()` beside it, it verifies."""
     folder = _copy(ROWS_CASE, tmp_path)
     (folder / "pyproject.toml").write_text("")
-    before = (folder / "model.py").read_text()
+    before, caller = (folder / "model.py").read_text(), (folder / "train.py").read_text()
+    (folder / "train.py").write_text(caller[: caller.index("def warm_up")].rstrip() + "\n")
     reverted = invoke_in(folder, "apply", "--verify", "--select", "JF102", "--max-examples", "5", ".")
     assert reverted.exit_code == 0 and "reverted model.py::encode" in reverted.output, reverted.output
     assert (folder / "model.py").read_text() == before
-    test = "import jax.numpy as jnp\nimport model\n\n\ndef test_encode():\n    model.encode(jnp.zeros(4), jnp.ones((8, 4)), jnp.eye(4))\n"
-    (folder / "test_model.py").write_text(test)
+    (folder / "train.py").write_text(caller)
     kept = invoke_in(folder, "apply", "--verify", "--select", "JF102", "--max-examples", "5", ".")
     assert kept.exit_code == 0 and "fixed model.py (1 fix; verified: encode)" in kept.output, kept.output
     assert (folder / "model.py").read_text() == (ROWS_CASE / "after" / "model.py").read_text()

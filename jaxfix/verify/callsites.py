@@ -1,5 +1,5 @@
-"""Inputs from call sites: calls of the function, in its own module and in the project's tests, whose arguments
-are literals (numbers, tuples, `jnp.ones((3, 4))`, `jax.random.normal(jax.random.key(0), (8,))`, names
+"""Inputs from call sites: calls of the function, in its own module and in the project's other modules (its tests
+first), whose arguments are literals (numbers, tuples, `jnp.ones((3, 4))`, `jax.random.normal(jax.random.key(0), (8,))`, names
 assigned such an expression once in the same scope). Found with `ast`; the worker evaluates the expressions
 in a namespace made only of the file's JAX and NumPy imports, and then draws values shaped like them.
 """
@@ -15,7 +15,7 @@ from jaxfix.analysis.project import PROJECT_MARKERS
 from jaxfix.discovery import SKIPPED_FOLDERS
 
 ARRAY_MODULES = ("jax", "numpy", "ml_dtypes")  # the imports whose names a literal argument may use
-MAX_TEST_FILES = 2000
+MAX_CALLER_FILES = 2000
 MAX_CALLS = 8
 SUBSTITUTION_DEPTH = 4
 
@@ -28,11 +28,12 @@ class CallSites:
 
 
 def find(path: Path, text: str, name: str, module_name: str) -> CallSites:
-    """Literal calls of `name` (qualified, "f" or "C.m") in `text` itself and in the tests of the project that
-    holds `path`. `module_name`: the dotted name tests import the module by."""
+    """Literal calls of `name` (qualified, "f" or "C.m") in `text` itself and in the other modules of the project
+    that holds `path`, its tests first (the calls that make a project's call-site evidence are inputs too).
+    `module_name`: the dotted name other modules import the module by."""
     found = CallSites()
     _collect(text, path, found, callee_names={name}, own=True)
-    for test in test_files(path):
+    for test in caller_files(path):
         try:
             source = test.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
@@ -63,17 +64,21 @@ def project_root(path: Path) -> Path:
     return folder
 
 
-def test_files(path: Path) -> list[Path]:
+def caller_files(path: Path) -> list[Path]:
+    """The project's Python files other than `path`: its tests (`test_*.py`, `*_test.py`) first, then the rest."""
     root = project_root(path)
-    found: list[Path] = []
+    own = path.resolve()
+    tests: list[Path] = []
+    others: list[Path] = []
     for folder, subfolders, files in os.walk(root):
-        subfolders[:] = [s for s in subfolders if s not in SKIPPED_FOLDERS and not s.startswith(".")]
-        for file in files:
-            if file.endswith(".py") and (file.startswith("test_") or file.endswith("_test.py")):
-                found.append(Path(folder) / file)
-                if len(found) >= MAX_TEST_FILES:
-                    return found
-    return found
+        subfolders[:] = sorted(s for s in subfolders if s not in SKIPPED_FOLDERS and not s.startswith("."))
+        for file in sorted(files):
+            if not file.endswith(".py") or (Path(folder) / file).resolve() == own:
+                continue
+            (tests if file.startswith("test_") or file.endswith("_test.py") else others).append(Path(folder) / file)
+            if len(tests) + len(others) >= MAX_CALLER_FILES:
+                return tests + others
+    return tests + others
 
 
 def module_name(path: Path) -> str:

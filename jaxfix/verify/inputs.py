@@ -3,7 +3,7 @@
 1. explicit: the corpus case.toml next to the file (its `entry`, `args`, `kwargs`, `rtol`/`atol`,
    `original_raises`/`expected`), or `[tool.jaxfix.verify.functions]` in pyproject.toml;
 2. annotations: jaxtyping shapes with named dimensions, array types without a shape, float/int/bool, defaults;
-3. call sites with literal arguments in the module and in the project's tests;
+3. call sites with literal arguments in the module and in the project's other modules (tests first);
 4. signatures recorded by `jaxfix record` from the user's own test run.
 
 All of it is read from source text and files: nothing here imports user code. Every usable source is handed to
@@ -83,7 +83,7 @@ def sources(path: Path, text: str, name: str, settings: VerifySettings) -> tuple
         shown = ", ".join(sites.where[:3]) + (", ..." if len(sites.where) > 3 else "")
         found.append(Source(kind="examples", origin=f"call sites {shown}", calls=tuple(sites.calls), imports=tuple(sites.imports)))
     else:
-        why.append("no call with literal arguments in the module or the project's tests")
+        why.append("no call with literal arguments in the module or the rest of the project")
 
     signatures = recorded.lookup(path, name, text)
     if signatures:
