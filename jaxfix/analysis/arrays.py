@@ -352,7 +352,7 @@ class ArrayAnalysis:
         `Project.call_site_evidence`), how many calls; else None. A caller outside the project may pass a
         tuple, where scanning or mapping over the parameter would compute other values without an error: a
         rule that relies on this offers an unsafe fix that says so, for `jaxfix apply --verify` to check."""
-        facts = getattr(self._context.project, "called_with", None)
+        facts = self._context.project.called_with
         found = self._traced_parameter(expr) if facts else None
         if found is None:
             return None
@@ -387,14 +387,8 @@ class ArrayAnalysis:
         traced = self._context.traced
         if not traced.is_traced(function) or traced.param_kind(function, expr.value) is not Kind.TRACED:
             return None
-        qualname = next((q for q, node in self._qualified_defs.items() if node is function), None)
+        qualname = next((q for q, node in self._context.qualified_defs.items() if node is function), None)
         return (function, param, qualname) if qualname is not None else None
-
-    @cached_property
-    def _qualified_defs(self) -> dict:
-        from jaxfix.analysis.traced import qualified_defs
-
-        return qualified_defs(self._context.module)
 
     def library_output(self, expr: cst.BaseExpression) -> str | None:
         """Evidence from use, not proof, like `traced_argument`: for a name bound once in its scope, to the output

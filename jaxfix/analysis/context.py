@@ -54,6 +54,13 @@ class ModuleContext:
         return parent_map(self.module)
 
     @cached_property
+    def qualified_defs(self) -> dict:
+        """The module's defs by the names the project index gives them (`f`, `C.m`, `f.<locals>.g`)."""
+        from jaxfix.analysis.traced import qualified_defs
+
+        return qualified_defs(self.module)
+
+    @cached_property
     def traced(self):
         from jaxfix.analysis.traced import TracedAnalysis
 

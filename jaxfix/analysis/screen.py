@@ -129,13 +129,18 @@ class Screen:
         self.project = project
 
     @cached_property
+    def qualified_defs(self) -> dict[str, ast.AST]:
+        """The module's defs by the names the project index gives them (`f`, `C.m`, `f.<locals>.g`)."""
+        from jaxfix.analysis.project import ast_qualified_defs
+
+        return ast_qualified_defs(self.tree)
+
+    @cached_property
     def project_seeds(self) -> list[ast.AST]:
         """The defs of this module that the project's facts say are traced (by their qualified names)."""
         if not self.project or not self.project.traced:
             return []
-        from jaxfix.analysis.project import ast_qualified_defs
-
-        found = ast_qualified_defs(self.tree)
+        found = self.qualified_defs
         return [found[q] for q in self.project.traced if q in found]
 
     def project_traced_params(self, function: ast.AST) -> set[str]:
@@ -143,9 +148,9 @@ class Screen:
         if not self.project or not self.project.traced:
             return set()
         if not hasattr(self, "_project_params"):
-            from jaxfix.analysis.project import TRACED, ast_qualified_defs
+            from jaxfix.analysis.project import TRACED
 
-            by_node = {id(node): q for q, node in ast_qualified_defs(self.tree).items()}
+            by_node = {id(node): q for q, node in self.qualified_defs.items()}
             self._project_params = {
                 node: {p for p, k in self.project.traced[by_node[node]][1].items() if k == TRACED}
                 for node in by_node if by_node[node] in self.project.traced
@@ -157,14 +162,12 @@ class Screen:
         """The names of every parameter of the defs a recorded run has facts for (project.py's `recorded`), and of
         the parameters every call in the project passes an array (`called_with`): an over-approximation of the
         parameters ArrayAnalysis.argument_evidence may count as arrays."""
-        recorded = getattr(self.project, "recorded", None) if self.project else None
-        called = getattr(self.project, "called_with", None) if self.project else None
+        recorded = self.project.recorded if self.project else None
+        called = self.project.called_with if self.project else None
         if not recorded and not called:
             return frozenset()
-        from jaxfix.analysis.project import ast_qualified_defs
-
         names = {p for params in (called or {}).values() for p in params}
-        for qualname, node in ast_qualified_defs(self.tree).items():
+        for qualname, node in self.qualified_defs.items():
             if recorded and qualname in recorded:
                 arguments = node.args
                 names.update(a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs])

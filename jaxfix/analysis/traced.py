@@ -407,7 +407,7 @@ class TracedAnalysis:
         facts = self._project
         if not facts:
             return []
-        defs = qualified_defs(self._context.module)
+        defs = self._context.qualified_defs
         seeds = []
         for qualname, (transforms, kinds) in facts.traced.items():
             node = defs.get(qualname)
