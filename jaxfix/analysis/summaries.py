@@ -176,15 +176,19 @@ def array_output(context, call: cst.Call) -> str | None:
     return found[0]
 
 
+# The summaries of methods recognised by their name alone, by that name (the first where two share one).
+_BY_METHOD_NAME: dict[str, tuple[str, CallSummary]] = {}
+for _name, _summary in CALL_SUMMARIES.items():
+    if _summary.by_method_name:
+        _BY_METHOD_NAME.setdefault(_name.rsplit(".", 1)[1], (_name, _summary))
+
+
 def by_method_name(call: cst.Call) -> tuple[str, CallSummary] | None:
-    """The summary of a method recognised by its name alone (`state.apply_fn(...)`), whatever the receiver."""
+    """The summary of a method recognised by its name alone (`state.apply_fn(...)`), whatever the receiver: one
+    look-up, as the loop-body purity check asks it of every method call."""
     if not isinstance(call.func, cst.Attribute):
         return None
-    method = call.func.attr.value
-    for name, summary in CALL_SUMMARIES.items():
-        if summary.by_method_name and name.rsplit(".", 1)[1] == method:
-            return name, summary
-    return None
+    return _BY_METHOD_NAME.get(call.func.attr.value)
 
 
 def _binding(context, receiver: cst.BaseExpression):
@@ -251,28 +255,30 @@ def _attribute_binding(context, attribute: str) -> cst.BaseExpression | None:
     return stores[0].value
 
 
-def _keeps_params(context, constructor: cst.Call | None, depth: int = 0) -> bool:
-    """Whether the optimizer that `constructor` makes has an `init` whose state holds the parameters' arrays."""
-    if constructor is None or depth > 4:
-        return False
-    name = context.names.qualified(constructor.func)
-    if name in libraries.PARAMS_KEEPING_OPTIMIZERS:
-        return True
-    if name in libraries.FRESH_INIT_COMBINATORS:
-        return any(isinstance(a.value, cst.Call) and _keeps_params(context, a.value, depth + 1) for a in constructor.args)
-    return False
+def _keeps_params(context, constructor: cst.Call | None) -> bool:
+    """Whether the optimizer that `constructor` makes has an `init` whose state holds the parameters' arrays: one
+    of the optimizers it combines does."""
+    return any(name in libraries.PARAMS_KEEPING_OPTIMIZERS for name in _combined(context, constructor))
 
 
-def _fresh_init(context, constructor: cst.Call | None, depth: int = 0) -> bool:
-    """Whether the optimizer that `constructor` makes has an `init` that returns only new arrays."""
+def _fresh_init(context, constructor: cst.Call | None) -> bool:
+    """Whether the optimizer that `constructor` makes has an `init` that returns only new arrays: every one of the
+    optimizers it combines does."""
+    return all(name in libraries.FRESH_INIT_OPTIMIZERS for name in _combined(context, constructor))
+
+
+def _combined(context, constructor: cst.Call | None, depth: int = 0) -> list[str | None]:
+    """The optimizers an optax constructor call makes, by qualified name: its own, or those that the calls given
+    to a combinator (`optax.chain(optax.clip(1.0), optax.adam(lr))`) make. None stands for what is not known: no
+    call, an argument passed by keyword or star, nesting past 4 levels."""
     if constructor is None or depth > 4:
-        return False
+        return [None]
     name = context.names.qualified(constructor.func)
-    if name in libraries.FRESH_INIT_OPTIMIZERS:
-        return True
-    if name in libraries.FRESH_INIT_COMBINATORS:
-        parts = [a.value for a in constructor.args]
-        return all(
-            not a.keyword and not a.star for a in constructor.args
-        ) and all(isinstance(p, cst.Call) and _fresh_init(context, p, depth + 1) for p in parts)
-    return False
+    if name not in libraries.FRESH_INIT_COMBINATORS:
+        return [name]
+    found: list[str | None] = []
+    for arg in constructor.args:
+        if arg.keyword or arg.star:
+            found.append(None)
+        found.extend(_combined(context, arg.value, depth + 1) if isinstance(arg.value, cst.Call) else [None])
+    return found
