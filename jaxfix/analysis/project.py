@@ -542,44 +542,40 @@ class _SummaryCache:
             pass
 
 
-def _keys(jobs: list) -> tuple[list[str | None], list[bytes | None]]:
-    """The summary key (content and module name) and the content of each (path, names, text) job."""
-    keys, datas = [], []
+def _keys(jobs: list) -> tuple[list[str | None], list[tuple | None]]:
+    """The summary key and what `_make_summary` makes the summary of (its content, module name, whether it is a
+    package and a notebook's JSON as on disk), for each (path, names, text) job; None where it cannot be read."""
+    keys, summary_jobs = [], []
     for path, names, text in jobs:
         data = _content(path, text)
-        datas.append(data)
-        keys.append(_summary_key(names[0], path.name == "__init__.py", data, _raw_notebook(path, text)) if data is not None else None)  # fmt: skip
-    return keys, datas
+        # a notebook on disk is hashed as its JSON, and read as its code cells only when it must be summarised
+        job = (data, names[0], path.name == "__init__.py", text is None and path.suffix == ".ipynb") if data is not None else None  # fmt: skip
+        summary_jobs.append(job)
+        keys.append(_summary_key(*job) if job is not None else None)
+    return keys, summary_jobs
 
 
-def _raw_notebook(path: Path, text: str | None) -> bool:
-    """Whether the job's content is a notebook's JSON as on disk (converted to its code cells only when it must be
-    summarised: a warm run hashes it and reads nothing more)."""
-    return text is None and path.suffix == ".ipynb"
-
-
-def _summaries(jobs: list, cache: _SummaryCache, keys: list, datas: list, mapper=None) -> list[dict | None]:
-    """The summary of each (path, names, text) job: from the cache, else made (and stored there), by `mapper`
+def _summaries(cache: _SummaryCache, keys: list, summary_jobs: list, mapper=None) -> list[dict | None]:
+    """The summary of each job (`_keys`): from the cache, else made (and stored there), by `mapper`
     where given (worker processes: each sends its summary back marshalled, which loads 4x faster than a pickle)."""
     found, missing = [], []
-    for index, (path, names, text) in enumerate(jobs):
-        key, data = keys[index], datas[index]
+    for index, key in enumerate(keys):
         found.append(cache.load(key) if key is not None else None)
         if key is not None and found[-1] is None:
-            missing.append((index, data, names[0], path.name == "__init__.py", _raw_notebook(path, text)))
+            missing.append((index, summary_jobs[index]))
     if mapper is not None:
-        sent = mapper(_marshalled_summary, [job[1:] for job in missing])
-        made = [marshal.loads(m) if m is not None else _make_summary(job[1:]) for job, m in zip(missing, sent)]
+        sent = mapper(_marshalled_summary, [job for _, job in missing])
+        made = [marshal.loads(m) if m is not None else _make_summary(job) for (_, job), m in zip(missing, sent)]
     else:
-        made = [_make_summary(job[1:]) for job in missing]
-    for (index, *_), summary in zip(missing, made):
+        made = [_make_summary(job) for _, job in missing]
+    for (index, _), summary in zip(missing, made):
         found[index] = summary
         if summary is not None:
             cache.store(keys[index], summary)
     return found
 
 
-def _unchanged_facts(cache: _SummaryCache, state: dict, jobs: list, keys: list, datas: list) -> tuple[dict, dict] | None:
+def _unchanged_facts(cache: _SummaryCache, state: dict, jobs: list, keys: list, summary_jobs: list) -> tuple[dict, dict] | None:
     """The facts of the latest state stored, when this state differs from it only in files whose summaries are
     the same (a comment, a docstring, a blank line, an edit that moves lines): the solution depends on the
     summaries alone, so it is the same. None when a file was added, removed or renamed, or a summary changed
@@ -600,7 +596,7 @@ def _unchanged_facts(cache: _SummaryCache, state: dict, jobs: list, keys: list, 
         old = cache.load(old_key)
         new = cache.load(new_key)
         if new is None:
-            new = _make_summary((datas[index], names[0], path.name == "__init__.py", _raw_notebook(path, jobs[index][2])))
+            new = _make_summary(summary_jobs[index])
             if new is not None:
                 cache.store(new_key, new)
         if old is None or new is None or _without_lines(old) != _without_lines(new):
@@ -626,7 +622,8 @@ def _content(path: Path, text: str | None) -> bytes | None:
         return None
 
 
-def _summary_key(name: str, is_package: bool, data: bytes, notebook: bool = False) -> str:
+def _summary_key(data: bytes, name: str, is_package: bool, notebook: bool) -> str:
+    """The cache key of a summary job (`_keys`): its content and everything its summary depends on."""
     head = b"%d\0%s\0%d\0%s\0" % (INDEX_FORMAT, name.encode(), is_package, b"ipynb" if notebook else b"py")
     return hashlib.sha256(head + data).hexdigest()
 
@@ -765,7 +762,7 @@ class Project:
             names = [primary, *(n for n in names if n != primary and n not in taken)]
             taken.update(names)
             jobs.append((path, names, texts.get(os.path.abspath(path))))
-        keys, datas = _keys(jobs)
+        keys, summary_jobs = _keys(jobs)
         # The record of a run (`jaxfix record`) is read on every build: it is not part of the solution below,
         # and its facts reach a module's digest (and so its findings' cache key) through `facts_for`.
         recorded = read_record(root) if root is not None else {}
@@ -775,7 +772,7 @@ class Project:
         facts_key = digest.hexdigest()
         stored = cache.load_facts(facts_key) if memory is None else None
         if stored is None and memory is None:
-            stored = _unchanged_facts(cache, state, jobs, keys, datas)
+            stored = _unchanged_facts(cache, state, jobs, keys, summary_jobs)
             if stored is not None:
                 cache.store_facts(facts_key, state, stored[1])
         if stored is not None:
@@ -788,7 +785,7 @@ class Project:
         collecting = gc.isenabled()
         gc.disable()  # summaries are acyclic, and collections over the growing heap cost more than the work
         try:
-            found = _summaries(jobs, cache, keys, datas, mapper)
+            found = _summaries(cache, keys, summary_jobs, mapper)
         finally:
             if collecting:
                 gc.enable()
