@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from jaxfix.analysis.project import PROJECT_MARKERS
+from jaxfix.analysis import project
 from jaxfix.discovery import SKIPPED_FOLDERS
 
 ARRAY_MODULES = ("jax", "numpy", "ml_dtypes")  # the imports whose names a literal argument may use
@@ -57,11 +57,8 @@ def _parse(text: str) -> ast.Module | None:
 
 
 def project_root(path: Path) -> Path:
-    folder = path.resolve().parent
-    for candidate in [folder, *folder.parents]:
-        if any((candidate / marker).exists() for marker in PROJECT_MARKERS):
-            return candidate
-    return folder
+    """The project around `path` as the index finds it (`project.project_root`), else the file's folder."""
+    return project.project_root([path]) or path.resolve().parent
 
 
 def caller_files(path: Path) -> list[Path]:
