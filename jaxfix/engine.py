@@ -33,6 +33,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from jaxfix import registry
 from jaxfix.analysis.context import ModuleContext
+from jaxfix.analysis import fastnodes
 from jaxfix.analysis.metadata import fast_visits
 from jaxfix.analysis.project import EMPTY as EMPTY_FACTS
 from jaxfix.analysis.project import ModuleFacts, Project, project_root
@@ -135,7 +136,7 @@ def analyse(
     consulted = _consulted(active, text, tree, project)
     if not consulted and (found := _findings_from_tree(active, screen)) is not None:
         return sorted(unsuppressed(found, text), key=Diagnostic.sort_key), [], None
-    wrapper = MetadataWrapper(cst.parse_module(text), unsafe_skip_copy=True)  # freshly parsed: nobody shares it
+    wrapper = MetadataWrapper(fastnodes.parse_module(text), unsafe_skip_copy=True)  # freshly parsed: nobody shares it
     with fast_visits():
         diagnostics, errors = _run_codemods(wrapper, [*active, *consulted], _tree_of(screen), project)
     if consulted:  # run only for what they tell the codemods that consult them, not reported

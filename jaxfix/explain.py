@@ -18,6 +18,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from jaxfix import notebook, registry
 from jaxfix.analysis.context import ModuleContext
+from jaxfix.analysis import fastnodes
 from jaxfix.analysis.metadata import fast_visits
 from jaxfix.analysis.project import ModuleFacts
 from jaxfix.codemod import Codemod, _visitor_names
@@ -139,7 +140,7 @@ def explain_text(
     if syntax is not None:
         raise ExplainError(f"{target.path}: syntax error, {syntax}")
     try:
-        wrapper = MetadataWrapper(cst.parse_module(text), unsafe_skip_copy=True)
+        wrapper = MetadataWrapper(fastnodes.parse_module(text), unsafe_skip_copy=True)
     except cst.ParserSyntaxError as error:
         raise ExplainError(f"{target.path}: cannot parse: {str(error).splitlines()[0]}") from None
     context = ModuleContext(wrapper, tree, project)
