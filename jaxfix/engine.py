@@ -724,20 +724,25 @@ def process_files(
     worker at all. `project`: the project index the files' facts come from (by default, the project around
     `paths`, its summaries cached beside the findings)."""
     answered: dict[int, FileResult] = {}
+    computed: dict[int, Iterator[FileResult]] = {}  # each other file's results, in its project's order
     with _Workers(jobs or os.cpu_count() or 1) as workers:
         # notebooks read the facts too: a cell may call the project's code
-        facts = _project_facts(paths, cache, project, workers.map)
-        if cache is not None:
-            for index, path in enumerate(paths):
-                hit = _cached(path, settings, fix, cache, facts[path])
+        for indices, facts in _facts_by_project(paths, cache, project, workers.map):
+            work = []
+            for index in indices:
+                path = paths[index]
+                hit = _cached(path, settings, fix, cache, facts[path]) if cache is not None else None
                 if hit is not None:
                     answered[index] = hit
-        work = [(path, settings, fix, write, cache, facts[path] or None) for i, path in enumerate(paths) if i not in answered]
-        # Small chunks: a few files cost most of the time (those the screens send to LibCST), and big chunks would
-        # leave one worker with several of them while the others idle.
-        computed = workers.map(_process_one, work, small_chunks=True)
+                else:
+                    work.append((index, (path, settings, fix, write, cache, facts[path] or None)))
+            # Handed to the workers now, so that they check this project while the next one is solved. Small
+            # chunks: a few files cost most of the time (those the screens send to LibCST), and big chunks would
+            # leave one worker with several of them while the others idle.
+            results = workers.map(_process_one, [job for _, job in work], small_chunks=True)
+            computed.update((index, results) for index, _ in work)
         for index in range(len(paths)):
-            yield answered[index] if index in answered else next(computed)
+            yield answered[index] if index in answered else next(computed[index])
 
 
 def _cached(path: str, settings: Settings, fix: bool, cache: ResultCache, project: ModuleFacts | None) -> FileResult | None:
@@ -751,30 +756,48 @@ def _cached(path: str, settings: Settings, fix: bool, cache: ResultCache, projec
 def _project_facts(
     paths: Sequence[str], cache: ResultCache | None, project: Project | None, mapper=None
 ) -> dict[str, ModuleFacts]:
-    """Each path's facts from the project index. The index is evidence, never a reason to fail: should it break
-    on some code, every file is judged alone, as it would be without it."""
-    groups = [list(paths)] if project is not None else _by_project(paths)
+    """Each path's facts from the project index (`project`, or the project each path lies in)."""
     facts: dict[str, ModuleFacts] = {}
-    for group in groups:
-        try:
-            index = project if project is not None else project_of(group, cache, mapper=mapper)
-            facts.update((path, index.facts_for(path)) for path in group)
-        except (Exception, RecursionError):  # noqa: BLE001
-            facts.update((path, EMPTY_FACTS) for path in group)
+    for _, found in _facts_by_project(paths, cache, project, mapper):
+        facts.update(found)
     return facts
 
 
-def _by_project(paths: Sequence[str]) -> list[list[str]]:
-    """The paths grouped by the project each lies in (project.project_root of its folder), so that two projects
-    checked in one run are indexed as two (their facts apart, and an edit in one solves that one again). Paths in
-    no project form one group: they are the project."""
+def _facts_by_project(
+    paths: Sequence[str], cache: ResultCache | None, project: Project | None, mapper=None
+) -> Iterator[tuple[list[int], dict[str, ModuleFacts]]]:
+    """The positions in `paths` of each project's files, with their facts, one project at a time: every index
+    is begun (its summaries handed to `mapper`'s workers) before the first is solved. The index is evidence,
+    never a reason to fail: should it break on some code, every file of that project is judged alone, as it
+    would be without it."""
+    groups = [list(range(len(paths)))] if project is not None else _by_project(paths)
+    begun = []
+    for group in groups:
+        try:
+            given = [paths[i] for i in group]
+            begun.append((lambda: project) if project is not None else _begin_project(given, cache, mapper=mapper))
+        except (Exception, RecursionError):  # noqa: BLE001
+            begun.append(None)
+    for group, finish in zip(groups, begun):
+        try:
+            index = finish() if finish is not None else None
+            facts = {paths[i]: index.facts_for(paths[i]) for i in group} if index is not None else None
+        except (Exception, RecursionError):  # noqa: BLE001
+            facts = None
+        yield group, facts if facts is not None else {paths[i]: EMPTY_FACTS for i in group}
+
+
+def _by_project(paths: Sequence[str]) -> list[list[int]]:
+    """The positions of `paths`, grouped by the project each lies in (project.project_root of its folder), so
+    that two projects checked in one run are indexed as two (their facts apart, and an edit in one solves that
+    one again). Paths in no project form one group: they are the project."""
     root_of: dict[str, object] = {}
-    groups: dict[object, list[str]] = {}
-    for path in paths:
+    groups: dict[object, list[int]] = {}
+    for index, path in enumerate(paths):
         folder = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
         if folder not in root_of:
             root_of[folder] = project_root([folder])
-        groups.setdefault(root_of[folder], []).append(path)
+        groups.setdefault(root_of[folder], []).append(index)
     return list(groups.values())
 
 
@@ -784,14 +807,21 @@ def project_of(
     """The project index around `paths` (project.py), its summaries cached beside the findings' cache.
     `texts`: contents to read instead of the disk's (stdin, an editor's buffers), by path; `mapper`: a `map`
     that may summarise files in worker processes."""
+    return _begin_project(paths, cache, texts, mapper)()
+
+
+def _begin_project(
+    paths: Sequence[str], cache: ResultCache | None = None, texts: dict[str, str] | None = None, mapper=None
+) -> Callable[[], Project]:
+    """`project_of` in two steps (Project.begin): the function returned finishes the index."""
     if cache is None:
-        return Project.build(paths, texts=texts, mapper=mapper)
+        return Project.begin(paths, texts=texts, mapper=mapper)
 
     def prepare() -> None:
         cache._prepare_folder()
         cache._mark_used()
 
-    return Project.build(paths, cache.run_folder, texts=texts, prepare=prepare, mapper=mapper)
+    return Project.begin(paths, cache.run_folder, texts=texts, prepare=prepare, mapper=mapper)
 
 
 def tune_gc() -> None:

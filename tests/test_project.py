@@ -533,6 +533,33 @@ def test_two_projects_checked_in_one_run_are_indexed_apart(tmp_path) -> None:
     assert codes == {"a": ["JF101"], "b": []}
 
 
+def test_every_project_is_summarised_before_the_first_is_solved(tmp_path, monkeypatch) -> None:
+    """A run over several projects hands every project's summaries to the workers first, so that they work while
+    this process solves one project after another; each project's facts stay its own, in the order of the paths."""
+    from jaxfix.engine import _facts_by_project
+
+    a = _project(tmp_path / "a", {"model.py": MODEL, "train.py": "import jax\nfrom model import relax\nf = jax.jit(relax, static_argnums=1)\n"})
+    b = _project(tmp_path / "b", {"model.py": MODEL})
+    events: list[str] = []
+    real_solve = Project._solve
+
+    def logged_solve(self):
+        events.append("solve")
+        return real_solve(self)
+
+    def logged_map(function, items):
+        events.append("summarise")
+        return map(function, items)
+
+    monkeypatch.setattr(Project, "_solve", logged_solve)
+    paths = [str(b / "model.py"), str(a / "model.py"), str(a / "train.py")]
+    groups = list(_facts_by_project(paths, None, None, logged_map))
+    assert events[:2] == ["summarise", "summarise"] and events.count("solve") == 2
+    assert [indices for indices, _ in groups] == [[0], [1, 2]]
+    facts = {path: found for _, group in groups for path, found in group.items()}
+    assert facts[paths[1]].traced and not facts[paths[0]].traced
+
+
 def test_projects_sharing_a_cache_keep_their_own_stored_facts(tmp_path) -> None:
     a = _project(tmp_path / "a", {"model.py": MODEL, "train.py": "import jax\nfrom model import relax\nf = jax.jit(relax)\n"})
     b = _project(tmp_path / "b", {"model.py": MODEL, "train.py": "import jax\nfrom model import relax\ng = jax.jit(relax)\n"})

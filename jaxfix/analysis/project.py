@@ -25,7 +25,7 @@ import os
 import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Iterable, Iterator, Mapping
+from typing import Callable, Iterable, Iterator, Mapping
 
 from jaxfix.analysis import libraries
 from jaxfix.analysis.recording import Recorded, read_record
@@ -555,24 +555,29 @@ def _keys(jobs: list) -> tuple[list[str | None], list[tuple | None]]:
     return keys, summary_jobs
 
 
-def _summaries(cache: _SummaryCache, keys: list, summary_jobs: list, mapper=None) -> list[dict | None]:
-    """The summary of each job (`_keys`): from the cache, else made (and stored there), by `mapper`
-    where given (worker processes: each sends its summary back marshalled, which loads 4x faster than a pickle)."""
+def _start_summaries(cache: _SummaryCache, keys: list, summary_jobs: list, mapper=None) -> Callable[[], list[dict | None]]:
+    """What collects the summary of each job (`_keys`): from the cache, else made (and stored there), by `mapper`
+    where given (worker processes: each sends its summary back marshalled, which loads 4x faster than a pickle).
+    The jobs go to `mapper` now; the function returned waits for them."""
     found, missing = [], []
     for index, key in enumerate(keys):
         found.append(cache.load(key) if key is not None else None)
         if key is not None and found[-1] is None:
             missing.append((index, summary_jobs[index]))
-    if mapper is not None:
-        sent = mapper(_marshalled_summary, [job for _, job in missing])
-        made = [marshal.loads(m) if m is not None else _make_summary(job) for (_, job), m in zip(missing, sent)]
-    else:
-        made = [_make_summary(job) for _, job in missing]
-    for (index, _), summary in zip(missing, made):
-        found[index] = summary
-        if summary is not None:
-            cache.store(keys[index], summary)
-    return found
+    sent = mapper(_marshalled_summary, [job for _, job in missing]) if mapper is not None else None
+
+    def collect() -> list[dict | None]:
+        if sent is not None:
+            made = [marshal.loads(m) if m is not None else _make_summary(job) for (_, job), m in zip(missing, sent)]
+        else:
+            made = [_make_summary(job) for _, job in missing]
+        for (index, _), summary in zip(missing, made):
+            found[index] = summary
+            if summary is not None:
+                cache.store(keys[index], summary)
+        return found
+
+    return collect
 
 
 def _unchanged_facts(cache: _SummaryCache, state: dict, jobs: list, keys: list, summary_jobs: list) -> tuple[dict, dict] | None:
@@ -728,6 +733,15 @@ class Project:
         them between builds (by content: an edited file is summarised again, the others are not). `texts`:
         Python sources that replace what is on disk (an editor's buffers, stdin; a notebook's code cells as one
         module), by path. `mapper`: a `map` that may run the summaries in worker processes (engine's workers)."""
+        return cls.begin(paths, cache_folder, texts, prepare, root, memory, mapper)()
+
+    @classmethod
+    def begin(cls, paths: Iterable[str | Path], cache_folder: Path | None = None,
+              texts: Mapping[str, str] | None = None, prepare=None, root: Path | None = None,
+              memory: dict | None = None, mapper=None) -> Callable[[], "Project"]:
+        """`build` in two steps: this one lists the files and hands the summaries still to make to `mapper`; the
+        function it returns collects them and solves. A run over several projects begins every one before it
+        finishes the first, so that the workers summarise the next projects while this process solves one."""
         paths = list(paths)
         root = Path(root).resolve() if root is not None else project_root(paths)
         files: list[Path] = []
@@ -779,31 +793,36 @@ class Project:
             project = cls(root, {}, {os.path.abspath(p): n[0] for p, n, _ in jobs})
             project._preset = stored[1]
             project.recorded = recorded
-            return project
-        import gc
+            return lambda: project
+        collect = _start_summaries(cache, keys, summary_jobs, mapper)
 
-        collecting = gc.isenabled()
-        gc.disable()  # summaries are acyclic, and collections over the growing heap cost more than the work
-        try:
-            found = _summaries(cache, keys, summary_jobs, mapper)
-        finally:
-            if collecting:
-                gc.enable()
-        for (path, names, _), summary in zip(jobs, found):
-            if summary is None:
-                continue
-            path_module[os.path.abspath(path)] = names[0]
-            for name in names:
-                summaries.setdefault(name, summary)
-        if memory is not None:  # what no file has any more (an edited file's earlier content) is let go
-            for key in [k for k in memory if k not in cache.used]:
-                del memory[key]
-        project = cls(root, summaries, path_module)
-        if cache.folder is not None and memory is None and path_module:
-            project._preset = {path: project._solved_facts(path) for path in path_module}
-            cache.store_facts(facts_key, state, project._preset)
-        project.recorded = recorded
-        return project
+        def finish() -> "Project":
+            import gc
+
+            collecting = gc.isenabled()
+            gc.disable()  # summaries are acyclic, and collections over the growing heap cost more than the work
+            try:
+                found = collect()
+            finally:
+                if collecting:
+                    gc.enable()
+            for (path, names, _), summary in zip(jobs, found):
+                if summary is None:
+                    continue
+                path_module[os.path.abspath(path)] = names[0]
+                for name in names:
+                    summaries.setdefault(name, summary)
+            if memory is not None:  # what no file has any more (an edited file's earlier content) is let go
+                for key in [k for k in memory if k not in cache.used]:
+                    del memory[key]
+            project = cls(root, summaries, path_module)
+            if cache.folder is not None and memory is None and path_module:
+                project._preset = {path: project._solved_facts(path) for path in path_module}
+                cache.store_facts(facts_key, state, project._preset)
+            project.recorded = recorded
+            return project
+
+        return finish
 
     def facts_for(self, path: str) -> ModuleFacts:
         """The facts of the module at `path`: the solution's, and what a recorded run saw its functions called with."""
