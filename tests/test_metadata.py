@@ -104,6 +104,27 @@ class _FieldHooks(_Recorder):
         self.events.append(("spec", id(node)))
 
 
+class _MethodRecorder(cst.CSTVisitor):
+    """LibCST's own `on_visit` and `on_leave`, which call `visit_<Node>`/`leave_<Node>` by the node's type; it
+    declines the children of every other call."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple] = []
+
+    def visit_Name(self, node):
+        self.events.append(("name", node.value))
+
+    def visit_Call(self, node):
+        self.events.append(("call", id(node)))
+        return len(self.events) % 2 == 0
+
+    def leave_Call(self, node):
+        self.events.append(("/call", id(node)))
+
+    def leave_Attribute(self, node):
+        self.events.append(("/attribute", id(node)))
+
+
 class _Batched(cst.BatchableCSTVisitor):
     """A batched visitor with a field hook, as ScopeProvider has (`visit_ClassDef_bases`)."""
 
@@ -130,7 +151,7 @@ def _recorded(module: cst.Module, kind: type) -> list[tuple]:
 @pytest.mark.parametrize("name, source", _sources(), ids=lambda v: v if "\n" not in v else "")
 def test_fast_visits_make_libcsts_calls(name, source):
     module = cst.parse_module(source)
-    expected = {kind: _recorded(module, kind) for kind in (_Recorder, _HookRecorder, _FieldHooks)}
+    expected = {kind: _recorded(module, kind) for kind in (_Recorder, _HookRecorder, _FieldHooks, _MethodRecorder)}
     batched_expected: list = []
     MetadataWrapper(module, unsafe_skip_copy=True).visit_batched([_Batched(batched_expected)])
     libcst_scopes = _scope_facts(MetadataWrapper(module, unsafe_skip_copy=True))

@@ -258,30 +258,54 @@ def _is_node(value: object, _known: dict[type, bool] = {}) -> bool:
         return found
 
 
-def _walk(node: cst.CSTNode, visitor: cst.CSTVisitor, hooks: frozenset[str] | None) -> None:
+def _walk(node: cst.CSTNode, visitor: cst.CSTVisitor, hooks: frozenset[str] | None, calls: dict) -> None:
     """LibCST's traversal of `node` for a read-only visitor: `on_visit`, then each visited field in order (the
-    attribute calls around it where a hook may answer, or around all with `hooks` None), then `on_leave`."""
+    attribute calls around it where a hook may answer, or around all with `hooks` None), then `on_leave`.
+    `calls`: what this walk has looked up per node type (`_calls`)."""
     kind = type(node)
-    fields = _visited_fields(kind)
+    entry = calls.get(kind)
+    if entry is None:
+        entry = calls[kind] = _calls(visitor, kind, hooks)
+    fields, on_visit, visit_method, on_leave, leave_method, hooked = entry
     if fields is None:  # no source to read the fields from: LibCST's own traversal
         _LIBCST_VISIT(node, visitor)
         return
-    if visitor.on_visit(node):
-        hooked = fields if hooks is None else _hooked_fields(kind, hooks) if hooks else ()
+    if on_visit(node) if on_visit is not None else visit_method is None or visit_method(node) is not False:
         for name in fields:
             value = getattr(node, name)
             around = name in hooked and not (value is None and name in _sequences_only(kind))
             if around:
                 visitor.on_visit_attribute(node, name)
             if _is_node(value):
-                _walk(value, visitor, hooks)
+                _walk(value, visitor, hooks, calls)
             elif type(value) in (list, tuple):
                 for item in value:
                     if _is_node(item):
-                        _walk(item, visitor, hooks)
+                        _walk(item, visitor, hooks, calls)
             if around:
                 visitor.on_leave_attribute(node, name)
-    visitor.on_leave(node)
+    if on_leave is not None:
+        on_leave(node)
+    elif leave_method is not None:
+        leave_method(node)
+
+
+def _calls(visitor: cst.CSTVisitor, kind: type, hooks: frozenset[str] | None) -> tuple:
+    """For nodes of type `kind`: the visited fields; the visitor's own `on_visit` where it overrides LibCST's,
+    else the `visit_<Node>` method LibCST's would call (None: none); the same for `on_leave`; and the fields with
+    attribute calls around them. LibCST's `on_visit` formats and looks up the method's name at every node."""
+    fields = _visited_fields(kind)
+    overrides = type(visitor)
+    own_visit = overrides.on_visit is not cst.CSTVisitor.on_visit
+    own_leave = overrides.on_leave is not cst.CSTVisitor.on_leave
+    return (
+        fields,
+        visitor.on_visit if own_visit else None,
+        None if own_visit else getattr(visitor, f"visit_{kind.__name__}", None),
+        visitor.on_leave if own_leave else None,
+        None if own_leave else getattr(visitor, f"leave_{kind.__name__}", None),
+        (fields if hooks is None else _hooked_fields(kind, hooks) if hooks else ()) if fields is not None else (),
+    )
 
 
 def _sequences_only(kind: type) -> frozenset[str]:
@@ -337,7 +361,7 @@ def visit(node: cst.CSTNode, visitor):
         return _LIBCST_VISIT(node, visitor)
     hooks = _hooks(visitor)
     if hooks or type(visitor) is not _BatchedVisitor or visitor.before_visit or visitor.after_leave:
-        _walk(node, visitor, hooks)
+        _walk(node, visitor, hooks, {})
     else:
         _walk_batch(node, visitor, {})
     return node
