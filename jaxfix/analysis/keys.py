@@ -57,6 +57,7 @@ LAX_LOOPS: dict[str, tuple[int, str, int, bool]] = {
     "jax.lax.while_loop": (1, "body_fun", 0, False),
 }
 _PARTIAL = "functools.partial"
+_LAST_PARTS = frozenset(name.rsplit(".", 1)[1] for name in (*CONSUMERS, *LAX_LOOPS))
 
 Scope = Union[cst.FunctionDef, cst.Module]
 
@@ -630,7 +631,10 @@ class KeyAnalysis:
             if kind in TRIVIA:
                 continue
             if kind is cst.Call:
-                callee = names.callee(node)
+                func = node.func
+                # an attribute's qualified name ends with its own last part: most calls need no resolving
+                plain = type(func) is not cst.Attribute or func.attr.value in _LAST_PARTS
+                callee = names.callee(node) if plain else None
                 if callee in CONSUMERS:
                     key = survey.keys[node] = _key_argument(node)
                     if key is not None:
