@@ -556,3 +556,4 @@ def test_drawing_scopes_are_those_with_a_draw_of_their_own() -> None:
     assert [scope.name.value for scope in drawing[1:]] == ["first", "outer", "inner"]
     draws = [n for n in walk(context.module) if isinstance(n, cst.Call) and context.keys.consumed_key(n) is not None]
     assert sorted(context.keys.consumed_key(n).value for n in draws) == ["k", "key", "key", "key"]
+    assert context.keys.consumed_key(cst.parse_expression("jax.random.normal(key)")) is None  # not in the module

@@ -580,11 +580,9 @@ class KeyAnalysis:
         return found
 
     def consumed_key(self, call: cst.Call) -> cst.Name | None:
-        """The Name a `jax.random` call consumes as its key (first positional argument or `key=`), or None."""
-        found = self._survey.keys.get(call, _UNSURVEYED)
-        if found is _UNSURVEYED:  # a call that is not in the module (none is, today)
-            found = _key_argument(call) if self.context.names.callee(call) in CONSUMERS else None
-        return found
+        """The Name a `jax.random` call consumes as its key (first positional argument or `key=`), or None (also
+        for a call outside the module, which no scope resolves)."""
+        return self._survey.keys.get(call)
 
     def drawing_scopes(self) -> list[Scope]:
         """The module and the defs with a call that consumes a named key as their own (not a nested def's), the
@@ -691,9 +689,6 @@ class _Survey:
     drawing: set = field(default_factory=set)  # the scopes (module or def) with a call that consumes a named key
     defs: list[cst.FunctionDef] = field(default_factory=list)  # in `syntax.walk` order
     loops: list[tuple[cst.Call, str]] = field(default_factory=list)  # the calls of a lax loop, with its name
-
-
-_UNSURVEYED = object()
 
 
 def _key_argument(call: cst.Call) -> cst.Name | None:
