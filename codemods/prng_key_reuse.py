@@ -8,7 +8,7 @@ import libcst as cst
 
 from jaxfix.analysis.dataflow import block_activity, body_statements
 from jaxfix.analysis.keys import CONSUMERS, LAX_LOOPS, KeyFlow, Reuse
-from jaxfix.analysis.syntax import children, param_names, walk
+from jaxfix.analysis.syntax import param_names, walk
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Safety
 
@@ -189,9 +189,7 @@ class PrngKeyReuse(Codemod):
         return any(_ScreenFlow(screen, scope, bodies).found for scope in scopes.values())
 
     def visit_Module(self, node: cst.Module) -> None:
-        drawing = self._drawing_scopes(node)
-        scopes = [node, *(n for n in walk(node) if isinstance(n, cst.FunctionDef))]
-        for scope in (s for s in scopes if s in drawing):
+        for scope in self.context.keys.drawing_scopes():
             flow = self.context.keys.flow(scope)
             # in the order of the splits' places, so that fresh names number down the file
             reuses = sorted(flow.reuses, key=lambda r: (min(self._line(p) for p in r.previous), self._line(r.use)))
@@ -207,21 +205,6 @@ class PrngKeyReuse(Codemod):
                         f"still draw the same numbers; fix that first"
                     )
                 self._report(flow, reuse, split, blocker)
-
-    def _drawing_scopes(self, module: cst.Module) -> set[cst.CSTNode]:
-        """The scopes (module or def) with a call that consumes a named key as their own, not a nested def's: the
-        only scopes whose flow can find a reuse (KeyFlow skips nested defs, lambdas and classes). Flowing every
-        def of a big test module cost seconds."""
-        keys = self.context.keys
-        found: set[cst.CSTNode] = set()
-        stack: list[tuple[cst.CSTNode, cst.CSTNode]] = [(module, module)]
-        while stack:
-            node, scope = stack.pop()
-            if isinstance(node, cst.Call) and keys.consumed_key(node) is not None:
-                found.add(scope)
-            inner = node if isinstance(node, cst.FunctionDef) else scope
-            stack.extend((child, inner) for child in children(node))
-        return found
 
     def _line(self, node: cst.CSTNode) -> tuple[int, int]:
         where = self.context.positions[node].start

@@ -521,3 +521,39 @@ def test_no_partial_fix_in_a_body_that_repeats_every_step() -> None:
     assert len(found) == 2 and all(d.fix is None for d in found)
     assert any("every step would still draw the same numbers" in d.message for d in found)
     assert rewrite(source, PrngKeyReuse) == source
+
+
+def test_drawing_scopes_are_those_with_a_draw_of_their_own() -> None:
+    # the module first, then the defs in `syntax.walk` order (the order fresh `subkey` names are handed out in);
+    # a lambda's draw is its def's, a nested def's is not
+    import libcst as cst
+    from libcst.metadata import MetadataWrapper
+
+    from jaxfix.analysis.context import ModuleContext
+    from jaxfix.analysis.syntax import walk
+
+    source = textwrap.dedent(
+        """
+        import jax
+        key = jax.random.key(0)
+        def outer(key):
+            def inner(k):
+                return jax.random.normal(k)
+            g = lambda: jax.random.uniform(key)
+            return inner
+        def plain(x):
+            return jax.random.fold_in(x, 1)
+        def first(key):
+            return jax.random.split(key)
+        x = jax.random.normal(key)
+        """
+    )
+    context = ModuleContext(MetadataWrapper(cst.parse_module(source)))
+    walked = [n.name.value for n in walk(context.module) if isinstance(n, cst.FunctionDef)]
+    assert walked == ["first", "plain", "outer", "inner"]
+    drawing = context.keys.drawing_scopes()
+    assert drawing[0] is context.module
+    assert [scope.name.value for scope in drawing[1:]] == ["first", "outer", "inner"]
+    draws = [n for n in walk(context.module) if isinstance(n, cst.Call) and context.keys.consumed_key(n) is not None]
+    assert sorted(context.keys.consumed_key(n).value for n in draws) == ["k", "key", "key", "key"]
+    assert context.keys.consumed_key(cst.parse_expression("jax.random.normal(key)")) is None  # not in the module

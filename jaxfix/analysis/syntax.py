@@ -52,6 +52,29 @@ def walk(node: cst.CSTNode):
         stack.extend(children(current))
 
 
+# The node types that hold only whitespace, comments and punctuation: no name, expression or statement lies
+# under them, yet they are most of a module's nodes (85k of the 134k of numpyro's test_distributions.py).
+TRIVIA = frozenset(
+    {
+        cst.SimpleWhitespace, cst.ParenthesizedWhitespace, cst.TrailingWhitespace, cst.EmptyLine, cst.Newline,
+        cst.Comment, cst.Comma, cst.Dot, cst.Colon, cst.Semicolon, cst.AssignEqual, cst.LeftParen, cst.RightParen,
+        cst.LeftSquareBracket, cst.RightSquareBracket, cst.LeftCurlyBrace, cst.RightCurlyBrace,
+    }
+)  # fmt: skip
+
+
+def code_nodes(node: cst.CSTNode):
+    """`walk` without the nodes of `TRIVIA` and those under them: for searches of names, expressions and
+    statements, which never lie there."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if type(current) in TRIVIA:
+            continue
+        yield current
+        stack.extend(children(current))
+
+
 def mentions(node: cst.CSTNode, name: str) -> bool:
     return any(isinstance(n, cst.Name) and n.value == name for n in walk(node))
 
