@@ -125,6 +125,19 @@ class _MethodRecorder(cst.CSTVisitor):
         self.events.append(("/attribute", id(node)))
 
 
+class _TriviaRecorder(cst.CSTVisitor):
+    """Methods for whitespace and punctuation, which a visitor without them never reaches (metadata.TRIVIA)."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple] = []
+
+    def visit_Comment(self, node):
+        self.events.append(("comment", node.value))
+
+    def leave_Comma(self, node):
+        self.events.append(("/comma", id(node)))
+
+
 class _Batched(cst.BatchableCSTVisitor):
     """A batched visitor with a field hook, as ScopeProvider has (`visit_ClassDef_bases`)."""
 
@@ -151,7 +164,7 @@ def _recorded(module: cst.Module, kind: type) -> list[tuple]:
 @pytest.mark.parametrize("name, source", _sources(), ids=lambda v: v if "\n" not in v else "")
 def test_fast_visits_make_libcsts_calls(name, source):
     module = cst.parse_module(source)
-    expected = {kind: _recorded(module, kind) for kind in (_Recorder, _HookRecorder, _FieldHooks, _MethodRecorder)}
+    expected = {kind: _recorded(module, kind) for kind in (_Recorder, _HookRecorder, _FieldHooks, _MethodRecorder, _TriviaRecorder)}
     batched_expected: list = []
     MetadataWrapper(module, unsafe_skip_copy=True).visit_batched([_Batched(batched_expected)])
     libcst_scopes = _scope_facts(MetadataWrapper(module, unsafe_skip_copy=True))

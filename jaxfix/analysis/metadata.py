@@ -27,6 +27,18 @@ import libcst as cst
 from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider, QualifiedName, ScopeProvider
 from libcst.metadata.position_provider import PositionProvidingCodegenState
 
+# The node types that hold only whitespace, comments and punctuation: no name, expression or statement lies
+# under them, yet they are most of a module's nodes (85k of the 134k of numpyro's test_distributions.py).
+# tests/test_syntax.py checks that their fields hold nothing else.
+TRIVIA = frozenset(
+    {
+        cst.SimpleWhitespace, cst.ParenthesizedWhitespace, cst.TrailingWhitespace, cst.EmptyLine, cst.Newline,
+        cst.Comment, cst.Comma, cst.Dot, cst.Colon, cst.Semicolon, cst.AssignEqual, cst.LeftParen, cst.RightParen,
+        cst.LeftSquareBracket, cst.RightSquareBracket, cst.LeftCurlyBrace, cst.RightCurlyBrace,
+    }
+)  # fmt: skip
+_TRIVIA_METHODS = frozenset(f"{verb}_{kind.__name__}" for kind in TRIVIA for verb in ("visit", "leave"))
+
 _FIELDS: dict[type, tuple[str, ...]] = {}
 # The fields a node type's `_visit_and_replace_children` visits, in the order it visits them (its source reads
 # `visit_required(self, "func", ...)`, `visit_sequence(self, "args", ...)`): the order `CSTNode.children` has.
@@ -266,6 +278,8 @@ def _walk(node: cst.CSTNode, visitor: cst.CSTVisitor, hooks: frozenset[str] | No
     entry = calls.get(kind)
     if entry is None:
         entry = calls[kind] = _calls(type(visitor), kind, hooks, type(calls) is _Generic)
+    if entry is _SKIP:
+        return
     fields, on_visit, visit_method, on_leave, leave_method, hooked = entry
     if fields is None:  # no source to read the fields from: LibCST's own traversal
         _LIBCST_VISIT(node, visitor)
@@ -308,7 +322,19 @@ def _calls_of(visitor: cst.CSTVisitor, hooks: frozenset[str] | None) -> dict:
     table = _CLASS_CALLS.get(key)
     if table is None:
         table = _CLASS_CALLS[key] = {}
+        quiet = _override(kind, "on_visit") is None and _override(kind, "on_leave") is None and hooks is not None
+        if quiet and not any(_function(kind, name) for name in _TRIVIA_METHODS) and not _hooks_trivia(hooks):
+            table.update(dict.fromkeys(TRIVIA, _SKIP))
     return table
+
+
+_SKIP = ()  # the entry of a node type that no call reaches, nor any under it (TRIVIA, for a visitor without methods for it)
+_TRIVIA_NAMES = frozenset(kind.__name__ for kind in TRIVIA)
+
+
+def _hooks_trivia(hooks: frozenset[str]) -> bool:
+    """Whether an attribute hook (`visit_<Node>_<field>`) is about a TRIVIA node's field."""
+    return any(name.split("_", 2)[1] in _TRIVIA_NAMES for name in hooks)
 
 
 _CLASS_CALLS: dict[tuple, dict] = {}
@@ -379,6 +405,8 @@ def _walk_batch(node: cst.CSTNode, batch: cst.CSTVisitor, table: dict) -> None:
     once (`_BatchedCSTVisitor.on_visit` formats and looks up the names at every node), then called in order."""
     kind = type(node)
     entry = table.get(kind)
+    if entry is _SKIP:
+        return
     if entry is None:
         methods = batch.visitor_methods
         entry = table[kind] = (
@@ -420,7 +448,9 @@ def visit(node: cst.CSTNode, visitor):
         for method in visitor.visitor_methods.get("leave_Module", ()):
             method(node)
     else:
-        _walk_batch(node, visitor, {})
+        # no method for any TRIVIA type: none is called under one either (their fields hold only TRIVIA)
+        table = {} if visitor.visitor_methods.keys() & _TRIVIA_METHODS else dict.fromkeys(TRIVIA, _SKIP)
+        _walk_batch(node, visitor, table)
     return node
 
 
