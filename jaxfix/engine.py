@@ -724,7 +724,7 @@ def process_files(
     worker at all. `project`: the project index the files' facts come from (by default, the project around
     `paths`, its summaries cached beside the findings)."""
     answered: dict[int, FileResult] = {}
-    computed: dict[int, Iterator[FileResult]] = {}  # each other file's results, in its project's order
+    computed: dict[int, _InOrder] = {}  # the results of the files not answered from the cache
     with _Workers(jobs or os.cpu_count() or 1) as workers:
         # notebooks read the facts too: a cell may call the project's code
         for indices, facts in _facts_by_project(paths, cache, project, workers.map):
@@ -738,11 +738,35 @@ def process_files(
                     work.append((index, (path, settings, fix, write, cache, facts[path] or None)))
             # Handed to the workers now, so that they check this project while the next one is solved. Small
             # chunks: a few files cost most of the time (those the screens send to LibCST), and big chunks would
-            # leave one worker with several of them while the others idle.
-            results = workers.map(_process_one, [job for _, job in work], small_chunks=True)
+            # leave one worker with several of them while the others idle; for the same reason the biggest
+            # files go first, so that the run does not end waiting on one of them.
+            if workers.parallel(len(work)):
+                work.sort(key=lambda item: -_size(item[1][0]))
+            results = _InOrder(workers.map(_process_one, [job for _, job in work], small_chunks=True), [i for i, _ in work])
             computed.update((index, results) for index, _ in work)
         for index in range(len(paths)):
-            yield answered[index] if index in answered else next(computed[index])
+            yield answered[index] if index in answered else computed[index].take(index)
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+class _InOrder:
+    """Results that come in the order their jobs were handed out, taken by the position of each job's path."""
+
+    def __init__(self, results: Iterator[FileResult], indices: list[int]) -> None:
+        self._results = results
+        self._indices = iter(indices)
+        self._waiting: dict[int, FileResult] = {}
+
+    def take(self, index: int) -> FileResult:
+        while index not in self._waiting:
+            self._waiting[next(self._indices)] = next(self._results)
+        return self._waiting.pop(index)
 
 
 def _cached(path: str, settings: Settings, fix: bool, cache: ResultCache, project: ModuleFacts | None) -> FileResult | None:
@@ -842,9 +866,13 @@ class _Workers:
         self.jobs = jobs
         self._pool: ProcessPoolExecutor | None = None
 
+    def parallel(self, count: int) -> bool:
+        """Whether a map of `count` items runs in the workers (else in this process, lazily)."""
+        return self.jobs > 1 and count >= PARALLEL_THRESHOLD
+
     def map(self, function, items: list, *, small_chunks: bool = False) -> Iterator:
         """`function` over `items`, in order. `small_chunks` where a few items cost most of the time."""
-        if self.jobs <= 1 or len(items) < PARALLEL_THRESHOLD:
+        if not self.parallel(len(items)):
             return map(function, items)
         if self._pool is None:
             self._pool = _pool(self.jobs)
