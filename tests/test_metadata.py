@@ -53,6 +53,16 @@ def _nodes(module: cst.Module) -> list[cst.CSTNode]:
     return found
 
 
+def _deepest_first(module: cst.Module) -> list[cst.CSTNode]:
+    """Every node, the deepest first: a method's nodes are asked for before its class's."""
+    found, stack = [], [(module, 0)]
+    while stack:
+        node, depth = stack.pop()
+        found.append((depth, node))
+        stack.extend((child, depth + 1) for child in node.children)
+    return [node for _, node in sorted(found, key=lambda pair: -pair[0])]
+
+
 @pytest.mark.parametrize("name, source", _sources(), ids=lambda v: v if "\n" not in v else "")
 def test_same_answers_as_libcst(name, source):
     wrapper = MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True)
@@ -230,6 +240,33 @@ def test_statement_positions_are_libcsts(name, source):
     for node in _nodes(wrapper.module):  # the module, its header and footer too
         assert positions[node] == expected[node]
     assert cst.Name("elsewhere") not in positions
+    innermost_first = StatementPositions(wrapper, tree, parent_map(wrapper.module))  # methods placed one by one
+    for node in _deepest_first(wrapper.module):
+        assert innermost_first[node] == expected[node], (name, type(node).__name__)
+
+
+def test_statement_positions_inside_classes():
+    """A node inside a class body is placed by generating its statement alone at the body's indentation: tabs,
+    nested classes, decorators, strings over several lines, continuation lines, several statements on a line."""
+    import ast
+
+    source = (
+        "import jax\n\n\nclass Outer(Base):\n\t'''Doc\n\tstring.'''\n\tx = 1; y = 2\n\n"
+        "\t@jax.jit\n\tdef step(self, a,\n\t\t\tb):\n\t\ts = '''one\ntwo''' + str(a)\n\t\treturn (s +\n  b)\n\n"
+        "\tclass Inner:\n\t\t  def deep(self):  # comment\n\t\t      return [1,\n 2]\n\n"
+        "class Empty: pass\n"
+    )
+    tree = ast.parse(source)
+    wrapper = MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True)
+    expected = wrapper.resolve(PositionProvider)
+    positions = StatementPositions(wrapper, tree, parent_map(wrapper.module))
+    method = wrapper.module.body[1].body.body[2]
+    for node in _deepest_first(method):
+        assert positions[node] == expected[node], type(node).__name__
+    assert wrapper.module.body[1] not in positions._computed and positions._whole is None  # not the whole class
+    for node in _deepest_first(wrapper.module):
+        assert positions[node] == expected[node], type(node).__name__
+    assert positions._whole is not None  # the module's own header asks for the whole
 
 
 def test_statement_positions_of_unusual_text():

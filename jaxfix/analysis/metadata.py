@@ -128,7 +128,7 @@ class StatementPositions:
         self._wrapper = wrapper
         self._module = wrapper.module
         self._parents = parents
-        self._lines = _statement_lines(self._module, tree) if tree is not None else None
+        self._lines = _paired(self._module.body, tree.body) if tree is not None else None
         self._computed: dict[cst.CSTNode, CodeRange] = {}
         self._whole: dict | None = None
 
@@ -159,23 +159,35 @@ class StatementPositions:
         return self._whole
 
     def _place(self, node: cst.CSTNode) -> bool:
-        """Compute the positions of the top-level statement holding `node`; False where only the whole module's
-        code can tell (or `node` is not of this module)."""
+        """Compute the positions of the statement holding `node`: the top-level one, or, inside a class body, the
+        statement of the body (a method), generated at the body's indentation, as the whole class would generate
+        it (a finding in one method of a 1,000-line test class used to generate the class). False where only the
+        whole module's code can tell (or `node` is not of this module)."""
         statement = node
         while (parent := self._parents.get(statement)) is not None and parent is not self._module:
             statement = parent
         lines = self._lines.get(id(statement)) if self._lines is not None and parent is self._module else None
         if lines is None:
             return False
+        indents: list[str] = []
+        while isinstance(statement, cst.ClassDef) and isinstance(statement.body, cst.IndentedBlock):
+            inner = self._statement_in(statement.body, node)
+            paired = _paired(statement.body.body, lines[2].body) if isinstance(lines[2], ast.ClassDef) else None
+            if inner is None or paired is None or id(inner) not in paired:  # in the class's header or footer
+                break
+            indents.append(self._module.default_indent if statement.body.indent is None else statement.body.indent)
+            statement, lines = inner, paired[id(inner)]
         relative = _Collected()
         state = PositionProvidingCodegenState(
             default_indent=self._module.default_indent, default_newline=self._module.default_newline, provider=relative
         )
+        for indent in indents:
+            state.increase_indent(indent)
         statement._codegen(state)
         placed = relative._computed
         first, last = _anchors(statement)
         shift = lines[0] - placed[first].start.line
-        if placed[last].end.line + shift != lines[1] or placed[first].start.column != 0:
+        if placed[last].end.line + shift != lines[1] or placed[first].start.column != len("".join(indents)):
             return False
         for key, where in placed.items():
             self._computed[key] = CodeRange(
@@ -183,6 +195,13 @@ class StatementPositions:
                 CodePosition(where.end.line + shift, where.end.column),
             )
         return node in self._computed
+
+    def _statement_in(self, block: cst.IndentedBlock, node: cst.CSTNode) -> cst.BaseStatement | None:
+        """The child of `block` that holds `node` (a statement of its body, or its header or footer), None where
+        `node` is not inside `block`."""
+        while (parent := self._parents.get(node)) is not None and parent is not block:
+            node = parent
+        return node if parent is block else None
 
 
 class _Collected:
@@ -199,19 +218,19 @@ def _anchors(statement: cst.CSTNode) -> tuple[cst.CSTNode, cst.CSTNode]:
     return statement, statement
 
 
-def _statement_lines(module: cst.Module, tree: ast.Module) -> dict[int, tuple[int, int]] | None:
-    """id() of each top-level statement → the `ast`'s first line of its first small statement and last line of its
-    last; None where the two lists of statements do not pair up."""
-    lines: dict[int, tuple[int, int]] = {}
+def _paired(statements: Sequence[cst.BaseStatement], body: list[ast.stmt]) -> dict[int, tuple[int, int, ast.stmt]] | None:
+    """id() of each statement of a LibCST body → the `ast`'s first line of its first small statement, the last
+    line of its last, and its first `ast` statement; None where the two bodies do not pair up."""
+    lines: dict[int, tuple[int, int, ast.stmt]] = {}
     index = 0
-    for statement in module.body:
+    for statement in statements:
         count = len(statement.body) if isinstance(statement, cst.SimpleStatementLine) else 1
-        paired = tree.body[index : index + count]
+        paired = body[index : index + count]
         if len(paired) != count:
             return None
-        lines[id(statement)] = (paired[0].lineno, paired[-1].end_lineno)
+        lines[id(statement)] = (paired[0].lineno, paired[-1].end_lineno, paired[0])
         index += count
-    return lines if index == len(tree.body) else None
+    return lines if index == len(body) else None
 
 
 # ---- visits without rebuilding -----------------------------------------------------------------------------------
