@@ -1345,6 +1345,10 @@ class _Kinds:
     evaluator: "_KindEval | None" = None  # with the parameters solved
 
 
+# Nodes with nothing inside that `_kinds` records: a third of a module's nodes, skipped without a call.
+_KIND_LEAVES = frozenset({ast.Name, ast.Constant, ast.Load, ast.Store, ast.Del})
+
+
 @_once_per_screen
 def _kinds(screen: Screen) -> _Kinds:
     """Every function's parameters and bindings, walked as TracedAnalysis's `_BindingCollector` walks LibCST (a
@@ -1359,9 +1363,10 @@ def _kinds(screen: Screen) -> _Kinds:
             scope = kinds.module
         scope.bindings.append((name, source))
 
-    def visit(node: ast.AST, function: ast.AST | None, in_class: bool) -> None:
-        scope = kinds.scopes.get(id(function)) if function is not None else None
+    def visit(node: ast.AST, function: ast.AST | None, scope: _KindScope | None, in_class: bool) -> None:
         kind = type(node)
+        if kind in _KIND_LEAVES:
+            return
         if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda):
             if kind is not ast.Lambda:
                 bind(scope, in_class, node.name, _STATIC)
@@ -1374,12 +1379,12 @@ def _kinds(screen: Screen) -> _Kinds:
             if kind is not ast.Lambda and node.decorator_list:
                 kinds.decorated.append(node)
             for child in ast_children(node):  # decorators and defaults too, as LibCST's visitor has them
-                visit(child, node, False)
+                visit(child, node, inner, False)
             return
         if kind is ast.ClassDef:
             bind(scope, in_class, node.name, _STATIC)
             for child in ast_children(node):
-                visit(child, function, in_class or function is None)
+                visit(child, function, scope, in_class or function is None)
             return
         if kind is ast.Assign:
             for target in node.targets:
@@ -1416,10 +1421,10 @@ def _kinds(screen: Screen) -> _Kinds:
                         elif isinstance(inner, ast.Name):
                             named_seeds.add(inner.id)
         for child in ast_children(node):
-            visit(child, function, in_class)
+            visit(child, function, scope, in_class)
 
     for statement in screen.tree.body:
-        visit(statement, None, False)
+        visit(statement, None, None, False)
     kinds.compiling_seeds.extend(f for name in named_seeds for f in kinds.defs.get(name, ()))
     kinds.compiling_seeds.extend(screen.project_seeds)
     return kinds
@@ -2171,17 +2176,34 @@ def never_traced_params(screen: Screen) -> dict[int, frozenset[str]]:
     for call in screen.in_traced_code(ast.Call):
         if isinstance(call.func, ast.Name) and call.func.id in defs:
             sites.setdefault(call.func.id, []).append(call)
-    found: dict[int, frozenset[str]] = {}
+    nevers: list[tuple[ast.AST, set[str]]] = []
     for name, functions in defs.items():
         for function, _, untraced in functions:
             never = untraced - _params_passed_tracers(screen, function, sites.get(name, ())) if untraced else untraced
-            for node in ast.walk(function) if never else ():
-                if isinstance(node, (ast.AugAssign, ast.NamedExpr)) and isinstance(node.target, ast.Name):
-                    never.discard(node.target.id)
-                elif isinstance(node, (ast.Global, ast.Nonlocal)):
-                    never.difference_update(node.names)
-            if never:
-                found[id(function)] = frozenset(never)
+            nevers.append((function, never))
+    # Less the names that `op=`, `:=`, `global` or `nonlocal` anywhere inside the def binds (its decorators and
+    # nested functions included): one look at those statements and the functions around each, where a walk of
+    # every def read a nested def once per def around it (0.25 s of 0.6 s on 1,445 real files).
+    rebound: dict[int, set[str]] = {}  # id() of a function: the names rebound inside it
+    index = screen._index
+    outer = {id(index.nodes[p]): index.owners[p] for p in screen._positions(_FUNCTIONS)}
+    for position in screen._positions((ast.AugAssign, ast.NamedExpr, ast.Global, ast.Nonlocal)):
+        node = index.nodes[position]
+        if isinstance(node, (ast.Global, ast.Nonlocal)):
+            names = node.names
+        elif isinstance(node.target, ast.Name):
+            names = [node.target.id]
+        else:
+            continue
+        function = index.owners[position]
+        while function is not None:
+            rebound.setdefault(id(function), set()).update(names)
+            function = outer[id(function)]
+    found: dict[int, frozenset[str]] = {}
+    for function, never in nevers:
+        never = never - rebound.get(id(function), set())
+        if never:
+            found[id(function)] = frozenset(never)
     return found
 
 
