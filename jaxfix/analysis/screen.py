@@ -1364,6 +1364,11 @@ class _Kinds:
 
 # Nodes with nothing inside that `_kinds` records: a third of a module's nodes, skipped without a call.
 _KIND_LEAVES = frozenset({ast.Name, ast.Constant, ast.Load, ast.Store, ast.Del})
+_KIND_RECORDED = frozenset({  # the nodes `_kinds` records something of; it only looks inside the others
+    ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.Assign, ast.AugAssign, ast.NamedExpr,
+    ast.AnnAssign, ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.ExceptHandler, ast.Import, ast.ImportFrom,
+    ast.Global, ast.Nonlocal, ast.Call,
+})
 
 
 @_once_per_screen
@@ -1383,6 +1388,10 @@ def _kinds(screen: Screen) -> _Kinds:
     def visit(node: ast.AST, function: ast.AST | None, scope: _KindScope | None, in_class: bool) -> None:
         kind = type(node)
         if kind in _KIND_LEAVES:
+            return
+        if kind not in _KIND_RECORDED:
+            for child in ast_children(node):
+                visit(child, function, scope, in_class)
             return
         if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda):
             if kind is not ast.Lambda:
