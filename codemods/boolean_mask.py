@@ -601,7 +601,7 @@ class _Booleans:
     def __init__(self, screen: Screen, words: frozenset[str]) -> None:
         self._words = words
         self._values: dict[str, list[ast.AST]] = {}  # name: the values (annotations) of its plain bindings
-        for node in screen.nodes_of(ast.Assign, ast.arg):  # a name's values in any order: only "some" counts
+        for node in screen.nodes_in_order(ast.Assign, ast.arg):
             if type(node) is ast.Assign:
                 if len(node.targets) == 1 and type(node.targets[0]) is ast.Name:
                     self._values.setdefault(node.targets[0].id, []).append(node.value)

@@ -189,6 +189,11 @@ class Screen:
         nodes = self._index.nodes
         return [nodes[position] for position in self._positions(types)]
 
+    def nodes_in_order(self, *types: type[ast.AST]) -> list[ast.AST]:
+        """The nodes of these types in `nodes`' order (where the order of different types counts)."""
+        nodes = self._index.nodes
+        return [nodes[position] for position in sorted(self._positions(types))]
+
     def _positions(self, types: tuple[type[ast.AST], ...]) -> list[int]:
         """The positions in `nodes` of the nodes of these types (subclasses included), type by type."""
         positions = self._index.positions
@@ -1954,7 +1959,7 @@ def _module_imports(screen: Screen) -> frozenset[str]:
 def _other_bindings(screen: Screen) -> frozenset[str]:
     """Every name the module binds otherwise than by an absolute import."""
     names: set[str] = set()
-    for node in screen.nodes:
+    for node in screen.nodes_of(ast.Name, ast.ImportFrom, *_NAMED):
         kind = type(node)
         if kind is ast.Name:
             if type(node.ctx) is not ast.Load:
@@ -2236,7 +2241,7 @@ def never_traced_params(screen: Screen) -> dict[int, frozenset[str]]:
 @_once_per_screen
 def _tracing_calls(screen: Screen) -> list[ast.Call]:
     """The calls that may be a JAX transformation or a lax call that takes a body."""
-    return [node for node in screen.nodes if type(node) is ast.Call and screen.may_resolve_to(node.func, _TRACING)]
+    return [node for node in screen.imported_calls if screen.may_resolve_to(node.func, _TRACING)]
 
 
 def _params_passed_tracers(screen: Screen, function: ast.AST, calls) -> set[str]:
@@ -2281,18 +2286,17 @@ def _augmented(screen: Screen) -> dict[int, tuple[list[tuple[str, ast.expr]], fr
     found: dict[int, tuple[list, set]] = {}
     others: set[str] = set()
     function_of = screen._function_of
-    for node in screen.nodes:
-        kind = type(node)
-        if kind is ast.AugAssign:
-            function = function_of.get(id(node))
-            if function is not None and type(node.target) is ast.Name:
-                values, targets = found.setdefault(id(function), ([], set()))
-                values.append((node.target.id, node.value))
-                targets.add(node.target.id)
-        elif kind is ast.NamedExpr:
+    for node in screen.nodes_of(ast.AugAssign):
+        function = function_of.get(id(node))
+        if function is not None and type(node.target) is ast.Name:
+            values, targets = found.setdefault(id(function), ([], set()))
+            values.append((node.target.id, node.value))
+            targets.add(node.target.id)
+    for node in screen.nodes_of(ast.NamedExpr, ast.Global, ast.Nonlocal):
+        if type(node) is ast.NamedExpr:
             if type(node.target) is ast.Name:
                 others.add(node.target.id)
-        elif kind is ast.Global or kind is ast.Nonlocal:
+        else:
             others.update(node.names)
     return {key: (values, frozenset(targets - others)) for key, (values, targets) in found.items()}
 
