@@ -313,31 +313,28 @@ class Screen:
 
     # ---- names -------------------------------------------------------------------------------------------------
 
-    def names(self) -> Iterator[tuple[str, ...]]:
+    def names(self) -> set[tuple[str, ...]]:
         """Every spelling that LibCST may ask a qualified name for, split at its dots, with import-bound first
         parts only: each name and dotted attribute chain, each attribute, parameter, keyword, function, class and
         other identifier on its own, and each dotted prefix of an import's module and names."""
         bound = self.imports
-        for node in self.nodes_of(ast.Name):
-            if node.id in bound:
-                yield (node.id,)
+        words = {node.id for node in self.nodes_of(ast.Name)}  # identifiers spelled alone
+        found: set[tuple[str, ...]] = set()
         for node in self.nodes_of(ast.Attribute):
+            words.add(node.attr)
             if self._may_be_imported(node):
-                yield dotted(node)
-            if node.attr in bound:
-                yield (node.attr,)
+                found.add(dotted(node))
         for node in self.nodes_of(*_NAMED):  # arg, keyword, def, class, except, match captures, type parameters
             for field_name in _NAMED[type(node)]:
                 value = getattr(node, field_name)
-                for name in [value] if isinstance(value, str) else value or ():
-                    if name in bound:
-                        yield (name,)
+                words.update([value] if isinstance(value, str) else value or ())
         for node in self.nodes_of(ast.alias):
-            yield from _spellings(node.name, bound)
-            if node.asname in bound:
-                yield (node.asname,)
+            found.update(_spellings(node.name, bound))
+            words.add(node.asname)
         for node in self.nodes_of(ast.ImportFrom):
-            yield from _spellings(node.module or "", bound)
+            found.update(_spellings(node.module or "", bound))
+        found.update((word,) for word in words if word in bound)
+        return found
 
     # ---- arrays ------------------------------------------------------------------------------------------------
 
@@ -767,7 +764,7 @@ class Screen:
     def spelled_names(self) -> frozenset[str]:
         """Every imported name that some spelling of `names()` may stand for (`qualified_names` of each distinct
         one): what `may_trace` and the deprecated-API screens look up."""
-        return frozenset(q for parts in set(self.names()) for q in self.qualified_names(parts))
+        return frozenset(q for parts in self.names() for q in self.qualified_names(parts))
 
     def in_traced_code(self, *types: type[ast.AST]) -> Iterator[ast.AST]:
         """The nodes of these types whose innermost enclosing function (def, async def or lambda; the node may be
