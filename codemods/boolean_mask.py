@@ -99,7 +99,7 @@ class BooleanMask(Codemod):
         test on the indices' form comes first: it spares most modules the traced-code facts."""
         words = _words(screen)
         booleans = _Booleans(screen, words)
-        candidates = [n for n in screen.nodes if type(n) is ast.Subscript and _may_mask_form(screen, n.slice, booleans)]
+        candidates = [n for n in screen.nodes_of(ast.Subscript) if _may_mask_form(screen, n.slice, booleans)]
         if not candidates:
             return False
         traced = {id(node) for node in traced_nodes(screen, ast.Subscript)}
@@ -601,12 +601,11 @@ class _Booleans:
     def __init__(self, screen: Screen, words: frozenset[str]) -> None:
         self._words = words
         self._values: dict[str, list[ast.AST]] = {}  # name: the values (annotations) of its plain bindings
-        for node in screen.nodes:
-            kind = type(node)
-            if kind is ast.Assign:
+        for node in screen.nodes_in_order(ast.Assign, ast.arg):
+            if type(node) is ast.Assign:
                 if len(node.targets) == 1 and type(node.targets[0]) is ast.Name:
                     self._values.setdefault(node.targets[0].id, []).append(node.value)
-            elif kind is ast.arg and node.annotation is not None:
+            elif node.annotation is not None:
                 self._values.setdefault(node.arg, []).append(node.annotation)
         self._known: dict[str, bool] = {}
 

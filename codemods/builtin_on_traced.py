@@ -298,7 +298,7 @@ def _in_tests(screen: Screen) -> set[int]:
     """`BuiltinOnTraced._in_test`: the `and`/`or`/`not` nodes that are (part of) a test of an `if`, `while`,
     conditional expression or `assert`, through `and`/`or` and unary operators, or of a comprehension's `if`."""
     tests = []
-    for node in screen.nodes:
+    for node in screen.nodes_of(ast.If, ast.While, ast.IfExp, ast.Assert, ast.comprehension):
         if isinstance(node, (ast.If, ast.While, ast.IfExp, ast.Assert)):
             tests.append(node.test)
         elif isinstance(node, ast.comprehension):

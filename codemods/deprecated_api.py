@@ -281,10 +281,18 @@ class ApiTable:
         # A reference to a row spells the row's last name, and its module's last name unless that is `jax` (in
         # the reference or in the import that binds it), so a module missing one of these pairs has nothing to find.
         self.screen = tuple(sorted({tuple(p for p in api.name.split(".")[-2:] if p != "jax") for api in self.apis}))
+        self._found: dict[str, tuple[Api, str] | None] = {}  # `lookup`'s answers
 
     def lookup(self, qualified: str) -> tuple[Api, str] | None:
         """The row for `qualified` and the prefix of it that the row names (`jax.tree_map` of
-        `jax.tree_map.__doc__`)."""
+        `jax.tree_map.__doc__`), remembered: the screens ask it of every name each module spells."""
+        try:
+            return self._found[qualified]
+        except KeyError:
+            found = self._found[qualified] = self._lookup(qualified)
+            return found
+
+    def _lookup(self, qualified: str) -> tuple[Api, str] | None:
         parts = qualified.split(".")
         for cut in range(len(parts), 0, -1):
             prefix = ".".join(parts[:cut])
@@ -603,14 +611,7 @@ class DeprecatedApi(Codemod):
         must name a row, or some name spelled in the module must resolve through some import to one."""
         if any(cls.table.lookup(name) for name in screen.imported_names()):
             return True
-        seen: set[str] = set()
-        for parts in screen.names():
-            for qualified in screen.qualified_names(parts):
-                if qualified not in seen:
-                    seen.add(qualified)
-                    if cls.table.lookup(qualified):
-                        return True
-        return False
+        return any(cls.table.lookup(qualified) for qualified in screen.spelled_names)
 
     # ---- references ----------------------------------------------------------------------------------------------
 

@@ -92,7 +92,7 @@ class ListToJit(Codemod):
         make jitted, or `jax.jit(f)(...)`) with an argument (not `*`/`**`) that may be a list of numbers (`_listy`)
         or a name that some single-target assignment binds to one; and a called name that its own function binds
         only by what may compile it (`may_call_compiled_here`, asked last: it walks the functions)."""
-        calls = [n for n in screen.nodes if isinstance(n, ast.Call) and may_call_compiled(screen, n)]
+        calls = [n for n in screen.nodes_of(ast.Call) if may_call_compiled(screen, n)]
         if not calls:
             return False
         bound = {

@@ -1486,7 +1486,7 @@ def _value_bindings(screen: Screen) -> dict[str, list[tuple[str, ast.expr | None
     found = screen.__dict__.get("_value_bindings")
     if found is None:
         found = {}
-        for node in screen.nodes:
+        for node in screen.nodes_in_order(ast.arg, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.NamedExpr):
             kind = type(node)
             if kind is ast.arg:
                 if node.annotation is not None:
@@ -1509,7 +1509,7 @@ def _used_as_arrays(screen: Screen) -> frozenset[str]:
     found = screen.__dict__.get("_used_as_arrays")
     if found is None:
         names = set()
-        for node in screen.nodes:
+        for node in screen.nodes_of(ast.Attribute, ast.Call):
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
                 if node.attr in _ARRAY_EVIDENCE_ATTRIBUTES:
                     names.add(node.value.id)

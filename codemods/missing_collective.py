@@ -365,8 +365,8 @@ def _screen_parallel(screen, defs) -> set:
                 parallel = axis(decorator, decorator.func) or axis(decorator, first_positional(decorator))
             if parallel:
                 found.add(id(function))
-    for node in screen.nodes:
-        if isinstance(node, ast.Call) and axis(node, node.func):
+    for node in screen.nodes_of(ast.Call):
+        if axis(node, node.func):
             first = first_positional(node)
             if isinstance(first, ast.Name):
                 found.add(first.id)

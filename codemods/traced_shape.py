@@ -101,7 +101,7 @@ class TracedShape(Codemod):
         element of one written as a tuple or list, that may be a tracer as PredicateAnalysis.tracer proves one
         (`may_be_tracer_strict`: not a parameter jit makes static, vmap maps with `None` or only calls with static
         values pass, nor a name of a function nothing traces, nor `n += 1` of a static `n`)."""
-        candidates = {id(n) for n in screen.nodes if isinstance(n, ast.Call) and _may_take_shape(screen, n.func)}
+        candidates = {id(n) for n in screen.nodes_of(ast.Call) if _may_take_shape(screen, n.func)}
         if not candidates:
             return False  # before asking what is traced, which costs a walk of the module
         for node in traced_nodes(screen, ast.Call):

@@ -71,9 +71,14 @@ def canonical(name: str) -> str:
 
 
 def _ref(node: ast.AST | None, depth: int = 0):
+    """The reference of an expression (node types compared by identity: `ast.parse` makes no subclasses, and this
+    runs on every call's callee and arguments)."""
     if node is None or depth > 4:
         return None
-    if isinstance(node, (ast.Name, ast.Attribute)):
+    kind = type(node)
+    if kind is ast.Name:
+        return {"n": node.id}
+    if kind is ast.Attribute:
         parts = []
         while isinstance(node, ast.Attribute):
             parts.append(node.attr)
@@ -82,10 +87,12 @@ def _ref(node: ast.AST | None, depth: int = 0):
             parts.append(node.id)
             return {"n": ".".join(reversed(parts))}
         return None
-    if isinstance(node, ast.Constant):
+    if kind is ast.Constant:
         value = node.value
         return {"l": value} if isinstance(value, (int, float, str, bool)) or value is None else None
-    if isinstance(node, (ast.Tuple, ast.List)):
+    if kind is ast.Call:
+        return {"c": _call(node, depth + 1)}
+    if kind is ast.Tuple or kind is ast.List:
         values = []
         for element in node.elts:
             inner = _ref(element, depth + 1)
@@ -93,29 +100,36 @@ def _ref(node: ast.AST | None, depth: int = 0):
                 return {"t": [_ref(e, depth + 1) for e in node.elts]}
             values.append(inner["l"])
         return {"l": values}
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):
+    if kind is ast.UnaryOp and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):
         value = node.operand.value
         return {"l": -value} if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-    if isinstance(node, ast.Call):
-        return {"c": _call(node, depth + 1)}
-    if isinstance(node, ast.Lambda):
+    if kind is ast.Lambda:
         return {"lam": 1}
-    if isinstance(node, ast.BinOp):
+    if kind is ast.BinOp:
         return {"o": [_ref(node.left, depth + 1), _ref(node.right, depth + 1)]}
-    if isinstance(node, ast.UnaryOp) and not isinstance(node.op, ast.Not):
+    if kind is ast.UnaryOp and not isinstance(node.op, ast.Not):
         return {"o": [_ref(node.operand, depth + 1)]}
-    if isinstance(node, ast.Subscript):
+    if kind is ast.Subscript:
         return {"o": [_ref(node.value, depth + 1), _ref(node.slice, depth + 1)]}
     return None
 
 
 def _call(node: ast.Call, depth: int = 0) -> dict:
-    call = {
-        "f": _ref(node.func, depth),
-        "a": [None if isinstance(a, ast.Starred) else _ref(a, depth) for a in node.args],
-        "k": {k.arg: _ref(k.value, depth) for k in node.keywords if k.arg is not None},
-        "s": 1 if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords) else 0,
-    }
+    starred = 0
+    arguments = []
+    for a in node.args:
+        if type(a) is ast.Starred:
+            starred = 1
+            arguments.append(None)
+        else:
+            arguments.append(_ref(a, depth))
+    keywords = {}
+    for k in node.keywords:
+        if k.arg is None:
+            starred = 1
+        else:
+            keywords[k.arg] = _ref(k.value, depth)
+    call = {"f": _ref(node.func, depth), "a": arguments, "k": keywords, "s": starred}
     if call["f"] is None and isinstance(node.func, ast.Attribute):
         call["m"] = node.func.attr  # `super().encode(x)`, `models[0].encode(x)`: a call of some `encode`
     return call
@@ -190,12 +204,15 @@ _BINDING_TARGETS = (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.Nam
 
 def _walk_body(body: _FunctionSummarizer, statements: list) -> None:
     """Record what the statements hold into `body`: one explicit walk (NodeVisitor's dispatch cost a third more;
-    a summary costs about as much as parsing the file, and this walk is most of it)."""
+    a summary costs about as much as parsing the file, and this walk is most of it). Names and constants, a
+    third of the nodes, hold nothing: they are dropped at once; the fields read are those that may hold nodes."""
     stack = list(reversed(statements))
     fields_of = _FIELDS
     while stack:
         node = stack.pop()
         kind = type(node)
+        if kind is ast.Name or kind is ast.Constant:
+            continue
         if kind is ast.Call:
             body.calls.append(_call(node))
         elif kind is ast.Assign:
@@ -216,19 +233,20 @@ def _walk_body(body: _FunctionSummarizer, statements: list) -> None:
         elif kind is ast.Import or kind is ast.ImportFrom:
             body.imports.append(node)
         fields = fields_of.get(kind)
-        if fields is None:
-            fields = fields_of[kind] = tuple(f for f in kind._fields if f not in ("ctx", "type_comment"))
-        children = []
+        if fields is None:  # last field first: the stack pops the first child first
+            fields = fields_of[kind] = tuple(reversed([f for f in kind._fields if f not in _LEAF_FIELDS]))
         for name in fields:
             value = getattr(node, name, None)
-            if isinstance(value, ast.AST):
-                children.append(value)
-            elif isinstance(value, list):
-                children.extend(v for v in value if isinstance(v, ast.AST))
-        stack.extend(reversed(children))
+            if isinstance(value, list):
+                stack.extend(reversed(value))  # `None` (a dict's `**`, a missing default) or names: no fields
+            elif isinstance(value, ast.AST):
+                stack.append(value)
 
 
-_FIELDS: dict[type, tuple[str, ...]] = {}
+# Fields that never hold a node (and `ctx`, `type_comment`); None and the identifiers in lists (`global a, b`)
+# are popped like nodes, with no field to read.
+_LEAF_FIELDS = frozenset({"ctx", "type_comment", "id", "attr", "arg", "module", "level", "asname", "is_async", "conversion"})
+_FIELDS: dict[type, tuple[str, ...]] = {type(None): (), str: ()}
 
 
 def _record_assign(body: _FunctionSummarizer, node: ast.Assign) -> None:
