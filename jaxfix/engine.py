@@ -160,8 +160,8 @@ def _screened(
 ) -> tuple[list[type[Codemod]], Screen | None]:
     # A module whose functions another module traces (or a library's convention does) may hold traced code without
     # mentioning jax: text screens that ask for "jax" are asked as if it did.
-    seeded = project is not None and bool(project.traced)
-    active = [c for c in codemods if c.may_match(text) or (seeded and c.may_match(text + "\njax"))]
+    seeded = text + "\njax" if project is not None and project.traced else None
+    active = [c for c in codemods if c.may_match(text) or (seeded is not None and c.may_match(seeded))]
     if not active:
         return active, None
     screen = Screen(text, tree, project)
