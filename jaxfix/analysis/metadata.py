@@ -243,7 +243,17 @@ _installed = 0
 _install_lock = threading.Lock()
 
 
-def _hooks(visitor: cst.CSTVisitor) -> frozenset[str] | None:
+def _own_methods(visitor: cst.CSTVisitor) -> list[str] | None:
+    """The names in the visitor's own dict that LibCST's lookups could take for methods (`visit_*`, `leave_*`,
+    `on_*`): usually none. None where it has no dict."""
+    state = getattr(visitor, "__dict__", None)
+    return None if state is None else [name for name in state if name.startswith(_METHOD_PREFIXES)]
+
+
+_METHOD_PREFIXES = ("visit_", "leave_", "on_")
+
+
+def _hooks(visitor: cst.CSTVisitor, own_methods: list[str] | None) -> frozenset[str] | None:
     """The `visit_<Node>_<field>`/`leave_<Node>_<field>` methods that LibCST's `on_visit_attribute` and
     `on_leave_attribute` would call on `visitor` (its class's, its own, or, for the codemods' batch, those in its
     dict); None where the visitor overrides those two methods, which must then be called around every field."""
@@ -257,7 +267,7 @@ def _hooks(visitor: cst.CSTVisitor) -> frozenset[str] | None:
         )
         _CLASS_HOOKS[kind] = frozenset(n for n in dir(kind) if _is_hook(getattr(kind, n), n)) if default else None
     hooks = _CLASS_HOOKS[kind]
-    own = [n for n, v in vars(visitor).items() if n[:6] in ("visit_", "leave_") and _is_hook(v, n)] if hooks is not None else ()
+    own = [n for n in own_methods if _is_hook(getattr(visitor, n), n)] if hooks is not None and own_methods else ()
     return hooks.union(own) if own else hooks
 
 
@@ -328,14 +338,13 @@ class _Generic(dict):
     and `on_leave`, never shared."""
 
 
-def _calls_of(visitor: cst.CSTVisitor, hooks: frozenset[str] | None) -> dict:
+def _calls_of(visitor: cst.CSTVisitor, hooks: frozenset[str] | None, own_methods: list[str] | None) -> dict:
     """The table of what to call for each node type, shared by every visitor of a class (ExpressionContextProvider
     makes a new visitor for each attribute's value: 577 k tables for 2.1 M nodes of 118 real files, when built per
     visitor). A visitor with `visit_`/`leave_`/`on_` methods in its own dict gets a fresh table whose entries call
     its `on_visit`/`on_leave`, which find them."""
     kind = type(visitor)
-    own = getattr(visitor, "__dict__", None)
-    if own is None or any(name.startswith(("visit_", "leave_", "on_")) for name in own):
+    if own_methods is None or own_methods:
         return _Generic()
     key = (kind, hooks)
     table = _CLASS_CALLS.get(key)
@@ -456,9 +465,10 @@ def visit(node: cst.CSTNode, visitor):
     transformer gets LibCST's own traversal."""
     if not isinstance(visitor, cst.CSTVisitor):
         return _LIBCST_VISIT(node, visitor)
-    hooks = _hooks(visitor)
+    own_methods = _own_methods(visitor)
+    hooks = _hooks(visitor, own_methods)
     if hooks or type(visitor) is not _BatchedVisitor or visitor.before_visit or visitor.after_leave:
-        _walk(node, visitor, hooks, _calls_of(visitor, hooks))
+        _walk(node, visitor, hooks, _calls_of(visitor, hooks, own_methods))
     elif visitor.visitor_methods.keys() <= _MODULE_ONLY and type(node) is cst.Module:
         # A batch of metadata providers that do all their work from the module (ScopeProvider and
         # ExpressionContextProvider each walk it with a visitor of their own): no method below it to call.
