@@ -423,17 +423,29 @@ def _compile_error(code: str, path: str) -> str | None:
     return None
 
 
-def _checked_tree(code: str, path: str) -> tuple[ast.Module | None, str | None]:
+def _checked_tree(code: str, path: str, *, compiled: bool = True) -> tuple[ast.Module | None, str | None]:
     """The `ast` of `code` and None, or None and why it does not compile. One parse serves both: the tree is
-    compiled on to bytecode, which raises what compiling the text would (`return` outside a function, ...)."""
+    compiled on to bytecode, which raises what compiling the text would (`return` outside a function, ...).
+    Not `compiled`: the parse alone (`_bytecode_error` then tells the rest)."""
     try:
         with warnings.catch_warnings():  # the user's `x is 1` is not jaxfix's to warn about (Python's SyntaxWarning)
             warnings.simplefilter("ignore")
             tree = compile(code, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
-            compile(tree, path, "exec", dont_inherit=True)
     except (SyntaxError, ValueError) as error:
         return None, _describe(error)
-    return tree, None
+    return tree, _bytecode_error(tree, path) if compiled else None
+
+
+def _bytecode_error(tree: ast.Module, path: str) -> str | None:
+    """Why Python's compiler rejects a tree its parser accepted (`return` outside a function, `nonlocal` at
+    module level, a duplicate argument), or None."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile(tree, path, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError) as error:
+        return _describe(error)
+    return None
 
 
 def _describe(error: SyntaxError | ValueError) -> str:
@@ -661,7 +673,9 @@ def process_text(path: str, text: str, settings: Settings, *, fix: bool, project
     `apply -` read it from stdin). Never raises for bad input: the reason lands in `error`."""
     result = FileResult(path, original=text)
     try:
-        tree, syntax = _checked_tree(text, path)
+        # Checking, the compiler's own checks wait for a finding to report: a file with none is neither reported
+        # on nor rewritten, and compiling every file cost 4% of a cold check (1.3 s of CPU over 1,401 real files).
+        tree, syntax = _checked_tree(text, path, compiled=fix)
     except (RecursionError, MemoryError) as error:  # CPython's own parser gives up on very deep nesting
         result.error = f"too deeply nested to parse ({type(error).__name__})"
         return result
@@ -677,6 +691,9 @@ def process_text(path: str, text: str, settings: Settings, *, fix: bool, project
             result.fixed, result.fixes_applied, result.fixes_by_code = new_text, applied, dict(by_code)
         else:
             diagnostics, errors, wrapper = analyse(text, settings.codemods_for(path), tree=tree, project=project)
+            if diagnostics and (syntax := _bytecode_error(tree, path)) is not None:
+                result.error = f"syntax error, {syntax}"
+                return result
             if settings.text_edits and wrapper is not None:
                 diagnostics = [_with_edits(text, wrapper.module, d) for d in diagnostics]
     except cst.ParserSyntaxError as error:

@@ -251,3 +251,18 @@ def test_pyproject_excludes_relative_to_its_folder_wherever_jaxfix_runs(tmp_path
         assert result.exit_code == 0 and "Checked 1 file" in result.output, result.output
     result = run("check", ".", "--exclude", "mod.py", "--no-cache", cwd=tmp_path / "pkg")
     assert "Checked 0 files" in result.output
+
+
+def test_a_file_the_compiler_rejects(tmp_path: Path) -> None:
+    """It parses, but Python's compiler rejects it: `check` says so where it has a finding there (and only then:
+    it compiles just the files it reports on), `apply` never rewrites it."""
+    with_finding = FINDING + "\nreturn 1\n"
+    (tmp_path / "found.py").write_text(with_finding)
+    (tmp_path / "quiet.py").write_text("x = 1\nreturn x\n")
+    result = run("check", ".", cwd=tmp_path)
+    assert result.exit_code == 2 and "found.py: error: syntax error, line" in result.output
+    assert "'return' outside function" in result.output and "quiet.py" not in result.output
+    assert run("check", "quiet.py", cwd=tmp_path).exit_code == 0
+    result = run("apply", "found.py", cwd=tmp_path)
+    assert result.exit_code == 2 and (tmp_path / "found.py").read_text() == with_finding
+    assert "Traceback" not in result.output
