@@ -220,8 +220,20 @@ class TracedAnalysis:
 
     def enclosing_function(self, node: cst.CSTNode) -> FunctionNode | None:
         """The innermost function or lambda that `node` is inside (its body, decorators, defaults...), or None.
-        The collector records it for every node of the module, which spares a ParentNodeProvider traversal."""
-        return self._enclosing.get(node)
+        The collector records it for every node of the module but whitespace and punctuation (`_UNENTERED`),
+        whose answer comes from their parents'."""
+        try:
+            return self._enclosing[node]
+        except KeyError:
+            pass
+        parents = self._context.parents
+        while (parent := parents.get(node)) is not None:  # None: not a node of this module
+            if isinstance(parent, (cst.FunctionDef, cst.Lambda)):
+                return parent
+            if parent in self._enclosing:
+                return self._enclosing[parent]
+            node = parent
+        return None
 
     def in_traced_code(self, node: cst.CSTNode) -> bool:
         """Whether `node` runs while JAX traces: inside a traced function's body (not its decorators)."""
@@ -700,6 +712,15 @@ class TracedAnalysis:
         return join(parts)
 
 
+# Whitespace and punctuation: nothing the collector records is inside them. They are two thirds of the nodes
+# (SimpleWhitespace alone 42% on optax), and leaving them out halves the collector's walk.
+_UNENTERED = frozenset({
+    cst.SimpleWhitespace, cst.ParenthesizedWhitespace, cst.Newline, cst.TrailingWhitespace, cst.EmptyLine,
+    cst.Comment, cst.Comma, cst.Dot, cst.Colon, cst.Semicolon, cst.AssignEqual, cst.LeftParen, cst.RightParen,
+    cst.LeftSquareBracket, cst.RightSquareBracket, cst.LeftCurlyBrace, cst.RightCurlyBrace,
+})
+
+
 class _BindingCollector:
     """Records every function, the names each binds (with the expression bound), the calls it makes, the
     functions nested in it, and which nested functions are only ever handed to host callbacks.
@@ -737,7 +758,8 @@ class _BindingCollector:
             if visit is not None:
                 visit(node)  # none of them returns False: the children are always visited
             for child in children(node):
-                walk(child)
+                if type(child) not in _UNENTERED:
+                    walk(child)
             if leave is not None:
                 leave(node)
 
