@@ -713,7 +713,8 @@ class TracedAnalysis:
 
 
 # Whitespace and punctuation: nothing the collector records is inside them. They are two thirds of the nodes
-# (SimpleWhitespace alone 42% on optax), and leaving them out halves the collector's walk.
+# (SimpleWhitespace alone 42% on optax); leaving them out took the collector from 0.196 s to 0.133 s of CPU on
+# 19 flax modules.
 _UNENTERED = frozenset({
     cst.SimpleWhitespace, cst.ParenthesizedWhitespace, cst.Newline, cst.TrailingWhitespace, cst.EmptyLine,
     cst.Comment, cst.Comma, cst.Dot, cst.Colon, cst.Semicolon, cst.AssignEqual, cst.LeftParen, cst.RightParen,
@@ -726,7 +727,7 @@ class _BindingCollector:
     functions nested in it, and which nested functions are only ever handed to host callbacks.
 
     It walks the module itself, calling its `visit_X`/`leave_X` methods as a LibCST visitor's traversal would (in
-    the same order), with each node type's methods looked up once: it records something at every node (its
+    the same order), with each node type's methods looked up once: it records something at nearly every node (its
     enclosing function), and LibCST's `on_visit`/`on_leave` look the methods up by a formatted name at each of
     them (TracedAnalysis's CPU on the 123 real files the screens pass: 3.0 s with LibCST's traversal)."""
 
