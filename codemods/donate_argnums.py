@@ -277,7 +277,7 @@ class DonateArgnums(Codemod):
                     if method.binding is method.function and method.compiler in (_JIT, _NNX_JIT):
                         jitted.append(method)
                         self._methods[method.function] = cls
-        for function in walk(node):
+        for function in _statements(node):
             if isinstance(function, cst.FunctionDef):
                 for inner in nested_jitted_functions(self.context, function, _COMPILERS):
                     jitted.append(inner)
@@ -761,10 +761,10 @@ class DonateArgnums(Codemod):
         flow = dataflow.flow(enclosing)
         statement = self._statement_of(site.call)
         variable = site.variable
-        line = self.context.positions[site.call].start.line
         scope = self._scopes.get(site.call)
         owner = self._owner(scope) if scope is not None else None
         if owner is not enclosing or variable in flow.declared or variable not in flow.locals:
+            line = self.context.positions[site.call].start.line
             site.blocker = f"`{variable}` at line {line} is not a local variable of the calling function"
             return site
         reverse = sorted(self.context.traced.transforms(enclosing) & REVERSE_MODE) if enclosing is not None else []
@@ -789,12 +789,13 @@ class DonateArgnums(Codemod):
                     return site
                 site.unsafe = shared
             site.unsafe = site.unsafe or reason
+        # The first read with a problem, in source order (the same on every run). Positions are asked only of the
+        # reads with a problem: placing the caller's statement generates its code (1.5 s of the rule's 3.3 s of
+        # CPU on the 30 real files it runs on, where sorting every read first placed them all).
         accesses = {access for assignment in scope.assignments[variable] for access in assignment.references}
-        for access in sorted(accesses, key=lambda a: self.context.source_order(a.node)):  # the first read, every run
-            problem = self._read_problem(access, scope, variable)
-            if problem is not None:
-                site.blocker = problem
-                return site
+        problems = [(access, problem) for access in accesses if (problem := self._read_problem(access, scope, variable))]
+        if problems:
+            site.blocker = min(problems, key=lambda found: self.context.source_order(found[0].node))[1]
         return site
 
     def _attribute_aliasing(self, site: _Site) -> _Site:
@@ -986,10 +987,10 @@ class DonateArgnums(Codemod):
     def _read_problem(self, access, scope, variable: str) -> str | None:
         """None when this read of `variable` cannot keep its buffer alive past a donating call."""
         node = access.node
-        line = self.context.positions[node].start.line
         if access.scope is not scope:
             if any(a.scope is access.scope for a in access.scope.assignments[variable]):
                 return None  # a parameter or local of that scope of the same name (LibCST may credit both)
+            line = self.context.positions[node].start.line
             return f"`{variable}` is captured by a nested function or comprehension at line {line}"
         if self._after_every_call(node, scope):
             return None  # reads the last new value, which nothing donates any more
@@ -1018,6 +1019,7 @@ class DonateArgnums(Codemod):
         small = node
         while not isinstance(small, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
             small = self.context.parents[small]
+        line = self.context.positions[node].start.line
         text = self.context.code_for(small).strip().splitlines()[0]
         return f"`{variable}` is also read at line {line} (`{text}`), which may keep the old buffer alive"
 
@@ -1128,6 +1130,24 @@ class DonateArgnums(Codemod):
 
     def _edit(self, jitted: Jitted, key: str, value: str):
         return add_jit_keyword(self.context, jitted, key, value)
+
+
+# The nodes that hold statements: a def can only be among their children (never inside an expression).
+_HOLDS_STATEMENTS = (
+    cst.Module, cst.IndentedBlock, cst.BaseCompoundStatement, cst.Else, cst.ExceptHandler, cst.ExceptStarHandler,
+    cst.Finally, cst.MatchCase,
+)
+
+
+def _statements(module: cst.Module):
+    """`walk(module)` less the inside of expressions and simple statements, in the same order: every def of the
+    module. (Walking every node for them took 0.5 s of CPU on the 30 real files the rule runs on.)"""
+    stack: list[cst.CSTNode] = [module]
+    while stack:
+        current = stack.pop()
+        yield current
+        if isinstance(current, _HOLDS_STATEMENTS):
+            stack.extend(children(current))
 
 
 def _one_line(code: str) -> str:

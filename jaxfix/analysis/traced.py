@@ -24,6 +24,7 @@ from libcst.metadata import ScopeProvider
 
 from jaxfix.analysis import libraries
 from jaxfix.analysis.context import ModuleContext
+from jaxfix.analysis.metadata import children
 from jaxfix.analysis.syntax import param_names, target_names
 
 
@@ -219,8 +220,20 @@ class TracedAnalysis:
 
     def enclosing_function(self, node: cst.CSTNode) -> FunctionNode | None:
         """The innermost function or lambda that `node` is inside (its body, decorators, defaults...), or None.
-        The collector records it for every node of the module, which spares a ParentNodeProvider traversal."""
-        return self._enclosing.get(node)
+        The collector records it for every node of the module but whitespace and punctuation (`_UNENTERED`),
+        whose answer comes from their parents'."""
+        try:
+            return self._enclosing[node]
+        except KeyError:
+            pass
+        parents = self._context.parents
+        while (parent := parents.get(node)) is not None:  # None: not a node of this module
+            if isinstance(parent, (cst.FunctionDef, cst.Lambda)):
+                return parent
+            if parent in self._enclosing:
+                return self._enclosing[parent]
+            node = parent
+        return None
 
     def in_traced_code(self, node: cst.CSTNode) -> bool:
         """Whether `node` runs while JAX traces: inside a traced function's body (not its decorators)."""
@@ -319,7 +332,7 @@ class TracedAnalysis:
 
     def _collect(self) -> None:
         collector = _BindingCollector(self)
-        self._context.module.visit(collector)
+        collector.collect(self._context.module)
         self._module_bindings = collector.module_bindings
 
     def _register(self, node: FunctionNode, parent: _Function | None) -> _Function:
@@ -699,12 +712,26 @@ class TracedAnalysis:
         return join(parts)
 
 
-class _BindingCollector(cst.CSTVisitor):
+# Whitespace and punctuation: nothing the collector records is inside them. They are two thirds of the nodes
+# (SimpleWhitespace alone 42% on optax); leaving them out took the collector from 0.196 s to 0.133 s of CPU on
+# 19 flax modules.
+_UNENTERED = frozenset({
+    cst.SimpleWhitespace, cst.ParenthesizedWhitespace, cst.Newline, cst.TrailingWhitespace, cst.EmptyLine,
+    cst.Comment, cst.Comma, cst.Dot, cst.Colon, cst.Semicolon, cst.AssignEqual, cst.LeftParen, cst.RightParen,
+    cst.LeftSquareBracket, cst.RightSquareBracket, cst.LeftCurlyBrace, cst.RightCurlyBrace,
+})
+
+
+class _BindingCollector:
     """Records every function, the names each binds (with the expression bound), the calls it makes, the
-    functions nested in it, and which nested functions are only ever handed to host callbacks."""
+    functions nested in it, and which nested functions are only ever handed to host callbacks.
+
+    It walks the module itself, calling its `visit_X`/`leave_X` methods as a LibCST visitor's traversal would (in
+    the same order), with each node type's methods looked up once: it records something at nearly every node (its
+    enclosing function), and LibCST's `on_visit`/`on_leave` look the methods up by a formatted name at each of
+    them (TracedAnalysis's CPU on the 123 real files the screens pass: 3.0 s with LibCST's traversal)."""
 
     def __init__(self, analysis: TracedAnalysis) -> None:
-        super().__init__()
         self.analysis = analysis
         self.stack: list[_Function] = []
         self.module_bindings: list[tuple[str, object]] = []
@@ -715,10 +742,29 @@ class _BindingCollector(cst.CSTVisitor):
         analysis._enclosing = self.enclosing = {}
         self._class_depth = 0
 
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        # The innermost FunctionDef/Lambda above `node`: what a walk up its parents would find first.
-        self.enclosing[node] = self.stack[-1].node if self.stack else None
-        return super().on_visit(node)
+    def collect(self, module: cst.Module) -> None:
+        methods: dict[type, tuple] = {}  # node type -> its (visit_X, leave_X) methods, None where absent
+        enclosing, stack = self.enclosing, self.stack
+
+        def walk(node: cst.CSTNode) -> None:
+            # The innermost FunctionDef/Lambda above `node`: what a walk up its parents would find first.
+            enclosing[node] = stack[-1].node if stack else None
+            kind = type(node)
+            found = methods.get(kind)
+            if found is None:
+                found = methods[kind] = (
+                    getattr(self, f"visit_{kind.__name__}", None), getattr(self, f"leave_{kind.__name__}", None)
+                )
+            visit, leave = found
+            if visit is not None:
+                visit(node)  # none of them returns False: the children are always visited
+            for child in children(node):
+                if type(child) not in _UNENTERED:
+                    walk(child)
+            if leave is not None:
+                leave(node)
+
+        walk(module)
 
     def _bind(self, name: str, source) -> None:
         if self._class_depth and not self.stack:
