@@ -332,7 +332,7 @@ class PrngKeyReuse(Codemod):
     def _fix(self, reuse: Reuse, name: str):
         split, import_spec = self.context.names.expression_for("jax.random.split")
         by_line: dict[cst.SimpleStatementLine, list[cst.Call]] = {}
-        for previous in reuse.previous:
+        for previous in sorted(reuse.previous, key=self._line):  # in source order: it decides the fresh names
             by_line.setdefault(self._statement(previous), []).append(previous)
         changes = []
         subkeys = []

@@ -433,7 +433,8 @@ def _checked_tree(code: str, path: str, *, compiled: bool = True) -> tuple[ast.M
             tree = compile(code, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
     except (SyntaxError, ValueError) as error:
         return None, _describe(error)
-    return tree, _bytecode_error(tree, path) if compiled else None
+    error = _bytecode_error(tree, path) if compiled else None
+    return (None, error) if error is not None else (tree, None)
 
 
 def _bytecode_error(tree: ast.Module, path: str) -> str | None:
