@@ -416,11 +416,8 @@ def fix_as_text_edit(text: str, module: cst.Module, fix: Fix) -> TextEdit:
 
 
 def _compile_error(code: str, path: str) -> str | None:
-    try:
-        compile(code, path, "exec", dont_inherit=True)
-    except (SyntaxError, ValueError) as error:
-        return _describe(error)
-    return None
+    """Why Python rejects `code` (its parser or its compiler), or None."""
+    return _checked_tree(code, path)[1]
 
 
 def _checked_tree(code: str, path: str, *, compiled: bool = True) -> tuple[ast.Module | None, str | None]:

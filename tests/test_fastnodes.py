@@ -10,24 +10,16 @@ import libcst as cst
 import pytest
 
 from jaxfix.analysis import fastnodes
+from jaxfix.analysis.syntax import walk
 
 SOURCE = (Path(__file__).resolve().parent.parent / "jaxfix" / "engine.py").read_text()
-
-
-def _nodes(module: cst.Module) -> list[cst.CSTNode]:
-    found, stack = [], [module]
-    while stack:
-        node = stack.pop()
-        found.append(node)
-        stack.extend(node.children)
-    return found
 
 
 def test_isinstance_and_issubclass_answer_as_abcmeta_does():
     fastnodes.install()
     classes = fastnodes._node_classes()
     assert any(type(kind) is fastnodes._PlainChecks for kind in classes)
-    samples = {type(node): node for node in _nodes(fastnodes.parse_module(SOURCE))}
+    samples = {type(node): node for node in walk(fastnodes.parse_module(SOURCE))}
     for node in samples.values():
         for kind in classes:
             assert isinstance(node, kind) == abc.ABCMeta.__instancecheck__(kind, node), (type(node), kind)

@@ -77,12 +77,16 @@ def test_same_answers_as_libcst(name, source):
         assert set(ours.get(node, ())) == set(value), (name, cst.Module([]).code_for_node(node))
 
 
-class _Recorder(cst.CSTVisitor):
-    """Every call a traversal makes on it, in order. It declines the children of every fifth node, as a visitor
-    whose `visit_X` returns False does; `hooks=False` records no attribute calls (the path that skips them)."""
+class _Events(cst.CSTVisitor):
+    """A visitor that records what a traversal calls on it in `events`."""
 
     def __init__(self) -> None:
         self.events: list[tuple] = []
+
+
+class _Recorder(_Events):
+    """Every call a traversal makes on it, in order. It declines the children of every fifth node, as a visitor
+    whose `visit_X` returns False does; `hooks=False` records no attribute calls (the path that skips them)."""
 
     def on_visit(self, node):
         self.events.append(("visit", type(node).__name__, id(node)))
@@ -114,12 +118,9 @@ class _FieldHooks(_Recorder):
         self.events.append(("spec", id(node)))
 
 
-class _MethodRecorder(cst.CSTVisitor):
+class _MethodRecorder(_Events):
     """LibCST's own `on_visit` and `on_leave`, which call `visit_<Node>`/`leave_<Node>` by the node's type; it
     declines the children of every other call."""
-
-    def __init__(self) -> None:
-        self.events: list[tuple] = []
 
     def visit_Name(self, node):
         self.events.append(("name", node.value))
@@ -135,11 +136,8 @@ class _MethodRecorder(cst.CSTVisitor):
         self.events.append(("/attribute", id(node)))
 
 
-class _TriviaRecorder(cst.CSTVisitor):
+class _TriviaRecorder(_Events):
     """Methods for whitespace and punctuation, which a visitor without them never reaches (metadata.TRIVIA)."""
-
-    def __init__(self) -> None:
-        self.events: list[tuple] = []
 
     def visit_Comment(self, node):
         self.events.append(("comment", node.value))

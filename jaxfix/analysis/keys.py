@@ -621,7 +621,7 @@ class KeyAnalysis:
         stack = list(children(scope))
         while stack:
             node = stack.pop()
-            kind = type(node)  # LibCST's node classes have no subclasses: cheaper than isinstance, an ABC's
+            kind = type(node)  # LibCST's node classes have no subclasses: an exact type test is enough
             if kind is cst.FunctionDef:
                 survey.defs.append(node)
                 self._survey_scope(node, survey)
