@@ -14,7 +14,8 @@ import typer
 
 from jaxfix import __version__, config, notebook, registry
 from jaxfix.discovery import discover
-from jaxfix.engine import FileResult, Settings, process_files, process_notebook, process_text, tune_gc
+from jaxfix.engine import FileResult, Settings, process_files, process_notebook, process_text
+from jaxfix.workers import tune_gc
 from jaxfix.files import SourceError, SourceFile, decode
 from jaxfix.report import diff, github, text
 from jaxfix.report.progress import Progress

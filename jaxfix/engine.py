@@ -15,15 +15,10 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-import gc
-import multiprocessing
 import os
-import sys
-import threading
 import traceback
 import warnings
 from collections import Counter
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Sequence
@@ -42,11 +37,11 @@ from jaxfix.codemod import Codemod
 from jaxfix.diagnostics import Diagnostic, Fix, Position, Safety, TextEdit
 from jaxfix.cache import ResultCache, entry_for, read_entry
 from jaxfix.files import SourceError, decode, read_bytes, write_if_changed
-from jaxfix import notebook
+from jaxfix import notebook, parsed
 from jaxfix.suppression import unsuppressed
+from jaxfix.workers import Workers
 
 MAX_PASSES = 10
-PARALLEL_THRESHOLD = 8  # fewer files than this run in-process: a worker pool costs more than it saves
 
 
 @dataclass(frozen=True)
@@ -420,16 +415,18 @@ def _compile_error(code: str, path: str) -> str | None:
     return _checked_tree(code, path)[1]
 
 
-def _checked_tree(code: str, path: str, *, compiled: bool = True) -> tuple[ast.Module | None, str | None]:
+def _checked_tree(
+    code: str, path: str, *, compiled: bool = True, tree: ast.Module | None = None
+) -> tuple[ast.Module | None, str | None]:
     """The `ast` of `code` and None, or None and why it does not compile. One parse serves both: the tree is
     compiled on to bytecode, which raises what compiling the text would (`return` outside a function, ...).
-    Not `compiled`: the parse alone (`_bytecode_error` then tells the rest)."""
-    try:
-        with warnings.catch_warnings():  # the user's `x is 1` is not jaxfix's to warn about (Python's SyntaxWarning)
-            warnings.simplefilter("ignore")
-            tree = compile(code, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
-    except (SyntaxError, ValueError) as error:
-        return None, _describe(error)
+    Not `compiled`: the parse alone (`_bytecode_error` then tells the rest). `tree`: the parse of `code`, made
+    already (parsed.take)."""
+    if tree is None:
+        try:
+            tree = parsed.parse(code, path)
+        except (SyntaxError, ValueError) as error:
+            return None, _describe(error)
     error = _bytecode_error(tree, path) if compiled else None
     return (None, error) if error is not None else (tree, None)
 
@@ -492,7 +489,7 @@ def process_file(
     except SourceError as error:
         _store(cache, key, [], str(error))
         return FileResult(path, error=str(error))
-    result = process_text(path, source.text, settings, fix=fix, project=project)
+    result = process_text(path, source.text, settings, fix=fix, project=project, tree=parsed.take(raw))
     if result.error is not None:
         if not result.error.startswith("too deeply nested"):  # the interpreter's limits may differ next time
             _store(cache, key, [], result.error)
@@ -666,14 +663,18 @@ def _store(cache: ResultCache | None, key: str | None, diagnostics: list[Diagnos
         cache.store(key, entry_for(diagnostics, error))
 
 
-def process_text(path: str, text: str, settings: Settings, *, fix: bool, project: ModuleFacts | None = None) -> FileResult:
+def process_text(
+    path: str, text: str, settings: Settings, *, fix: bool, project: ModuleFacts | None = None,
+    tree: ast.Module | None = None,
+) -> FileResult:
     """What jaxfix finds in (or, with `fix`, makes of) `text`, the content of `path`, in memory (`check -` and
-    `apply -` read it from stdin). Never raises for bad input: the reason lands in `error`."""
+    `apply -` read it from stdin). Never raises for bad input: the reason lands in `error`. `tree`: the `ast` of
+    `text`, where it was parsed already."""
     result = FileResult(path, original=text)
     try:
         # Checking, the compiler's own checks wait for a finding to report: a file with none is neither reported
         # on nor rewritten, and compiling every file cost 4% of a cold check (1.3 s of CPU over 1,401 real files).
-        tree, syntax = _checked_tree(text, path, compiled=fix)
+        tree, syntax = _checked_tree(text, path, compiled=fix, tree=tree)
     except (RecursionError, MemoryError) as error:  # CPython's own parser gives up on very deep nesting
         result.error = f"too deeply nested to parse ({type(error).__name__})"
         return result
@@ -740,7 +741,7 @@ def process_files(
     `paths`, its summaries cached beside the findings)."""
     answered: dict[int, FileResult] = {}
     computed: dict[int, _InOrder] = {}  # the results of the files not answered from the cache
-    with _Workers(jobs or os.cpu_count() or 1) as workers:
+    with Workers(jobs or os.cpu_count() or 1) as workers:
         # notebooks read the facts too: a cell may call the project's code
         for indices, facts in _facts_by_project(paths, cache, project, workers.map):
             work = []
@@ -757,7 +758,11 @@ def process_files(
             # files go first, so that the run does not end waiting on one of them.
             if workers.parallel(len(work)):
                 work.sort(key=lambda item: -_size(item[1][0]))
-            results = _InOrder(workers.map(_process_one, [job for _, job in work], small_chunks=True), [i for i, _ in work])
+            # Each file goes, where it can, to the worker that summarised it: that worker holds its `ast`.
+            handed = workers.map(
+                _process_one, [job for _, job in work], small_chunks=True, keys=[os.path.abspath(job[0]) for _, job in work]
+            )
+            results = _InOrder(handed, [i for i, _ in work])
             computed.update((index, results) for index, _ in work)
         for index in range(len(paths)):
             yield answered[index] if index in answered else computed[index].take(index)
@@ -861,59 +866,3 @@ def _begin_project(
         cache._mark_used()
 
     return Project.begin(paths, cache.run_folder, texts=texts, prepare=prepare, mapper=mapper)
-
-
-def tune_gc() -> None:
-    """For a process that only runs jaxfix (a worker, the command line): what is imported by now lives as long as
-    the process, so the collector stops scanning it (`gc.freeze`), and young collections run 14x less often. Each
-    file's trees are garbage once it is done; scanning them over and over while they are built cost ~12% of a cold
-    check's CPU (782 real files: 26.4 s -> 23.1 s)."""
-    gc.freeze()
-    gc.set_threshold(10_000, 10, 10)
-
-
-class _Workers:
-    """Worker processes for one run, started on first need and shared by its two maps: the project index's
-    summaries, then the files' analyses. A map of one job or a few items runs in this process, so that a warm
-    run starts no worker at all."""
-
-    def __init__(self, jobs: int) -> None:
-        self.jobs = jobs
-        self._pool: ProcessPoolExecutor | None = None
-
-    def parallel(self, count: int) -> bool:
-        """Whether a map of `count` items runs in the workers (else in this process, lazily)."""
-        return self.jobs > 1 and count >= PARALLEL_THRESHOLD
-
-    def map(self, function, items: list, *, small_chunks: bool = False) -> Iterator:
-        """`function` over `items`, in order. `small_chunks` where a few items cost most of the time."""
-        if not self.parallel(len(items)):
-            return map(function, items)
-        if self._pool is None:
-            self._pool = _pool(self.jobs)
-        parts = self.jobs * (32 if small_chunks else 4)
-        return self._pool.map(function, items, chunksize=max(1, len(items) // parts))
-
-    def __enter__(self) -> "_Workers":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(cancel_futures=True)
-
-
-def _pool(jobs: int) -> ProcessPoolExecutor:
-    """`jobs` worker processes."""
-    # fork only from a single-threaded process (the command line): it starts workers with everything imported,
-    # at once. A process that has imported JAX (the tests, an editor's server) is multithreaded, and forking it
-    # can deadlock; forkserver forks from a clean single-threaded server instead, which imports the engine once
-    # (preload) so that each worker starts with it imported (~0.5 s more per run).
-    methods = multiprocessing.get_all_start_methods()
-    if "fork" in methods and threading.active_count() == 1 and "jax" not in sys.modules:
-        context = multiprocessing.get_context("fork")
-    elif "forkserver" in methods:
-        context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(["jaxfix.engine", "jaxfix.registry"])
-    else:
-        context = multiprocessing.get_context("spawn")
-    return ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=tune_gc)

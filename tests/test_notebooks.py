@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from jaxfix import notebook
+from jaxfix import notebook, workers
 from tests.helpers import invoke_in
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -477,7 +477,7 @@ def test_notebooks_analysed_in_the_workers_keep_their_place(tmp_path) -> None:
 
     jitted = "import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef f(x):\n    for i in range(100):\n        x = x * 2 + jnp.sin(x)\n    return x\n"
     paths = []
-    for index in range(engine.PARALLEL_THRESHOLD + 2):
+    for index in range(workers.PARALLEL_THRESHOLD + 2):
         book = tmp_path / f"nb{index}.ipynb"
         book.write_bytes(_as_notebook(jitted if index % 2 else "x = 1\n"))
         module = tmp_path / f"m{index}.py"
@@ -487,4 +487,4 @@ def test_notebooks_analysed_in_the_workers_keep_their_place(tmp_path) -> None:
     one = [(r.path, [d.code for d in r.diagnostics]) for r in engine.process_files(paths, settings, fix=False, write=False, jobs=1)]
     two = [(r.path, [d.code for d in r.diagnostics]) for r in engine.process_files(paths, settings, fix=False, write=False, jobs=2)]
     assert [p for p, _ in two] == paths and two == one
-    assert sum(1 for p, codes in one if codes and p.endswith(".ipynb")) == (engine.PARALLEL_THRESHOLD + 2) // 2
+    assert sum(1 for p, codes in one if codes and p.endswith(".ipynb")) == (workers.PARALLEL_THRESHOLD + 2) // 2

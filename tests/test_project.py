@@ -547,7 +547,7 @@ def test_every_project_is_summarised_before_the_first_is_solved(tmp_path, monkey
         events.append("solve")
         return real_solve(self)
 
-    def logged_map(function, items):
+    def logged_map(function, items, keys=None):
         events.append("summarise")
         return map(function, items)
 
@@ -572,7 +572,7 @@ def test_projects_sharing_a_cache_keep_their_own_stored_facts(tmp_path) -> None:
 
 
 def test_summaries_made_in_worker_processes_give_the_same_facts(tmp_path) -> None:
-    """Enough files for the workers to summarise them (engine._Workers): the facts, and so the findings, are those
+    """Enough files for the workers to summarise them (workers.Workers): the facts, and so the findings, are those
     of summaries made in this process."""
     files = {f"util{index}.py": "x = 1\n" for index in range(10)}
     root = _project(tmp_path, {**files, "model.py": MODEL, "train.py": "import jax\nfrom model import relax\nf = jax.jit(relax, static_argnums=1)\n"})

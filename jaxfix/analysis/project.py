@@ -29,6 +29,7 @@ from typing import Callable, Iterable, Iterator, Mapping
 
 from jaxfix.analysis import libraries
 from jaxfix.analysis.recording import Recorded, read_record
+from jaxfix import parsed
 from jaxfix.files import Resolver
 
 INDEX_FORMAT = 3  # 2: a store into an attribute or item (`config.x = 1`) rebinds no name; 3: call-site evidence
@@ -573,16 +574,23 @@ def _keys(jobs: list) -> tuple[list[str | None], list[tuple | None]]:
     return keys, summary_jobs
 
 
-def _start_summaries(cache: _SummaryCache, keys: list, summary_jobs: list, mapper=None) -> Callable[[], list[dict | None]]:
+def _start_summaries(
+    cache: _SummaryCache, keys: list, summary_jobs: list, places: list[str], mapper=None
+) -> Callable[[], list[dict | None]]:
     """What collects the summary of each job (`_keys`): from the cache, else made (and stored there), by `mapper`
-    where given (worker processes: each sends its summary back marshalled, which loads 4x faster than a pickle).
+    where given (worker processes: each sends its summary back marshalled, which loads 4x faster than a pickle;
+    `places`, the jobs' absolute paths, tell the engine's workers which file each is).
     The jobs go to `mapper` now; the function returned waits for them."""
     found, missing = [], []
     for index, key in enumerate(keys):
         found.append(cache.load(key) if key is not None else None)
         if key is not None and found[-1] is None:
             missing.append((index, summary_jobs[index]))
-    sent = mapper(_marshalled_summary, [job for _, job in missing]) if mapper is not None else None
+    sent = (
+        mapper(_marshalled_summary, [job for _, job in missing], keys=[places[index] for index, _ in missing])
+        if mapper is not None
+        else None
+    )
 
     def collect() -> list[dict | None]:
         if sent is not None:
@@ -652,16 +660,17 @@ def _summary_key(data: bytes, name: str, is_package: bool, notebook: bool) -> st
 
 
 def _marshalled_summary(job: tuple[bytes, str, bool, bool]) -> bytes | None:
-    """`_make_summary` in a worker: its JSON-like data marshalled (None if something in it cannot be)."""
+    """`_make_summary` for the engine (in a worker, or in its own process): its JSON-like data marshalled (None
+    if something in it cannot be), the module's tree kept for its check (parsed.py)."""
     try:
-        return marshal.dumps(_make_summary(job))
+        return marshal.dumps(_make_summary(job, keep_tree=True))
     except ValueError:
         return None
 
 
-def _make_summary(job: tuple[bytes, str, bool, bool]) -> dict | None:
+def _make_summary(job: tuple[bytes, str, bool, bool], keep_tree: bool = False) -> dict | None:
     """The summary of one module; `notebook`: the data is a notebook's JSON, summarised as its code cells (as one
-    module, as the rules read them)."""
+    module, as the rules read them). `keep_tree`: a Python file's tree is kept for the check of its content."""
     data, name, is_package, notebook = job
     if notebook:
         from jaxfix import notebook as notebooks
@@ -671,7 +680,10 @@ def _make_summary(job: tuple[bytes, str, bool, bool]) -> dict | None:
             return None
         data = source.encode("utf-8", "surrogateescape")
     try:
-        return summarize(ast.parse(data), name, is_package)
+        tree = parsed.parse(data)
+        if keep_tree and not notebook:
+            parsed.keep(data, tree)
+        return summarize(tree, name, is_package)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 
@@ -812,7 +824,7 @@ class Project:
             project._preset = stored[1]
             project.recorded = recorded
             return lambda: project
-        collect = _start_summaries(cache, keys, summary_jobs, mapper)
+        collect = _start_summaries(cache, keys, summary_jobs, [os.path.abspath(p) for p, _, _ in jobs], mapper)
 
         def finish() -> "Project":
             import gc
