@@ -14,8 +14,10 @@ class ModuleContext:
         """`tree`: the `ast` of the same text, where the caller has it (positions are then computed per statement).
         `project`: the module's `ModuleFacts` from the project index (what other modules and library conventions
         say about its functions), if known."""
+        from jaxfix.analysis import scopes
         from jaxfix.analysis.project import EMPTY
 
+        scopes.install()  # the analyses ask `wrapper.resolve(ScopeProvider)`: LibCST's map, built for less
         self.wrapper = wrapper
         self.module: cst.Module = wrapper.module
         self._tree = tree
