@@ -380,6 +380,9 @@ PROBES = [
      "        x = x + jnp.sin(i * x)\n    return x\n"),
     ("loop_to_fori", _BRANCH + "def f(x):\n    n = jnp.sum(x).astype(int)\n    for i in range(n):\n"
      "        x = x + jnp.sin(i * x)\n    return x\ng = jax.grad(f)\n"),
+    # JF101: the index passed to JAX functions that take a traced int, by position and by keyword
+    ("loop_to_fori", _BRANCH + "@jax.jit\ndef f(x):\n    for i in range(x.shape[0]):\n"
+     "        x = x + jnp.full(x.shape, i) + jax.nn.one_hot(x=i, num_classes=3)\n    return x\n"),
     # JF102: rows in a helper a jitted function calls; a long literal or a traced count under grad or vmap alone
     ("loop_to_scan", _BRANCH + "def f(xs):\n    total = jnp.zeros(3)\n    for x in jnp.tanh(xs):\n"
      "        total = 0.5 * total + x\n    return total\n@jax.jit\ndef g(xs):\n    return f(xs)\n"),
@@ -854,6 +857,37 @@ def test_loop_rules_need_a_traced_count_or_a_compiled_function() -> None:
         assert not passes(text, scan) and unscreened(text, scan) == []
     assert passes(_BRANCH + texts[0].replace("jax.grad(fn)", "jax.jit(fn)"), fori)
     assert passes(_BRANCH + texts[1].replace("collections.Counter()", "jnp.asarray(outs)"), fori)
+
+
+def test_fori_needs_a_loop_nothing_surely_blocks() -> None:
+    fori = codemod_for_module("loop_to_fori")
+    # a count known only at trace time, so a loop that cannot be rewritten is not reported. flax's spectral norm:
+    # `v` carried but bound only in the loop; flax's Conv: a reshaped carry; gymnax's asterix: the index into an
+    # attribute; jraph's lstm: a call of a network, not a function; haiku's layer_stack_test: the index passed
+    # to a local function; a slice bound, a truth value
+    head = _BRANCH + "@jax.jit\ndef f(x, u):\n    for i in range(x.shape[0]):\n"
+    blocked = {
+        "        v = jnp.tanh(u @ x)\n        u = jnp.tanh(v @ x)\n    v = v + 1\n    return u, v\n": "v = v + 1",
+        "        x = x.reshape(x.shape[::-1])\n    return x\n": "x = x.reshape(x.shape[::-1])",
+        "        x = x + u.rows[i, :]\n    return x\n": "u.rows[i, :]",
+        "        x = net(x)\n    return x\n": "net(x)",
+        "        x = g(x, i)\n    return x\n": "g(x, i)",
+        "        x = x + u[i:]\n    return x\n": "u[i:]",
+        "        x = x + (1 if i else 0)\n    return x\n": "(1 if i else 0)",
+    }
+    for body, blocker in blocked.items():
+        text = head + body + "\ndef g(x, k):\n    return x * 2\n"
+        assert fori.may_match(text) and not passes(text, fori) and unscreened(text, fori) == []
+    # without the blocker each is rewritten: `v` bound before the loop, `x` kept in shape, the index into an
+    # array, a pure local function, the index left out or in arithmetic
+    unblocked = [
+        "v = u + 1", "x = jnp.flip(x)", "u.T[i]", "g(x, 2)", "g(x, 2)", "jnp.sin(x) * i", "(1 if x.ndim else 0)"
+    ]
+    for (body, blocker), replacement in zip(blocked.items(), unblocked):
+        text = head + body.replace(blocker, replacement) + "\ndef g(x, k):\n    return x * 2\n"
+        if "v = u + 1" in text:
+            text = text.replace("    for i", "    v = u\n    for i")
+        assert unscreened(text, fori) and passes(text, fori), text
 
 
 def test_branch_rules_need_a_parameter_the_transformation_traces() -> None:
