@@ -472,6 +472,31 @@ def test_boolean_mask_needs_an_index_that_may_be_a_traced_mask() -> None:
     assert passes(other.replace("for k in params:", "k = x > 0\n    for _ in params:"), codemod)
 
 
+def test_boolean_mask_needs_an_index_a_call_may_make_boolean() -> None:
+    codemod = codemod_for_module("boolean_mask")
+    # diffrax's `index = jnp.searchsorted(ts, t, side="left" if left else "right")` beside a boolean `left`;
+    # gymnax's `jnp.argmax`; jumanji's coordinate from a same-module function and `jnp.clip` of arithmetic
+    head = (
+        "import jax\nimport jax.numpy as jnp\n\ndef pick(k: bool):\n    return k\n\n"
+        "@jax.jit\ndef f(x, t, left: bool):\n"
+    )
+    values = [
+        'jnp.searchsorted(x, t, side="left" if left else "right")',
+        "jnp.argmax(x > t)",
+        "pick(left)",
+        "jnp.clip(jnp.argmax(x) - 1, 0, left)",
+    ]
+    for value in values:
+        text = head + f"    i = {value}\n    return x[i]\n"
+        assert codemod.may_match(text) and not passes(text, codemod) and unscreened(text, codemod) == [], value
+    # a boolean function, a dtype, a category kept from a boolean argument
+    kept = ["jnp.isnan(x)", "jnp.asarray(t, dtype=bool)", "jnp.where(left, x > t, x < 0)", "jnp.clip(x > t, 0, 1)"]
+    for value in kept:
+        text = head + f"    i = {value}\n    return x[i]\n"
+        assert passes(text, codemod), value
+    assert unscreened(head + "    i = jnp.isnan(x)\n    return x[i]\n", codemod)
+
+
 def test_boolean_mask_reads_names_where_they_stand() -> None:
     codemod = codemod_for_module("boolean_mask")
     # optax's hungarian algorithm: an index read from an array unpacked from the carry, while another function

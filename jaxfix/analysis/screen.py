@@ -28,14 +28,13 @@ import ast
 import re
 from dataclasses import dataclass, field
 from functools import cached_property, wraps
-from typing import Iterable, Iterator, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
-from jaxfix.analysis import arrays, predicates
+from jaxfix.analysis import arrays, predicates, shapes
 from jaxfix.analysis.dataflow import (
     _ACCEPTS_SEQUENCES, _PURE_BUILTINS, _PURE_NAMES, _PURE_PREFIXES, _READING_METHODS, ARRAY_METHODS,
 )  # fmt: skip
 from jaxfix.analysis.libraries import CALL_SUMMARIES
-from jaxfix.analysis.shapes import RESHAPING_METHODS
 from jaxfix.analysis.syntax import AT_METHODS
 from jaxfix.analysis.traced import _FILTERED, _GRAD_LIKE, _JIT_LIKE, _PARTIAL, _VMAP_LIKE, ARRAY_NAMESPACES, LAX_BODIES, STATIC_CALLS, TRANSFORMS
 
@@ -1410,7 +1409,7 @@ def surely_reshaped_carry(screen: Screen, loop: ast.For) -> bool:
             continue
         value = statement.value
         if type(value) is ast.Call:
-            reshaped, methods = value.func, RESHAPING_METHODS
+            reshaped, methods = value.func, shapes.RESHAPING_METHODS
         else:
             reshaped, methods = value, ("T", "mT")
         if not (type(reshaped) is ast.Attribute and type(reshaped.value) is ast.Name and reshaped.attr in methods):
@@ -1510,6 +1509,57 @@ def _surely_not_array_like(expr: ast.expr) -> bool:
     if kind is ast.Constant:
         return expr.value is not None and type(expr.value) is not bool
     return isinstance(expr, _NEVER_ARRAYS)
+
+
+
+# ---- calls that may give a boolean array (ShapeAnalysis._call_category, PredicateAnalysis.boolean) ---------------
+
+# The methods whose category ShapeAnalysis takes from the receiver, a dtype or the updated array.
+_CATEGORY_METHODS = frozenset(
+    {"astype", "max", "min", "clip", "reshape", "ravel", "flatten", "squeeze", "transpose", "copy", *AT_METHODS}
+)
+
+
+def may_be_boolean_call(screen: Screen, call: ast.Call, may_be_boolean: Callable[[ast.expr], bool]) -> bool:
+    """Over-approximates ShapeAnalysis.category giving `call` the category BOOL, or PredicateAnalysis.boolean
+    taking it for a mask, whatever callee the names resolve to; `may_be_boolean` judges an argument whose category
+    the result takes. A `dtype=` (or `**kwargs`), `bool(...)`, a boolean function or a method that keeps or casts
+    a category may; a plain call that no import resolves does not (a same-module function: no category), nor a
+    JAX function that returns floats or ints (`jnp.searchsorted`, `jnp.argmax`, `jnp.linspace`)."""
+    func = call.func
+    if any(k.arg in (None, "dtype") for k in call.keywords) or any(isinstance(a, ast.Starred) for a in call.args):
+        return True
+    if type(func) is ast.Name and func.id == "bool":
+        return True
+    parts = dotted(func)
+    imported = parts is not None and screen._may_be_imported(func)
+    if type(func) is ast.Attribute:
+        if func.attr in predicates._BOOLEAN_METHODS:
+            return True  # `.all()`, `.any()`, whatever the callee
+        if func.attr in _CATEGORY_METHODS and not (imported and single_import(screen, parts[0])):
+            return True  # a method of a value, or of a module name that may resolve to no one import
+    if not imported:
+        return False
+    return any(_may_be_boolean_callee(q, call.args, may_be_boolean) for q in screen.qualified_names(parts))
+
+
+def _may_be_boolean_callee(callee: str, args: list[ast.expr], may_be_boolean: Callable[[ast.expr], bool]) -> bool:
+    """`may_be_boolean_call` for one qualified callee, in `_call_category`'s order of cases."""
+    short = callee.rsplit(".", 1)[-1]
+    if callee in predicates._BOOLEAN_CALLS or callee in shapes._TO_BOOL:
+        return True
+    position = arrays.DTYPE_POSITION.get(callee)
+    if position is not None and len(args) > position:
+        return True  # a dtype by position
+    if callee.startswith(shapes._JNP) and short in shapes._DTYPE_NAMES:
+        return short in ("bool", "bool_")
+    if callee in shapes.LIKE or callee == shapes._JNP + "full":
+        chosen = args[1:2] if callee.endswith("full") else args[:1]
+        return bool(chosen) and may_be_boolean(chosen[0])
+    if callee in shapes._KEEP_CATEGORY and short not in ("sum", "prod", "cumsum", "cumprod"):
+        chosen = args[1:3] if short == "where" else args[:1] if short == "clip" else args
+        return bool(chosen) and all(may_be_boolean(a) for a in chosen)
+    return False  # float or int by default, inexact, or no category known
 
 
 # ---- positions as LibCST gives them (for `Codemod.findings_from_tree`) ------------------------------------------
