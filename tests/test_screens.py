@@ -742,6 +742,30 @@ def test_timing_needs_an_unwaited_computation_before_the_clock() -> None:
     assert passes(text.replace("    jax.tree_util.tree_map(lambda y: y.block_until_ready(), x)\n", ""), codemod)
 
 
+def test_host_transfer_needs_a_transfer_no_log_interval_guards() -> None:
+    codemod = codemod_for_module("host_transfer_in_loop")
+    head = "import jax\n\n@jax.jit\ndef step(w):\n    return w * 0.5, w.sum()\n\ndef train(w, n):\n"
+    # flax's toy examples and haiku's imagenet: the transfer under `if step % N == 0:`, also one loop up; a
+    # transfer in a `while` test of the loop body
+    guarded = [
+        "    for i in range(n):\n        w, loss = step(w)\n        if i % 100 == 0:\n            print(float(loss))\n",
+        "    for i in range(n):\n        w, loss = step(w)\n        if i % 10 == 0:\n            for b in range(3):\n"
+        "                v, e = step(w)\n                print(float(e))\n",
+        "    for i in range(n):\n        w, loss = step(w)\n        while float(loss) > 1:\n"
+        "            loss = loss / 2\n",
+    ]
+    for body in guarded:
+        text = head + body
+        assert codemod.may_match(text) and not passes(text, codemod) and unscreened(text, codemod) == []
+    # the `else` of an interval, and an interval around the training loop itself, run at every step
+    for body in [
+        guarded[0].replace("            print", "            pass\n        else:\n            print"),
+        "    if n % 2 == 0:\n        for i in range(n):\n            w, loss = step(w)\n"
+        "            print(float(loss))\n",
+    ]:
+        assert unscreened(head + body, codemod) and passes(head + body, codemod)
+
+
 def test_jit_in_loop_needs_a_new_function_each_iteration_in_the_loop_itself() -> None:
     codemod = codemod_for_module("jit_in_loop")
     # brax's tests: a lambda jitted in a def that a loop defines (runs when called); a module's function jitted
