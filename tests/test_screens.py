@@ -766,6 +766,19 @@ def test_host_transfer_needs_a_transfer_no_log_interval_guards() -> None:
         assert unscreened(head + body, codemod) and passes(head + body, codemod)
 
 
+def test_vmap_needs_an_appending_loop_that_carries_nothing() -> None:
+    codemod = codemod_for_module("batch_loop_to_vmap")
+    # flax's recurrent_test: an RNN cell's carry flows from one step to the next (JF102's scan, not a batch)
+    text = (
+        "import jax\nimport jax.numpy as jnp\n\ndef cell(c, x):\n    return c + x, jnp.tanh(c + x)\n\n"
+        "def run(xs: jax.Array, carry):\n    ys = []\n    for x in xs:\n        carry, y = cell(carry, x)\n"
+        "        ys.append(y)\n    return jnp.stack(ys)\n"
+    )
+    assert codemod.may_match(text) and not passes(text, codemod) and unscreened(text, codemod) == []
+    independent = text.replace("carry, y = cell(carry, x)", "_, y = cell(carry, x)")
+    assert unscreened(independent, codemod) and passes(independent, codemod)
+
+
 def test_jit_in_loop_needs_a_new_function_each_iteration_in_the_loop_itself() -> None:
     codemod = codemod_for_module("jit_in_loop")
     # brax's tests: a lambda jitted in a def that a loop defines (runs when called); a module's function jitted

@@ -1386,18 +1386,28 @@ def surely_undefined_carry(screen: Screen, loop: ast.For | ast.While) -> bool:
         return False
     block, position = found
     after = block[position + 1 :]
-    loop_targets = set(ast_target_names(loop.target)) if isinstance(loop, ast.For) else set()
-    assigned = {
-        name for statement in loop.body if type(statement) is ast.Assign
-        for target in statement.targets for name in ast_target_names(target)
-    } - loop_targets  # fmt: skip
     return any(
         _surely_live(after, name)
         and sum(_bindings(node, name) for node in (function.args, *function.body))
         == sum(_bindings(statement, name) for statement in (*loop.body, *after))
-        for name in assigned
+        for name in _assigned_in_body(loop)
     )
 
+
+def surely_carries(screen: Screen, loop: ast.For | ast.While) -> bool:
+    """Under-approximates `LoopFlow.carried` being non-empty: a name a top-level assignment of the body binds (not
+    a loop target), which the body reads before binding it (`_surely_live` over the body), so that it flows from
+    one step to the next (an RNN's `carry, y = cell(carry, x[t])`)."""
+    return any(_surely_live(loop.body, name) for name in _assigned_in_body(loop))
+
+
+def _assigned_in_body(loop: ast.For | ast.While) -> set[str]:
+    """The names a top-level assignment of the loop's body binds, its targets aside: each is in `LoopFlow.modified`."""
+    loop_targets = set(ast_target_names(loop.target)) if isinstance(loop, ast.For) else set()
+    return {
+        name for statement in loop.body if type(statement) is ast.Assign
+        for target in statement.targets for name in ast_target_names(target)
+    } - loop_targets  # fmt: skip
 
 def surely_reshaped_carry(screen: Screen, loop: ast.For) -> bool:
     """Under-approximates CarryAnalysis.blocker's "may change shape from one step to the next": a top-level
