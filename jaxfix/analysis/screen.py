@@ -1292,7 +1292,6 @@ def _surely_impure_call(screen: Screen, func: ast.expr, params: set[str]) -> boo
     return parts[0] in params and parts[0] not in screen.imports  # `self.block(x)`: a method of an object from outside
 
 
-
 @_once_per_screen
 def _function_names(screen: Screen) -> frozenset[str]:
     """The names a `def` (in any scope) or an assignment of a lambda binds: the only plain names that
@@ -1304,7 +1303,7 @@ def _function_names(screen: Screen) -> frozenset[str]:
     return frozenset(names)
 
 
-# ---- JF101: carried names and index uses that surely stop a lax loop ---------------------------------------------
+# ---- JF101, JF301: carried names and index uses that surely stop a lax loop or a batch ---------------------------
 
 _JUMPS = (ast.Return, ast.Raise, ast.Break, ast.Continue)
 _NESTED_SCOPES = (
@@ -1408,6 +1407,7 @@ def _assigned_in_body(loop: ast.For | ast.While) -> set[str]:
         name for statement in loop.body if type(statement) is ast.Assign
         for target in statement.targets for name in ast_target_names(target)
     } - loop_targets  # fmt: skip
+
 
 def surely_reshaped_carry(screen: Screen, loop: ast.For) -> bool:
     """Under-approximates CarryAnalysis.blocker's "may change shape from one step to the next": a top-level
@@ -1519,7 +1519,6 @@ def _surely_not_array_like(expr: ast.expr) -> bool:
     if kind is ast.Constant:
         return expr.value is not None and type(expr.value) is not bool
     return isinstance(expr, _NEVER_ARRAYS)
-
 
 
 # ---- calls that may give a boolean array (ShapeAnalysis._call_category, PredicateAnalysis.boolean) ---------------
