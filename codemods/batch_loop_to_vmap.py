@@ -21,7 +21,7 @@ from libcst.metadata import ScopeProvider
 from jaxfix.analysis.arrays import ARRAY_VALUE, CalledArray, RecordedArray, loud_use
 from jaxfix.analysis.dataflow import ARRAY_METHODS, Blocker, block_activity, body_statements, returns_one_array
 from jaxfix.analysis.metadata import children
-from jaxfix.analysis.screen import Screen, array_bindings, dotted
+from jaxfix.analysis.screen import Screen, array_bindings, dotted, surely_carries
 from jaxfix.analysis.shapes import REDUCTION_METHODS, REDUCTIONS, FreshBuffer, same_shape
 from jaxfix.analysis.syntax import AT_METHODS, is_docstring, is_number, row_write, target_names, walk
 from jaxfix.codemod import Codemod, Invalid, Valid
@@ -319,7 +319,7 @@ class BatchLoopToVmap(Codemod):
         - a `jnp.stack`/`jnp.array`/`jnp.asarray` call (through any import; no argument but `axis=k`) of a list
           comprehension with one `for` and no `if`, or of `list(map(f, xs, ...))` (`_batch`);
         - such a call of a list `ys` made empty by the statement just before a `for` loop that ends with
-          `ys.append(e)` (`_creation`);
+          `ys.append(e)` (`_creation`) and does not surely carry a value between steps (`screen.surely_carries`);
         where what the comprehension, map or loop walks may be an array (`_is_array`): see `_may_walk_arrays`."""
         imports = screen.imports
         stacks, rows, appends = [], False, False
@@ -349,7 +349,7 @@ class BatchLoopToVmap(Codemod):
                         return True
                     collector = _appends_to(last)
                     if collector is not None and _empties(before, collector):
-                        if walks.batch(statement.target, statement.iter):
+                        if not surely_carries(screen, statement) and walks.batch(statement.target, statement.iter):
                             appended.add(collector)
         for node in stacks:
             first = node.args[0]

@@ -10,7 +10,7 @@ import libcst as cst
 from libcst.metadata import ScopeProvider
 
 from jaxfix.analysis.predicates import _BOOLEAN_CALLS as _BOOLEAN_FUNCTIONS, _BOOLEAN_METHODS
-from jaxfix.analysis.screen import Screen, _other_bindings, traced_nodes
+from jaxfix.analysis.screen import Screen, _other_bindings, may_be_boolean_call, traced_nodes
 from jaxfix.analysis.shapes import _TO_BOOL
 from jaxfix.analysis.syntax import is_number
 from jaxfix.codemod import Codemod, Invalid, Valid
@@ -387,6 +387,7 @@ class _Names:
     def __init__(self, screen: Screen, words: frozenset[str], booleans: "_Booleans") -> None:
         self._words = words
         self.booleans = booleans
+        self._screen = screen
         self._builtins = _unshadowed_builtins(screen)
         self._bindings: dict[int, dict[str, list]] = {}  # scope: name: [verdict or (scope, names) that decide it]
         self._declared: dict[int, set[str]] = {}  # scope: its `global`/`nonlocal` names
@@ -479,7 +480,7 @@ class _Names:
             if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
                 name = node.targets[0].id
                 read = _seed(node.value, self._words)
-                if not _may_be_boolean_form(node.value, self._builtins):
+                if not _may_be_boolean_form(self._screen, node.value, self._builtins):
                     self._bind(scope, name, _BAD)
                 elif read is None:
                     self._bind(scope, name, _OK)
@@ -531,12 +532,13 @@ def _words(screen: Screen) -> frozenset[str]:
     return _BOOLEAN_WORDS | local
 
 
-def _may_be_boolean_form(value: ast.expr, builtins: frozenset[str]) -> bool:
+def _may_be_boolean_form(screen: Screen, value: ast.expr, builtins: frozenset[str]) -> bool:
     """Whether a value's form lets it be a mask: of category BOOL for ShapeAnalysis.category, or a mask for
     `BooleanMask._traced_mask` through `_single_value`. Arithmetic other than `&`/`|`/`^`, attributes other than
     `.T`, `x.shape[i]`, containers, strings and numbers are never either; nor a builtin's result other than
-    `bool(x)`'s, nor `jnp.where(c, a, b)`'s where `a` or `b` cannot be (`jnp.where(t == GOAL, 0, 2)`)."""
-    may = lambda e: _may_be_boolean_form(e, builtins)  # noqa: E731
+    `bool(x)`'s, nor a call `may_be_boolean_call` rules out: a same-module function's (`get_random_coordinate(k)`),
+    `jnp.argmax(x)`'s, `jnp.where(c, a, b)`'s where `a` or `b` cannot be (`jnp.where(t == GOAL, 0, 2)`)."""
+    may = lambda e: _may_be_boolean_form(screen, e, builtins)  # noqa: E731
     kind = type(value)
     if kind is ast.Constant:
         return isinstance(value.value, bool)
@@ -559,10 +561,7 @@ def _may_be_boolean_form(value: ast.expr, builtins: frozenset[str]) -> bool:
             return True  # `jnp.asarray(x, dtype=bool)`, `f(*args)`
         if isinstance(func, ast.Name) and func.id in builtins:
             return func.id == "bool"
-        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
-        if name in ("where", "select"):  # the category of the values chosen from; `jnp.where(c, size=k)`: indices
-            return len(value.args) >= 3 and may(value.args[1]) and may(value.args[2])
-        return True
+        return may_be_boolean_call(screen, value, may)
     return kind is ast.NamedExpr
 
 

@@ -151,7 +151,8 @@ class HostTransferInLoop(Codemod):
         """A finding needs a loop whose own body (not nested loops or functions: `_direct`) assigns the result of a
         call that may be compiled (`calls_compiled`: `jax.jit(f)(x)`, or a name with a binding that may make a
         jitted callable) and holds a transfer of one of the names assigned (`_transfer`: `float(x)`, `x.item()`,
-        `np.asarray(x)`, `jax.device_get(x)`, `print(x)`, where `x` may be an attribute or item of the name)."""
+        `np.asarray(x)`, `jax.device_get(x)`, `print(x)`, where `x` may be an attribute or item of the name), not
+        surely guarded by a log interval (`_surely_guarded`)."""
         for loop in screen.nodes_of(*_AST_LOOPS):
             direct = _direct_nodes(loop)
             device = set()
@@ -160,7 +161,10 @@ class HostTransferInLoop(Codemod):
                 if isinstance(call, ast.Call) and may_call_compiled(screen, call):
                     device.update(n.id for t in node.targets for n in ast.walk(t) if type(n) is ast.Name)
             compiled = device or any(type(n) is ast.Call and may_call_compiled(screen, n) for n in direct)
-            if compiled and any(type(n) is ast.Call and _may_transfer(screen, n, device) for n in direct):
+            if compiled and any(
+                type(n) is ast.Call and _may_transfer(screen, n, device) and not _surely_guarded(screen, n, loop)
+                for n in direct
+            ):
                 return True
         return False
 
@@ -343,6 +347,42 @@ def _may_transfer(screen, call: ast.Call, device: set[str]) -> bool:
             if any(_root(part) in device for part in parts):
                 return True
     return False
+
+
+def _surely_guarded(screen, call: ast.Call, loop: ast.AST) -> bool:
+    """Under-approximates `_guarded`: the call stands in a test of an `if` or `while` inside the loop, or in the
+    body of an `if` whose test holds a `%` (`if step % 100 == 0:`) with a loop around that `if` in its scope."""
+    chain = _path_to(screen._function_of.get(id(loop)) or screen.tree, call)
+    tests: list[ast.expr] = []
+    inside = True  # below `loop`
+    child = call
+    for node in reversed(chain):
+        if isinstance(node, _AST_SCOPES):
+            break
+        if inside and isinstance(node, (ast.If, ast.While)) and child is node.test:
+            return True
+        if isinstance(node, ast.If) and any(child is statement for statement in node.body):
+            tests.append(node.test)
+        if isinstance(node, _AST_LOOPS) and any(child is statement for statement in node.body):
+            if any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) for test in tests for n in ast.walk(test)):
+                return True
+            tests = []
+        if node is loop:
+            inside = False
+        child = node
+    return False
+
+
+def _path_to(root: ast.AST, target: ast.AST) -> list[ast.AST]:
+    """The nodes from `root` down to `target`'s parent (empty if `target` is not under `root`)."""
+    stack: list[tuple[ast.AST, list[ast.AST]]] = [(root, [])]
+    while stack:
+        node, above = stack.pop()
+        for child in ast.iter_child_nodes(node):
+            if child is target:
+                return [*above, node]
+            stack.append((child, [*above, node]))
+    return []
 
 
 class _DeviceValues:

@@ -10,7 +10,10 @@ import libcst as cst
 
 from jaxfix.analysis.carry import Slot
 from jaxfix.analysis.dataflow import Blocker, Dataflow, LoopFlow
-from jaxfix.analysis.screen import Screen, may_carry, may_kind, range_may_report, surely_impure
+from jaxfix.analysis.screen import (
+    Screen, may_carry, may_kind, range_may_report, surely_concrete_index, surely_impure, surely_reshaped_carry,
+    surely_undefined_carry,
+)  # fmt: skip
 from jaxfix.analysis.shapes import Category
 from jaxfix.analysis.syntax import param_names, walk
 from jaxfix.analysis.traced import NOT_COMPILED, Kind
@@ -103,6 +106,23 @@ def _names_in(node: cst.CSTNode) -> list[cst.Name]:
 def _bounds_may_be_traced(screen: Screen, call: ast.Call) -> bool:
     """Whether a bound of `range(...)` may be traced: such a loop is reported even when it carries nothing."""
     return any(may_kind(screen, value)[0] for value in call.args[:2] if not isinstance(value, ast.Starred))
+
+
+def _surely_blocked(screen: Screen, loop: ast.For) -> bool:
+    """Under-approximates `_blocker` finding a reason (or an earlier decline): then a loop whose trip count is
+    neither traced nor long is not reported, and `range_may_report` needs no compiled function for it. A step
+    other than 1, a target other than one name, an `else:`, an impure body, a carry undefined before the loop
+    or changing shape, an index used as a Python int."""
+    step = loop.iter.args[2] if len(loop.iter.args) == 3 else None
+    return (
+        (isinstance(step, ast.Constant) and type(step.value) is int and step.value != 1)
+        or not isinstance(loop.target, ast.Name)
+        or bool(loop.orelse)
+        or surely_impure(screen, loop)
+        or surely_undefined_carry(screen, loop)
+        or surely_reshaped_carry(screen, loop)
+        or surely_concrete_index(screen, loop)
+    )
 
 
 def _expression_nodes(node: cst.CSTNode):
@@ -223,7 +243,8 @@ class LoopToForiLoop(Codemod):
         """A finding needs a `for ... in range(...)` loop (not a short literal one) in a function that
         TracedAnalysis may find traced, that may carry a name from one step to the next (`screen.may_carry`), and
         whose bounds may be traced, or static in a function that may be compiled or a long literal count
-        (`screen.range_may_report`: the loop in a plain jax.grad or vmap function is reported only then)."""
+        (`screen.range_may_report`: the loop in a plain jax.grad or vmap function is reported only then). A
+        loop that surely cannot be rewritten (`_surely_blocked`) needs a traced or long literal count."""
         in_traced_code = getattr(screen, "in_traced_code", None)
         if in_traced_code is not None:
             loops = in_traced_code(ast.For)
@@ -239,7 +260,7 @@ class LoopToForiLoop(Codemod):
             and (
                 in_traced_code is None
                 or range_may_report(
-                    screen, loop, loop.iter, cls.option("report-trip-count"), blocked=surely_impure(screen, loop)
+                    screen, loop, loop.iter, cls.option("report-trip-count"), blocked=_surely_blocked(screen, loop)
                 )
             )
             for loop in loops

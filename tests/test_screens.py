@@ -380,6 +380,9 @@ PROBES = [
      "        x = x + jnp.sin(i * x)\n    return x\n"),
     ("loop_to_fori", _BRANCH + "def f(x):\n    n = jnp.sum(x).astype(int)\n    for i in range(n):\n"
      "        x = x + jnp.sin(i * x)\n    return x\ng = jax.grad(f)\n"),
+    # JF101: the index passed to JAX functions that take a traced int, by position and by keyword
+    ("loop_to_fori", _BRANCH + "@jax.jit\ndef f(x):\n    for i in range(x.shape[0]):\n"
+     "        x = x + jnp.full(x.shape, i) + jax.nn.one_hot(x=i, num_classes=3)\n    return x\n"),
     # JF102: rows in a helper a jitted function calls; a long literal or a traced count under grad or vmap alone
     ("loop_to_scan", _BRANCH + "def f(xs):\n    total = jnp.zeros(3)\n    for x in jnp.tanh(xs):\n"
      "        total = 0.5 * total + x\n    return total\n@jax.jit\ndef g(xs):\n    return f(xs)\n"),
@@ -467,6 +470,31 @@ def test_boolean_mask_needs_an_index_that_may_be_a_traced_mask() -> None:
     other = text + "\ndef g(x):\n    k = x > 0\n    return k\n"
     assert not passes(other, codemod) and unscreened(other, codemod) == []
     assert passes(other.replace("for k in params:", "k = x > 0\n    for _ in params:"), codemod)
+
+
+def test_boolean_mask_needs_an_index_a_call_may_make_boolean() -> None:
+    codemod = codemod_for_module("boolean_mask")
+    # diffrax's `index = jnp.searchsorted(ts, t, side="left" if left else "right")` beside a boolean `left`;
+    # gymnax's `jnp.argmax`; jumanji's coordinate from a same-module function and `jnp.clip` of arithmetic
+    head = (
+        "import jax\nimport jax.numpy as jnp\n\ndef pick(k: bool):\n    return k\n\n"
+        "@jax.jit\ndef f(x, t, left: bool):\n"
+    )
+    values = [
+        'jnp.searchsorted(x, t, side="left" if left else "right")',
+        "jnp.argmax(x > t)",
+        "pick(left)",
+        "jnp.clip(jnp.argmax(x) - 1, 0, left)",
+    ]
+    for value in values:
+        text = head + f"    i = {value}\n    return x[i]\n"
+        assert codemod.may_match(text) and not passes(text, codemod) and unscreened(text, codemod) == [], value
+    # a boolean function, a dtype, a category kept from a boolean argument
+    kept = ["jnp.isnan(x)", "jnp.asarray(t, dtype=bool)", "jnp.where(left, x > t, x < 0)", "jnp.clip(x > t, 0, 1)"]
+    for value in kept:
+        text = head + f"    i = {value}\n    return x[i]\n"
+        assert passes(text, codemod), value
+    assert unscreened(head + "    i = jnp.isnan(x)\n    return x[i]\n", codemod)
 
 
 def test_boolean_mask_reads_names_where_they_stand() -> None:
@@ -714,6 +742,43 @@ def test_timing_needs_an_unwaited_computation_before_the_clock() -> None:
     assert passes(text.replace("    jax.tree_util.tree_map(lambda y: y.block_until_ready(), x)\n", ""), codemod)
 
 
+def test_host_transfer_needs_a_transfer_no_log_interval_guards() -> None:
+    codemod = codemod_for_module("host_transfer_in_loop")
+    head = "import jax\n\n@jax.jit\ndef step(w):\n    return w * 0.5, w.sum()\n\ndef train(w, n):\n"
+    # flax's toy examples and haiku's imagenet: the transfer under `if step % N == 0:`, also one loop up; a
+    # transfer in a `while` test of the loop body
+    guarded = [
+        "    for i in range(n):\n        w, loss = step(w)\n        if i % 100 == 0:\n            print(float(loss))\n",
+        "    for i in range(n):\n        w, loss = step(w)\n        if i % 10 == 0:\n            for b in range(3):\n"
+        "                v, e = step(w)\n                print(float(e))\n",
+        "    for i in range(n):\n        w, loss = step(w)\n        while float(loss) > 1:\n"
+        "            loss = loss / 2\n",
+    ]
+    for body in guarded:
+        text = head + body
+        assert codemod.may_match(text) and not passes(text, codemod) and unscreened(text, codemod) == []
+    # the `else` of an interval, and an interval around the training loop itself, run at every step
+    for body in [
+        guarded[0].replace("            print", "            pass\n        else:\n            print"),
+        "    if n % 2 == 0:\n        for i in range(n):\n            w, loss = step(w)\n"
+        "            print(float(loss))\n",
+    ]:
+        assert unscreened(head + body, codemod) and passes(head + body, codemod)
+
+
+def test_vmap_needs_an_appending_loop_that_carries_nothing() -> None:
+    codemod = codemod_for_module("batch_loop_to_vmap")
+    # flax's recurrent_test: an RNN cell's carry flows from one step to the next (JF102's scan, not a batch)
+    text = (
+        "import jax\nimport jax.numpy as jnp\n\ndef cell(c, x):\n    return c + x, jnp.tanh(c + x)\n\n"
+        "def run(xs: jax.Array, carry):\n    ys = []\n    for x in xs:\n        carry, y = cell(carry, x)\n"
+        "        ys.append(y)\n    return jnp.stack(ys)\n"
+    )
+    assert codemod.may_match(text) and not passes(text, codemod) and unscreened(text, codemod) == []
+    independent = text.replace("carry, y = cell(carry, x)", "_, y = cell(carry, x)")
+    assert unscreened(independent, codemod) and passes(independent, codemod)
+
+
 def test_jit_in_loop_needs_a_new_function_each_iteration_in_the_loop_itself() -> None:
     codemod = codemod_for_module("jit_in_loop")
     # brax's tests: a lambda jitted in a def that a loop defines (runs when called); a module's function jitted
@@ -854,6 +919,37 @@ def test_loop_rules_need_a_traced_count_or_a_compiled_function() -> None:
         assert not passes(text, scan) and unscreened(text, scan) == []
     assert passes(_BRANCH + texts[0].replace("jax.grad(fn)", "jax.jit(fn)"), fori)
     assert passes(_BRANCH + texts[1].replace("collections.Counter()", "jnp.asarray(outs)"), fori)
+
+
+def test_fori_needs_a_loop_nothing_surely_blocks() -> None:
+    fori = codemod_for_module("loop_to_fori")
+    # a count known only at trace time, so a loop that cannot be rewritten is not reported. flax's spectral norm:
+    # `v` carried but bound only in the loop; flax's Conv: a reshaped carry; gymnax's asterix: the index into an
+    # attribute; jraph's lstm: a call of a network, not a function; haiku's layer_stack_test: the index passed
+    # to a local function; a slice bound, a truth value
+    head = _BRANCH + "@jax.jit\ndef f(x, u):\n    for i in range(x.shape[0]):\n"
+    blocked = {
+        "        v = jnp.tanh(u @ x)\n        u = jnp.tanh(v @ x)\n    v = v + 1\n    return u, v\n": "v = v + 1",
+        "        x = x.reshape(x.shape[::-1])\n    return x\n": "x = x.reshape(x.shape[::-1])",
+        "        x = x + u.rows[i, :]\n    return x\n": "u.rows[i, :]",
+        "        x = net(x)\n    return x\n": "net(x)",
+        "        x = g(x, i)\n    return x\n": "g(x, i)",
+        "        x = x + u[i:]\n    return x\n": "u[i:]",
+        "        x = x + (1 if i else 0)\n    return x\n": "(1 if i else 0)",
+    }
+    for body, blocker in blocked.items():
+        text = head + body + "\ndef g(x, k):\n    return x * 2\n"
+        assert fori.may_match(text) and not passes(text, fori) and unscreened(text, fori) == []
+    # without the blocker each is rewritten: `v` bound before the loop, `x` kept in shape, the index into an
+    # array, a pure local function, the index left out or in arithmetic
+    unblocked = [
+        "v = u + 1", "x = jnp.flip(x)", "u.T[i]", "g(x, 2)", "g(x, 2)", "jnp.sin(x) * i", "(1 if x.ndim else 0)"
+    ]
+    for (body, blocker), replacement in zip(blocked.items(), unblocked):
+        text = head + body.replace(blocker, replacement) + "\ndef g(x, k):\n    return x * 2\n"
+        if "v = u + 1" in text:
+            text = text.replace("    for i", "    v = u\n    for i")
+        assert unscreened(text, fori) and passes(text, fori), text
 
 
 def test_branch_rules_need_a_parameter_the_transformation_traces() -> None:

@@ -28,10 +28,12 @@ import ast
 import re
 from dataclasses import dataclass, field
 from functools import cached_property, wraps
-from typing import Iterable, Iterator, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
-from jaxfix.analysis import arrays, predicates
-from jaxfix.analysis.dataflow import _ACCEPTS_SEQUENCES, _PURE_NAMES, _PURE_PREFIXES, _READING_METHODS, ARRAY_METHODS
+from jaxfix.analysis import arrays, predicates, shapes
+from jaxfix.analysis.dataflow import (
+    _ACCEPTS_SEQUENCES, _PURE_BUILTINS, _PURE_NAMES, _PURE_PREFIXES, _READING_METHODS, ARRAY_METHODS,
+)  # fmt: skip
 from jaxfix.analysis.libraries import CALL_SUMMARIES
 from jaxfix.analysis.syntax import AT_METHODS
 from jaxfix.analysis.traced import _FILTERED, _GRAD_LIKE, _JIT_LIKE, _PARTIAL, _VMAP_LIKE, ARRAY_NAMESPACES, LAX_BODIES, STATIC_CALLS, TRANSFORMS
@@ -1270,6 +1272,10 @@ def _surely_impure_call(screen: Screen, func: ast.expr, params: set[str]) -> boo
     parts = dotted(func)
     if parts is None:
         return False
+    if len(parts) == 1 and not screen._may_be_imported(func):
+        # `block(x)`, `ResidualBlock(...)`: call_blocker lets a plain name through only as a pure builtin or a
+        # same-module def or lambda (a relative import resolves to no pure name either)
+        return parts[0] not in _PURE_BUILTINS and parts[0] not in _function_names(screen)
     if screen._may_be_imported(func):
         if not single_import(screen, parts[0]):
             return False
@@ -1284,6 +1290,285 @@ def _surely_impure_call(screen: Screen, func: ast.expr, params: set[str]) -> boo
     if method in _SUMMARISED_METHODS:
         return False  # `tx.update(g, s)`, `state.apply_gradients(...)`: a library call its summary makes pure
     return parts[0] in params and parts[0] not in screen.imports  # `self.block(x)`: a method of an object from outside
+
+
+@_once_per_screen
+def _function_names(screen: Screen) -> frozenset[str]:
+    """The names a `def` (in any scope) or an assignment of a lambda binds: the only plain names that
+    `Dataflow.call_blocker` looks into as same-module functions (`_local_definitions`)."""
+    names = {node.name for node in screen.nodes_of(ast.FunctionDef, ast.AsyncFunctionDef)}
+    for node in screen.nodes_of(ast.Assign):
+        if type(node.value) is ast.Lambda:
+            names.update(name for target in node.targets for name in ast_target_names(target))
+    return frozenset(names)
+
+
+# ---- JF101, JF301: carried names and index uses that surely stop a lax loop or a batch ---------------------------
+
+_JUMPS = (ast.Return, ast.Raise, ast.Break, ast.Continue)
+_NESTED_SCOPES = (
+    ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp,
+    ast.GeneratorExp,
+)  # fmt: skip
+_READ_FIRST = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Return)  # their value runs before any binding
+
+
+def _bindings(node: ast.AST, name: str) -> int:
+    """How many times `node` (nested scopes included) binds or declares `name`."""
+    count = 0
+    for inner in ast.walk(node):
+        kind = type(inner)
+        if kind is ast.Name:
+            count += inner.id == name and type(inner.ctx) is not ast.Load
+        elif kind is ast.arg:
+            count += inner.arg == name
+        elif kind in (ast.Import, ast.ImportFrom):
+            count += sum((alias.asname or alias.name).split(".")[0] == name for alias in inner.names)
+        elif kind in (ast.Global, ast.Nonlocal):
+            count += name in inner.names
+        elif kind is ast.MatchMapping:
+            count += inner.rest == name
+        elif isinstance(inner, (*_DEFS, ast.ExceptHandler, ast.MatchAs, ast.MatchStar)):
+            count += inner.name == name
+    return count
+
+
+def _reads_outside_scopes(expr: ast.AST, name: str) -> bool:
+    """Whether `expr` loads `name` where it runs, not in a lambda, def or comprehension of its own."""
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        if type(node) is ast.Name and node.id == name and type(node.ctx) is ast.Load:
+            return True
+        if not isinstance(node, _NESTED_SCOPES):
+            stack.extend(ast.iter_child_nodes(node))
+    return False
+
+
+def _surely_live(statements: Sequence[ast.stmt], name: str) -> bool:
+    """Under-approximates Dataflow's liveness of `name` where `statements` start: a simple statement reads it in
+    its value, after statements that neither bind it nor jump (`return`, `raise`, `break`, `continue`)."""
+    for statement in statements:
+        value = statement.value if isinstance(statement, _READ_FIRST) else None
+        if value is not None and not _bindings(value, name) and _reads_outside_scopes(value, name):
+            return True
+        if _bindings(statement, name) or any(isinstance(node, _JUMPS) for node in ast.walk(statement)):
+            return False
+    return False
+
+
+def _block_around(function: ast.AST, statement: ast.stmt) -> tuple[list[ast.stmt], int] | None:
+    """The statement list of `function` (its compound statements' blocks included, not nested defs or classes)
+    that holds `statement`, and its position there."""
+    stack = [function.body]
+    while stack:
+        block = stack.pop()
+        for position, inner in enumerate(block):
+            if inner is statement:
+                return block, position
+            if not isinstance(inner, _DEFS):
+                stack.extend(_blocks(inner))
+    return None
+
+
+def surely_undefined_carry(screen: Screen, loop: ast.For | ast.While) -> bool:
+    """Under-approximates `LoopFlow.undefined` being non-empty (CarryAnalysis.blocker: "carried from one step to
+    the next but not defined before the loop"): a name a top-level assignment of the body binds, surely live after
+    the loop (`_surely_live` over the statements after it), that nothing else in the function binds but those
+    statements (no parameter either): every path reaches the loop for the first time without a binding of it (a
+    power iteration's `v` in `for _ in range(n): v = f(u); u = g(v)`, read after the loop)."""
+    function = screen._function_of.get(id(loop))
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    found = _block_around(function, loop)
+    if found is None:
+        return False
+    block, position = found
+    after = block[position + 1 :]
+    return any(
+        _surely_live(after, name)
+        and sum(_bindings(node, name) for node in (function.args, *function.body))
+        == sum(_bindings(statement, name) for statement in (*loop.body, *after))
+        for name in _assigned_in_body(loop)
+    )
+
+
+def surely_carries(screen: Screen, loop: ast.For | ast.While) -> bool:
+    """Under-approximates `LoopFlow.carried` being non-empty: a name a top-level assignment of the body binds (not
+    a loop target), which the body reads before binding it (`_surely_live` over the body), so that it flows from
+    one step to the next (an RNN's `carry, y = cell(carry, x[t])`)."""
+    return any(_surely_live(loop.body, name) for name in _assigned_in_body(loop))
+
+
+def _assigned_in_body(loop: ast.For | ast.While) -> set[str]:
+    """The names a top-level assignment of the loop's body binds, its targets aside: each is in `LoopFlow.modified`."""
+    loop_targets = set(ast_target_names(loop.target)) if isinstance(loop, ast.For) else set()
+    return {
+        name for statement in loop.body if type(statement) is ast.Assign
+        for target in statement.targets for name in ast_target_names(target)
+    } - loop_targets  # fmt: skip
+
+
+def surely_reshaped_carry(screen: Screen, loop: ast.For) -> bool:
+    """Under-approximates CarryAnalysis.blocker's "may change shape from one step to the next": a top-level
+    `y = y.reshape(...)` in the body (a method of `shapes.RESHAPING_METHODS`, or `y.T`), where `y` is carried
+    because the body reads it before binding it (`_surely_live` over the body)."""
+    loop_targets = set(ast_target_names(loop.target))
+    for statement in loop.body:
+        if type(statement) is not ast.Assign:
+            continue
+        value = statement.value
+        if type(value) is ast.Call:
+            reshaped, methods = value.func, shapes.RESHAPING_METHODS
+        else:
+            reshaped, methods = value, ("T", "mT")
+        if not (type(reshaped) is ast.Attribute and type(reshaped.value) is ast.Name and reshaped.attr in methods):
+            continue
+        name = reshaped.value.id
+        if (
+            name not in loop_targets
+            and any(type(target) is ast.Name and target.id == name for target in statement.targets)
+            and _surely_live(loop.body, name)
+        ):
+            return True
+    return False
+
+
+_IDENTITY_TESTS = (ast.In, ast.NotIn, ast.Is, ast.IsNot)
+_ARRAY_ATTRIBUTES = frozenset({"T", "mT", "real", "imag"})  # the attributes Dataflow.is_array_like follows
+_NEVER_ARRAYS = (
+    ast.List, ast.Tuple, ast.Dict, ast.Set, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.JoinedStr,
+)  # fmt: skip
+
+
+def surely_concrete_index(screen: Screen, loop: ast.For) -> bool:
+    """Under-approximates `Dataflow.concrete_use(loop, [index])` finding a use that needs the loop index as a
+    Python int: the index, or it plus or minus number literals, as a slice bound, an index into an attribute
+    (`state.entities[i, :]`: is_array_like takes no attribute but `.T` for an array), an argument of a call not
+    through an import (`block(x, i)`, `range(i)`), a truth value, a membership or identity test, an f-string, a
+    string's `%` or `n ** i`. Each is decided by the use alone, whatever the names in it hold."""
+    if type(loop.target) is not ast.Name:
+        return False
+    index = loop.target.id
+    parents: dict[int, ast.AST] = {}
+    uses = []
+    for statement in loop.body:
+        for node in ast.walk(statement):
+            for child in ast.iter_child_nodes(node):
+                parents[id(child)] = node
+            if type(node) is ast.Name and node.id == index and type(node.ctx) is ast.Load:
+                uses.append(node)
+    return any(_needs_python_int(screen, use, parents) for use in uses)
+
+
+def _needs_python_int(screen: Screen, use: ast.Name, parents: dict[int, ast.AST]) -> bool:
+    """`Dataflow._climb` from one use of the index, where its outcome does not depend on kinds or arrays."""
+    child = use
+    while True:
+        parent = parents.get(id(child))
+        if type(parent) is ast.BinOp:
+            other = parent.left if parent.right is child else parent.right
+            number = type(other) is ast.Constant and type(other.value) in (int, float)
+            if type(other) is ast.Constant and type(other.value) is str:
+                return True  # string formatting
+            if type(parent.op) is ast.Pow and parent.right is child:
+                return number and type(other.value) is int  # `2 ** i` overflows int32
+            if not number:
+                return False
+        elif type(parent) is ast.UnaryOp:
+            if type(parent.op) is ast.Not:
+                return True
+        else:
+            break
+        child = parent
+    kind = type(parent)
+    if kind is ast.Slice or kind is ast.BoolOp or kind is ast.Assert or kind is ast.FormattedValue:
+        return True
+    if kind in (ast.If, ast.While, ast.IfExp):
+        return parent.test is child
+    if kind is ast.keyword and type(parents.get(id(parent))) is ast.Call:
+        child, parent = parent, parents[id(parent)]
+        kind = ast.Call
+    if kind is ast.Call and parent.func is not child:
+        # an argument: `_accepts_traced` knows only calls of JAX functions, each through an import
+        return not screen._may_be_imported(parent.func)
+    if kind is ast.Compare:
+        if parent.left is child:
+            return any(type(op) in _IDENTITY_TESTS for op in parent.ops)
+        return any(type(op) in _IDENTITY_TESTS and c is child for op, c in zip(parent.ops, parent.comparators))
+    if kind is ast.Tuple and type(parents.get(id(parent))) is ast.Subscript:
+        child, parent = parent, parents[id(parent)]
+    if type(parent) is ast.Subscript and parent.slice is child:
+        base = parent.value
+        if type(base) is ast.Attribute and base.attr == "at":
+            base = base.value
+        return _surely_not_array_like(base)
+    return False
+
+
+def _surely_not_array_like(expr: ast.expr) -> bool:
+    """Whether `Dataflow.is_array_like` says no whatever the names in `expr` hold: an attribute (but `.T` of an
+    array), a literal container or string, or arithmetic of such."""
+    kind = type(expr)
+    if kind is ast.Attribute:
+        return expr.attr not in _ARRAY_ATTRIBUTES or _surely_not_array_like(expr.value)
+    if kind is ast.Subscript:
+        return _surely_not_array_like(expr.value)
+    if kind is ast.BinOp:
+        return _surely_not_array_like(expr.left) and _surely_not_array_like(expr.right)
+    if kind is ast.Constant:
+        return expr.value is not None and type(expr.value) is not bool
+    return isinstance(expr, _NEVER_ARRAYS)
+
+
+# ---- calls that may give a boolean array (ShapeAnalysis._call_category, PredicateAnalysis.boolean) ---------------
+
+# The methods whose category ShapeAnalysis takes from the receiver, a dtype or the updated array.
+_CATEGORY_METHODS = frozenset(
+    {"astype", "max", "min", "clip", "reshape", "ravel", "flatten", "squeeze", "transpose", "copy", *AT_METHODS}
+)
+
+
+def may_be_boolean_call(screen: Screen, call: ast.Call, may_be_boolean: Callable[[ast.expr], bool]) -> bool:
+    """Over-approximates ShapeAnalysis.category giving `call` the category BOOL, or PredicateAnalysis.boolean
+    taking it for a mask, whatever callee the names resolve to; `may_be_boolean` judges an argument whose category
+    the result takes. A `dtype=` (or `**kwargs`), `bool(...)`, a boolean function or a method that keeps or casts
+    a category may; a plain call that no import resolves does not (a same-module function: no category), nor a
+    JAX function that returns floats or ints (`jnp.searchsorted`, `jnp.argmax`, `jnp.linspace`)."""
+    func = call.func
+    if any(k.arg in (None, "dtype") for k in call.keywords) or any(isinstance(a, ast.Starred) for a in call.args):
+        return True
+    if type(func) is ast.Name and func.id == "bool":
+        return True
+    parts = dotted(func)
+    imported = parts is not None and screen._may_be_imported(func)
+    if type(func) is ast.Attribute:
+        if func.attr in predicates._BOOLEAN_METHODS:
+            return True  # `.all()`, `.any()`, whatever the callee
+        if func.attr in _CATEGORY_METHODS and not (imported and single_import(screen, parts[0])):
+            return True  # a method of a value, or of a module name that may resolve to no one import
+    if not imported:
+        return False
+    return any(_may_be_boolean_callee(q, call.args, may_be_boolean) for q in screen.qualified_names(parts))
+
+
+def _may_be_boolean_callee(callee: str, args: list[ast.expr], may_be_boolean: Callable[[ast.expr], bool]) -> bool:
+    """`may_be_boolean_call` for one qualified callee, in `_call_category`'s order of cases."""
+    short = callee.rsplit(".", 1)[-1]
+    if callee in predicates._BOOLEAN_CALLS or callee in shapes._TO_BOOL:
+        return True
+    position = arrays.DTYPE_POSITION.get(callee)
+    if position is not None and len(args) > position:
+        return True  # a dtype by position
+    if callee.startswith(shapes._JNP) and short in shapes._DTYPE_NAMES:
+        return short in ("bool", "bool_")
+    if callee in shapes.LIKE or callee == shapes._JNP + "full":
+        chosen = args[1:2] if callee.endswith("full") else args[:1]
+        return bool(chosen) and may_be_boolean(chosen[0])
+    if callee in shapes._KEEP_CATEGORY and short not in ("sum", "prod", "cumsum", "cumprod"):
+        chosen = args[1:3] if short == "where" else args[:1] if short == "clip" else args
+        return bool(chosen) and all(may_be_boolean(a) for a in chosen)
+    return False  # float or int by default, inexact, or no category known
 
 
 # ---- positions as LibCST gives them (for `Codemod.findings_from_tree`) ------------------------------------------
