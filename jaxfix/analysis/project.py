@@ -970,9 +970,27 @@ class Project:
             key = (module, function, dotted)
             found = self._resolved.get(key)
             if found is None:
-                found = self._resolved[key] = self._resolve_dotted_uncached(module, function, dotted, 0)
+                if function is not None and not self._binds(module, function, dotted.partition(".")[0]):
+                    found = self._resolve_dotted(module, None, dotted, 0)  # `jnp.sum` in each function: once
+                else:
+                    found = self._resolve_dotted_uncached(module, function, dotted, 0)
+                self._resolved[key] = found
             return found
         return self._resolve_dotted_uncached(module, function, dotted, depth)
+
+    def _binds(self, module: str, function: str, name: str) -> bool:
+        """Whether `function` or a function around it binds `name` (where `_resolve_dotted_uncached` starts from
+        there): a name none of them binds means what it means at module level."""
+        functions = self.modules[module]["functions"]
+        scope = function
+        while scope is not None:
+            info = functions.get(scope)
+            if info is None:
+                return False
+            if name in info["params"] or name in info["nested"] or name in info["locals"] or name in info["rebound"]:
+                return True
+            scope = info.get("parent")
+        return False
 
     def _resolve_dotted_uncached(self, module: str, function: str | None, dotted: str, depth: int) -> list[tuple]:
         summary = self.modules[module]
