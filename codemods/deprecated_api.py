@@ -271,6 +271,19 @@ APIS: tuple[Api, ...] = tuple(Api(*row) for row in TABLE)
 LEGACY_ROWS = frozenset({"jax.random.PRNGKey"})
 
 
+def _fewest_tests(groups: set[tuple[str, ...]]) -> tuple[tuple[str, ...], ...]:
+    """Word groups that a text holds one of (every word of it) exactly when it holds one of `groups`, in the order
+    a text screen tries them: short groups of short words first, which decide most real modules at once (`util`,
+    `partial`), and none that holding another one implies (`("cache", "util")` holds `("util",)`, `("defjvp_all",)`
+    holds `("defjvp",)`). A group is (a row's last name, its module's last name): the rarer word first. Over the
+    1,401 real files the text screen cost 0.26 s trying every group, module name first; 0.09 s so."""
+    kept: list[tuple[str, ...]] = []
+    for group in sorted(groups, key=lambda g: (len(g), sum(map(len, g)), g)):
+        if not any(all(any(word in mine for mine in group) for word in other) for other in kept):
+            kept.append(group)
+    return tuple(kept)
+
+
 class ApiTable:
     """Some rows of the table, looked up by qualified name; each rule of this family reads its own rows."""
 
@@ -280,7 +293,7 @@ class ApiTable:
         self.modules = sorted((api for api in self.apis if api.module), key=lambda a: -len(a.old))
         # A reference to a row spells the row's last name, and its module's last name unless that is `jax` (in
         # the reference or in the import that binds it), so a module missing one of these pairs has nothing to find.
-        self.screen = tuple(sorted({tuple(p for p in api.name.split(".")[-2:] if p != "jax") for api in self.apis}))
+        self.screen = _fewest_tests({tuple(p for p in api.name.split(".")[:-3:-1] if p != "jax") for api in self.apis})
         self._found: dict[str, tuple[Api, str] | None] = {}  # `lookup`'s answers
 
     def lookup(self, qualified: str) -> tuple[Api, str] | None:

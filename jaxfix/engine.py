@@ -154,8 +154,10 @@ def _screened(
     text: str, codemods: Sequence[type[Codemod]], tree: ast.Module | None, project: ModuleFacts | None = None
 ) -> tuple[list[type[Codemod]], Screen | None]:
     # A module whose functions another module traces (or a library's convention does) may hold traced code without
-    # mentioning jax: text screens that ask for "jax" are asked as if it did.
-    seeded = text + "\njax" if project is not None and project.traced else None
+    # mentioning jax: text screens that ask for "jax" are asked as if it did. One that mentions jax is asked once:
+    # a line `jax` added completes no word or pattern a text screen looks for (asking again cost 0.11 s of CPU
+    # over the 533 such modules of the 1,401 real files).
+    seeded = text + "\njax" if project is not None and project.traced and "jax" not in text else None
     active = [c for c in codemods if c.may_match(text) or (seeded is not None and c.may_match(seeded))]
     if not active:
         return active, None

@@ -56,6 +56,17 @@ def test_corpus_passes_where_it_matches(codemod, text) -> None:
         assert unscreened(text, codemod) == []
 
 
+def test_a_line_jax_changes_no_text_screen_of_a_text_that_mentions_jax() -> None:
+    """engine._screened asks the text screens of a module that another module traces as if it mentioned jax, and
+    asks once where it does: a line `jax` added must complete nothing a text screen looks for."""
+    texts = [example.code for c in CODEMODS for example in (*c.INVALID, *c.VALID)]
+    texts += [path.read_text(encoding="utf-8") for case in corpus.cases() for path in (case.before, case.after)]
+    texts += ["x = jax\ny[0] =", "import jax\nx = y.at", "jax  # noqa: JF", "jax\nx[i]", "jax\n"]
+    for text in (t for t in texts if "jax" in t):
+        for codemod in CODEMODS:
+            assert codemod.may_match(text + "\njax") == codemod.may_match(text), (codemod.code, text)
+
+
 _LOSS = "import jax\n\ndef loss(p, x):\n    return (p * x).sum()\n\n"
 _STEP = "import jax\n\n@jax.jit\ndef step(p, x):\n    return p * x, (p * x).sum()\n\n"
 _BRANCH = "import jax\nimport jax.numpy as jnp\nfrom functools import partial\n\n"

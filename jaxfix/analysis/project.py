@@ -200,39 +200,20 @@ def _bound_names(target: ast.AST | None) -> list[str]:
     return []
 
 
-_BINDING_TARGETS = (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.NamedExpr)
-
-
 def _walk_body(body: _FunctionSummarizer, statements: list) -> None:
     """Record what the statements hold into `body`: one explicit walk (NodeVisitor's dispatch cost a third more;
-    a summary costs about as much as parsing the file, and this walk is most of it). Names and constants, a
-    third of the nodes, hold nothing: they are dropped at once; the fields read are those that may hold nodes."""
+    a summary costs about as much as parsing the file, and this walk is most of it). Each node type's recorder,
+    if it has one, is found in one look-up (`_RECORDERS`: a chain of type tests cost every node up to 14 of them);
+    the fields read are those that may hold nodes (none for names and constants, a third of the nodes)."""
     stack = list(reversed(statements))
     fields_of = _FIELDS
+    recorders = _RECORDERS
     while stack:
         node = stack.pop()
         kind = type(node)
-        if kind is ast.Name or kind is ast.Constant:
+        record = recorders.get(kind)
+        if record is not None and record(body, node):
             continue
-        if kind is ast.Call:
-            body.calls.append(_call(node))
-        elif kind is ast.Assign:
-            _record_assign(body, node)
-        elif kind in (ast.FunctionDef, ast.AsyncFunctionDef):
-            body.nested_function(node)  # its decorators are walked there; its body is its own summary
-            continue
-        elif kind is ast.ClassDef:
-            body.rebound.add(node.name)
-            continue
-        elif kind is ast.Return:
-            body.returns.append(_ref(node.value))
-        elif kind in _BINDING_TARGETS:
-            body.rebind(node.target)
-        elif kind in (ast.With, ast.AsyncWith):
-            for item in node.items:
-                body.rebind(item.optional_vars)
-        elif kind is ast.Import or kind is ast.ImportFrom:
-            body.imports.append(node)
         fields = fields_of.get(kind)
         if fields is None:  # last field first: the stack pops the first child first
             fields = fields_of[kind] = tuple(reversed([f for f in kind._fields if f not in _LEAF_FIELDS]))
@@ -245,12 +226,48 @@ def _walk_body(body: _FunctionSummarizer, statements: list) -> None:
 
 
 # Fields that never hold a node (and `ctx`, `type_comment`); None and the identifiers in lists (`global a, b`)
-# are popped like nodes, with no field to read.
+# are popped like nodes, with no field to read. A constant's value is never a node.
 _LEAF_FIELDS = frozenset({"ctx", "type_comment", "id", "attr", "arg", "module", "level", "asname", "is_async", "conversion"})
-_FIELDS: dict[type, tuple[str, ...]] = {type(None): (), str: ()}
+_FIELDS: dict[type, tuple[str, ...]] = {type(None): (), str: (), ast.Constant: ()}
 
 
-def _record_assign(body: _FunctionSummarizer, node: ast.Assign) -> None:
+def _record_call(body: _FunctionSummarizer, node: ast.Call) -> bool:
+    body.calls.append(_call(node))
+    return False
+
+
+def _record_nested(body: _FunctionSummarizer, node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    body.nested_function(node)  # its decorators are walked there; its body is its own summary
+    return True
+
+
+def _record_class(body: _FunctionSummarizer, node: ast.ClassDef) -> bool:
+    body.rebound.add(node.name)
+    return True
+
+
+def _record_return(body: _FunctionSummarizer, node: ast.Return) -> bool:
+    body.returns.append(_ref(node.value))
+    return False
+
+
+def _record_target(body: _FunctionSummarizer, node: ast.AugAssign | ast.AnnAssign | ast.For | ast.NamedExpr) -> bool:
+    body.rebind(node.target)
+    return False
+
+
+def _record_with(body: _FunctionSummarizer, node: ast.With | ast.AsyncWith) -> bool:
+    for item in node.items:
+        body.rebind(item.optional_vars)
+    return False
+
+
+def _record_import(body: _FunctionSummarizer, node: ast.Import | ast.ImportFrom) -> bool:
+    body.imports.append(node)
+    return False
+
+
+def _record_assign(body: _FunctionSummarizer, node: ast.Assign) -> bool:
     for target in node.targets:
         if isinstance(target, ast.Name):
             if target.id in body.locals:
@@ -260,6 +277,23 @@ def _record_assign(body: _FunctionSummarizer, node: ast.Assign) -> None:
             body.self_assigned[target.attr] = _ref(node.value)
         else:
             body.rebind(target)
+    return False
+
+
+# What `_walk_body` records of a node, by its type: True where the walk does not go on into it.
+_RECORDERS: dict[type, Callable[[_FunctionSummarizer, ast.AST], bool]] = {
+    ast.Call: _record_call,
+    ast.Assign: _record_assign,
+    ast.FunctionDef: _record_nested,
+    ast.AsyncFunctionDef: _record_nested,
+    ast.ClassDef: _record_class,
+    ast.Return: _record_return,
+    **dict.fromkeys((ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.NamedExpr), _record_target),
+    ast.With: _record_with,
+    ast.AsyncWith: _record_with,
+    ast.Import: _record_import,
+    ast.ImportFrom: _record_import,
+}
 
 
 def _function(node: ast.FunctionDef | ast.AsyncFunctionDef, qual: str, functions: dict[str, dict],
@@ -948,9 +982,27 @@ class Project:
             key = (module, function, dotted)
             found = self._resolved.get(key)
             if found is None:
-                found = self._resolved[key] = self._resolve_dotted_uncached(module, function, dotted, 0)
+                if function is not None and not self._binds(module, function, dotted.partition(".")[0]):
+                    found = self._resolve_dotted(module, None, dotted, 0)  # `jnp.sum` in each function: once
+                else:
+                    found = self._resolve_dotted_uncached(module, function, dotted, 0)
+                self._resolved[key] = found
             return found
         return self._resolve_dotted_uncached(module, function, dotted, depth)
+
+    def _binds(self, module: str, function: str, name: str) -> bool:
+        """Whether `function` or a function around it binds `name` (where `_resolve_dotted_uncached` starts from
+        there): a name none of them binds means what it means at module level."""
+        functions = self.modules[module]["functions"]
+        scope = function
+        while scope is not None:
+            info = functions.get(scope)
+            if info is None:
+                return False
+            if name in info["params"] or name in info["nested"] or name in info["locals"] or name in info["rebound"]:
+                return True
+            scope = info.get("parent")
+        return False
 
     def _resolve_dotted_uncached(self, module: str, function: str | None, dotted: str, depth: int) -> list[tuple]:
         summary = self.modules[module]
