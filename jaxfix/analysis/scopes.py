@@ -18,7 +18,7 @@ import libcst as cst
 from libcst.metadata import ScopeProvider
 from libcst.metadata.scope_provider import _ASSIGNMENT_LIKE_NODES, ScopeVisitor
 
-from jaxfix.analysis.metadata import TRIVIA, _is_hook, _is_node, _sequences_only, _visited_fields
+from jaxfix.analysis.metadata import TRIVIA, _is_node, _sequences_only, _visited_fields
 
 _installed = False
 
