@@ -39,7 +39,7 @@ from jaxfix.cache import ResultCache, entry_for, read_entry
 from jaxfix.files import SourceError, decode, read_bytes, write_if_changed
 from jaxfix import notebook, parsed
 from jaxfix.suppression import unsuppressed
-from jaxfix.workers import Workers
+from jaxfix.workers import Workers, collections_deferred
 
 MAX_PASSES = 10
 
@@ -724,7 +724,8 @@ def _detached(diagnostic: Diagnostic) -> Diagnostic:
 
 def _process_one(job: tuple[str, Settings, bool, bool, ResultCache | None, ModuleFacts | None]) -> FileResult:
     path, settings, fix, write, cache, project = job
-    return process_file(path, settings, fix=fix, write=write, cache=cache, project=project)
+    with collections_deferred():
+        return process_file(path, settings, fix=fix, write=write, cache=cache, project=project)
 
 
 def process_files(

@@ -130,3 +130,42 @@ def test_parse_is_the_compilers_parse_without_warnings(recwarn) -> None:
     assert not [w for w in recwarn if issubclass(w.category, SyntaxWarning)]
     with pytest.raises(SyntaxError):
         parsed.parse("def f(:\n")
+
+
+def test_a_modules_summary_leaves_no_cyclic_garbage() -> None:
+    """What the index leaves in a worker is frozen (workers.collections_deferred with long_lived), never
+    collected: summarising a Python module must leave no cycle behind, or the worker would keep it to the end."""
+    import gc
+    from pathlib import Path
+
+    from jaxfix.analysis.project import _marshalled_summary
+
+    root = Path(__file__).resolve().parent.parent
+    sources = sorted(root.glob("corpus/*/*/*.py")) + sorted(root.glob("examples/**/*.py")) + sorted(root.glob("jaxfix/**/*.py"))
+    assert len(sources) > 100
+    gc.collect()
+    gc.disable()
+    try:
+        for source in sources:
+            assert _marshalled_summary((source.read_bytes(), "pkg.module", source.name == "__init__.py", False)) is not None
+        assert gc.collect() == 0
+    finally:
+        gc.enable()
+        parsed.forget()
+
+
+def test_summaries_go_before_any_check(fake_lanes) -> None:
+    """Items of no worker (the index's summaries) are handed out before a worker's own (its checks): a worker
+    makes every summary before its first check, so that what is frozen after a summary holds no check's garbage."""
+    keys = [f"file{i}.py" for i in range(32)]
+    pool = workers.Workers(2)
+    _run_until_done(fake_lanes, pool.map(str, keys, keys=keys))
+    for fake in fake_lanes:
+        fake.submitted.clear()
+    checks = pool.map(str, keys, small_chunks=True, keys=keys)  # every lane busy with its own now
+    summaries = pool.map(str, [f"other{i}.py" for i in range(16)], keys=[f"other{i}.py" for i in range(16)])
+    lane = fake_lanes[0]
+    lane.submitted[0][1].set_result([f"{item}!" for item in lane.submitted[0][0]])  # one check done: the next is...
+    assert lane.submitted[-1][0][0].startswith("other")  # ...a summary, though its own checks wait
+    assert _run_until_done(fake_lanes, checks) == [f"{k}!" for k in keys]
+    assert _run_until_done(fake_lanes, summaries) == [f"other{i}.py!" for i in range(16)]

@@ -24,12 +24,14 @@ import marshal
 import os
 import tempfile
 from dataclasses import dataclass, field, replace
+from itertools import chain
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Mapping
 
 from jaxfix.analysis import libraries
 from jaxfix.analysis.recording import Recorded, read_record
 from jaxfix import parsed
+from jaxfix.workers import collections_deferred
 from jaxfix.files import Resolver
 
 INDEX_FORMAT = 3  # 2: a store into an attribute or item (`config.x = 1`) rebinds no name; 3: call-site evidence
@@ -389,32 +391,34 @@ def summarize(tree: ast.Module, module: str, is_package: bool) -> dict:
                 else:
                     imports[alias.asname or alias.name] = f"{source}.{alias.name}" if source else alias.name
 
-    def module_level(statements: Iterable[ast.stmt]) -> None:
-        for statement in statements:
-            if isinstance(statement, (ast.Import, ast.ImportFrom)):
-                imports_of(statement)
-            elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                _function(statement, statement.name, functions, imports=nested_imports)
-            elif isinstance(statement, ast.ClassDef):
-                classes[statement.name] = _class(statement, functions, nested_imports)
-            elif isinstance(statement, (ast.If, ast.Try)) or type(statement).__name__ == "TryStar":
-                for block in ("body", "orelse", "finalbody"):
-                    module_level(getattr(statement, block, ()))
-                for handler in getattr(statement, "handlers", ()):
-                    module_level(handler.body)
-            else:
-                if isinstance(statement, ast.Assign):
-                    for target in statement.targets:
-                        if isinstance(target, ast.Name):
-                            assigns[target.id] = _ref(statement.value)
-                for inner in ast.walk(statement):
-                    if isinstance(inner, ast.Call):
-                        calls.append(_call(inner))
-                    elif isinstance(inner, (ast.Import, ast.ImportFrom)):
-                        imports_of(inner)
-
     nested_imports: list = []
-    module_level(tree.body)
+    # The module's statements, those of module-level `if`/`try` blocks in place, in order. A loop, not a function
+    # calling itself: that would be a cycle (function, closure cell) holding all of the above, which only a
+    # collection frees, and the engine freezes what the index leaves (workers.collections_deferred).
+    pending = [iter(tree.body)]
+    while pending:
+        statement = next(pending[-1], None)
+        if statement is None:
+            pending.pop()
+        elif isinstance(statement, (ast.Import, ast.ImportFrom)):
+            imports_of(statement)
+        elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            _function(statement, statement.name, functions, imports=nested_imports)
+        elif isinstance(statement, ast.ClassDef):
+            classes[statement.name] = _class(statement, functions, nested_imports)
+        elif isinstance(statement, (ast.If, ast.Try)) or type(statement).__name__ == "TryStar":
+            blocks = [getattr(statement, block, ()) for block in ("body", "orelse", "finalbody")]
+            pending.append(chain(*blocks, *(handler.body for handler in getattr(statement, "handlers", ()))))
+        else:
+            if isinstance(statement, ast.Assign):
+                for target in statement.targets:
+                    if isinstance(target, ast.Name):
+                        assigns[target.id] = _ref(statement.value)
+            for inner in ast.walk(statement):
+                if isinstance(inner, ast.Call):
+                    calls.append(_call(inner))
+                elif isinstance(inner, (ast.Import, ast.ImportFrom)):
+                    imports_of(inner)
     before = dict(imports)
     for statement in nested_imports:  # imports inside functions bind names there: count them module-wide
         imports_of(statement)
@@ -697,7 +701,9 @@ def _marshalled_summary(job: tuple[bytes, str, bool, bool]) -> bytes | None:
     """`_make_summary` for the engine (in a worker, or in its own process): its JSON-like data marshalled (None
     if something in it cannot be), the module's tree kept for its check (parsed.py)."""
     try:
-        return marshal.dumps(_make_summary(job, keep_tree=True))
+        # a notebook's summary leaves cycles (its JSON scanner's closures, holding the notebook's text): not frozen
+        with collections_deferred(long_lived=not job[3]):
+            return marshal.dumps(_make_summary(job, keep_tree=True))
     except ValueError:
         return None
 
@@ -861,15 +867,8 @@ class Project:
         collect = _start_summaries(cache, keys, summary_jobs, [os.path.abspath(p) for p, _, _ in jobs], mapper)
 
         def finish() -> "Project":
-            import gc
-
-            collecting = gc.isenabled()
-            gc.disable()  # summaries are acyclic, and collections over the growing heap cost more than the work
-            try:
+            with collections_deferred(long_lived=True):
                 found = collect()
-            finally:
-                if collecting:
-                    gc.enable()
             for (path, names, _), summary in zip(jobs, found):
                 if summary is None:
                     continue
@@ -1115,15 +1114,8 @@ class Project:
     def solve(self) -> dict[Key, _Seed]:
         if self._solved is not None:
             return self._solved
-        import gc
-
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
+        with collections_deferred():
             return self._solve()
-        finally:
-            if collecting:
-                gc.enable()
 
     def _solve(self) -> dict[Key, _Seed]:
         traced: dict[Key, _Seed] = {}
