@@ -39,8 +39,8 @@ _tuned = False  # this process only runs jaxfix (tune_gc)
 def collections_deferred(*, long_lived: bool = False) -> Iterator[None]:
     """No cyclic garbage collection within the block; the first allocation after it collects what the block
     left, once. A file's check builds millions of objects that live until it is done (its LibCST tree, the
-    analyses), which young collections otherwise scan and promote over and over. Summaries and the project's
-    solution are acyclic: collections during them find nothing.
+    analyses), which young collections otherwise scan and promote over and over. Summaries are acyclic and the
+    project's solution holds few cycles: collections during them find little.
 
     `long_lived`: what the block made lives to the end of the run (the index's summaries, the trees kept for the
     checks: acyclic, a few hundred MB): in a process that only runs jaxfix (tune_gc), everything alive after it
@@ -59,7 +59,7 @@ def collections_deferred(*, long_lived: bool = False) -> Iterator[None]:
 
 
 class _Chunk:
-    """Consecutive-by-lane items of one map, run as one job; `done` is resolved with their results."""
+    """Items of one map handed to one worker together, as one job; `done` is resolved with their results."""
 
     def __init__(self, function: Callable, items: list, keys: list) -> None:
         self.function = function
