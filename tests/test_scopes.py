@@ -14,6 +14,7 @@ from libcst.metadata.scope_provider import Access, BaseAssignment, LocalScope, S
 
 from jaxfix.analysis import scopes
 from jaxfix.analysis.metadata import TRIVIA, fast_visits
+from jaxfix.analysis.syntax import walk
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 SPECIAL = {
@@ -70,7 +71,7 @@ class _Shapes:
     by their node, name and scope."""
 
     def __init__(self, module: cst.Module) -> None:
-        self._nodes = {id(node) for node in _walk(module)}
+        self._nodes = {id(node) for node in walk(module)}
         self._scopes: dict[int, tuple] = {}
 
     def node(self, node: cst.CSTNode | None):
@@ -124,15 +125,6 @@ def _sorted(descriptions) -> list:
     return sorted(descriptions, key=repr)
 
 
-def _walk(module: cst.Module) -> list[cst.CSTNode]:
-    found, stack = [], [module]
-    while stack:
-        node = stack.pop()
-        found.append(node)
-        stack.extend(node.children)
-    return found
-
-
 def _described(module: cst.Module, provider: type[ScopeProvider], fast: bool) -> tuple[list, list, dict]:
     """The map in order as (node, scope), each scope once in full, and each node's qualified names."""
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
@@ -144,7 +136,7 @@ def _described(module: cst.Module, provider: type[ScopeProvider], fast: bool) ->
     shapes = _Shapes(module)
     entries = [(shapes.node(node), shapes.scope(scope)) for node, scope in found.items()]
     distinct = list({id(s): s for s in found.values() if s is not None}.values())
-    scoped = [node for node in _walk(module) if found.get(node) is not None]
+    scoped = [node for node in walk(module) if found.get(node) is not None]
     names = {id(node): _sorted(found[node].get_qualified_names_for(node)) for node in scoped}
     return entries, [shapes.whole(scope) for scope in distinct], names
 
