@@ -24,6 +24,7 @@ only mean no cache, its reads are misses.
 from __future__ import annotations
 
 import dataclasses
+import errno
 import functools
 import hashlib
 import json
@@ -224,7 +225,8 @@ def is_cache_folder(folder: Path) -> bool:
 
 def clean(paths: list[Path]) -> list[Path]:
     """Remove the cache folders under `paths` (symbolic links are not followed) and the one each path's runs use
-    (the project root's, or JAXFIX_CACHE_DIR's); returns those removed. Raises OSError if one cannot be removed."""
+    (the project root's, or JAXFIX_CACHE_DIR's); returns those removed. Raises OSError if one cannot be removed.
+    A JAXFIX_CACHE_DIR folder into which a concurrent run stores meanwhile keeps what that run stored."""
     found: list[Path] = []
     for path in paths:
         candidates = [default_folder(path if path.is_dir() else path.parent)]
@@ -249,7 +251,11 @@ def clean(paths: list[Path]) -> list[Path]:
                 if _kind(child) is not None:
                     _remove(child)
             if not any(folder.iterdir()):
-                folder.rmdir()
+                try:
+                    folder.rmdir()
+                except OSError as error:  # a run stored an entry since: the folder stays, with that run's entry
+                    if error.errno not in (errno.ENOTEMPTY, errno.EEXIST):
+                        raise
     return found
 
 
