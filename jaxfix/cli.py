@@ -15,10 +15,11 @@ import typer
 from jaxfix import __version__, config, notebook, registry
 from jaxfix.discovery import discover
 from jaxfix.engine import FileResult, Settings, process_files, process_notebook, process_text
-from jaxfix.workers import tune_gc
 from jaxfix.files import SourceError, SourceFile, decode
 from jaxfix.report import diff, github, text
 from jaxfix.report.progress import Progress
+from jaxfix.workers import tune_gc
+
 
 class _Command(typer.core.TyperCommand):
     """A command whose help reads as a person writes it: `Usage: jaxfix check [OPTIONS] PATH...` and `PATH...  Files

@@ -28,11 +28,11 @@ from itertools import chain
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Mapping
 
+from jaxfix import parsed
 from jaxfix.analysis import libraries
 from jaxfix.analysis.recording import Recorded, read_record
-from jaxfix import parsed
-from jaxfix.workers import collections_deferred
 from jaxfix.files import Resolver
+from jaxfix.workers import collections_deferred
 
 INDEX_FORMAT = 3  # 2: a store into an attribute or item (`config.x = 1`) rebinds no name; 3: call-site evidence
 MAX_FILES = 20_000  # a "project" larger than this is not one: only the given paths are indexed
