@@ -4,7 +4,6 @@ may have run; the compiled program keeps the value it was traced with."""
 from __future__ import annotations
 
 import ast
-from collections import Counter
 
 import libcst as cst
 from libcst.metadata import ScopeProvider
@@ -15,6 +14,9 @@ from jaxfix.codemod import Codemod, Invalid, Valid
 
 _LOOPS = (cst.For, cst.While)
 _JIT_OR_PARTIAL = frozenset({"jax.jit", "functools.partial"})
+_AST_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+_MATCH_NAMES = (ast.MatchAs, ast.MatchStar, ast.MatchMapping, ast.MatchClass)
 _NOT_VALUES = (cst.Import, cst.ImportFrom, cst.FunctionDef, cst.ClassDef)
 
 
@@ -78,58 +80,31 @@ class StaleGlobal(Codemod):
 
     @classmethod
     def may_match_tree(cls, screen) -> bool:
-        """A finding needs a module-level function that may be jitted (`jitted_functions`: one decorator that may
-        be jax.jit or a `partial` of it, or `name = jax.jit(fn, ...)`), and a name read inside some def that the
-        module binds by no import, def or class and rebinds (`_rebinding`): in a function that declares it
-        `global`, or by module-level code after the first such jitted function, having bound it before."""
-        may = screen.may_resolve_to
+        """A finding needs a module-level function that may be jitted (`_jitted`), and a global read in it or in a
+        module-level function it calls by name (`_reached`) that the module binds by no import, def or class
+        (`_Bindings`) and rebinds where `_rebinding` reports: in a function (`global name`), or at module level
+        in a loop that uses the jitted name, or between a use of it and a later one before the name is bound
+        again. Notebooks that rebind `model` or `params` from cell to cell fail the last test."""
         body = screen.tree.body
-        first = None  # the index of the first module statement that may define a jitted function
-        for index, statement in enumerate(body):
-            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) and len(statement.decorator_list) == 1:
-                decorator = statement.decorator_list[0]
-                jitted = may(decorator.func if isinstance(decorator, ast.Call) else decorator, _JIT_OR_PARTIAL)
-            else:
-                jitted = (
-                    isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Call)
-                    and may(statement.value.func, _JIT_OR_PARTIAL)
-                )
-            if jitted:
-                first = index
-                break
-        if first is None:
+        entries = list(_jitted(screen, body))
+        if not entries:
             return False
-        counts: Counter = Counter()
-        late, banned, declared, read = set(), set(), set(), set()
-        for index, statement in enumerate(body):
-            stack = [statement]
-            while stack:
-                node = stack.pop()
-                kind = type(node)
-                if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda):
-                    if kind is not ast.Lambda:
-                        banned.add(node.name)
-                    for inner in ast.walk(node):
-                        if type(inner) is ast.Global:
-                            declared.update(inner.names)
-                        elif type(inner) is ast.Name and type(inner.ctx) is ast.Load:
-                            read.add(inner.id)
-                        elif type(inner) is ast.AugAssign and type(inner.target) is ast.Name:
-                            read.add(inner.target.id)  # `n += 1` reads `n` too
+        bindings = _Bindings(body)
+        uses: dict[str, list[tuple[int, int]]] = {}
+        for name, definition, functions in entries:
+            for read in _reads(_reached(functions, bindings.defs)):
+                if read in bindings.banned:
                     continue
-                if kind in (ast.Import, ast.ImportFrom):
-                    banned.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
-                else:
-                    bound = node.id if kind is ast.Name and type(node.ctx) is ast.Store else _captured(node)
-                    if bound is not None:
-                        counts[bound] += 1
-                        if index > first:
-                            late.add(bound)
-                stack.extend(ast.iter_child_nodes(node))
-        return any(
-            name not in banned and (name in declared or counts[name] > 1 and name in late)
-            for name in read
-        )
+                if read in bindings.declared:
+                    return True
+                places = bindings.places.get(read, ())
+                if len(places) < 2:
+                    continue
+                if name not in uses:
+                    uses[name] = _uses(body, name)
+                if _may_rebind_late(body, places, definition, uses[name], bindings.redefinitions.get(name, [])):
+                    return True
+        return False
 
     VALID = (
         Valid("import jax\n\nSCALE = 2.0\n\n@jax.jit\ndef f(x):\n    return x * SCALE\n\ny = f(1.0)\n"),
@@ -293,8 +268,174 @@ class StaleGlobal(Codemod):
         return node
 
 
-def _captured(node: ast.AST) -> str | None:
-    """The name a `match` pattern binds (`case x:`, `case [*rest]:`, `case {**rest}:`)."""
-    if type(node) in (ast.MatchAs, ast.MatchStar):
-        return node.name
-    return node.rest if type(node) is ast.MatchMapping else None
+def _jitted(screen, body: list[ast.stmt]):
+    """(name, statement index, [functions]) of each module-level statement that `jitted_functions` may take for
+    a jitted function: a def with one decorator that may be jax.jit or a `partial` of it, or `name = jax.jit(fn)`
+    (the functions: the undecorated module-level defs named `fn`)."""
+    may = screen.may_resolve_to
+    defs = None
+    for index, statement in enumerate(body):
+        kind = type(statement)
+        if kind in (ast.FunctionDef, ast.AsyncFunctionDef) and len(statement.decorator_list) == 1:
+            decorator = statement.decorator_list[0]
+            if may(decorator.func if type(decorator) is ast.Call else decorator, _JIT_OR_PARTIAL):
+                yield statement.name, index, [statement]
+        elif (
+            kind is ast.Assign and len(statement.targets) == 1 and type(statement.targets[0]) is ast.Name
+            and type(statement.value) is ast.Call and may(statement.value.func, _JIT_OR_PARTIAL)
+        ):
+            positional = [a for a in statement.value.args if type(a) is not ast.Starred]
+            if len(positional) != 1 or type(positional[0]) is not ast.Name:
+                continue
+            if defs is None:
+                defs = _module_defs(body)
+            functions = [f for f in defs.get(positional[0].id, ()) if not f.decorator_list]
+            if functions:
+                yield statement.targets[0].id, index, functions
+
+
+def _module_defs(body: list[ast.stmt]) -> dict[str, list[ast.AST]]:
+    found: dict[str, list[ast.AST]] = {}
+    for statement in body:
+        if type(statement) in (ast.FunctionDef, ast.AsyncFunctionDef):
+            found.setdefault(statement.name, []).append(statement)
+    return found
+
+
+def _reached(functions: list[ast.AST], defs: dict[str, list[ast.AST]]) -> list[ast.AST]:
+    """`functions` and the module-level defs their bodies call by name, transitively (`StaleGlobal._reached`,
+    taking every def of a name the module defines more than once)."""
+    found, todo = list(functions), list(functions)
+    while todo:
+        for statement in todo.pop().body:
+            for node in ast.walk(statement):
+                if type(node) is ast.Call and type(node.func) is ast.Name:
+                    for callee in defs.get(node.func.id, ()):
+                        if all(callee is not f for f in found):
+                            found.append(callee)
+                            todo.append(callee)
+    return found
+
+
+def _reads(functions: list[ast.AST]) -> set[str]:
+    """The names the bodies of `functions` may read (a LibCST access: a load, a `del`, an `op=` target, a
+    `match` name)."""
+    read = set()
+    for function in functions:
+        for statement in function.body:
+            for node in ast.walk(statement):
+                kind = type(node)
+                if kind is ast.Name and type(node.ctx) is not ast.Store:
+                    read.add(node.id)
+                elif kind is ast.AugAssign and type(node.target) is ast.Name:
+                    read.add(node.target.id)
+                elif kind in _MATCH_NAMES:
+                    read.update(_match_names(node))
+    return read
+
+
+class _Bindings:
+    """How the module binds each name in its global scope, as `StaleGlobal._rebinding` reads LibCST's
+    assignments: `places` over-approximates where module-level code binds a name ((statement index, line, or
+    None where LibCST's line may differ)); `redefinitions` under-approximates the statement indexes that surely
+    bind it (a rebinding of the jitted name ends what a stale read can reach); `banned`: names that a
+    module-level import, def, class, `with ... as name` or `except ... as name` binds (the rule gives up on
+    them); `declared`: names that code in a def, lambda or class may bind in the global scope (`global name`,
+    `:=` in a decorator or default). LibCST binds a `:=` in a comprehension in the comprehension's scope, and
+    takes a `match` capture for a read."""
+
+    def __init__(self, body: list[ast.stmt]) -> None:
+        self.defs = _module_defs(body)
+        self.places: dict[str, list[tuple[int, int | None]]] = {}
+        self.redefinitions: dict[str, list[int]] = {}
+        self.banned: set[str] = set()
+        self.declared: set[str] = set()
+        for index, statement in enumerate(body):
+            stack = [statement]
+            while stack:
+                node = stack.pop()
+                kind = type(node)
+                if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda):
+                    if kind is not ast.Lambda:
+                        self._ban(node.name, index)
+                    for inner in ast.walk(node):
+                        if type(inner) is ast.Global:
+                            self.declared.update(inner.names)
+                        elif type(inner) is ast.NamedExpr:
+                            self.declared.add(inner.target.id)
+                    continue
+                if kind in _COMPREHENSIONS:
+                    for inner in ast.walk(node):
+                        if type(inner) is ast.Name and type(inner.ctx) is ast.Store:
+                            self._may(inner.id, index, None)
+                    continue
+                if kind is ast.Name:
+                    if type(node.ctx) is ast.Store:
+                        self._may(node.id, index, node.lineno)
+                        self.redefinitions.setdefault(node.id, []).append(index)
+                elif kind in (ast.Import, ast.ImportFrom):
+                    for alias in node.names:
+                        self._ban((alias.asname or alias.name).split(".")[0], index)
+                elif kind is ast.withitem and type(node.optional_vars) is ast.Name:
+                    self._ban(node.optional_vars.id, index)
+                elif kind is ast.ExceptHandler and node.name:
+                    self._ban(node.name, index)
+                stack.extend(ast.iter_child_nodes(node))
+
+    def _may(self, name: str, index: int, line: int | None) -> None:
+        self.places.setdefault(name, []).append((index, line))
+
+    def _ban(self, name: str, index: int) -> None:
+        self.banned.add(name)
+        self.redefinitions.setdefault(name, []).append(index)
+
+
+def _uses(body: list[ast.stmt], name: str) -> list[tuple[int, int]]:
+    """(statement index, line) of every node that may be a reference to the global `name` (LibCST also records
+    one for a string annotation that names it: any string that contains the name counts)."""
+    found = []
+    for index, statement in enumerate(body):
+        for node in ast.walk(statement):
+            kind = type(node)
+            if kind is ast.Name:
+                if node.id == name and type(node.ctx) is not ast.Store:
+                    found.append((index, node.lineno))
+            elif kind is ast.AugAssign:
+                if type(node.target) is ast.Name and node.target.id == name:
+                    found.append((index, node.target.lineno))
+            elif kind is ast.Constant:
+                if type(node.value) is str and name in node.value:
+                    found.append((index, node.lineno))
+            elif kind in _MATCH_NAMES and name in _match_names(node):
+                found.append((index, node.lineno))
+    return found
+
+
+def _may_rebind_late(
+    body: list[ast.stmt], places: list[tuple[int, int | None]], definition: int, uses: list[tuple[int, int]],
+    redefinitions: list[int],
+) -> bool:
+    """`StaleGlobal._rebinding`'s module-level case: a binding after the jitted function's definition, before its
+    name is bound again, in a loop that uses the name or between a use and a later one (a binding whose line
+    LibCST may give otherwise takes every use in its statement for one before it and one after it)."""
+    later = sorted(r for r in redefinitions if r > definition)
+    for index, line in places:
+        if index <= definition or (later and later[0] <= index):
+            continue
+        if type(body[index]) in _AST_LOOPS and any(u == index for u, _ in uses):
+            return True
+        end = next((r for r in later if r > index), len(body))
+        before = any(definition < u < index or (u == index and (line is None or at < line)) for u, at in uses)
+        after = any(index < u < end or (u == index and (line is None or at > line)) for u, at in uses)
+        if before and after:
+            return True
+    return False
+
+
+def _match_names(node: ast.AST) -> list[str]:
+    """The names of a `match` pattern node, which LibCST takes for reads (it gives them no store context)."""
+    kind = type(node)
+    if kind is ast.MatchClass:
+        return node.kwd_attrs
+    name = node.rest if kind is ast.MatchMapping else node.name
+    return [name] if name else []

@@ -594,7 +594,33 @@ def test_stale_global_needs_a_rebinding_after_a_jitted_function() -> None:
     for text in texts:
         assert codemod.may_match(text)
         assert not passes(text, codemod) and unscreened(text, codemod) == []
-    assert passes(texts[0] + "scale = 3.0\n", codemod)
+    assert passes(texts[0] + "scale = 3.0\nz = f(1.0)\n", codemod)
+
+
+_STALE = "import jax\n\nscale = 1.0\n\n@jax.jit\ndef f(x):\n    return x * scale\n\ny = f(1.0)\n"
+
+
+@pytest.mark.parametrize("text,near_miss", [
+    # rebound after the last use of the jitted function (a notebook's last cell), and the near miss that uses it again
+    (_STALE + "scale = 2.0\n", _STALE + "scale = 2.0\nprint(f(2.0))\n"),
+    # the same name read by a function that nothing jitted calls, and the near miss that a jitted function calls
+    ("import jax\n\nscale = 1.0\n\ndef g(x):\n    return x * scale\n\n@jax.jit\ndef f(x):\n    return x\n\n"
+     "y = f(1.0)\nscale = 2.0\ny = f(g(1.0))\n",
+     "import jax\n\nscale = 1.0\n\ndef g(x):\n    return x * scale\n\n@jax.jit\ndef f(x):\n    return g(x)\n\n"
+     "y = f(1.0)\nscale = 2.0\ny = f(1.0)\n"),
+    # the jitted name bound to a new function (a later cell's own `f`) before the next use, and the near miss
+    # that uses the old one in between
+    (_STALE + "scale = 2.0\n\n@jax.jit\ndef f(x):\n    return x + scale\n\nz = f(1.0)\n",
+     _STALE + "scale = 2.0\nz = f(1.0)\n\n@jax.jit\ndef f(x):\n    return x + scale\n"),
+    # rebound by `with ... as` (the rule leaves such names alone), and the near miss rebound by a plain assignment
+    (_STALE + "with open('s') as scale:\n    y = f(1.0)\n", _STALE + "with open('s') as s:\n    scale = s\n    y = f(1.0)\n"),
+    # a use in the rebinding statement, on its line, and the near miss with one on a later line of that statement
+    (_STALE + "scale = f(2.0)\n", _STALE + "scale = (\n    2.0,\n    f(2.0),\n)\n"),
+])
+def test_stale_global_needs_a_use_of_the_jitted_function_after_the_rebinding(text, near_miss) -> None:
+    codemod = codemod_for_module("stale_global")
+    assert codemod.may_match(text) and not passes(text, codemod) and unscreened(text, codemod) == []
+    assert passes(near_miss, codemod) and unscreened(near_miss, codemod)
 
 
 def test_screen_resolves_through_every_import() -> None:
