@@ -318,10 +318,12 @@ def _reached(functions: list[ast.AST], defs: dict[str, list[ast.AST]]) -> list[a
 
 
 def _reads(functions: list[ast.AST]) -> set[str]:
-    """The names the bodies of `functions` may read (a LibCST access: a load, a `del`, an `op=` target, a
-    `match` name)."""
-    read = set()
+    """The globals the bodies of `functions` may read (a LibCST access: a load, a `del`, an `op=` target, a
+    `match` name), less the function's own locals (`_locals`) where nothing in it declares them `global`: a
+    read of those, in the function or in a def, lambda, class or comprehension inside it, is no global's."""
+    found = set()
     for function in functions:
+        read, declared = set(), set()
         for statement in function.body:
             for node in ast.walk(statement):
                 kind = type(node)
@@ -331,7 +333,33 @@ def _reads(functions: list[ast.AST]) -> set[str]:
                     read.add(node.target.id)
                 elif kind in _MATCH_NAMES:
                     read.update(_match_names(node))
-    return read
+                elif kind is ast.Global:
+                    declared.update(node.names)
+        found |= read - (_locals(function) - declared)
+    return found
+
+
+def _locals(function: ast.AST) -> set[str]:
+    """Names a def binds in its own scope for sure: its parameters, and what its body binds outside the defs,
+    lambdas, classes and comprehensions in it (a `:=` in a comprehension LibCST binds in the comprehension)."""
+    arguments = function.args
+    bound = {a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)}
+    bound.update(a.arg for a in (arguments.vararg, arguments.kwarg) if a is not None)
+    stack = list(function.body)
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+            bound.add(node.name)
+            continue
+        if kind is ast.Lambda or kind in _COMPREHENSIONS:
+            continue
+        if kind is ast.Name and type(node.ctx) is ast.Store:
+            bound.add(node.id)
+        elif kind in (ast.Import, ast.ImportFrom):
+            bound.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        stack.extend(ast.iter_child_nodes(node))
+    return bound
 
 
 class _Bindings:

@@ -614,6 +614,12 @@ _STALE = "import jax\n\nscale = 1.0\n\n@jax.jit\ndef f(x):\n    return x * scale
      _STALE + "scale = 2.0\nz = f(1.0)\n\n@jax.jit\ndef f(x):\n    return x + scale\n"),
     # rebound by `with ... as` (the rule leaves such names alone), and the near miss rebound by a plain assignment
     (_STALE + "with open('s') as scale:\n    y = f(1.0)\n", _STALE + "with open('s') as s:\n    scale = s\n    y = f(1.0)\n"),
+    # a name rebound at module level that the jitted function takes as a parameter (a notebook's `params`), and the
+    # near miss that reads the global in a nested def that declares it
+    ("import jax\n\nparams = 1.0\n\n@jax.jit\ndef f(params, x):\n    return x * params\n\ny = f(params, 1.0)\n"
+     "params = 2.0\ny = f(params, 1.0)\n",
+     "import jax\n\nparams = 1.0\n\n@jax.jit\ndef f(params, x):\n    def g():\n        global params\n"
+     "        return params\n    return x * g()\n\ny = f(params, 1.0)\nparams = 2.0\ny = f(params, 1.0)\n"),
     # a use in the rebinding statement, on its line, and the near miss with one on a later line of that statement
     (_STALE + "scale = f(2.0)\n", _STALE + "scale = (\n    2.0,\n    f(2.0),\n)\n"),
 ])
