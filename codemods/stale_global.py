@@ -89,7 +89,7 @@ class StaleGlobal(Codemod):
         entries = list(_jitted(screen, body))
         if not entries:
             return False
-        bindings = _Bindings(body)
+        bindings = _Bindings(body, screen.nodes_of(ast.Global, ast.NamedExpr))
         uses: dict[str, list[tuple[int, int]]] = {}
         for name, definition, functions in entries:
             for read in _reads(_reached(functions, bindings.defs)):
@@ -368,16 +368,21 @@ class _Bindings:
     None where LibCST's line may differ)); `redefinitions` under-approximates the statement indexes that surely
     bind it (a rebinding of the jitted name ends what a stale read can reach); `banned`: names that a
     module-level import, def, class, `with ... as name` or `except ... as name` binds (the rule gives up on
-    them); `declared`: names that code in a def, lambda or class may bind in the global scope (`global name`,
-    `:=` in a decorator or default). LibCST binds a `:=` in a comprehension in the comprehension's scope, and
-    takes a `match` capture for a read."""
+    them); `declared`: names that code in a def, lambda or class may bind in the global scope: those of every
+    `global` and `:=` (in a decorator or default), wherever they are. LibCST binds a `:=` in a comprehension in
+    the comprehension's scope, and takes a `match` capture for a read."""
 
-    def __init__(self, body: list[ast.stmt]) -> None:
+    def __init__(self, body: list[ast.stmt], declarations: list[ast.AST]) -> None:
         self.defs = _module_defs(body)
         self.places: dict[str, list[tuple[int, int | None]]] = {}
         self.redefinitions: dict[str, list[int]] = {}
         self.banned: set[str] = set()
         self.declared: set[str] = set()
+        for node in declarations:
+            if type(node) is ast.Global:
+                self.declared.update(node.names)
+            elif type(node.target) is ast.Name:
+                self.declared.add(node.target.id)
         for index, statement in enumerate(body):
             stack = [statement]
             while stack:
@@ -386,11 +391,6 @@ class _Bindings:
                 if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda):
                     if kind is not ast.Lambda:
                         self._ban(node.name, index)
-                    for inner in ast.walk(node):
-                        if type(inner) is ast.Global:
-                            self.declared.update(inner.names)
-                        elif type(inner) is ast.NamedExpr:
-                            self.declared.add(inner.target.id)
                     continue
                 if kind in _COMPREHENSIONS:
                     for inner in ast.walk(node):
