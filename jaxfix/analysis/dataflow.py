@@ -30,7 +30,6 @@ from libcst.metadata import ScopeProvider
 
 from jaxfix.analysis.context import ModuleContext
 from jaxfix.analysis.libraries import CALL_SUMMARIES
-from jaxfix.analysis.metadata import children
 from jaxfix.analysis.summaries import by_method_name, summary_of
 from jaxfix.analysis.syntax import AT_METHODS, code_children, param_names, target_names
 from jaxfix.analysis.traced import LAX_BODIES, TRANSFORMS, TREE_MAPS, Kind
@@ -391,11 +390,12 @@ def _import_binding(alias: cst.ImportAlias) -> str:
 
 
 def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """The nodes under `node` in lexical order, less whitespace and punctuation (no search here looks there)."""
     stack = [node]
     while stack:
         current = stack.pop()
         yield current
-        stack.extend(reversed(children(current)))
+        stack.extend(reversed(code_children(current)))
 
 
 def activity(node: cst.CSTNode, *, deep: bool = True) -> Activity:
