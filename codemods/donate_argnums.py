@@ -13,11 +13,10 @@ from jaxfix.analysis.jit import (
     Jitted, add_jit_keyword, call_sites, jit_keywords, jitted_functions, jitted_methods, nested_jitted_functions,
     static_parameters,
 )
-from jaxfix.analysis.metadata import children
 from jaxfix.analysis.summaries import (
     TRAINING_CALLS, TRAINING_METHODS, fresh_result, holds_argument, init_keeps_params,
 )
-from jaxfix.analysis.syntax import walk
+from jaxfix.analysis.syntax import code_children, code_nodes, walk
 from jaxfix.analysis.traced import REVERSE_MODE
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Safety
@@ -395,7 +394,7 @@ class DonateArgnums(Codemod):
     def _trains(self, function: cst.FunctionDef) -> bool:
         """Whether the function (nested functions included) takes a gradient or applies an optimizer's update."""
         names = self.context.names
-        for node in walk(function):
+        for node in code_nodes(function):
             if isinstance(node, (cst.Name, cst.Attribute)) and names.qualified(node) in TRAINING_CALLS:
                 return True
             if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in TRAINING_METHODS:
@@ -408,7 +407,7 @@ class DonateArgnums(Codemod):
         attribute of an attribute (`self._opt.update(...)`) is taken for another object's: the fix is unsafe."""
         cls = self._methods[jitted.function]
         calls = []
-        for node in walk(self.context.module):
+        for node in code_nodes(self.context.module):
             if not (isinstance(node, cst.Attribute) and node.attr.value == jitted.name and isinstance(node.value, cst.Name)):
                 continue
             call = self.context.parents.get(node)
@@ -440,7 +439,7 @@ class DonateArgnums(Codemod):
             if isinstance(node, cst.Return):
                 found.append(node)
                 continue
-            stack.extend(children(node))
+            stack.extend(code_children(node))
         return found
 
     def _arity(self, returns: list[cst.Return]) -> int | None:
@@ -813,7 +812,7 @@ class DonateArgnums(Codemod):
             )
             return site
         stores = []
-        for node in walk(self.context.module):
+        for node in code_nodes(self.context.module):
             if not (isinstance(node, cst.Attribute) and node.attr.value == name):
                 continue
             if node in self._donating:
@@ -1147,7 +1146,7 @@ def _statements(module: cst.Module):
         current = stack.pop()
         yield current
         if isinstance(current, _HOLDS_STATEMENTS):
-            stack.extend(children(current))
+            stack.extend(code_children(current))
 
 
 def _one_line(code: str) -> str:

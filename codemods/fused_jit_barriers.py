@@ -12,7 +12,7 @@ from libcst.metadata import ScopeProvider
 from jaxfix.analysis.dataflow import activity, body_statements
 from jaxfix.analysis.jit import donated_parameters, jit_keywords, jit_wrapped, jitted_functions, static_parameters
 from jaxfix.analysis.screen import names_called_in_loops
-from jaxfix.analysis.syntax import walk
+from jaxfix.analysis.syntax import code_nodes, walk
 from jaxfix.analysis.traced import TRANSFORMS
 from jaxfix.codegen import partial_spelling
 from jaxfix.codemod import Codemod, Invalid, Valid
@@ -280,7 +280,7 @@ class FusedJitBarriers(Codemod):
     def _module_constants(self, module: cst.Module) -> set[str]:
         """Module names bound once, at module level, to a number or string, and declared `global` nowhere: the
         same value whether read at trace time or at each call."""
-        declared = {n.value for g in walk(module) if isinstance(g, cst.Global) for n in (i.name for i in g.names)}
+        declared = {n.value for g in code_nodes(module) if isinstance(g, cst.Global) for n in (i.name for i in g.names)}
         constants = set()
         for stmt in module.body:
             if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Assign):

@@ -8,9 +8,8 @@ import libcst as cst
 
 from jaxfix.analysis.dataflow import activity, root_name
 from jaxfix.analysis.jit import calls_compiled
-from jaxfix.analysis.metadata import children
 from jaxfix.analysis.screen import may_call_compiled
-from jaxfix.analysis.syntax import target_names, walk
+from jaxfix.analysis.syntax import code_children, code_nodes, target_names, walk
 from jaxfix.codemod import Codemod, Invalid, Option, Valid
 from jaxfix.codemods.loop_to_fori import range_trip
 
@@ -169,19 +168,19 @@ class HostTransferInLoop(Codemod):
         return False
 
     def visit_Module(self, node: cst.Module) -> None:
-        for loop in walk(node):
+        for loop in code_nodes(node):
             if isinstance(loop, _LOOPS) and not self.context.traced.in_traced_code(loop):
                 self._loop(loop)
 
     def _direct(self, loop) -> list[cst.CSTNode]:
         """The nodes of the loop's body that run once per iteration of this loop: not in nested loops, nested
-        functions or lambdas."""
+        functions or lambdas (nor whitespace and punctuation)."""
         found: list[cst.CSTNode] = []
         stack = [loop.body]
         while stack:
             node = stack.pop()
             found.append(node)
-            for child in children(node):
+            for child in code_children(node):
                 if isinstance(child, (*_LOOPS, *_SCOPES)):
                     continue
                 stack.append(child)

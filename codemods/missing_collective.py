@@ -9,7 +9,7 @@ import libcst as cst
 from libcst.metadata import ScopeProvider
 
 from jaxfix.analysis.screen import dotted, single_import
-from jaxfix.analysis.syntax import walk
+from jaxfix.analysis.syntax import code_nodes, walk
 from jaxfix.codemod import Codemod, Invalid, Valid
 
 _PMAP = frozenset({"jax.pmap"})
@@ -144,7 +144,7 @@ class MissingCollective(Codemod):
     def _parallel_functions(self, module: cst.Module):
         names = self.context.names
         seen = set()
-        for node in walk(module):
+        for node in code_nodes(module):
             if isinstance(node, cst.FunctionDef):
                 for decorator in node.decorators:
                     axis = self._axis_of(decorator.decorator, decorated=True)

@@ -10,7 +10,7 @@ import libcst as cst
 from jaxfix.analysis.dataflow import body_statements
 from jaxfix.analysis.jit import calls_compiled
 from jaxfix.analysis.screen import dotted, may_call_compiled
-from jaxfix.analysis.syntax import target_names, walk
+from jaxfix.analysis.syntax import code_nodes, target_names, walk
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Safety
 
@@ -177,7 +177,7 @@ class TimingWithoutBlock(Codemod):
 
     def visit_Module(self, node: cst.Module) -> None:
         self._block(node, list(node.body))
-        for block in walk(node):
+        for block in code_nodes(node):
             if isinstance(block, cst.IndentedBlock):
                 self._block(block, list(block.body))
 

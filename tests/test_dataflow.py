@@ -4,12 +4,14 @@ loop bodies and uses of a loop index that need a Python int."""
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper
 
-from jaxfix.analysis import ModuleContext
+from jaxfix.analysis import ModuleContext, dataflow
+from jaxfix.analysis.syntax import walk
 from jaxfix.analysis.dataflow import UNDEFINED, FunctionFlow, activity, free_names
 
 HEADER = "import jax\nimport jax.numpy as jnp\nimport numpy as np\nfrom functools import partial\n\n"
@@ -560,3 +562,45 @@ def test_array_evidence_for_an_unannotated_parameter() -> None:
     assert _concrete("out = out + x[i]\n") is None
     assert _concrete("out = out + ys[i]\n", params="x, ys") is not None
     assert _concrete("out = out + ys[i]\n", params="x, ys: jax.Array") is None
+
+
+class _LibcstReads(cst.CSTVisitor):
+    """`dataflow._ExpressionReads` under LibCST's own traversal: what its walk must match."""
+
+    _comprehension = dataflow._ExpressionReads._comprehension
+
+    def __init__(self, collector) -> None:
+        super().__init__()
+        self.c = collector
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        visit = dataflow._READERS.get(type(node))
+        return True if visit is None else visit(self, node)
+
+    def read(self, node: cst.CSTNode) -> None:
+        node.visit(self)
+
+
+def _libcst_expression(collector, expr) -> None:
+    if expr is not None:
+        _LibcstReads(collector).read(expr)
+
+
+CORPUS = Path(__file__).resolve().parent.parent / "corpus"
+
+
+@pytest.mark.parametrize("path", sorted(CORPUS.rglob("*.py")), ids=lambda p: str(p.relative_to(CORPUS)))
+def test_expression_reads_walk_as_libcst_visits(path, monkeypatch):
+    """Every expression of the corpus reads, writes, captures the same names, in the same order, with either walk
+    (inner comprehensions and lambdas too)."""
+    module = cst.parse_module(path.read_text(encoding="utf-8"))
+    expressions = [node for node in walk(module) if isinstance(node, cst.BaseExpression)]
+    ours = []
+    for node in expressions:
+        ours.append(dataflow._Collector())
+        ours[-1].expression(node)
+    monkeypatch.setattr(dataflow._Collector, "expression", _libcst_expression)
+    for node, found in zip(expressions, ours):
+        theirs = dataflow._Collector()
+        theirs.expression(node)
+        assert found.activity() == theirs.activity(), cst.Module([]).code_for_node(node)

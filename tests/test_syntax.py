@@ -1,14 +1,20 @@
-"""syntax.code_nodes: `walk` without the whitespace, comments and punctuation, under which no code lies."""
+"""syntax.code_nodes: `walk` without the whitespace, comments and punctuation, under which no code lies; and
+syntax.code_children: `children` without them, node for node, on every corpus file."""
 
 from __future__ import annotations
 
 import dataclasses
 import inspect
 import typing
+from pathlib import Path
 
 import libcst as cst
+import pytest
 
-from jaxfix.analysis.syntax import TRIVIA, code_nodes, walk
+from jaxfix.analysis.metadata import children
+from jaxfix.analysis.syntax import TRIVIA, code_children, code_nodes, walk
+
+CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 
 
 def _held(annotation) -> set:
@@ -65,3 +71,22 @@ def test_code_nodes_is_walk_without_the_trivia():
     names = {node.value for node in everything if isinstance(node, cst.Name)}
     assert {node.value for node in code_nodes(module) if isinstance(node, cst.Name)} == names
     assert {"os", "path", "p", "b", "decorate", "x", "args", "y", "w", "join", "Base"} <= names
+
+
+def test_code_children_are_children_without_the_trivia_on_every_kind_of_node():
+    module = cst.parse_module(SOURCE)
+    for node in walk(module):
+        expected = [child for child in children(node) if type(child) not in TRIVIA]
+        found = code_children(node)
+        assert len(found) == len(expected) and all(a is b for a, b in zip(found, expected)), type(node).__name__
+    call = cst.parse_expression("f((a), b ,c)")
+    assert [type(n).__name__ for n in code_children(call)] == ["Name", "Arg", "Arg", "Arg"]
+
+
+@pytest.mark.parametrize("path", sorted(CORPUS.rglob("*.py")), ids=lambda p: str(p.relative_to(CORPUS)))
+def test_code_children_on_the_corpus(path):
+    module = cst.parse_module(path.read_text(encoding="utf-8"))
+    for node in walk(module):
+        expected = [child for child in children(node) if type(child) not in TRIVIA]
+        found = code_children(node)
+        assert len(found) == len(expected) and all(a is b for a, b in zip(found, expected)), type(node).__name__

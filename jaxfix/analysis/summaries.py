@@ -240,10 +240,10 @@ def _optimizer(context, receiver: cst.BaseExpression) -> cst.Call | None:
 
 
 def _attribute_binding(context, attribute: str) -> cst.BaseExpression | None:
-    from jaxfix.analysis.syntax import walk
+    from jaxfix.analysis.syntax import code_nodes
 
     stores = []
-    for node in walk(context.module):
+    for node in code_nodes(context.module):
         if isinstance(node, cst.Attribute) and node.attr.value == attribute:
             parent = context.parents.get(node)
             if isinstance(parent, cst.AssignTarget) or isinstance(parent, (cst.AugAssign, cst.AnnAssign)) and parent.target is node:

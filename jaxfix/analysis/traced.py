@@ -24,8 +24,7 @@ from libcst.metadata import ScopeProvider
 
 from jaxfix.analysis import libraries
 from jaxfix.analysis.context import ModuleContext
-from jaxfix.analysis.metadata import TRIVIA, children
-from jaxfix.analysis.syntax import param_names, target_names
+from jaxfix.analysis.syntax import code_children, param_names, target_names
 
 
 class Kind(enum.IntEnum):
@@ -748,9 +747,8 @@ class _BindingCollector:
             visit, leave = found
             if visit is not None:
                 visit(node)  # none of them returns False: the children are always visited
-            for child in children(node):
-                if type(child) not in TRIVIA:  # nothing the collector records lies there
-                    walk(child)
+            for child in code_children(node):  # nothing the collector records lies in TRIVIA
+                walk(child)
             if leave is not None:
                 leave(node)
 
