@@ -5,6 +5,7 @@ provider and codemod sees the same), on every corpus file and on the shapes of c
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import libcst as cst
@@ -63,13 +64,30 @@ def _deepest_first(module: cst.Module) -> list[cst.CSTNode]:
     return [node for _, node in sorted(found, key=lambda pair: -pair[0])]
 
 
+def _every_field_parents(module: cst.Module) -> list[tuple[int, int]]:
+    """(child, parent) for every node held in any dataclass field of another (parent_map reads only the visited
+    ones), in parent_map's order."""
+    found, stack = [], [module]
+    while stack:
+        node = stack.pop()
+        for field in dataclasses.fields(node):
+            value = getattr(node, field.name)
+            for item in value if isinstance(value, (list, tuple)) else [value]:
+                if isinstance(item, cst.CSTNode):
+                    found.append((id(item), id(node)))
+                    stack.append(item)
+    return found
+
+
 @pytest.mark.parametrize("name, source", _sources(), ids=lambda v: v if "\n" not in v else "")
 def test_same_answers_as_libcst(name, source):
     wrapper = MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True)
     for node in _nodes(wrapper.module):
         ours, theirs = children(node), node.children
         assert len(ours) == len(theirs) and all(a is b for a, b in zip(ours, theirs)), type(node).__name__
-    assert parent_map(wrapper.module) == dict(wrapper.resolve(ParentNodeProvider))
+    ours = parent_map(wrapper.module)
+    assert ours == dict(wrapper.resolve(ParentNodeProvider))
+    assert [(id(a), id(b)) for a, b in ours.items()] == _every_field_parents(wrapper.module)
     expected = wrapper.resolve(QualifiedNameProvider)
     ours = QualifiedNames(wrapper)
     for node, value in expected.items():
