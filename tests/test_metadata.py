@@ -230,6 +230,33 @@ def test_fast_visits_leave_transformers_to_libcst():
         assert cst.parse_module("x = y\n").visit(Upper()).code == "X = Y\n"
 
 
+class _NameRecorder(_Events):
+    def visit_Name(self, node):
+        self.events.append(("name", node.value))
+
+
+def _with_own_method(module: cst.Module) -> list[tuple]:
+    visitor = _NameRecorder()
+    visitor.visit_Attribute = lambda node: visitor.events.append(("own", type(node.value).__name__))
+    module.visit(visitor)
+    return visitor.events
+
+
+def test_fast_visits_see_methods_an_instance_holds():
+    """What `visit` found for a visitor class holds for an instance with the same names in its dict, and no other:
+    one with a method of its own (or another set of names) is looked at anew."""
+    module = cst.parse_module("f(x, y.z)\n")
+    expected = _with_own_method(module)
+    assert ("own", "Name") in expected
+    with fast_visits():
+        assert _recorded(module, _NameRecorder) == _recorded(module, _NameRecorder)  # the second from the cache
+        assert _with_own_method(module) == expected
+        visitor = _NameRecorder()
+        visitor.extra = None
+        module.visit(visitor)
+        assert visitor.events == _recorded(module, _NameRecorder)
+
+
 def test_fast_visits_nest_and_restore():
     with fast_visits():
         with fast_visits():

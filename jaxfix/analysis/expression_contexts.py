@@ -3,12 +3,12 @@ same values, in the same order.
 
 ScopeProvider depends on ExpressionContextProvider, so every module sent to LibCST pays for it. LibCST's
 ExpressionContextVisitor starts a fresh visitor (and a fresh traversal) for every assignment target, attribute
-value, subscript slice, parameter name and definition name, and walks every whitespace and punctuation node:
-0.44 s of the 1.4 s that ScopeProvider costs the 122 modules of a cold check of 10 real trees. `contexts` calls
-one function per node instead, with the context as an argument, and skips metadata.TRIVIA, under which no node
-gets a context. Each `_visit_<Node>` below follows the ExpressionContextVisitor method of that name, quirks
-included (an Attribute's `attr` gets no context, a class's body comes before its bases, a def's type parameters
-are not visited). tests/test_expression_contexts.py compares the maps with LibCST's.
+value, subscript slice, parameter name and definition name, and walks every whitespace and punctuation node.
+`contexts` calls one function per node instead, with the context as an argument, and skips metadata.TRIVIA,
+under which no node gets a context (resolving the provider on 21 real files, 336k nodes, under fast_visits:
+0.161 -> 0.080 s of CPU). Each `_visit_<Node>` below follows the ExpressionContextVisitor method of that name,
+quirks included (an Attribute's `attr` gets no context, a class's body comes before its bases, a def's type
+parameters are not visited). tests/test_expression_contexts.py compares the maps with LibCST's.
 """
 
 from __future__ import annotations
@@ -119,7 +119,9 @@ def _visit_Subscript(node: cst.Subscript, context: ExpressionContext, found: _Fo
         _visit(slice_, LOAD, found)
 
 
-def _visit_container(node: cst.Tuple | cst.List | cst.StarredElement, context: ExpressionContext, found: _Found) -> None:
+def _visit_container(
+    node: cst.Tuple | cst.List | cst.StarredElement, context: ExpressionContext, found: _Found
+) -> None:
     """`visit_Tuple`, `visit_List` and `visit_StarredElement`: the node gets the context, and so do its children."""
     found[node] = context
     _visit_children(node, context, found)

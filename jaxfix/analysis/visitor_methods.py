@@ -2,12 +2,13 @@
 attributes sorted out once per class: the same mapping, in the same order.
 
 LibCST's runs `inspect.getmembers` over the ~1,640 attributes of every visitor instance (nearly all of them
-LibCST's empty `visit_<Node>`/`leave_<Node>` stubs): 244 calls, two metadata providers per module, took 0.5 s of
-a cold check of 10 real trees. Whatever the instance, `getmembers` finds a class attribute that is a plain
-function as that function bound to the instance, unless the instance's own dict shadows it: such a function,
-and a plain value, is selected or not once and for all. What remains to evaluate per instance is the few
-descriptors (properties, classmethods, `__dict__`), evaluated as `getmembers` evaluates them, and the instance's
-own dict; where that dict holds something selected (a method stored on the instance), LibCST's own answers.
+LibCST's empty `visit_<Node>`/`leave_<Node>` stubs): 0.7 ms per instance, two metadata providers per module
+sent to LibCST (244 in a cold check of 10 real trees); this one takes under 0.01 ms. Whatever the instance,
+`getmembers` finds a class attribute that is a plain function as that function bound to the instance, unless
+the instance's own dict shadows it: such a function, and a plain value, is selected or not once and for all.
+What remains to evaluate per instance is the few descriptors (properties, classmethods, `__dict__`), evaluated
+as `getmembers` evaluates them, and the instance's own dict; where that dict holds something selected (a method
+stored on the instance), LibCST's own answers.
 """
 
 from __future__ import annotations
