@@ -10,7 +10,7 @@ from jaxfix.analysis.dataflow import activity, root_name
 from jaxfix.analysis.jit import calls_compiled
 from jaxfix.analysis.metadata import children
 from jaxfix.analysis.screen import may_call_compiled
-from jaxfix.analysis.syntax import target_names, walk
+from jaxfix.analysis.syntax import code_nodes, target_names, walk
 from jaxfix.codemod import Codemod, Invalid, Option, Valid
 from jaxfix.codemods.loop_to_fori import range_trip
 
@@ -169,7 +169,7 @@ class HostTransferInLoop(Codemod):
         return False
 
     def visit_Module(self, node: cst.Module) -> None:
-        for loop in walk(node):
+        for loop in code_nodes(node):  # `walk`'s order, without the whitespace, where no loop lies
             if isinstance(loop, _LOOPS) and not self.context.traced.in_traced_code(loop):
                 self._loop(loop)
 

@@ -9,7 +9,7 @@ from typing import Sequence
 import libcst as cst
 
 from jaxfix.analysis.dataflow import body_statements
-from jaxfix.analysis.syntax import code_nodes, walk
+from jaxfix.analysis.syntax import code_nodes
 from jaxfix.diagnostics import ImportSpec
 
 
@@ -43,7 +43,7 @@ def partial_spelling(context) -> tuple[str, list[ImportSpec]]:
     expression, needed = context.names.expression_for("functools.partial")
     if needed is None:
         return cst.Module([]).code_for_node(expression), []
-    if "partial" not in {n.value for n in walk(context.module) if isinstance(n, cst.Name)}:
+    if "partial" not in {n.value for n in code_nodes(context.module) if isinstance(n, cst.Name)}:
         return "partial", [ImportSpec("functools", "partial")]
     return "functools.partial", [ImportSpec("functools")]
 
