@@ -168,7 +168,7 @@ class HostTransferInLoop(Codemod):
         return False
 
     def visit_Module(self, node: cst.Module) -> None:
-        for loop in code_nodes(node):
+        for loop in code_nodes(node):  # `walk`'s order, without the whitespace, where no loop lies
             if isinstance(loop, _LOOPS) and not self.context.traced.in_traced_code(loop):
                 self._loop(loop)
 

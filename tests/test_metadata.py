@@ -5,6 +5,7 @@ provider and codemod sees the same), on every corpus file and on the shapes of c
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import libcst as cst
@@ -63,13 +64,30 @@ def _deepest_first(module: cst.Module) -> list[cst.CSTNode]:
     return [node for _, node in sorted(found, key=lambda pair: -pair[0])]
 
 
+def _every_field_parents(module: cst.Module) -> list[tuple[int, int]]:
+    """(child, parent) for every node held in any dataclass field of another (parent_map reads only the visited
+    ones), in parent_map's order."""
+    found, stack = [], [module]
+    while stack:
+        node = stack.pop()
+        for field in dataclasses.fields(node):
+            value = getattr(node, field.name)
+            for item in value if isinstance(value, (list, tuple)) else [value]:
+                if isinstance(item, cst.CSTNode):
+                    found.append((id(item), id(node)))
+                    stack.append(item)
+    return found
+
+
 @pytest.mark.parametrize("name, source", _sources(), ids=lambda v: v if "\n" not in v else "")
 def test_same_answers_as_libcst(name, source):
     wrapper = MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True)
     for node in _nodes(wrapper.module):
         ours, theirs = children(node), node.children
         assert len(ours) == len(theirs) and all(a is b for a, b in zip(ours, theirs)), type(node).__name__
-    assert parent_map(wrapper.module) == dict(wrapper.resolve(ParentNodeProvider))
+    ours = parent_map(wrapper.module)
+    assert ours == dict(wrapper.resolve(ParentNodeProvider))
+    assert [(id(a), id(b)) for a, b in ours.items()] == _every_field_parents(wrapper.module)
     expected = wrapper.resolve(QualifiedNameProvider)
     ours = QualifiedNames(wrapper)
     for node, value in expected.items():
@@ -210,6 +228,33 @@ def test_fast_visits_leave_transformers_to_libcst():
 
     with fast_visits():
         assert cst.parse_module("x = y\n").visit(Upper()).code == "X = Y\n"
+
+
+class _NameRecorder(_Events):
+    def visit_Name(self, node):
+        self.events.append(("name", node.value))
+
+
+def _with_own_method(module: cst.Module) -> list[tuple]:
+    visitor = _NameRecorder()
+    visitor.visit_Attribute = lambda node: visitor.events.append(("own", type(node.value).__name__))
+    module.visit(visitor)
+    return visitor.events
+
+
+def test_fast_visits_see_methods_an_instance_holds():
+    """What `visit` found for a visitor class holds for an instance with the same names in its dict, and no other:
+    one with a method of its own (or another set of names) is looked at anew."""
+    module = cst.parse_module("f(x, y.z)\n")
+    expected = _with_own_method(module)
+    assert ("own", "Name") in expected
+    with fast_visits():
+        assert _recorded(module, _NameRecorder) == _recorded(module, _NameRecorder)  # the second from the cache
+        assert _with_own_method(module) == expected
+        visitor = _NameRecorder()
+        visitor.extra = None
+        module.visit(visitor)
+        assert visitor.events == _recorded(module, _NameRecorder)
 
 
 def test_fast_visits_nest_and_restore():

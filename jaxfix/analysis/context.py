@@ -14,10 +14,14 @@ class ModuleContext:
         """`tree`: the `ast` of the same text, where the caller has it (positions are then computed per statement).
         `project`: the module's `ModuleFacts` from the project index (what other modules and library conventions
         say about its functions), if known."""
-        from jaxfix.analysis import scopes
+        from jaxfix.analysis import expression_contexts, scopes, visitor_methods
         from jaxfix.analysis.project import EMPTY
 
-        scopes.install()  # the analyses ask `wrapper.resolve(ScopeProvider)`: LibCST's map, built for less
+        # The analyses ask `wrapper.resolve(ScopeProvider)` (which depends on ExpressionContextProvider): LibCST's
+        # maps, built for less.
+        scopes.install()
+        expression_contexts.install()
+        visitor_methods.install()
         self.wrapper = wrapper
         self.module: cst.Module = wrapper.module
         self._tree = tree

@@ -18,7 +18,7 @@ import libcst as cst
 from libcst.metadata import ScopeProvider
 from libcst.metadata.scope_provider import _ASSIGNMENT_LIKE_NODES, ScopeVisitor
 
-from jaxfix.analysis.metadata import TRIVIA, _is_node, _sequences_only, _visited_fields
+from jaxfix.analysis.metadata import _CHILD_GETTERS, _IS_NODE_TYPE, TRIVIA, _sequences_only, _visited_fields
 
 _installed = False
 
@@ -62,16 +62,25 @@ class _QuickScopeVisitor(ScopeVisitor):
             leave(self, node)
 
     def _walk_children(self, node: cst.CSTNode, fields: tuple[str, ...], hooked: frozenset[str]) -> None:
+        if not hooked:  # no attribute call around any field (most types): the fields' values in one call
+            for value in _CHILD_GETTERS[type(node)](node):
+                if _IS_NODE_TYPE[type(value)]:
+                    self._walk(value)
+                elif type(value) in (list, tuple):
+                    for item in value:
+                        if _IS_NODE_TYPE[type(item)]:
+                            self._walk(item)
+            return
         for name in fields:
             value = getattr(node, name)
             around = name in hooked and not (value is None and name in _sequences_only(type(node)))
             if around:
                 self.on_visit_attribute(node, name)
-            if _is_node(value):
+            if _IS_NODE_TYPE[type(value)]:
                 self._walk(value)
             elif type(value) in (list, tuple):
                 for item in value:
-                    if _is_node(item):
+                    if _IS_NODE_TYPE[type(item)]:
                         self._walk(item)
             if around:
                 self.on_leave_attribute(node, name)
@@ -79,9 +88,8 @@ class _QuickScopeVisitor(ScopeVisitor):
     def _record_trivia(self, node: cst.CSTNode) -> None:
         """What visiting a TRIVIA node records: each node of it, children first, gets the scope in force (no
         method of ScopeVisitor answers a TRIVIA type, and none is assignment-like)."""
-        for name in _visited_fields(type(node)):
-            value = getattr(node, name)
-            if _is_node(value):
+        for value in _CHILD_GETTERS[type(node)](node):
+            if _IS_NODE_TYPE[type(value)]:
                 self._record_trivia(value)
             elif type(value) in (list, tuple):
                 for item in value:
