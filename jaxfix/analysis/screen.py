@@ -28,6 +28,7 @@ import ast
 import re
 from dataclasses import dataclass, field
 from functools import cached_property, wraps
+from operator import attrgetter
 from typing import Callable, Iterable, Iterator, Sequence
 
 from jaxfix.analysis import arrays, predicates, shapes
@@ -38,6 +39,7 @@ from jaxfix.analysis.libraries import CALL_SUMMARIES
 from jaxfix.analysis.syntax import AT_METHODS
 from jaxfix.analysis.traced import _FILTERED, _GRAD_LIKE, _JIT_LIKE, _PARTIAL, _VMAP_LIKE, ARRAY_NAMESPACES, LAX_BODIES, STATIC_CALLS, TRANSFORMS
 
+_ID, _ATTR = attrgetter("id"), attrgetter("attr")
 # `ast` nodes with identifiers that LibCST keeps as `Name` nodes (besides Name, Attribute, alias, ImportFrom).
 _NAMED: dict[type, tuple[str, ...]] = {
     ast.arg: ("arg",),
@@ -320,12 +322,19 @@ class Screen:
         parts only: each name and dotted attribute chain, each attribute, parameter, keyword, function, class and
         other identifier on its own, and each dotted prefix of an import's module and names."""
         bound = self.imports
-        words = {node.id for node in self.nodes_of(ast.Name)}  # identifiers spelled alone
+        words = set(map(_ID, self.nodes_of(ast.Name)))  # identifiers spelled alone
         found: set[tuple[str, ...]] = set()
-        for node in self.nodes_of(ast.Attribute):
-            words.add(node.attr)
-            if self._may_be_imported(node):
-                found.add(dotted(node))
+        attributes = self.nodes_of(ast.Attribute)
+        words.update(map(_ATTR, attributes))
+        for node in attributes:  # `dotted(node)` where `_may_be_imported(node)`, in one walk down
+            parts = [node.attr]
+            head = node.value
+            while type(head) is ast.Attribute:
+                parts.append(head.attr)
+                head = head.value
+            if type(head) is ast.Name and head.id in bound:
+                parts.append(head.id)
+                found.add(tuple(reversed(parts)))
         for node in self.nodes_of(*_NAMED):  # arg, keyword, def, class, except, match captures, type parameters
             for field_name in _NAMED[type(node)]:
                 value = getattr(node, field_name)
@@ -649,14 +658,17 @@ class Screen:
             if strict and not isinstance(scope.function, ast.Lambda) and id(scope.function) not in self._traced.param_seeds:
                 names -= scope.params
             augmented: list[tuple[str, ast.expr]] = []
-            if strict:  # PredicateAnalysis._param_tracer: TracedAnalysis gives the parameter the kind TRACED
-                names -= {p for p in scope.params if not may_be_traced_param(self, scope.function, p)}
+            if strict:
                 limits = strict_tracer_limits(self, scope)  # end of this module
                 if limits is None:
                     scope.solved_strict = frozenset()
                     return scope.solved_strict
                 removed, augmented = limits
                 names -= removed
+                # PredicateAnalysis._param_tracer: TracedAnalysis gives the parameter the kind TRACED. Asked last,
+                # of the parameters still in: its answer is the module's kind solution (`_evaluator`, a walk of
+                # the whole module), which a function nothing traces, or one without such parameters, never needs.
+                names -= {p for p in scope.params & names if not may_be_traced_param(self, scope.function, p)}
             changed = True
             while changed:
                 changed = False
@@ -828,7 +840,14 @@ class Screen:
         return result
 
     def _mentions(self, expr: ast.AST, names) -> bool:
-        """Whether a name or dotted name anywhere inside `expr` may refer to one of `names`."""
+        """Whether a name or dotted name anywhere inside `expr` may refer to one of `names`. A dotted name (most
+        decorators: `@property`, `@nn.compact`, `@jax.jit`) is read prefix by prefix without a walk."""
+        while type(expr) is ast.Attribute:
+            if self.may_resolve_to(expr, names):
+                return True
+            expr = expr.value
+        if type(expr) is ast.Name:
+            return self.may_resolve_to(expr, names)
         return any(isinstance(n, (ast.Name, ast.Attribute)) and self.may_resolve_to(n, names) for n in ast.walk(expr))
 
 
