@@ -2135,8 +2135,8 @@ def _traced_params(screen: Screen, kinds: _Kinds, scoped: bool = False) -> _Kind
         for decorator in function.decorator_list:
             for transform, call in _decorator_transforms(screen, decorator):
                 seed(function, _seeded_params(kinds, function, transform, call, 0))
-    for call, _ in kinds.calls:
-        for q in screen.qualified_names(dotted(call.func) or ("",)):
+    for call in screen.imported_calls:  # the calls `qualified_names` gives a name (order does not count: sets)
+        for q in screen.qualified_names(dotted(call.func)):
             if q in TRANSFORMS and _first_argument(call) is not None:
                 for function, bound in _functions_in(screen, kinds, _first_argument(call), 0, call if scoped else None):
                     seed(function, _seeded_params(kinds, function, q, call, bound))
