@@ -152,12 +152,14 @@ def _comparable(kinds: screens._Kinds):
         return count(map(id, nodes))
 
     scopes = {
-        key: (scope.parent.function if scope.parent else None, scope.params, bindings(scope), scope.calls, ids(scope.nested))
+        key: (scope.parent.function if scope.parent else None, scope.params, bindings(scope), scope.calls,
+              ids(scope.nested))
         for key, scope in kinds.scopes.items()
     }
     return (
         scopes, bindings(kinds.module), kinds.module.calls, {name: ids(defs) for name, defs in kinds.defs.items()},
-        ids(kinds.compiling_seeds), count((id(call), id(function)) for call, function in kinds.calls), ids(kinds.decorated),
+        ids(kinds.compiling_seeds), count((id(call), id(function)) for call, function in kinds.calls),
+        ids(kinds.decorated),
     )  # fmt: skip
 
 
@@ -234,7 +236,8 @@ def test_alias_groups_are_the_walks(walrus) -> None:
     for text in texts:
         tree = ast.parse(text)
         screen = Screen(text, tree)
-        for scope in [tree, *(s for s, _ in screen.statements if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)))]:
+        defs = [s for s, _ in screen.statements if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        for scope in [tree, *defs]:
             assert prng_key_reuse._alias_groups(screen, scope) == _walked_groups(scope), text[:300]
     screen = Screen(ALIASES, ast.parse(ALIASES))
     f = next(s for s, _ in screen.statements if isinstance(s, ast.FunctionDef) and s.name == "f")

@@ -40,6 +40,7 @@ from jaxfix.analysis.syntax import AT_METHODS
 from jaxfix.analysis.traced import _FILTERED, _GRAD_LIKE, _JIT_LIKE, _PARTIAL, _VMAP_LIKE, ARRAY_NAMESPACES, LAX_BODIES, STATIC_CALLS, TRANSFORMS
 
 _ID, _ATTR = attrgetter("id"), attrgetter("attr")
+
 # `ast` nodes with identifiers that LibCST keeps as `Name` nodes (besides Name, Attribute, alias, ImportFrom).
 _NAMED: dict[type, tuple[str, ...]] = {
     ast.arg: ("arg",),
