@@ -10,7 +10,7 @@ import libcst as cst
 from libcst.metadata import ScopeProvider
 
 from jaxfix.analysis.predicates import _BOOLEAN_CALLS as _BOOLEAN_FUNCTIONS, _BOOLEAN_METHODS
-from jaxfix.analysis.screen import Screen, _other_bindings, may_be_boolean_call, traced_nodes
+from jaxfix.analysis.screen import Screen, _other_bindings, ast_children, may_be_boolean_call, traced_nodes
 from jaxfix.analysis.shapes import _TO_BOOL
 from jaxfix.analysis.syntax import is_number
 from jaxfix.codemod import Codemod, Invalid, Valid
@@ -479,10 +479,9 @@ class _Names:
         if kind is ast.Assign:
             if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
                 name = node.targets[0].id
-                read = _seed(node.value, self._words)
                 if not _may_be_boolean_form(self._screen, node.value, self._builtins):
                     self._bind(scope, name, _BAD)
-                elif read is None:
+                elif (read := _seed(node.value, self._words)) is None:
                     self._bind(scope, name, _OK)
                 else:  # a seedless value: judged by what it reads, there
                     nested = any(isinstance(n, (ast.Lambda, *_COMPREHENSIONS)) for n in ast.walk(node.value))
@@ -518,7 +517,7 @@ class _Names:
                 self._bind(scope, node.name, _UNKNOWN)
         elif kind is ast.Name:
             self.scope_of[id(node)] = scope
-        for child in ast.iter_child_nodes(node):
+        for child in ast_children(node):  # no expression context: nothing to record there
             self._visit(child, scope, inner_parent)
 
     def _bind(self, scope: ast.AST, name: str, verdict) -> None:

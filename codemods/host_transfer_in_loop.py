@@ -8,7 +8,7 @@ import libcst as cst
 
 from jaxfix.analysis.dataflow import activity, root_name
 from jaxfix.analysis.jit import calls_compiled
-from jaxfix.analysis.screen import may_call_compiled
+from jaxfix.analysis.screen import ast_children, may_call_compiled
 from jaxfix.analysis.syntax import code_children, code_nodes, target_names, walk
 from jaxfix.codemod import Codemod, Invalid, Option, Valid
 from jaxfix.codemods.loop_to_fori import range_trip
@@ -323,7 +323,7 @@ def _direct_nodes(loop: ast.AST) -> list[ast.AST]:
     while stack:
         node = stack.pop()
         found.append(node)
-        stack.extend(c for c in ast.iter_child_nodes(node) if not isinstance(c, (*_AST_LOOPS, *_AST_SCOPES)))
+        stack.extend(c for c in ast_children(node) if not isinstance(c, (*_AST_LOOPS, *_AST_SCOPES)))
     return found
 
 

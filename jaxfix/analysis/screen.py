@@ -28,6 +28,7 @@ import ast
 import re
 from dataclasses import dataclass, field
 from functools import cached_property, wraps
+from operator import attrgetter
 from typing import Callable, Iterable, Iterator, Sequence
 
 from jaxfix.analysis import arrays, predicates, shapes
@@ -37,6 +38,8 @@ from jaxfix.analysis.dataflow import (
 from jaxfix.analysis.libraries import CALL_SUMMARIES
 from jaxfix.analysis.syntax import AT_METHODS
 from jaxfix.analysis.traced import _FILTERED, _GRAD_LIKE, _JIT_LIKE, _PARTIAL, _VMAP_LIKE, ARRAY_NAMESPACES, LAX_BODIES, STATIC_CALLS, TRANSFORMS
+
+_ID, _ATTR = attrgetter("id"), attrgetter("attr")
 
 # `ast` nodes with identifiers that LibCST keeps as `Name` nodes (besides Name, Attribute, alias, ImportFrom).
 _NAMED: dict[type, tuple[str, ...]] = {
@@ -320,12 +323,19 @@ class Screen:
         parts only: each name and dotted attribute chain, each attribute, parameter, keyword, function, class and
         other identifier on its own, and each dotted prefix of an import's module and names."""
         bound = self.imports
-        words = {node.id for node in self.nodes_of(ast.Name)}  # identifiers spelled alone
+        words = set(map(_ID, self.nodes_of(ast.Name)))  # identifiers spelled alone
         found: set[tuple[str, ...]] = set()
-        for node in self.nodes_of(ast.Attribute):
-            words.add(node.attr)
-            if self._may_be_imported(node):
-                found.add(dotted(node))
+        attributes = self.nodes_of(ast.Attribute)
+        words.update(map(_ATTR, attributes))
+        for node in attributes:  # `dotted(node)` where `_may_be_imported(node)`, in one walk down
+            parts = [node.attr]
+            head = node.value
+            while type(head) is ast.Attribute:
+                parts.append(head.attr)
+                head = head.value
+            if type(head) is ast.Name and head.id in bound:
+                parts.append(head.id)
+                found.add(tuple(reversed(parts)))
         for node in self.nodes_of(*_NAMED):  # arg, keyword, def, class, except, match captures, type parameters
             for field_name in _NAMED[type(node)]:
                 value = getattr(node, field_name)
@@ -649,14 +659,17 @@ class Screen:
             if strict and not isinstance(scope.function, ast.Lambda) and id(scope.function) not in self._traced.param_seeds:
                 names -= scope.params
             augmented: list[tuple[str, ast.expr]] = []
-            if strict:  # PredicateAnalysis._param_tracer: TracedAnalysis gives the parameter the kind TRACED
-                names -= {p for p in scope.params if not may_be_traced_param(self, scope.function, p)}
+            if strict:
                 limits = strict_tracer_limits(self, scope)  # end of this module
                 if limits is None:
                     scope.solved_strict = frozenset()
                     return scope.solved_strict
                 removed, augmented = limits
                 names -= removed
+                # PredicateAnalysis._param_tracer: TracedAnalysis gives the parameter the kind TRACED. Asked last,
+                # of the parameters still in: its answer is the module's kind solution (`_evaluator`, a walk of
+                # the whole module), which a function nothing traces, or one without such parameters, never needs.
+                names -= {p for p in scope.params & names if not may_be_traced_param(self, scope.function, p)}
             changed = True
             while changed:
                 changed = False
@@ -828,7 +841,14 @@ class Screen:
         return result
 
     def _mentions(self, expr: ast.AST, names) -> bool:
-        """Whether a name or dotted name anywhere inside `expr` may refer to one of `names`."""
+        """Whether a name or dotted name anywhere inside `expr` may refer to one of `names`. A dotted name (most
+        decorators: `@property`, `@nn.compact`, `@jax.jit`) is read prefix by prefix without a walk."""
+        while type(expr) is ast.Attribute:
+            if self.may_resolve_to(expr, names):
+                return True
+            expr = expr.value
+        if type(expr) is ast.Name:
+            return self.may_resolve_to(expr, names)
         return any(isinstance(n, (ast.Name, ast.Attribute)) and self.may_resolve_to(n, names) for n in ast.walk(expr))
 
 
@@ -1649,98 +1669,105 @@ class _Kinds:
     evaluator: "_KindEval | None" = None  # with the parameters solved
 
 
-# Nodes with nothing inside that `_kinds` records: a third of a module's nodes, skipped without a call.
-_KIND_LEAVES = frozenset({ast.Name, ast.Constant, ast.Load, ast.Store, ast.Del})
-_KIND_RECORDED = frozenset({  # the nodes `_kinds` records something of; it only looks inside the others
-    ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.Assign, ast.AugAssign, ast.NamedExpr,
-    ast.AnnAssign, ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.ExceptHandler, ast.Import, ast.ImportFrom,
-    ast.Global, ast.Nonlocal, ast.Call,
-})
-
-
 @_once_per_screen
 def _kinds(screen: Screen) -> _Kinds:
-    """Every function's parameters and bindings, walked as TracedAnalysis's `_BindingCollector` walks LibCST (a
-    method's enclosing scope is the function around its class; class bodies at module level bind nothing)."""
+    """Every function's parameters and bindings, as TracedAnalysis's `_BindingCollector` walks LibCST (a
+    method's enclosing scope is the function around its class; class bodies at module level bind nothing).
+    Read from the index (`Screen._index`: a node's function is its owner, header included, as for the
+    collector), the nodes of the types recorded alone: a recursive walk of every node cost 0.3 s of CPU on
+    1,450 real files. Bindings, defs and calls come in the index's order, not the collector's: each use of
+    them is a set or a fixed point, where their order does not count."""
     kinds = _Kinds()
     named_seeds: set[str] = set()
+    index = screen._index
+    nodes, owners = index.nodes, index.owners
+    scopes = kinds.scopes
+    for position in sorted(screen._positions(_FUNCTIONS)):  # an outer function before the functions in it
+        node, owner = nodes[position], owners[position]
+        outer = scopes[id(owner)] if owner is not None else None
+        scopes[id(node)] = _KindScope(outer, id(node), _lambda_params(node))
+        if outer is not None:
+            outer.nested.append(node)
+    in_classes = _in_module_classes(screen)
 
-    def bind(scope: _KindScope | None, in_class: bool, name: str, source) -> None:
-        if scope is None:
-            if in_class:
-                return
-            scope = kinds.module
-        scope.bindings.append((name, source))
+    def scope_for(node: ast.AST, owner: ast.AST | None) -> _KindScope | None:
+        """Where the node's bindings go: its function's scope, the module's, or None (a class body's)."""
+        if owner is not None:
+            return scopes[id(owner)]
+        return None if id(node) in in_classes else kinds.module
 
-    def visit(node: ast.AST, function: ast.AST | None, scope: _KindScope | None, in_class: bool) -> None:
+    for position in screen._positions(_KIND_BINDERS):
+        node = nodes[position]
+        scope = scope_for(node, owners[position])
         kind = type(node)
-        if kind in _KIND_LEAVES:
-            return
-        if kind not in _KIND_RECORDED:
-            for child in ast_children(node):
-                visit(child, function, scope, in_class)
-            return
-        if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda):
-            if kind is not ast.Lambda:
-                bind(scope, in_class, node.name, _STATIC)
-                kinds.defs.setdefault(node.name, []).append(node)
-                if any(screen._mentions(d, _COMPILING) for d in node.decorator_list):
-                    kinds.compiling_seeds.append(node)
-            inner = kinds.scopes[id(node)] = _KindScope(scope, id(node), _lambda_params(node))
-            if scope is not None:
-                scope.nested.append(node)
-            if kind is not ast.Lambda and node.decorator_list:
-                kinds.decorated.append(node)
-            for child in ast_children(node):  # decorators and defaults too, as LibCST's visitor has them
-                visit(child, node, inner, False)
-            return
-        if kind is ast.ClassDef:
-            bind(scope, in_class, node.name, _STATIC)
-            for child in ast_children(node):
-                visit(child, function, scope, in_class or function is None)
-            return
         if kind is ast.Assign:
-            for target in node.targets:
-                for name in ast_target_names(target):
-                    bind(scope, in_class, name, node.value)
+            found = [(name, node.value) for target in node.targets for name in ast_target_names(target)]
         elif kind in (ast.AugAssign, ast.NamedExpr) or (kind is ast.AnnAssign and node.value is not None):
-            for name in ast_target_names(node.target):
-                bind(scope, in_class, name, node.value)
+            found = [(name, node.value) for name in ast_target_names(node.target)]
         elif kind in (ast.For, ast.AsyncFor):
-            _bind_loop(node, lambda name, source: bind(scope, in_class, name, source))
+            found = []
+            _bind_loop(node, lambda name, source: found.append((name, source)))
         elif kind in (ast.With, ast.AsyncWith):
-            for item in node.items:
-                for name in ast_target_names(item.optional_vars):
-                    bind(scope, in_class, name, _UNKNOWN)
+            found = [(name, _UNKNOWN) for item in node.items for name in ast_target_names(item.optional_vars)]
         elif kind is ast.ExceptHandler:
-            if node.name:
-                bind(scope, in_class, node.name, _STATIC)
+            found = [(node.name, _STATIC)] if node.name else []
         elif kind in (ast.Import, ast.ImportFrom):
-            for alias in node.names:
-                if alias.name != "*":
-                    bind(scope, in_class, (alias.asname or alias.name).split(".")[0], _STATIC)
+            found = [((a.asname or a.name).split(".")[0], _STATIC) for a in node.names if a.name != "*"]
         elif kind in (ast.Global, ast.Nonlocal):
-            for name in node.names:
-                bind(scope, in_class, name, _UNKNOWN)
-        elif kind is ast.Call:
-            kinds.calls.append((node, function))
-            if scope is not None and type(node.func) is ast.Name:
-                scope.calls.add(node.func.id)
-            if screen.may_resolve_to(node.func, _COMPILING):
-                for argument in (*node.args, *(k.value for k in node.keywords)):
-                    for inner in ast.walk(argument):
-                        if isinstance(inner, ast.Lambda):
-                            kinds.compiling_seeds.append(inner)
-                        elif isinstance(inner, ast.Name):
-                            named_seeds.add(inner.id)
-        for child in ast_children(node):
-            visit(child, function, scope, in_class)
-
-    for statement in screen.tree.body:
-        visit(statement, None, None, False)
+            found = [(name, _UNKNOWN) for name in node.names]
+        elif kind is ast.ClassDef:
+            found = [(node.name, _STATIC)]
+        else:  # AnnAssign without a value
+            continue
+        if scope is not None:
+            scope.bindings.extend(found)
+    for position in screen._positions((ast.FunctionDef, ast.AsyncFunctionDef)):
+        node = nodes[position]
+        scope = scope_for(node, owners[position])
+        if scope is not None:
+            scope.bindings.append((node.name, _STATIC))
+        kinds.defs.setdefault(node.name, []).append(node)
+        if any(screen._mentions(d, _COMPILING) for d in node.decorator_list):
+            kinds.compiling_seeds.append(node)
+        if node.decorator_list:
+            kinds.decorated.append(node)
+    for position in screen._positions((ast.Call,)):
+        node, function = nodes[position], owners[position]
+        kinds.calls.append((node, function))
+        if function is not None and type(node.func) is ast.Name:
+            scopes[id(function)].calls.add(node.func.id)
+        if screen.may_resolve_to(node.func, _COMPILING):
+            for argument in (*node.args, *(k.value for k in node.keywords)):
+                for inner in ast.walk(argument):
+                    if isinstance(inner, ast.Lambda):
+                        kinds.compiling_seeds.append(inner)
+                    elif isinstance(inner, ast.Name):
+                        named_seeds.add(inner.id)
     kinds.compiling_seeds.extend(f for name in named_seeds for f in kinds.defs.get(name, ()))
     kinds.compiling_seeds.extend(screen.project_seeds)
     return kinds
+
+
+# The nodes besides defs and calls whose bindings `_kinds` records.
+_KIND_BINDERS = (
+    ast.ClassDef, ast.Assign, ast.AugAssign, ast.NamedExpr, ast.AnnAssign, ast.For, ast.AsyncFor, ast.With,
+    ast.AsyncWith, ast.ExceptHandler, ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal,
+)
+
+
+def _in_module_classes(screen: Screen) -> set[int]:
+    """id() of the nodes outside every function that a class holds (the collector binds nothing of them)."""
+    found: set[int] = set()
+    index = screen._index
+    for position in screen._positions((ast.ClassDef,)):
+        if index.owners[position] is None and id(index.nodes[position]) not in found:
+            stack = ast_children(index.nodes[position])
+            while stack:
+                node = stack.pop()
+                found.add(id(node))
+                if type(node) not in _FUNCTION_TYPES:  # inside a function (its header too): the function's
+                    stack.extend(ast_children(node))
+    return found
 
 
 def _bind_loop(loop: ast.For | ast.AsyncFor, bind) -> None:
@@ -2109,8 +2136,8 @@ def _traced_params(screen: Screen, kinds: _Kinds, scoped: bool = False) -> _Kind
         for decorator in function.decorator_list:
             for transform, call in _decorator_transforms(screen, decorator):
                 seed(function, _seeded_params(kinds, function, transform, call, 0))
-    for call, _ in kinds.calls:
-        for q in screen.qualified_names(dotted(call.func) or ("",)):
+    for call in screen.imported_calls:  # the calls `qualified_names` gives a name (order does not count: sets)
+        for q in screen.qualified_names(dotted(call.func)):
             if q in TRANSFORMS and _first_argument(call) is not None:
                 for function, bound in _functions_in(screen, kinds, _first_argument(call), 0, call if scoped else None):
                     seed(function, _seeded_params(kinds, function, q, call, bound))
