@@ -4,6 +4,7 @@ solved over the project and the libraries' conventions, and what a module's find
 from __future__ import annotations
 
 import ast
+import marshal
 import os
 import textwrap
 from pathlib import Path
@@ -11,8 +12,16 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from jaxfix import corpus, engine
-from jaxfix.analysis.project import Project, ast_qualified_defs, project_root
+from jaxfix import corpus, engine, parsed
+from jaxfix.analysis.project import (
+    _SEEDING_NAMES,
+    Project,
+    _make_summary,
+    _sent_summary,
+    ast_qualified_defs,
+    module_names,
+    project_root,
+)
 from jaxfix.analysis.traced import qualified_defs
 from jaxfix.cache import ResultCache
 from jaxfix.engine import Settings, process_files
@@ -582,3 +591,49 @@ def test_summaries_made_in_worker_processes_give_the_same_facts(tmp_path) -> Non
         for jobs in (1, 2)
     )
     assert parallel == serial and (str(root / "model.py"), ["JF101"]) in parallel
+
+
+def test_the_calls_passed_over_fast_are_those_that_seed_nothing() -> None:
+    """`Project._may_seed` tells from the callee's resolutions what `_transform` and `_qualified_names` would:
+    a call it passes over names neither a transformation nor a lax body's or a convention wrapper's callee."""
+    repository = Path(__file__).resolve().parent.parent
+    seeding = 0
+    for folder in ("corpus", "examples"):
+        project = Project.build([repository / folder], root=repository / folder)
+        for module, summary in project.modules.items():
+            if summary["module"] != module:
+                continue
+            scopes = [(None, summary["calls"]), *((qual, info["calls"]) for qual, info in summary["functions"].items())]
+            for function, calls in scopes:
+                for call in calls:
+                    callee = call["f"]
+                    if callee is None or "n" not in callee:
+                        continue
+                    seeds = project._transform(module, function, callee)[0] is not None or bool(
+                        project._qualified_names(module, callee) & _SEEDING_NAMES
+                    )
+                    assert project._may_seed(module, function, callee["n"]) == seeds, (module, function, callee)
+                    seeding += seeds
+    assert seeding > 50
+
+
+def test_a_summary_is_marshalled_only_for_another_process() -> None:
+    """A summary made in the process that asked for it comes back as it is; from a worker, marshalled: the same."""
+    source = Path(__file__).resolve().parent.parent / "jaxfix" / "analysis" / "project.py"
+    job = (source.read_bytes(), "jaxfix.analysis.project", False, False)
+    try:
+        here = _sent_summary(os.getpid(), job)
+        there = _sent_summary(os.getpid() + 1, job)  # what a worker, another process, sends
+    finally:
+        parsed.forget()
+    assert isinstance(here, dict) and isinstance(there, bytes)
+    assert marshal.loads(there) == here == _make_summary(job)
+
+
+def test_package_names_remembered_by_folder_are_those_found_anew() -> None:
+    repository = Path(__file__).resolve().parent.parent
+    packages: dict[Path, list[str]] = {}
+    paths = sorted(repository.glob("jaxfix/**/*.py")) + sorted(repository.glob("corpus/**/*.py"))
+    for path in paths:
+        assert module_names(path, repository, packages) == module_names(path, repository)
+    assert len(packages) < len(paths)
