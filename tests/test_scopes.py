@@ -35,6 +35,15 @@ SPECIAL = {
     "whitespace": "x = ( # comment\n    1 ,  # more\n\n    2 ,)\ny = x [ 1 : 2 , :: 3 ] ;  z = { 'a' : 1 }\n"
     "def f (a , * , b = 1) :  # c\n    return a\\\n        + b\n",
     "imports": "import a.b.c as d, e\nfrom . import f\nfrom .g import (h as i, j,)\nfrom k import *\na.b.c.x\ne.y\n",
+    # what makes a callee or a subscripted name one of typing's (ScopeVisitor then reads strings as type hints)
+    "typing_names": "c0 = cast('A', x)\nfrom typing import cast as c, NewType\nimport typing_extensions as te, os\n"
+    "import typing.re\nfrom .typing import cast as rc\nv = c('B', x), rc('C', x), NewType('N', 'D')\n"
+    "w = te.Literal['E'], te.Optional['F'], typing.cast('G', x), typing.re.X['H'], os.cast('I', x)\n"
+    "def typing(y):\n    return cast('J', y), List['K'], y.cast('L', y)\nclass typing_extensions:\n    Literal = 1\n"
+    "    z = Literal['M'], cast('N', z)\ndef g(cast):\n    return cast('O', cast)[0]['P']\nq: 'import typing as u' = 1\n"
+    "r = u.cast('Q', x), (x or y).cast('R', x), f()['S'], f()[0].cast('T', x)\n"
+    "s: 'Callable[[], \"import os as o2\"]' = o2.path\n",
+    "typing_local": "typing = object()\ny = typing.cast('A', x), typing.TypeVar('B'), typing.Literal['C']\n",
 }
 
 
@@ -152,3 +161,4 @@ def test_same_scopes_as_libcst(name, source):
         assert entries == expected[0], (name, fast)
         assert described == expected[1], (name, fast)
         assert names == expected[2], (name, fast)
+
