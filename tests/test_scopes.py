@@ -162,3 +162,34 @@ def test_same_scopes_as_libcst(name, source):
         assert described == expected[1], (name, fast)
         assert names == expected[2], (name, fast)
 
+
+@pytest.mark.parametrize("name, source", _sources(), ids=lambda v: v if "\n" not in v else "")
+def test_imported_names_start_with_a_name_an_import_binds(name, source):
+    """`Screen.bound_by_imports` holds the first name of every name and attribute that LibCST gives a qualified
+    name of source IMPORT: JaxNames and JF901 ask LibCST about no other."""
+    import ast
+
+    from libcst.metadata import QualifiedNameSource
+
+    from jaxfix.analysis.screen import Screen
+
+    try:
+        bound = Screen(source, ast.parse(source)).bound_by_imports
+    except SyntaxError:
+        pytest.skip("ast cannot parse it here")
+    if bound is None:  # a string that mentions `import` is no code: JaxNames and JF901 ask LibCST about all
+        assert any("import" in n.value for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Constant) and type(n.value) is str)
+        return
+    scopes.install()
+    found = MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True).resolve(ScopeProvider)
+    imported = 0
+    for node, scope in found.items():
+        head = node
+        while isinstance(head, cst.Attribute):
+            head = head.value
+        if scope is None or not isinstance(head, cst.Name):
+            continue
+        if any(q.source is QualifiedNameSource.IMPORT for q in scope.get_qualified_names_for(node)):
+            imported += 1
+            assert head.value in bound, (name, head.value)
+    assert imported or name not in ("imports", "typing_names")
