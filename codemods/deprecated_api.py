@@ -665,7 +665,15 @@ class DeprecatedApi(Codemod):
         handler(target, api)
 
     def _qualified(self, node: cst.CSTNode) -> str | None:
-        """The one imported name `node` refers to; None if it is local, unknown, or bound to several names (a shim)."""
+        """The one imported name `node` refers to; None if it is local, unknown, or bound to several names (a shim).
+        A dotted name whose first name no import binds refers to none: LibCST's scopes are not asked (most of the
+        names this rule visits are locals: `x`, `self.f`)."""
+        head = node
+        while isinstance(head, cst.Attribute):
+            head = head.value
+        imported = self.context.bound_by_imports
+        if isinstance(head, cst.Name) and imported is not None and head.value not in imported:
+            return None
         names = self.context.qualified_names.get(node, ())
         distinct = {(q.name, q.source) for q in names}
         if len(distinct) != 1:

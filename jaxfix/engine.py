@@ -133,7 +133,7 @@ def analyse(
         return sorted(unsuppressed(found, text), key=Diagnostic.sort_key), [], None
     wrapper = MetadataWrapper(fastnodes.parse_module(text), unsafe_skip_copy=True)  # freshly parsed: nobody shares it
     with fast_visits():
-        diagnostics, errors = _run_codemods(wrapper, [*active, *consulted], _tree_of(screen), project)
+        diagnostics, errors = _run_codemods(wrapper, [*active, *consulted], _tree_of(screen), project, screen)
     if consulted:  # run only for what they tell the codemods that consult them, not reported
         silent = {c.code for c in consulted}
         diagnostics = [d for d in diagnostics if d.code not in silent]
@@ -214,9 +214,9 @@ def _may_match_tree(codemod: type[Codemod], screen: Screen) -> bool:
 
 def _run_codemods(
     wrapper: MetadataWrapper, codemods: Sequence[type[Codemod]], tree: ast.Module | None = None,
-    project: ModuleFacts | None = None,
+    project: ModuleFacts | None = None, screen: Screen | None = None,
 ) -> tuple[list[Diagnostic], list[str]]:
-    context = ModuleContext(wrapper, tree, project)
+    context = ModuleContext(wrapper, tree, project, screen)
     remaining = list(codemods)
     errors: list[str] = []
     while remaining:

@@ -312,6 +312,33 @@ def test_statement_positions_inside_classes():
     assert positions._whole is not None  # the module's own header asks for the whole
 
 
+def test_statement_positions_inside_blocks():
+    """A node inside nested blocks (a loop in a method, an `elif`, a handler, a `finally`) is placed by generating
+    its innermost statement alone at the blocks' indentation, not its function's whole code."""
+    import ast
+
+    source = (
+        "class C:\n  async def m(self, xs):\n    for x in xs:\n    \tif x:\n    \t  pass\n    \telif x > 1:\n"
+        "    \t  y = f(x)  # c\n    \telse:\n    \t  while g(\n x):\n    \t      break\n    else:\n      try:\n"
+        "        async with a as b: z = [1,\n2]\n      except E:\n        h(1); h(2)\n      else:\n        ok = 'é'\n"
+        "      finally:\n\n        # c\n        done()\n    match xs:\n      case [a]:\n        pass\n"
+    )
+    tree = ast.parse(source)
+    wrapper = MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True)
+    expected = wrapper.resolve(PositionProvider)
+    method = wrapper.module.body[0].body.body[0]
+    for node in [n for statement in method.body.body for n in _nodes(statement)]:
+        positions = StatementPositions(wrapper, tree, parent_map(wrapper.module))
+        assert positions[node] == expected[node], type(node).__name__
+        assert method not in positions._computed and positions._whole is None, type(node).__name__
+    for node in _deepest_first(wrapper.module):
+        assert positions[node] == expected[node], type(node).__name__
+    positions = StatementPositions(wrapper, tree, parent_map(wrapper.module))
+    call = next(n for n in _nodes(method) if isinstance(n, cst.Call) and getattr(n.func, "value", None) == "f")
+    assert positions[call] == expected[call]
+    assert len(positions._computed) < 20  # `y = f(x)  # c` alone
+
+
 def test_statement_positions_of_unusual_text():
     import ast
 

@@ -35,6 +35,15 @@ SPECIAL = {
     "whitespace": "x = ( # comment\n    1 ,  # more\n\n    2 ,)\ny = x [ 1 : 2 , :: 3 ] ;  z = { 'a' : 1 }\n"
     "def f (a , * , b = 1) :  # c\n    return a\\\n        + b\n",
     "imports": "import a.b.c as d, e\nfrom . import f\nfrom .g import (h as i, j,)\nfrom k import *\na.b.c.x\ne.y\n",
+    # what makes a callee or a subscripted name one of typing's (ScopeVisitor then reads strings as type hints)
+    "typing_names": "c0 = cast('A', x)\nfrom typing import cast as c, NewType\nimport typing_extensions as te, os\n"
+    "import typing.re\nfrom .typing import cast as rc\nv = c('B', x), rc('C', x), NewType('N', 'D')\n"
+    "w = te.Literal['E'], te.Optional['F'], typing.cast('G', x), typing.re.X['H'], os.cast('I', x)\n"
+    "def typing(y):\n    return cast('J', y), List['K'], y.cast('L', y)\nclass typing_extensions:\n    Literal = 1\n"
+    "    z = Literal['M'], cast('N', z)\ndef g(cast):\n    return cast('O', cast)[0]['P']\nq: 'import typing as u' = 1\n"
+    "r = u.cast('Q', x), (x or y).cast('R', x), f()['S'], f()[0].cast('T', x)\n"
+    "s: 'Callable[[], \"import os as o2\"]' = o2.path\n",
+    "typing_local": "typing = object()\ny = typing.cast('A', x), typing.TypeVar('B'), typing.Literal['C']\n",
 }
 
 
@@ -152,3 +161,35 @@ def test_same_scopes_as_libcst(name, source):
         assert entries == expected[0], (name, fast)
         assert described == expected[1], (name, fast)
         assert names == expected[2], (name, fast)
+
+
+@pytest.mark.parametrize("name, source", _sources(), ids=lambda v: v if "\n" not in v else "")
+def test_imported_names_start_with_a_name_an_import_binds(name, source):
+    """`Screen.bound_by_imports` holds the first name of every name and attribute that LibCST gives a qualified
+    name of source IMPORT: JaxNames and JF901 ask LibCST about no other."""
+    import ast
+
+    from libcst.metadata import QualifiedNameSource
+
+    from jaxfix.analysis.screen import Screen
+
+    try:
+        bound = Screen(source, ast.parse(source)).bound_by_imports
+    except SyntaxError:
+        pytest.skip("ast cannot parse it here")
+    if bound is None:  # a string that mentions `import` is no code: JaxNames and JF901 ask LibCST about all
+        assert any("import" in n.value for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Constant) and type(n.value) is str)
+        return
+    scopes.install()
+    found = MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True).resolve(ScopeProvider)
+    imported = 0
+    for node, scope in found.items():
+        head = node
+        while isinstance(head, cst.Attribute):
+            head = head.value
+        if scope is None or not isinstance(head, cst.Name):
+            continue
+        if any(q.source is QualifiedNameSource.IMPORT for q in scope.get_qualified_names_for(node)):
+            imported += 1
+            assert head.value in bound, (name, head.value)
+    assert imported or name not in ("imports", "typing_names")

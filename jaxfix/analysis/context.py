@@ -10,10 +10,11 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 
 class ModuleContext:
-    def __init__(self, wrapper: MetadataWrapper, tree: ast.Module | None = None, project=None) -> None:
+    def __init__(self, wrapper: MetadataWrapper, tree: ast.Module | None = None, project=None, screen=None) -> None:
         """`tree`: the `ast` of the same text, where the caller has it (positions are then computed per statement).
         `project`: the module's `ModuleFacts` from the project index (what other modules and library conventions
-        say about its functions), if known."""
+        say about its functions), if known. `screen`: the engine's Screen of the same text, whose indexes of the
+        `ast` are built already."""
         from jaxfix.analysis import expression_contexts, scopes, visitor_methods
         from jaxfix.analysis.project import EMPTY
 
@@ -25,6 +26,7 @@ class ModuleContext:
         self.wrapper = wrapper
         self.module: cst.Module = wrapper.module
         self._tree = tree
+        self._screen = screen
         self.project = project if project is not None else EMPTY
         # Set by `jaxfix explain`: codemods then record why they leave each recognised place alone
         # (`Codemod.decline`); off, declining costs nothing.
@@ -34,7 +36,19 @@ class ModuleContext:
     def names(self):
         from jaxfix.analysis.names import JaxNames
 
-        return JaxNames(self.wrapper, self.qualified_names)
+        return JaxNames(self.wrapper, self.qualified_names, self.bound_by_imports)
+
+    @cached_property
+    def bound_by_imports(self) -> frozenset[str] | None:
+        """`Screen.bound_by_imports`: the names whose qualified names may come from an import; None where the
+        `ast` cannot tell (it rejects the text)."""
+        from jaxfix.analysis.screen import Screen
+
+        screen = self._screen if self._screen is not None else Screen(self.module.code, self._tree, self.project)
+        try:
+            return screen.bound_by_imports
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
 
     @cached_property
     def qualified_names(self):
@@ -45,7 +59,7 @@ class ModuleContext:
 
     @cached_property
     def positions(self):
-        """PositionProvider's values, computed for the top-level statements asked about (given the `ast`)."""
+        """PositionProvider's values, computed for the statements asked about (given the `ast`)."""
         from jaxfix.analysis.metadata import StatementPositions
 
         if self._tree is None:
