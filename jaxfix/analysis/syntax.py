@@ -9,7 +9,7 @@ import typing
 
 import libcst as cst
 
-from jaxfix.analysis.metadata import TRIVIA, _visited_fields, children
+from jaxfix.analysis.metadata import _IS_NODE_TYPE, TRIVIA, _getter, _visited_fields, children
 
 
 def target_names(target: cst.BaseExpression) -> list[str]:
@@ -73,34 +73,39 @@ def code_children(node: cst.CSTNode) -> list[cst.CSTNode]:
     admits a node that is not trivia: two thirds of a module's nodes are trivia, and most fields hold only
     them (`lpar`, `comma`, `whitespace_after_func`). The walks of the whole module that the analyses share
     (TracedAnalysis's collector, KeyAnalysis's survey, `code_nodes`) cost about half as much with it."""
-    kind = type(node)
-    try:
-        fields = _CODE_FIELDS[kind]
-    except KeyError:
-        fields = _CODE_FIELDS[kind] = _code_fields(kind)
-    if fields is None:  # no source for LibCST's node classes: `children` asks LibCST
+    get = _CODE_GETTERS[type(node)]
+    if get is None:  # no source for LibCST's node classes: `children` asks LibCST
         return [child for child in node.children if type(child) not in TRIVIA]
     found: list[cst.CSTNode] = []
-    for name in fields:
-        value = getattr(node, name)
-        if _is_code(value):
+    is_code = _IS_CODE_TYPE
+    for value in get(node):
+        if is_code[type(value)]:
             found.append(value)
         elif type(value) in (list, tuple):
-            found += [item for item in value if _is_code(item)]
+            found += [item for item in value if is_code[type(item)]]
     return found
 
 
-_CODE_FIELDS: dict[type, tuple[str, ...] | None] = {}
+class _CodeGetters(dict):
+    """node type → `metadata._getter` of its fields that may hold code (`_code_fields`), None where `children`
+    cannot name them."""
 
-
-def _is_code(value: object, _known: dict[type, bool] = {}) -> bool:
-    """A node that is not trivia, by type (CSTNode's isinstance is slow)."""
-    kind = type(value)
-    try:
-        return _known[kind]
-    except KeyError:
-        found = _known[kind] = issubclass(kind, cst.CSTNode) and kind not in TRIVIA
+    def __missing__(self, kind: type):
+        fields = _code_fields(kind)
+        found = self[kind] = None if fields is None else _getter(fields)
         return found
+
+
+class _CodeTypes(dict):
+    """type → whether it is a node type other than trivia, filled on first sight (as `metadata._IS_NODE_TYPE`)."""
+
+    def __missing__(self, kind: type) -> bool:
+        found = self[kind] = _IS_NODE_TYPE[kind] and kind not in TRIVIA
+        return found
+
+
+_CODE_GETTERS = _CodeGetters()
+_IS_CODE_TYPE = _CodeTypes()
 
 
 def _code_fields(kind: type) -> tuple[str, ...] | None:
