@@ -18,7 +18,7 @@ from jaxfix.engine import FileResult, Settings, process_files, process_notebook,
 from jaxfix.files import SourceError, SourceFile, decode
 from jaxfix.report import diff, github, text
 from jaxfix.report.progress import Progress
-from jaxfix.workers import tune_gc
+from jaxfix.workers import leave_garbage, tune_gc, untune_gc
 
 
 class _Command(typer.core.TyperCommand):
@@ -752,6 +752,7 @@ def lsp() -> None:
         raise _fail("the language server needs pygls 2 or later: pip install 'jaxfix[lsp]'")
     from jaxfix.server.server import serve
 
+    untune_gc()
     serve()
 
 
@@ -780,3 +781,5 @@ def main() -> None:
             raise
         typer.echo(f"jaxfix: internal error: {type(error).__name__}: {error} (JAXFIX_DEBUG=1 shows where)", err=True)
         sys.exit(EXIT_ERROR)
+    finally:
+        leave_garbage()

@@ -169,3 +169,46 @@ def test_summaries_go_before_any_check(fake_lanes) -> None:
     assert lane.submitted[-1][0][0].startswith("other")  # ...a summary, though its own checks wait
     assert _run_until_done(fake_lanes, checks) == [f"{k}!" for k in keys]
     assert _run_until_done(fake_lanes, summaries) == [f"other{i}.py!" for i in range(16)]
+
+
+_GC_PROBE = """
+import gc, sys, weakref
+from jaxfix import workers
+
+class Node:
+    pass
+
+def cycle():
+    a, b = Node(), Node()
+    a.b, b.a = b, a
+    return weakref.ref(a)
+
+gc.collect()
+before = gc.get_threshold()
+workers.tune_gc()
+with workers.collections_deferred():
+    left = cycle()
+junk = [[] for _ in range(50_000)]  # young objects, far below GARBAGE_BUDGET
+deferred = left() is not None
+with workers.collections_deferred(long_lived=True):
+    kept = [Node() for _ in range(10)]
+frozen_after = gc.get_freeze_count()
+with workers.collections_deferred():
+    last = cycle()
+workers.leave_garbage()
+print(deferred, left() is None, last() is not None, gc.get_freeze_count() > frozen_after)
+workers.untune_gc()
+print(gc.get_threshold() == before)
+"""
+
+
+def test_a_tuned_process_defers_collections_and_freezes_no_garbage() -> None:
+    """In a process that only runs jaxfix (tune_gc), a file's cyclic garbage waits for GARBAGE_BUDGET new objects
+    rather than being collected after each file; a long-lived block (a summary) first collects what an earlier
+    block left, so that freezing its results freezes no garbage; at the end the garbage left is frozen for the
+    exit (leave_garbage), and untune_gc gives a lasting process (the language server) Python's thresholds back."""
+    import subprocess
+    import sys
+
+    run = subprocess.run([sys.executable, "-c", _GC_PROBE], capture_output=True, text=True, check=True)
+    assert run.stdout.split() == ["True", "True", "True", "True", "True"], run.stdout + run.stderr
