@@ -537,7 +537,8 @@ def _process_notebook(
     if skipped is not None:
         return FileResult(path, notes=[skipped])
     module_text, cells = book.module()
-    result = process_text(path, module_text, settings, fix=fix, project=project)
+    kept = parsed.take(module_text.encode("utf-8", "surrogateescape"))  # parsed for the project index
+    result = process_text(path, module_text, settings, fix=fix, project=project, tree=kept)
     result.cells, result.notes = cells, book.notes()
     if result.error is not None:
         result.error = _in_cell_terms(result.error, cells)

@@ -90,8 +90,11 @@ def is_suppressed(diagnostic: Diagnostic, table: dict[int, frozenset[str]]) -> b
 
 
 def unsuppressed(diagnostics: Iterable[Diagnostic], text: str) -> list[Diagnostic]:
+    diagnostics = list(diagnostics)
+    if not diagnostics:  # no need to tokenize the module for its comments
+        return diagnostics
     table = suppressions(text)
-    return [d for d in diagnostics if not is_suppressed(d, table)] if table else list(diagnostics)
+    return [d for d in diagnostics if not is_suppressed(d, table)] if table else diagnostics
 
 
 def codes_end(comment: str) -> int | None:

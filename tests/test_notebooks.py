@@ -488,3 +488,26 @@ def test_notebooks_analysed_in_the_workers_keep_their_place(tmp_path) -> None:
     two = [(r.path, [d.code for d in r.diagnostics]) for r in engine.process_files(paths, settings, fix=False, write=False, jobs=2)]
     assert [p for p, _ in two] == paths and two == one
     assert sum(1 for p, codes in one if codes and p.endswith(".ipynb")) == (workers.PARALLEL_THRESHOLD + 2) // 2
+
+
+def test_a_notebooks_check_takes_the_tree_its_summary_kept(monkeypatch) -> None:
+    """The project index parses a notebook's code cells for its summary and keeps the tree; the check of the
+    same notebook in the same process takes it instead of parsing the cells again (jaxfix/parsed.py)."""
+    from jaxfix import engine, parsed
+    from jaxfix.analysis.project import _make_summary
+
+    raw = (DATA / "jupyter.ipynb").read_bytes()
+    module_text = notebook.read(raw).module()[0]
+    parsed.forget()
+    try:
+        assert _make_summary((raw, "jupyter", False, True), keep_tree=True) is not None
+        kept = parsed.take(module_text.encode("utf-8", "surrogateescape"))
+        assert kept is not None
+        parsed.keep(module_text.encode("utf-8", "surrogateescape"), kept)
+        given = []
+        real = engine.process_text
+        monkeypatch.setattr(engine, "process_text", lambda *a, tree=None, **k: given.append(tree) or real(*a, tree=tree, **k))
+        result = engine.process_notebook("jupyter.ipynb", raw, engine.Settings(("JF901",)), fix=False)
+        assert given == [kept] and [d.code for d in result.diagnostics] == ["JF901"]
+    finally:
+        parsed.forget()

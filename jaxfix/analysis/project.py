@@ -737,7 +737,7 @@ def _marshalled_summary(job: tuple[bytes, str, bool, bool]) -> bytes | None:
 
 def _make_summary(job: tuple[bytes, str, bool, bool], keep_tree: bool = False) -> dict | None:
     """The summary of one module; `notebook`: the data is a notebook's JSON, summarised as its code cells (as one
-    module, as the rules read them). `keep_tree`: a Python file's tree is kept for the check of its content."""
+    module, as the rules read them). `keep_tree`: the module's tree is kept for the check of its content."""
     data, name, is_package, notebook = job
     if notebook:
         from jaxfix import notebook as notebooks
@@ -748,7 +748,7 @@ def _make_summary(job: tuple[bytes, str, bool, bool], keep_tree: bool = False) -
         data = source.encode("utf-8", "surrogateescape")
     try:
         tree = parsed.parse(data)
-        if keep_tree and not notebook:
+        if keep_tree:
             parsed.keep(data, tree)
         return summarize(tree, name, is_package)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
