@@ -1,6 +1,6 @@
 """How fast `jaxfix check` runs over a tree of real code: cold (no cache) on one process and on all cores, warm
 (nothing changed since the last run, and after an edit to one file), the project index alone, and start-up alone;
-files/s and the ratio to `ast.parse` of the same files.
+files/s and the ratio to `ast.parse` of the same files, and the peak memory of the biggest process of each run.
 
     python benchmarks/tool_speed.py [PATH ...]      (default: the bundled corpus/)
     python benchmarks/tool_speed.py --per-path PATH ...   (a cold check of each path alone, one row each)
@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import ast
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -34,22 +33,20 @@ def _python_files(paths: list[str]) -> list[Path]:
     return files
 
 
-def _children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
-def _time(arguments: list[str], env: dict[str, str], repeat: int, before=None) -> tuple[float, float]:
-    """Best wall seconds and the CPU seconds of that run."""
-    best = (float("inf"), 0.0)
+def _time(arguments: list[str], env: dict[str, str], repeat: int, before=None) -> tuple[float, float, float]:
+    """Best wall seconds, and the CPU seconds and the peak memory (MB resident, of its biggest process: the
+    command line or one of its workers) of that run."""
+    best = (float("inf"), 0.0, 0.0)
     for _ in range(repeat):
         if before is not None:
             before()
-        cpu = _children_cpu()
         start = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "jaxfix", *arguments], capture_output=True, check=False, env=env)
+        child = subprocess.Popen([sys.executable, "-m", "jaxfix", *arguments], stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL, env=env)
+        _, _, usage = os.wait4(child.pid, 0)  # the child's usage, with that of the workers it waited for
+        child.returncode = 0
         wall = time.perf_counter() - start
-        best = min(best, (wall, _children_cpu() - cpu))
+        best = min(best, (wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024))
     return best
 
 
@@ -88,9 +85,9 @@ def main() -> None:
             entry.unlink()
 
     print(f"{len(files)} files, {lines} lines under {', '.join(paths)}; {os.cpu_count()} cores\n")
-    print("| run | wall s (best of %d) | CPU s | files/s | ratio to ast.parse (wall) | ratio to ast.parse (CPU) |"
-          "\n|---|---|---|---|---|---|" % options.repeat)
-    print(f"| ast.parse of every file (in process) | {parse:.2f} | {parse_cpu:.2f} | {len(files) / parse:.0f} | 1x | 1x |")
+    print("| run | wall s (best of %d) | CPU s | files/s | ratio to ast.parse (wall) | ratio to ast.parse (CPU) | "
+          "peak MB (biggest process) |\n|---|---|---|---|---|---|---|" % options.repeat)
+    print(f"| ast.parse of every file (in process) | {parse:.2f} | {parse_cpu:.2f} | {len(files) / parse:.0f} | 1x | 1x | |")
     runs = [
         ("cold check, 1 process", ["check", "--no-cache", "-j", "1", *paths], None),
         ("cold check, all cores", ["check", "--no-cache", *paths], None),
@@ -99,14 +96,14 @@ def main() -> None:
         ("start-up only (--version)", ["--version"], None),
     ]
     for label, arguments, before in runs:
-        wall, cpu = _time(arguments, env, options.repeat, before)
+        wall, cpu, peak = _time(arguments, env, options.repeat, before)
         if arguments[0] == "--version":
-            print(f"| {label} | {wall:.2f} | {cpu:.2f} | | | |")
+            print(f"| {label} | {wall:.2f} | {cpu:.2f} | | | | {peak:.0f} |")
         else:
-            print(f"| {label} | {wall:.2f} | {cpu:.2f} | {len(files) / wall:.0f} | {wall / parse:.1f}x | {cpu / parse_cpu:.1f}x |")
+            print(f"| {label} | {wall:.2f} | {cpu:.2f} | {len(files) / wall:.0f} | {wall / parse:.1f}x | {cpu / parse_cpu:.1f}x | {peak:.0f} |")
     index, index_cpu = min(_index_seconds(paths) for _ in range(options.repeat))
     print(f"| project index alone (in process, no cache: part of each cold check) | {index:.2f} | {index_cpu:.2f} | "
-          f"{len(files) / index:.0f} | {index / parse:.1f}x | {index_cpu / parse_cpu:.1f}x |")
+          f"{len(files) / index:.0f} | {index / parse:.1f}x | {index_cpu / parse_cpu:.1f}x | |")
     if files:
         edited, original = files[0], files[0].read_bytes()
         edits = iter(range(1, 1_000_000))
@@ -118,10 +115,10 @@ def main() -> None:
             edited.write_bytes(original + b"\nimport os as _jaxfix_edit_%d\n" % next(edits))
 
         try:
-            wall, cpu = _time(["check", *paths], env, options.repeat, edit_one)
-            print(f"| warm check after a comment added to one file | {wall:.2f} | {cpu:.2f} | | {wall / parse:.1f}x | {cpu / parse_cpu:.1f}x |")
-            wall, cpu = _time(["check", *paths], env, options.repeat, import_one)
-            print(f"| warm check after an import added to one file | {wall:.2f} | {cpu:.2f} | | {wall / parse:.1f}x | {cpu / parse_cpu:.1f}x |")
+            wall, cpu, peak = _time(["check", *paths], env, options.repeat, edit_one)
+            print(f"| warm check after a comment added to one file | {wall:.2f} | {cpu:.2f} | | {wall / parse:.1f}x | {cpu / parse_cpu:.1f}x | {peak:.0f} |")
+            wall, cpu, peak = _time(["check", *paths], env, options.repeat, import_one)
+            print(f"| warm check after an import added to one file | {wall:.2f} | {cpu:.2f} | | {wall / parse:.1f}x | {cpu / parse_cpu:.1f}x | {peak:.0f} |")
         finally:
             edited.write_bytes(original)
 
@@ -137,7 +134,7 @@ def per_path(paths: list[str], repeat: int) -> None:
     for path in paths:
         files = _python_files([path])
         parse, parse_cpu = min(ast_parse_seconds(files) for _ in range(repeat))
-        wall, cpu = _time(["check", "--no-cache", path], env, repeat)
+        wall, cpu, _ = _time(["check", "--no-cache", path], env, repeat)
         for index, value in enumerate((parse, parse_cpu, wall, cpu)):
             totals[index] += value
         print(f"| {Path(path).name} | {len(files)} | {parse:.2f} / {parse_cpu:.2f} | {wall:.2f} / {cpu:.2f} | "
