@@ -1036,3 +1036,46 @@ def test_print_and_while_need_a_value_that_may_be_traced() -> None:
     text = _BRANCH + "@jax.jit\ndef f(x, s):\n    while s is not None:\n        s = s.parent\n    return x\n"
     assert loop.may_match(text) and not passes(text, loop) and unscreened(text, loop) == []
     assert passes(text.replace("s is not None", "s > 0"), loop)
+
+
+def test_loop_rules_need_a_count_that_may_be_static_where_the_project_traces_the_function() -> None:
+    scan, fori = codemod_for_module("loop_to_scan"), codemod_for_module("loop_to_fori")
+    from jaxfix.analysis.project import ModuleFacts
+
+    def found(text, codemod, facts) -> list:
+        wrapper = MetadataWrapper(cst.parse_module(text), unsafe_skip_copy=True)
+        diagnostics, errors = engine._run_codemods(wrapper, [codemod], None, facts)
+        assert not errors, errors
+        return diagnostics
+
+    # jumanji's mmst: a count the project gives no kind (another module jits the function, `n` untraced); brax's
+    # dynamics: a count in a helper nested in a function the project traces (its parameters are UNKNOWN there);
+    # jumanji's env: a field of `self`, which the project traces without making `n` static
+    cases = [
+        ("def update(x, n):\n    for i in range(n):\n        x = jnp.sin(x) + i\n    return x\n",
+         {"update": (("jax.jit",), {"x": 2, "n": 1})}, {}),
+        ("def outer(x, k):\n    def helper(y, n):\n        for i in range(n):\n            y = jnp.sin(y) + i\n"
+         "        return y\n    return helper(x, k)\n",
+         {"outer": (("jax.jit",), {"x": 2, "k": 0})}, {}),
+        ("class M:\n    def step(self, x):\n        for i in range(self.n):\n            x = jnp.sin(x) + i\n"
+         "        return x\n",
+         {"M.step": (("jax.jit",), {"self": 1, "x": 2})}, {"M.step": {"self": ("m",)}}),
+    ]
+    cases.append((cases[1][0].replace("helper(x, k)", "helper(x, 12)"), cases[1][1], {}))
+    for body, traced, static_attrs in cases:
+        text = "import jax\nimport jax.numpy as jnp\n\n" + body
+        facts = ModuleFacts(traced=traced, static_attrs=static_attrs)
+        assert fori.may_match(text) and not engine.screened(text, [fori, scan], project=facts)
+        assert found(text, fori, facts) == [] and found(text, scan, facts) == []
+    # a count the project makes static: a parameter, a field of `self`; and a helper that may be handed to a host
+    # callback (so not traced by nesting), traced by a call with a static count
+    siblings = [
+        (cases[0][0], {"update": (("jax.jit",), {"x": 2, "n": 0})}, {}),
+        (cases[2][0], cases[2][1], {"M.step": {"self": ("n",)}}),
+        (cases[1][0].replace("    return helper(x, k)\n", "    jax.debug.callback(helper, x, k)\n    return helper(x, 12)\n"),
+         cases[1][1], {}),
+    ]
+    for body, traced, static_attrs in siblings:
+        text = "import jax\nimport jax.numpy as jnp\n\n" + body
+        facts = ModuleFacts(traced=traced, static_attrs=static_attrs)
+        assert found(text, fori, facts) and engine.screened(text, [fori], project=facts) == [fori], text

@@ -1858,7 +1858,8 @@ class _KindEval:
         env = self.envs.get(id(scope))
         if env is None:
             traced = self.params.get(scope.function, ())
-            env = self.envs[id(scope)] = {name: (name in traced, True) for name in scope.params}
+            unknown = _never_static_params(self.screen).get(scope.function, ())
+            env = self.envs[id(scope)] = {name: (name in traced, name not in unknown) for name in scope.params}
             for name, _ in scope.bindings:
                 env.setdefault(name, _STATIC)
             changed = True
@@ -1911,6 +1912,8 @@ class _KindEval:
             if parts is not None and single_import(self.screen, parts[0]):
                 return _STATIC  # a module attribute (`jnp.float32`): `names.qualified` gives it
             t, s = self.kind(expr.value, scope, names, local)
+            if not s and type(expr.value) is ast.Name and (expr.value.id, expr.attr) in _static_attributes(self.screen):
+                s = True  # `self.features`: TracedAnalysis._static_attribute may find it STATIC
             return (t, True) if parts is not None and parts[0] in self.screen.imports else (t, s)
         if kind is ast.Subscript:
             return join([expr.value, *_slice_parts(expr.slice)])
@@ -2021,6 +2024,72 @@ class _KindEval:
         if parts is not None and any(q.startswith(ARRAY_NAMESPACES) for q in self.screen.qualified_names(parts)):
             return tt, ts
         return _UNKNOWN
+
+
+@_once_per_screen
+def _never_static_params(screen: Screen) -> dict[int, frozenset[str]]:
+    """id(function): parameters whose TracedAnalysis kind surely ends above STATIC (UNKNOWN or TRACED), so that
+    `may_kind` gives them no STATIC part. Kinds only grow there (`_mark` joins with max), so one source giving
+    UNKNOWN or TRACED settles it: the project's facts (`project_seeds`: a parameter they give no STATIC kind),
+    and the nesting of a function in one surely traced (`_propagate_from` marks nested functions with every
+    parameter UNKNOWN), where a surely traced function is a project seed or nested in one, and not one that
+    may be handed to a host callback. A parameter the project makes static as a whole (`"*"`) is left out;
+    its fields (`self.features`) are `_static_attributes`. In the 10 real trees: `range(self.num_agents)` and `range(n)` in a
+    nested helper of a jitted function are of kind UNKNOWN, and JF101/JF102 never report them."""
+    facts = screen.project
+    if not facts or not facts.traced:
+        return {}
+    from jaxfix.analysis.project import STATIC
+    from jaxfix.analysis.traced import HOST_CALLBACKS
+
+    kinds = _kinds(screen)
+    qualnames = {id(node): q for q, node in screen.qualified_defs.items()}
+    host_named: set[str] = set()  # names and lambdas a host callback's arguments mention: maybe `_host_only`
+    host_lambdas: set[int] = set()
+    for call, _ in kinds.calls:
+        if screen.may_resolve_to(call.func, HOST_CALLBACKS):
+            for argument in (*call.args, *(k.value for k in call.keywords)):
+                for inner in ast.walk(argument):
+                    if type(inner) is ast.Name:
+                        host_named.add(inner.id)
+                    elif type(inner) is ast.Lambda:
+                        host_lambdas.add(id(inner))
+
+    def may_be_host_only(function: ast.AST) -> bool:
+        return id(function) in host_lambdas if type(function) is ast.Lambda else function.name in host_named
+
+    found: dict[int, frozenset[str]] = {}
+
+    def settle(function: ast.AST, unknown: Iterable[str]) -> None:
+        attrs = facts.static_attrs.get(qualnames.get(id(function), ""), {})
+        found[id(function)] = found.get(id(function), frozenset()) | {p for p in unknown if "*" not in attrs.get(p, ())}
+
+    surely_traced: list[ast.AST] = []
+    for function in screen.project_seeds:
+        given = facts.traced[qualnames[id(function)]][1]
+        settle(function, [p for p in kinds.scopes[id(function)].params if given.get(p, STATIC + 1) != STATIC])
+        surely_traced.append(function)
+    seen: set[int] = set()
+    while surely_traced:
+        outer = surely_traced.pop()
+        if id(outer) in seen:
+            continue
+        seen.add(id(outer))
+        for nested in kinds.scopes[id(outer)].nested:
+            if not may_be_host_only(nested):
+                settle(nested, kinds.scopes[id(nested)].params)
+                surely_traced.append(nested)
+    return found
+
+
+@_once_per_screen
+def _static_attributes(screen: Screen) -> frozenset[tuple[str, str]]:
+    """(parameter, attribute) pairs the project's facts make static in some function of the module: where
+    TracedAnalysis._static_attribute may find `param.attribute` STATIC whatever the parameter's kind."""
+    facts = screen.project
+    if not facts:
+        return frozenset()
+    return frozenset((p, a) for attrs in facts.static_attrs.values() for p, names in attrs.items() for a in names)
 
 
 def _lambda_params(function: ast.AST) -> list[str]:
