@@ -1139,3 +1139,11 @@ def test_loop_rules_need_a_carry_that_may_be_traced_or_a_traced_count() -> None:
     text = text.replace("ys.append(x)", "ys.append(x)\n        x = x / 2.0")
     assert unscreened(text, loop) and passes(text, loop)
 
+
+def test_loop_rules_count_every_name_as_read_where_the_function_calls_dir() -> None:
+    fori = codemod_for_module("loop_to_fori")
+    # `dir()` makes dataflow take every name as live (its _OPAQUE_CALLS): `y`, read nowhere, is carried
+    text = _BRANCH + "@jax.jit\ndef f(x):\n    for i in range(100):\n        y = jnp.sin(x)\n    names = dir()\n    return x\n"
+    assert unscreened(text, fori) and passes(text, fori)
+    text = text.replace("dir()", "len(x)")
+    assert not passes(text, fori) and unscreened(text, fori) == []

@@ -1193,12 +1193,12 @@ def branch_tests(screen: Screen, *types: type[ast.AST]) -> Iterator[ast.AST]:
 
 # ---- JF101, JF102: loops that may carry a name from one step to the next ------------------------------------------
 
-X
+_DYNAMIC_SCOPE = frozenset({"locals", "vars", "eval", "exec", "dir"})  # dataflow's _OPAQUE_CALLS
 
 
 def _reads(screen: Screen, function: ast.AST) -> frozenset[str] | None:
     """The names `function` (nested functions included) may read: loaded names, `op=` targets, `global` and
-    `nonlocal` names; None where it calls `locals`, `vars`, `eval` or `exec` (any name may be read)."""
+    `nonlocal` names; None where it calls `locals`, `vars`, `eval`, `exec` or `dir` (any name may be read)."""
     cache = screen.__dict__.setdefault("_function_reads", {})
     found = cache.get(id(function), ())
     if found == ():
