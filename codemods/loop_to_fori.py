@@ -11,7 +11,7 @@ import libcst as cst
 from jaxfix.analysis.carry import Slot
 from jaxfix.analysis.dataflow import Blocker, Dataflow, LoopFlow
 from jaxfix.analysis.screen import (
-    Screen, may_carry, may_kind, range_may_report, surely_concrete_index, surely_impure, surely_reshaped_carry,
+    Screen, may_carry, may_carry_traced, may_kind, range_may_report, surely_concrete_index, surely_impure, surely_reshaped_carry,
     surely_undefined_carry,
 )  # fmt: skip
 from jaxfix.analysis.shapes import Category
@@ -112,7 +112,10 @@ def _surely_blocked(screen: Screen, loop: ast.For) -> bool:
     """Under-approximates `_blocker` finding a reason (or an earlier decline): then a loop whose trip count is
     neither traced nor long is not reported, and `range_may_report` needs no compiled function for it. A step
     other than 1, a target other than one name, an `else:`, an impure body, a carry undefined before the loop
-    or changing shape, an index used as a Python int."""
+    or changing shape, an index used as a Python int (an index into a name that cannot hold an array among them:
+    `_may_be_rows`, which over-approximates `is_array_like`)."""
+    from jaxfix.codemods.loop_to_scan import _may_be_rows  # loop_to_scan imports this module
+
     step = loop.iter.args[2] if len(loop.iter.args) == 3 else None
     return (
         (isinstance(step, ast.Constant) and type(step.value) is int and step.value != 1)
@@ -121,7 +124,7 @@ def _surely_blocked(screen: Screen, loop: ast.For) -> bool:
         or surely_impure(screen, loop)
         or surely_undefined_carry(screen, loop)
         or surely_reshaped_carry(screen, loop)
-        or surely_concrete_index(screen, loop)
+        or surely_concrete_index(screen, loop, lambda base: type(base) is ast.Name and not _may_be_rows(screen, base))
     )
 
 
@@ -241,8 +244,9 @@ class LoopToForiLoop(Codemod):
     @classmethod
     def may_match_tree(cls, screen: Screen) -> bool:
         """A finding needs a `for ... in range(...)` loop (not a short literal one) in a function that
-        TracedAnalysis may find traced, that may carry a name from one step to the next (`screen.may_carry`), and
-        whose bounds may be traced, or static in a function that may be compiled or a long literal count
+        TracedAnalysis may find traced, that may carry a name from one step to the next that may be TRACED
+        (`screen.may_carry_traced`: all static, it is a computation at trace time) unless its bounds may be traced,
+        and whose bounds may be traced, or static in a function that may be compiled or a long literal count
         (`screen.range_may_report`: the loop in a plain jax.grad or vmap function is reported only then). A
         loop that surely cannot be rewritten (`_surely_blocked`) needs a traced or long literal count."""
         in_traced_code = getattr(screen, "in_traced_code", None)
@@ -256,7 +260,10 @@ class LoopToForiLoop(Codemod):
             and isinstance(loop.iter.func, ast.Name)
             and loop.iter.func.id == "range"
             and not cls._short(loop.iter)
-            and (may_carry(screen, loop) or in_traced_code is None or _bounds_may_be_traced(screen, loop.iter))
+            and (
+                (may_carry(screen, loop) if in_traced_code is None else may_carry_traced(screen, loop))
+                or _bounds_may_be_traced(screen, loop.iter)
+            )
             and (
                 in_traced_code is None
                 or range_may_report(

@@ -10,7 +10,7 @@ import libcst as cst
 from jaxfix.analysis.carry import snippet
 from jaxfix.analysis.dataflow import LoopFlow, Parameter, body_statements
 from jaxfix.analysis.metadata import children
-from jaxfix.analysis.screen import Screen, may_kind
+from jaxfix.analysis.screen import Screen, may_carry, may_kind
 from jaxfix.analysis.shapes import Category
 from jaxfix.analysis.syntax import is_none, mentions, walk
 from jaxfix.analysis.traced import REVERSE_MODE, Kind
@@ -160,7 +160,8 @@ class WhileToWhileLoop(Codemod):
     def may_match_tree(cls, screen: Screen) -> bool:
         """A finding needs a `while` whose test is not a constant (`while True:`) in a function that
         TracedAnalysis may find traced, and whose kind may be TRACED (`screen.may_kind`: DataflowAnalysis.kind_at
-        joins only the bindings that reach the loop, never more than TracedAnalysis's join of them all)."""
+        joins only the bindings that reach the loop, never more than TracedAnalysis's join of them all), with a
+        body that may carry a name from one step to the next (`screen.may_carry`: else no state to build)."""
         in_traced_code = getattr(screen, "in_traced_code", None)
         if in_traced_code is not None:
             loops = in_traced_code(ast.While)
@@ -168,7 +169,8 @@ class WhileToWhileLoop(Codemod):
             functions = [f for f in ast.walk(screen.tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]
             loops = (n for f in functions for n in ast.walk(f) if isinstance(n, ast.While))
         return any(
-            not isinstance(loop.test, ast.Constant) and (in_traced_code is None or may_kind(screen, loop.test)[0])
+            not isinstance(loop.test, ast.Constant)
+            and (in_traced_code is None or (may_kind(screen, loop.test)[0] and may_carry(screen, loop)))
             for loop in loops
         )
 

@@ -931,8 +931,10 @@ def test_loop_rules_need_a_carried_name_and_rows_that_may_be_an_array() -> None:
     text = _BRANCH + "@jax.jit\ndef f(x):\n    for i in range(100):\n        x = x + jnp.sin(i * x)\n    return x\n"
     assert passes(text, fori) and not passes(text, scan)
     assert passes(text.replace("    for i", "    ys = []\n    for i").replace("    return", "        ys.append(x)\n    return"), scan)
-    # a parameter used as an array (`groups.shape`) may hold one
-    assert passes(_BRANCH + texts[2].replace("x * n", "x * n + groups.shape[0]"), scan)
+    # a parameter used as an array (`groups.shape`) may hold one (with a carry that may be traced: `n += 1` alone is a
+    # static computation, `may_carry_traced`)
+    assert not passes(_BRANCH + texts[2].replace("x * n", "x * n + groups.shape[0]"), scan)
+    assert passes(_BRANCH + texts[2].replace("x * n", "x * n + groups.shape[0]").replace("n += 1", "n += group"), scan)
 
 
 def test_fori_at_set_needs_a_body_that_writes_rows_of_its_carry() -> None:
@@ -1036,3 +1038,112 @@ def test_print_and_while_need_a_value_that_may_be_traced() -> None:
     text = _BRANCH + "@jax.jit\ndef f(x, s):\n    while s is not None:\n        s = s.parent\n    return x\n"
     assert loop.may_match(text) and not passes(text, loop) and unscreened(text, loop) == []
     assert passes(text.replace("s is not None", "s > 0"), loop)
+
+
+def test_loop_rules_need_a_count_that_may_be_static_where_the_project_traces_the_function() -> None:
+    scan, fori = codemod_for_module("loop_to_scan"), codemod_for_module("loop_to_fori")
+    from jaxfix.analysis.project import ModuleFacts
+
+    def found(text, codemod, facts) -> list:
+        wrapper = MetadataWrapper(cst.parse_module(text), unsafe_skip_copy=True)
+        diagnostics, errors = engine._run_codemods(wrapper, [codemod], None, facts)
+        assert not errors, errors
+        return diagnostics
+
+    # jumanji's mmst: a count the project gives no kind (another module jits the function, `n` untraced); brax's
+    # dynamics: a count in a helper nested in a function the project traces (its parameters are UNKNOWN there);
+    # jumanji's env: a field of `self`, which the project traces without making `n` static
+    cases = [
+        ("def update(x, n):\n    for i in range(n):\n        x = jnp.sin(x) + i\n    return x\n",
+         {"update": (("jax.jit",), {"x": 2, "n": 1})}, {}),
+        ("def outer(x, k):\n    def helper(y, n):\n        for i in range(n):\n            y = jnp.sin(y) + i\n"
+         "        return y\n    return helper(x, k)\n",
+         {"outer": (("jax.jit",), {"x": 2, "k": 0})}, {}),
+        ("class M:\n    def step(self, x):\n        for i in range(self.n):\n            x = jnp.sin(x) + i\n"
+         "        return x\n",
+         {"M.step": (("jax.jit",), {"self": 1, "x": 2})}, {"M.step": {"self": ("m",)}}),
+    ]
+    cases.append((cases[1][0].replace("helper(x, k)", "helper(x, 12)"), cases[1][1], {}))
+    for body, traced, static_attrs in cases:
+        text = "import jax\nimport jax.numpy as jnp\n\n" + body
+        facts = ModuleFacts(traced=traced, static_attrs=static_attrs)
+        assert fori.may_match(text) and not engine.screened(text, [fori, scan], project=facts)
+        assert found(text, fori, facts) == [] and found(text, scan, facts) == []
+    # a count the project makes static: a parameter, a field of `self`; and a helper that may be handed to a host
+    # callback (so not traced by nesting), traced by a call with a static count
+    siblings = [
+        (cases[0][0], {"update": (("jax.jit",), {"x": 2, "n": 0})}, {}),
+        (cases[2][0], cases[2][1], {"M.step": {"self": ("n",)}}),
+        (cases[1][0].replace("    return helper(x, k)\n", "    jax.debug.callback(helper, x, k)\n    return helper(x, 12)\n"),
+         cases[1][1], {}),
+    ]
+    for body, traced, static_attrs in siblings:
+        text = "import jax\nimport jax.numpy as jnp\n\n" + body
+        facts = ModuleFacts(traced=traced, static_attrs=static_attrs)
+        assert found(text, fori, facts) and engine.screened(text, [fori], project=facts) == [fori], text
+
+
+def test_loop_rules_need_a_loop_nothing_surely_blocks_or_an_index_into_what_may_be_an_array() -> None:
+    scan, fori = codemod_for_module("loop_to_scan"), codemod_for_module("loop_to_fori")
+    head = "import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef f(x, obs):\n"
+    # brax's scan: a count known at trace time and a body that defines a function or calls one from outside;
+    # haiku's recurrent_test: a call of a library not known to be pure (JF102 leaves its `.append` alone)
+    blocked = {
+        "    ys = []\n    for i in range(x.shape[0]):\n        def g(v):\n            return v\n"
+        "        x = g(x) * 2\n        ys.append(x)\n    return jnp.stack(ys)\n": "def g(v):\n            return v\n        x = g(x)",
+        "    ys = []\n    for i in range(x.shape[0]):\n        x = tree.map_structure(jnp.sin, x)\n"
+        "        ys.append(x)\n    return jnp.stack(ys)\n": "tree.map_structure(jnp.sin, x)",
+    }
+    unblocked = ["x = jnp.cos(x)", "jnp.sin(x)"]
+    for (body, blocker), replacement in zip(blocked.items(), unblocked):
+        text = "import tree\n" + head + body
+        assert scan.may_match(text) and not passes(text, scan) and unscreened(text, scan) == []
+        text = text.replace(blocker, replacement)
+        assert unscreened(text, scan) and passes(text, scan), text
+    # jumanji's pac_man: the index used only into a name that cannot hold an array (an attribute's value)
+    body = "    idx = obs.pellets\n    for i in range(len(idx)):\n        x = x.at[idx[i]].set(1.0)\n    return x\n"
+    text = head + body
+    for codemod in (scan, fori):
+        assert codemod.may_match(text) and not passes(text, codemod) and unscreened(text, codemod) == []
+    text = text.replace("obs.pellets", "jnp.asarray(obs.pellets)")
+    assert unscreened(text, scan) and passes(text, scan)
+    text = head + body.replace("obs.pellets", "jnp.asarray(obs.pellets)").replace("x.at[idx[i]].set(1.0)", "x * idx[i] + i")
+    assert unscreened(text, fori) and passes(text, fori), text
+
+
+def test_loop_rules_need_a_carry_that_may_be_traced_or_a_traced_count() -> None:
+    scan, fori, loop = (codemod_for_module(m) for m in ("loop_to_scan", "loop_to_fori", "while_to_while_loop"))
+    # flax's partitioning: counters of Python ints beside an appended list, a count from `len` (a static
+    # computation at trace time); a power of two doubled in a compiled function
+    static = [
+        "@jax.jit\ndef f(dyn, static):\n    args = []\n    n = 0\n    for i in range(len(dyn) + len(static)):\n"
+        "        args.append(dyn[n] * 2)\n        n += 1\n    return jnp.stack(args)\n",
+        "@jax.jit\ndef f(x):\n    width = 1\n    for i in range(x.shape[0]):\n        width = width * 2\n"
+        "    return jnp.zeros(width) + x\n",
+    ]
+    for body in static:
+        text = _BRANCH + body
+        for codemod in (scan, fori):
+            assert codemod.may_match(text) and not passes(text, codemod) and unscreened(text, codemod) == []
+    # a traced carry: each is rewritten or reported
+    text = _BRANCH + (
+        "@jax.jit\ndef f(dyn, h):\n    hs = []\n    for i in range(len(dyn)):\n        h = jnp.tanh(h + dyn[i])\n"
+        "        hs.append(h)\n    return jnp.stack(hs)\n"
+    )
+    assert unscreened(text, scan) and passes(text, scan), text
+    text = _BRANCH + static[1].replace("width = width * 2", "x = jnp.sin(x) * 2").replace("jnp.zeros(width) + ", "")
+    assert unscreened(text, fori) and passes(text, fori)
+    # brax's scan: a `while` on a traced test whose body binds nothing (an append to an outside list)
+    text = _BRANCH + "@jax.jit\ndef f(x, ys):\n    while jnp.sum(x) > len(ys):\n        ys.append(x)\n    return ys\n"
+    assert loop.may_match(text) and not passes(text, loop) and unscreened(text, loop) == []
+    text = text.replace("ys.append(x)", "ys.append(x)\n        x = x / 2.0")
+    assert unscreened(text, loop) and passes(text, loop)
+
+
+def test_loop_rules_count_every_name_as_read_where_the_function_calls_dir() -> None:
+    fori = codemod_for_module("loop_to_fori")
+    # `dir()` makes dataflow take every name as live (its _OPAQUE_CALLS): `y`, read nowhere, is carried
+    text = _BRANCH + "@jax.jit\ndef f(x):\n    for i in range(100):\n        y = jnp.sin(x)\n    names = dir()\n    return x\n"
+    assert unscreened(text, fori) and passes(text, fori)
+    text = text.replace("dir()", "len(x)")
+    assert not passes(text, fori) and unscreened(text, fori) == []

@@ -1193,12 +1193,12 @@ def branch_tests(screen: Screen, *types: type[ast.AST]) -> Iterator[ast.AST]:
 
 # ---- JF101, JF102: loops that may carry a name from one step to the next ------------------------------------------
 
-_DYNAMIC_SCOPE = frozenset({"locals", "vars", "eval", "exec"})
+_DYNAMIC_SCOPE = frozenset({"locals", "vars", "eval", "exec", "dir"})  # dataflow's _OPAQUE_CALLS
 
 
 def _reads(screen: Screen, function: ast.AST) -> frozenset[str] | None:
     """The names `function` (nested functions included) may read: loaded names, `op=` targets, `global` and
-    `nonlocal` names; None where it calls `locals`, `vars`, `eval` or `exec` (any name may be read)."""
+    `nonlocal` names; None where it calls `locals`, `vars`, `eval`, `exec` or `dir` (any name may be read)."""
     cache = screen.__dict__.setdefault("_function_reads", {})
     found = cache.get(id(function), ())
     if found == ():
@@ -1222,11 +1222,36 @@ def may_carry(screen: Screen, loop: ast.For | ast.While) -> bool:
     """Over-approximates `LoopFlow.carried` being non-empty (dataflow.loop_flow: names the body writes or deletes,
     the loop's own targets aside, that are live at the head of an iteration or after the loop): a name the body
     binds or deletes (nested code included) that the enclosing function reads anywhere (`_reads`)."""
+    return _carry_candidates(screen, loop) != frozenset()
+
+
+def may_carry_traced(screen: Screen, loop: ast.For | ast.While) -> bool:
+    """Over-approximates a name of `LoopFlow.carried` being TRACED where the body first mentions it
+    (`CarryAnalysis.name_kind`, which JF101 and JF102 ask of a loop whose count is not traced: all static, it is a
+    computation at trace time): one of `may_carry`'s names whose kind may be TRACED in the loop's function or in a
+    function nested in the body (where that first mention may stand, whatever node it is: TracedAnalysis.kind of a
+    name is its lookup from the mention's function)."""
+    candidates = _carry_candidates(screen, loop)
+    if candidates is None:
+        return True
+    if not candidates:
+        return False
+    kinds = _kinds(screen)
+    evaluator = _evaluator(screen)
+    functions = [screen._function_of.get(id(loop))]
+    functions += [node for statement in loop.body for node in ast.walk(statement) if type(node) in _FUNCTION_TYPES]
+    scopes = [kinds.scopes.get(id(f)) if f is not None else None for f in functions]
+    return any(evaluator.lookup(name, scope, None)[0] for name in candidates for scope in scopes)
+
+
+def _carry_candidates(screen: Screen, loop: ast.For | ast.While) -> frozenset[str] | None:
+    """`may_carry`'s names; None at module level (nothing here to decide it: not traced code anyway)."""
     function = screen._function_of.get(id(loop))
     if function is None:
-        return True  # module level: not traced code anyway, but nothing here to decide it
+        return None
     reads = _reads(screen, function)
     targets = set(ast_target_names(loop.target)) if isinstance(loop, (ast.For, ast.AsyncFor)) else set()
+    found: set[str] = set()
     for statement in loop.body:
         for node in ast.walk(statement):
             if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
@@ -1243,9 +1268,8 @@ def may_carry(screen: Screen, loop: ast.For | ast.While) -> bool:
                 bound = (node.rest,)
             else:
                 continue
-            if any(name not in targets and (reads is None or name in reads) for name in bound):
-                return True
-    return False
+            found.update(name for name in bound if name not in targets and (reads is None or name in reads))
+    return frozenset(found)
 
 
 # Statements that make `Dataflow.impurity` reject a loop body wherever they stand in it.
@@ -1259,11 +1283,12 @@ _IMPURE_STATEMENTS = (
 _SUMMARISED_METHODS = frozenset(name.rsplit(".", 1)[1] for name in CALL_SUMMARIES)
 
 
-def surely_impure(screen: Screen, loop: ast.For) -> bool:
+def surely_impure(screen: Screen, loop: ast.For, appending: bool = False) -> bool:
     """Under-approximates `Dataflow.impurity(loop)` being found (the body cannot become a traced function): a
     statement it always rejects, a store into an object the body did not bind, or a call `call_blocker` always
     rejects. A loop that JF101 can rewrite is never surely impure; one that is, with a trip count known only at
-    trace time, is not reported either (a model's layers: `for i in range(self.num_layers): x = self.block(x)`)."""
+    trace time, is not reported either (a model's layers: `for i in range(self.num_layers): x = self.block(x)`).
+    `appending`: `impurity(loop, appendable=...)` (JF102), which lets `name.append(...)` through."""
     function = screen._function_of.get(id(loop))
     if function is None:
         return False
@@ -1279,8 +1304,16 @@ def surely_impure(screen: Screen, loop: ast.For) -> bool:
                 if any(_stores_outside(target, bound) for target in targets):
                     return True
             if isinstance(node, ast.Call) and _surely_impure_call(screen, node.func, params):
+                if appending and _appends_to_name(node):
+                    continue
                 return True
     return False
+
+
+def _appends_to_name(call: ast.Call) -> bool:
+    """`name.append(...)`."""
+    func = call.func
+    return type(func) is ast.Attribute and func.attr == "append" and type(func.value) is ast.Name
 
 
 def _stores_outside(target: ast.expr, bound: set[str]) -> bool:
@@ -1478,12 +1511,15 @@ _NEVER_ARRAYS = (
 )  # fmt: skip
 
 
-def surely_concrete_index(screen: Screen, loop: ast.For) -> bool:
+def surely_concrete_index(
+    screen: Screen, loop: ast.For, not_array: Callable[[ast.expr], bool] | None = None
+) -> bool:
     """Under-approximates `Dataflow.concrete_use(loop, [index])` finding a use that needs the loop index as a
     Python int: the index, or it plus or minus number literals, as a slice bound, an index into an attribute
     (`state.entities[i, :]`: is_array_like takes no attribute but `.T` for an array), an argument of a call not
     through an import (`block(x, i)`, `range(i)`), a truth value, a membership or identity test, an f-string, a
-    string's `%` or `n ** i`. Each is decided by the use alone, whatever the names in it hold."""
+    string's `%` or `n ** i`. Each is decided by the use alone, whatever the names in it hold, but for an index
+    into a base that `not_array` (if given) says `is_array_like` rejects (a name that cannot hold an array)."""
     if type(loop.target) is not ast.Name:
         return False
     index = loop.target.id
@@ -1495,10 +1531,12 @@ def surely_concrete_index(screen: Screen, loop: ast.For) -> bool:
                 parents[id(child)] = node
             if type(node) is ast.Name and node.id == index and type(node.ctx) is ast.Load:
                 uses.append(node)
-    return any(_needs_python_int(screen, use, parents) for use in uses)
+    return any(_needs_python_int(screen, use, parents, not_array) for use in uses)
 
 
-def _needs_python_int(screen: Screen, use: ast.Name, parents: dict[int, ast.AST]) -> bool:
+def _needs_python_int(
+    screen: Screen, use: ast.Name, parents: dict[int, ast.AST], not_array: Callable[[ast.expr], bool] | None = None
+) -> bool:
     """`Dataflow._climb` from one use of the index, where its outcome does not depend on kinds or arrays."""
     child = use
     while True:
@@ -1539,7 +1577,7 @@ def _needs_python_int(screen: Screen, use: ast.Name, parents: dict[int, ast.AST]
         base = parent.value
         if type(base) is ast.Attribute and base.attr == "at":
             base = base.value
-        return _surely_not_array_like(base)
+        return _surely_not_array_like(base) or (not_array is not None and not_array(base))
     return False
 
 
@@ -1858,7 +1896,8 @@ class _KindEval:
         env = self.envs.get(id(scope))
         if env is None:
             traced = self.params.get(scope.function, ())
-            env = self.envs[id(scope)] = {name: (name in traced, True) for name in scope.params}
+            unknown = _never_static_params(self.screen).get(scope.function, ())
+            env = self.envs[id(scope)] = {name: (name in traced, name not in unknown) for name in scope.params}
             for name, _ in scope.bindings:
                 env.setdefault(name, _STATIC)
             changed = True
@@ -1911,6 +1950,8 @@ class _KindEval:
             if parts is not None and single_import(self.screen, parts[0]):
                 return _STATIC  # a module attribute (`jnp.float32`): `names.qualified` gives it
             t, s = self.kind(expr.value, scope, names, local)
+            if not s and type(expr.value) is ast.Name and (expr.value.id, expr.attr) in _static_attributes(self.screen):
+                s = True  # `self.features`: TracedAnalysis._static_attribute may find it STATIC
             return (t, True) if parts is not None and parts[0] in self.screen.imports else (t, s)
         if kind is ast.Subscript:
             return join([expr.value, *_slice_parts(expr.slice)])
@@ -2021,6 +2062,72 @@ class _KindEval:
         if parts is not None and any(q.startswith(ARRAY_NAMESPACES) for q in self.screen.qualified_names(parts)):
             return tt, ts
         return _UNKNOWN
+
+
+@_once_per_screen
+def _never_static_params(screen: Screen) -> dict[int, frozenset[str]]:
+    """id(function): parameters whose TracedAnalysis kind surely ends above STATIC (UNKNOWN or TRACED), so that
+    `may_kind` gives them no STATIC part. Kinds only grow there (`_mark` joins with max), so one source giving
+    UNKNOWN or TRACED settles it: the project's facts (`project_seeds`: a parameter they give no STATIC kind),
+    and the nesting of a function in one surely traced (`_propagate_from` marks nested functions with every
+    parameter UNKNOWN), where a surely traced function is a project seed or nested in one, and not one that
+    may be handed to a host callback. A parameter the project makes static as a whole (`"*"`) is left out;
+    its fields (`self.features`) are `_static_attributes`. In the 10 real trees: `range(self.num_agents)` and `range(n)` in a
+    nested helper of a jitted function are of kind UNKNOWN, and JF101/JF102 never report them."""
+    facts = screen.project
+    if not facts or not facts.traced:
+        return {}
+    from jaxfix.analysis.project import STATIC
+    from jaxfix.analysis.traced import HOST_CALLBACKS
+
+    kinds = _kinds(screen)
+    qualnames = {id(node): q for q, node in screen.qualified_defs.items()}
+    host_named: set[str] = set()  # names and lambdas a host callback's arguments mention: maybe `_host_only`
+    host_lambdas: set[int] = set()
+    for call, _ in kinds.calls:
+        if screen.may_resolve_to(call.func, HOST_CALLBACKS):
+            for argument in (*call.args, *(k.value for k in call.keywords)):
+                for inner in ast.walk(argument):
+                    if type(inner) is ast.Name:
+                        host_named.add(inner.id)
+                    elif type(inner) is ast.Lambda:
+                        host_lambdas.add(id(inner))
+
+    def may_be_host_only(function: ast.AST) -> bool:
+        return id(function) in host_lambdas if type(function) is ast.Lambda else function.name in host_named
+
+    found: dict[int, frozenset[str]] = {}
+
+    def settle(function: ast.AST, unknown: Iterable[str]) -> None:
+        attrs = facts.static_attrs.get(qualnames.get(id(function), ""), {})
+        found[id(function)] = found.get(id(function), frozenset()) | {p for p in unknown if "*" not in attrs.get(p, ())}
+
+    surely_traced: list[ast.AST] = []
+    for function in screen.project_seeds:
+        given = facts.traced[qualnames[id(function)]][1]
+        settle(function, [p for p in kinds.scopes[id(function)].params if given.get(p, STATIC + 1) != STATIC])
+        surely_traced.append(function)
+    seen: set[int] = set()
+    while surely_traced:
+        outer = surely_traced.pop()
+        if id(outer) in seen:
+            continue
+        seen.add(id(outer))
+        for nested in kinds.scopes[id(outer)].nested:
+            if not may_be_host_only(nested):
+                settle(nested, kinds.scopes[id(nested)].params)
+                surely_traced.append(nested)
+    return found
+
+
+@_once_per_screen
+def _static_attributes(screen: Screen) -> frozenset[tuple[str, str]]:
+    """(parameter, attribute) pairs the project's facts make static in some function of the module: where
+    TracedAnalysis._static_attribute may find `param.attribute` STATIC whatever the parameter's kind."""
+    facts = screen.project
+    if not facts:
+        return frozenset()
+    return frozenset((p, a) for attrs in facts.static_attrs.values() for p, names in attrs.items() for a in names)
 
 
 def _lambda_params(function: ast.AST) -> list[str]:
