@@ -9,6 +9,7 @@ import libcst as cst
 
 from jaxfix.analysis.dataflow import activity
 from jaxfix.analysis.jit import only_arithmetic
+from jaxfix.analysis.screen import _bindings, ast_target_names
 from jaxfix.analysis.syntax import walk
 from jaxfix.analysis.traced import FUNCTION_MAKERS
 from jaxfix.codemod import Codemod, Invalid, Valid
@@ -49,6 +50,27 @@ _BOUNDARIES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 def _may_name(screen, func: ast.AST, last: str) -> bool:
     """Cheaper than resolving, and implied by it: an attribute `.last`, or a name that an import binds."""
     return func.attr == last if isinstance(func, ast.Attribute) else isinstance(func, ast.Name) and func.id in screen.imports
+
+
+def _calls_what_the_loop_binds(function: ast.AST, loop: ast.AST) -> bool:
+    """Whether a jitted def calls something the innermost loop around it rebinds as its target and the def does
+    not bind itself (`for layer in layers:` around `@jax.jit def f(x): return layer(x)`): a name it reads from
+    outside that the loop changes, so `_decide` finds no loop to hoist it out of and `_calls_any` declines (a
+    different program on each iteration, compiled once either way). No finding comes of such a def."""
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or not isinstance(loop, (ast.For, ast.AsyncFor)):
+        return False
+    changed = {name for name in ast_target_names(loop.target) if not _bindings(function, name)}
+    if not changed:
+        return False
+    for statement in function.body:
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Call):
+                root = node.func
+                while isinstance(root, ast.Attribute):
+                    root = root.value
+                if isinstance(root, ast.Name) and root.id in changed:
+                    return True
+    return False
 
 
 def _root_name(target: cst.Attribute) -> str | None:
@@ -244,7 +266,7 @@ class JitInLoop(Codemod):
         """A finding needs, in the body of a loop with no def, lambda or class between, a call that may be
         `jax.jit` with one positional argument (a lambda, a call that may be `partial`, an attribute chain that
         starts with a name, the name of some def or of an import), or a def with one decorator that may be jit
-        (`_may_jit`)."""
+        (`_may_jit`) that calls nothing the innermost loop binds as its target (`_calls_what_the_loop_binds`)."""
         jit = frozenset({_JIT})
         candidates: list[ast.AST] = []
         for node in screen.imported_calls:
@@ -278,15 +300,20 @@ class JitInLoop(Codemod):
         boundaries = screen.nodes_of(*_BOUNDARIES)
         loops = screen.nodes_of(ast.For, ast.AsyncFor, ast.While)
 
-        def looped(node: ast.AST) -> bool:  # `_loops(node)` is not empty: by positions, since blocks nest
+        def innermost(node: ast.AST) -> ast.AST | None:  # `_loops(node)[0]`: by positions, since blocks nest
             where = _start(node)
             inner = max((_start(b) for b in boundaries if b is not node and _start(b) <= where < _end(b)), default=None)
-            return any(
-                _start(loop.body[0]) <= where < _end(loop.body[-1]) and (inner is None or _start(loop) > inner)
-                for loop in loops
-            )
+            around = [
+                loop for loop in loops
+                if _start(loop.body[0]) <= where < _end(loop.body[-1]) and (inner is None or _start(loop) > inner)
+            ]
+            return max(around, key=_start, default=None)
 
-        return any(looped(node) for node in candidates)
+        for node in candidates:
+            loop = innermost(node)
+            if loop is not None and not _calls_what_the_loop_binds(node, loop):
+                return True
+        return False
 
     # ---- matching ----------------------------------------------------------------------------------------
 

@@ -9,12 +9,26 @@ from libcst.metadata import ScopeProvider
 
 from jaxfix.analysis.dataflow import activity
 from jaxfix.analysis.jit import jit_keywords, jitted_functions, only_arithmetic, static_parameters
-from jaxfix.analysis.screen import names_called_in_loops
 from jaxfix.analysis.syntax import walk
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Safety
 
 _LOOPS = (cst.For, cst.While)
+_FLOAT_RANGES = frozenset({"numpy.linspace", "numpy.geomspace", "numpy.logspace"})
+
+
+def _may_make_floats(screen, node: ast.AST) -> bool:
+    """Whether `node` is what `_float_expression` or `_float_iterable` takes for a float: a float literal, a true
+    division, a call of `float` or of what may be `np.linspace` (`_varies` finds every one of them inside the
+    loop it blames: in the argument, the loop's iterable or an assignment in its body)."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, float)
+    if isinstance(node, ast.BinOp):
+        return isinstance(node.op, ast.Div)
+    if isinstance(node, ast.Call):
+        func = node.func
+        return isinstance(func, ast.Name) and func.id == "float" or screen.may_resolve_to(func, _FLOAT_RANGES)
+    return False
 
 
 class StaticFloatArg(Codemod):
@@ -107,7 +121,9 @@ class StaticFloatArg(Codemod):
     @classmethod
     def may_match_tree(cls, screen) -> bool:
         """A finding needs a module-level def or assignment whose decorator or value passes `static_argnums`
-        or `static_argnames`, called by name inside a loop."""
+        or `static_argnames`, called by name inside a loop that holds what `_varies` calls a float: a float
+        literal, a true division, `float(...)`, or a call that may be `np.linspace` and its kin
+        (`_may_make_floats`)."""
         candidates = set()
         for stmt in screen.tree.body:
             if isinstance(stmt, ast.FunctionDef):
@@ -119,7 +135,12 @@ class StaticFloatArg(Codemod):
                     candidates.update(t.id for t in stmt.targets if isinstance(t, ast.Name))
         if not candidates:
             return False
-        return not candidates.isdisjoint(names_called_in_loops(screen))
+        for loop in screen.nodes_of(ast.For, ast.AsyncFor, ast.While):
+            nodes = list(ast.walk(loop))
+            called = {n.func.id for n in nodes if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+            if not candidates.isdisjoint(called) and any(_may_make_floats(screen, n) for n in nodes):
+                return True
+        return False
 
     def visit_Module(self, node: cst.Module) -> None:
         jitted = list(jitted_functions(self.context, node))

@@ -240,6 +240,13 @@ PROBES = [
     ("jit_in_loop", "import jax\ndef run(xs):\n    for x in xs:\n        def g(y):\n            return y\n        h = jax.jit(g)\n"),
     ("jit_in_loop", "import jax\nfrom functools import partial\ndef g(n, y):\n    return y\nfor x in range(3):\n"
      "    h = jax.jit(partial(g, x))\n"),
+    # JF502: a def calling the variable of an outer loop, hoisted out of the inner one
+    ("jit_in_loop", "import jax\ndef run(layers, x):\n    for layer in layers:\n        for i in range(3):\n"
+     "            @jax.jit\n            def f(y):\n                return layer(y)\n            x = f(x)\n    return x\n"),
+    # JF503: floats from a linspace-like call, through an import of it
+    ("static_float_arg", "import jax\nfrom numpy import geomspace as g\nfrom functools import partial\n"
+     "@partial(jax.jit, static_argnums=1)\ndef f(x, lr):\n    return x * lr\n\ndef run(x):\n    for lr in g(1, 2, 5):\n"
+     "        x = f(x, lr)\n    return x\n"),
     # JF801: a mask may be a name whose bindings hold a boolean seed (through other names, a dtype, jaxtyping's
     # Bool), in the scope the name is read (a closure, a method), or an index written `x[m,]`
     ("boolean_mask", "import jax\n@jax.jit\ndef f(x):\n    return x[x > 0,]\n"),
@@ -277,6 +284,16 @@ PROBES = [
     ("donate_argnums", _LOSS + "class T:\n    def train(self, x):\n        @jax.jit\n        def _step(p, x):\n"
      "            g = jax.grad(loss)(p, x)\n            return p - 0.1 * g\n        p = x * 2.0\n"
      "        p = _step(p, x)\n        return p\n"),
+    # JF501: calls of a step the screen cannot place (a `global` declaration), a method rebinding `self.p`, a
+    # result unpacked then relayed in a loop
+    ("donate_argnums", _LOSS + "@jax.jit\ndef _step(p, x):\n    g = jax.grad(loss)(p, x)\n    return p - 0.1 * g\n\n"
+     "def train(x):\n    global _step\n    p = x * 2.0\n    p = _step(p, x)\n    return p\n"),
+    ("donate_argnums", _LOSS + "from functools import partial\nclass L:\n    def __init__(self):\n"
+     "        self.p = jax.numpy.zeros(3)\n    @partial(jax.jit, static_argnums=0)\n    def update(self, p, x):\n"
+     "        g = jax.grad(loss)(p, x)\n        return p - 0.1 * g\n    def run(self, x):\n"
+     "        self.p = self.update(self.p, x)\n"),
+    ("donate_argnums", _LOSS + "@jax.jit\ndef _step(p, x):\n    g = jax.grad(loss)(p, x)\n    return p - 0.1 * g, g\n\n"
+     "def train(x):\n    p = x * 2.0\n    for _ in range(3):\n        new, g = _step(p, x)\n        p = new\n    return p\n"),
     # JF301: each form, walking a count (`range(len(s.xs))` is one), the rows of an annotated parameter, or a name
     # bound by a bare annotation; the stacking function through any import
     ("batch_loop_to_vmap", _BATCH + "def g(a, xs: jax.Array):\n"
@@ -536,6 +553,77 @@ def test_donation_needs_a_training_step() -> None:
     plain = good.replace("    g = jax.grad(loss)(p, x)\n    return p - 0.1 * g\n", "    return jnp.sin(p) * x\n")
     assert codemod.may_match(plain)
     assert not passes(plain, codemod) and unscreened(plain, codemod) == []
+
+
+def test_donation_needs_calls_that_all_rebind_one_argument() -> None:
+    codemod = codemod_for_module("donate_argnums")
+    step = _LOSS + "@jax.jit\ndef _step(p, x):\n    g = jax.grad(loss)(p, x)\n    return p - 0.1 * g\n\n"
+    train = step + "def train(x):\n    p = x * 2.0\n    p = _step(p, x)\n    return p\n"
+    # flax's notebooks: the result is a loss; optax's tests: one call drops the result; flax's sst2: the step
+    # passed as a value; optax's pmap test: `fn_update = jax.pmap(fn_update)` binds the name twice
+    rejected = [
+        train.replace("    p = _step(p, x)\n", "    loss = _step(p, x)\n"),
+        train.replace("    p = _step(p, x)\n", "    p = _step(p, x)\n    _ = _step(p, x)\n"),
+        train.replace("    return p\n", "    run(_step)\n    return p\n"),
+        train.replace("@jax.jit\ndef _step", "def _step").replace("\ndef train", "_step = jax.jit(_step)\n\ndef train"),
+        train.replace("    return p\n", "    f = lambda q: _step(q, x)\n    return p\n"),
+    ]
+    for text in rejected:
+        assert codemod.may_match(text)
+        assert not passes(text, codemod) and unscreened(text, codemod) == [], text
+    # rebound through `p = new`; a call in a function whose own `_step` is another: not one of the step's calls
+    kept = [
+        train,
+        train.replace("    p = _step(p, x)\n", "    new = _step(p, x)\n    p = new\n"),
+        step + "def helper(_step, p):\n    return _step(p)\n\n" + train[len(step):],
+    ]
+    for text in kept:
+        assert passes(text, codemod) and unscreened(text, codemod), text
+
+
+def test_donation_of_a_method_needs_every_attribute_of_its_name_to_call_it_on_self() -> None:
+    codemod = codemod_for_module("donate_argnums")
+    # haiku's impala learner: `logs.update({...})` beside `self.update(...)`
+    text = _LOSS + (
+        "from functools import partial\n\nclass L:\n    @partial(jax.jit, static_argnums=0)\n"
+        "    def update(self, p, x):\n        g = jax.grad(loss)(p, x)\n        return p - 0.1 * g\n\n"
+        "    def run(self, x, logs):\n        p = x * 2.0\n        p = self.update(p, x)\n"
+        "        logs.update({})\n        return p\n"
+    )
+    assert codemod.may_match(text)
+    assert not passes(text, codemod) and unscreened(text, codemod) == []
+    kept = text.replace("        logs.update({})\n", "")
+    assert passes(kept, codemod) and unscreened(kept, codemod)
+
+
+def test_jit_in_loop_leaves_a_def_calling_what_the_loop_binds() -> None:
+    codemod = codemod_for_module("jit_in_loop")
+    # flax's spmd test: `for layer in layers:` around a jitted def that calls `layer` (a different program each
+    # iteration: declined); a def calling anything else in the same place is reported
+    text = (
+        "import jax\n\ndef run(layers, x, g):\n    for layer in layers:\n        @jax.jit\n"
+        "        def f(y):\n            return layer.apply(y)\n        x = f(x)\n    return x\n"
+    )
+    assert codemod.may_match(text)
+    assert not passes(text, codemod) and unscreened(text, codemod) == []
+    for other in ("g(y)", "g(layer)"):
+        kept = text.replace("layer.apply(y)", other)
+        assert passes(kept, codemod) and unscreened(kept, codemod), other
+
+
+def test_static_float_needs_a_float_in_the_loop_around_the_call() -> None:
+    codemod = codemod_for_module("static_float_arg")
+    # numpyro's optimizer test: `opt_state = step(opt_state, opt)` with `opt` static, in a loop with no float
+    text = (
+        "import jax\nfrom functools import partial\n\n@partial(jax.jit, static_argnums=1)\ndef f(x, lr):\n"
+        "    return x * lr\n\ndef run(x, lr):\n    for i in range(3):\n        lr = lr * 2\n        x = f(x, lr)\n"
+        "    return x\n"
+    )
+    assert codemod.may_match(text)
+    assert not passes(text, codemod) and unscreened(text, codemod) == []
+    for float_ in ("lr * 0.5", "lr / 2", "float(lr)"):
+        kept = text.replace("lr * 2", float_)
+        assert passes(kept, codemod) and unscreened(kept, codemod), float_
 
 
 def test_vmap_batches_need_what_may_be_arrays() -> None:
