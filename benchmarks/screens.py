@@ -8,7 +8,7 @@ goes to LibCST when some rule that passes it does not answer from the `ast`. A r
 findings is where a sharper screen saves the most; every file that passes some screen costs a LibCST parse and
 its scope metadata (0.1-0.5 s for a file of a few hundred lines, against milliseconds for `ast`).
 
---verify runs each selected rule WITHOUT its `ast` screen on every file its text screen passes and compares the
+Notebooks count as the module of their code cells. --verify runs each selected rule WITHOUT its `ast` screen on every file its text screen passes and compares the
 findings with the screened run: a screen that hides a finding on real code shows up here (the test suite does
 the same on the corpus, tests/test_screens.py). It is slow: LibCST on every such file.
 """
@@ -28,22 +28,29 @@ from libcst.metadata import MetadataWrapper
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # jaxfix from this checkout
 
-from jaxfix import engine, registry  # noqa: E402
+from jaxfix import engine, notebook, registry  # noqa: E402
 from jaxfix.analysis.screen import Screen  # noqa: E402
 
 
 def _sources(paths: list[str]) -> list[tuple[str, str, object]]:
     """(path, text, the module's facts from the project index): each path given is checked as its own project,
-    as `jaxfix check PATH` would."""
+    as `jaxfix check PATH` would. A notebook's text is its code cells as one module, as the engine checks it."""
     found = []
     for path in map(Path, paths):
-        files = [path] if path.is_file() else sorted(path.rglob("*.py"))
+        files = [path] if path.is_file() else sorted([*path.rglob("*.py"), *path.rglob("*.ipynb")])
         project = engine.project_of([str(f) for f in files]) if files else None
         for file in files:
             try:
-                found.append((str(file), file.read_text(encoding="utf-8"), project.facts_for(str(file)) or None))
-            except (OSError, UnicodeDecodeError):
-                pass
+                if notebook.is_notebook(str(file)):
+                    book = notebook.read(file.read_bytes())
+                    if book.skip_reason() is not None:
+                        continue
+                    text = book.module()[0]
+                else:
+                    text = file.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError, notebook.NotebookError):
+                continue
+            found.append((str(file), text, project.facts_for(str(file)) or None))
     return found
 
 

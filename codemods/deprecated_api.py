@@ -14,7 +14,7 @@ from typing import Sequence
 import libcst as cst
 from libcst.metadata import ImportAssignment, QualifiedNameSource, ScopeProvider
 
-from jaxfix.analysis.screen import Screen, dotted, libcst_span, single_import, source_bytes
+from jaxfix.analysis.screen import Screen, _other_bindings, dotted, libcst_span, single_import, source_bytes
 from jaxfix.analysis.syntax import dotted_name
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Diagnostic, Fix, ImportSpec, Position, Safety
@@ -1434,81 +1434,126 @@ def _hints(screen: Screen, table: ApiTable) -> list[tuple[ast.expr, Api]] | None
     None where the module may hold any other finding of this rule or anything that makes the answer less than
     plain:
     - every import that names a row of the table is `from jax.random import PRNGKey [as x]` (the LibCST run
-      reports nothing else of it); no import's module path runs through a row;
+      reports nothing else of it) or sits in a shim (`_guards`); no import's module path runs through a row;
     - a dotted name resolves through the module's imports as LibCST does only where its first name is bound by
       absolute imports of one and the same thing, at module level among them, and by nothing else anywhere (no
-      assignment, parameter, def, class, `global`, relative import, ...: `single_import`); a name that resolves
-      to a row otherwise is undecided;
+      assignment, parameter, def, class, `global`, relative import, ...: `single_import`); one that module-level
+      imports alone bind to several things (`try: from jax import enable_x64` / `except ImportError: from
+      jax.experimental import enable_x64`) resolves to nothing, as LibCST's qualified names then disagree; a name
+      that resolves to a row otherwise is undecided;
     - a reference that resolves to a row other than a hint or a moved module (whose references the LibCST run
       leaves alone: it rewrites their imports), that is assigned or deleted, sits in an f-string, or
       sits under an `if`/`while`/conditional expression whose header mentions hasattr or version (`_guarded`'s
-      shims, judged on a wider text than the test's own) is undecided. In the body of a `try` that catches
-      ImportError/AttributeError, or of such a handler, the LibCST run reports nothing (`_guarded`), and neither
-      does this.
+      shims, judged on a wider text than the test's own) is undecided, unless it sits in a shim that `_guards`
+      is sure of: there the LibCST run reports nothing (`_guarded`), and neither does this.
     tests/test_tree_findings.py compares the answer with the LibCST run on the corpus, examples and probes."""
     try:
-        imports = _plain_imports(screen, table)
+        guards, doubtful = _guards(screen)
+        imports = _plain_imports(screen, table, guards)
         if not imports:
             return []
-        return _hint_references(screen, imports, table)
+        return _hint_references(screen, imports, table, guards, doubtful)
     except _Undecided:
         return None
 
 
-def _plain_imports(screen: Screen, table: ApiTable) -> dict[str, set[str] | None]:
-    """Every name an absolute import binds → the one full name it stands for where `single_import` says so,
-    else None. Undecided where an import names a row of the table (other than `from jax.random import PRNGKey`)."""
+def _guards(screen: Screen) -> tuple[list[tuple[ast.AST, ast.AST]], list[ast.AST]]:
+    """The shims where `DeprecatedApi._guarded` surely holds, as (first, last) nodes: the body of a `try` that
+    catches a missing API and such a handler's body; the body and `else` of an `if`/`while` and the branches of a
+    conditional expression whose test's own text has `hasattr` or (in any case) `version` (LibCST's code of the
+    test holds that text and maybe its parentheses). Beside them, what may be a shim or hides positions: tests
+    whose header's wider text names a shim word (comments included), and f-strings."""
+    guards: list[tuple[ast.AST, ast.AST]] = []
+    doubtful: list[ast.AST] = []
+    for node in screen.nodes_of(ast.Try, ast.If, ast.While, ast.IfExp, ast.JoinedStr):
+        kind = type(node)
+        if kind is ast.Try:
+            catching = [h for h in node.handlers if _catches_missing_ast(h)]
+            if catching:
+                guards.append((node.body[0], node.body[-1]))
+                guards.extend((h.body[0], h.body[-1]) for h in catching)
+        elif kind is ast.JoinedStr:
+            doubtful.append(node)  # `ast` positions inside f-strings are not LibCST's in every Python this runs on
+        elif _mentions_shim(screen, node):
+            doubtful.append(node)
+            test = node.test
+            text = source_bytes(screen, (test.lineno, test.col_offset), (test.end_lineno, test.end_col_offset))
+            if b"hasattr" in text or b"version" in text.lower():
+                if kind is ast.IfExp:
+                    guards.extend(((node.body, node.body), (node.orelse, node.orelse)))
+                else:
+                    guards.extend((block[0], block[-1]) for block in (node.body, node.orelse) if block)
+    return guards, doubtful
+
+
+def _plain_imports(screen: Screen, table: ApiTable, guards) -> dict[str, set[str] | None]:
+    """Every name an absolute import binds → the full names it stands for where `single_import` says so, or none
+    where module-level imports alone bind it to several (`_only_module_imports`: LibCST gives no one name), else
+    None. Undecided where an import outside the `guards` names a row of the table (other than `from jax.random
+    import PRNGKey`): the LibCST run reports nothing of an import in a shim."""
     for statement, _ in screen.statements:
         if isinstance(statement, ast.Import):
-            if any(table.lookup(a.name) for a in statement.names):
+            if any(table.lookup(a.name) for a in statement.names) and not _guarded(statement, guards):
                 raise _Undecided  # `import jax.random.PRNGKey`: the LibCST run resolves the alias itself
         elif isinstance(statement, ast.ImportFrom) and statement.module and not statement.level:
-            if table.lookup(statement.module):
+            if table.lookup(statement.module) and not _guarded(statement, guards):
                 raise _Undecided
             for alias in statement.names:
                 found = table.lookup(f"{statement.module}.{alias.name}") if alias.name != "*" else None
                 if found is not None and (found[0].old != "jax.random.PRNGKey" or statement.module != "jax.random"):
-                    raise _Undecided  # another row: its own reports (moved modules, unused removed names, ...)
-    return {local: (fulls if single_import(screen, local) else None) for local, fulls in screen.imports.items()}
+                    if not _guarded(statement, guards):
+                        raise _Undecided  # another row: its own reports (moved modules, unused removed names, ...)
+    several = _only_module_imports(screen)
+    return {
+        local: fulls if single_import(screen, local) else set() if len(fulls) > 1 and local in several else None
+        for local, fulls in screen.imports.items()
+    }
 
 
-def _hint_references(screen: Screen, imports: dict[str, set[str] | None], table: ApiTable) -> list[tuple[ast.expr, Api]]:
+def _only_module_imports(screen: Screen) -> frozenset[str]:
+    """The names that only absolute imports at module level bind (LibCST's scope of every use of one then holds
+    all those imports, and nothing else)."""
+    module, elsewhere = set(), set()
+    for statement, scope in screen.statements:
+        if isinstance(statement, (ast.Import, ast.ImportFrom)):
+            names = module if scope is screen.tree and not getattr(statement, "level", 0) else elsewhere
+            names.update((a.asname or a.name).split(".")[0] for a in statement.names if a.name != "*")
+    return frozenset(module - elsewhere - _other_bindings(screen))
+
+
+def _guarded(node: ast.AST, guards) -> bool:
+    return any(_within(node, guard) for guard in guards)
+
+
+def _hint_references(
+    screen: Screen, imports: dict[str, set[str] | None], table: ApiTable, guards, doubtful
+) -> list[tuple[ast.expr, Api]]:
     """What `DeprecatedApi._reference` reports as hints: each outermost dotted name (not the `.value` of an
     attribute) that resolves to a hint's row, cut to the row's own name (`jax.random.PRNGKey` of `...PRNGKey.__doc__`).
-    Which constructs enclose a reference is read from positions (`ast` spans nest), not from a walk with a stack."""
+    Which constructs enclose a reference is read from positions (`ast` spans nest), not from a walk with a stack;
+    only for the names that resolve to a row (most resolve to none)."""
     inner: set[int] = set()
     named: list[ast.expr] = []
-    shims: list[tuple[ast.AST, ast.AST]] = []  # (first, last) statements of the body or a handler of a `try`
-    # that catches a missing API
-    doubtful: list[ast.AST] = []  # shim-like tests, f-strings
-    for node in screen.nodes_of(ast.Attribute, ast.Name, ast.Try, ast.If, ast.While, ast.IfExp, ast.JoinedStr):
-        kind = type(node)
-        if kind is ast.Attribute:
+    for node in screen.nodes_of(ast.Attribute, ast.Name):
+        if type(node) is ast.Attribute:
             inner.add(id(node.value))
-            named.append(node)
-        elif kind is ast.Name:
-            named.append(node)
-        elif kind is ast.Try:
-            catching = [h for h in node.handlers if _catches_missing_ast(h)]
-            if catching:
-                shims.append((node.body[0], node.body[-1]))
-                shims.extend((h.body[0], h.body[-1]) for h in catching)
-        elif kind in (ast.If, ast.While, ast.IfExp):
-            if _mentions_shim(screen, node):
-                doubtful.append(node)
-        elif kind is ast.JoinedStr:
-            doubtful.append(node)  # `ast` positions inside f-strings are not LibCST's in every Python this runs on
+        named.append(node)
+    fstrings = [span for span in doubtful if type(span) is ast.JoinedStr]
     found = []
     for node in named:
         if id(node) in inner:
             continue
-        hint = _hint_target(screen, node, imports, table)
+        try:
+            hint = _hint_target(screen, node, imports, table)
+        except _Undecided:
+            hint = _Undecided
         if hint is None:
             continue
-        if any(_within(node, span) for span in doubtful):
+        if _guarded(node, guards) and not _guarded(node, fstrings):
+            continue  # `_guarded`: the LibCST run reports nothing of any row here
+        if hint is _Undecided or _guarded(node, doubtful):
             raise _Undecided
-        if not any(_within(node, shim) for shim in shims):  # `_guarded`
-            found.append(hint)
+        found.append(hint)
     return found
 
 
@@ -1524,6 +1569,8 @@ def _hint_target(
     if fulls is None:  # bound in other ways too: LibCST's answer depends on scopes
         if any(table.lookup(q) for q in screen.qualified_names(parts)):
             raise _Undecided
+        return None
+    if not fulls:  # several imports: LibCST gives the name no one qualified name
         return None
     (full,) = fulls
     qualified = ".".join((full, *parts[1:]))

@@ -8,7 +8,7 @@ import ast
 import libcst as cst
 
 from jaxfix.analysis.dataflow import activity
-from jaxfix.analysis.screen import array_bindings
+from jaxfix.analysis.screen import _once_per_screen, dotted, single_import
 from jaxfix.analysis.syntax import target_names, walk
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Safety
@@ -112,18 +112,20 @@ class ManualReplication(Codemod):
     def may_match_tree(cls, screen) -> bool:
         """A finding needs a call of jnp.stack/array/asarray whose first argument repeats one value as
         `_repeated` reads it: `[x] * n`, `n * [x]`, or `[x for _ in range(n)]` with an `x` that calls nothing and
-        reads no loop variable. jnp.array and jnp.asarray also need `x` to be a name that ArrayAnalysis may prove
-        an array (a binding of it that may make one: `array_bindings`)."""
+        reads no loop variable, and that is not surely an argument of `jax.device_put` and the like
+        (`_placed_on_devices`). jnp.array and jnp.asarray also need `x` to be a name that ArrayAnalysis may prove
+        an array where it is read (`Screen.may_hold_array`)."""
+        found = []
         for node in screen.imported_calls:
             if node.args and screen.may_resolve_to(node.func, _BUILDERS):
                 value = _repeated_form(node.args[0])
-                if value is None:
-                    continue
-                if screen.may_resolve_to(node.func, {"jax.numpy.stack"}):
-                    return True
-                if isinstance(value, ast.Name) and array_bindings(screen).get(value.id, frozenset()) & _ARRAY_KINDS:
-                    return True
-        return False
+                if value is not None and id(node) not in _placed(screen):
+                    if screen.may_resolve_to(node.func, {"jax.numpy.stack"}):
+                        return True
+                    if isinstance(value, ast.Name):
+                        found.append((node, value.id))
+        asked = frozenset(name for _, name in found)
+        return any(screen.may_hold_array(_reading_scope(screen, node), name, asked) for node, name in found)
 
     def visit_Call(self, node: cst.Call) -> None:
         if not node.args or node.args[0].keyword is not None or node.args[0].star:
@@ -213,7 +215,6 @@ class ManualReplication(Codemod):
 
 # ---- the screen ------------------------------------------------------------------------------------------------
 
-_ARRAY_KINDS = frozenset({"annotated", "value", "augmented"})  # bindings ArrayAnalysis may prove arrays
 _EVALUATED = (ast.Call, ast.Await, ast.Yield, ast.YieldFrom, ast.NamedExpr)
 _SCOPES = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
@@ -244,3 +245,38 @@ def _repeated_form(expr: ast.expr) -> ast.expr | None:
         if not isinstance(node, _SCOPES):
             stack.extend(ast.iter_child_nodes(node))
     return expr.elt
+
+
+@_once_per_screen
+def _placed(screen) -> frozenset[int]:
+    """id() of the arguments of the calls that surely are `_PLACEMENT` calls: a dotted name whose first name
+    only one absolute import binds (`single_import`), so that LibCST's qualified name is the import's."""
+    found: set[int] = set()
+    for call in screen.imported_calls:
+        parts = dotted(call.func)
+        if parts is None or not single_import(screen, parts[0]):
+            continue
+        (full,) = screen.imports[parts[0]]
+        if ".".join((full, *parts[1:])) in _PLACEMENT:
+            found.update(id(argument) for argument in (*call.args, *(k.value for k in call.keywords)))
+    return frozenset(found)
+
+
+def _reading_scope(screen, node: ast.AST) -> ast.AST:
+    """The def or module whose body holds `node`, past lambdas: a lambda (or comprehension, or class inside the
+    def) that binds the name itself makes it a name ArrayAnalysis never proves (a lambda's parameters are not a
+    def's, a comprehension's target is a loop's, a class body proves nothing), so asking the def around it errs
+    only towards "may"."""
+    index = screen._index
+    positions = _positions_of_scoped(screen)
+    scope = index.scopes[positions[id(node)]]
+    while isinstance(scope, ast.Lambda):
+        scope = index.scopes[positions[id(scope)]]
+    return scope if scope is not None else screen.tree
+
+
+@_once_per_screen
+def _positions_of_scoped(screen) -> dict[int, int]:
+    """id() of each call and lambda → its position in the screen's index."""
+    nodes = screen._index.nodes
+    return {id(nodes[p]): p for p in screen._positions((ast.Call, ast.Lambda))}

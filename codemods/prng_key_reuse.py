@@ -489,7 +489,7 @@ class _ScreenFlow:
             for child in ast_children(stmt):
                 state = self._expr(child, state)
             if self._body and isinstance(stmt, ast.Return) and stmt.value is not None:
-                self._returns_marked |= any(isinstance(n, ast.Name) and n.id in state for n in ast.walk(stmt.value))
+                self._returns_marked |= any(name in state for name in _value_names(stmt.value))
             return None
         if isinstance(stmt, ast.Assign):
             return self._bind_values(self._expr(stmt.value, state), [n for t in stmt.targets for n in _bound(t)], stmt.value)

@@ -657,6 +657,32 @@ def test_replication_needs_one_repeated_value_that_may_be_an_array() -> None:
     assert passes(texts[0].replace("def f(w, n)", "def f(w: jnp.ndarray, n)"), codemod)
 
 
+@pytest.mark.parametrize(
+    "text, near_miss",
+    [
+        # jraph: a name that another function binds to an array, read where a parameter binds it
+        ("import numpy as np\nimport jax.numpy as jnp\nw = jnp.ones(3)\ndef f(w, n):\n    return jnp.array([w] * n)\n",
+         ("def f(w, n)", "def f(v, n)")),
+        # numpyro: a parameter annotated otherwise than as an array, and rebound to one
+        ("import jax.numpy as jnp\ndef f(w: float | list, n):\n    w = jnp.ones(3)\n    return jnp.array([w] * n)\n",
+         ("w: float | list, ", "")),
+        ("import jax\nimport jax.numpy as jnp\ndef f(w: int, n):\n    g = lambda w: jnp.asarray([w] * n)\n"
+         "    return g\n", ("w: int, n):\n    g = lambda w:", "w: jax.Array, n):\n    g = lambda:")),
+        # flax: the copies are the point, one per device
+        ("import jax\nimport jax.numpy as jnp\ndef f(w, n, s):\n    return jax.device_put(jnp.stack([w] * n), s)\n",
+         ("jax.device_put(", "jax.jit(")),
+        ("import jax\nimport jax.numpy as jnp\ndef f(w, n, s):\n    return jax.device_put(s, x=jnp.stack([w] * n))\n",
+         ("import jax\n", "import jax\nif old:\n    import numpy as jax\n")),
+    ],
+)
+def test_replication_needs_a_name_proven_where_it_is_read_and_no_placement(text, near_miss) -> None:
+    codemod = codemod_for_module("manual_replication")
+    assert codemod.may_match(text)
+    assert not passes(text, codemod) and unscreened(text, codemod) == []
+    sibling = text.replace(*near_miss)
+    assert sibling != text and passes(sibling, codemod) and unscreened(sibling, codemod)
+
+
 def test_host_transfer_needs_a_result_of_the_step_in_the_same_loop() -> None:
     codemod = codemod_for_module("host_transfer_in_loop")
     # the transfer after the loop, or of the loop's own variable (haiku's and optax's training loops)
@@ -794,6 +820,20 @@ def test_key_drawn_twice_needs_no_rebinding_between() -> None:
     assert codemod.may_match(text)
     assert not passes(text, codemod)
     assert passes(text.replace("    rng, sub = jax.random.split(rng)\n    b", "    b"), codemod)
+
+
+def test_lax_body_must_return_a_consumed_key_as_the_carry_reads_it() -> None:
+    codemod = codemod_for_module("prng_key_reuse")
+    # numpyro's `_binom_inv_body_fn`: the carry that comes back is built of calls and arithmetic (`i + 1`), which
+    # the next step cannot read as a key; only names, through tuples and lists, carry one
+    text = (
+        "import jax\n\ndef run(key, xs):\n    def body(carry):\n        k, x = carry\n        y = jax.random.normal(k)\n"
+        "        return (g(k), x + y)\n    return jax.lax.while_loop(cond, body, (key, xs))\n"
+    )
+    assert codemod.may_match(text)
+    assert not passes(text, codemod) and unscreened(text, codemod) == []
+    sibling = text.replace("(g(k), x + y)", "[k, x + y]")
+    assert passes(sibling, codemod) and unscreened(sibling, codemod)
 
 
 def test_shape_needs_a_size_that_may_be_traced() -> None:
@@ -984,6 +1024,16 @@ def test_print_needs_a_value_traced_through_names_it_can_see() -> None:
     assert codemod.may_match(text)
     assert not passes(text, codemod) and unscreened(text, codemod) == []
     assert passes(text.replace("    def resolve():\n        return x\n", ""), codemod)
+
+
+def test_print_of_an_identity_test_prints_a_python_bool() -> None:
+    codemod = codemod_for_module("print_in_traced")
+    # flax's pytree guide: `m.left is m.right` is a Python bool at trace time, of tracers too
+    text = "import jax\n\n@jax.jit\ndef f(m):\n    print(f'{m.left is m.right = }', m.a is not m.b is m.c)\n    return m\n"
+    assert codemod.may_match(text)
+    assert not passes(text, codemod) and unscreened(text, codemod) == []
+    sibling = text.replace("m.a is not m.b is m.c", "m.a is not m.b == m.c")
+    assert passes(sibling, codemod) and unscreened(sibling, codemod)
 
 
 def test_elif_chain_needs_a_function_traced_through_names_it_can_see() -> None:

@@ -113,6 +113,19 @@ DECIDED = {  # modules the `ast` must answer for, and how many hints each holds
     "hinted_module_member": (_KEY + "n = jax.lib.xla_bridge.device_count()\nu = jax.util.safe_zip(a, b)\n", 2),
     "shim_handler": (_KEY + "try:\n    s = jax.sharding.NamedSharding\nexcept (ImportError, AttributeError):\n"
                      "    s = jax.sharding.PositionalSharding\n    k = jax.random.PRNGKey(0)\n", 0),
+    "hasattr_shim": (_KEY + "if hasattr(jax.random, 'key'):\n    k = jax.random.key(0)\nelse:\n    k = jax.random.PRNGKey(0)\n", 0),
+    "version_shim": (_KEY + "k = jax.random.key(0) if jax.__version__ > '0.4.16' else jax.random.PRNGKey(0)\n", 0),
+    "hasattr_shim_other_row": (_KEY + "if hasattr(jax, 'tree'):\n    f = jax.tree.map\nelif old:\n    f = jax.tree_map\n"
+                               "    g = (jax.tree_map)\nk = jax.random.PRNGKey(0)\n", 1),
+    "version_shim_other_row": (_KEY + "while (\n    jax.__VERSION__ < '0.4'  # a test in parentheses\n):\n    pass\n"
+                               "else:\n    f = jax.tree_map\n", 0),
+    "shim_handler_other_row": (_KEY + "try:\n    E = jax.errors.JaxRuntimeError\nexcept AttributeError:\n"
+                               "    try:\n        E = jax.lib.xla_extension.XlaRuntimeError\n    except Exception:\n"
+                               "        E = None\n", 0),
+    "shim_imports_of_several_homes": ("try:\n    from jax import enable_x64\nexcept ImportError:\n    from jax.experimental "
+                                      "import enable_x64\nwith enable_x64():\n    enable_x64.x = 1\nimport jax\n"
+                                      "k = jax.random.PRNGKey(0)\n", 1),
+    "conflicting_imports": ("import jax\nimport numpy as jax\nk = jax.random.PRNGKey(0)\n", 0),
     "other_handler": (_KEY + "try:\n    s = None\nexcept ValueError:\n    s = jax.sharding.PositionalSharding\n", 1),
 }
 UNDECIDED = {  # modules where the LibCST run decides (the `ast` would have to follow scopes or guess)
@@ -120,9 +133,11 @@ UNDECIDED = {  # modules where the LibCST run decides (the `ast` would have to f
     "assigned": ("from jax import random\nrandom = make()\nk = random.PRNGKey(0)\n"),
     "import_in_function": "def f():\n    import jax\n    return jax.random.PRNGKey(0)\n",
     "global": _KEY + "def f():\n    global jax\n    return jax.random.PRNGKey(0)\n",
-    "conflicting_imports": "import jax\nimport numpy as jax\nk = jax.random.PRNGKey(0)\n",
-    "hasattr_shim": _KEY + "if hasattr(jax.random, 'key'):\n    k = jax.random.key(0)\nelse:\n    k = jax.random.PRNGKey(0)\n",
-    "version_shim": _KEY + "k = jax.random.key(0) if jax.__version__ > '0.4.16' else jax.random.PRNGKey(0)\n",
+    "shim_word_in_a_comment": _KEY + "if old:  # jax version\n    k = jax.random.PRNGKey(0)\n",
+    "shim_word_in_a_comment_other_row": _KEY + "if old:  # HASATTR\n    f = jax.tree_map\n",
+    "several_homes_unguarded": "from jax import enable_x64\nfrom jax.experimental import enable_x64\n",
+    "several_homes_rebound": "try:\n    from jax import enable_x64\nexcept ImportError:\n    from jax.experimental "
+                             "import enable_x64\ndef f():\n    enable_x64 = g\nwith enable_x64():\n    pass\n",
     "fstring": _KEY + "s = f'{jax.random.PRNGKey(0)}'\n",
     "assigned_to": _KEY + "jax.random.PRNGKey = make\n",
     "deleted": _KEY + "del jax.random.PRNGKey\n",

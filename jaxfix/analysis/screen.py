@@ -396,9 +396,11 @@ class Screen:
                 for base in item_assignment_bases(target):
                     yield scope, base
 
-    def may_hold_array(self, scope: ast.AST, name: str) -> bool:
-        """Whether ArrayAnalysis may prove that `name`, read in `scope`, holds a JAX array (see `_arrays`)."""
-        arrays = self._arrays
+    def may_hold_array(self, scope: ast.AST, name: str, among: frozenset[str] | None = None) -> bool:
+        """Whether ArrayAnalysis may prove that `name`, read in `scope` (the def, class or module whose own body
+        reads it; lambdas and comprehensions left out), holds a JAX array (see `_arrays`). `among`: the names the
+        caller asks about, solved together (`name` among them); by default those item assignments update."""
+        arrays = self._arrays if among is None else self._arrays_among(among)
         if name in arrays.unscoped or name in arrays.declared.get(id(scope), ()):
             return name in arrays.names  # `:=`, `global`, `nonlocal`: which scope owns the name is not plain here
         key = (id(scope), name)
@@ -408,13 +410,20 @@ class Screen:
 
     @cached_property
     def _arrays(self) -> _Arrays:
+        """`_arrays_among` the names item assignments update."""
+        return self._arrays_among(frozenset(name for _, name in self.item_assignments()))
+
+    def _arrays_among(self, asked: frozenset[str]) -> _Arrays:
         """ArrayAnalysis proves a name of a function or module scope when every binding of it there makes an array,
         given the names it proves (a greatest fixed point). Here the same rule runs on fewer bindings, so it proves
         at least as much: the bindings whose scope is plain from the statements (assignments, loop, `with` and
         `except` targets, imports, defs, classes, parameters), each `:=` as a group of its own, nothing of class
         bodies (where ArrayAnalysis proves nothing), and a name read in a value counts as an array if it is one in
-        some scope. Only the names that item assignments update, and those their bindings read, are solved."""
-        result = _Arrays()
+        some scope. Only the names `asked`, and those their bindings read, are solved."""
+        memo = self.__dict__.setdefault("_arrays_memo", {})
+        if asked in memo:
+            return memo[asked]
+        result = memo[asked] = _Arrays()
         groups = result.groups
 
         def bind(scope: ast.AST, name: str, how: str, value: ast.AST | None = None) -> None:
@@ -475,7 +484,7 @@ class Screen:
         by_name: dict[str, list] = {}
         for key, bindings in candidates:
             by_name.setdefault(key[1], []).append((key, bindings))
-        wanted = {name for _, name in self.item_assignments() if name in by_name}
+        wanted = {name for name in asked if name in by_name}
         todo = list(wanted)
         while todo:
             for _, bindings in by_name[todo.pop()]:
@@ -1964,10 +1973,8 @@ class _KindEval:
         if kind is ast.BoolOp:
             return join(expr.values)
         if kind is ast.Compare:
-            if all(isinstance(op, (ast.Is, ast.IsNot)) for op in expr.ops) and all(
-                isinstance(c, ast.Constant) and c.value is None for c in expr.comparators
-            ):
-                return _STATIC
+            if all(isinstance(op, (ast.Is, ast.IsNot)) for op in expr.ops):
+                return _STATIC  # identity is a Python bool, of tracers too (`m.left is m.right`), as in TracedAnalysis
             return join((expr.left, *expr.comparators))
         if kind is ast.IfExp:
             return join((expr.test, expr.body, expr.orelse))
