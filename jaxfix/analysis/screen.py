@@ -606,9 +606,9 @@ class Screen:
                 outer = outer.parent
         return scopes
 
-    @staticmethod
-    def _function_scope(node: ast.AST, parent: "_Scope | None") -> "_Scope":
-        """A function's scope with its parameters: those without a default may be tracers."""
+    def _function_scope(self, node: ast.AST, parent: "_Scope | None") -> "_Scope":
+        """A function's scope with its parameters: those without a default may be tracers, those with an
+        annotation that may say array (`_may_annotate_array`) may hold arrays."""
         inner = _Scope(parent=parent, function=node)
         arguments = node.args
         positional = [*arguments.posonlyargs, *arguments.args]
@@ -626,7 +626,7 @@ class Screen:
         for argument in (*positional, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg):
             if argument is not None:
                 inner.bound.add(argument.arg)
-                if argument.annotation is not None and not _container_annotation(argument.annotation):
+                if argument.annotation is not None and _may_annotate_array(self, argument.annotation):
                     inner.arrays.add(argument.arg)
         return inner
 
@@ -2705,6 +2705,40 @@ def in_scoped_traced_function(screen: Screen, node: ast.AST) -> bool:
 
 
 # ---- array evidence from annotations (PredicateAnalysis.array_evidence) -------------------------------------------
+
+
+_ANNOTATED_ARRAYS = frozenset({"Array", "ArrayLike", "ndarray"})  # predicates._annotated_array's last parts
+_ARRAY_ANNOTATIONS = arrays._ARRAY_ANNOTATIONS | arrays._TRACED_ARRAY_ANNOTATIONS  # ArrayAnalysis._array_param's
+
+
+def _may_annotate_array(screen: Screen, annotation: ast.expr) -> bool:
+    """Whether a parameter's annotation may be evidence of an array for PredicateAnalysis.array_evidence: for
+    predicates._annotated_array, a name or attribute whose last part is `_ANNOTATED_ARRAYS`, bare or first in a
+    subscript that is no container (`Optional[jax.Array]`, `Float[Array, "n"]`); for ArrayAnalysis._array_param,
+    one that may resolve to `_ARRAY_ANNOTATIONS`, bare, as a subscript's head (`npt.NDArray[np.float32]`) or
+    first in a jaxtyping subscript. Dataflow's evidence skips parameters. Never a union (`bool | jax.Array`,
+    flax's `RefMap | None`), a string, or another class (gemma's `cache: Cache | None`)."""
+    if type(annotation) is ast.Subscript:
+        head = annotation.value
+        if screen.may_resolve_to(head, _ARRAY_ANNOTATIONS):
+            return True
+        first = annotation.slice
+        if type(first) is ast.Tuple and first.elts:
+            first = first.elts[0]
+        if type(first) is ast.Starred:
+            first = first.value
+        parts = dotted(head)
+        jaxtyping = parts is not None and any(q.startswith("jaxtyping.") for q in screen.qualified_names(parts))
+        if jaxtyping and screen.may_resolve_to(first, _ARRAY_ANNOTATIONS):
+            return True
+        if _container_annotation(annotation):
+            return False
+        annotation = first
+    if type(annotation) is ast.Attribute:
+        return annotation.attr in _ANNOTATED_ARRAYS or screen.may_resolve_to(annotation, _ARRAY_ANNOTATIONS)
+    return type(annotation) is ast.Name and (
+        annotation.id in _ANNOTATED_ARRAYS or screen.may_resolve_to(annotation, _ARRAY_ANNOTATIONS)
+    )
 
 
 def _container_annotation(annotation: ast.expr) -> bool:
