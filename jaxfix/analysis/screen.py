@@ -1179,16 +1179,75 @@ def _elif(node: ast.If) -> ast.If | None:
 def branch_tests(screen: Screen, *types: type[ast.AST]) -> Iterator[ast.AST]:
     """The nodes of these types (ast.If, ast.IfExp) in code TracedAnalysis may trace whose test PredicateAnalysis
     may prove to fail Python's truth test (`Screen.may_fail_truth`, strict: with parameters only of functions a
-    transformation or lax call seeds or traced code calls by name); an `if` of an `if`/`elif` chain (JF204's)
-    never."""
+    transformation or lax call seeds or traced code calls by name); an `if` of an `if`/`elif` chain (JF204's),
+    or one `surely_guarded_ifs` holds, never."""
     nodes = list(traced_nodes(screen, *types))
-    chained = set()
+    chained = set(surely_guarded_ifs(screen))
     for node in nodes:
         if isinstance(node, ast.If) and (link := _elif(node)) is not None:
             chained.update((id(node), id(link)))
     for node in nodes:
         if id(node) not in chained and screen.may_fail_truth(node.test, strict=True):
             yield node
+
+
+_TRACER_ERRORS = frozenset({"Exception", "BaseException", "TypeError", "jax.core.ConcretizationTypeError"})
+
+
+@_once_per_screen
+def surely_guarded_ifs(screen: Screen) -> frozenset[int]:
+    """id() of each `if` that TracedAnalysis.guarded surely finds in the body of a `try` (in its own function: no
+    def or lambda between them) with a handler that catches the tracer's errors (`_surely_catches`): haiku's
+    dropout tests `rate` in `try: ... except jax.errors.ConcretizationTypeError`, which JF201, JF202 and JF204
+    leave alone as written to run traced and eagerly."""
+    found: set[int] = set()
+    for node in screen.nodes_of(*_TRIES):
+        if any(_surely_catches(screen, handler.type) for handler in node.handlers):
+            stack = list(node.body)
+            while stack:
+                inner = stack.pop()
+                if isinstance(inner, _FUNCTIONS):
+                    continue
+                if type(inner) is ast.If:
+                    found.add(id(inner))
+                stack.extend(ast_children(inner))
+    return frozenset(found)
+
+
+def _surely_catches(screen: Screen, kind: ast.expr | None) -> bool:
+    """Under-approximates TracedAnalysis._catches_tracer_errors: a bare `except`, a tuple with one such type, a
+    name it reads by its spelling (`Exception`, `TypeError`: no import binds it, so it has no qualified name),
+    or a dotted name that surely resolves into `jax.errors` (`_surely_qualified`)."""
+    if kind is None:
+        return True
+    if type(kind) is ast.Tuple:
+        return any(_surely_catches(screen, element) for element in kind.elts)
+    parts = dotted(kind)
+    if parts is None:
+        return False
+    if len(parts) == 1 and parts[0] in _TRACER_ERRORS and parts[0] not in screen.imports:
+        return True
+    qualified = _surely_qualified(screen, parts)
+    return qualified is not None and (qualified.startswith("jax.errors.") or qualified in _TRACER_ERRORS)
+
+
+def _surely_qualified(screen: Screen, parts: Sequence[str]) -> str | None:
+    """The qualified name LibCST surely gives a dotted spelling anywhere in the module: its first name bound by
+    a module-level import and by nothing else (no other binding, in no scope nor string), and all imports of it
+    agreeing on one full name; else None."""
+    head = parts[0]
+    candidates = set(screen.qualified_names(parts))
+    if len(candidates) != 1 or screen.bound_by_imports is None or head in _other_bindings(screen):
+        return None
+    module = screen.tree
+    for statement, scope in screen.statements:
+        if scope is module and type(statement) in (ast.Import, ast.ImportFrom) and head in _bound_names(statement):
+            return candidates.pop()
+    return None
+
+
+def _bound_names(statement: ast.Import | ast.ImportFrom) -> Iterator[str]:
+    return ((alias.asname or alias.name).split(".")[0] for alias in statement.names)
 
 
 # ---- JF101, JF102: loops that may carry a name from one step to the next ------------------------------------------
