@@ -37,7 +37,9 @@ from jaxfix.analysis.dataflow import (
 )  # fmt: skip
 from jaxfix.analysis.libraries import CALL_SUMMARIES
 from jaxfix.analysis.syntax import AT_METHODS
-from jaxfix.analysis.traced import _FILTERED, _GRAD_LIKE, _JIT_LIKE, _PARTIAL, _VMAP_LIKE, ARRAY_NAMESPACES, LAX_BODIES, STATIC_CALLS, TRANSFORMS
+from jaxfix.analysis.traced import (
+    _FILTERED, _GRAD_LIKE, _JIT_LIKE, _PARTIAL, _VMAP_LIKE, ARRAY_NAMESPACES, HOST_CALLBACKS, LAX_BODIES, STATIC_CALLS, TRANSFORMS,
+)
 
 _ID, _ATTR = attrgetter("id"), attrgetter("attr")
 
@@ -2702,7 +2704,9 @@ def scoped_traced_functions(screen: Screen) -> frozenset[int]:
     call is given (`_seedable`), or that traced code calls, taken for a def only where LibCST's scope of the name may
     hold that def: the def is at module level or in a class, or in the function that reads the name or one around
     it, or its name is declared `global` or `nonlocal` somewhere (optax's tests: `jax.vmap(reference_impl)` in one
-    method does not trace the `reference_impl` another method defines)."""
+    method does not trace the `reference_impl` another method defines); a def in a class body only from code in
+    that body (flax's `MergeContext.unflatten` is not the `unflatten` its methods call). A function nested in a
+    traced one is traced unless it is surely handed to a host callback (`surely_host_only`)."""
     function_of = screen._function_of
     declared = {name for node, _ in screen.statements if isinstance(node, (ast.Global, ast.Nonlocal)) for name in node.names}
     nested: dict[int, list[ast.AST]] = {}
@@ -2737,21 +2741,90 @@ def scoped_traced_functions(screen: Screen) -> frozenset[int]:
             function = function_of.get(id(function))
         for definition in defs.get(name, ()):
             owner = function_of.get(id(definition))
-            if owner is None or id(owner) in around or name in declared:
+            if name in declared:
+                yield definition
+            elif id(definition) in in_classes:  # seen only from the class body (not its methods, nor lambdas)
+                if owner is function_of.get(id(use)):
+                    yield definition
+            elif owner is None or id(owner) in around:
                 yield definition
 
+    in_classes = {id(node) for node, scope in screen.statements if type(scope) is ast.ClassDef}
     for name, use in named:
         seeds.extend(visible(name, use))
     seeds.extend(screen.project_seeds)
+    host_only = surely_host_only(screen)
     found: set[int] = set()
     while seeds:
         function = seeds.pop()
         if id(function) not in found:
             found.add(id(function))
-            seeds.extend(nested.get(id(function), ()))
+            seeds.extend(f for f in nested.get(id(function), ()) if id(f) not in host_only)
             for call in calls.get(id(function), ()):
                 seeds.extend(visible(call.func.id, call))
     return frozenset(found)
+
+
+@_once_per_screen
+def surely_host_only(screen: Screen) -> frozenset[int]:
+    """id() of the functions TracedAnalysis surely hands to a host callback (its `_host_only`: a traced function
+    does not trace them by nesting them): the first argument of a call that surely resolves to one of
+    HOST_CALLBACKS (`_surely_qualified`), a lambda, or a name that only one def binds in the whole module, that
+    def directly in a function around the call (numpyro's progress bar: `io_callback(_update_tqdm, ...)` in a
+    lambda of the traced factory that defines `_update_tqdm`)."""
+    calls = [
+        call for call in screen.imported_calls
+        if call.args and (parts := dotted(call.func)) is not None and _surely_qualified(screen, parts) in HOST_CALLBACKS
+    ]
+    if not calls:
+        return frozenset()
+    function_of = screen._function_of
+    defs: dict[str, list[tuple[ast.AST, ast.AST]]] = {}  # name: (def, the scope its statement binds in)
+    for node, scope in screen.statements:
+        if type(node) is ast.FunctionDef or type(node) is ast.AsyncFunctionDef:
+            defs.setdefault(node.name, []).append((node, scope))
+    found: set[int] = set()
+    for call in calls:
+        first = call.args[0]
+        if any((k.lineno, k.col_offset) < (first.lineno, first.col_offset) for k in call.keywords):
+            continue  # `f(k=v, *args)`: LibCST's first argument is the keyword
+        if type(first) is ast.Lambda:
+            found.add(id(first))
+        elif type(first) is ast.Name and len(defs.get(first.id, ())) == 1 and first.id not in _bound_beside_defs(screen):
+            (definition, scope), = defs[first.id]
+            function = function_of.get(id(call))
+            while function is not None and function is not scope:
+                function = function_of.get(id(function))
+            if function is not None:
+                found.add(id(definition))
+    return frozenset(found)
+
+
+@_once_per_screen
+def _bound_beside_defs(screen: Screen) -> frozenset[str]:
+    """Every name the module binds otherwise than by a def (`_other_bindings` without defs, imports too), or
+    None's stand-in, every name, where a string may hold an import LibCST reads (`bound_by_imports`)."""
+    if screen.bound_by_imports is None:
+        return _EVERY_NAME
+    names = set(screen.bound_by_imports)
+    for node in screen.nodes_of(ast.Name, *_NAMED):
+        kind = type(node)
+        if kind is ast.Name:
+            if type(node.ctx) is not ast.Load:
+                names.add(node.id)
+        elif kind not in (ast.keyword, ast.MatchClass, ast.FunctionDef, ast.AsyncFunctionDef):
+            for field_name in _NAMED[kind]:
+                value = getattr(node, field_name)
+                names.update([value] if isinstance(value, str) else value or ())
+    return frozenset(names)
+
+
+class _EveryName(frozenset):
+    def __contains__(self, name: object) -> bool:
+        return True
+
+
+_EVERY_NAME = _EveryName()
 
 
 def in_scoped_traced_function(screen: Screen, node: ast.AST) -> bool:
