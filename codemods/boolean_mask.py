@@ -12,7 +12,8 @@ from libcst.metadata import ScopeProvider
 
 from jaxfix.analysis.predicates import _BOOLEAN_CALLS as _BOOLEAN_FUNCTIONS, _BOOLEAN_METHODS
 from jaxfix.analysis.screen import (
-    Screen, _other_bindings, ast_children, may_be_boolean_call, may_be_tracer_strict, traced_nodes,
+    Screen, _other_bindings, ast_children, in_scoped_traced_function, may_be_boolean_call, may_be_tracer_strict,
+    traced_nodes,
 )
 from jaxfix.analysis.shapes import _TO_BOOL
 from jaxfix.analysis.syntax import is_number
@@ -96,7 +97,8 @@ class BooleanMask(Codemod):
 
     @classmethod
     def may_match_tree(cls, screen: Screen) -> bool:
-        """A finding needs, in code that may be traced, a subscript whose index may be a traced boolean mask
+        """A finding needs, in code that may be traced (with names resolved through the functions around their
+        use: `scoped_traced_functions`), a subscript whose index may be a traced boolean mask
         (`_traced_mask`): a comparison or a boolean call that may be a tracer, `&`/`|`/`^`/`~`/`and`/`or`/`not`
         of such masks, or a name whose bindings in its scope may all make one (`_Names`). The module-wide
         test on the indices' form comes first: it spares most modules the traced-code facts."""
@@ -108,7 +110,7 @@ class BooleanMask(Codemod):
         traced = {id(node) for node in traced_nodes(screen, ast.Subscript)}
         names = None
         for node in candidates:
-            if id(node) in traced:
+            if id(node) in traced and in_scoped_traced_function(screen, node):
                 names = names or _Names(screen, words, booleans)
                 if _may_mask(screen, node.slice, names):
                     return True
