@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import ast
 import builtins
+from typing import Callable
 
 import libcst as cst
 from libcst.metadata import ScopeProvider
 
 from jaxfix.analysis.predicates import _BOOLEAN_CALLS as _BOOLEAN_FUNCTIONS, _BOOLEAN_METHODS
-from jaxfix.analysis.screen import Screen, _other_bindings, ast_children, may_be_boolean_call, traced_nodes
+from jaxfix.analysis.screen import (
+    Screen, _other_bindings, ast_children, in_scoped_traced_function, may_be_boolean_call, may_be_tracer_strict,
+    traced_nodes,
+)
 from jaxfix.analysis.shapes import _TO_BOOL
 from jaxfix.analysis.syntax import is_number
 from jaxfix.codemod import Codemod, Invalid, Valid
@@ -93,7 +97,8 @@ class BooleanMask(Codemod):
 
     @classmethod
     def may_match_tree(cls, screen: Screen) -> bool:
-        """A finding needs, in code that may be traced, a subscript whose index may be a traced boolean mask
+        """A finding needs, in code that may be traced (with names resolved through the functions around their
+        use: `scoped_traced_functions`), a subscript whose index may be a traced boolean mask
         (`_traced_mask`): a comparison or a boolean call that may be a tracer, `&`/`|`/`^`/`~`/`and`/`or`/`not`
         of such masks, or a name whose bindings in its scope may all make one (`_Names`). The module-wide
         test on the indices' form comes first: it spares most modules the traced-code facts."""
@@ -105,7 +110,7 @@ class BooleanMask(Codemod):
         traced = {id(node) for node in traced_nodes(screen, ast.Subscript)}
         names = None
         for node in candidates:
-            if id(node) in traced:
+            if id(node) in traced and in_scoped_traced_function(screen, node):
                 names = names or _Names(screen, words, booleans)
                 if _may_mask(screen, node.slice, names):
                     return True
@@ -357,7 +362,11 @@ def _may_mask(screen: Screen, expr: ast.expr, names: "_Names") -> bool:
     """Over-approximates `BooleanMask._traced_mask` (with PredicateAnalysis.boolean) on an `ast` expression."""
     expr = _one_index(expr)
     if isinstance(expr, ast.Name):
-        return names.may_be_boolean(expr)
+        # PredicateAnalysis.boolean: a tracer of category BOOL; or `_single_value`: bound once, in the scope it
+        # is read in, to a mask (equinox's `filter_spec: PyTree[AxisSpec]`, a module-level type, is neither)
+        return names.may_be_boolean(expr) and (
+            may_be_tracer_strict(screen, expr) or names.may_be_bound_to(expr, lambda v: _may_mask(screen, v, names))
+        )
     if isinstance(expr, ast.BoolOp):
         return all(_may_mask(screen, value, names) for value in expr.values)
     if isinstance(expr, ast.UnaryOp):
@@ -369,9 +378,9 @@ def _may_mask(screen: Screen, expr: ast.expr, names: "_Names") -> bool:
     if isinstance(expr, ast.Call):
         func = expr.func
         boolean = isinstance(func, ast.Attribute) and func.attr in _BOOLEAN_METHODS
-        return (boolean or screen.may_resolve_to(func, _BOOLEAN_FUNCTIONS)) and screen.may_be_tracer(expr)
+        return (boolean or screen.may_resolve_to(func, _BOOLEAN_FUNCTIONS)) and may_be_tracer_strict(screen, expr)
     if isinstance(expr, ast.Compare):
-        return screen.may_be_tracer(expr)
+        return may_be_tracer_strict(screen, expr)
     return False  # `True` (a cst.Name) is never a tracer, nor a name bound to a mask
 
 
@@ -394,10 +403,29 @@ class _Names:
         self._parent: dict[int, ast.AST | None] = {}  # scope: the scope its names resolve in next (classes skipped)
         self.scope_of: dict[int, ast.AST] = {}  # id(name): the scope it is read in
         self._known: dict[tuple[int, str], bool] = {}  # (scope, name): whether it may be a boolean there
+        self._values: dict[tuple[int, str], list[ast.expr]] = {}  # (scope, name): the values of its `name = value`
+        self._judging: set[tuple[int, str]] = set()  # the (scope, name) whose values `may_be_bound_to` is asking
         self._visit_scope(screen.tree, None)
+        self._anywhere_declared = {name for names in self._declared.values() for name in names}
 
     def may_be_boolean(self, name: ast.Name) -> bool:
         return self._in_scope(name.id, self.scope_of.get(id(name)))
+
+    def may_be_bound_to(self, name: ast.Name, may_mask: Callable[[ast.expr], bool]) -> bool:
+        """Over-approximates `BooleanMask._single_value` then `_traced_mask`: some `name = value` in the scope the
+        name is read in (LibCST's scope.assignments: that scope's own, never the scopes around it) whose value
+        `may_mask`. A name that some `global` or `nonlocal` declares may take its bindings from another scope:
+        anything goes. A cycle (`a = b`, `b = a`) may."""
+        if name.id in self._anywhere_declared:
+            return True
+        key = (id(self.scope_of.get(id(name))), name.id)
+        if key in self._judging:
+            return True
+        self._judging.add(key)
+        try:
+            return any(may_mask(value) for value in self._values.get(key, ()))
+        finally:
+            self._judging.discard(key)
 
     def _in_scope(self, name: str, scope: ast.AST | None) -> bool:
         """Whether `name`, read in `scope`, may be a boolean: each binding of it in the scope that owns it allows
@@ -479,6 +507,7 @@ class _Names:
         if kind is ast.Assign:
             if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
                 name = node.targets[0].id
+                self._values.setdefault((id(scope), name), []).append(node.value)
                 if not _may_be_boolean_form(self._screen, node.value, self._builtins):
                     self._bind(scope, name, _BAD)
                 elif (read := _seed(node.value, self._words)) is None:

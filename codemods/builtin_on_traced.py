@@ -8,7 +8,7 @@ import ast
 import libcst as cst
 
 from jaxfix.analysis.predicates import _BOOLEAN_CALLS, _BOOLEAN_METHODS
-from jaxfix.analysis.screen import Screen, may_kind, traced_nodes
+from jaxfix.analysis.screen import Screen, may_be_tracer_strict, may_kind, traced_nodes
 from jaxfix.analysis.syntax import is_none, is_number
 from jaxfix.analysis.traced import Kind
 from jaxfix.codegen import logical_test
@@ -94,15 +94,15 @@ class BuiltinOnTraced(Codemod):
 
     @classmethod
     def may_match_tree(cls, screen: Screen) -> bool:
-        """A finding needs, in code TracedAnalysis may find traced, a call of one of the builtins with an argument
-        that may be a tracer, or `and`/`or`/`not` outside the test of an `if`, `while`, conditional expression,
-        `assert` or comprehension (`_in_test`) whose every operand may be a traced boolean
+        """A finding needs, in code TracedAnalysis may find traced, a call of one of the builtins that
+        `_may_report_call` lets through, or `and`/`or`/`not` outside the test of an `if`, `while`, conditional
+        expression, `assert` or comprehension (`_in_test`) whose every operand may be a traced boolean
         (`PredicateAnalysis.boolean`, see `_may_be_boolean`)."""
         in_tests = None
         for node in traced_nodes(screen, ast.Call, ast.BoolOp, ast.UnaryOp):
             if isinstance(node, ast.Call):
                 if isinstance(node.func, ast.Name) and node.func.id in (*_ELEMENTWISE, *_REDUCTIONS, "bool"):
-                    if any(screen.may_be_tracer(arg) for arg in node.args):
+                    if _may_report_call(screen, node):
                         return True
             elif (isinstance(node, ast.BoolOp) or isinstance(node.op, ast.Not)) and _boolean_shape(node):
                 in_tests = _in_tests(screen) if in_tests is None else in_tests
@@ -264,6 +264,34 @@ class BuiltinOnTraced(Codemod):
         return isinstance(parent, cst.CompIf)
 
 
+def _may_report_call(screen: Screen, call: ast.Call) -> bool:
+    """Over-approximates `visit_Call` past its name and traced-code tests: only positional arguments; `max`/`min`
+    with two or more, one of which PredicateAnalysis may prove a tracer (`may_be_tracer_strict`: flax's gemma
+    sampler's `min(mask.shape[-1], seq_len)` on a static `int` parameter) and none None, a string or a
+    container display (`_operand`); `any`/`all`/`bool` with one, whose truth test may fail (a tracer with
+    evidence of an array: `Screen.may_fail_truth`, strict)."""
+    args = call.args
+    if call.keywords or any(isinstance(a, ast.Starred) for a in args):
+        return False
+    if call.func.id in _ELEMENTWISE:
+        return (
+            len(args) >= 2
+            and not any(_never_operand(a) for a in args)
+            and any(may_be_tracer_strict(screen, a) for a in args)
+        )
+    return len(args) == 1 and screen.may_fail_truth(args[0], strict=True)
+
+
+_DISPLAYS = (ast.List, ast.Tuple, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp, ast.GeneratorExp)
+
+
+def _never_operand(expr: ast.expr) -> bool:
+    """What `_operand` rejects by its form: None, a string (f-strings too) or a container display."""
+    if isinstance(expr, ast.Constant):
+        return expr.value is None or isinstance(expr.value, (str, bytes))
+    return isinstance(expr, (ast.JoinedStr, *_DISPLAYS))
+
+
 def _may_be_boolean(screen: Screen, expr: ast.expr) -> bool:
     """Over-approximates `PredicateAnalysis.boolean`: `and`/`or` of operands that all may be, `not` of one, a
     comparison that may be traced, a call of a boolean jax.numpy function or of `.all()`/`.any()` that may be a
@@ -282,7 +310,7 @@ def _may_be_boolean(screen: Screen, expr: ast.expr) -> bool:
     elif not isinstance(expr, (ast.Compare, ast.Name)):
         return False
     # PredicateAnalysis._tracer: a tracer has the kind TRACED (a traced comparison has a traced side)
-    return screen.may_be_tracer(expr) and may_kind(screen, expr)[0]
+    return may_be_tracer_strict(screen, expr) and may_kind(screen, expr)[0]
 
 
 def _boolean_shape(expr: ast.expr) -> bool:

@@ -9,7 +9,7 @@ from dataclasses import replace
 import libcst as cst
 
 from jaxfix.analysis.predicates import Truth
-from jaxfix.analysis.screen import Screen, _elif, in_scoped_traced_function, traced_nodes
+from jaxfix.analysis.screen import Screen, _elif, in_scoped_traced_function, surely_guarded_ifs, traced_nodes
 from jaxfix.analysis.syntax import walk
 from jaxfix.codegen import arm_functions, branch_result, logical_test
 from jaxfix.codemod import Codemod, Invalid, Valid
@@ -100,7 +100,8 @@ class ElifChain(Codemod):
         """A finding needs an `if` with an `elif` (not an `else:` holding an `if`) in a function that TracedAnalysis
         may find traced, with names resolved through the functions around their use (`scoped_traced_functions`),
         one of whose tests may fail Python's truth test under tracing as PredicateAnalysis.test proves it
-        (`Screen.may_fail_truth`, strict)."""
+        (`Screen.may_fail_truth`, strict), and whose first `if` is not surely in a `try` that catches the tracer's
+        errors (`surely_guarded_ifs`)."""
         for node in traced_nodes(screen, ast.If):
             link, chained = node, False
             while (following := _elif(link)) is not None:
@@ -108,7 +109,7 @@ class ElifChain(Codemod):
                     chained = True
                     break
                 link = following
-            if chained and in_scoped_traced_function(screen, node):
+            if chained and in_scoped_traced_function(screen, node) and id(node) not in surely_guarded_ifs(screen):
                 return True
         return False
 

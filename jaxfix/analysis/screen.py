@@ -37,7 +37,9 @@ from jaxfix.analysis.dataflow import (
 )  # fmt: skip
 from jaxfix.analysis.libraries import CALL_SUMMARIES
 from jaxfix.analysis.syntax import AT_METHODS
-from jaxfix.analysis.traced import _FILTERED, _GRAD_LIKE, _JIT_LIKE, _PARTIAL, _VMAP_LIKE, ARRAY_NAMESPACES, LAX_BODIES, STATIC_CALLS, TRANSFORMS
+from jaxfix.analysis.traced import (
+    _FILTERED, _GRAD_LIKE, _JIT_LIKE, _PARTIAL, _VMAP_LIKE, ARRAY_NAMESPACES, HOST_CALLBACKS, LAX_BODIES, STATIC_CALLS, TRANSFORMS,
+)
 
 _ID, _ATTR = attrgetter("id"), attrgetter("attr")
 
@@ -615,9 +617,9 @@ class Screen:
                 outer = outer.parent
         return scopes
 
-    @staticmethod
-    def _function_scope(node: ast.AST, parent: "_Scope | None") -> "_Scope":
-        """A function's scope with its parameters: those without a default may be tracers."""
+    def _function_scope(self, node: ast.AST, parent: "_Scope | None") -> "_Scope":
+        """A function's scope with its parameters: those without a default may be tracers, those with an
+        annotation that may say array (`_may_annotate_array`) may hold arrays."""
         inner = _Scope(parent=parent, function=node)
         arguments = node.args
         positional = [*arguments.posonlyargs, *arguments.args]
@@ -635,7 +637,7 @@ class Screen:
         for argument in (*positional, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg):
             if argument is not None:
                 inner.bound.add(argument.arg)
-                if argument.annotation is not None and not _container_annotation(argument.annotation):
+                if argument.annotation is not None and _may_annotate_array(self, argument.annotation):
                     inner.arrays.add(argument.arg)
         return inner
 
@@ -1188,16 +1190,75 @@ def _elif(node: ast.If) -> ast.If | None:
 def branch_tests(screen: Screen, *types: type[ast.AST]) -> Iterator[ast.AST]:
     """The nodes of these types (ast.If, ast.IfExp) in code TracedAnalysis may trace whose test PredicateAnalysis
     may prove to fail Python's truth test (`Screen.may_fail_truth`, strict: with parameters only of functions a
-    transformation or lax call seeds or traced code calls by name); an `if` of an `if`/`elif` chain (JF204's)
-    never."""
+    transformation or lax call seeds or traced code calls by name); an `if` of an `if`/`elif` chain (JF204's),
+    or one `surely_guarded_ifs` holds, never."""
     nodes = list(traced_nodes(screen, *types))
-    chained = set()
+    chained = set(surely_guarded_ifs(screen))
     for node in nodes:
         if isinstance(node, ast.If) and (link := _elif(node)) is not None:
             chained.update((id(node), id(link)))
     for node in nodes:
         if id(node) not in chained and screen.may_fail_truth(node.test, strict=True):
             yield node
+
+
+_TRACER_ERRORS = frozenset({"Exception", "BaseException", "TypeError", "jax.core.ConcretizationTypeError"})
+
+
+@_once_per_screen
+def surely_guarded_ifs(screen: Screen) -> frozenset[int]:
+    """id() of each `if` that TracedAnalysis.guarded surely finds in the body of a `try` (in its own function: no
+    def or lambda between them) with a handler that catches the tracer's errors (`_surely_catches`): haiku's
+    dropout tests `rate` in `try: ... except jax.errors.ConcretizationTypeError`, which JF201, JF202 and JF204
+    leave alone as written to run traced and eagerly."""
+    found: set[int] = set()
+    for node in screen.nodes_of(*_TRIES):
+        if any(_surely_catches(screen, handler.type) for handler in node.handlers):
+            stack = list(node.body)
+            while stack:
+                inner = stack.pop()
+                if isinstance(inner, _FUNCTIONS):
+                    continue
+                if type(inner) is ast.If:
+                    found.add(id(inner))
+                stack.extend(ast_children(inner))
+    return frozenset(found)
+
+
+def _surely_catches(screen: Screen, kind: ast.expr | None) -> bool:
+    """Under-approximates TracedAnalysis._catches_tracer_errors: a bare `except`, a tuple with one such type, a
+    name it reads by its spelling (`Exception`, `TypeError`: no import binds it, so it has no qualified name),
+    or a dotted name that surely resolves into `jax.errors` (`_surely_qualified`)."""
+    if kind is None:
+        return True
+    if type(kind) is ast.Tuple:
+        return any(_surely_catches(screen, element) for element in kind.elts)
+    parts = dotted(kind)
+    if parts is None:
+        return False
+    if len(parts) == 1 and parts[0] in _TRACER_ERRORS and parts[0] not in screen.imports:
+        return True
+    qualified = _surely_qualified(screen, parts)
+    return qualified is not None and (qualified.startswith("jax.errors.") or qualified in _TRACER_ERRORS)
+
+
+def _surely_qualified(screen: Screen, parts: Sequence[str]) -> str | None:
+    """The qualified name LibCST surely gives a dotted spelling anywhere in the module: its first name bound by
+    a module-level import and by nothing else (no other binding, in no scope nor string), and all imports of it
+    agreeing on one full name; else None."""
+    head = parts[0]
+    candidates = set(screen.qualified_names(parts))
+    if len(candidates) != 1 or screen.bound_by_imports is None or head in _other_bindings(screen):
+        return None
+    module = screen.tree
+    for statement, scope in screen.statements:
+        if scope is module and type(statement) in (ast.Import, ast.ImportFrom) and head in _bound_names(statement):
+            return candidates.pop()
+    return None
+
+
+def _bound_names(statement: ast.Import | ast.ImportFrom) -> Iterator[str]:
+    return ((alias.asname or alias.name).split(".")[0] for alias in statement.names)
 
 
 # ---- JF101, JF102: loops that may carry a name from one step to the next ------------------------------------------
@@ -2757,7 +2818,9 @@ def scoped_traced_functions(screen: Screen) -> frozenset[int]:
     call is given (`_seedable`), or that traced code calls, taken for a def only where LibCST's scope of the name may
     hold that def: the def is at module level or in a class, or in the function that reads the name or one around
     it, or its name is declared `global` or `nonlocal` somewhere (optax's tests: `jax.vmap(reference_impl)` in one
-    method does not trace the `reference_impl` another method defines)."""
+    method does not trace the `reference_impl` another method defines); a def in a class body only from code in
+    that body (flax's `MergeContext.unflatten` is not the `unflatten` its methods call). A function nested in a
+    traced one is traced unless it is surely handed to a host callback (`surely_host_only`)."""
     function_of = screen._function_of
     declared = {name for node, _ in screen.statements if isinstance(node, (ast.Global, ast.Nonlocal)) for name in node.names}
     nested: dict[int, list[ast.AST]] = {}
@@ -2792,21 +2855,90 @@ def scoped_traced_functions(screen: Screen) -> frozenset[int]:
             function = function_of.get(id(function))
         for definition in defs.get(name, ()):
             owner = function_of.get(id(definition))
-            if owner is None or id(owner) in around or name in declared:
+            if name in declared:
+                yield definition
+            elif id(definition) in in_classes:  # seen only from the class body (not its methods, nor lambdas)
+                if owner is function_of.get(id(use)):
+                    yield definition
+            elif owner is None or id(owner) in around:
                 yield definition
 
+    in_classes = {id(node) for node, scope in screen.statements if type(scope) is ast.ClassDef}
     for name, use in named:
         seeds.extend(visible(name, use))
     seeds.extend(screen.project_seeds)
+    host_only = surely_host_only(screen)
     found: set[int] = set()
     while seeds:
         function = seeds.pop()
         if id(function) not in found:
             found.add(id(function))
-            seeds.extend(nested.get(id(function), ()))
+            seeds.extend(f for f in nested.get(id(function), ()) if id(f) not in host_only)
             for call in calls.get(id(function), ()):
                 seeds.extend(visible(call.func.id, call))
     return frozenset(found)
+
+
+@_once_per_screen
+def surely_host_only(screen: Screen) -> frozenset[int]:
+    """id() of the functions TracedAnalysis surely hands to a host callback (its `_host_only`: a traced function
+    does not trace them by nesting them): the first argument of a call that surely resolves to one of
+    HOST_CALLBACKS (`_surely_qualified`), a lambda, or a name that only one def binds in the whole module, that
+    def directly in a function around the call (numpyro's progress bar: `io_callback(_update_tqdm, ...)` in a
+    lambda of the traced factory that defines `_update_tqdm`)."""
+    calls = [
+        call for call in screen.imported_calls
+        if call.args and (parts := dotted(call.func)) is not None and _surely_qualified(screen, parts) in HOST_CALLBACKS
+    ]
+    if not calls:
+        return frozenset()
+    function_of = screen._function_of
+    defs: dict[str, list[tuple[ast.AST, ast.AST]]] = {}  # name: (def, the scope its statement binds in)
+    for node, scope in screen.statements:
+        if type(node) is ast.FunctionDef or type(node) is ast.AsyncFunctionDef:
+            defs.setdefault(node.name, []).append((node, scope))
+    found: set[int] = set()
+    for call in calls:
+        first = call.args[0]
+        if any((k.lineno, k.col_offset) < (first.lineno, first.col_offset) for k in call.keywords):
+            continue  # `f(k=v, *args)`: LibCST's first argument is the keyword
+        if type(first) is ast.Lambda:
+            found.add(id(first))
+        elif type(first) is ast.Name and len(defs.get(first.id, ())) == 1 and first.id not in _bound_beside_defs(screen):
+            (definition, scope), = defs[first.id]
+            function = function_of.get(id(call))
+            while function is not None and function is not scope:
+                function = function_of.get(id(function))
+            if function is not None:
+                found.add(id(definition))
+    return frozenset(found)
+
+
+@_once_per_screen
+def _bound_beside_defs(screen: Screen) -> frozenset[str]:
+    """Every name the module binds otherwise than by a def (`_other_bindings` without defs, imports too), or
+    None's stand-in, every name, where a string may hold an import LibCST reads (`bound_by_imports`)."""
+    if screen.bound_by_imports is None:
+        return _EVERY_NAME
+    names = set(screen.bound_by_imports)
+    for node in screen.nodes_of(ast.Name, *_NAMED):
+        kind = type(node)
+        if kind is ast.Name:
+            if type(node.ctx) is not ast.Load:
+                names.add(node.id)
+        elif kind not in (ast.keyword, ast.MatchClass, ast.FunctionDef, ast.AsyncFunctionDef):
+            for field_name in _NAMED[kind]:
+                value = getattr(node, field_name)
+                names.update([value] if isinstance(value, str) else value or ())
+    return frozenset(names)
+
+
+class _EveryName(frozenset):
+    def __contains__(self, name: object) -> bool:
+        return True
+
+
+_EVERY_NAME = _EveryName()
 
 
 def in_scoped_traced_function(screen: Screen, node: ast.AST) -> bool:
@@ -2819,6 +2951,40 @@ def in_scoped_traced_function(screen: Screen, node: ast.AST) -> bool:
 
 
 # ---- array evidence from annotations (PredicateAnalysis.array_evidence) -------------------------------------------
+
+
+_ANNOTATED_ARRAYS = frozenset({"Array", "ArrayLike", "ndarray"})  # predicates._annotated_array's last parts
+_ARRAY_ANNOTATIONS = arrays._ARRAY_ANNOTATIONS | arrays._TRACED_ARRAY_ANNOTATIONS  # ArrayAnalysis._array_param's
+
+
+def _may_annotate_array(screen: Screen, annotation: ast.expr) -> bool:
+    """Whether a parameter's annotation may be evidence of an array for PredicateAnalysis.array_evidence: for
+    predicates._annotated_array, a name or attribute whose last part is `_ANNOTATED_ARRAYS`, bare or first in a
+    subscript that is no container (`Optional[jax.Array]`, `Float[Array, "n"]`); for ArrayAnalysis._array_param,
+    one that may resolve to `_ARRAY_ANNOTATIONS`, bare, as a subscript's head (`npt.NDArray[np.float32]`) or
+    first in a jaxtyping subscript. Dataflow's evidence skips parameters. Never a union (`bool | jax.Array`,
+    flax's `RefMap | None`), a string, or another class (gemma's `cache: Cache | None`)."""
+    if type(annotation) is ast.Subscript:
+        head = annotation.value
+        if screen.may_resolve_to(head, _ARRAY_ANNOTATIONS):
+            return True
+        first = annotation.slice
+        if type(first) is ast.Tuple and first.elts:
+            first = first.elts[0]
+        if type(first) is ast.Starred:
+            first = first.value
+        parts = dotted(head)
+        jaxtyping = parts is not None and any(q.startswith("jaxtyping.") for q in screen.qualified_names(parts))
+        if jaxtyping and screen.may_resolve_to(first, _ARRAY_ANNOTATIONS):
+            return True
+        if _container_annotation(annotation):
+            return False
+        annotation = first
+    if type(annotation) is ast.Attribute:
+        return annotation.attr in _ANNOTATED_ARRAYS or screen.may_resolve_to(annotation, _ARRAY_ANNOTATIONS)
+    return type(annotation) is ast.Name and (
+        annotation.id in _ANNOTATED_ARRAYS or screen.may_resolve_to(annotation, _ARRAY_ANNOTATIONS)
+    )
 
 
 def _container_annotation(annotation: ast.expr) -> bool:
