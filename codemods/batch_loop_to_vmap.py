@@ -349,7 +349,8 @@ class BatchLoopToVmap(Codemod):
                         return True
                     collector = _appends_to(last)
                     if collector is not None and _empties(before, collector):
-                        if not surely_carries(screen, statement) and walks.batch(statement.target, statement.iter):
+                        element = [*statement.body[:-1], last.value.args[0]]  # `_loop_batch`'s statements, element
+                        if not surely_carries(screen, statement) and walks.batch(statement.target, statement.iter, element):
                             appended.add(collector)
         for node in stacks:
             first = node.args[0]
@@ -359,7 +360,7 @@ class BatchLoopToVmap(Codemod):
             elif isinstance(first, ast.ListComp):
                 (generator, *more) = first.generators
                 if not more and not generator.ifs and not generator.is_async:
-                    if walks.batch(generator.target, generator.iter):
+                    if walks.batch(generator.target, generator.iter, [first.elt]):
                         return True
             elif _is_list_of_map(first) and all(walks.array(array) for array in _mapped(first).args[1:]):
                 return True
@@ -1629,8 +1630,9 @@ class _Walks:
     def __init__(self, screen: Screen) -> None:
         self._screen = screen
 
-    def batch(self, target: ast.expr, iterable: ast.expr) -> bool:
-        """Whether `for target in iterable` may walk arrays (or a count) as `_iteration` reads it."""
+    def batch(self, target: ast.expr, iterable: ast.expr, parts: Sequence[ast.AST]) -> bool:
+        """Whether `for target in iterable` may walk arrays (or a count) as `_iteration` reads it, with `parts`
+        the element and the statements before it."""
         if isinstance(target, ast.Name):
             if _is_call_of(iterable, "range") and len(iterable.args) == 1 and not iterable.keywords:
                 bound = iterable.args[0]
@@ -1638,7 +1640,16 @@ class _Walks:
                     return self.array(bound.args[0])  # `_index_range`: `range(len(xs))` walks the rows of `xs`
                 if _shape_zero(bound) is not None:
                     return self.array(_shape_zero(bound))
-                return not isinstance(bound, ast.Starred)  # `range(n)`: a count, no array to prove
+                if isinstance(bound, ast.Starred) or _short_count(bound):
+                    return self.array(iterable)  # no count (`_range_count`): the range itself, no array
+                if _may_index_range(bound) or self.array(iterable):
+                    return True
+                # `range(n)`: a count, no array to prove; unless the index picks items of a list (`_indexes_containers`)
+                if self._indexes_containers(target.id, parts):
+                    return False
+                # or the element is the index itself, no array (`_element_is_array`): over an index alone, no report
+                element = parts[-1]
+                return not (type(element) is ast.Name and element.id == target.id and not self.array(element))
             return self.array(iterable)
         if not isinstance(target, (ast.Tuple, ast.List)) or not isinstance(iterable, ast.Call):
             return False
@@ -1650,6 +1661,16 @@ class _Walks:
             return all(self.array(a) for a in iterable.args)
         if _is_call_of(iterable, "enumerate") and len(iterable.args) == 1 and len(target.elts) == 2:
             return isinstance(iterable.args[0], ast.Name) and self.array(iterable.args[0])
+        return False
+
+    def _indexes_containers(self, index: str, parts: Sequence[ast.AST]) -> bool:
+        """Surely `_indexes_containers`: `index` in the subscript of a name that no binding may make an array
+        (LibCST's walk sees more names, `obj.i` among them, so it finds at least these)."""
+        for part in parts:
+            for node in ast.walk(part):
+                if type(node) is ast.Subscript and type(node.value) is ast.Name and not self.array(node.value):
+                    if any(type(n) is ast.Name and n.id == index for n in ast.walk(node.slice)):
+                        return True
         return False
 
     def array(self, expr: ast.expr) -> bool:
@@ -1676,7 +1697,8 @@ class _Walks:
         if isinstance(expr, ast.Attribute):
             return expr.attr in ("T", "mT", "real", "imag") and self.array(expr.value)
         if isinstance(expr, ast.Name):
-            return expr.id in array_bindings(screen)  # any binding but loops, imports, unpacking, containers
+            # any binding but loops, imports, unpacking, containers; and not bound to a container where it is read
+            return expr.id in array_bindings(screen) and not screen.binds_container(expr)
         return False
 
 
@@ -1774,6 +1796,18 @@ def _mapped(expr: ast.Call) -> ast.Call:
 def _is_call_of(expr: ast.expr, name: str) -> bool:
     """A call of the builtin `name` as the matcher's `_builtin` sees it: a bare name (a local of that name aside)."""
     return isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == name
+
+
+def _short_count(bound: ast.expr) -> bool:
+    """A literal count under `_SHORT`, which `_range_count` leaves a Python loop."""
+    return type(bound) is ast.Constant and type(bound.value) is int and bound.value < _SHORT
+
+
+def _may_index_range(bound: ast.expr) -> bool:
+    """A bound `_index_range` may read as the rows of an array: a `len` call, a `.shape[...]`."""
+    if _is_call_of(bound, "len"):
+        return True
+    return type(bound) is ast.Subscript and type(bound.value) is ast.Attribute and bound.value.attr == "shape"
 
 
 def _shape_zero(expr: ast.expr) -> ast.Name | None:

@@ -8,7 +8,7 @@ import libcst as cst
 
 from jaxfix.analysis.dataflow import activity, root_name
 from jaxfix.analysis.jit import calls_compiled
-from jaxfix.analysis.screen import ast_children, may_call_compiled
+from jaxfix.analysis.screen import _other_bindings, ast_children, may_call_compiled
 from jaxfix.analysis.syntax import code_children, code_nodes, target_names, walk
 from jaxfix.codemod import Codemod, Invalid, Option, Valid
 from jaxfix.codemods.loop_to_fori import range_trip
@@ -151,8 +151,11 @@ class HostTransferInLoop(Codemod):
         call that may be compiled (`calls_compiled`: `jax.jit(f)(x)`, or a name with a binding that may make a
         jitted callable) and holds a transfer of one of the names assigned (`_transfer`: `float(x)`, `x.item()`,
         `np.asarray(x)`, `jax.device_get(x)`, `print(x)`, where `x` may be an attribute or item of the name), not
-        surely guarded by a log interval (`_surely_guarded`)."""
+        surely guarded by a log interval (`_surely_guarded`), in a loop that may run `min-steps` times or more
+        (`_surely_few_steps`)."""
         for loop in screen.nodes_of(*_AST_LOOPS):
+            if _surely_few_steps(screen, loop, cls.option("min-steps")):
+                continue
             direct = _direct_nodes(loop)
             device = set()
             for node in direct:
@@ -370,6 +373,35 @@ def _surely_guarded(screen, call: ast.Call, loop: ast.AST) -> bool:
             inside = False
         child = node
     return False
+
+
+def _surely_few_steps(screen, loop: ast.AST, limit: int) -> bool:
+    """`_few_steps`: this loop and each loop around it in its function is a `for` that surely runs under `limit`
+    times."""
+    if not _surely_few_own_steps(screen, loop, limit):
+        return False
+    for node in reversed(_path_to(screen._function_of.get(id(loop)) or screen.tree, loop)):
+        if isinstance(node, _AST_SCOPES):
+            break
+        if isinstance(node, _AST_LOOPS) and not _surely_few_own_steps(screen, node, limit):
+            return False
+    return True
+
+
+def _surely_few_own_steps(screen, loop: ast.AST, limit: int) -> bool:
+    """`_few_own_steps`: a `for` over the builtin `range` (no binding of that name in the module) of int literals
+    (`range_trip` then counts a "literal" trip) with fewer than `limit` steps."""
+    call = loop.iter if type(loop) is ast.For else None
+    if not (type(call) is ast.Call and type(call.func) is ast.Name and call.func.id == "range"):
+        return False
+    if call.keywords or not 1 <= len(call.args) <= 3:
+        return False
+    values = [a.value if type(a) is ast.Constant and type(a.value) is int else None for a in call.args]
+    if None in values or (len(values) == 3 and values[2] == 0):
+        return False
+    if "range" in screen.imports or "range" in _other_bindings(screen):
+        return False
+    return len(range(*values)) < limit
 
 
 def _path_to(root: ast.AST, target: ast.AST) -> list[ast.AST]:

@@ -642,6 +642,36 @@ def test_vmap_batches_need_what_may_be_arrays() -> None:
     assert passes(texts[0].replace("jax.tree.leaves(tree)", "jnp.ravel(tree)"), codemod)
 
 
+@pytest.mark.parametrize(
+    "rejected,fires",
+    [
+        # a literal count under ten stays a Python loop
+        ("return jnp.stack([f(a, i) for i in range(5)])\n", "return jnp.stack([f(a, i) for i in range(50)])\n"),
+        # the index picks the items of a list this def binds, though another def takes a parameter of that name
+        (
+            "zs = []\n    for k in range(n):\n        zs.append(f(a, k))\n    return jnp.stack([zs[i] for i in range(n)])\n",
+            "zs = jnp.zeros((n, 3))\n    return jnp.stack([zs[i] for i in range(n)])\n",
+        ),
+        (
+            "zs = [a, a]\n    ys = []\n    for i in range(n):\n        ys.append(f(zs[i], 1.0))\n    return jnp.stack(ys)\n",
+            "zs = jnp.ones(n)\n    ys = []\n    for i in range(n):\n        ys.append(f(zs[i], 1.0))\n    return jnp.stack(ys)\n",
+        ),
+        # the element is the index itself, which no binding makes an array
+        ("return jnp.array([i for i in range(n)])\n", "return jnp.array([jnp.float32(i) for i in range(n)])\n"),
+        (
+            "ys = []\n    for i in range(n):\n        ys.append(i)\n    return jnp.stack(ys)\n",
+            "ys = []\n    for i in range(n):\n        ys.append(f(a, i))\n    return jnp.stack(ys)\n",
+        ),
+    ],
+)
+def test_vmap_counts_need_an_element_that_may_be_a_batch(rejected, fires) -> None:
+    codemod = codemod_for_module("batch_loop_to_vmap")
+    head = _BATCH + "def h(zs):\n    return zs\n\ndef g(a, n):\n    "
+    assert codemod.may_match(head + rejected) and not passes(head + rejected, codemod)
+    assert unscreened(head + rejected, codemod) == []
+    assert passes(head + fires, codemod) and unscreened(head + fires, codemod)
+
+
 def test_replication_needs_one_repeated_value_that_may_be_an_array() -> None:
     codemod = codemod_for_module("manual_replication")
     # brax's `jp.array([0.0] * 3)` (numbers convert on the host), an unannotated parameter, a value that reads the
@@ -694,6 +724,26 @@ def test_host_transfer_needs_a_result_of_the_step_in_the_same_loop() -> None:
         assert codemod.may_match(text)
         assert not passes(text, codemod) and unscreened(text, codemod) == []
     assert passes(texts[1].replace("print(x)", "print(loss)"), codemod)
+
+
+@pytest.mark.parametrize(
+    "fires",
+    [
+        "    for x in range(30):\n",  # enough steps
+        "    for x in range(0, 3, -1) if p else range(3):\n",  # no literal trip count
+        "    for k in range(20):\n      for x in range(3):\n",  # a long loop around the short one
+        "    range = lambda n: [1] * 99\n    for x in range(3):\n",  # not the builtin
+    ],
+)
+def test_host_transfer_needs_a_loop_that_may_run_min_steps(fires) -> None:
+    codemod = codemod_for_module("host_transfer_in_loop")
+    # a tutorial's `for _ in range(3):` printing each loss: a few round trips in all
+    text = _STEP + "def train(p):\n    for x in range(3):\n        p, loss = step(p, x)\n        print(loss)\n"
+    assert codemod.may_match(text) and not passes(text, codemod) and unscreened(text, codemod) == []
+    fired = text.replace("    for x in range(3):\n", fires)
+    assert passes(fired, codemod) and unscreened(fired, codemod)
+    configured = codemod.with_options({"min-steps": 3})
+    assert passes(text, configured) and unscreened(text, configured)
 
 
 def test_stale_global_needs_a_rebinding_after_a_jitted_function() -> None:

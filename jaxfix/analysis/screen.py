@@ -410,6 +410,27 @@ class Screen:
             return key in arrays.proven
         return name in arrays.names
 
+    def binds_container(self, name: ast.Name) -> bool:
+        """Whether the def whose body reads `name` owns it and binds it to a list, tuple, dict or set display or
+        comprehension there (`xs = []`): then DataflowAnalysis.is_array_like surely says no, whatever its other
+        bindings (ArrayAnalysis needs every one to make an array, the traced-name path refuses a container, and a
+        single binding must be array-like). False where the owner is not plain: a lambda, class or module around
+        the read, `global`, `nonlocal`, `:=`, a comprehension or `match` binding the name, a class binding it."""
+        index = self._index
+        position = next((p for p in index.positions.get(ast.Name, ()) if index.nodes[p] is name), None)
+        function = index.scopes[position] if position is not None else None
+        if type(function) not in (ast.FunctionDef, ast.AsyncFunctionDef):
+            return False
+        arrays, word = self._arrays, name.id
+        if word in arrays.unscoped or word in arrays.declared.get(id(function), ()) or self.nodes_of(ast.match_case):
+            return False
+        group = arrays.groups.get((id(function), word))
+        if group is None or not any(how == "value" and isinstance(value, _CONTAINERS) for how, value in group[2]):
+            return False
+        if any(word in ast_target_names(node.target) for node in self.nodes_of(ast.comprehension)):
+            return False
+        return not any(word == key[1] and isinstance(scope, ast.ClassDef) for key, (scope, _, _) in arrays.groups.items())
+
     @cached_property
     def _arrays(self) -> _Arrays:
         """`_arrays_among` the names item assignments update."""
