@@ -1668,9 +1668,10 @@ class _Walks:
         (LibCST's walk sees more names, `obj.i` among them, so it finds at least these)."""
         for part in parts:
             for node in ast.walk(part):
-                if type(node) is ast.Subscript and type(node.value) is ast.Name and not self.array(node.value):
+                if type(node) is ast.Subscript and type(node.value) is ast.Name:
                     if any(type(n) is ast.Name and n.id == index for n in ast.walk(node.slice)):
-                        return True
+                        if not self.array(node.value):
+                            return True
         return False
 
     def array(self, expr: ast.expr) -> bool:

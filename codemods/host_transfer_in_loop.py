@@ -154,8 +154,6 @@ class HostTransferInLoop(Codemod):
         surely guarded by a log interval (`_surely_guarded`), in a loop that may run `min-steps` times or more
         (`_surely_few_steps`)."""
         for loop in screen.nodes_of(*_AST_LOOPS):
-            if _surely_few_steps(screen, loop, cls.option("min-steps")):
-                continue
             direct = _direct_nodes(loop)
             device = set()
             for node in direct:
@@ -166,7 +164,7 @@ class HostTransferInLoop(Codemod):
             if compiled and any(
                 type(n) is ast.Call and _may_transfer(screen, n, device) and not _surely_guarded(screen, n, loop)
                 for n in direct
-            ):
+            ) and not _surely_few_steps(screen, loop, cls.option("min-steps")):
                 return True
         return False
 

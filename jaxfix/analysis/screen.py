@@ -416,20 +416,34 @@ class Screen:
         bindings (ArrayAnalysis needs every one to make an array, the traced-name path refuses a container, and a
         single binding must be array-like). False where the owner is not plain: a lambda, class or module around
         the read, `global`, `nonlocal`, `:=`, a comprehension or `match` binding the name, a class binding it."""
+        word = name.id
+        if word not in self._container_names:
+            return False  # the common case, decided in one look-up
         index = self._index
         position = next((p for p in index.positions.get(ast.Name, ()) if index.nodes[p] is name), None)
         function = index.scopes[position] if position is not None else None
-        if type(function) not in (ast.FunctionDef, ast.AsyncFunctionDef):
+        if type(function) not in (ast.FunctionDef, ast.AsyncFunctionDef) or self.nodes_of(ast.match_case):
             return False
-        arrays, word = self._arrays, name.id
-        if word in arrays.unscoped or word in arrays.declared.get(id(function), ()) or self.nodes_of(ast.match_case):
+        if any(word in ast_target_names(node.target) for node in self.nodes_of(ast.comprehension, ast.NamedExpr)):
             return False
-        group = arrays.groups.get((id(function), word))
-        if group is None or not any(how == "value" and isinstance(value, _CONTAINERS) for how, value in group[2]):
-            return False
-        if any(word in ast_target_names(node.target) for node in self.nodes_of(ast.comprehension)):
-            return False
-        return not any(word == key[1] and isinstance(scope, ast.ClassDef) for key, (scope, _, _) in arrays.groups.items())
+        container = False
+        for statement, scope in self.statements:
+            if scope is function:
+                if isinstance(statement, (ast.Global, ast.Nonlocal)) and word in statement.names:
+                    return False
+                if type(statement) is ast.Assign and isinstance(statement.value, _CONTAINERS):
+                    container = container or any(type(t) is ast.Name and t.id == word for t in statement.targets)
+            elif isinstance(scope, ast.ClassDef) and word in _binds_here(statement):
+                return False
+        return container
+
+    @cached_property
+    def _container_names(self) -> frozenset[str]:
+        """The names some `name = <list, tuple, dict or set display or comprehension>` binds, in any scope."""
+        return frozenset(
+            target.id for node in self.nodes_of(ast.Assign) if isinstance(node.value, _CONTAINERS)
+            for target in node.targets if type(target) is ast.Name
+        )
 
     @cached_property
     def _arrays(self) -> _Arrays:
@@ -1030,6 +1044,21 @@ def _statement_binds(node: ast.AST) -> Iterator[str]:
             yield (alias.asname or alias.name).split(".")[0]
     elif isinstance(node, ast.ClassDef):
         yield node.name
+
+
+def _binds_here(statement: ast.stmt) -> Iterator[str]:
+    """Names a statement binds in its own scope (not in the def or class it makes)."""
+    if isinstance(statement, ast.Assign):
+        for target in statement.targets:
+            yield from ast_target_names(target)
+    elif isinstance(statement, (ast.AnnAssign, ast.AugAssign)):
+        yield from ast_target_names(statement.target)
+    elif isinstance(statement, _DEFS):
+        yield statement.name
+    elif isinstance(statement, _TRIES):
+        yield from (handler.name for handler in statement.handlers if handler.name)
+    else:
+        yield from _statement_binds(statement)
 
 
 def ast_target_names(target: ast.AST | None) -> Iterator[str]:
