@@ -108,6 +108,20 @@ def _bounds_may_be_traced(screen: Screen, call: ast.Call) -> bool:
     return any(may_kind(screen, value)[0] for value in call.args[:2] if not isinstance(value, ast.Starred))
 
 
+_PLAIN_ARITHMETIC = (ast.Name, ast.Constant, ast.BinOp, ast.UnaryOp, ast.operator, ast.unaryop, ast.expr_context)
+
+
+def _bound_may_be_plain_argument(screen: Screen, call: ast.Call) -> bool:
+    """Over-approximates `_argument_bound`, which a loop that carries nothing needs to be reported: a bound of
+    `range(...)` that may be traced and is plain arithmetic on names and numbers (no attribute, call or index:
+    flax's `range(nodedef.num_attributes)` is not)."""
+    return any(
+        may_kind(screen, value)[0] and all(isinstance(node, _PLAIN_ARITHMETIC) for node in ast.walk(value))
+        for value in call.args[:2]
+        if not isinstance(value, ast.Starred)
+    )
+
+
 def _surely_blocked(screen: Screen, loop: ast.For) -> bool:
     """Under-approximates `_blocker` finding a reason (or an earlier decline): then a loop whose trip count is
     neither traced nor long is not reported, and `range_may_report` needs no compiled function for it. A step
@@ -245,8 +259,8 @@ class LoopToForiLoop(Codemod):
     def may_match_tree(cls, screen: Screen) -> bool:
         """A finding needs a `for ... in range(...)` loop (not a short literal one) in a function that
         TracedAnalysis may find traced, that may carry a name from one step to the next that may be TRACED
-        (`screen.may_carry_traced`: all static, it is a computation at trace time) unless its bounds may be traced,
-        and whose bounds may be traced, or static in a function that may be compiled or a long literal count
+        (`screen.may_carry_traced`: all static, it is a computation at trace time) unless its bounds may be traced
+        (then any carry, or none where a bound may be a plain argument: `_refuse_traced`), and whose bounds may be traced, or static in a function that may be compiled or a long literal count
         (`screen.range_may_report`: the loop in a plain jax.grad or vmap function is reported only then). A
         loop that surely cannot be rewritten (`_surely_blocked`) needs a traced or long literal count."""
         in_traced_code = getattr(screen, "in_traced_code", None)
@@ -262,7 +276,10 @@ class LoopToForiLoop(Codemod):
             and not cls._short(loop.iter)
             and (
                 (may_carry(screen, loop) if in_traced_code is None else may_carry_traced(screen, loop))
-                or _bounds_may_be_traced(screen, loop.iter)
+                or (
+                    _bounds_may_be_traced(screen, loop.iter)
+                    and (may_carry(screen, loop) or _bound_may_be_plain_argument(screen, loop.iter))
+                )
             )
             and (
                 in_traced_code is None

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from tests.helpers import codemod_for_module
-from tests.test_screens import passes, unscreened
+from tests.test_screens import _BRANCH, passes, unscreened
 
 RULES = [codemod_for_module(m) for m in ("branch_to_cond", "branch_to_where", "builtin_on_traced", "elif_chain")]
 HEADER = "import jax\nimport jax.numpy as jnp\nfrom jax import lax\nfrom functools import partial\n\n"
@@ -139,3 +139,22 @@ def test_branch_to_cond_sees_a_def_in_a_class_only_from_the_class_body() -> None
     )
     sibling = method.replace("def unflatten(x):\n    return x\n", "def unflatten(x):\n    if jnp.sum(x) > 0:\n        x = jnp.cumsum(x)\n        x = -x\n    return x\n")
     _rejected_beside_a_sibling("JF201", method, sibling)
+
+
+def test_branch_tests_read_only_the_bindings_that_reach_them() -> None:
+    cond = codemod_for_module("branch_to_cond")
+    # flax's `merge`: the `else` binds `t` to a tracer, but only `t = x.ndim` reaches the inner test
+    # (ast_flow.StatementOrder), as PredicateAnalysis asks every reaching binding to be a tracer
+    text = _BRANCH + (
+        "@jax.jit\ndef f(x, flag=False):\n    if flag:\n        t = x.ndim\n        if t > 1:\n            x = x.sum()\n"
+        "    else:\n        t = x\n    return x\n"
+    )
+    assert cond.may_match(text) and not passes(text, cond) and unscreened(text, cond) == []
+    swapped = text.replace("t = x.ndim", "t = X").replace("t = x\n", "t = x.ndim\n").replace("t = X", "t = x")
+    assert unscreened(swapped, cond) and passes(swapped, cond), swapped
+    # through a loop, a binding later in the body reaches the test of the next step
+    looped = _BRANCH + (
+        "@jax.jit\ndef f(x):\n    t = x\n    for i in range(3):\n        if t > 1:\n            x = x.sum()\n"
+        "        t = x * 2.0\n    return x\n"
+    )
+    assert unscreened(looped, cond) and passes(looped, cond)

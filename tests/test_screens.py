@@ -1335,3 +1335,26 @@ def test_loop_rules_count_every_name_as_read_where_the_function_calls_dir() -> N
     assert unscreened(text, fori) and passes(text, fori)
     text = text.replace("dir()", "len(x)")
     assert not passes(text, fori) and unscreened(text, fori) == []
+
+
+def test_loop_rules_need_a_name_live_at_the_head_or_after_the_loop() -> None:
+    fori = codemod_for_module("loop_to_fori")
+    # flax's graphlib: each name the body binds is written before it is read there, and rebound after the loop
+    # before any read (ast_flow.loop_liveness): nothing is carried
+    text = _BRANCH + (
+        "@jax.jit\ndef f(x):\n    for i in range(100):\n        y = jnp.sin(x * i)\n        z = jnp.cos(y)\n"
+        "    y = x\n    return y\n"
+    )
+    assert fori.may_match(text) and not passes(text, fori) and unscreened(text, fori) == []
+    # `y` read after the loop, or read before it is written in a step: carried
+    for carried in (text.replace("    y = x\n", ""), text.replace("z = jnp.cos(y)", "z = jnp.cos(y + z)").replace("    for", "    z = x\n    for")):
+        assert unscreened(carried, fori) and passes(carried, fori), carried
+
+
+def test_loop_to_fori_needs_a_carry_or_a_count_that_is_a_plain_argument() -> None:
+    fori = codemod_for_module("loop_to_fori")
+    # a traced count of an attribute with nothing carried: `_refuse_traced` reports only a plain argument's
+    text = _BRANCH + "@jax.jit\ndef f(x, cfg):\n    for i in range(cfg.count):\n        print(jnp.sin(x * i))\n    return x\n"
+    assert fori.may_match(text) and not passes(text, fori) and unscreened(text, fori) == []
+    text = text.replace("cfg.count", "cfg + 1")
+    assert unscreened(text, fori) and passes(text, fori)

@@ -31,7 +31,7 @@ from functools import cached_property, wraps
 from operator import attrgetter
 from typing import Callable, Iterable, Iterator, Sequence
 
-from jaxfix.analysis import arrays, predicates, shapes
+from jaxfix.analysis import arrays, ast_flow, predicates, shapes
 from jaxfix.analysis.dataflow import (
     _ACCEPTS_SEQUENCES, _PURE_BUILTINS, _PURE_NAMES, _PURE_PREFIXES, _READING_METHODS, ARRAY_METHODS,
 )  # fmt: skip
@@ -763,7 +763,9 @@ class Screen:
     ) -> bool:
         may = lambda e: self._may_be_tracer(e, scope, local, strict)  # noqa: E731
         if isinstance(expr, ast.Name):
-            return self._name_may_be_tracer(expr.id, scope, local, strict)
+            return self._name_may_be_tracer(expr.id, scope, local, strict) and (
+                local is not None or not strict or self._may_reach_as_tracer(expr, scope)
+            )
         if isinstance(expr, ast.Call):
             parts = dotted(expr.func)
             qualified = list(self.qualified_names(parts)) if parts is not None else []
@@ -794,6 +796,36 @@ class Screen:
             return expr.attr in ("T", "mT", "real", "imag") and may(expr.value)
         if isinstance(expr, ast.NamedExpr):
             return may(expr.value)
+        return False
+
+    def _may_reach_as_tracer(self, name: ast.Name, scope: "_Scope | None") -> bool:
+        """Over-approximates PredicateAnalysis._name_tracer of a name read in its function's own statements, which
+        asks every binding that reaches the read (FunctionFlow.reaching) to be a tracer: some binding that may
+        reach it (`ast_flow.StatementOrder`) may make one, an assignment by its value, any other binding as
+        `_tracer_names` says. flax's `merge` tests `graph_state._graphdef != graphdef` after `graphdef =
+        graphdef_or_graphstate._graphdef`; the `graphdef = graphdef_or_graphstate` of the `elif` cannot reach it."""
+        function = scope.function if scope is not None else None
+        if type(function) not in (ast.FunctionDef, ast.AsyncFunctionDef) or name.id not in scope.bound:
+            return True
+        cache = self.__dict__.setdefault("_statement_orders", {})
+        order = cache.get(id(function))
+        if order is None:
+            order = cache[id(function)] = ast_flow.StatementOrder(function)
+        use = order.statement_of(name)
+        bindings = order.bindings(name.id)
+        if use is None or isinstance(use, _DEFS) or not bindings:
+            return True  # a decorator's or default's name: PredicateAnalysis reads it from another function
+        names = self._tracer_names(scope, True)
+        for statement, assigned in bindings:
+            if not order.may_reach(statement, use):
+                continue
+            if not assigned:
+                return True
+            targets = statement.targets if type(statement) is ast.Assign else [statement.target]
+            for target in targets:
+                for bound, value in _bound_values(target, statement.value):
+                    if bound == name.id and value is not None and self._may_be_tracer(value, scope, names, True):
+                        return True
         return False
 
     def _may_hold_array_value(
@@ -1389,7 +1421,20 @@ def _carry_candidates(screen: Screen, loop: ast.For | ast.While) -> frozenset[st
             else:
                 continue
             found.update(name for name in bound if name not in targets and (reads is None or name in reads))
+    if found and reads is not None:
+        live = _loop_liveness(screen, function).get(id(loop))
+        if live is not None:
+            found &= live
     return frozenset(found)
+
+
+def _loop_liveness(screen: Screen, function: ast.AST) -> dict[int, frozenset[str]]:
+    """`ast_flow.loop_liveness` of `function`, once per screen."""
+    cache = screen.__dict__.setdefault("_loop_liveness", {})
+    found = cache.get(id(function))
+    if found is None:
+        found = cache[id(function)] = ast_flow.loop_liveness(function)
+    return found
 
 
 # Statements that make `Dataflow.impurity` reject a loop body wherever they stand in it.
