@@ -65,7 +65,7 @@ class _Liveness:
             if kind is ast.While:
                 reads, targets = _loaded(statement.test), set()
             else:
-                reads, targets = _loaded(statement.iter) | _loaded(statement.target), set(_target_names(statement.target))
+                reads, targets = _loaded(statement.iter) | _loaded(statement.target), set(target_names(statement.target))
             head = exit_live | (reads if kind is ast.While else set())
             for _ in range(100):
                 self._frames.append((head, out))
@@ -125,15 +125,15 @@ def _assigned(statement: ast.Assign | ast.AnnAssign | ast.AugAssign | ast.Expr) 
     return names
 
 
-def _target_names(target: ast.AST | None) -> Iterator[str]:
+def target_names(target: ast.AST | None) -> Iterator[str]:
     """The names an assignment target binds (`a`, `b` of `a, (b, *_) = ...`); not attributes or items."""
     if isinstance(target, ast.Name):
         yield target.id
     elif isinstance(target, (ast.Tuple, ast.List)):
         for element in target.elts:
-            yield from _target_names(element)
+            yield from target_names(element)
     elif isinstance(target, ast.Starred):
-        yield from _target_names(target.value)
+        yield from target_names(target.value)
 
 
 # ---- which bindings may reach a statement --------------------------------------------------------------------
@@ -221,7 +221,7 @@ class StatementOrder:
         plain: set[str] = set()
         if type(statement) is ast.Assign or (type(statement) is ast.AnnAssign and statement.value is not None):
             targets = statement.targets if type(statement) is ast.Assign else [statement.target]
-            plain = {name for target in targets for name in _target_names(target)}
+            plain = {name for target in targets for name in target_names(target)}
         bound: set[str] = set()
         if isinstance(statement, _DEFS):
             bound.add(statement.name)

@@ -32,6 +32,7 @@ from operator import attrgetter
 from typing import Callable, Iterable, Iterator, Sequence
 
 from jaxfix.analysis import arrays, ast_flow, predicates, shapes
+from jaxfix.analysis.ast_flow import target_names as ast_target_names  # screens' name for it
 from jaxfix.analysis.dataflow import (
     _ACCEPTS_SEQUENCES, _PURE_BUILTINS, _PURE_NAMES, _PURE_PREFIXES, _READING_METHODS, ARRAY_METHODS,
 )  # fmt: skip
@@ -1091,17 +1092,6 @@ def _binds_here(statement: ast.stmt) -> Iterator[str]:
         yield from (handler.name for handler in statement.handlers if handler.name)
     else:
         yield from _statement_binds(statement)
-
-
-def ast_target_names(target: ast.AST | None) -> Iterator[str]:
-    """The names an assignment target binds (`a`, `b` of `a, (b, *_) = ...`); not attributes or items."""
-    if isinstance(target, ast.Name):
-        yield target.id
-    elif isinstance(target, (ast.Tuple, ast.List)):
-        for element in target.elts:
-            yield from ast_target_names(element)
-    elif isinstance(target, ast.Starred):
-        yield from ast_target_names(target.value)
 
 
 def _spellings(name: str, bound) -> Iterator[tuple[str, ...]]:
