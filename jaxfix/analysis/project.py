@@ -31,6 +31,7 @@ from typing import Callable, Iterable, Iterator, Mapping
 
 from jaxfix import parsed
 from jaxfix.analysis import libraries
+from jaxfix.analysis.ast_flow import target_names
 from jaxfix.analysis.recording import Recorded, read_record
 from jaxfix.files import Resolver
 from jaxfix.workers import collections_deferred
@@ -190,19 +191,9 @@ class _FunctionSummarizer:
         _function(node, f"{self.qual}.<locals>.{node.name}", self.functions, parent=self.qual, imports=self.imports)
 
     def rebind(self, target: ast.AST | None) -> None:
-        self.rebound.update(_bound_names(target))
-
-
-def _bound_names(target: ast.AST | None) -> list[str]:
-    """The names a store to `target` binds: `a`, `a, (b, *c)`; none for a store into an attribute or an item
-    (`config.num_layers = 4`, `cache[k] = v` change an object, the name still holds the same one)."""
-    if isinstance(target, ast.Name):
-        return [target.id]
-    if isinstance(target, (ast.Tuple, ast.List)):
-        return [name for element in target.elts for name in _bound_names(element)]
-    if isinstance(target, ast.Starred):
-        return _bound_names(target.value)
-    return []
+        # none for a store into an attribute or an item (`config.num_layers = 4`, `cache[k] = v` change an
+        # object, the name still holds the same one)
+        self.rebound.update(target_names(target))
 
 
 def _walk_body(body: _FunctionSummarizer, statements: list) -> None:

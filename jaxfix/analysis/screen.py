@@ -1324,13 +1324,9 @@ def _surely_qualified(screen: Screen, parts: Sequence[str]) -> str | None:
         return None
     module = screen.tree
     for statement, scope in screen.statements:
-        if scope is module and type(statement) in (ast.Import, ast.ImportFrom) and head in _bound_names(statement):
+        if scope is module and type(statement) in (ast.Import, ast.ImportFrom) and head in _import_binds(statement):
             return candidates.pop()
     return None
-
-
-def _bound_names(statement: ast.Import | ast.ImportFrom) -> Iterator[str]:
-    return ((alias.asname or alias.name).split(".")[0] for alias in statement.names)
 
 
 # ---- JF101, JF102: loops that may carry a name from one step to the next ------------------------------------------
@@ -3144,9 +3140,12 @@ def may_kind_scoped(screen: Screen, expr: ast.expr) -> tuple[bool, bool]:
 
 def _add_bound(statements: Iterable[ast.Import | ast.ImportFrom], bound: set[str]) -> None:
     for statement in statements:
-        for alias in statement.names:
-            if alias.name != "*":
-                bound.add(alias.asname or alias.name.split(".")[0])
+        bound.update(_import_binds(statement))
+
+
+def _import_binds(statement: ast.Import | ast.ImportFrom) -> Iterator[str]:
+    """The local names an import statement binds (`jnp` of `import jax.numpy as jnp`, `jax` of `import jax.numpy`)."""
+    return (alias.asname or alias.name.split(".")[0] for alias in statement.names if alias.name != "*")
 
 
 def _mentions_import(value: object) -> bool:
