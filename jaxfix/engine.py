@@ -35,7 +35,7 @@ from jaxfix.analysis.project import ModuleFacts, Project, project_root
 from jaxfix.analysis.screen import Screen
 from jaxfix.codemod import Codemod
 from jaxfix.diagnostics import Diagnostic, Fix, Position, Safety, TextEdit
-from jaxfix.cache import ResultCache, entry_for, read_entry
+from jaxfix.cache import FindingsPack, ResultCache, entry_for, read_entry
 from jaxfix.files import SourceError, decode, read_bytes, write_if_changed
 from jaxfix import notebook, parsed
 from jaxfix.suppression import unsuppressed
@@ -109,6 +109,9 @@ class FileResult:
     cells: notebook.CellMap | None = None
     cell_changes: list[tuple[int, str, str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what the user should hear that is no error (a cell skipped)
+    # What the result cache should keep for this file, (key, entry), where a cache was given: the process that
+    # asked writes it (the cache's pack of the file's project), not the worker that made it.
+    cache_entry: tuple[str, dict] | None = None
 
     @property
     def changed(self) -> bool:
@@ -472,29 +475,24 @@ def process_file(
     project: ModuleFacts | None = None,
 ) -> FileResult:
     """Everything jaxfix does to one file. Never raises for bad input: the reason lands in `error`. With a
-    `cache`, a file whose findings are stored is not analysed again (nor fixed, when no finding has a fix that
-    the settings allow), and what is found is stored, keyed on the file's bytes and the digest of the project
-    facts it reads (`project`), so that an edit elsewhere that changes those facts re-checks it."""
+    `cache`, the result carries the entry to store (`cache_entry`), keyed on the file's bytes and the digest of
+    the project facts it reads (`project`), so that an edit elsewhere that changes those facts re-checks it;
+    `process_files` answers from the cache first and stores what the files it did not answer carry."""
     try:
         raw = read_bytes(Path(path))
     except SourceError as error:
         return FileResult(path, error=str(error))
     key = _key(cache, path, raw, project) if cache is not None else None
-    if key is not None:
-        hit = _from_cache(FileResult(path), raw, key, cache, settings, fix)
-        if hit is not None:
-            return hit
     if notebook.is_notebook(path):
-        return _process_notebook(path, raw, settings, fix=fix, write=write, cache=cache, key=key, project=project)
+        return _process_notebook(path, raw, settings, fix=fix, write=write, key=key, project=project)
     try:
         source = decode(raw)
     except SourceError as error:
-        _store(cache, key, [], str(error))
-        return FileResult(path, error=str(error))
+        return _stored(FileResult(path, error=str(error)), key, [], str(error))
     result = process_text(path, source.text, settings, fix=fix, project=project, tree=parsed.take(raw))
     if result.error is not None:
         if not result.error.startswith("too deeply nested"):  # the interpreter's limits may differ next time
-            _store(cache, key, [], result.error)
+            _stored(result, key, [], result.error)
         return result
     if cache is not None and not result.internal_errors:
         # The diagnostics are those of the final text (the original when nothing was fixed): store them under
@@ -504,7 +502,7 @@ def process_file(
         except UnicodeEncodeError:
             final = None
         if final is not None:
-            _store(cache, key if final is raw else _key(cache, path, final, project), result.diagnostics, None)
+            _stored(result, key if final is raw else _key(cache, path, final, project), result.diagnostics, None)
     if write and result.changed:
         try:
             result.written = write_if_changed(Path(path), source.encode(result.fixed))
@@ -519,20 +517,20 @@ def process_notebook(
 ) -> FileResult:
     """What jaxfix finds in (or, with `fix`, makes of) the notebook whose bytes are `raw`, in memory (`check -`
     and `apply -` with a `--stdin-filename` ending in .ipynb). Writes nothing."""
-    return _process_notebook(path, raw, settings, fix=fix, write=False, cache=None, key=None, project=project)
+    return _process_notebook(path, raw, settings, fix=fix, write=False, key=None, project=project)
 
 
 def _process_notebook(
-    path: str, raw: bytes, settings: Settings, *, fix: bool, write: bool, cache: ResultCache | None, key: str | None,
+    path: str, raw: bytes, settings: Settings, *, fix: bool, write: bool, key: str | None,
     project: ModuleFacts | None = None,
 ) -> FileResult:
     """A notebook's code cells through the same pipeline as a module; findings named by cell; only the changed
-    cells' source written back into the notebook (jaxfix/notebook.py)."""
+    cells' source written back into the notebook (jaxfix/notebook.py). `key`: the cache key its entry goes
+    under (None: no cache)."""
     try:
         book = notebook.read(raw)
     except notebook.NotebookError as error:
-        _store(cache, key, [], str(error))
-        return FileResult(path, error=str(error))
+        return _stored(FileResult(path, error=str(error)), key, [], str(error))
     skipped = book.skip_reason()
     if skipped is not None:
         return FileResult(path, notes=[skipped])
@@ -566,8 +564,8 @@ def _process_notebook(
             result.fixed, result.fixes_applied, result.fixes_by_code, result.cell_changes = None, 0, {}, []
             return result
     result.diagnostics = [_in_cell(d, cells, module_text) for d in result.diagnostics]
-    if cache is not None and not result.internal_errors and not result.notes and not result.changed:
-        _store(cache, key, result.diagnostics, None)  # a changed notebook's next run is a miss: its bytes differ
+    if not result.internal_errors and not result.notes and not result.changed:
+        _stored(result, key, result.diagnostics, None)  # a changed notebook's next run is a miss: its bytes differ
     return result
 
 
@@ -627,11 +625,11 @@ def _in_cell_terms(message: str, cells: notebook.CellMap) -> str:
 
 
 def _from_cache(
-    result: FileResult, raw: bytes, key: str, cache: ResultCache, settings: Settings, fix: bool
+    result: FileResult, raw: bytes, key: str, pack: FindingsPack, settings: Settings, fix: bool
 ) -> FileResult | None:
     """The result of a file whose findings the cache holds, or None: not stored, or (when fixing) some finding
     has a fix to apply, which needs the analysis again."""
-    entry = cache.load(key)
+    entry = pack.load(key)
     stored = read_entry(entry) if entry is not None else None
     if stored is None:
         return None
@@ -661,9 +659,11 @@ def _key(cache: ResultCache, path: str, raw: bytes, project: ModuleFacts | None)
     return cache.key(path, raw)
 
 
-def _store(cache: ResultCache | None, key: str | None, diagnostics: list[Diagnostic], error: str | None) -> None:
-    if cache is not None and key is not None:
-        cache.store(key, entry_for(diagnostics, error))
+def _stored(result: FileResult, key: str | None, diagnostics: list[Diagnostic], error: str | None) -> FileResult:
+    """`result`, carrying the cache entry of these findings under `key` (None: no cache)."""
+    if key is not None:
+        result.cache_entry = (key, entry_for(diagnostics, error))
+    return result
 
 
 def process_text(
@@ -741,17 +741,22 @@ def process_files(
 ) -> Iterator[FileResult]:
     """FileResults in the order of `paths`, worked on in parallel across processes when there are many. With a
     `cache`, the files it answers are answered here first, so that a run over an unchanged tree starts no
-    worker at all. `project`: the project index the files' facts come from (by default, the project around
-    `paths`, its summaries cached beside the findings)."""
+    worker at all, and what the others found is stored once they are all done (one pack per project).
+    `project`: the project index the files' facts come from (by default, the project around `paths`, its
+    summaries cached beside the findings)."""
     answered: dict[int, FileResult] = {}
     computed: dict[int, _InOrder] = {}  # the results of the files not answered from the cache
+    packs: dict[int, FindingsPack] = {}  # each path's project's entries in the cache, by its position
     with Workers(jobs or os.cpu_count() or 1) as workers:
         # notebooks read the facts too: a cell may call the project's code
-        for indices, facts in _facts_by_project(paths, cache, project, workers.map):
+        for indices, facts, root in _facts_by_project(paths, cache, project, workers.map):
             work = []
+            pack = cache.pack(root) if cache is not None else None
             for index in indices:
                 path = paths[index]
-                hit = _cached(path, settings, fix, cache, facts[path]) if cache is not None else None
+                if pack is not None:
+                    packs[index] = pack
+                hit = _cached(path, settings, fix, cache, pack, facts[path]) if pack is not None else None
                 if hit is not None:
                     answered[index] = hit
                 else:
@@ -769,7 +774,16 @@ def process_files(
             results = _InOrder(handed, [i for i, _ in work])
             computed.update((index, results) for index, _ in work)
         for index in range(len(paths)):
-            yield answered[index] if index in answered else computed[index].take(index)
+            if index in answered:
+                yield answered[index]
+                continue
+            result = computed[index].take(index)
+            if result.cache_entry is not None and index in packs:
+                packs[index].store(*result.cache_entry)
+            result.cache_entry = None
+            yield result
+    for pack in {id(p): p for p in packs.values()}.values():
+        pack.save()
 
 
 def _size(path: str) -> int:
@@ -793,12 +807,14 @@ class _InOrder:
         return self._waiting.pop(index)
 
 
-def _cached(path: str, settings: Settings, fix: bool, cache: ResultCache, project: ModuleFacts | None) -> FileResult | None:
+def _cached(
+    path: str, settings: Settings, fix: bool, cache: ResultCache, pack: FindingsPack, project: ModuleFacts | None
+) -> FileResult | None:
     try:
         raw = read_bytes(Path(path))
     except SourceError:
         return None
-    return _from_cache(FileResult(path), raw, _key(cache, path, raw, project), cache, settings, fix)
+    return _from_cache(FileResult(path), raw, _key(cache, path, raw, project), pack, settings, fix)
 
 
 def _project_facts(
@@ -806,19 +822,20 @@ def _project_facts(
 ) -> dict[str, ModuleFacts]:
     """Each path's facts from the project index (`project`, or the project each path lies in)."""
     facts: dict[str, ModuleFacts] = {}
-    for _, found in _facts_by_project(paths, cache, project, mapper):
+    for _, found, _ in _facts_by_project(paths, cache, project, mapper):
         facts.update(found)
     return facts
 
 
 def _facts_by_project(
     paths: Sequence[str], cache: ResultCache | None, project: Project | None, mapper=None
-) -> Iterator[tuple[list[int], dict[str, ModuleFacts]]]:
-    """The positions in `paths` of each project's files, with their facts, one project at a time: every index
-    is begun (its summaries handed to `mapper`'s workers) before the first is solved. The index is evidence,
-    never a reason to fail: should it break on some code, every file of that project is judged alone, as it
-    would be without it."""
-    groups = [list(range(len(paths)))] if project is not None else _by_project(paths)
+) -> Iterator[tuple[list[int], dict[str, ModuleFacts], object]]:
+    """The positions in `paths` of each project's files, with their facts and the project's root (None: the
+    paths lie in no project), one project at a time: every index is begun (its summaries handed to `mapper`'s
+    workers) before the first is solved. The index is evidence, never a reason to fail: should it break on
+    some code, every file of that project is judged alone, as it would be without it."""
+    grouped = [(project.root, list(range(len(paths))))] if project is not None else _by_project(paths)
+    groups = [group for _, group in grouped]
     begun = []
     for group in groups:
         try:
@@ -826,19 +843,19 @@ def _facts_by_project(
             begun.append((lambda: project) if project is not None else _begin_project(given, cache, mapper=mapper))
         except (Exception, RecursionError):  # noqa: BLE001
             begun.append(None)
-    for group, finish in zip(groups, begun):
+    for (root, group), finish in zip(grouped, begun):
         try:
             index = finish() if finish is not None else None
             facts = {paths[i]: index.facts_for(paths[i]) for i in group} if index is not None else None
         except (Exception, RecursionError):  # noqa: BLE001
             facts = None
-        yield group, facts if facts is not None else {paths[i]: EMPTY_FACTS for i in group}
+        yield group, facts if facts is not None else {paths[i]: EMPTY_FACTS for i in group}, root
 
 
-def _by_project(paths: Sequence[str]) -> list[list[int]]:
-    """The positions of `paths`, grouped by the project each lies in (project.project_root of its folder), so
-    that two projects checked in one run are indexed as two (their facts apart, and an edit in one solves that
-    one again). Paths in no project form one group: they are the project."""
+def _by_project(paths: Sequence[str]) -> list[tuple[object, list[int]]]:
+    """The positions of `paths`, grouped by the project each lies in (project.project_root of its folder), with
+    that root, so that two projects checked in one run are indexed as two (their facts apart, and an edit in
+    one solves that one again). Paths in no project form one group: they are the project."""
     root_of: dict[str, object] = {}
     groups: dict[object, list[int]] = {}
     for index, path in enumerate(paths):
@@ -846,7 +863,7 @@ def _by_project(paths: Sequence[str]) -> list[list[int]]:
         if folder not in root_of:
             root_of[folder] = project_root([folder])
         groups.setdefault(root_of[folder], []).append(index)
-    return list(groups.values())
+    return list(groups.items())
 
 
 def project_of(

@@ -3,6 +3,7 @@ a broken cache folder is never worse than no cache."""
 
 from __future__ import annotations
 
+import marshal
 import os
 from pathlib import Path
 
@@ -32,6 +33,15 @@ def _forbid_analysis(monkeypatch) -> None:
 
     monkeypatch.setattr(engine, "analyse", refuse)
     monkeypatch.setattr(engine, "_checked_tree", refuse)
+
+
+def _packs(folder: Path) -> list[Path]:
+    return sorted(folder.rglob("findings-*.pack"))
+
+
+def _entries(folder: Path) -> dict[str, tuple[str, dict]]:
+    """Every entry of the findings packs under `folder`, by its file's part of the key."""
+    return {part: entry for pack in _packs(folder) for part, entry in marshal.loads(pack.read_bytes()).items()}
 
 
 def _summary(results):
@@ -81,13 +91,17 @@ def test_check_and_apply_share_entries_whatever_unsafe_fixes_says(tmp_path) -> N
 def test_corrupt_entries_are_misses(files, tmp_path) -> None:
     cache = ResultCache.for_settings(ALL, tmp_path / "cache")
     cold = list(process_files(files, ALL, fix=False, write=False, jobs=1, cache=cache))
-    entries = [p for p in (tmp_path / "cache").rglob("*.json")]
+    [pack] = _packs(tmp_path / "cache")
+    entries = marshal.loads(pack.read_bytes())
     assert len(entries) == 3
-    garbage = [b"", b"{not json", b'{"key": "other"}', b'{"diagnostics": [{"code": 1}], "error": null}', b"[]"]
-    for index, entry in enumerate(entries):
-        entry.write_bytes(garbage[index % len(garbage)])
-    again = list(process_files(files, ALL, fix=False, write=False, jobs=1, cache=cache))
-    assert _summary(again) == _summary(cold)
+    garbage = [None, "text", ("other", {}), (None, {"diagnostics": [{"code": 1}], "error": None}), ()]
+    for index, (part, (key, _)) in enumerate(sorted(entries.items())):  # entries that do not hold what they should
+        entries[part] = garbage[index] if index != 1 else (key, {"diagnostics": [{"code": 1}], "error": None})
+    pack.write_bytes(marshal.dumps(entries))
+    assert _summary(process_files(files, ALL, fix=False, write=False, jobs=1, cache=cache)) == _summary(cold)
+    for broken in (b"", b"not marshal", marshal.dumps([1, 2]), pack.read_bytes()[:-7]):  # a pack that does not
+        pack.write_bytes(broken)
+        assert _summary(process_files(files, ALL, fix=False, write=False, jobs=1, cache=cache)) == _summary(cold)
 
 
 def test_a_cache_folder_that_cannot_be_written_is_no_cache(files, tmp_path) -> None:
@@ -125,7 +139,7 @@ def test_parallel_workers_read_and_write_the_cache(tmp_path) -> None:
         paths.append(str(tmp_path / f"m{index:02}.py"))
     cache = ResultCache.for_settings(ALL, tmp_path / "cache")
     cold = list(process_files(paths, ALL, fix=False, write=False, jobs=2, cache=cache))
-    assert len(list((tmp_path / "cache").rglob("*.json"))) == 12
+    assert len(_packs(tmp_path / "cache")) == 1 and len(_entries(tmp_path / "cache")) == 12
     warm = list(process_files(paths, ALL, fix=False, write=False, jobs=2, cache=cache))
     assert _summary(warm) == _summary(cold)
 
@@ -158,8 +172,20 @@ def test_an_edited_file_replaces_its_entry(files, tmp_path) -> None:
     for text in (FINDING, CLEAN, FINDING + "\n# edited\n"):
         Path(files[0]).write_text(text)
         list(process_files(files, ALL, fix=False, write=False, jobs=1, cache=cache))
-    assert len(list((tmp_path / "cache").rglob("*.json"))) == 3, "one entry per file, not one per version of it"
-    assert cache.load(cache.key(files[0], FINDING.encode())) is None, "the replaced entry answers no more"
+    assert len(_entries(tmp_path / "cache")) == 3, "one entry per file, not one per version of it"
+    [key] = [key for key, _ in _entries(tmp_path / "cache").values() if key[:32] == cache.key(files[0], b"")[:32]]
+    assert key == cache.key(files[0], (FINDING + "\n# edited\n").encode()), "the replaced entry answers no more"
+
+
+def test_an_unchanged_run_writes_nothing(files, tmp_path) -> None:
+    cache = ResultCache.for_settings(ALL, tmp_path / "cache")
+    list(process_files(files, ALL, fix=False, write=False, jobs=1, cache=cache))
+    written = {p: p.stat().st_mtime_ns for p in (tmp_path / "cache").rglob("*.pack")}
+    assert len(written) == 2, "the findings and the summaries of the project: a pack each"
+    for p in written:
+        os.utime(p, ns=(1, 1))
+    list(process_files(files, ALL, fix=False, write=False, jobs=1, cache=cache))
+    assert {p.stat().st_mtime_ns for p in written} == {1}
 
 
 def _run_folders(folder: Path) -> set[str]:
@@ -191,7 +217,7 @@ def test_runs_prune_other_versions_and_settings_by_age_and_count(files, tmp_path
     kept = {c.run_folder.name for c in caches[-module.KEEP - 1:]}
     assert _run_folders(folder) == kept | {"other-tool"}, "the current run folder and the KEEP most recent others"
     assert {p.name for p in folder.iterdir() if not p.is_dir()} == {".gitignore", "CACHEDIR.TAG", ".writing.tmp", "notes.txt"}
-    assert current.load(current.key(files[0], Path(files[0]).read_bytes())) is not None
+    assert current.key(files[0], Path(files[0]).read_bytes()) in {key for key, _ in _entries(current.run_folder).values()}
 
     current.prune(now=1_000_000.0 + (module.MAX_AGE_DAYS + 1) * 86400)
     assert _run_folders(folder) == {current.run_folder.name, "other-tool"}, "a week unused: gone, whatever the count"

@@ -188,7 +188,7 @@ def test_the_cache_answers_a_notebook_as_it_was_found(magic: Path) -> None:
     (magic / "nb.ipynb").write_text(json.dumps(clean, indent=1) + "\n", encoding="utf-8")
     (magic / "pyproject.toml").write_text("[tool.jaxfix]\n")
     first = invoke_in(magic, "check", "--output-format", "json", "-q", "nb.ipynb").stdout
-    assert list((magic / ".jaxfix_cache").rglob("*.json")), "stored"
+    assert list((magic / ".jaxfix_cache").rglob("findings-*.pack")), "stored"
     second = invoke_in(magic, "check", "--output-format", "json", "-q", "nb.ipynb").stdout
     assert first == second and '"cell": 3' in second and '"cell_id": "c2"' in second
     diff = invoke_in(magic, "apply", "--diff", "nb.ipynb").stdout

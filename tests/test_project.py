@@ -483,6 +483,34 @@ def test_a_warm_run_reads_the_facts_back_and_an_edit_solves_again(tmp_path) -> N
     assert edited.modules and not edited.facts_for(model)
 
 
+def test_summaries_are_kept_in_one_pack_per_project_with_its_files_as_they_are(tmp_path, monkeypatch) -> None:
+    """An edit that changes what the project solves reads the other files' summaries from the pack, makes only
+    the edited file's, and the pack keeps the summaries of the files as they are now (the earlier one goes); a
+    pack that cannot be read is no pack."""
+    import marshal
+
+    import jaxfix.analysis.project as module
+
+    root = _project(tmp_path, {"model.py": MODEL, "train.py": "import jax\nfrom model import relax\nf = jax.jit(relax)\n"})
+    folder = tmp_path / "cache"
+    Project.build([root], folder)
+    [pack] = folder.rglob("summaries-*.pack")
+    before = marshal.loads(pack.read_bytes())
+    assert len(before) == 2 and not list(folder.rglob("*.summary"))
+    made: list[str] = []
+    real = module._make_summary
+    monkeypatch.setattr(module, "_make_summary", lambda job, *a, **k: made.append(job[1]) or real(job, *a, **k))
+    (root / "train.py").write_text("from model import relax\n")
+    edited = Project.build([root], folder)
+    assert made == ["train"] and not edited.facts_for(str(root / "model.py"))
+    after = marshal.loads(pack.read_bytes())
+    assert len(after) == 2 and len(set(after) - set(before)) == 1, "the edited file's summary replaced its earlier one"
+    pack.write_bytes(b"not marshal")
+    made.clear()
+    (root / "train.py").write_text("import jax\nfrom model import relax\nf = jax.jit(relax)\n")
+    assert Project.build([root], folder).facts_for(str(root / "model.py")).traced and sorted(made) == ["model", "train"]
+
+
 def _analysed(monkeypatch, paths: list[str], cache: ResultCache) -> tuple[dict[str, list[str]], list[str]]:
     """Each path's codes from `process_files` with the cache, and the paths analysed anew (not answered by it)."""
     analysed: list[str] = []
@@ -564,8 +592,9 @@ def test_every_project_is_summarised_before_the_first_is_solved(tmp_path, monkey
     paths = [str(b / "model.py"), str(a / "model.py"), str(a / "train.py")]
     groups = list(_facts_by_project(paths, None, None, logged_map))
     assert events[:2] == ["summarise", "summarise"] and events.count("solve") == 2
-    assert [indices for indices, _ in groups] == [[0], [1, 2]]
-    facts = {path: found for _, group in groups for path, found in group.items()}
+    assert [indices for indices, _, _ in groups] == [[0], [1, 2]]
+    assert [root for _, _, root in groups] == [b.resolve(), a.resolve()], "each with its root (its cache pack's name)"
+    facts = {path: found for _, group, _ in groups for path, found in group.items()}
     assert facts[paths[1]].traced and not facts[paths[0]].traced
 
 
