@@ -528,7 +528,7 @@ def _process_notebook(
     cells' source written back into the notebook (jaxfix/notebook.py). `key`: the cache key its entry goes
     under (None: no cache)."""
     try:
-        book = notebook.read(raw)
+        book = parsed.take_notebook(raw) or notebook.read(raw)  # read already for the project index, where it was
     except notebook.NotebookError as error:
         return _stored(FileResult(path, error=str(error)), key, [], str(error))
     skipped = book.skip_reason()

@@ -318,13 +318,18 @@ def _source_json(text: str, original: str, key_indent: str, ensure_ascii: bool, 
 # ---- reading ----------------------------------------------------------------------------------------------------
 
 
-def python_source(raw: bytes) -> str | None:
+def python_source(raw: bytes, keep: bool = False) -> str | None:
     """The module the rules read from the notebook in `raw` (its code cells as one module, IPython masked), for the
-    project index; None where the notebook cannot be read or is skipped (another kernel language, no code)."""
+    project index; None where the notebook cannot be read or is skipped (another kernel language, no code).
+    `keep`: the reading is kept for the notebook's check in this process (parsed.take_notebook)."""
     try:
         book = read(raw)
     except NotebookError:
         return None
+    if keep:
+        from jaxfix import parsed
+
+        parsed.keep_notebook(raw, book)
     return None if book.skip_reason() is not None else book.module()[0]
 
 

@@ -491,8 +491,8 @@ def test_notebooks_analysed_in_the_workers_keep_their_place(tmp_path) -> None:
 
 
 def test_a_notebooks_check_takes_the_tree_its_summary_kept(monkeypatch) -> None:
-    """The project index parses a notebook's code cells for its summary and keeps the tree; the check of the
-    same notebook in the same process takes it instead of parsing the cells again (jaxfix/parsed.py)."""
+    """The project index reads a notebook and parses its code cells for its summary, and keeps both; the check of
+    the same notebook in the same process takes them instead of reading and parsing again (jaxfix/parsed.py)."""
     from jaxfix import engine, parsed
     from jaxfix.analysis.project import _make_summary
 
@@ -507,7 +507,11 @@ def test_a_notebooks_check_takes_the_tree_its_summary_kept(monkeypatch) -> None:
         given = []
         real = engine.process_text
         monkeypatch.setattr(engine, "process_text", lambda *a, tree=None, **k: given.append(tree) or real(*a, tree=tree, **k))
+        read_again = []
+        real_read = notebook.read
+        monkeypatch.setattr(engine.notebook, "read", lambda data: read_again.append(data) or real_read(data))
         result = engine.process_notebook("jupyter.ipynb", raw, engine.Settings(("JF901",)), fix=False)
         assert given == [kept] and [d.code for d in result.diagnostics] == ["JF901"]
+        assert not read_again, "the notebook's reading was kept"
     finally:
         parsed.forget()

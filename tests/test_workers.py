@@ -124,6 +124,19 @@ def test_a_kept_tree_is_taken_once_and_within_the_budget(monkeypatch) -> None:
     parsed.forget()
 
 
+def test_a_kept_notebook_is_taken_once_and_within_the_budget(monkeypatch) -> None:
+    parsed.forget()
+    monkeypatch.setattr(parsed, "NOTEBOOK_BUDGET", 10)
+    small, big, book = b"{}", b'{"cells": []}', object()
+    parsed.keep_notebook(small, book)
+    parsed.keep_notebook(big, book)  # 2 + 13 bytes: over the budget, not kept
+    assert parsed.take_notebook(small) is book and parsed.take_notebook(small) is None
+    assert parsed.take_notebook(big) is None
+    parsed.keep_notebook(small, book)
+    parsed.forget()
+    assert parsed.take_notebook(small) is None
+
+
 def test_parse_is_the_compilers_parse_without_warnings(recwarn) -> None:
     source = "if x is 1:\n    pass\n"
     assert ast.dump(parsed.parse(source)) == ast.dump(ast.parse(source))

@@ -772,12 +772,13 @@ def _marshalled_summary(job: tuple[bytes, str, bool, bool]) -> bytes | None:
 
 def _make_summary(job: tuple[bytes, str, bool, bool], keep_tree: bool = False) -> dict | None:
     """The summary of one module; `notebook`: the data is a notebook's JSON, summarised as its code cells (as one
-    module, as the rules read them). `keep_tree`: the module's tree is kept for the check of its content."""
+    module, as the rules read them). `keep_tree`: the module's tree (and a notebook's reading) is kept for the check of
+    its content (parsed.py)."""
     data, name, is_package, notebook = job
     if notebook:
         from jaxfix import notebook as notebooks
 
-        source = notebooks.python_source(data)
+        source = notebooks.python_source(data, keep=keep_tree)
         if source is None:
             return None
         data = source.encode("utf-8", "surrogateescape")

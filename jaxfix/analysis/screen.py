@@ -909,11 +909,18 @@ class Screen:
                 defs.setdefault(node.name, []).append(node)
                 if any(self._mentions(d, TRANSFORMS) for d in node.decorator_list):
                     seeds.append(node)
+        imports = self.imports
         for position in self._positions((ast.Call,)):
             node, function = index.nodes[position], index.owners[position]
-            if function is not None and isinstance(node.func, ast.Name):
-                called.setdefault(id(function), set()).add(node.func.id)
-            if self.may_resolve_to(node.func, _TRACING):
+            head = node.func
+            while type(head) is ast.Attribute:
+                head = head.value
+            if type(head) is not ast.Name:
+                continue
+            if function is not None and head is node.func:
+                called.setdefault(id(function), set()).add(head.id)
+            # `may_resolve_to` only where the head is bound by an import: most calls are `self.f()` or `x.sum()`
+            if head.id in imports and self.may_resolve_to(node.func, _TRACING):
                 for argument in (*node.args, *(k.value for k in node.keywords)):
                     for inner in ast.walk(argument):
                         if isinstance(inner, ast.Lambda):
