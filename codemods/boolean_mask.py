@@ -12,7 +12,7 @@ from libcst.metadata import ScopeProvider
 
 from jaxfix.analysis.predicates import _BOOLEAN_CALLS as _BOOLEAN_FUNCTIONS, _BOOLEAN_METHODS
 from jaxfix.analysis.screen import (
-    Screen, _other_bindings, ast_children, in_scoped_traced_function, may_be_boolean_call, may_be_tracer_strict,
+    Screen, other_bindings, ast_children, in_scoped_traced_function, may_be_boolean_call, may_be_tracer_strict,
     traced_nodes,
 )
 from jaxfix.analysis.shapes import _TO_BOOL
@@ -598,7 +598,7 @@ _BUILTIN_NAMES = frozenset(dir(builtins))
 
 def _unshadowed_builtins(screen: Screen) -> frozenset[str]:
     """The builtins' names that nothing in the module binds (no import, assignment, def or parameter)."""
-    return _BUILTIN_NAMES - screen.imports.keys() - _other_bindings(screen)
+    return _BUILTIN_NAMES - screen.imports.keys() - other_bindings(screen)
 
 
 def _seed(value: ast.AST, words: frozenset[str]) -> tuple[str, ...] | None:

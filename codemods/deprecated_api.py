@@ -14,7 +14,7 @@ from typing import Sequence
 import libcst as cst
 from libcst.metadata import ImportAssignment, QualifiedNameSource, ScopeProvider
 
-from jaxfix.analysis.screen import Screen, _other_bindings, dotted, libcst_span, single_import, source_bytes
+from jaxfix.analysis.screen import Screen, other_bindings, dotted, libcst_span, single_import, source_bytes
 from jaxfix.analysis.syntax import dotted_name
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Diagnostic, Fix, ImportSpec, Position, Safety
@@ -1518,7 +1518,7 @@ def _only_module_imports(screen: Screen) -> frozenset[str]:
         if isinstance(statement, (ast.Import, ast.ImportFrom)):
             names = module if scope is screen.tree and not getattr(statement, "level", 0) else elsewhere
             names.update((a.asname or a.name).split(".")[0] for a in statement.names if a.name != "*")
-    return frozenset(module - elsewhere - _other_bindings(screen))
+    return frozenset(module - elsewhere - other_bindings(screen))
 
 
 def _guarded(node: ast.AST, guards) -> bool:

@@ -13,7 +13,7 @@ from jaxfix.analysis.jit import (
     Jitted, add_jit_keyword, call_sites, jit_keywords, jitted_functions, jitted_methods, nested_jitted_functions,
     static_parameters,
 )
-from jaxfix.analysis.screen import _blocks, ast_target_names
+from jaxfix.analysis.screen import statement_blocks, ast_target_names
 from jaxfix.analysis.summaries import (
     TRAINING_CALLS, TRAINING_METHODS, fresh_result, holds_argument, init_keeps_params,
 )
@@ -1356,7 +1356,7 @@ class _CallSites:
                 block = blocks.pop()
                 for at, statement in enumerate(block):
                     self._blocks[id(statement)] = (block, at)
-                    blocks.extend(_blocks(statement))
+                    blocks.extend(statement_blocks(statement))
         block, at = self._blocks[id(assign)]
         for following in block[at + 1:]:
             if not _relay_of(following, None, bound):

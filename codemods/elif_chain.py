@@ -9,7 +9,7 @@ from dataclasses import replace
 import libcst as cst
 
 from jaxfix.analysis.predicates import Truth
-from jaxfix.analysis.screen import Screen, _elif, in_scoped_traced_function, surely_guarded_ifs, traced_nodes
+from jaxfix.analysis.screen import Screen, elif_of, in_scoped_traced_function, surely_guarded_ifs, traced_nodes
 from jaxfix.analysis.syntax import walk
 from jaxfix.codegen import arm_functions, branch_result, logical_test
 from jaxfix.codemod import Codemod, Invalid, Valid
@@ -104,7 +104,7 @@ class ElifChain(Codemod):
         errors (`surely_guarded_ifs`)."""
         for node in traced_nodes(screen, ast.If):
             link, chained = node, False
-            while (following := _elif(link)) is not None:
+            while (following := elif_of(link)) is not None:
                 if screen.may_fail_truth(link.test, strict=True) or screen.may_fail_truth(following.test, strict=True):
                     chained = True
                     break

@@ -8,7 +8,7 @@ import libcst as cst
 
 from jaxfix.analysis.dataflow import activity, root_name
 from jaxfix.analysis.jit import calls_compiled
-from jaxfix.analysis.screen import _other_bindings, ast_children, may_call_compiled
+from jaxfix.analysis.screen import other_bindings, ast_children, may_call_compiled
 from jaxfix.analysis.syntax import code_children, code_nodes, target_names, walk
 from jaxfix.codemod import Codemod, Invalid, Option, Valid
 from jaxfix.codemods.loop_to_fori import range_trip
@@ -397,7 +397,7 @@ def _surely_few_own_steps(screen, loop: ast.AST, limit: int) -> bool:
     values = [a.value if type(a) is ast.Constant and type(a.value) is int else None for a in call.args]
     if None in values or (len(values) == 3 and values[2] == 0):
         return False
-    if "range" in screen.imports or "range" in _other_bindings(screen):
+    if "range" in screen.imports or "range" in other_bindings(screen):
         return False
     return len(range(*values)) < limit
 

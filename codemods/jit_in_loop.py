@@ -9,7 +9,7 @@ import libcst as cst
 
 from jaxfix.analysis.dataflow import activity
 from jaxfix.analysis.jit import only_arithmetic
-from jaxfix.analysis.screen import _bindings, ast_target_names
+from jaxfix.analysis.screen import binding_count, ast_target_names
 from jaxfix.analysis.syntax import walk
 from jaxfix.analysis.traced import FUNCTION_MAKERS
 from jaxfix.codemod import Codemod, Invalid, Valid
@@ -59,7 +59,7 @@ def _calls_what_the_loop_binds(function: ast.AST, loop: ast.AST) -> bool:
     different program on each iteration, compiled once either way). No finding comes of such a def."""
     if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or not isinstance(loop, (ast.For, ast.AsyncFor)):
         return False
-    changed = {name for name in ast_target_names(loop.target) if not _bindings(function, name)}
+    changed = {name for name in ast_target_names(loop.target) if not binding_count(function, name)}
     if not changed:
         return False
     for statement in function.body:

@@ -8,7 +8,7 @@ import ast
 import libcst as cst
 
 from jaxfix.analysis.dataflow import activity
-from jaxfix.analysis.screen import _once_per_screen, dotted, single_import
+from jaxfix.analysis.screen import once_per_screen, dotted, single_import
 from jaxfix.analysis.syntax import target_names, walk
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Safety
@@ -247,7 +247,7 @@ def _repeated_form(expr: ast.expr) -> ast.expr | None:
     return expr.elt
 
 
-@_once_per_screen
+@once_per_screen
 def _placed(screen) -> frozenset[int]:
     """id() of the arguments of the calls that surely are `_PLACEMENT` calls: a dotted name whose first name
     only one absolute import binds (`single_import`), so that LibCST's qualified name is the import's."""
@@ -275,7 +275,7 @@ def _reading_scope(screen, node: ast.AST) -> ast.AST:
     return scope if scope is not None else screen.tree
 
 
-@_once_per_screen
+@once_per_screen
 def _positions_of_scoped(screen) -> dict[int, int]:
     """id() of each call and lambda → its position in the screen's index."""
     nodes = screen._index.nodes

@@ -8,7 +8,7 @@ import libcst as cst
 
 from jaxfix.analysis.dataflow import block_activity, body_statements
 from jaxfix.analysis.keys import CONSUMERS, LAX_LOOPS, KeyFlow, Reuse
-from jaxfix.analysis.screen import _once_per_screen, ast_children
+from jaxfix.analysis.screen import once_per_screen, ast_children
 from jaxfix.analysis.syntax import param_names, walk
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Safety
@@ -618,7 +618,7 @@ def _assignments(screen, scope: ast.AST) -> list[ast.AST]:
     return found
 
 
-@_once_per_screen
+@once_per_screen
 def _assignments_by_scope(screen) -> dict[int, list[ast.AST]]:
     """id() of a def, class or the module → its own `=` and annotated `=` statements."""
     found: dict[int, list[ast.AST]] = {}

@@ -18,7 +18,7 @@ from typing import Callable, Sequence
 import libcst as cst
 from libcst.metadata.expression_context_provider import ExpressionContext, ExpressionContextProvider
 
-from jaxfix.analysis.metadata import _CHILD_GETTERS, _IS_NODE_TYPE, TRIVIA, _visited_fields
+from jaxfix.analysis.metadata import CHILD_GETTERS, IS_NODE_TYPE, TRIVIA, visited_fields
 
 LOAD, STORE, DEL = ExpressionContext.LOAD, ExpressionContext.STORE, ExpressionContext.DEL
 _Found = dict  # node → ExpressionContext, in the order LibCST's visitor sets them
@@ -43,12 +43,12 @@ def _visit(node: cst.CSTNode, context: ExpressionContext, found: _Found) -> None
 def _visit_children(node: cst.CSTNode, context: ExpressionContext, found: _Found) -> None:
     """The visit of each child, in LibCST's order: what a node without a method of the visitor gets (or one whose
     method does not return False)."""
-    for value in _CHILD_GETTERS[type(node)](node):
-        if _IS_NODE_TYPE[type(value)]:
+    for value in CHILD_GETTERS[type(node)](node):
+        if IS_NODE_TYPE[type(value)]:
             _visit(value, context, found)
         elif type(value) in (list, tuple):
             for item in value:
-                if _IS_NODE_TYPE[type(item)]:
+                if IS_NODE_TYPE[type(item)]:
                     _visit(item, context, found)
 
 
@@ -196,5 +196,5 @@ def install() -> None:
     global _installed
     if not _installed:
         _installed = True
-        if _visited_fields(cst.Module) is not None:
+        if visited_fields(cst.Module) is not None:
             ExpressionContextProvider.visit_Module = visit_Module

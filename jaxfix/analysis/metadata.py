@@ -54,7 +54,7 @@ def _child_fields(kind: type) -> tuple[str, ...] | None:
     return tuple(dict.fromkeys(_VISITED.findall(source)))
 
 
-def _visited_fields(kind: type) -> tuple[str, ...] | None:
+def visited_fields(kind: type) -> tuple[str, ...] | None:
     try:
         return _CHILD_FIELDS[kind]
     except KeyError:
@@ -64,11 +64,11 @@ def _visited_fields(kind: type) -> tuple[str, ...] | None:
 
 def children(node: cst.CSTNode) -> Sequence[cst.CSTNode]:
     """`node.children`: the nodes in its visited fields, in lexical order."""
-    get = _CHILD_GETTERS[type(node)]
+    get = CHILD_GETTERS[type(node)]
     if get is None:
         return node.children
     found: list[cst.CSTNode] = []
-    is_node = _IS_NODE_TYPE
+    is_node = IS_NODE_TYPE
     for value in get(node):
         if is_node[type(value)]:
             found.append(value)
@@ -83,7 +83,7 @@ def parent_map(module: cst.Module) -> dict[cst.CSTNode, cst.CSTNode]:
     """Each node's parent, as ParentNodeProvider gives it: every CSTNode held in a field (or in a list or tuple
     in a field) of a node is that node's child."""
     parents: dict[cst.CSTNode, cst.CSTNode] = {}
-    is_node, getters = _IS_NODE_TYPE, _FIELD_GETTERS
+    is_node, getters = IS_NODE_TYPE, _FIELD_GETTERS
     stack: list[cst.CSTNode] = [module] if getters[type(module)] is not None else []
     while stack:
         node = stack.pop()
@@ -103,9 +103,9 @@ def parent_map(module: cst.Module) -> dict[cst.CSTNode, cst.CSTNode]:
     return parents
 
 
-def _getter(names: tuple[str, ...]) -> Callable[[cst.CSTNode], tuple]:
+def field_getter(names: tuple[str, ...]) -> Callable[[cst.CSTNode], tuple]:
     """A function giving the tuple of a node's values of `names`: one `attrgetter` call instead of a getattr per
-    field (with `_IS_NODE_TYPE`, children() of 336k real nodes: 0.163 -> 0.103 s of CPU)."""
+    field (with `IS_NODE_TYPE`, children() of 336k real nodes: 0.163 -> 0.103 s of CPU)."""
     if len(names) > 1:
         return operator.attrgetter(*names)
     if names:
@@ -115,28 +115,28 @@ def _getter(names: tuple[str, ...]) -> Callable[[cst.CSTNode], tuple]:
 
 
 class _ChildGetters(dict):
-    """node type → `_getter` of its visited fields, None where they are unknown (`_visited_fields`)."""
+    """node type → `field_getter` of its visited fields, None where they are unknown (`visited_fields`)."""
 
     def __missing__(self, kind: type) -> Callable[[cst.CSTNode], tuple] | None:
-        names = _visited_fields(kind)
-        found = self[kind] = None if names is None else _getter(names)
+        names = visited_fields(kind)
+        found = self[kind] = None if names is None else field_getter(names)
         return found
 
 
 class _FieldGetters(dict):
-    """node type → `_getter` of its dataclass fields that LibCST visits, in the dataclass's order; None where it
+    """node type → `field_getter` of its dataclass fields that LibCST visits, in the dataclass's order; None where it
     has none (SimpleWhitespace, Newline, Comment: nearly half of the nodes of real modules). The fields left out
     hold strings and flags (`Name.value`, `EmptyLine.indent`), never a node: ParentNodeProvider, whose map is the
     visited fields', gives none of them children (tests/test_metadata.py)."""
 
     def __missing__(self, kind: type) -> Callable[[cst.CSTNode], tuple] | None:
-        visited = _visited_fields(kind)
+        visited = visited_fields(kind)
         names = tuple(f.name for f in dataclasses.fields(kind) if visited is None or f.name in visited)
-        found = self[kind] = _getter(names) if names else None
+        found = self[kind] = field_getter(names) if names else None
         return found
 
 
-_CHILD_GETTERS = _ChildGetters()
+CHILD_GETTERS = _ChildGetters()
 _FIELD_GETTERS = _FieldGetters()
 
 
@@ -374,7 +374,7 @@ def _hooked_fields(kind: type, hooks: frozenset[str]) -> frozenset[str]:
     if found is None:
         name = kind.__name__
         found = _HOOKED_FIELDS[key] = frozenset(
-            field for field in _visited_fields(kind) or () if {f"visit_{name}_{field}", f"leave_{name}_{field}"} & hooks
+            field for field in visited_fields(kind) or () if {f"visit_{name}_{field}", f"leave_{name}_{field}"} & hooks
         )
     return found
 
@@ -388,7 +388,7 @@ class _NodeTypes(dict):
         return found
 
 
-_IS_NODE_TYPE = _NodeTypes()
+IS_NODE_TYPE = _NodeTypes()
 
 
 def _walk(node: cst.CSTNode, visitor: cst.CSTVisitor, hooks: frozenset[str] | None, calls: dict) -> None:
@@ -408,11 +408,11 @@ def _walk(node: cst.CSTNode, visitor: cst.CSTVisitor, hooks: frozenset[str] | No
     if on_visit(visitor, node) if on_visit is not None else visit_method is None or visit_method(visitor, node) is not False:
         if get_fields is not None:  # no attribute call around any field
             for value in get_fields(node):
-                if _IS_NODE_TYPE[type(value)]:
+                if IS_NODE_TYPE[type(value)]:
                     _walk(value, visitor, hooks, calls)
                 elif type(value) in (list, tuple):
                     for item in value:
-                        if _IS_NODE_TYPE[type(item)]:
+                        if IS_NODE_TYPE[type(item)]:
                             _walk(item, visitor, hooks, calls)
         else:
             _walk_fields(node, visitor, hooks, calls, fields, hooked)
@@ -430,14 +430,14 @@ def _walk_fields(
     kind = type(node)
     for name in fields:
         value = getattr(node, name)
-        around = name in hooked and not (value is None and name in _sequences_only(kind))
+        around = name in hooked and not (value is None and name in sequences_only(kind))
         if around:
             visitor.on_visit_attribute(node, name)
-        if _IS_NODE_TYPE[type(value)]:
+        if IS_NODE_TYPE[type(value)]:
             _walk(value, visitor, hooks, calls)
         elif type(value) in (list, tuple):
             for item in value:
-                if _IS_NODE_TYPE[type(item)]:
+                if IS_NODE_TYPE[type(item)]:
                     _walk(item, visitor, hooks, calls)
         if around:
             visitor.on_leave_attribute(node, name)
@@ -484,9 +484,9 @@ def _calls(visitor_kind: type, kind: type, hooks: frozenset[str] | None, generic
     with the visited fields first and the fields with attribute calls around them last. LibCST's `on_visit`
     formats and looks up the method's name at every node. `generic` (or a method that is no plain function):
     the visitor's bound `on_visit` and `on_leave`, which look up as LibCST does."""
-    fields = _visited_fields(kind)
+    fields = visited_fields(kind)
     hooked = (fields if hooks is None else _hooked_fields(kind, hooks) if hooks else ()) if fields is not None else ()
-    get_fields = _CHILD_GETTERS[kind] if fields is not None and not hooked else None
+    get_fields = CHILD_GETTERS[kind] if fields is not None and not hooked else None
     if not generic:
         on_visit = _override(visitor_kind, "on_visit")
         on_leave = _override(visitor_kind, "on_leave")
@@ -523,7 +523,7 @@ def _function(visitor_kind: type, name: str):
     return found if inspect.isfunction(found) else _NOT_PLAIN
 
 
-def _sequences_only(kind: type) -> frozenset[str]:
+def sequences_only(kind: type) -> frozenset[str]:
     """The fields that `_visit_and_replace_children` visits only as sequences: where such a field is None (an
     f-string's absent `format_spec`) LibCST skips it, attribute calls included."""
     found = _SEQUENCES_ONLY.get(kind)
@@ -549,7 +549,7 @@ def _walk_batch(node: cst.CSTNode, batch: cst.CSTVisitor, table: dict) -> None:
     if entry is None:
         methods = batch.visitor_methods
         entry = table[kind] = (
-            methods.get(f"visit_{kind.__name__}", ()), methods.get(f"leave_{kind.__name__}", ()), _CHILD_GETTERS[kind]
+            methods.get(f"visit_{kind.__name__}", ()), methods.get(f"leave_{kind.__name__}", ()), CHILD_GETTERS[kind]
         )
     visits, leaves, get_fields = entry
     if get_fields is None:
@@ -558,11 +558,11 @@ def _walk_batch(node: cst.CSTNode, batch: cst.CSTVisitor, table: dict) -> None:
     for method in visits:
         method(node)
     for value in get_fields(node):
-        if _IS_NODE_TYPE[type(value)]:
+        if IS_NODE_TYPE[type(value)]:
             _walk_batch(value, batch, table)
         elif type(value) in (list, tuple):
             for item in value:
-                if _IS_NODE_TYPE[type(item)]:
+                if IS_NODE_TYPE[type(item)]:
                     _walk_batch(item, batch, table)
     for method in leaves:
         method(node)

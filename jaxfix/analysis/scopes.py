@@ -19,7 +19,7 @@ from libcst.metadata import ScopeProvider
 from libcst.metadata.scope_provider import _ASSIGNMENT_LIKE_NODES, ScopeVisitor
 
 from jaxfix.analysis.syntax import dotted_name
-from jaxfix.analysis.metadata import _CHILD_GETTERS, _IS_NODE_TYPE, TRIVIA, _sequences_only, _visited_fields
+from jaxfix.analysis.metadata import CHILD_GETTERS, IS_NODE_TYPE, TRIVIA, sequences_only, visited_fields
 
 _installed = False
 
@@ -116,24 +116,24 @@ class _QuickScopeVisitor(ScopeVisitor):
 
     def _walk_children(self, node: cst.CSTNode, fields: tuple[str, ...], hooked: frozenset[str]) -> None:
         if not hooked:  # no attribute call around any field (most types): the fields' values in one call
-            for value in _CHILD_GETTERS[type(node)](node):
-                if _IS_NODE_TYPE[type(value)]:
+            for value in CHILD_GETTERS[type(node)](node):
+                if IS_NODE_TYPE[type(value)]:
                     self._walk(value)
                 elif type(value) in (list, tuple):
                     for item in value:
-                        if _IS_NODE_TYPE[type(item)]:
+                        if IS_NODE_TYPE[type(item)]:
                             self._walk(item)
             return
         for name in fields:
             value = getattr(node, name)
-            around = name in hooked and not (value is None and name in _sequences_only(type(node)))
+            around = name in hooked and not (value is None and name in sequences_only(type(node)))
             if around:
                 self.on_visit_attribute(node, name)
-            if _IS_NODE_TYPE[type(value)]:
+            if IS_NODE_TYPE[type(value)]:
                 self._walk(value)
             elif type(value) in (list, tuple):
                 for item in value:
-                    if _IS_NODE_TYPE[type(item)]:
+                    if IS_NODE_TYPE[type(item)]:
                         self._walk(item)
             if around:
                 self.on_leave_attribute(node, name)
@@ -141,8 +141,8 @@ class _QuickScopeVisitor(ScopeVisitor):
     def _record_trivia(self, node: cst.CSTNode) -> None:
         """What visiting a TRIVIA node records: each node of it, children first, gets the scope in force (no
         method of ScopeVisitor answers a TRIVIA type, and none is assignment-like)."""
-        for value in _CHILD_GETTERS[type(node)](node):
-            if _IS_NODE_TYPE[type(value)]:
+        for value in CHILD_GETTERS[type(node)](node):
+            if IS_NODE_TYPE[type(value)]:
                 self._record_trivia(value)
             elif type(value) in (list, tuple):
                 for item in value:
@@ -174,7 +174,7 @@ def _calls_for(kind: type) -> _Calls:
     found = _CALLS.get(kind)
     if found is None:
         name = kind.__name__
-        fields = _visited_fields(kind)
+        fields = visited_fields(kind)
         hooked = frozenset(f for f in fields if _method(f"visit_{name}_{f}") or _method(f"leave_{name}_{f}"))
         found = _CALLS[kind] = _Calls(
             fields, _method(f"visit_{name}"), _method(f"leave_{name}"), hooked, issubclass(kind, _ASSIGNMENT_LIKE_NODES)
@@ -201,5 +201,5 @@ def install() -> None:
     global _installed
     if not _installed:
         _installed = True
-        if _visited_fields(cst.Module) is not None:
+        if visited_fields(cst.Module) is not None:
             ScopeProvider.visit_Module = visit_Module

@@ -380,7 +380,7 @@ class Screen:
             found.append((statement, scope))
             if type(statement) in _WITH_BLOCKS:
                 inner = statement if isinstance(statement, _DEFS) else scope
-                for block in _blocks(statement):
+                for block in statement_blocks(statement):
                     stack.extend((child, inner) for child in block)
         return found
 
@@ -1037,13 +1037,13 @@ def item_assignment_bases(target: ast.AST) -> Iterator[str]:
 
 
 _BLOCK_FIELDS = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})
-_WITH_BLOCKS = frozenset(  # the statement types `_blocks` finds blocks in: compound statements
+_WITH_BLOCKS = frozenset(  # the statement types `statement_blocks` finds blocks in: compound statements
     kind for kind in vars(ast).values()
     if isinstance(kind, type) and issubclass(kind, ast.stmt) and _BLOCK_FIELDS & set(kind._fields)
 )
 
 
-def _blocks(statement: ast.stmt) -> Iterator[list[ast.stmt]]:
+def statement_blocks(statement: ast.stmt) -> Iterator[list[ast.stmt]]:
     """The statement lists directly inside a statement: bodies, `else`, `finally`, handlers, match cases."""
     for field_name in ("body", "orelse", "finalbody"):
         block = getattr(statement, field_name, None)
@@ -1140,7 +1140,7 @@ def _at_base(expr: ast.AST) -> ast.AST | None:
 # ---- facts of the rules' screens, computed once per module ---------------------------------------------------
 
 
-def _once_per_screen(fact):
+def once_per_screen(fact):
     """`fact(screen)` computed on first use and kept on the Screen, as its cached properties are."""
     key = f"_fact_{fact.__name__}"
 
@@ -1158,7 +1158,7 @@ def _once_per_screen(fact):
 # ---- JF503, JF504: functions called in loops ----------------------------------------------------------------
 
 
-@_once_per_screen
+@once_per_screen
 def names_called_in_loops(screen: Screen) -> frozenset[str]:
     """The names called as `name(...)` anywhere inside a `for` or `while` loop (nested code included)."""
     return frozenset(
@@ -1189,7 +1189,7 @@ def _may_compile(screen: Screen, expr: ast.AST) -> bool:
     return first is not None and screen.may_resolve_to(first, _COMPILERS)
 
 
-@_once_per_screen
+@once_per_screen
 def compiled_names(screen: Screen) -> frozenset[str]:
     """The names that some binding may make a compiled callable (jit.py's `_compiles`), matched by name instead of
     scope: a def (or async def) with a decorator that may be jit/pmap, and `name = <call>` whose callee may be
@@ -1220,7 +1220,7 @@ _CONTAINERS = (ast.List, ast.Tuple, ast.Dict, ast.Set, ast.ListComp, ast.DictCom
 _SCALARS = (ast.Constant, ast.JoinedStr, ast.Lambda, ast.GeneratorExp)
 
 
-@_once_per_screen
+@once_per_screen
 def array_bindings(screen: Screen) -> dict[str, frozenset[str]]:
     """Name → the kinds of its bindings, in any scope, that DataflowAnalysis.is_array_like may count for it:
     "annotated" (a parameter with an annotation), "parameter" (one without), "value" (`name = v`, `name: T = v`
@@ -1258,7 +1258,7 @@ def array_bindings(screen: Screen) -> dict[str, frozenset[str]]:
 # ---- JF201, JF202: truth tests of `if` statements and conditional expressions -----------------------------------
 
 
-def _elif(node: ast.If) -> ast.If | None:
+def elif_of(node: ast.If) -> ast.If | None:
     """The `elif` of `node`, if it has one. `ast` writes `elif t:` and `else:` holding only `if t:` alike; the
     `if` of an `else` block is indented deeper than the `else`, an `elif` starts in the column of its `if`."""
     if len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If) and node.orelse[0].col_offset == node.col_offset:
@@ -1274,7 +1274,7 @@ def branch_tests(screen: Screen, *types: type[ast.AST]) -> Iterator[ast.AST]:
     nodes = list(traced_nodes(screen, *types))
     chained = set(surely_guarded_ifs(screen))
     for node in nodes:
-        if isinstance(node, ast.If) and (link := _elif(node)) is not None:
+        if isinstance(node, ast.If) and (link := elif_of(node)) is not None:
             chained.update((id(node), id(link)))
     for node in nodes:
         if id(node) not in chained and screen.may_fail_truth(node.test, strict=True):
@@ -1284,7 +1284,7 @@ def branch_tests(screen: Screen, *types: type[ast.AST]) -> Iterator[ast.AST]:
 _TRACER_ERRORS = frozenset({"Exception", "BaseException", "TypeError", "jax.core.ConcretizationTypeError"})
 
 
-@_once_per_screen
+@once_per_screen
 def surely_guarded_ifs(screen: Screen) -> frozenset[int]:
     """id() of each `if` that TracedAnalysis.guarded surely finds in the body of a `try` (in its own function: no
     def or lambda between them) with a handler that catches the tracer's errors (`_surely_catches`): haiku's
@@ -1327,7 +1327,7 @@ def _surely_qualified(screen: Screen, parts: Sequence[str]) -> str | None:
     agreeing on one full name; else None."""
     head = parts[0]
     candidates = set(screen.qualified_names(parts))
-    if len(candidates) != 1 or screen.bound_by_imports is None or head in _other_bindings(screen):
+    if len(candidates) != 1 or screen.bound_by_imports is None or head in other_bindings(screen):
         return None
     module = screen.tree
     for statement, scope in screen.statements:
@@ -1520,7 +1520,7 @@ def _surely_impure_call(screen: Screen, func: ast.expr, params: set[str]) -> boo
     return parts[0] in params and parts[0] not in screen.imports  # `self.block(x)`: a method of an object from outside
 
 
-@_once_per_screen
+@once_per_screen
 def _function_names(screen: Screen) -> frozenset[str]:
     """The names a `def` (in any scope) or an assignment of a lambda binds: the only plain names that
     `Dataflow.call_blocker` looks into as same-module functions (`_local_definitions`)."""
@@ -1541,7 +1541,7 @@ _NESTED_SCOPES = (
 _READ_FIRST = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Return)  # their value runs before any binding
 
 
-def _bindings(node: ast.AST, name: str) -> int:
+def binding_count(node: ast.AST, name: str) -> int:
     """How many times `node` (nested scopes included) binds or declares `name`."""
     count = 0
     for inner in ast.walk(node):
@@ -1578,9 +1578,9 @@ def _surely_live(statements: Sequence[ast.stmt], name: str) -> bool:
     its value, after statements that neither bind it nor jump (`return`, `raise`, `break`, `continue`)."""
     for statement in statements:
         value = statement.value if isinstance(statement, _READ_FIRST) else None
-        if value is not None and not _bindings(value, name) and _reads_outside_scopes(value, name):
+        if value is not None and not binding_count(value, name) and _reads_outside_scopes(value, name):
             return True
-        if _bindings(statement, name) or any(isinstance(node, _JUMPS) for node in ast.walk(statement)):
+        if binding_count(statement, name) or any(isinstance(node, _JUMPS) for node in ast.walk(statement)):
             return False
     return False
 
@@ -1595,7 +1595,7 @@ def _block_around(function: ast.AST, statement: ast.stmt) -> tuple[list[ast.stmt
             if inner is statement:
                 return block, position
             if not isinstance(inner, _DEFS):
-                stack.extend(_blocks(inner))
+                stack.extend(statement_blocks(inner))
     return None
 
 
@@ -1615,8 +1615,8 @@ def surely_undefined_carry(screen: Screen, loop: ast.For | ast.While) -> bool:
     after = block[position + 1 :]
     return any(
         _surely_live(after, name)
-        and sum(_bindings(node, name) for node in (function.args, *function.body))
-        == sum(_bindings(statement, name) for statement in (*loop.body, *after))
+        and sum(binding_count(node, name) for node in (function.args, *function.body))
+        == sum(binding_count(statement, name) for statement in (*loop.body, *after))
         for name in _assigned_in_body(loop)
     )
 
@@ -1807,7 +1807,7 @@ def _may_be_boolean_callee(callee: str, args: list[ast.expr], may_be_boolean: Ca
 # ---- positions as LibCST gives them (for `Codemod.findings_from_tree`) ------------------------------------------
 
 
-@_once_per_screen
+@once_per_screen
 def _encoded_lines(screen: Screen) -> tuple[bytes, list[int]]:
     """The module's text in UTF-8 (what `ast` offsets count) and the offset where each line starts: lines end at
     "\r\n", "\r" or "\n", as Python's tokenizer and LibCST both count them."""
@@ -1882,7 +1882,7 @@ class _Kinds:
     evaluator: "_KindEval | None" = None  # with the parameters solved
 
 
-@_once_per_screen
+@once_per_screen
 def _kinds(screen: Screen) -> _Kinds:
     """Every function's parameters and bindings, as TracedAnalysis's `_BindingCollector` walks LibCST (a
     method's enclosing scope is the function around its class; class bodies at module level bind nothing).
@@ -2220,7 +2220,7 @@ class _KindEval:
         return _UNKNOWN
 
 
-@_once_per_screen
+@once_per_screen
 def _never_static_params(screen: Screen) -> dict[int, frozenset[str]]:
     """id(function): parameters whose TracedAnalysis kind surely ends above STATIC (UNKNOWN or TRACED), so that
     `may_kind` gives them no STATIC part. Kinds only grow there (`_mark` joins with max), so one source giving
@@ -2276,7 +2276,7 @@ def _never_static_params(screen: Screen) -> dict[int, frozenset[str]]:
     return found
 
 
-@_once_per_screen
+@once_per_screen
 def _static_attributes(screen: Screen) -> frozenset[tuple[str, str]]:
     """(parameter, attribute) pairs the project's facts make static in some function of the module: where
     TracedAnalysis._static_attribute may find `param.attribute` STATIC whatever the parameter's kind."""
@@ -2375,7 +2375,7 @@ def _may_be_constant(expr: ast.expr, constants: frozenset[str]) -> bool:
     return isinstance(expr, ast.Name) and expr.id in constants
 
 
-@_once_per_screen
+@once_per_screen
 def _module_assigned(screen: Screen) -> frozenset[str]:
     """The names a module-level `name = value` binds."""
     return frozenset(
@@ -2529,10 +2529,10 @@ def single_import(screen: Screen, name: str) -> bool:
     name): one full name in `Screen.imports`, and no other binding of it anywhere (assignment, loop, `with`,
     comprehension or match target, parameter, def, class, `except`, `global`, relative import)."""
     full = screen.imports.get(name)
-    return full is not None and len(full) == 1 and name not in _other_bindings(screen) and name in _module_imports(screen)
+    return full is not None and len(full) == 1 and name not in other_bindings(screen) and name in _module_imports(screen)
 
 
-@_once_per_screen
+@once_per_screen
 def _module_imports(screen: Screen) -> frozenset[str]:
     """The names an absolute import at module level binds (seen from every scope that does not rebind them)."""
     names: set[str] = set()
@@ -2544,8 +2544,8 @@ def _module_imports(screen: Screen) -> frozenset[str]:
     return frozenset(names)
 
 
-@_once_per_screen
-def _other_bindings(screen: Screen) -> frozenset[str]:
+@once_per_screen
+def other_bindings(screen: Screen) -> frozenset[str]:
     """Every name the module binds otherwise than by an absolute import."""
     names: set[str] = set()
     for node in screen.nodes_of(ast.Name, ast.ImportFrom, *_NAMED):
@@ -2568,7 +2568,7 @@ def _other_bindings(screen: Screen) -> frozenset[str]:
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 
-@_once_per_screen
+@once_per_screen
 def _plain_local_calls(screen: Screen) -> frozenset[int]:
     """id() of each call `name(...)` read in a def's own scope (its body outside nested defs, classes, lambdas and
     comprehensions) → the names that def binds there by a binding jit.py's `_compiles` rejects: a parameter, an
@@ -2762,7 +2762,7 @@ def _call_untraced(screen: Screen, call: ast.Call, params: list[str]) -> set[str
     return untraced
 
 
-@_once_per_screen
+@once_per_screen
 def never_traced_params(screen: Screen) -> dict[int, frozenset[str]]:
     """id() of a def → parameters PredicateAnalysis never proves tracers: those every seed of the def may leave
     non-TRACED (its decorators, `_decorator_untraced`; the transformation and lax calls that may name it,
@@ -2827,7 +2827,7 @@ def never_traced_params(screen: Screen) -> dict[int, frozenset[str]]:
     return found
 
 
-@_once_per_screen
+@once_per_screen
 def _tracing_calls(screen: Screen) -> list[ast.Call]:
     """The calls that may be a JAX transformation or a lax call that takes a body."""
     return [node for node in screen.imported_calls if screen.may_resolve_to(node.func, _TRACING)]
@@ -2868,7 +2868,7 @@ def strict_tracer_limits(screen: Screen, scope: "_Scope") -> tuple[frozenset[str
     return never_traced_params(screen).get(id(function), frozenset()) | (only - scope.params), augmented
 
 
-@_once_per_screen
+@once_per_screen
 def _augmented(screen: Screen) -> dict[int, tuple[list[tuple[str, ast.expr]], frozenset[str]]]:
     """id() of a function → (name, value) of each `name op= value` in it (as Screen._scopes assigns them: nested
     defs and lambdas aside), and the names among them that no `:=`, `global` or `nonlocal` anywhere binds."""
@@ -2900,7 +2900,7 @@ def may_be_tracer_strict(screen: Screen, expr: ast.expr) -> bool:
 # ---- traced functions, with the names that seed or call them resolved through the functions around their use ------
 
 
-@_once_per_screen
+@once_per_screen
 def scoped_traced_functions(screen: Screen) -> frozenset[int]:
     """id() of the functions TracedAnalysis may trace: `_Traced.functions` with a name that a transformation or lax
     call is given (`_seedable`), or that traced code calls, taken for a def only where LibCST's scope of the name may
@@ -2967,7 +2967,7 @@ def scoped_traced_functions(screen: Screen) -> frozenset[int]:
     return frozenset(found)
 
 
-@_once_per_screen
+@once_per_screen
 def surely_host_only(screen: Screen) -> frozenset[int]:
     """id() of the functions TracedAnalysis surely hands to a host callback (its `_host_only`: a traced function
     does not trace them by nesting them): the first argument of a call that surely resolves to one of
@@ -3002,9 +3002,9 @@ def surely_host_only(screen: Screen) -> frozenset[int]:
     return frozenset(found)
 
 
-@_once_per_screen
+@once_per_screen
 def _bound_beside_defs(screen: Screen) -> frozenset[str]:
-    """Every name the module binds otherwise than by a def (`_other_bindings` without defs, imports too), or
+    """Every name the module binds otherwise than by a def (`other_bindings` without defs, imports too), or
     None's stand-in, every name, where a string may hold an import LibCST reads (`bound_by_imports`)."""
     if screen.bound_by_imports is None:
         return _EVERY_NAME
@@ -3089,13 +3089,13 @@ def _container_annotation(annotation: ast.expr) -> bool:
 # ---- kinds with names resolved through the functions around their use (JF601) ------------------------------------
 
 
-@_once_per_screen
+@once_per_screen
 def _declared_names(screen: Screen) -> frozenset[str]:
     """The names some `global` or `nonlocal` statement declares (a def of one may be seen from anywhere)."""
     return frozenset(n for node in screen.nodes_of(ast.Global, ast.Nonlocal) for n in node.names)
 
 
-@_once_per_screen
+@once_per_screen
 def _local_defs(screen: Screen) -> dict[int, frozenset[str]]:
     """id() of a def → the names of the defs in its own body (not in a class inside it): names local to it."""
     found: dict[int, set[str]] = {}
@@ -3132,7 +3132,7 @@ def _in_body(function: ast.AST, node: ast.AST) -> bool:
     return (node.lineno, node.col_offset) >= (first.lineno, first.col_offset)
 
 
-@_once_per_screen
+@once_per_screen
 def _scoped_evaluator(screen: Screen) -> _KindEval:
     return _traced_params(screen, _kinds(screen), scoped=True)
 

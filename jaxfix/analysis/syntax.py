@@ -9,7 +9,7 @@ import typing
 
 import libcst as cst
 
-from jaxfix.analysis.metadata import _IS_NODE_TYPE, TRIVIA, _getter, _visited_fields, children
+from jaxfix.analysis.metadata import IS_NODE_TYPE, TRIVIA, field_getter, visited_fields, children
 
 
 def target_names(target: cst.BaseExpression) -> list[str]:
@@ -87,20 +87,20 @@ def code_children(node: cst.CSTNode) -> list[cst.CSTNode]:
 
 
 class _CodeGetters(dict):
-    """node type → `metadata._getter` of its fields that may hold code (`_code_fields`), None where `children`
+    """node type → `metadata.field_getter` of its fields that may hold code (`_code_fields`), None where `children`
     cannot name them."""
 
     def __missing__(self, kind: type):
         fields = _code_fields(kind)
-        found = self[kind] = None if fields is None else _getter(fields)
+        found = self[kind] = None if fields is None else field_getter(fields)
         return found
 
 
 class _CodeTypes(dict):
-    """type → whether it is a node type other than trivia, filled on first sight (as `metadata._IS_NODE_TYPE`)."""
+    """type → whether it is a node type other than trivia, filled on first sight (as `metadata.IS_NODE_TYPE`)."""
 
     def __missing__(self, kind: type) -> bool:
-        found = self[kind] = _IS_NODE_TYPE[kind] and kind not in TRIVIA
+        found = self[kind] = IS_NODE_TYPE[kind] and kind not in TRIVIA
         return found
 
 
@@ -111,7 +111,7 @@ _IS_CODE_TYPE = _CodeTypes()
 def _code_fields(kind: type) -> tuple[str, ...] | None:
     """The fields `children` reads of a `kind` node that may hold a node other than trivia (all of them where an
     annotation cannot be read); None where `children` cannot name them."""
-    visited = _visited_fields(kind)
+    visited = visited_fields(kind)
     if visited is None:
         return None
     annotations = {field.name: field.type for field in dataclasses.fields(kind)}
