@@ -112,26 +112,17 @@ class ResultCache:
         name = hashlib.sha256(str(root).encode("utf-8", "surrogateescape")).hexdigest()[:16]
         return FindingsPack(self, self.run_folder / f"findings-{name}.pack")
 
-    def write_atomically(self, target: Path, data: bytes) -> None:
-        """Write `data` to `target` in this run's folder (made and marked used first) by a rename; any failure
+    def write(self, target: Path, data: bytes) -> None:
+        """Write `data` to `target` in this run's folder (made and marked used first), atomically; any failure
         (read-only folder, full disk, a folder pruned by another run meanwhile) only means no cache."""
         try:
             self._prepare_folder()
             if not self.run_folder.is_dir():
                 self._mark_used()
             target.parent.mkdir(parents=True, exist_ok=True)
-            descriptor, temporary = tempfile.mkstemp(dir=target.parent, prefix=".", suffix=".tmp")
         except OSError:
             return
-        try:
-            with os.fdopen(descriptor, "wb") as handle:
-                handle.write(data)
-            os.replace(temporary, target)
-        except OSError:
-            try:
-                os.unlink(temporary)
-            except OSError:
-                pass
+        write_atomically(target, data)
 
     def prune(self, now: float | None = None) -> list[Path]:
         """Mark this run's folder used and remove what the policy (module docstring) does not keep: the other run
@@ -175,11 +166,8 @@ class ResultCache:
         self.folder.mkdir(parents=True, exist_ok=True)
         for name, content in ((".gitignore", "# Created by jaxfix.\n*\n"), ("CACHEDIR.TAG", _TAG)):
             path = self.folder / name
-            if not path.exists():
-                descriptor, temporary = tempfile.mkstemp(dir=self.folder, prefix=".", suffix=".tmp")
-                with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-                    handle.write(content)
-                os.replace(temporary, path)
+            if not path.exists() and not write_atomically(path, content.encode()):
+                raise OSError(f"cannot write {path}")
 
 
 class FindingsPack:
@@ -221,8 +209,28 @@ class FindingsPack:
             data = marshal.dumps(self.entries)
         except ValueError:
             return
-        self.cache.write_atomically(self.path, data)
+        self.cache.write(self.path, data)
         self.changed = False
+
+
+def write_atomically(target: Path, data: bytes) -> bool:
+    """Write `data` to `target` through a temporary file in its folder (named as `prune` recognises one that a
+    crash left) and a rename, so that a reader never sees half of it; False, and nothing left, where it fails."""
+    try:
+        descriptor, temporary = tempfile.mkstemp(dir=target.parent, prefix=".", suffix=".tmp")
+    except OSError:
+        return False
+    try:
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(data)
+        os.replace(temporary, target)
+        return True
+    except OSError:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        return False
 
 
 _RUN = re.compile(r"[0-9a-f]{24}")

@@ -22,7 +22,6 @@ import hashlib
 import json
 import marshal
 import os
-import tempfile
 from dataclasses import dataclass, field, replace
 from functools import partial
 from itertools import chain
@@ -33,6 +32,7 @@ from jaxfix import parsed
 from jaxfix.analysis import libraries
 from jaxfix.analysis.ast_flow import target_names
 from jaxfix.analysis.recording import Recorded, read_record
+from jaxfix.cache import write_atomically
 from jaxfix.files import Resolver
 from jaxfix.workers import collections_deferred
 
@@ -622,29 +622,16 @@ class _SummaryCache:
             self._write(self.folder / f"{self._facts_prefix}{key}.facts", data.encode())
 
     def _write(self, target: Path | None, data: bytes) -> bool:
-        """Write `data` to `target` atomically (temporary file, then rename), the folder made first (`target`
-        None: only that); False where anything fails (a cache is never worth a failed run)."""
+        """Write `data` to `target` atomically (cache.write_atomically), the folder made first (`target` None: only
+        that); False where anything fails (a cache is never worth a failed run)."""
         try:
             if self._prepare is not None:
                 self._prepare()
                 self._prepare = None
             self.folder.mkdir(parents=True, exist_ok=True)
-            if target is None:
-                return True
-            descriptor, temporary = tempfile.mkstemp(dir=self.folder, prefix=".", suffix=".tmp")
         except OSError:
             return False
-        try:
-            with os.fdopen(descriptor, "wb") as handle:
-                handle.write(data)
-            os.replace(temporary, target)
-            return True
-        except OSError:
-            try:
-                os.unlink(temporary)
-            except OSError:
-                pass
-            return False
+        return target is None or write_atomically(target, data)
 
 
 def _keys(jobs: list) -> tuple[list[str | None], list[tuple | None]]:
