@@ -527,7 +527,9 @@ class _SummaryCache:
     jaxfix starts afresh): one marshalled *pack* per project, {summary key: marshalled summary}, read whole at
     the first `load` and written whole by `save`, with the summaries of the project's files as they are now.
     One file per summary cost a cold check of 1,449 real files as many file creations (0.3-0.7 s of the main
-    process's time on a VM's ext4 disk). `prepare` makes that folder and marks it used, before the first write."""
+    process's time on a VM's ext4 disk). An edit that changes a summary rewrites the whole pack (flax's is 6.5 MB),
+    but the project is then solved again, which reads every summary and costs more. `prepare` makes that folder
+    and marks it used, before the first write."""
 
     def __init__(self, folder: Path | None, prepare=None, memory: dict | None = None, root: Path | None = None) -> None:
         self.folder = folder / f"index-{INDEX_FORMAT}" if folder is not None else None
