@@ -2547,20 +2547,29 @@ def _module_imports(screen: Screen) -> frozenset[str]:
 @once_per_screen
 def other_bindings(screen: Screen) -> frozenset[str]:
     """Every name the module binds otherwise than by an absolute import."""
+    names = _bound_by_code(screen)
+    for node in screen.nodes_of(ast.ImportFrom):
+        if node.level:
+            names.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+    return frozenset(names)
+
+
+def _bound_by_code(screen: Screen, *skipped: type[ast.AST]) -> set[str]:
+    """Every name the module binds but by an import: stores (`x = ...`, `for x in`, `as x`, a walrus) and what
+    `_NAMED` names (parameters, defs, classes, handlers, globals, match captures) but keywords and a class
+    pattern's attributes, which bind nothing, and the node types `skipped`."""
+    skipped = (ast.keyword, ast.MatchClass, *skipped)
     names: set[str] = set()
-    for node in screen.nodes_of(ast.Name, ast.ImportFrom, *_NAMED):
+    for node in screen.nodes_of(ast.Name, *_NAMED):
         kind = type(node)
         if kind is ast.Name:
             if type(node.ctx) is not ast.Load:
                 names.add(node.id)
-        elif kind is ast.ImportFrom:
-            if node.level:
-                names.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
-        elif kind in _NAMED and kind is not ast.keyword and kind is not ast.MatchClass:
+        elif kind not in skipped:
             for field_name in _NAMED[kind]:
                 value = getattr(node, field_name)
                 names.update([value] if isinstance(value, str) else value or ())
-    return frozenset(names)
+    return names
 
 
 # ---- JF704: a called name bound in the caller's own function by something that compiles nothing ---------------
@@ -3008,17 +3017,7 @@ def _bound_beside_defs(screen: Screen) -> frozenset[str]:
     None's stand-in, every name, where a string may hold an import LibCST reads (`bound_by_imports`)."""
     if screen.bound_by_imports is None:
         return _EVERY_NAME
-    names = set(screen.bound_by_imports)
-    for node in screen.nodes_of(ast.Name, *_NAMED):
-        kind = type(node)
-        if kind is ast.Name:
-            if type(node.ctx) is not ast.Load:
-                names.add(node.id)
-        elif kind not in (ast.keyword, ast.MatchClass, ast.FunctionDef, ast.AsyncFunctionDef):
-            for field_name in _NAMED[kind]:
-                value = getattr(node, field_name)
-                names.update([value] if isinstance(value, str) else value or ())
-    return frozenset(names)
+    return frozenset(screen.bound_by_imports | _bound_by_code(screen, ast.FunctionDef, ast.AsyncFunctionDef))
 
 
 class _EveryName(frozenset):
