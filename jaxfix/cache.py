@@ -109,8 +109,7 @@ class ResultCache:
 
     def pack(self, root: object) -> "FindingsPack":
         """The entries of the files of the project at `root` (None: files in no project), read now."""
-        name = hashlib.sha256(str(root).encode("utf-8", "surrogateescape")).hexdigest()[:16]
-        return FindingsPack(self, self.run_folder / f"findings-{name}.pack")
+        return FindingsPack(self, self.run_folder / f"findings-{project_tag(root)}.pack")
 
     def write(self, target: Path, data: bytes) -> None:
         """Write `data` to `target` in this run's folder (made and marked used first), atomically; any failure
@@ -177,15 +176,8 @@ class FindingsPack:
     def __init__(self, cache: ResultCache, path: Path) -> None:
         self.cache = cache
         self.path = path
-        self.entries: dict[str, tuple[str, dict]] = {}
+        self.entries: dict[str, tuple[str, dict]] = read_marshalled(path)
         self.changed = False
-        try:
-            with open(path, "rb") as handle:
-                stored = marshal.loads(handle.read())
-            if isinstance(stored, dict):
-                self.entries = stored
-        except (OSError, ValueError, EOFError, TypeError):
-            pass
 
     def load(self, key: str) -> dict | None:
         """The entry stored for `key`'s file, or None when there is none, it describes other bytes, or it is
@@ -211,6 +203,21 @@ class FindingsPack:
             return
         self.cache.write(self.path, data)
         self.changed = False
+
+
+def project_tag(root: object) -> str:
+    """What names a project's files in a cache folder (its packs, its facts): several projects share one."""
+    return hashlib.sha256(str(root).encode("utf-8", "surrogateescape")).hexdigest()[:16]
+
+
+def read_marshalled(path: Path) -> dict:
+    """The dict marshalled in `path`; empty where there is none or it cannot be read (a miss, never an error)."""
+    try:
+        with open(path, "rb") as handle:
+            stored = marshal.loads(handle.read())
+    except (OSError, ValueError, EOFError, TypeError):
+        return {}
+    return stored if isinstance(stored, dict) else {}
 
 
 def write_atomically(target: Path, data: bytes) -> bool:

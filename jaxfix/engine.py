@@ -746,17 +746,19 @@ def process_files(
     summaries cached beside the findings)."""
     answered: dict[int, FileResult] = {}
     computed: dict[int, _InOrder] = {}  # the results of the files not answered from the cache
-    packs: dict[int, FindingsPack] = {}  # each path's project's entries in the cache, by its position
+    packs: list[FindingsPack] = []  # each project's entries in the cache
+    pack_of: dict[int, FindingsPack] = {}  # by the position of each of its paths
     with Workers(jobs or os.cpu_count() or 1) as workers:
         # notebooks read the facts too: a cell may call the project's code
         for indices, facts, root in _facts_by_project(paths, cache, project, workers.map):
             work = []
             pack = cache.pack(root) if cache is not None else None
+            if pack is not None:
+                packs.append(pack)
+                pack_of.update((index, pack) for index in indices)
             for index in indices:
                 path = paths[index]
-                if pack is not None:
-                    packs[index] = pack
-                hit = _cached(path, settings, fix, cache, pack, facts[path]) if pack is not None else None
+                hit = _cached(path, settings, fix, pack, facts[path]) if pack is not None else None
                 if hit is not None:
                     answered[index] = hit
                 else:
@@ -778,11 +780,11 @@ def process_files(
                 yield answered[index]
                 continue
             result = computed[index].take(index)
-            if result.cache_entry is not None and index in packs:
-                packs[index].store(*result.cache_entry)
+            if result.cache_entry is not None and index in pack_of:
+                pack_of[index].store(*result.cache_entry)
             result.cache_entry = None
             yield result
-    for pack in {id(p): p for p in packs.values()}.values():
+    for pack in packs:
         pack.save()
 
 
@@ -807,14 +809,12 @@ class _InOrder:
         return self._waiting.pop(index)
 
 
-def _cached(
-    path: str, settings: Settings, fix: bool, cache: ResultCache, pack: FindingsPack, project: ModuleFacts | None
-) -> FileResult | None:
+def _cached(path: str, settings: Settings, fix: bool, pack: FindingsPack, project: ModuleFacts | None) -> FileResult | None:
     try:
         raw = read_bytes(Path(path))
     except SourceError:
         return None
-    return _from_cache(FileResult(path), raw, _key(cache, path, raw, project), pack, settings, fix)
+    return _from_cache(FileResult(path), raw, _key(pack.cache, path, raw, project), pack, settings, fix)
 
 
 def _project_facts(

@@ -32,7 +32,7 @@ from jaxfix import parsed
 from jaxfix.analysis import libraries
 from jaxfix.analysis.ast_flow import target_names
 from jaxfix.analysis.recording import Recorded, read_record
-from jaxfix.cache import write_atomically
+from jaxfix.cache import project_tag, read_marshalled, write_atomically
 from jaxfix.files import Resolver
 from jaxfix.workers import collections_deferred
 
@@ -533,8 +533,7 @@ class _SummaryCache:
 
     def __init__(self, folder: Path | None, prepare=None, memory: dict | None = None, root: Path | None = None) -> None:
         self.folder = folder / f"index-{INDEX_FORMAT}" if folder is not None else None
-        # the project's files are named by its root: several projects share one cache, each keeps its latest
-        name = hashlib.sha256(str(root).encode()).hexdigest()[:16]
+        name = project_tag(root)  # several projects share one cache, each keeps its latest facts
         self._facts_prefix = f"facts-{name}-"
         self._pack = self.folder / f"summaries-{name}.pack" if self.folder is not None else None
         self._packed: dict[str, bytes] | None = None  # the pack as read (at the first `load`)
@@ -557,14 +556,7 @@ class _SummaryCache:
 
     def _read_pack(self) -> dict:
         if self._packed is None:
-            self._packed = {}
-            try:
-                with open(self._pack, "rb") as handle:
-                    stored = marshal.loads(handle.read())
-                if isinstance(stored, dict):
-                    self._packed = stored
-            except (OSError, ValueError, EOFError, TypeError):
-                pass
+            self._packed = read_marshalled(self._pack)
         return self._packed
 
     def store(self, key: str, summary: dict, marshalled: bytes | None = None) -> None:
@@ -589,7 +581,8 @@ class _SummaryCache:
         packed = self._read_pack()
         pack = {key: data for key in current if key is not None and (data := self._made.get(key) or packed.get(key))}
         self._packed, self._made = pack, {}
-        self._write(self._pack, marshal.dumps(pack))
+        if self._ready():
+            write_atomically(self._pack, marshal.dumps(pack))
 
     def load_facts(self, key: str) -> tuple[dict, dict[str, "ModuleFacts"]] | None:
         """The state of the project that `store_facts` wrote under `key` ({path: [module names, summary key]})
@@ -618,14 +611,14 @@ class _SummaryCache:
             data = json.dumps({"state": state, "facts": {path: f.to_json() for path, f in facts.items() if f}})
         except (TypeError, ValueError):
             return
-        if self._write(None, b""):  # the folder is there: one state of the project is kept, the latest
+        if self._ready():  # one state of the project is kept, the latest
             for old in self.folder.glob(f"{self._facts_prefix}*.facts"):
                 old.unlink(missing_ok=True)
-            self._write(self.folder / f"{self._facts_prefix}{key}.facts", data.encode())
+            write_atomically(self.folder / f"{self._facts_prefix}{key}.facts", data.encode())
 
-    def _write(self, target: Path | None, data: bytes) -> bool:
-        """Write `data` to `target` atomically (cache.write_atomically), the folder made first (`target` None: only
-        that); False where anything fails (a cache is never worth a failed run)."""
+    def _ready(self) -> bool:
+        """Whether the folder is there to write in, made (and the run folder prepared) first; False where that
+        fails (a cache is never worth a failed run)."""
         try:
             if self._prepare is not None:
                 self._prepare()
@@ -633,7 +626,7 @@ class _SummaryCache:
             self.folder.mkdir(parents=True, exist_ok=True)
         except OSError:
             return False
-        return target is None or write_atomically(target, data)
+        return True
 
 
 def _keys(jobs: list) -> tuple[list[str | None], list[tuple | None]]:
