@@ -13,7 +13,7 @@ from jaxfix.analysis.jit import (
     Jitted, add_jit_keyword, call_sites, jit_keywords, jitted_functions, jitted_methods, nested_jitted_functions,
     static_parameters,
 )
-from jaxfix.analysis.screen import statement_blocks, ast_target_names
+from jaxfix.analysis.screen import ast_target_names, node_binds, statement_blocks
 from jaxfix.analysis.summaries import (
     TRAINING_CALLS, TRAINING_METHODS, fresh_result, holds_argument, init_keeps_params,
 )
@@ -1263,7 +1263,7 @@ class _CallSites:
                 *screen.nodes_of(ast.Name), *screen.nodes_of(ast.arg), *screen.nodes_of(*_NAMED_SCOPES),
                 *screen.nodes_of(ast.Import, ast.ImportFrom), *screen.nodes_of(ast.ExceptHandler),
                 *screen.nodes_of(ast.MatchAs, ast.MatchStar, ast.MatchMapping),
-            ) if _binds_name(node, name)
+            ) if node_binds(node, name)  # no global/nonlocal among them
         ]
         spans = [(_start(scope), _end(scope), scope) for scope in scopes]
         shadowing = [
@@ -1374,20 +1374,6 @@ def _relay_of(statement: ast.AST, variable: str | None, bound: set[str]) -> bool
         and type(statement.value) is ast.Name and statement.value.id in bound
         and (variable is None or statement.targets[0].id == variable)
     )
-
-
-def _binds_name(node: ast.AST, name: str) -> bool:
-    """Whether `node` binds or may bind `name` in its scope (what `_bindings` counts, but `global`/`nonlocal`)."""
-    kind = type(node)
-    if kind is ast.Name:
-        return node.id == name and type(node.ctx) is not ast.Load
-    if kind is ast.arg:
-        return node.arg == name
-    if kind in (ast.Import, ast.ImportFrom):
-        return any((alias.asname or alias.name).split(".")[0] == name for alias in node.names)
-    if kind is ast.MatchMapping:
-        return node.rest == name
-    return node.name == name  # a def, class, `except ... as`, match capture
 
 
 def _start(node: ast.AST) -> tuple[int, int]:

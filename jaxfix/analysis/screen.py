@@ -1543,22 +1543,26 @@ _READ_FIRST = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Return)  
 
 def binding_count(node: ast.AST, name: str) -> int:
     """How many times `node` (nested scopes included) binds or declares `name`."""
-    count = 0
-    for inner in ast.walk(node):
-        kind = type(inner)
-        if kind is ast.Name:
-            count += inner.id == name and type(inner.ctx) is not ast.Load
-        elif kind is ast.arg:
-            count += inner.arg == name
-        elif kind in (ast.Import, ast.ImportFrom):
-            count += sum((alias.asname or alias.name).split(".")[0] == name for alias in inner.names)
-        elif kind in (ast.Global, ast.Nonlocal):
-            count += name in inner.names
-        elif kind is ast.MatchMapping:
-            count += inner.rest == name
-        elif isinstance(inner, (*_DEFS, ast.ExceptHandler, ast.MatchAs, ast.MatchStar)):
-            count += inner.name == name
-    return count
+    return sum(node_binds(inner, name) for inner in ast.walk(node))
+
+
+def node_binds(node: ast.AST, name: str) -> int:
+    """How many times `node` itself (not the nodes inside it) binds or declares `name`: a store, a parameter, an
+    import, a def or class, `except ... as`, a match capture, `global`/`nonlocal`."""
+    kind = type(node)
+    if kind is ast.Name:
+        return node.id == name and type(node.ctx) is not ast.Load
+    if kind is ast.arg:
+        return node.arg == name
+    if kind in (ast.Import, ast.ImportFrom):
+        return sum((alias.asname or alias.name).split(".")[0] == name for alias in node.names)
+    if kind in (ast.Global, ast.Nonlocal):
+        return name in node.names
+    if kind is ast.MatchMapping:
+        return node.rest == name
+    if isinstance(node, (*_DEFS, ast.ExceptHandler, ast.MatchAs, ast.MatchStar)):
+        return node.name == name
+    return 0
 
 
 def _reads_outside_scopes(expr: ast.AST, name: str) -> bool:
