@@ -103,7 +103,7 @@ def _names_in(node: cst.CSTNode) -> list[cst.Name]:
     return [name for child in node.children for name in _names_in(child)]
 
 
-def _bounds_may_be_traced(screen: Screen, call: ast.Call) -> bool:
+def bounds_may_be_traced(screen: Screen, call: ast.Call) -> bool:
     """Whether a bound of `range(...)` may be traced: such a loop is reported even when it carries nothing."""
     return any(may_kind(screen, value)[0] for value in call.args[:2] if not isinstance(value, ast.Starred))
 
@@ -127,8 +127,8 @@ def _surely_blocked(screen: Screen, loop: ast.For) -> bool:
     neither traced nor long is not reported, and `range_may_report` needs no compiled function for it. A step
     other than 1, a target other than one name, an `else:`, an impure body, a carry undefined before the loop
     or changing shape, an index used as a Python int (an index into a name that cannot hold an array among them:
-    `_may_be_rows`, which over-approximates `is_array_like`)."""
-    from jaxfix.codemods.loop_to_scan import _may_be_rows  # loop_to_scan imports this module
+    `may_be_rows`, which over-approximates `is_array_like`)."""
+    from jaxfix.codemods.loop_to_scan import may_be_rows  # loop_to_scan imports this module
 
     step = loop.iter.args[2] if len(loop.iter.args) == 3 else None
     return (
@@ -138,7 +138,7 @@ def _surely_blocked(screen: Screen, loop: ast.For) -> bool:
         or surely_impure(screen, loop)
         or surely_undefined_carry(screen, loop)
         or surely_reshaped_carry(screen, loop)
-        or surely_concrete_index(screen, loop, lambda base: type(base) is ast.Name and not _may_be_rows(screen, base))
+        or surely_concrete_index(screen, loop, lambda base: type(base) is ast.Name and not may_be_rows(screen, base))
     )
 
 
@@ -277,7 +277,7 @@ class LoopToForiLoop(Codemod):
             and (
                 (may_carry(screen, loop) if in_traced_code is None else may_carry_traced(screen, loop))
                 or (
-                    _bounds_may_be_traced(screen, loop.iter)
+                    bounds_may_be_traced(screen, loop.iter)
                     and (may_carry(screen, loop) or _bound_may_be_plain_argument(screen, loop.iter))
                 )
             )

@@ -17,7 +17,7 @@ from jaxfix.analysis.carry import Slot, number_start, snippet
 from jaxfix.analysis.dataflow import _ARRAY_EVIDENCE_ATTRIBUTES, ARRAY_METHODS, LoopFlow, activity, block_activity, body_statements
 from jaxfix.analysis.metadata import children
 from jaxfix.analysis.screen import (
-    Screen, _appends_to_name, dotted, may_be_compiled, may_carry, may_carry_traced, may_kind, range_may_report,
+    Screen, appends_to_name, dotted, may_be_compiled, may_carry, may_carry_traced, may_kind, range_may_report,
     surely_impure,
 )  # fmt: skip
 from jaxfix.analysis.syntax import AT_METHODS
@@ -25,7 +25,7 @@ from jaxfix.analysis.shapes import Category
 from jaxfix.analysis.traced import NOT_COMPILED, Kind
 from jaxfix.codegen import carry_value, loop_function, packed
 from jaxfix.codemod import Codemod, Invalid, Valid
-from jaxfix.codemods.loop_to_fori import TRIP_COUNT_OPTIONS, LoopToForiLoop, _bounds_may_be_traced, range_trip, static_advice
+from jaxfix.codemods.loop_to_fori import TRIP_COUNT_OPTIONS, LoopToForiLoop, bounds_may_be_traced, range_trip, static_advice
 from jaxfix.diagnostics import Safety
 
 
@@ -308,13 +308,13 @@ class LoopToScan(Codemod):
                 inner = it.args[0] if len(it.args) == 1 else None
                 range_call = isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) and inner.func.id == "range"
                 counted = inner if range_call else None
-                if inner is not None and not range_call and not _may_be_rows(screen, inner):
+                if inner is not None and not range_call and not may_be_rows(screen, inner):
                     continue
                 if sharp and range_call and not range_may_report(screen, loop, inner, report, blocked=_surely_blocked(screen, loop)):
                     continue
                 if sharp and inner is not None and not range_call and not _rows_may_report(screen, loop, inner):
                     continue
-            elif not _may_be_rows(screen, it):
+            elif not may_be_rows(screen, it):
                 continue
             elif sharp and not _rows_may_report(screen, loop, it):
                 continue
@@ -322,7 +322,7 @@ class LoopToScan(Codemod):
                 if may_carry(screen, loop):
                     return True
             elif may_carry_traced(screen, loop) or (
-                counted is not None and _bounds_may_be_traced(screen, counted) and may_carry(screen, loop)
+                counted is not None and bounds_may_be_traced(screen, counted) and may_carry(screen, loop)
             ):
                 return True  # a count that is not traced needs a traced carry (else: a static computation)
         return False
@@ -1440,12 +1440,12 @@ class _Rewrite:
 _ARRAY_PREFIXES = ("jax.numpy.", "jax.nn.", "jax.random.", "jax.lax.")  # DataflowAnalysis.is_array_like's calls
 
 
-def _may_be_rows(screen: Screen, expr: ast.expr, seen: frozenset = frozenset()) -> bool:
+def may_be_rows(screen: Screen, expr: ast.expr, seen: frozenset = frozenset()) -> bool:
     """Over-approximates `ArrayAnalysis.value_kinds(expr) == {ARRAY_VALUE}` (and `DataflowAnalysis.is_array_like`,
     `ArrayAnalysis._is_array`), what `_rows` needs of the value a loop walks: a name (see `_name_may_be_rows`), an
     index into one, `.T`/`.real`/`.imag` of one, arithmetic with one, a call that may be a jax.numpy/nn/random/lax
     function, an array method of one or an `.at[...]` update of one."""
-    may = lambda e: _may_be_rows(screen, e, seen)  # noqa: E731
+    may = lambda e: may_be_rows(screen, e, seen)  # noqa: E731
     if isinstance(expr, ast.Name):
         return _name_may_be_rows(screen, expr.id, seen)
     if isinstance(expr, ast.NamedExpr):
@@ -1487,7 +1487,7 @@ def _name_may_be_rows(screen: Screen, name: str, seen: frozenset) -> bool:
         return True
     seen = seen | {name}
     for how, value in _value_bindings(screen).get(name, ()):
-        if how in ("annotated", "declared") or _may_be_rows(screen, value, seen):
+        if how in ("annotated", "declared") or may_be_rows(screen, value, seen):
             return True
     return False
 
@@ -1544,13 +1544,13 @@ def _rows_may_report(screen: Screen, loop: ast.For, array: ast.expr) -> bool:
 def _collects_or_indexes(screen: Screen, loop: ast.For) -> bool:
     """What a forward range loop needs for JF102 (`_appended_lists` or `_index_rows`): a `name.append(...)` in its
     body, or its target `i` used only as an index `a[i]`, with some such `a` for each name that may be a traced
-    array (`_index_rows` asks every mention of `i` to be one, of arrays of kind TRACED: `_may_be_rows`)."""
+    array (`_index_rows` asks every mention of `i` to be one, of arrays of kind TRACED: `may_be_rows`)."""
     index = loop.target.id if isinstance(loop.target, ast.Name) else None
     bases: dict[str, bool] = {}  # the names indexed by `i`: whether one of their `a[i]` may be a traced array's row
     parents: dict[int, ast.AST] = {}
     for statement in loop.body:
         for node in ast.walk(statement):
-            if isinstance(node, ast.Call) and _appends_to_name(node):
+            if isinstance(node, ast.Call) and appends_to_name(node):
                 return True
             for child in ast.iter_child_nodes(node):
                 parents[id(child)] = node
@@ -1565,7 +1565,7 @@ def _collects_or_indexes(screen: Screen, loop: ast.For) -> bool:
                 return False  # a use other than `a[i]`: `_index_rows` finds nothing
             base = subscript.value
             if not bases.get(base.id):
-                bases[base.id] = _may_be_rows(screen, base) and may_kind(screen, base)[0]
+                bases[base.id] = may_be_rows(screen, base) and may_kind(screen, base)[0]
     return bool(bases) and all(bases.values())
 
 

@@ -1462,13 +1462,13 @@ def surely_impure(screen: Screen, loop: ast.For, appending: bool = False) -> boo
                 if any(_stores_outside(target, bound) for target in targets):
                     return True
             if isinstance(node, ast.Call) and _surely_impure_call(screen, node.func, params):
-                if appending and _appends_to_name(node):
+                if appending and appends_to_name(node):
                     continue
                 return True
     return False
 
 
-def _appends_to_name(call: ast.Call) -> bool:
+def appends_to_name(call: ast.Call) -> bool:
     """`name.append(...)`."""
     func = call.func
     return type(func) is ast.Attribute and func.attr == "append" and type(func.value) is ast.Name
