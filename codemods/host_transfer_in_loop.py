@@ -352,7 +352,7 @@ def _may_transfer(screen, call: ast.Call, device: set[str]) -> bool:
 def _surely_guarded(screen, call: ast.Call, loop: ast.AST) -> bool:
     """Under-approximates `_guarded`: the call stands in a test of an `if` or `while` inside the loop, or in the
     body of an `if` whose test holds a `%` (`if step % 100 == 0:`) with a loop around that `if` in its scope."""
-    chain = _path_to(screen._function_of.get(id(loop)) or screen.tree, call)
+    chain = _path_to(screen.function_of.get(id(loop)) or screen.tree, call)
     tests: list[ast.expr] = []
     inside = True  # below `loop`
     child = call
@@ -378,7 +378,7 @@ def _surely_few_steps(screen, loop: ast.AST, limit: int) -> bool:
     times."""
     if not _surely_few_own_steps(screen, loop, limit):
         return False
-    for node in reversed(_path_to(screen._function_of.get(id(loop)) or screen.tree, loop)):
+    for node in reversed(_path_to(screen.function_of.get(id(loop)) or screen.tree, loop)):
         if isinstance(node, _AST_SCOPES):
             break
         if isinstance(node, _AST_LOOPS) and not _surely_few_own_steps(screen, node, limit):

@@ -1538,7 +1538,7 @@ def _used_as_arrays(screen: Screen) -> frozenset[str]:
 
 def _rows_may_report(screen: Screen, loop: ast.For, array: ast.expr) -> bool:
     """`_rows` needs an array of kind TRACED, and its static count is reported only in a compiled function."""
-    return may_kind(screen, array)[0] and may_be_compiled(screen, screen._function_of.get(id(loop)))
+    return may_kind(screen, array)[0] and may_be_compiled(screen, screen.function_of.get(id(loop)))
 
 
 def _collects_or_indexes(screen: Screen, loop: ast.For) -> bool:

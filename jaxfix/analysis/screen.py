@@ -619,11 +619,11 @@ class Screen:
         return self._may_be_tracer(expr, scope, None, strict)
 
     def _scope_of(self, expr: ast.expr) -> "_Scope | None":
-        function = self._function_of.get(id(expr))
+        function = self.function_of.get(id(expr))
         return self._scopes.get(id(function)) if function is not None else None
 
     @cached_property
-    def _function_of(self) -> dict[int, ast.AST]:
+    def function_of(self) -> dict[int, ast.AST]:
         """id() of each node inside a function: its innermost function (`_Index.owners`)."""
         index = self._index
         return {id(node): owner for node, owner in zip(index.nodes, index.owners) if owner is not None}
@@ -1383,7 +1383,7 @@ def may_carry_traced(screen: Screen, loop: ast.For | ast.While) -> bool:
         return False
     kinds = _kinds(screen)
     evaluator = _evaluator(screen)
-    functions = [screen._function_of.get(id(loop))]
+    functions = [screen.function_of.get(id(loop))]
     functions += [node for statement in loop.body for node in ast.walk(statement) if type(node) in _FUNCTION_TYPES]
     scopes = [kinds.scopes.get(id(f)) if f is not None else None for f in functions]
     return any(evaluator.lookup(name, scope, None)[0] for name in candidates for scope in scopes)
@@ -1391,7 +1391,7 @@ def may_carry_traced(screen: Screen, loop: ast.For | ast.While) -> bool:
 
 def _carry_candidates(screen: Screen, loop: ast.For | ast.While) -> frozenset[str] | None:
     """`may_carry`'s names; None at module level (nothing here to decide it: not traced code anyway)."""
-    function = screen._function_of.get(id(loop))
+    function = screen.function_of.get(id(loop))
     if function is None:
         return None
     reads = _reads(screen, function)
@@ -1447,7 +1447,7 @@ def surely_impure(screen: Screen, loop: ast.For, appending: bool = False) -> boo
     rejects. A loop that JF101 can rewrite is never surely impure; one that is, with a trip count known only at
     trace time, is not reported either (a model's layers: `for i in range(self.num_layers): x = self.block(x)`).
     `appending`: `impurity(loop, appendable=...)` (JF102), which lets `name.append(...)` through."""
-    function = screen._function_of.get(id(loop))
+    function = screen.function_of.get(id(loop))
     if function is None:
         return False
     bound = {node.id for statement in loop.body for node in ast.walk(statement)
@@ -1609,7 +1609,7 @@ def surely_undefined_carry(screen: Screen, loop: ast.For | ast.While) -> bool:
     the loop (`_surely_live` over the statements after it), that nothing else in the function binds but those
     statements (no parameter either): every path reaches the loop for the first time without a binding of it (a
     power iteration's `v` in `for _ in range(n): v = f(u); u = g(v)`, read after the loop)."""
-    function = screen._function_of.get(id(loop))
+    function = screen.function_of.get(id(loop))
     if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return False
     found = _block_around(function, loop)
@@ -2034,7 +2034,7 @@ def may_be_compiled(screen: Screen, function: ast.AST | None) -> bool:
 def may_kind(screen: Screen, expr: ast.expr) -> tuple[bool, bool]:
     """`(t, s)`: whether TracedAnalysis's kind of `expr`, where it stands, may be TRACED, and whether it may be
     STATIC (neither: surely UNKNOWN)."""
-    function = screen._function_of.get(id(expr))
+    function = screen.function_of.get(id(expr))
     kinds = _kinds(screen)
     return _evaluator(screen).kind(expr, kinds.scopes.get(id(function)) if function is not None else None, {})
 
@@ -2325,7 +2325,7 @@ def range_may_report(screen: Screen, loop: ast.For, call: ast.Call, report_trip_
         return True
     if not s:
         return False
-    if not blocked and may_be_compiled(screen, screen._function_of.get(id(loop))):
+    if not blocked and may_be_compiled(screen, screen.function_of.get(id(loop))):
         return True
     return _may_count_at_least(screen, args, report_trip_count)
 
@@ -2887,7 +2887,7 @@ def _augmented(screen: Screen) -> dict[int, tuple[list[tuple[str, ast.expr]], fr
     defs and lambdas aside), and the names among them that no `:=`, `global` or `nonlocal` anywhere binds."""
     found: dict[int, tuple[list, set]] = {}
     others: set[str] = set()
-    function_of = screen._function_of
+    function_of = screen.function_of
     for node in screen.nodes_of(ast.AugAssign):
         function = function_of.get(id(node))
         if function is not None and type(node.target) is ast.Name:
@@ -2922,7 +2922,7 @@ def scoped_traced_functions(screen: Screen) -> frozenset[int]:
     method does not trace the `reference_impl` another method defines); a def in a class body only from code in
     that body (flax's `MergeContext.unflatten` is not the `unflatten` its methods call). A function nested in a
     traced one is traced unless it is surely handed to a host callback (`surely_host_only`)."""
-    function_of = screen._function_of
+    function_of = screen.function_of
     declared = {name for node, _ in screen.statements if isinstance(node, (ast.Global, ast.Nonlocal)) for name in node.names}
     nested: dict[int, list[ast.AST]] = {}
     calls: dict[int, list[ast.Call]] = {}
@@ -2993,7 +2993,7 @@ def surely_host_only(screen: Screen) -> frozenset[int]:
     ]
     if not calls:
         return frozenset()
-    function_of = screen._function_of
+    function_of = screen.function_of
     defs: dict[str, list[tuple[ast.AST, ast.AST]]] = {}  # name: (def, the scope its statement binds in)
     for node, scope in screen.statements:
         if type(node) is ast.FunctionDef or type(node) is ast.AsyncFunctionDef:
@@ -3037,7 +3037,7 @@ def in_scoped_traced_function(screen: Screen, node: ast.AST) -> bool:
     without the query)."""
     if not hasattr(screen, "in_traced_code"):
         return True
-    function = screen._function_of.get(id(node))
+    function = screen.function_of.get(id(node))
     return function is not None and id(function) in scoped_traced_functions(screen)
 
 
@@ -3116,7 +3116,7 @@ def _may_see(screen: Screen, name: str, definition: ast.AST, use: ast.AST) -> bo
     class. A use outside the body of its innermost function (a decorator, a default) is read in the one around."""
     if name in _declared_names(screen):
         return True
-    function_of, local = screen._function_of, _local_defs(screen)
+    function_of, local = screen.function_of, _local_defs(screen)
     owner = function_of.get(id(definition))
     function = function_of.get(id(use))
     while function is not None:
@@ -3143,7 +3143,7 @@ def _scoped_evaluator(screen: Screen) -> _KindEval:
 def may_kind_scoped(screen: Screen, expr: ast.expr) -> tuple[bool, bool]:
     """`may_kind` with functions matched through the scopes of their names (`_traced_params`, scoped): equinox's
     checkpointed.py jits a local `_resolve_perturb_val` by name, which traces no module-level def of that name."""
-    function = screen._function_of.get(id(expr))
+    function = screen.function_of.get(id(expr))
     kinds = _kinds(screen)
     return _scoped_evaluator(screen).kind(expr, kinds.scopes.get(id(function)) if function is not None else None, {})
 
