@@ -45,7 +45,7 @@ def _time(arguments: list[str], env: dict[str, str], repeat: int, before=None) -
         child = subprocess.Popen([sys.executable, "-m", "jaxfix", *arguments], stdout=subprocess.DEVNULL,
                                  stderr=subprocess.DEVNULL, env=env)
         _, _, usage = os.wait4(child.pid, 0)  # the child's usage, with that of the workers it waited for
-        child.returncode = 0
+        child.returncode = 0  # reaped by wait4 above: Popen must not wait for it again
         wall = time.perf_counter() - start
         best = min(best, (wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024))
     return best
