@@ -76,6 +76,25 @@ def test_traced_shape_fix_needs_every_call_constant() -> None:
     assert finding.fix is None and "not an integer constant" in finding.message
 
 
+def test_traced_shape_of_a_count_summed_in_a_loop() -> None:
+    """jumanji's mmst/utils.py: `total += ...` in a loop reaches itself, and asking whether `total` is a tracer
+    followed that cycle without end (RecursionError, the rule skipped for the file). The cycle is judged by what
+    enters it: a traced start makes a traced count, a Python list's entry does not."""
+    traced = (
+        "import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef f(x):\n    total = jnp.sum(x)\n    for i in range(3):\n"
+        "        total += 1\n    return jnp.zeros(total)\n"
+    )
+    [finding] = findings(traced, SHAPE)
+    assert "computed from traced values" in finding.message
+    python_count = (
+        "import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef merge(graph, num_edges):\n"
+        "    return jnp.ones((num_edges, 2)) + graph\n\n@jax.jit\ndef walk(graph, sizes):\n"
+        "    counts = [len(s) for s in sizes]\n    total = counts[0]\n    for i in range(1, 3):\n"
+        "        total += counts[i] + counts[i - 1]\n        graph = merge(graph, total)\n    return graph\n"
+    )
+    assert [f.message for f in findings(python_count, SHAPE) if "`total`" in f.message] == []
+
+
 def test_traced_shape_under_vmap_suggests_in_axes() -> None:
     source = "import jax\nimport jax.numpy as jnp\n\n@jax.vmap\ndef f(x, n):\n    return jnp.arange(n) * x\n"
     [finding] = findings(source, SHAPE)

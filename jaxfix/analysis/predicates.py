@@ -259,6 +259,11 @@ class PredicateAnalysis:
         if isinstance(source, cst.AugAssign):
             if self._tracer(source.value, seen):
                 return True
+            if source in seen:
+                # `total += 1` in a loop reaches itself: as for names (_name_tracer), the cycle is judged by
+                # the bindings that enter it, and assuming a tracer on it is the greatest fixed point.
+                return True
+            seen = seen | {source}
             flow = self._context.dataflow.flow(function)
             statement = self._statement(source)
             earlier = flow.reaching(statement, name) if statement is not None else frozenset()
