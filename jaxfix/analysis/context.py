@@ -117,6 +117,12 @@ class ModuleContext:
         return KeyAnalysis(self)
 
     @cached_property
+    def sharding(self):
+        from jaxfix.analysis.sharding import ShardingAnalysis
+
+        return ShardingAnalysis(self)
+
+    @cached_property
     def fresh_names(self):
         """One supply of fresh names for every codemod of a pass, so that two fixes never pick the same one."""
         from jaxfix.codegen import FreshNames
