@@ -401,16 +401,17 @@ class DeprecatedApi(Codemod):
     a NumPy array reaching it any other way raises AttributeError, it never computes a different value); `pjit`
     to `jax.jit` where every sharding it is given is a `Sharding` object (`NamedSharding(mesh, spec)`,
     `SingleDeviceSharding(device)`, a tuple of them, or a name assigned one), which names its devices: the two
-    then place and compute alike under any context; and where it is given no sharding, or `None`, in a module
+    then place and compute alike under any context; and where it is given no sharding, or `None`, in a project
     that enters no legacy mesh context. pjit and `jax.jit` do not read the same context mesh: pjit reads the one
     a legacy `with mesh:` block sets, `jax.jit` only the one `jax.set_mesh` sets. Under `with mesh:`, pjit
     resolves a `PartitionSpec` against that mesh, where `jax.jit` raises RuntimeError ("jit requires a
     non-empty mesh in context"), and replicates over the mesh what no sharding or a `None` one leaves open,
     where `jax.jit` leaves it on one device. A `with` that may enter a legacy mesh is one that builds a mesh
     (`with Mesh(devices, ("x",)):`, a call whose name says mesh) or uses an object as its own context manager
-    (`with self._mesh:`, `with mesh:`); `jax.set_mesh` is not one. Only the module that calls `pjit` is
-    searched: where a caller in another module runs the function under `with mesh:`, its unsharded results
-    land on one device instead of the mesh (the same values).
+    (`with self._mesh:`, `with mesh:`); `jax.set_mesh` is not one. Every module of the project is searched
+    (the project index keeps where each may enter one); code outside the project that calls the function
+    under `with mesh:` (a library's user) is not seen, and gets its unsharded results on one device instead of
+    replicated over the mesh: the same values.
     A replacement in `jax.extend` comes with `import jax.extend.backend`, which `import jax` does not do.
     Unsafe: `tie_in` whose dropped first argument contains a call (the call no longer runs);
     `DeviceArray`/`KeyArray`/`ArrayImpl` to `jax.Array` outside annotations (`isinstance` on a tracer was False
@@ -419,8 +420,8 @@ class DeprecatedApi(Codemod):
     changed how collectives differentiate, and on 0.7 the legacy one skipped the check that its mesh is the
     context mesh of `jax.set_mesh`, where `jax.shard_map` raises ValueError); `jax.random.shuffle(key, x)` to `jax.random.permutation(key, x,
     independent=True)` (the same shuffle for arrays; a 0-d `x` was returned as it was, where `permutation`
-    permutes `arange(x)`); `pjit` without shardings, or with `None` ones, in a module that may enter a legacy
-    mesh context (the message names the `with`): the same values, placed on one device instead of replicated
+    permutes `arange(x)`); `pjit` without shardings, or with `None` ones, in a project that may enter a legacy
+    mesh context (the message names the `with`, in this module if it has one): the same values, placed on one device instead of replicated
     over the mesh, and a later computation that mixes them with arrays on the mesh's devices may raise; pass
     `NamedSharding(mesh, PartitionSpec())` to keep them replicated. Not fixed: a `pjit` whose shardings hold a
     `PartitionSpec`, or may (a parameter, a call of something else, `**kwargs`): it works only under
@@ -551,7 +552,7 @@ class DeprecatedApi(Codemod):
             "from jax.experimental.pjit import pjit\n\ndef run(f, x, mesh):\n    with mesh:\n"
             "        return pjit(f)(x)\n",
             fixed="import jax\n\ndef run(f, x, mesh):\n    with mesh:\n        return jax.jit(f)(x)\n",
-            message="unsafe: under the legacy `with mesh:` of line 4",
+            message="unsafe: under the legacy `with mesh:` (line 4)",
         ),
         Invalid(
             "import jax.numpy as jnp\n\ndef f(x: jnp.DeviceArray) -> jnp.DeviceArray:\n    return x\n",
@@ -888,10 +889,10 @@ class DeprecatedApi(Codemod):
 
     def _jit_fix(self, target, what: str, changes, args: Sequence[cst.Arg], imports, reference=None) -> None:
         """Report pjit's rewrite with the safety its shardings allow: pjit reads the mesh of a legacy `with mesh:`,
-        jax.jit the one of `jax.set_mesh` (`jaxfix.analysis.sharding`). `Sharding` objects mean the same under both: safe. A
-        PartitionSpec, or what may be one, works under pjit only inside `with mesh:`, where jax.jit raises: not
-        fixed. `None` or no sharding at all: the same values, placed on one device instead of replicated over a
-        legacy mesh: safe where the module enters none, else unsafe."""
+        jax.jit the one of `jax.set_mesh` (`jaxfix.analysis.sharding`). `Sharding` objects mean the same under
+        both: safe. A PartitionSpec, or what may be one, works under pjit only inside `with mesh:`, where jax.jit
+        raises: not fixed. `None` or no sharding at all: the same values, placed on one device instead of
+        replicated over a legacy mesh: safe where the project enters none, else unsafe."""
         sharding = self.context.sharding
         given = [a for a in args if a.star == "**" or _keyword(a) in ("in_shardings", "out_shardings")]
         kinds = [UNKNOWN if a.star else sharding.kind(a.value) for a in given]
@@ -907,10 +908,9 @@ class DeprecatedApi(Codemod):
         if not given or NONE in kinds:
             sites = sharding.legacy_mesh_contexts
             if sites:
-                line = self.context.source_order(sites[0])[0]
                 placed = "what its `None` shardings leave open" if given else "its arguments and results"
                 what = (
-                    f"{what} (unsafe: under the legacy `with {self.context.code_for(sites[0].item)}:` of line {line}, "
+                    f"{what} (unsafe: under the legacy {sites[0]}, "
                     f"pjit replicates {placed} over that mesh; `jax.jit` reads only `jax.set_mesh` and leaves them "
                     "on one device: the same values, placed otherwise; pass `NamedSharding(mesh, PartitionSpec())` "
                     "to keep them replicated)"

@@ -213,3 +213,26 @@ def test_pjit_fix_safety_follows_its_shardings(name: str) -> None:
         assert "NamedSharding(mesh, spec)" in finding.message
     if expected == "unsafe":
         assert "legacy `with" in finding.message and "the same values" in finding.message
+
+
+def test_a_legacy_mesh_in_another_module_makes_an_unsharded_pjit_fix_unsafe(tmp_path) -> None:
+    """The project index says where the project may enter `with mesh:`: a pjit without shardings in `steps.py`,
+    called under `with mesh:` in `train.py`, is an unsafe fix whose message names the `with` in `train.py`."""
+    from jaxfix.codemods.deprecated_api import DeprecatedApi
+    from jaxfix.diagnostics import Safety
+    from tests.helpers import project_findings
+
+    (tmp_path / "steps.py").write_text(
+        "from jax.experimental.pjit import pjit\n\n\n@pjit\ndef step(params, batch):\n    return params - batch.mean(0)\n"
+    )
+    (tmp_path / "train.py").write_text(
+        "import jax\nimport numpy as np\n\nfrom steps import step\n\n\ndef train(params, batch):\n"
+        "    mesh = jax.sharding.Mesh(np.array(jax.devices()), ('data',))\n    with mesh:\n"
+        "        return step(params, batch)\n"
+    )
+    ((name, finding),) = project_findings(tmp_path, DeprecatedApi)
+    assert name == "steps.py" and finding.fix.safety is Safety.UNSAFE
+    assert "`with mesh:` (in train)" in finding.message
+    (tmp_path / "train.py").write_text("from steps import step\n\n\ndef train(params, batch):\n    return step(params, batch)\n")
+    ((_, finding),) = project_findings(tmp_path, DeprecatedApi)
+    assert finding.fix.safety is Safety.SAFE, finding.message

@@ -11,12 +11,15 @@ tests/test_deprecated_api_table.py keeps these premises true on the installed JA
 
 from __future__ import annotations
 
+import ast
 from functools import cached_property
+from typing import Iterable, Mapping
 
 import libcst as cst
 from libcst.metadata import ScopeProvider
 
 from jaxfix.analysis.libraries import CONTEXT_MESH_SETTERS, MESH_CLASSES, PARTITION_SPECS, SHARDING_CLASSES
+from jaxfix.analysis.screen import dotted
 
 # What a sharding argument holds, from the most telling: a spec (or something that may be one) decides.
 UNKNOWN, SPEC, NONE, SHARDING = "unknown", "spec", "none", "sharding"
@@ -66,39 +69,60 @@ class ShardingAnalysis:
         return statement.value
 
     @cached_property
-    def legacy_mesh_contexts(self) -> tuple[cst.WithItem, ...]:
-        """The items of the module's `with` statements that may enter a legacy mesh context: a mesh built there
-        (`with Mesh(devices, ("x",)):`, a call whose name says mesh, such as `with make_mesh():`), or an object
-        used as its own context manager (`with self._mesh:`, `with mesh:`), which may be a mesh. `jax.set_mesh`
-        and `use_mesh` set the new context, not the legacy one. A function that returns a mesh under another name
-        (`with devices():`) is not seen."""
-        finder = _WithItems()
-        self.context.module.visit(finder)
-        return tuple(item for item in finder.items if self._may_be_mesh(item.item))
+    def legacy_mesh_contexts(self) -> tuple[str, ...]:
+        """Where a legacy mesh context may be entered, worded for a message: in this module (`with self._mesh:`
+        (line 426)), else elsewhere in the project (the project index's facts: `with mesh:` (in train))."""
+        screen = self.context.screen
+        try:
+            own = legacy_mesh_contexts(screen.tree, screen.imports)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            own = []
+        here = [f"`with {code}:` (line {line})" for line, code in own]
+        return (*here, *(site for site in self.context.project.legacy_meshes if not here))
 
-    def _may_be_mesh(self, expr: cst.BaseExpression) -> bool:
-        if isinstance(expr, (cst.Name, cst.Attribute, cst.Subscript)):
-            return True
-        if not isinstance(expr, cst.Call):
-            return False
-        callee = self.context.names.qualified(expr.func)
-        if callee in MESH_CLASSES:
-            return True
-        if callee in CONTEXT_MESH_SETTERS:
-            return False
-        func = expr.func
-        last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
-        return "mesh" in last.lower() and last not in ("set_mesh", "use_mesh")
+
+def legacy_mesh_contexts(tree: ast.AST, imports: Mapping[str, Iterable[str]]) -> list[tuple[int, str]]:
+    """(line, code) of each item of a `with` in `tree` that may enter a legacy mesh context: a mesh built there
+    (`with Mesh(devices, ("x",)):`, `with jax.make_mesh(...)`, a call whose name says mesh, such as
+    `with make_mesh():`), or an object used as its own context manager (`with self._mesh:`, `with mesh:`),
+    which may be a mesh. `imports` maps a local name to the full names it may stand for. `jax.set_mesh` and
+    `use_mesh` set the new context, not the legacy one. A function that returns a mesh under a name that does
+    not say so (`with devices():`) is not seen."""
+    found = []
+    pending = list(getattr(tree, "body", ()))
+    while pending:  # statements only (a `with` is one): a walk of every expression cost 5% of a parse
+        node = pending.pop()
+        if isinstance(node, (ast.With, ast.AsyncWith)):
+            found.extend(
+                (item.context_expr.lineno, ast.unparse(item.context_expr))
+                for item in node.items
+                if _may_be_mesh(item.context_expr, imports)
+            )
+        for block in ("body", "orelse", "finalbody", "handlers", "cases"):
+            inner = getattr(node, block, None)
+            if isinstance(inner, list):
+                pending.extend(inner)
+    return sorted(set(found))
+
+
+def _may_be_mesh(expr: ast.expr, imports: Mapping[str, Iterable[str]]) -> bool:
+    if isinstance(expr, (ast.Name, ast.Attribute, ast.Subscript)):
+        return True
+    if not isinstance(expr, ast.Call):
+        return False
+    parts = dotted(expr.func)
+    if parts is None:  # a method of a value (`scope(...).temporary()`) says what it is; `contexts[0]()` does not
+        return not isinstance(expr.func, ast.Attribute) or _says_mesh(expr.func.attr)
+    fulls = {".".join((full, *parts[1:])) for full in imports.get(parts[0], ())}
+    if fulls & MESH_CLASSES:
+        return True
+    return not fulls & CONTEXT_MESH_SETTERS and _says_mesh(parts[-1])
+
+
+def _says_mesh(name: str) -> bool:
+    return "mesh" in name.lower() and name not in ("set_mesh", "use_mesh")
 
 
 def _weakest(kinds) -> str:
     found = set(kinds)
     return next(kind for kind in _ORDER if kind in found)
-
-
-class _WithItems(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.items: list[cst.WithItem] = []
-
-    def visit_WithItem(self, node: cst.WithItem) -> None:
-        self.items.append(node)
