@@ -15,6 +15,7 @@ import libcst as cst
 from libcst.metadata import ImportAssignment, QualifiedNameSource, ScopeProvider
 
 from jaxfix.analysis.screen import Screen, other_bindings, dotted, libcst_span, single_import, source_bytes
+from jaxfix.analysis.sharding import NONE, SPEC, UNKNOWN
 from jaxfix.analysis.syntax import dotted_name
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Diagnostic, Fix, ImportSpec, Position, Safety
@@ -210,10 +211,20 @@ HINT_REASONS = {
 ADDED_KEYWORDS = {"jax.random.shuffle": {"independent": "True"}}
 
 # Renames that change what some inputs compute: fixed only as unsafe, with the reason.
-# What the legacy shard_map's rewrite assumes: JAX 0.8+ forwards `check_rep` as `check_vma`.
+# What the legacy shard_map's rewrite assumes: JAX 0.8+ forwards `check_rep` as `check_vma`, and checks the mesh as
+# jax.shard_map does (JAX 0.7.0's legacy shard_map passed `_skip_mesh_check=True`).
 _SHARD_MAP_ASSUMES = (
-    "assumes JAX 0.7 or later; before, `check_rep` was another replication checker, which also changed how "
-    "collectives differentiate"
+    "assumes JAX 0.8 or later, where the legacy shard_map calls jax.shard_map's own code; before 0.7, `check_rep` "
+    "was another replication checker, which also changed how collectives differentiate, and on 0.7 the legacy "
+    "one skipped the check that its mesh is the context mesh of `jax.set_mesh`, where jax.shard_map raises "
+    "ValueError"
+)
+
+# Why a pjit whose shardings hold PartitionSpecs is not rewritten.
+_SPEC_REASON = (
+    "which pjit resolves against the mesh of a legacy `with mesh:` block; `jax.jit` does not read that mesh (it "
+    "reads `jax.set_mesh`) and raises RuntimeError there: pass `NamedSharding(mesh, spec)` for each spec and "
+    "`NamedSharding(mesh, PartitionSpec())` for `None`, with the mesh the calls run under, then use `jax.jit`"
 )
 
 UNSAFE_RENAMES = {
@@ -388,20 +399,39 @@ class DeprecatedApi(Codemod):
     (a no-op since omnistaging); `jax.ops.index_*` to `.at[]` (both call the same scatter helper; where `x` may
     be NumPy, a literal, a `numpy` call or a name assigned one, the rewrite keeps index_update's `jnp.asarray`;
     a NumPy array reaching it any other way raises AttributeError, it never computes a different value); `pjit`
-    to `jax.jit` (current JAX implements both with one function and the same context mesh; the values are
-    always the same, and only under a legacy `with mesh:` a `None` sharding may place the result differently).
+    to `jax.jit` where every sharding it is given is a `Sharding` object (`NamedSharding(mesh, spec)`,
+    `SingleDeviceSharding(device)`, a tuple of them, or a name assigned one), which names its devices: the two
+    then place and compute alike under any context; and where it is given no sharding, or `None`, in a project
+    that enters no legacy mesh context. pjit and `jax.jit` do not read the same context mesh: pjit reads the one
+    a legacy `with mesh:` block sets, `jax.jit` only the one `jax.set_mesh` sets. Under `with mesh:`, pjit
+    resolves a `PartitionSpec` against that mesh, where `jax.jit` raises RuntimeError ("jit requires a
+    non-empty mesh in context"), and replicates over the mesh what no sharding or a `None` one leaves open,
+    where `jax.jit` leaves it on one device. A `with` that may enter a legacy mesh is one that builds a mesh
+    (`with Mesh(devices, ("x",)):`, a call whose name says mesh) or uses an object as its own context manager
+    (`with self._mesh:`, `with mesh:`); `jax.set_mesh` is not one. Every module of the project is searched
+    (the project index keeps where each may enter one); code outside the project that calls the function
+    under `with mesh:` (a library's user) is not seen, and gets its unsharded results on one device instead of
+    replicated over the mesh: the same values.
     A replacement in `jax.extend` comes with `import jax.extend.backend`, which `import jax` does not do.
     Unsafe: `tie_in` whose dropped first argument contains a call (the call no longer runs);
     `DeviceArray`/`KeyArray`/`ArrayImpl` to `jax.Array` outside annotations (`isinstance` on a tracer was False
     and is now True; in annotations it is safe); the legacy `shard_map` to `jax.shard_map` (JAX 0.8+ forwards
     `check_rep` as `check_vma`, but before 0.7 `check_rep` was a different replication checker that also
-    changed how collectives differentiate); `jax.random.shuffle(key, x)` to `jax.random.permutation(key, x,
+    changed how collectives differentiate, and on 0.7 the legacy one skipped the check that its mesh is the
+    context mesh of `jax.set_mesh`, where `jax.shard_map` raises ValueError); `jax.random.shuffle(key, x)` to `jax.random.permutation(key, x,
     independent=True)` (the same shuffle for arrays; a 0-d `x` was returned as it was, where `permutation`
-    permutes `arange(x)`). Display-only hints: everything listed as a hint above; `jnp.in1d(x, y)` is
-    `jnp.isin(x, y).ravel()`, and the hint says so.
+    permutes `arange(x)`); `pjit` without shardings, or with `None` ones, in a project that may enter a legacy
+    mesh context (the message names the `with`, in this module if it has one): the same values, placed on one device instead of replicated
+    over the mesh, and a later computation that mixes them with arrays on the mesh's devices may raise; pass
+    `NamedSharding(mesh, PartitionSpec())` to keep them replicated. Not fixed: a `pjit` whose shardings hold a
+    `PartitionSpec`, or may (a parameter, a call of something else, `**kwargs`): it works only under
+    `with mesh:`, where `jax.jit` raises; the message says to pass `NamedSharding(mesh, spec)` for each spec,
+    with the mesh the calls run under, and then to use `jax.jit`. Display-only hints: everything listed as a
+    hint above; `jnp.in1d(x, y)` is `jnp.isin(x, y).ravel()`, and the hint says so.
 
     None of the unsafe fixes fails loudly, and each message says what it assumes. Dropping a `tie_in` keeps
-    the numbers (the call's result was discarded; only its side effects go). `jax.Array` in an `isinstance`
+    the numbers (the call's result was discarded; only its side effects go), and so does pjit's (only where
+    they are placed changes). `jax.Array` in an `isinstance`
     and `permutation` of a 0-d `x` **may compute different numbers** than the old JAX did; `jaxfix verify`
     cannot check them on a JAX that no longer has the old name (on JAX 0.10.2 `jax.random.KeyArray`,
     `jnp.DeviceArray` and `jax.random.shuffle` raise AttributeError, and it compares nothing where the
@@ -501,6 +531,28 @@ class DeprecatedApi(Codemod):
             "import jax\nfrom jax.experimental.pjit import pjit\n\ng = pjit(f, None, None, donate_argnums=0)\n",
             fixed="import jax\n\ng = jax.jit(f, in_shardings=None, out_shardings=None, donate_argnums=0)\n",
             message="pjit",
+        ),
+        Invalid(  # a Sharding object names its devices: both place alike under any context
+            "import jax\nfrom jax.experimental.pjit import pjit\nfrom jax.sharding import NamedSharding, PartitionSpec\n\n"
+            "def compile_step(step, mesh):\n    rows = NamedSharding(mesh, PartitionSpec('data'))\n"
+            "    return pjit(step, in_shardings=rows, out_shardings=rows)\n",
+            fixed="import jax\nfrom jax.sharding import NamedSharding, PartitionSpec\n\n"
+            "def compile_step(step, mesh):\n    rows = NamedSharding(mesh, PartitionSpec('data'))\n"
+            "    return jax.jit(step, in_shardings=rows, out_shardings=rows)\n",
+            message="use `jax.jit`",
+        ),
+        Invalid(  # pjit resolves the spec against the mesh of `with self.mesh:`; jax.jit would raise there
+            "import jax\nfrom jax.experimental.pjit import pjit\n\nclass Sharded:\n    def __init__(self, f, mesh):\n"
+            "        self.mesh = mesh\n        self.f = pjit(f, out_shardings=jax.sharding.PartitionSpec('x'))\n\n"
+            "    def __call__(self, x):\n        with self.mesh:\n            return self.f(x)\n",
+            fixed=None,
+            message="holds a PartitionSpec",
+        ),
+        Invalid(  # under `with mesh:` pjit replicates the result over the mesh; jax.jit leaves it on one device
+            "from jax.experimental.pjit import pjit\n\ndef run(f, x, mesh):\n    with mesh:\n"
+            "        return pjit(f)(x)\n",
+            fixed="import jax\n\ndef run(f, x, mesh):\n    with mesh:\n        return jax.jit(f)(x)\n",
+            message="unsafe: under the legacy `with mesh:` (line 4)",
         ),
         Invalid(
             "import jax.numpy as jnp\n\ndef f(x: jnp.DeviceArray) -> jnp.DeviceArray:\n    return x\n",
@@ -813,7 +865,7 @@ class DeprecatedApi(Codemod):
         parent = self.context.parents.get(node)
         call = self._called(node)
         if isinstance(parent, cst.Decorator) and parent.decorator is node:
-            self.report(node, what, self._fix("Use `jax.jit`", [(node, new_expr)], imports, node))
+            self._jit_fix(node, what, [(node, new_expr)], (), imports)
             return
         if call is not None:
             args = _jit_args(call.args, positional=("in_shardings", "out_shardings"))
@@ -821,8 +873,7 @@ class DeprecatedApi(Codemod):
                 why = "cannot be rewritten exactly: pass the function first and the rest by keyword"
                 self.report(call, f"{what} ({why})")
                 return
-            new = call.with_changes(func=new_expr, args=args)
-            self.report(call, what, self._fix("Use `jax.jit`", [(call, new)], imports, node))
+            self._jit_fix(call, what, [(call, call.with_changes(func=new_expr, args=args))], args, imports, node)
             return
         partial = self._partial_of(node)
         if partial is not None:
@@ -832,9 +883,40 @@ class DeprecatedApi(Codemod):
                 self.report(partial, f"{what} (cannot be rewritten exactly: pass pjit's options by keyword)")
                 return
             new = partial.with_changes(args=[partial.args[0].with_changes(value=new_expr), *args])
-            self.report(node, what, self._fix("Use `jax.jit`", [(partial, new)], imports, node))
+            self._jit_fix(node, what, [(partial, new)], args, imports)
             return
         self.report(node, f"{what} (a reference, not a call: check how it is called, then rename it by hand)")
+
+    def _jit_fix(self, target, what: str, changes, args: Sequence[cst.Arg], imports, reference=None) -> None:
+        """Report pjit's rewrite with the safety its shardings allow: pjit reads the mesh of a legacy `with mesh:`,
+        jax.jit the one of `jax.set_mesh` (`jaxfix.analysis.sharding`). `Sharding` objects mean the same under
+        both: safe. A PartitionSpec, or what may be one, works under pjit only inside `with mesh:`, where jax.jit
+        raises: not fixed. `None` or no sharding at all: the same values, placed on one device instead of
+        replicated over a legacy mesh: safe where the project enters none, else unsafe."""
+        sharding = self.context.sharding
+        given = [a for a in args if a.star == "**" or _keyword(a) in ("in_shardings", "out_shardings")]
+        kinds = [UNKNOWN if a.star else sharding.kind(a.value) for a in given]
+        for arg, kind in zip(given, kinds):
+            if kind in (SPEC, UNKNOWN):
+                spelled = self.context.code_for(arg.value)
+                shown = f"**{spelled}" if arg.star else f"{arg.keyword.value}={spelled}"
+                held = "holds a PartitionSpec" if kind == SPEC else "may hold PartitionSpecs"
+                self.report(target, f"{what} (not fixed: `{shown}` {held}, {_SPEC_REASON})")
+                return
+        reference = reference if reference is not None else target
+        safety = None
+        if not given or NONE in kinds:
+            sites = sharding.legacy_mesh_contexts
+            if sites:
+                placed = "what its `None` shardings leave open" if given else "its arguments and results"
+                what = (
+                    f"{what} (unsafe: under the legacy {sites[0]}, "
+                    f"pjit replicates {placed} over that mesh; `jax.jit` reads only `jax.set_mesh` and leaves them "
+                    "on one device: the same values, placed otherwise; pass `NamedSharding(mesh, PartitionSpec())` "
+                    "to keep them replicated)"
+                )
+                safety = Safety.UNSAFE
+        self.report(target, what, self._fix("Use `jax.jit`", changes, imports, reference, safety=safety))
 
     def _shard_map(self, node: cst.BaseExpression, api: Api) -> None:
         new_expr, imports = self._expression(api.new, node)
@@ -1198,6 +1280,8 @@ def _fix_kind(api: Api) -> str:
         return "safe in annotations, else unsafe"
     if api.how == TIE_IN:
         return "safe, unsafe if the first argument calls"
+    if api.how == JIT:
+        return "safe with `Sharding` objects; unsafe under `with mesh:`; none with `PartitionSpec`s"
     return "safe"
 
 

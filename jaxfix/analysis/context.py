@@ -42,13 +42,17 @@ class ModuleContext:
     def bound_by_imports(self) -> frozenset[str] | None:
         """`Screen.bound_by_imports`: the names whose qualified names may come from an import; None where the
         `ast` cannot tell (it rejects the text)."""
-        from jaxfix.analysis.screen import Screen
-
-        screen = self._screen if self._screen is not None else Screen(self.module.code, self._tree, self.project)
         try:
-            return screen.bound_by_imports
+            return self.screen.bound_by_imports
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return None
+
+    @cached_property
+    def screen(self):
+        """The engine's Screen of the module (its `ast` indexes), or one built here from the text."""
+        from jaxfix.analysis.screen import Screen
+
+        return self._screen if self._screen is not None else Screen(self.module.code, self._tree, self.project)
 
     @cached_property
     def qualified_names(self):
@@ -115,6 +119,12 @@ class ModuleContext:
         from jaxfix.analysis.keys import KeyAnalysis
 
         return KeyAnalysis(self)
+
+    @cached_property
+    def sharding(self):
+        from jaxfix.analysis.sharding import ShardingAnalysis
+
+        return ShardingAnalysis(self)
 
     @cached_property
     def fresh_names(self):

@@ -19,6 +19,9 @@ analysis alike. Names are fully qualified, as `import flax.linen as nn; nn.Modul
   PARAMS_KEEPING_OPTIMIZERS: those whose state holds the parameters' own arrays. Read by donation (JF501)
   through `jaxfix.analysis.summaries`. A method's summary is keyed by the type of its receiver
   (`haiku.Transformed.apply`), which CONSTRUCTED_TYPES tells from the call the receiver was made by.
+- SHARDING_CLASSES, PARTITION_SPECS, MESH_CLASSES, CONTEXT_MESH_SETTERS: JAX's sharding types, read by
+  `jaxfix.analysis.sharding`: what a sharding argument holds, and where a module enters a legacy mesh context
+  (`with mesh:`, which `jax.experimental.pjit.pjit` reads and `jax.jit` does not).
 """
 
 from __future__ import annotations
@@ -141,6 +144,23 @@ FLAG_PARAMETERS = frozenset(
      "rngs", "mode", "inference", "return_state", "return_aux", "verbose", "debug", "capture_intermediates",
      "config", "cfg", "hparams", "name"}
 )  # fmt: skip
+# ---- sharding ------------------------------------------------------------------------------------------------
+# Constructors of `jax.sharding.Sharding` objects: a sharding that names its devices, which no context changes.
+SHARDING_CLASSES = frozenset(
+    {"jax.sharding.NamedSharding", "jax.sharding.SingleDeviceSharding", "jax.sharding.PositionalSharding",
+     "jax.sharding.GSPMDSharding", "jax.NamedSharding"}
+)  # fmt: skip
+# PartitionSpec under every name it had: a spec that names mesh axes, resolved against the context mesh.
+PARTITION_SPECS = frozenset(
+    {"jax.sharding.PartitionSpec", "jax.P", "jax.experimental.PartitionSpec", "jax.experimental.pjit.PartitionSpec",
+     "jax.interpreters.pxla.PartitionSpec"}
+)  # fmt: skip
+MESH_CLASSES = frozenset(
+    {"jax.sharding.Mesh", "jax.experimental.maps.Mesh", "jax.interpreters.pxla.Mesh", "jax.make_mesh"}
+)  # fmt: skip
+# Context managers that set the new context mesh (which jax.jit reads), not the legacy one of `with mesh:`.
+CONTEXT_MESH_SETTERS = frozenset({"jax.set_mesh", "jax.sharding.use_mesh", "jax.sharding.set_mesh"})
+
 PYTHON_TYPES = frozenset({"bool", "int", "str", "float", "Callable", "Sequence", "Tuple", "tuple", "list", "List",
                           "dict", "Dict", "Optional", "Any", "type", "Type"})  # fmt: skip
 

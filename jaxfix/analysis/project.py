@@ -23,7 +23,7 @@ import json
 import marshal
 import os
 from dataclasses import dataclass, field, replace
-from functools import partial
+from functools import cached_property, partial
 from itertools import chain
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Mapping
@@ -32,11 +32,12 @@ from jaxfix import parsed
 from jaxfix.analysis import libraries
 from jaxfix.analysis.ast_flow import target_names
 from jaxfix.analysis.recording import Recorded, read_record
+from jaxfix.analysis.sharding import legacy_mesh_contexts
 from jaxfix.cache import project_tag, read_marshalled, write_atomically
 from jaxfix.files import Resolver
 from jaxfix.workers import collections_deferred
 
-INDEX_FORMAT = 5  # 2: a store into an attribute or item (`config.x = 1`) rebinds no name; 3: call-site evidence; 4: marshal; 5: a pack per project
+INDEX_FORMAT = 6  # 2: a store into an attribute or item (`config.x = 1`) rebinds no name; 3: call-site evidence; 4: marshal; 5: a pack per project; 6: legacy meshes
 MAX_FILES = 20_000  # a "project" larger than this is not one: only the given paths are indexed
 _SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", "env", "__pycache__", "node_modules", ".tox",
                         ".nox", ".mypy_cache", ".pytest_cache", ".jaxfix_cache", "site-packages", "build", "dist",
@@ -417,8 +418,10 @@ def summarize(tree: ast.Module, module: str, is_package: bool) -> dict:
     for statement in nested_imports:  # imports inside functions bind names there: count them module-wide
         imports_of(statement)
     imports.update(before)  # a module-level import wins over a local one
+    # what may enter a legacy mesh context, without its lines: an edit that moves them keeps the solution
+    meshes = sorted({code for _, code in legacy_mesh_contexts(tree, {k: (v,) for k, v in imports.items()})})
     return {"module": module, "package": is_package, "imports": imports, "stars": stars, "functions": functions,
-            "classes": classes, "assigns": assigns, "calls": calls}  # fmt: skip
+            "classes": classes, "assigns": assigns, "calls": calls, "legacy_meshes": meshes}  # fmt: skip
 
 
 def _class(node: ast.ClassDef, functions: dict[str, dict], nested_imports: list) -> dict:
@@ -780,18 +783,22 @@ class ModuleFacts:
     {parameter: attributes of it that are static} (`self`'s hyperparameters, a static config's fields);
     `recorded` maps it to what `jaxfix record` saw it called with (recording.py's `Recorded`); `called_with`
     maps it to {parameter: call sites} for the parameters every call in the project passes an array
-    (`Project.call_site_evidence`)."""
+    (`Project.call_site_evidence`); `legacy_meshes` says where the project may enter a legacy mesh context
+    (`with mesh:`, which pjit reads and jax.jit does not), the same for every module."""
 
     traced: Mapping[str, tuple[tuple[str, ...], Mapping[str, int]]] = field(default_factory=dict)
     static_attrs: Mapping[str, Mapping[str, tuple[str, ...]]] = field(default_factory=dict)
     recorded: Mapping[str, Recorded] = field(default_factory=dict)
     called_with: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    legacy_meshes: tuple[str, ...] = ()
 
     def __bool__(self) -> bool:
-        return bool(self.traced) or bool(self.static_attrs) or bool(self.recorded) or bool(self.called_with)
+        return (bool(self.traced) or bool(self.static_attrs) or bool(self.recorded) or bool(self.called_with)
+                or bool(self.legacy_meshes))  # fmt: skip
 
     def digest(self) -> str:
-        data = json.dumps([self.traced, self.static_attrs, self.recorded, self.called_with], sort_keys=True, default=list)
+        data = json.dumps([self.traced, self.static_attrs, self.recorded, self.called_with, self.legacy_meshes],
+                          sort_keys=True, default=list)  # fmt: skip
         return hashlib.sha256(data.encode()).hexdigest()
 
     @classmethod
@@ -799,12 +806,13 @@ class ModuleFacts:
         traced = {k: (tuple(t), dict(p)) for k, (t, p) in data["traced"].items()}
         static = {k: {p: tuple(a) for p, a in v.items()} for k, v in data["static_attrs"].items()}
         called = {k: {p: int(n) for p, n in v.items()} for k, v in data["called_with"].items()}
-        return cls(traced, static, called_with=called)
+        return cls(traced, static, called_with=called, legacy_meshes=tuple(data["legacy_meshes"]))
 
     def to_json(self) -> dict:
         return {"traced": {k: [list(t), dict(p)] for k, (t, p) in self.traced.items()},
                 "static_attrs": {k: {p: list(a) for p, a in v.items()} for k, v in self.static_attrs.items()},
-                "called_with": {k: dict(v) for k, v in self.called_with.items()}}  # fmt: skip
+                "called_with": {k: dict(v) for k, v in self.called_with.items()},
+                "legacy_meshes": list(self.legacy_meshes)}  # fmt: skip
 
 
 EMPTY = ModuleFacts()
@@ -972,7 +980,17 @@ class Project:
             attrs = self._static_attrs.get((module, qual))
             if attrs and (module, qual) in solved and any(attrs.values()):
                 static[qual] = {p: tuple(sorted(a)) for p, a in sorted(attrs.items()) if a}
-        return ModuleFacts(traced, static, called_with=called)
+        return ModuleFacts(traced, static, called_with=called, legacy_meshes=self.legacy_meshes)
+
+    @cached_property
+    def legacy_meshes(self) -> tuple[str, ...]:
+        """Where a module of the project may enter a legacy mesh context (`sharding.legacy_mesh_contexts`), the
+        first three in module order: "`with self._mesh:` (in brax.training.replay_buffers)"."""
+        found = []
+        for module in sorted(set(self.path_module.values())):
+            for code in (self.modules.get(module) or {}).get("legacy_meshes", ()):
+                found.append(f"`with {code}:` (in {module})")
+        return tuple(found[:3])
 
     # ---- names -----------------------------------------------------------------------------------------------
 

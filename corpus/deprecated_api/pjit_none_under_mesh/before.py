@@ -1,0 +1,18 @@
+"""pjit without shardings, called under a legacy `with mesh:`: pjit replicates the result over the mesh, jax.jit
+leaves it on one device. The same values: an unsafe fix, whose message names the `with`."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.experimental.pjit import pjit
+
+
+def loss(params, batch):
+    return jnp.mean((batch @ params) ** 2)
+
+
+def evaluate(params, batch):
+    mesh = jax.sharding.Mesh(np.array(jax.devices()[:1]), ("data",))
+    compute = pjit(loss, out_shardings=None)
+    with mesh:
+        return compute(params, batch)
