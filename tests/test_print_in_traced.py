@@ -1,0 +1,88 @@
+"""JF601: a print in traced code becomes jax.debug.print safely only where every value it prints is surely traced.
+A value known at trace time (a shape, a dtype, a static argument, a module's hyperparameter) is what such a print
+shows: moved to run time it prints on every call, and a Python value as an array (flax's key_concepts notebook)."""
+
+from __future__ import annotations
+
+import pytest
+
+from jaxfix.diagnostics import Safety
+from tests.helpers import codemod_for_module, findings, project_findings, rewrite
+
+PRINT = codemod_for_module("print_in_traced")
+JIT = "import jax\nimport jax.numpy as jnp\nfrom functools import partial\n\n"
+
+
+def _only(source: str):
+    [diagnostic] = findings(source, PRINT)
+    return diagnostic
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "@jax.jit\ndef f(x):\n    print('x', x)\n    return x\n",  # a traced parameter
+        "@jax.jit\ndef f(x):\n    y = jnp.tanh(x) * 2.0\n    print(f'{y = } {x.sum():.2f}')\n    return y\n",
+        "@jax.jit\ndef f(batch):\n    print('inputs', batch['x'], batch['y'][0])\n    return batch\n",  # items of a tree
+        "def run(xs):\n    def step(c, x):\n        print('carry', c, 3)\n        return c + x, None\n"
+        "    return jax.lax.scan(step, 0.0, xs)\n",
+    ],
+)
+def test_surely_traced_values_keep_the_safe_fix(body: str) -> None:
+    diagnostic = _only(JIT + body)
+    assert diagnostic.fix.safety is Safety.SAFE, diagnostic.message
+    assert "jax.debug.print(" in rewrite(JIT + body, PRINT, unsafe=False)
+
+
+@pytest.mark.parametrize(
+    ("body", "named"),
+    [
+        ("@jax.jit\ndef f(x):\n    print(f'{x.dtype} input, mean {jnp.mean(x)}')\n    return x\n", "`x.dtype` is static"),
+        ("@jax.jit\ndef f(x):\n    print('x', x, 'of shape', x.shape)\n    return x\n", "`x.shape` is static"),
+        ("@partial(jax.jit, static_argnums=(1,))\ndef f(x, n):\n    print(n, 'steps:', x)\n    return x\n", "`n` is static"),
+        ("@jax.jit\ndef f(x):\n    print('n =', len(x), x)\n    return x\n", "`len(x)` is static"),
+    ],
+)
+def test_static_values_beside_traced_ones_make_the_fix_unsafe(body: str, named: str) -> None:
+    diagnostic = _only(JIT + body)
+    assert diagnostic.fix.safety is Safety.UNSAFE, diagnostic.message
+    assert named in diagnostic.message and "on every call instead of once" in diagnostic.message
+    assert rewrite(JIT + body, PRINT, unsafe=False) == JIT + body
+
+
+def test_an_attribute_of_a_traced_module_is_only_a_hint() -> None:
+    """flax's docs_nnx/key_concepts.ipynb: `model.dim` is a Python int of an NNX module, static under jit; a
+    jax.debug.print would show `Array(4, dtype=int32)` on every call where the cell teaches `model.dim = 4`."""
+    source = JIT + "@jax.jit\ndef jitted(model):\n    print(f'{model.dim = }')\n    return model\n"
+    diagnostic = _only(source)
+    assert diagnostic.fix.safety is Safety.DISPLAY_ONLY
+    assert "`model.dim` may be static" in diagnostic.message and "as an array" in diagnostic.message
+    assert rewrite(source, PRINT, unsafe=True) == source
+
+
+def test_a_string_made_from_a_tracer_is_only_a_hint() -> None:
+    source = JIT + "@jax.jit\ndef f(x):\n    print('as text:', str(x), x)\n    return x\n"
+    diagnostic = _only(source)
+    assert diagnostic.fix.safety is Safety.DISPLAY_ONLY
+    assert "`str(x)` may be static (a string made at trace time" in diagnostic.message
+
+
+def test_a_call_result_not_proven_an_array_is_unsafe_and_says_what_it_assumes() -> None:
+    source = JIT + "def loss_fn(w, x):\n    return helper(w, x)\n\n@jax.jit\ndef f(w, x):\n    loss = loss_fn(w, x)\n" \
+        "    print('loss', loss)\n    return loss\n"
+    diagnostic = _only(source)
+    assert diagnostic.fix.safety is Safety.UNSAFE
+    assert "assumes `loss` is an array, not proven" in diagnostic.message
+
+
+def test_a_static_module_attribute_in_an_nnx_call_is_unsafe(tmp_path) -> None:
+    """`self.features`, a constructor argument an NNX module stores as it is, is static by the project's facts."""
+    (tmp_path / "model.py").write_text(
+        "import jax\nimport jax.numpy as jnp\nfrom flax import nnx\n\n\nclass Encoder(nnx.Module):\n"
+        "    def __init__(self, features, rngs):\n        self.features = features\n"
+        "        self.linear = nnx.Linear(features, features, rngs=rngs)\n\n    def __call__(self, x):\n"
+        "        h = jax.nn.relu(self.linear(x))\n        print('features', self.features, h)\n        return h\n"
+    )
+    [(name, diagnostic)] = project_findings(tmp_path, PRINT)
+    assert diagnostic.fix.safety is Safety.UNSAFE
+    assert "`self.features` is static" in diagnostic.message
