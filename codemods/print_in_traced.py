@@ -91,7 +91,9 @@ class PrintInTraced(Codemod):
     would print as an array. An attribute of a traced pytree (`model.dim`, `state.step`) and a string made from
     a tracer (`str(x)`) get a display-only hint: a pytree's static fields (an NNX module's Python int, a
     flax.struct `pytree_node=False` field) are Python values at trace time, so `print(f"{model.dim = }")`
-    shows `model.dim = 4` once where `jax.debug.print` would show `Array(4, dtype=int32)` on every call.
+    shows `model.dim = 4` once where `jax.debug.print` would show `Array(4, dtype=int32)` on every call. Where
+    every call in the project passes a module built with a Python int there (`foo = Foo(4, rngs)`,
+    `jitted(foo)`), `model.dim` is static: alone it is a trace-time print, beside traced values an unsafe fix.
 
     ## When it stays quiet
     - `print` outside traced code, or inside a function handed to a host callback (`jax.debug.callback`).

@@ -86,3 +86,46 @@ def test_a_static_module_attribute_in_an_nnx_call_is_unsafe(tmp_path) -> None:
     [(name, diagnostic)] = project_findings(tmp_path, PRINT)
     assert diagnostic.fix.safety is Safety.UNSAFE
     assert "`self.features` is static" in diagnostic.message
+
+
+_FOO = (
+    "import jax\nfrom flax import nnx\n\n\nclass Foo(nnx.Module):\n    def __init__(self, dim, rngs, scale=2):\n"
+    "        self.w = nnx.Param(jax.random.normal(rngs.param(), (dim, dim)))\n        self.dim = dim\n"
+    "        self.scale = scale\n        self.traced_dim = nnx.Param(dim)\n        self.rngs = rngs\n"
+)
+_JITTED = (
+    "import jax.numpy as jnp\nfrom flax import nnx\n\nfrom model import Foo\n\n\n@nnx.jit\ndef jitted(model):\n"
+    "    print(f'{model.dim = }')\n    print('dim', model.dim, 'scale', model.scale, jnp.sum(model.w.value))\n"
+    "    print('rngs', model.rngs, jnp.sum(model.w.value))\n    return model.traced_dim.value * 2\n\n\n"
+)
+
+
+@pytest.mark.parametrize("calls", ["foo = Foo(4, nnx.Rngs(0))\njitted(foo)\n", "jitted(Foo(4, nnx.Rngs(0)))\n"])
+def test_the_python_int_attributes_of_an_nnx_module_every_call_passes_are_static(tmp_path, calls: str) -> None:
+    """The key_concepts pattern: `foo = Foo(4, nnx.Rngs(0))` passed to the jitted function: `dim` (a literal
+    argument) and `scale` (a literal default) are Python ints of the module, static fields of its tree, so the
+    print of `model.dim` alone is a trace-time print (no finding) and beside a traced sum an unsafe fix; `rngs`
+    (an `nnx.Rngs`, traced state) is not, and stays a hint."""
+    (tmp_path / "model.py").write_text(_FOO)
+    (tmp_path / "demo.py").write_text(_JITTED + calls)
+    found = {d.start.line: d for _, d in project_findings(tmp_path, PRINT)}
+    assert sorted(found) == [10, 11]
+    assert found[10].fix.safety is Safety.UNSAFE and "`model.dim` and `model.scale` are static" in found[10].message
+    assert found[11].fix.safety is Safety.DISPLAY_ONLY and "`model.rngs` may be static" in found[11].message
+
+
+@pytest.mark.parametrize(
+    "calls",
+    [
+        "def run(dim):\n    jitted(Foo(dim, nnx.Rngs(0)))\n",  # built from a parameter: any value
+        "foo = Foo(4, nnx.Rngs(0))\njitted(foo)\njitted(make())\n",  # another call passes something else
+        "foo = Foo(4, nnx.Rngs(0))\njitted(foo)\nhandler = jitted\n",  # used as a value: calls unseen
+        "def run(a, b):\n    m = a or b\n    jitted(m)\n",  # bound to what the index does not represent
+    ],
+)
+def test_without_every_call_passing_such_a_module_the_attributes_stay_unproven(tmp_path, calls: str) -> None:
+    (tmp_path / "model.py").write_text(_FOO)
+    (tmp_path / "demo.py").write_text(_JITTED + calls)
+    found = {d.start.line: d for _, d in project_findings(tmp_path, PRINT)}
+    assert sorted(found) == [9, 10, 11]
+    assert found[9].fix.safety is Safety.DISPLAY_ONLY and "`model.dim` may be static" in found[9].message
