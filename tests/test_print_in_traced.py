@@ -129,3 +129,16 @@ def test_without_every_call_passing_such_a_module_the_attributes_stay_unproven(t
     found = {d.start.line: d for _, d in project_findings(tmp_path, PRINT)}
     assert sorted(found) == [9, 10, 11]
     assert found[9].fix.safety is Safety.DISPLAY_ONLY and "`model.dim` may be static" in found[9].message
+
+
+def test_a_pytree_node_false_field_of_an_annotated_struct_is_static(tmp_path) -> None:
+    """A flax.struct field with `pytree_node=False` is part of the tree's structure: static at trace time."""
+    (tmp_path / "env.py").write_text(
+        "import jax\nimport jax.numpy as jnp\nfrom flax import struct\n\n\n@struct.dataclass\nclass EnvParams:\n"
+        "    max_steps: int = struct.field(pytree_node=False, default=100)\n    gravity: float = 9.8\n\n\n"
+        "@jax.jit\ndef step(x, params: EnvParams):\n    print(params.max_steps, 'steps, x', x)\n"
+        "    print('gravity', params.gravity, x)\n    return x + params.gravity\n"
+    )
+    found = {d.start.line: d for _, d in project_findings(tmp_path, PRINT)}
+    assert found[14].fix.safety is Safety.UNSAFE and "`params.max_steps` is static" in found[14].message
+    assert found[15].fix.safety is Safety.DISPLAY_ONLY and "`params.gravity` may be static" in found[15].message
