@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from jaxfix.analysis.screen import Screen, head_name, may_kind, may_kind_scoped
+from jaxfix.analysis.syntax import is_none, is_number
 from jaxfix.analysis.traced import Kind
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Safety
@@ -25,6 +26,9 @@ class _Template:
 
     text: list[str] = field(default_factory=list)
     args: list[cst.BaseExpression] = field(default_factory=list)
+    static: list[str] = field(default_factory=list)  # values known at trace time: printed once there, not per call
+    suspect: dict[str, str] = field(default_factory=dict)  # values that may well be static, with why
+    unproven: list[str] = field(default_factory=list)  # traced values not proven arrays (a call's result)
 
     def literal(self, value: str) -> None:
         self.text.append(value.replace("{", "{{").replace("}", "}}"))
@@ -56,7 +60,7 @@ class PrintInTraced(Codemod):
     @jax.jit
     def step(x):
         loss = jnp.sum(x**2)
-        print(f"loss = {loss:.3f}", x.shape)
+        print(f"loss = {loss:.3f}", jnp.max(x))
         return loss
     ```
 
@@ -65,23 +69,36 @@ class PrintInTraced(Codemod):
     @jax.jit
     def step(x):
         loss = jnp.sum(x**2)
-        jax.debug.print("loss = {:.3f} {}", loss, str(x.shape))
+        jax.debug.print("loss = {:.3f} {}", loss, jnp.max(x))
         return loss
     ```
-    Static parts (shapes, literals, static arguments) are formatted at trace time with `str`/`repr`/`format`,
-    exactly as `print` showed them; traced parts become `{}` placeholders formatted at run time. `sep` is
-    folded into the format string.
+    Traced values become `{}` placeholders formatted at run time, with their conversions and format specs; `sep`
+    is folded into the format string.
 
     ## Fix safety
-    Safe: the computed values do not change. What is printed changes, which is the point: runtime values on
-    every call instead of tracer descriptions at trace time. Several `jax.debug.print` calls in one function may
-    print in any order unless you add `ordered=True` (which `vmap` does not support), and under `vmap` they
-    print once per batch with batched values.
+    Safe where every value printed is surely traced: a traced parameter, an item of one (`batch["x"]`), the
+    result of `jax.numpy`/`lax` functions, array methods and arithmetic on such values. The computed values do
+    not change; what is printed changes, which is the point: run-time values on every call instead of tracer
+    descriptions at trace time. Several `jax.debug.print` calls in one function may print in any order unless
+    you add `ordered=True` (which `vmap` does not support), and under `vmap` they print once per batch with
+    batched values.
+
+    A value known at trace time printed beside traced ones (`x.shape`, `x.dtype`, `len(x)`, a static argument, a
+    module's hyperparameter such as `self.features`) is what a print in traced code is for: it shows what
+    tracing knows, once per compilation. The fix formats it at trace time with `str`/`repr`/`format`, as `print`
+    showed it, but `jax.debug.print` then shows it on every call: unsafe, and the message names the value. A
+    traced value not proven an array (the result of a function of yours) is unsafe too: a Python value there
+    would print as an array. An attribute of a traced pytree (`model.dim`, `state.step`) and a string made from
+    a tracer (`str(x)`) get a display-only hint: a pytree's static fields (an NNX module's Python int, a
+    flax.struct `pytree_node=False` field) are Python values at trace time, so `print(f"{model.dim = }")`
+    shows `model.dim = 4` once where `jax.debug.print` would show `Array(4, dtype=int32)` on every call. Where
+    every call in the project passes a module built with a Python int there (`foo = Foo(4, rngs)`,
+    `jitted(foo)`), `model.dim` is static: alone it is a trace-time print, beside traced values an unsafe fix.
 
     ## When it stays quiet
     - `print` outside traced code, or inside a function handed to a host callback (`jax.debug.callback`).
     - `print` whose arguments are all static (`print(x.shape)` in a jitted function is a fine way to see
-      shapes at trace time).
+      shapes at trace time), types and avals (`jax.typeof(x)`) among them.
     - A local name or import that shadows `print`.
     It reports without a fix when an argument's kind is unknown, for `*args`/`**kwargs`, `file=`, an `end`
     other than a newline, a non-literal `sep`, nested format specs, or a `print` used as a value.
@@ -91,6 +108,7 @@ class PrintInTraced(Codemod):
     name = "print-in-traced"
     summary = "print() of traced values inside traced code: use jax.debug.print"
     fix_safety = Safety.SAFE
+    other_fix_safeties = (Safety.UNSAFE, Safety.DISPLAY_ONLY)
     screen = ("print",)
 
     @classmethod
@@ -160,6 +178,18 @@ class PrintInTraced(Codemod):
             "import jax\nfrom jax import lax\n\ndef run(xs):\n    def step(c, x):\n        jax.debug.print(\"carry {}\", c)\n"
             "        return c + x, None\n    return lax.scan(step, 0.0, xs)\n",
         ),
+        Invalid(  # a static argument beside a traced value: it would print on every call (unsafe)
+            "import jax\nfrom functools import partial\n\n@partial(jax.jit, static_argnums=1)\ndef f(x, n):\n"
+            "    print('n', n, x)\n    return x\n",
+            "import jax\nfrom functools import partial\n\n@partial(jax.jit, static_argnums=1)\ndef f(x, n):\n"
+            "    jax.debug.print(\"n {} {}\", str(n), x)\n    return x\n",
+            message="`n` is static",
+        ),
+        Invalid(  # an attribute of a traced module may be a static Python int: a hint, never applied
+            "import jax\n\n@jax.jit\ndef f(model):\n    print(f'{model.dim = }')\n    return model\n",
+            None,
+            message="`model.dim` may be static",
+        ),
         Invalid(
             "import jax\nimport sys\n\n@jax.jit\ndef f(x):\n    print(x, file=sys.stderr)\n    return x\n",
             None,
@@ -198,8 +228,31 @@ class PrintInTraced(Codemod):
             args=[cst.Arg(cst.SimpleString(_string_literal("".join(template.text))))]
             + [cst.Arg(arg) for arg in template.args],
         )
-        fix = self.fix("use jax.debug.print", [(node, call)], add_imports=[needed] if needed else [])
-        self.report(node, "print() of a traced value runs at trace time and shows tracers; use jax.debug.print", fix)
+        imports = [needed] if needed else []
+        suspects: dict[str, list[str]] = {}  # why → the values it applies to
+        for code, why in template.suspect.items():
+            suspects.setdefault(why, []).append(code)
+        reasons = [f"{_names(codes)} may be static ({why})" for why, codes in suspects.items()]
+        if template.unproven:
+            reasons.append(f"assumes {_names(template.unproven)} {_is(template.unproven)} an array, not proven")
+        if template.static:
+            reasons.append(f"{_names(template.static)} {_is(template.static)} static")
+        if not reasons:
+            fix = self.fix("use jax.debug.print", [(node, call)], add_imports=imports)
+            self.report(node, "print() of a traced value runs at trace time and shows tracers; use jax.debug.print", fix)
+            return
+        # A value known at trace time is what a print in traced code is for: jax.debug.print would show it on every
+        # call instead, and a Python value as an array. Not applied where the code suggests a Python value.
+        safety = Safety.DISPLAY_ONLY if template.suspect else Safety.UNSAFE
+        fix = self.fix("use jax.debug.print", [(node, call)], add_imports=imports, safety=safety)
+        python_values = ", a Python value as an array," if template.suspect or template.unproven else ""
+        self.report(
+            node,
+            f"print() of a traced value runs at trace time and shows tracers; use jax.debug.print "
+            f"({'hint only' if template.suspect else 'unsafe'}: {'; '.join(reasons)}: jax.debug.print would print "
+            f"what is known at trace time on every call{python_values} instead of once when the function is traced)",
+            fix,
+        )
 
     # ---- translation ---------------------------------------------------------------------------------------
 
@@ -259,8 +312,17 @@ class PrintInTraced(Codemod):
     def _add_value(self, template: _Template, value: cst.BaseExpression, conversion: str, spec: str) -> None:
         kind = self.context.traced.kind(value)
         if kind is Kind.TRACED:
+            predicates = self.context.predicates
+            if not predicates.traced_tree(value):
+                reason = predicates.static_suspect(value)
+                if reason is not None:
+                    template.suspect.setdefault(self.context.code_for(value), reason)
+                else:
+                    template.unproven.append(self.context.code_for(value))
             template.placeholder(value, conversion, spec)
         elif kind is Kind.STATIC:
+            if not (is_number(value) or is_none(value)):
+                template.static.append(self.context.code_for(value))
             # Formatted now, as print would: a str passes through jax.debug.print unchanged.
             formatted = value
             if conversion:
@@ -273,6 +335,20 @@ class PrintInTraced(Codemod):
             template.placeholder(formatted)
         else:
             raise NotTranslatable(f"cannot tell whether `{self.context.code_for(value)}` is traced")
+
+
+def _is(codes: list[str]) -> str:
+    return "is" if len(set(codes)) == 1 else "are"
+
+
+def _names(codes: list[str]) -> str:
+    """`a`, `a` and `b`, `a`, `b` and 2 more: the values a message names, each once."""
+    unique = list(dict.fromkeys(codes))
+    shown = [f"`{code}`" for code in unique[:3]]
+    if len(unique) > 3:
+        shown.append(f"{len(unique) - 3} more")
+    words = shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
+    return words
 
 
 def _optional_literal(value: cst.BaseExpression, keyword: str, *, default: str) -> str:

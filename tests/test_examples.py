@@ -28,7 +28,7 @@ def test_invalid(codemod, index, example) -> None:
 
 # Rules whose unsafe fixes name, in the message, what they assume or what may come out different (their Fix safety
 # sections' "Fails loudly" and "May compute different numbers").
-SAYS_UNSAFE = {"JF101", "JF102", "JF103", "JF104", "JF201", "JF202", "JF203", "JF204", "JF301", "JF801", "JF802", "JF901"}
+SAYS_UNSAFE = {"JF101", "JF102", "JF103", "JF104", "JF201", "JF202", "JF203", "JF204", "JF301", "JF601", "JF801", "JF802", "JF901"}
 UNSAFE_EXAMPLES = [(c, i, e) for c, i, e in INVALID if c.code in SAYS_UNSAFE and e.fixed is not None]
 
 

@@ -120,6 +120,9 @@ STATIC_SELF = frozenset(
     {"flax.linen.Module", "flax.linen.module.Module", "flax.nnx.Module", "flax.nnx.module.Module", "haiku.Module",
      "haiku._src.module.Module"}
 )  # fmt: skip
+# Bases whose instances are pytrees handed to transformations as they are (`@nnx.jit def step(model)`): an
+# attribute holding a Python scalar is static (part of the tree's structure), Variables and arrays are traced.
+PYTREE_MODULES = frozenset({"flax.nnx.Module", "flax.nnx.module.Module"})
 ARRAY_TYPES = frozenset(
     {"chex.Array", "chex.ArrayDevice", "chex.ArrayNumpy", "jax.Array", "jax.numpy.ndarray", "jaxtyping.Array",
      "jax.typing.ArrayLike"}

@@ -75,6 +75,7 @@ _BOOLEAN_CALLS = frozenset(
     """.split()
 )
 _BOOLEAN_METHODS = frozenset({"all", "any"})
+_TEXT_BUILTINS = frozenset({"str", "repr", "format", "ascii"})
 
 
 class Truth(enum.Enum):
@@ -96,6 +97,39 @@ class PredicateAnalysis:
     def tracer(self, expr: cst.BaseExpression) -> bool:
         """Whether `expr` surely evaluates to a traced JAX array where it stands."""
         return self._tracer(expr, frozenset())
+
+    def traced_tree(self, expr: cst.BaseExpression) -> bool:
+        """Whether every leaf of `expr`'s value is surely a tracer where it stands: a tracer, or an item of one
+        (`batch["x"]`, `carry[0]`), since a pytree's lists, tuples and dicts hold only leaves and subtrees, which a
+        transformation traces alike. An attribute is not (`model.dim`: a pytree class's field may be static), nor
+        `str(x)` (a trace-time string)."""
+        while isinstance(expr, cst.Subscript):
+            if self.tracer(expr):
+                return True
+            expr = expr.value
+        return self.tracer(expr)
+
+    def static_suspect(self, expr: cst.BaseExpression) -> str | None:
+        """Why `expr`, a value that depends on a traced one but is not proven a tracer, may well be a Python value
+        at trace time, in words a message can show; None where its code suggests nothing of the kind (the result
+        of a call on tracers, say). A field of a pytree may be static (`model.dim`, an NNX module's Python int, a
+        flax.struct `pytree_node=False` field: the parameter is a tree, its attributes are not all leaves), and a
+        string built from a tracer (`str(x)`, an f-string) is text made at trace time."""
+        while isinstance(expr, cst.Subscript) or (
+            isinstance(expr, cst.Attribute) and expr.attr.value in ("T", "mT", "real", "imag")
+        ):
+            expr = expr.value
+        if isinstance(expr, cst.Attribute):
+            return (
+                "an attribute: a pytree's static fields (an NNX module's Python int, a `pytree_node=False` field) "
+                "are Python values at trace time"
+            )
+        text = isinstance(expr, _STRINGS) or (
+            isinstance(expr, cst.BinaryOperation) and isinstance(expr.left, _STRINGS)  # `"%s" % x`, `"x=" + s`
+        )
+        if text or (isinstance(expr, cst.Call) and any(self._names.is_builtin(expr.func, n) for n in _TEXT_BUILTINS)):
+            return "a string made at trace time, which shows a tracer"
+        return None
 
     def test(self, expr: cst.BaseExpression) -> Truth:
         """What `if expr:` (or `while`, `not`, `and`/`or`) does under tracing: see `Truth`."""

@@ -844,6 +844,7 @@ class Project:
         self.recorded: dict[str, dict[str, Recorded]] = {}  # relative path → qualified name → what was recorded
         self._called_by_libraries: set[Key] = set()  # functions a library calls by convention (callers unseen)
         self._call_sites: dict[Key, dict[str, int]] | None = None
+        self._instance_attrs: dict[Key, dict[str, set[str]]] = {}  # static attributes of modules every call passes
 
     # ---- building --------------------------------------------------------------------------------------------
 
@@ -964,12 +965,12 @@ class Project:
         if module is None:
             return EMPTY
         solved = self.solve()
+        evidence = self.call_site_evidence()
         if self._by_module is None:
             self._by_module = {}
-            for key in sorted(set(solved) | set(self._static_attrs)):
+            for key in sorted(set(solved) | set(self._static_attrs) | set(self._instance_attrs)):
                 self._by_module.setdefault(key[0], []).append(key[1])
         traced, static, called = {}, {}, {}
-        evidence = self.call_site_evidence()
         for qual in self._by_module.get(module, ()):
             seed = solved.get((module, qual))
             if seed is not None and not seed.local:
@@ -977,7 +978,9 @@ class Project:
             if (module, qual) in evidence:
                 called[qual] = dict(sorted(evidence[(module, qual)].items()))
         for qual in self._by_module.get(module, ()):
-            attrs = self._static_attrs.get((module, qual))
+            attrs = dict(self._static_attrs.get((module, qual), {}))
+            for param, found in self._instance_attrs.get((module, qual), {}).items():
+                attrs[param] = attrs.get(param, set()) | found
             if attrs and (module, qual) in solved and any(attrs.values()):
                 static[qual] = {p: tuple(sorted(a)) for p, a in sorted(attrs.items()) if a}
         return ModuleFacts(traced, static, called_with=called, legacy_meshes=self.legacy_meshes)
@@ -1563,12 +1566,15 @@ class Project:
         than a JAX transformation, one whose name appears as a value anywhere (passed, stored, returned: called
         elsewhere through it), that a call the index cannot resolve names (`model.encode(x)` on an unannotated
         `model`), or a method whose name another class defines too (an override); nor for a parameter some call
-        leaves out, binds with `partial`, or passes through `*args`/`**kwargs`."""
+        leaves out, binds with `partial`, or passes through `*args`/`**kwargs`. Under the same conditions it keeps,
+        for a parameter every call passes an NNX module built in the project (`_instance_static`), the module's
+        attributes that hold Python scalars: static fields of the tree `jit` is handed (`model.dim`)."""
         if self._call_sites is not None:
             return self._call_sites
         solved = self.solve()
         sites: dict[Key, int] = {}
         not_arrays: dict[Key, set[str]] = {}
+        instances: dict[Key, dict[str, set[str]]] = {}  # parameter → static attributes common to every site
         unresolved: set[str] = set()  # the last names of callees the index cannot resolve
         values: set[str] = set()  # the last names of names used as values
         methods: dict[str, int] = {}  # how many classes define a method of each name
@@ -1610,7 +1616,9 @@ class Project:
                         if key is None or key not in solved:
                             continue
                         sites[key] = sites.get(key, 0) + 1
-                        self._count_site(module, qual, call, target, not_arrays.setdefault(key, set()))
+                        given = self._given(call, target)
+                        self._count_site(key, given, module, qual, not_arrays.setdefault(key, set()))
+                        self._count_instances(key, given, module, qual, instances, first=sites[key] == 1)
         found: dict[Key, dict[str, int]] = {}
         for key, count in sites.items():
             name = key[1].rpartition(".")[2]
@@ -1624,24 +1632,101 @@ class Project:
             arrays = {p: count for p in info["params"] if p not in not_arrays[key]}
             if arrays:
                 found[key] = arrays
+            static = {p: attrs for p, attrs in instances.get(key, {}).items() if attrs}
+            if static:
+                self._instance_attrs[key] = static
         self._call_sites = found
         return found
 
-    def _count_site(self, module: str, caller: str | None, call: dict, target: tuple, not_arrays: set[str]) -> None:
-        """Add to `not_arrays` the parameters of `target` (a resolved "func") that `call` does not surely pass an
-        array: all of them for a call with `*args` or `**kwargs`."""
+    def _given(self, call: dict, target: tuple) -> dict | None:
+        """Parameter → the reference `call` passes it, for a call of `target` (a resolved "func"); None for a call
+        with `*args` or `**kwargs`. A parameter bound by `partial`'s keywords is left out (not this call's)."""
+        if call.get("s"):
+            return None
         info = self._info((target[1], target[2]))
         params = info["params"]
-        if call.get("s"):
-            not_arrays.update(params)
-            return
         bound, keywords = target[3], target[4] if len(target) > 4 else frozenset()
         kwonly = set(info.get("kwonly", ()))
         given = dict(zip([p for p in params if p not in kwonly][bound:], call["a"]))
         given.update((k, v) for k, v in call["k"].items() if k in params)
-        for p in params:
-            if p not in not_arrays and (p in keywords or p not in given or not self._passes_array(module, caller, given[p])):
+        return {p: ref for p, ref in given.items() if p not in keywords}
+
+    def _count_site(self, key: Key, given: dict | None, module: str, caller: str | None, not_arrays: set[str]) -> None:
+        """Add to `not_arrays` the parameters of `key` that the call passing `given` does not surely pass an array:
+        all of them for a call with `*args` or `**kwargs`."""
+        for p in self._info(key)["params"]:
+            if p not in not_arrays and (given is None or p not in given or not self._passes_array(module, caller, given[p])):
                 not_arrays.add(p)
+
+    def _count_instances(self, key: Key, given: dict | None, module: str, caller: str | None,
+                         instances: dict[Key, dict[str, set[str]]], first: bool) -> None:
+        """Keep, for each parameter of `key`, the static attributes of the NNX module that every call so far
+        passes it (`_instance_static`); none once a call passes anything else."""
+        common = instances.setdefault(key, {})
+        for p in self._info(key)["params"]:
+            found = self._instance_static(module, caller, given.get(p)) if given is not None else set()
+            common[p] = found if first else common.get(p, set()) & found
+
+    def _instance_static(self, module: str, function: str | None, ref) -> set[str]:
+        """The attributes that hold Python scalars, and so are static fields of its tree under a transformation, of
+        the NNX module `ref` (read in `function`) holds: a construction `Foo(4, rngs)` of a project class deriving
+        from `nnx.Module`, there or bound once to a name (in the function, one around it, or at module level), whose
+        `__init__` sets them from a literal, or from a parameter the construction passes a literal (or leaves
+        to a literal default), and which no other method of the class sets. Empty for anything else."""
+        bound = (function, ref) if ref is not None and "c" in ref else self._binding(module, function, ref)
+        if bound is None or bound[1] is None or "c" not in bound[1] or bound[1]["c"].get("s"):
+            return set()
+        call = bound[1]["c"]
+        classes = self.resolve(module, bound[0], call["f"])
+        if len(classes) != 1 or classes[0][0] != "class":
+            return set()
+        owner_module, owner = classes[0][1], classes[0][2]
+        if not self.external_bases(owner_module, owner) & libraries.PYTREE_MODULES:
+            return set()
+        static: set[str] = set()
+        elsewhere: set[str] = set()
+        constructor_seen = False
+        for cls_module, cls in self.mro(owner_module, owner):
+            summary = self.modules[cls_module]
+            for method in summary["classes"][cls]["methods"]:
+                info = summary["functions"].get(f"{cls}.{method}")
+                if info is None:
+                    continue
+                if method != "__init__":
+                    elsewhere |= set(info["self_assigned"])
+                    continue
+                passed = {}
+                if not constructor_seen:  # the `__init__` the construction runs: its arguments are known
+                    constructor_seen = True
+                    params = [p for p in info["params"][1:] if p not in set(info.get("kwonly", ()))]
+                    passed = dict(zip(params, call["a"]))
+                    passed.update((k, v) for k, v in call["k"].items() if k in info["params"])
+                    defaults = info["defaults"] if isinstance(info["defaults"], dict) else {}
+                    for p in info["params"][1:]:
+                        passed.setdefault(p, defaults.get(p))
+                for attr, value in info["self_assigned"].items():
+                    if value is not None and "n" in value and value["n"] in info["params"][1:]:
+                        value = passed.get(value["n"])
+                    if value is not None and "l" in value and not isinstance(value["l"], list):
+                        static.add(attr)
+        return static - elsewhere
+
+    def _binding(self, module: str, function: str | None, ref, module_level: bool = True) -> tuple | None:
+        """(the function that binds it or None, the value) for the plain name `ref`, read in `function`: its one
+        binding there or in a function around it (not a parameter), or, where `module_level`, its module-level
+        assignment; None otherwise."""
+        if ref is None or "n" not in ref or "." in ref["n"]:
+            return None
+        name, scope = ref["n"], function
+        while scope is not None:
+            info = self._info((module, scope))
+            if info is None or name in info["params"] or name in info["rebound"] or name in info["nested"]:
+                return None
+            if name in info["locals"]:
+                return scope, info["locals"][name]
+            scope = info.get("parent")
+        value = self.modules[module]["assigns"].get(name) if module_level else None
+        return (None, value) if value is not None else None
 
     def _passes_array(self, module: str, function: str | None, ref, through_local: bool = True) -> bool:
         """Whether `ref`, read in `function`, is surely an array: a call of an array constructor, or a name bound
@@ -1654,17 +1739,8 @@ class Project:
                 return False
             targets = self._resolve_dotted(module, function, callee["n"], 0)
             return bool(targets) and all(t[0] == "external" and t[1] in ARRAY_MAKERS for t in targets)
-        if "n" not in ref or "." in ref["n"] or not through_local:
-            return False
-        name, scope = ref["n"], function
-        while scope is not None:
-            info = self._info((module, scope))
-            if info is None or name in info["params"] or name in info["rebound"] or name in info["nested"]:
-                return False
-            if name in info["locals"]:
-                return self._passes_array(module, scope, info["locals"][name], through_local=False)
-            scope = info.get("parent")
-        return False
+        bound = self._binding(module, function, ref, module_level=False) if through_local else None
+        return bound is not None and self._passes_array(module, bound[0], bound[1], through_local=False)
 
     # ---- static-ness -----------------------------------------------------------------------------------------
 
