@@ -36,6 +36,7 @@ class FileVerdict:
     reverted: list[Report] = field(default_factory=list)  # the functions whose fixes were left out, and why
     kept_unverified: list[Report] = field(default_factory=list)  # could not be checked, kept: all their fixes are safe
     because: dict[str, Report] = field(default_factory=dict)  # reverted because this caller (its code unchanged) differs
+    kinds: dict[str, str] = field(default_factory=dict)  # what each checked name is: "function", "test method"... (Target.kind)
     whole_file_reverted: str = ""  # why nothing was kept, when a function left out still failed
     written: bool = False
     diagnostics: list[Diagnostic] = field(default_factory=list)
@@ -101,7 +102,7 @@ def apply_verified(
             _prepare(state, engine_settings, settings)
         targets = [t for s in active for t in s.targets]
         reports = {}
-        for report in runner.run(targets, options):
+        for report in runner.run(targets, options, python=settings.python):
             reports[report.target] = report
             if on_report is not None:
                 on_report(report)
@@ -147,6 +148,7 @@ def _prepare(state: _State, engine_settings: Settings, settings: VerifySettings)
         )
         verdict.text, verdict.fixes_applied, verdict.diagnostics = text, applied, diagnostics
     state.targets = collect.file_targets(Path(verdict.path), verdict.original, verdict.text, settings) if verdict.changed else []
+    verdict.kinds.update({t.name: t.kind for t in state.targets})
     state.safe = _safe_functions(verdict, engine_settings, state.excluded) if state.targets else set()
     if not state.targets:
         state.done = True
@@ -188,18 +190,28 @@ def _judge(state: _State, reports: list[Report]) -> None:
         suspects = {name for r in again if r.status == DIFFERS for name in functions.reached(tree, r.name)} & changed
         if suspects - state.excluded:
             state.excluded |= suspects
-            verdict.reverted += [r for r in own if r.name in suspects - {f.name for f in failing}]
+            _revert(verdict, [r for r in own if r.name in suspects - {f.name for f in failing}])
             again = []
     if again:
-        verdict.reverted += failing
+        _revert(verdict, failing)
         verdict.whole_file_reverted = (
             f"{', '.join(r.name for r in again)} still fails with its own fixes left out (a module-level fix changed it)"
         )
         verdict.text, verdict.fixes_applied, verdict.verified, verdict.kept_unverified = verdict.original, 0, [], []
         state.done = True
         return
-    verdict.reverted += failing
+    _revert(verdict, failing)
     state.excluded |= {r.name for r in failing}
+
+
+def _revert(verdict: FileVerdict, reports: list[Report]) -> None:
+    """Notes the reports of functions whose fixes are left out, each name once: a function left out in one
+    round that fails again in a later one keeps the report that first reverted it."""
+    named = {r.name for r in verdict.reverted}
+    for report in reports:
+        if report.name not in named:
+            named.add(report.name)
+            verdict.reverted.append(report)
 
 
 def _safe_functions(verdict: FileVerdict, engine_settings: Settings, excluded: set[str]) -> set[str]:

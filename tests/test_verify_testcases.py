@@ -1,0 +1,152 @@
+"""`apply --verify` on test files: a test method is checked by running its test cases as its framework does
+(jaxfix/verify/testcases.py), before and after the rewrite; and each reverted item is named once, by what it is."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.helpers import invoke_in
+from tests.test_verify_cli import wrong_codemod  # noqa: F401 - the fixture: JF997 turns 0.99 into 0.999
+
+# jraph's pattern: the module fails to import on today's JAX (jax.tree_map is gone) until JF901's fix; every test
+# method reads the rebound name and has no fix of its own
+REMOVED_API_TESTS = """import unittest
+
+import jax
+import jax.numpy as jnp
+
+tree_map = jax.tree_map
+
+
+class TreeTest(unittest.TestCase):
+
+    def setUp(self):
+        self.tree = {"a": jnp.zeros(3), "b": jnp.ones(2)}
+
+    def test_adds_one(self):
+        out = tree_map(lambda x: x + 1, self.tree)
+        self.assertEqual(float(out["a"].sum()), 3.0)
+
+    def negated(self):
+        return tree_map(jnp.negative, self.tree)
+
+    def test_keeps_shapes(self):
+        self.assertEqual(self.negated()["b"].shape, (2,))
+"""
+
+
+def test_a_test_file_made_importable_by_its_fix_keeps_it(tmp_path: Path) -> None:
+    (tmp_path / "tree_test.py").write_text(REMOVED_API_TESTS)
+    result = invoke_in(tmp_path, "apply", "--verify", "tree_test.py")
+    assert result.exit_code == 0, result.output
+    assert "fixed tree_test.py (1 fix; verified: TreeTest.test_adds_one, TreeTest.negated)" in result.output
+    assert "tree_map = jax.tree.map" in (tmp_path / "tree_test.py").read_text()
+
+
+def test_verify_reports_the_test_cases_run(tmp_path: Path) -> None:
+    (tmp_path / "tree_test.py").write_text(REMOVED_API_TESTS)
+    result = invoke_in(tmp_path, "verify", "tree_test.py")
+    assert result.exit_code == 0, result.output
+    assert "tree_test.py::TreeTest.test_adds_one  cpu  verified  1 test case passes after the rewrite (its own tests)" in result.output
+    assert "tree_test.py::TreeTest.negated  cpu  verified  2 test cases pass after the rewrite" in result.output  # all of its class's
+    assert "note: before the rewrite its tests could not run (its module raises AttributeError:" in result.output
+
+
+PARAMETERIZED_TESTS = """from absl.testing import absltest
+from absl.testing import parameterized
+import jax
+import numpy as np
+
+
+class ScaleTest(parameterized.TestCase):
+
+    @parameterized.parameters(0.5, 0.99)
+    def test_scale(self, rate):
+        np.testing.assert_allclose(float(jax.numpy.asarray(2.0) * rate), {0.5: 1.0, 0.99: 1.98}[rate])
+
+    def test_other(self):
+        self.assertEqual(1 + 1, 2)
+
+
+if __name__ == "__main__":
+    absltest.main()
+"""
+
+
+def test_a_fix_that_breaks_a_parameterized_test_is_reverted_once(tmp_path: Path, wrong_codemod) -> None:
+    (tmp_path / "scale_test.py").write_text(PARAMETERIZED_TESTS)
+    result = invoke_in(tmp_path, "apply", "--verify", "--select", "JF997", "scale_test.py")
+    assert result.exit_code == 1, result.output
+    out = result.output
+    line = "reverted test method scale_test.py::ScaleTest.test_scale  cpu  differs: its test test_scale1 passes before the rewrite; after it, it fails: AssertionError"
+    assert line in out
+    assert out.count("reverted test method") == 1, out
+    assert "    test_scale1: passes before the rewrite; after it: fails: AssertionError" in out
+    assert "1 test method reverted" in out
+    assert (tmp_path / "scale_test.py").read_text() == PARAMETERIZED_TESTS
+
+
+PYTEST_CLASS = """import jax
+import jax.numpy as jnp
+import pytest
+
+
+class TestDecay:
+
+    def setup_method(self, method):
+        self.x = jnp.arange(3.0)
+
+    @pytest.mark.parametrize("rate", [0.5, pytest.param(0.25, id="quarter")])
+    def test_rate(self, rate):
+        for _ in range(3):
+            y = jax.jit(lambda v: v * rate)(self.x)
+            assert y.shape == (3,)
+
+    def test_fixture(self, tmp_path):
+        assert tmp_path
+"""
+
+
+def test_a_pytest_class_is_run_as_pytest_would(tmp_path: Path) -> None:
+    (tmp_path / "test_decay.py").write_text(PYTEST_CLASS)
+    result = invoke_in(tmp_path, "verify", "test_decay.py")
+    assert "test_decay.py::TestDecay.test_rate  cpu  verified  2 test cases pass after the rewrite (its own tests)" in result.output, result.output
+
+
+def test_a_test_taking_fixtures_says_so(tmp_path: Path) -> None:
+    (tmp_path / "test_decay.py").write_text(PYTEST_CLASS.replace("assert tmp_path\n", "for _ in range(2):\n            jax.jit(lambda v: v)(1.0)\n"))
+    result = invoke_in(tmp_path, "verify", "test_decay.py", "--function", "TestDecay.test_fixture")
+    assert "TestDecay.test_fixture  cpu  unverified: could not run its tests: test_fixture takes pytest fixtures (tmp_path): only pytest can run it" in result.output, result.output
+
+
+# a function with no inputs of its own whose only change is a module-level fix: it fails in both rounds
+LEFT_OUT_TWICE = """import jax
+
+tree_map = jax.tree_map
+
+
+def bump(tree):
+    return tree_map(lambda x: x + 1, tree)
+"""
+
+
+def test_an_item_left_out_twice_is_printed_once(tmp_path: Path) -> None:
+    (tmp_path / "m.py").write_text(LEFT_OUT_TWICE)
+    result = invoke_in(tmp_path, "apply", "--verify", "m.py")
+    out = result.output
+    assert out.count("reverted function m.py::bump  unverified") == 1, out
+    assert "1 function reverted" in out
+    assert "m.py: every rewrite reverted: bump still fails with its own fixes left out" in out
+
+
+def test_a_notebook_variable_is_named_as_one(tmp_path: Path) -> None:
+    cells = ["import jax", 'out = jax.tree_map(lambda v: v + 1, {"a": 1.0})']
+    book = {
+        "cells": [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": s} for s in cells],
+        "metadata": {}, "nbformat": 4, "nbformat_minor": 5,
+    }  # fmt: skip
+    (tmp_path / "nb.ipynb").write_text(json.dumps(book))
+    result = invoke_in(tmp_path, "apply", "--verify", "nb.ipynb")
+    assert "kept notebook variable (cell 2) nb.ipynb::out: its fixes are safe ones; not verified" in result.output, result.output
+    assert "1 notebook variable kept unverified" in result.output
