@@ -340,6 +340,8 @@ def apply(
     output_format = _check_format(output_format)
     if output_format != "text" and (diff_only or verify_fixes or statistics):
         raise _fail("--output-format applies to findings; --diff, --statistics and --verify print their own report")
+    if python is not None and not verify_fixes:
+        raise _fail("--python names the interpreter that runs your code for --verify: add --verify")
     if verify_fixes:
         if [str(p) for p in paths] == [STDIN]:
             raise _fail("--verify runs the rewritten functions from their files: it does not read stdin")

@@ -72,15 +72,18 @@ def test_without_the_projects_interpreter_the_unsafe_fix_is_reverted(project: Pa
     assert (project / "model.py").read_text() == MODEL
 
 
+@pytest.mark.slow_venv
 def test_python_option_runs_the_worker_in_the_projects_environment(project: Path, project_venv: Path) -> None:
     _kept(invoke_in(project, "apply", "--verify", "--max-examples", "3", "--python", str(_python(project_venv)), "."), project)
 
 
+@pytest.mark.slow_venv
 def test_the_active_virtualenv_is_the_projects(project: Path, project_venv: Path, monkeypatch) -> None:
     monkeypatch.setenv("VIRTUAL_ENV", str(project_venv))
     _kept(invoke_in(project, "apply", "--verify", "--max-examples", "3", "."), project)
 
 
+@pytest.mark.slow_venv
 def test_the_configured_interpreter_is_relative_to_its_pyproject(project: Path, project_venv: Path) -> None:
     relative = os.path.relpath(project_venv, project)  # the virtualenv's folder stands for its bin/python
     (project / "pyproject.toml").write_text(f'[tool.jaxfix]\npython = "{relative}"\n')
@@ -107,6 +110,7 @@ def test_an_interpreter_that_does_not_exist_is_named(project: Path) -> None:
     assert "jaxfix: error: no/such/python (--python) does not exist" in result.output
 
 
+@pytest.mark.slow_venv
 def test_the_worker_package_holds_only_the_workers_modules(project_venv: Path) -> None:
     """What is put on the project's path: a `jaxfix` of the worker's modules (no `tests` beside it to shadow the
     project's), and links to jaxfix's hypothesis and the packages it needs, which the project lacks."""
@@ -133,3 +137,16 @@ def test_the_python_key_must_be_a_path(tmp_path: Path) -> None:
         config.load(tmp_path)
     (tmp_path / "pyproject.toml").write_text('[tool.jaxfix]\npython = ".venv"\n')
     assert config.load(tmp_path).python == ".venv"
+
+
+@pytest.mark.slow_venv
+def test_bench_measures_in_the_projects_environment(project: Path, project_venv: Path) -> None:
+    result = invoke_in(project, "bench", "--repeats", "2", "--python", str(project_venv), "model.py")
+    assert result.exit_code == 0, result.output
+    assert "model.py::decay  cpu     jit" in result.output
+
+
+def test_python_without_verify_is_refused(project: Path) -> None:
+    result = invoke_in(project, "apply", "--python", sys.executable, ".")
+    assert result.exit_code == 2 and "--python names the interpreter that runs your code for --verify" in result.output
+    assert (project / "model.py").read_text() == MODEL

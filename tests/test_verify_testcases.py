@@ -120,8 +120,8 @@ def test_a_test_taking_fixtures_says_so(tmp_path: Path) -> None:
     assert "TestDecay.test_fixture  cpu  unverified: could not run its tests: test_fixture takes pytest fixtures (tmp_path): only pytest can run it" in result.output, result.output
 
 
-# a function with no inputs of its own whose only change is a module-level fix: it fails in both rounds
-LEFT_OUT_TWICE = """import jax
+# a function with no inputs of its own whose only change is a safe module-level fix
+THROUGH_AN_IMPORT = """import jax
 
 tree_map = jax.tree_map
 
@@ -131,13 +131,36 @@ def bump(tree):
 """
 
 
-def test_an_item_left_out_twice_is_printed_once(tmp_path: Path) -> None:
-    (tmp_path / "m.py").write_text(LEFT_OUT_TWICE)
+def test_a_function_changed_only_by_a_safe_module_level_fix_keeps_it(tmp_path: Path) -> None:
+    """jraph's test modules: their test methods read names a safe fix rebinds and have no fix of their own;
+    when they cannot be checked, the safe fix stays (it was reverted with the whole file)."""
+    (tmp_path / "m.py").write_text(THROUGH_AN_IMPORT)
     result = invoke_in(tmp_path, "apply", "--verify", "m.py")
+    assert result.exit_code == 0, result.output
+    assert "kept function m.py::bump: its fixes are safe ones; not verified: no source of inputs" in result.output
+    assert "tree_map = jax.tree.map" in (tmp_path / "m.py").read_text()
+
+
+# a module-level constant and the function that reads it, both changed by JF997's wrong (unsafe) fix: the
+# function differs, and still differs with its own fix left out
+WRONG_TWICE = """import jax
+
+RATE = 0.99
+
+
+def bump(x: jax.Array) -> jax.Array:
+    return x * RATE + 0.99
+"""
+
+
+def test_an_item_left_out_twice_is_printed_once(tmp_path: Path, wrong_codemod) -> None:
+    (tmp_path / "m.py").write_text(WRONG_TWICE)
+    result = invoke_in(tmp_path, "apply", "--verify", "--select", "JF997", "--max-examples", "5", "m.py")
     out = result.output
-    assert out.count("reverted function m.py::bump  unverified") == 1, out
+    assert out.count("reverted function m.py::bump  cpu  differs") == 1, out
     assert "1 function reverted" in out
     assert "m.py: every rewrite reverted: bump still fails with its own fixes left out" in out
+    assert (tmp_path / "m.py").read_text() == WRONG_TWICE
 
 
 def test_a_notebook_variable_is_named_as_one(tmp_path: Path) -> None:

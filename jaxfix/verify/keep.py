@@ -149,7 +149,7 @@ def _prepare(state: _State, engine_settings: Settings, settings: VerifySettings)
         verdict.text, verdict.fixes_applied, verdict.diagnostics = text, applied, diagnostics
     state.targets = collect.file_targets(Path(verdict.path), verdict.original, verdict.text, settings) if verdict.changed else []
     verdict.kinds.update({t.name: t.kind for t in state.targets})
-    state.safe = _safe_functions(verdict, engine_settings, state.excluded) if state.targets else set()
+    state.safe = _safe_functions(verdict, engine_settings, state.excluded, {t.name for t in state.targets}) if state.targets else set()
     if not state.targets:
         state.done = True
 
@@ -214,9 +214,11 @@ def _revert(verdict: FileVerdict, reports: list[Report]) -> None:
             verdict.reverted.append(report)
 
 
-def _safe_functions(verdict: FileVerdict, engine_settings: Settings, excluded: set[str]) -> set[str]:
+def _safe_functions(verdict: FileVerdict, engine_settings: Settings, excluded: set[str], checked: set[str]) -> set[str]:
     """The functions all of whose applied fixes are safe ones (same values wherever the original computes any),
-    found by rewriting the file again and noting each fix the engine applies, pass by pass."""
+    found by rewriting the file again and noting each fix the engine applies, pass by pass. A function of
+    `checked` with no fix of its own changed through a module-level fix (an import rewritten): it is safe when
+    every module-level fix is."""
     unsafe, fixed = set(), set()
     inner = outside(excluded)
 
@@ -231,4 +233,5 @@ def _safe_functions(verdict: FileVerdict, engine_settings: Settings, excluded: s
         return True
 
     fix_text(verdict.original, engine_settings, path=verdict.path, keep=note, project=_facts(verdict.path))
-    return {name for name in fixed - unsafe if name is not None}
+    through_module_level = checked - fixed if None in fixed and None not in unsafe else set()
+    return {name for name in fixed - unsafe if name is not None} | through_module_level
