@@ -217,9 +217,11 @@ def _revert(verdict: FileVerdict, reports: list[Report]) -> None:
 def _safe_functions(verdict: FileVerdict, engine_settings: Settings, excluded: set[str], checked: set[str]) -> set[str]:
     """The functions all of whose applied fixes are safe ones (same values wherever the original computes any),
     found by rewriting the file again and noting each fix the engine applies, pass by pass. A function of
-    `checked` with no fix of its own changed through a module-level fix (an import rewritten): it is safe when
-    every module-level fix is."""
+    `checked` with no fix of its own changed through fixes that reach module level (module-level code, or an
+    import added or removed: jraph's test methods read the `jax` that JF901's `import jax.extend.backend`
+    binds): it is safe when every fix that reaches module level is."""
     unsafe, fixed = set(), set()
+    module_level: set[bool] = set()  # whether each fix that reaches module level is safe
     inner = outside(excluded)
 
     def note(diagnostic: Diagnostic, text: str) -> bool:
@@ -228,10 +230,13 @@ def _safe_functions(verdict: FileVerdict, engine_settings: Settings, excluded: s
         tree = functions.parse(text)
         owner = functions.owner_at(tree, diagnostic.start.line) if tree is not None else None
         fixed.add(owner)
-        if diagnostic.fix is None or diagnostic.fix.safety is not Safety.SAFE:
+        safe = diagnostic.fix is not None and diagnostic.fix.safety is Safety.SAFE
+        if not safe:
             unsafe.add(owner)
+        if owner is None or (diagnostic.fix is not None and (diagnostic.fix.add_imports or diagnostic.fix.remove_imports)):
+            module_level.add(safe)
         return True
 
     fix_text(verdict.original, engine_settings, path=verdict.path, keep=note, project=_facts(verdict.path))
-    through_module_level = checked - fixed if None in fixed and None not in unsafe else set()
+    through_module_level = checked - fixed if module_level == {True} else set()
     return {name for name in fixed - unsafe if name is not None} | through_module_level
