@@ -173,3 +173,31 @@ def test_a_notebook_variable_is_named_as_one(tmp_path: Path) -> None:
     result = invoke_in(tmp_path, "apply", "--verify", "nb.ipynb")
     assert "kept notebook variable (cell 2) nb.ipynb::out: its fixes are safe ones; not verified" in result.output, result.output
     assert "1 notebook variable kept unverified" in result.output
+
+
+# jraph's sharded_graphnet_test.py: JF901's one fix, in setUp, also replaces the module's import with one that
+# binds `jax`, which a test method reads; that test fails before and after (it wants 3 devices)
+IMPORT_REPLACED_TESTS = """import os
+import unittest
+
+import jax
+from jax.lib import xla_bridge
+
+
+class ShardedTest(unittest.TestCase):
+
+    def setUp(self):
+        os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=3"
+        xla_bridge.get_backend.cache_clear()
+
+    def test_devices(self):
+        self.assertEqual(jax.device_count(), 3)
+"""
+
+
+def test_a_safe_fix_whose_import_reaches_a_failing_test_is_kept(tmp_path: Path) -> None:
+    (tmp_path / "sharded_test.py").write_text(IMPORT_REPLACED_TESTS)
+    result = invoke_in(tmp_path, "apply", "--verify", "sharded_test.py")
+    assert result.exit_code == 0, result.output
+    assert "kept test method sharded_test.py::ShardedTest.test_devices: its fixes are safe ones; not verified: its tests do not pass after the rewrite (fails: AssertionError: 1 != 3), nor before" in result.output
+    assert "import jax.extend.backend" in (tmp_path / "sharded_test.py").read_text()
