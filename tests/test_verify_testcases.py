@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.helpers import invoke_in
 from tests.test_verify_cli import wrong_codemod  # noqa: F401 - the fixture: JF997 turns 0.99 into 0.999
 
@@ -131,16 +133,6 @@ def bump(tree):
 """
 
 
-def test_a_function_changed_only_by_a_safe_module_level_fix_keeps_it(tmp_path: Path) -> None:
-    """jraph's test modules: their test methods read names a safe fix rebinds and have no fix of their own;
-    when they cannot be checked, the safe fix stays (it was reverted with the whole file)."""
-    (tmp_path / "m.py").write_text(THROUGH_AN_IMPORT)
-    result = invoke_in(tmp_path, "apply", "--verify", "m.py")
-    assert result.exit_code == 0, result.output
-    assert "kept function m.py::bump: its fixes are safe ones; not verified: no source of inputs" in result.output
-    assert "tree_map = jax.tree.map" in (tmp_path / "m.py").read_text()
-
-
 # a module-level constant and the function that reads it, both changed by JF997's wrong (unsafe) fix: the
 # function differs, and still differs with its own fix left out
 WRONG_TWICE = """import jax
@@ -195,9 +187,91 @@ class ShardedTest(unittest.TestCase):
 """
 
 
-def test_a_safe_fix_whose_import_reaches_a_failing_test_is_kept(tmp_path: Path) -> None:
-    (tmp_path / "sharded_test.py").write_text(IMPORT_REPLACED_TESTS)
-    result = invoke_in(tmp_path, "apply", "--verify", "sharded_test.py")
+@pytest.mark.parametrize(
+    "name, source, kept, written",
+    [
+        ("m.py", THROUGH_AN_IMPORT, "kept function m.py::bump: its fixes are safe ones; not verified: no source of inputs", "tree_map = jax.tree.map"),
+        (
+            "sharded_test.py",
+            IMPORT_REPLACED_TESTS,
+            "kept test method sharded_test.py::ShardedTest.test_devices: its fixes are safe ones; not verified: its tests do not pass "
+            "after the rewrite (fails: AssertionError: 1 != 3), nor before",
+            "import jax.extend.backend",
+        ),
+    ],
+)
+def test_a_function_changed_only_by_a_safe_module_level_fix_keeps_it(tmp_path: Path, name, source, kept, written) -> None:
+    """jraph's test modules: their test methods read names a safe fix rebinds and have no fix of their own;
+    when they cannot be checked, the safe fix stays (it was reverted with the whole file)."""
+    (tmp_path / name).write_text(source)
+    result = invoke_in(tmp_path, "apply", "--verify", name)
     assert result.exit_code == 0, result.output
-    assert "kept test method sharded_test.py::ShardedTest.test_devices: its fixes are safe ones; not verified: its tests do not pass after the rewrite (fails: AssertionError: 1 != 3), nor before" in result.output
-    assert "import jax.extend.backend" in (tmp_path / "sharded_test.py").read_text()
+    assert kept in result.output
+    assert written in (tmp_path / name).read_text()
+
+
+# ---- the worker's side: testcases.outcomes and worker.check_tests, in this process -------------------------
+
+FRAMEWORKS = """import unittest
+
+import pytest
+
+
+class Broken(unittest.TestCase):
+
+    @classmethod
+    def setUpClass(cls):
+        raise RuntimeError("no fixture")
+
+    def test_a(self):
+        pass
+
+
+class Mixed(unittest.TestCase):
+
+    def helper(self):
+        return 1
+
+    def test_passes(self):
+        self.assertEqual(self.helper(), 1)
+
+    @unittest.skip("not today")
+    def test_skipped(self):
+        pass
+
+
+class TestGrid:
+
+    @pytest.mark.parametrize("a", [1, 2])
+    @pytest.mark.parametrize("b, c", [(3, 3), pytest.param(4, 5, id="off")])
+    def test_grid(self, a, b, c):
+        assert b == c
+"""
+
+
+def _module(text: str):
+    import types
+
+    module = types.ModuleType("jaxfix_testcases_example")
+    exec(compile(text, "example_test.py", "exec"), module.__dict__)
+    return module
+
+
+def test_outcomes_as_the_frameworks_give_them() -> None:
+    from jaxfix.verify import testcases
+
+    module = _module(FRAMEWORKS)
+    assert testcases.outcomes(module, "Broken.test_a") == {"test_a": "fails: RuntimeError: no fixture"}
+    assert testcases.outcomes(module, "Mixed.helper") == {"test_passes": "passes", "test_skipped": "skipped"}
+    grid = testcases.outcomes(module, "TestGrid.test_grid")
+    assert sorted(grid.values()) == ["fails: AssertionError"] * 2 + ["passes"] * 2  # one per row of the product
+
+
+def test_a_method_no_test_case_comes_from_is_not_run() -> None:
+    import jax
+
+    from jaxfix.verify import worker
+
+    module = _module(FRAMEWORKS)
+    report = worker.check_tests(module, module, "Mixed.test_gone", jax.devices("cpu")[0])
+    assert report.status == "unverified" and report.reason == "could not run its tests: its class has no test case that comes from Mixed.test_gone"

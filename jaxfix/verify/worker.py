@@ -857,6 +857,9 @@ def check_tests(before: types.ModuleType | BaseException, after: types.ModuleTyp
     if isinstance(found_before, str):
         report.notes.append(f"before the rewrite its tests could not run ({found_before})")
         found_before = {}
+    if not found_after and not found_before:
+        report.reason = f"could not run its tests: its class has no test case that comes from {name}"
+        return report
     regressed = [case for case, outcome in found_before.items() if outcome == testcases.PASSED and found_after.get(case) != testcases.PASSED]
     passed = [case for case, outcome in found_after.items() if outcome == testcases.PASSED]
     if regressed:
