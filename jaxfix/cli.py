@@ -73,6 +73,11 @@ NoCacheOpt = typer.Option(
     help="Neither read nor write the result cache (.jaxfix_cache/; each run prunes it, `jaxfix clean` empties it).",
 )
 QuietOpt = typer.Option(False, "--quiet", "-q", help="Print findings only: no progress bar and no summary.")
+PythonOpt = typer.Option(
+    None, "--python", metavar="PATH",
+    help="The Python (or virtualenv folder) that runs your code, without jaxfix installed there; default: [tool.jaxfix] python, "
+    "else the active virtualenv, else jaxfix's own.",
+)
 DeadlineOpt = typer.Option(None, "--deadline", min=0.1, metavar="SECONDS", help="Seconds one call may run; longer counts as not terminating (default 5).")
 FORMATS = ("text", "json", "sarif", "github")
 FormatOpt = typer.Option("text", "--output-format", metavar="FORMAT", help="How findings are written: text, json, sarif or github.")
@@ -315,6 +320,7 @@ def apply(
     max_examples: Optional[int] = MaxExamplesOpt,
     timeout: Optional[float] = TimeoutOpt,
     deadline: Optional[float] = DeadlineOpt,
+    python: Optional[str] = PythonOpt,
     output_format: str = typer.Option(
         "text", "--output-format", metavar="FORMAT",
         help="How the findings left without a fix are written: text, json, sarif or github.",
@@ -334,12 +340,14 @@ def apply(
     output_format = _check_format(output_format)
     if output_format != "text" and (diff_only or verify_fixes or statistics):
         raise _fail("--output-format applies to findings; --diff, --statistics and --verify print their own report")
+    if python is not None and not verify_fixes:
+        raise _fail("--python names the interpreter that runs your code for --verify: add --verify")
     if verify_fixes:
         if [str(p) for p in paths] == [STDIN]:
             raise _fail("--verify runs the rewritten functions from their files: it does not read stdin")
         _apply_verified(
             paths, diff_only, select, ignore, exclude, jobs,
-            _verify_options(seed, max_examples, timeout, None, None, deadline, start=_first_path(paths)), extend_select,
+            _verify_options(seed, max_examples, timeout, None, None, deadline, start=_first_path(paths), python=python), extend_select,
         )
         return
     settings, files, missing = _prepare(
@@ -439,20 +447,28 @@ def _first_path(paths) -> Optional[Path]:
     return Path(paths[0]) if paths and str(paths[0]) != STDIN else None
 
 
-def _verify_options(seed, max_examples, timeout, grad, nan, deadline=None, *, start: Optional[Path] = None):
+def _verify_options(seed, max_examples, timeout, grad, nan, deadline=None, *, start: Optional[Path] = None, python: Optional[str] = None):
     """[tool.jaxfix.verify] of the checked files' pyproject.toml (the nearest with [tool.jaxfix] above the first
-    path, as `check` finds it), then the command line."""
+    path, as `check` finds it), then the command line; and the interpreter that runs the user's code, checked
+    before anything else is done (a run it cannot serve ends here, with what it lacks)."""
     from dataclasses import replace
 
     from jaxfix.config import ConfigError
+    from jaxfix.verify import interpreter
     from jaxfix.verify import settings as verify_settings
 
     try:
         loaded = verify_settings.load(start)
+        project = config.load(start)
     except ConfigError as error:
         raise _fail(str(error))
     given = {"seed": seed, "max_examples": max_examples, "timeout": timeout, "grad": grad, "nan": nan, "deadline": deadline}
     loaded.options = replace(loaded.options, **{k: v for k, v in given.items() if v is not None})
+    loaded.python = interpreter.choose(python, project.python, project.source)
+    try:
+        interpreter.python_path(loaded.python)
+    except interpreter.InterpreterError as error:
+        raise _fail(str(error))
     return loaded
 
 
@@ -474,6 +490,7 @@ def verify(
     deadline: Optional[float] = DeadlineOpt,
     grad: Optional[bool] = typer.Option(None, "--grad/--no-grad", help="Compare jax.grad of the outputs' weighted sum too, where there are float inputs (the default; --no-grad skips it).", show_default=False),
     nan: Optional[bool] = typer.Option(None, "--nan/--no-nan", help="Also draw NaN and infinities.", show_default=False),
+    python: Optional[str] = PythonOpt,
     select: Optional[List[str]] = SelectOpt,
     extend_select: Optional[List[str]] = ExtendSelectOpt,
     ignore: Optional[List[str]] = IgnoreOpt,
@@ -488,14 +505,14 @@ def verify(
     from jaxfix.verify import report as verify_report
     from jaxfix.verify.targets import DIFFERS, VERIFIED
 
-    loaded = _verify_options(seed, max_examples, timeout, grad, nan, deadline, start=_first_path(paths))
+    loaded = _verify_options(seed, max_examples, timeout, grad, nan, deadline, start=_first_path(paths), python=python)
     names = _split(function)
     targets, had_errors, of_pending = _targets(paths, names, pending, loaded, select, ignore, exclude, extend_select)
     if of_pending and not targets:
         typer.echo("No pending rewrite changes a function" + (" of those named." if names else "."))
         raise typer.Exit(EXIT_ERROR if names or had_errors else EXIT_CLEAN)
     reports = []
-    for report in runner.run(targets, loaded.options):
+    for report in runner.run(targets, loaded.options, python=loaded.python):
         reports.append(report)
         collect.credit_callers(targets, reports)
         _echo_report(report)
@@ -527,28 +544,38 @@ def _apply_verified(paths, diff_only, select, ignore, exclude, jobs, loaded, ext
             typer.echo(f"fixed {verdict.path} ({text.plural(verdict.fixes_applied, 'fix')}; verified: {names})")
         for report in verdict.kept_unverified:
             why = report.reason or next((d.reason for d in report.devices if d.reason), "nothing was run")
-            typer.echo(f"kept {report.target}: its fixes are safe ones; not verified: {why}")
+            typer.echo(f"kept {verdict.kinds.get(report.name, 'function')} {report.target}: its fixes are safe ones; not verified: {why}")
         for report in verdict.reverted:
             caller = verdict.because.get(report.name)
             differs = differs or report.status == "differs" or caller is not None
+            what = f"reverted {verdict.kinds.get(report.name, 'function')} "
             if caller is not None:
-                typer.echo(f"reverted {report.target}: its caller {caller.name} differs")
+                typer.echo(f"{what}{report.target}: its caller {caller.name} differs")
                 report = caller
             for index, line in enumerate(verify_report.lines(report)):
-                typer.echo(("    " if caller is not None else "reverted ") + line if index == 0 else line)
+                typer.echo(("    " if caller is not None else what) + line if index == 0 else line)
         if verdict.whole_file_reverted:
             typer.echo(f"{verdict.path}: every rewrite reverted: {verdict.whole_file_reverted}")
     kept = sum(1 for v in verdicts if v.changed)
-    reverted = sum(len(v.reverted) for v in verdicts)
+    reverted = _counted_kinds([v.kinds.get(r.name, "function") for v in verdicts for r in v.reverted])
     verb = "Would keep" if diff_only else "Kept"
-    unchecked = sum(len(v.kept_unverified) for v in verdicts if v.changed)
+    unchecked = _counted_kinds([v.kinds.get(r.name, "function") for v in verdicts if v.changed for r in v.kept_unverified])
     typer.echo(
-        f"{verb} the rewrites of {text.plural(kept, 'file')}; {text.plural(reverted, 'function')} reverted (differ, or could not be checked "
-        f"and have an unsafe fix); {text.plural(unchecked, 'function')} kept unverified (safe fixes only)."
+        f"{verb} the rewrites of {text.plural(kept, 'file')}; {reverted} reverted (differ, or could not be checked "
+        f"and have an unsafe fix); {unchecked} kept unverified (safe fixes only)."
     )
     if had_errors:
         raise typer.Exit(EXIT_ERROR)
     raise typer.Exit(EXIT_FINDINGS if differs or (diff_only and kept) else EXIT_CLEAN)
+
+
+def _counted_kinds(kinds: list[str]) -> str:
+    """"2 functions, 1 test method" (a notebook's cell numbers left out); "0 functions" for none."""
+    counts: dict[str, int] = {}
+    for kind in kinds:
+        base = kind.split(" (cell ")[0]
+        counts[base] = counts.get(base, 0) + 1
+    return ", ".join(text.plural(n, kind) for kind, n in counts.items()) or text.plural(0, "function")
 
 
 @command(short_help="Measure compile time, run time and memory of rewrites.")
@@ -563,6 +590,7 @@ def bench(
     size: Optional[int] = typer.Option(None, "--size", metavar="N", min=1, help="Corpus cases: set the trip count case.toml's size_arg names."),
     batch: Optional[int] = typer.Option(None, "--batch", metavar="N", min=1, help="Corpus cases: tile case.toml's batch_args to this many rows."),
     seed: Optional[int] = SeedOpt,
+    python: Optional[str] = PythonOpt,
     jit_rewrite: bool = typer.Option(
         False,
         "--jit-rewrite",
@@ -597,7 +625,7 @@ def bench(
 
     if output_format not in ("text", "json"):
         raise _fail(f"--format must be text or json, not '{output_format}'")
-    loaded = _verify_options(seed, None, None, None, None, start=_first_path(paths))
+    loaded = _verify_options(seed, None, None, None, None, start=_first_path(paths), python=python)
     names = _split(function)
     targets, had_errors, of_pending = _targets(paths, names, pending, loaded, select, ignore, exclude, extend_select)
     if of_pending and not targets:
@@ -610,7 +638,7 @@ def bench(
     progress = Progress(len(targets), enabled=not quiet and sys.stdout.isatty(), label="functions", items=True, delay=0)  # and stderr: Progress checks
     results = []
     try:
-        for result in bench_run.run(targets, options, on_start=lambda t: progress.start(t.id)):
+        for result in bench_run.run(targets, options, on_start=lambda t: progress.start(t.id), python=loaded.python):
             results.append(result)
             progress.finish_one()
     finally:

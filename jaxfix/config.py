@@ -7,6 +7,7 @@ path upward; command-line options then override them.
     ignore = ["print-in-traced"]
     exclude = ["generated/", "*_pb2.py"]
     unsafe-fixes = false
+    python = ".venv/bin/python"   # runs the code `verify` and `apply --verify` check (relative to this file's folder)
 
     [tool.jaxfix.per-file-ignores]  # gitignore-style patterns, relative to this file's folder
     "tests/**" = ["JF6"]
@@ -28,7 +29,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 # verify: read by jaxfix.verify.settings
-KNOWN_KEYS = {"select", "extend-select", "ignore", "exclude", "unsafe-fixes", "per-file-ignores", "codemods", "verify"}
+KNOWN_KEYS = {"select", "extend-select", "ignore", "exclude", "unsafe-fixes", "per-file-ignores", "codemods", "verify", "python"}
 
 
 class ConfigError(ValueError):
@@ -44,6 +45,7 @@ class Config:
     unsafe_fixes: bool = False
     per_file_ignores: list[tuple[str, list[str]]] = field(default_factory=list)  # (pattern, codes)
     codemods: dict[str, dict[str, object]] = field(default_factory=dict)  # codemod name or code → its options
+    python: str | None = None  # the project's interpreter (relative to `source`'s folder): see jaxfix/verify/interpreter.py
     source: Path | None = None
 
 
@@ -100,6 +102,10 @@ def load(start: Path | None = None) -> Config:
     if not isinstance(unsafe, bool):
         raise ConfigError(f"{path}: [tool.jaxfix] unsafe-fixes must be true or false")
     config.unsafe_fixes = unsafe
+    python = table.get("python")
+    if python is not None and (not isinstance(python, str) or not python.strip()):
+        raise ConfigError(f"{path}: [tool.jaxfix] python must be a path (a string): the project's interpreter or virtualenv")
+    config.python = python
     ignores = table.get("per-file-ignores", {})
     if not isinstance(ignores, dict):
         raise ConfigError(f"{path}: [tool.jaxfix.per-file-ignores] must be a table of pattern = [codes]")

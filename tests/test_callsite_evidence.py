@@ -214,7 +214,7 @@ def test_apply_verify_checks_the_fix_on_the_calls_that_are_its_evidence(tmp_path
     before, caller = (folder / "model.py").read_text(), (folder / "train.py").read_text()
     (folder / "train.py").write_text(caller[: caller.index("def warm_up")].rstrip() + "\n")
     reverted = invoke_in(folder, "apply", "--verify", "--select", "JF102", "--max-examples", "5", ".")
-    assert reverted.exit_code == 0 and "reverted model.py::encode" in reverted.output, reverted.output
+    assert reverted.exit_code == 0 and "reverted function model.py::encode" in reverted.output, reverted.output
     assert (folder / "model.py").read_text() == before
     (folder / "train.py").write_text(caller)
     kept = invoke_in(folder, "apply", "--verify", "--select", "JF102", "--max-examples", "5", ".")

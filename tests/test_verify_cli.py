@@ -130,9 +130,9 @@ def test_apply_verify_keeps_what_verifies_and_reverts_the_rest(tmp_path: Path, w
     result = run("apply", "--verify", "m.py", "--max-examples", "5", cwd=tmp_path)
     assert result.exit_code == 1, result.output  # a rewrite differed
     assert "fixed m.py (1 fix; verified: noisy)" in result.output
-    assert "reverted m.py::decay  cpu  differs: " in result.output  # on its values or its gradient
+    assert "reverted function m.py::decay  cpu  differs: " in result.output  # on its values or its gradient
     # helper has no inputs of its own: its caller is verified instead, differs, and takes helper's fix with it
-    assert "reverted m.py::helper: its caller uses_helper differs\n    m.py::uses_helper  cpu  differs: " in result.output
+    assert "reverted function m.py::helper: its caller uses_helper differs\n    m.py::uses_helper  cpu  differs: " in result.output
     written = (tmp_path / "m.py").read_text()
     assert 'jax.debug.print("x {}", x)' in written, "the verified fix is kept"
     assert written.count("0.99\n") == 2 and "0.999" not in written, "the wrong ones are reverted"

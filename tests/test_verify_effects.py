@@ -147,7 +147,7 @@ def test_apply_verify_keeps_fixes_that_verify_alone_and_safe_fixes(tmp_path: Pat
     assert 'jax.debug.print("{}", x)' in text, result.output
     assert "jax.tree.map(lambda v" in text, result.output  # a safe fix whose original raises on every input
     assert "fixed m.py (3 fixes; verified: smooth, report)" in result.output
-    assert "kept m.py::leaves: its fixes are safe ones; not verified: the original raised on every input (AttributeError)" in result.output
+    assert "kept function m.py::leaves: its fixes are safe ones; not verified: the original raised on every input (AttributeError)" in result.output
     assert "0 functions reverted" in result.output and "1 function kept unverified (safe fixes only)" in result.output
 
 

@@ -7,6 +7,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 from jaxfix.bench.options import BenchOptions
 from jaxfix.verify import runner
+from jaxfix.verify.interpreter import OWN, Interpreter
 from jaxfix.verify.targets import Target
 
 
@@ -17,5 +18,7 @@ def not_measured(target: Target, reason: str, no_inputs: bool = False) -> dict[s
 WORKER = runner.Worker("jaxfix.bench.worker", lambda data: data, not_measured, name="bench worker")
 
 
-def run(targets: Sequence[Target], options: BenchOptions, *, on_start: Callable[[Target], None] | None = None) -> Iterator[dict[str, Any]]:
-    return runner.run(targets, options, on_start=on_start, worker=WORKER)
+def run(
+    targets: Sequence[Target], options: BenchOptions, *, on_start: Callable[[Target], None] | None = None, python: Interpreter = OWN
+) -> Iterator[dict[str, Any]]:
+    return runner.run(targets, options, on_start=on_start, worker=WORKER, python=python)

@@ -22,7 +22,9 @@ def target(path: Path, name: str, before: str, after: str, settings: VerifySetti
     """A Target for `name`, with the input sources found for it in the original."""
     found, missing = inputs.sources(path, before, name, settings)
     after_label = str(after_path) if after_path is not None else f"<{path} (rewritten)>"
+    tree = functions.parse(before)
     return Target(
+        kind=functions.kind(tree, name, str(path), before) if tree is not None else "function",
         id=f"{path}::{name}",
         name=name,
         before=Module(str(path), before, str(path)),

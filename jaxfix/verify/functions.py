@@ -39,6 +39,55 @@ def definitions(tree: ast.Module) -> dict[str, Definition]:
     return found
 
 
+TEST_MODULE_NAMES = ("test_*.py", "*_test.py", "*_tests.py", "tests.py", "test.py")  # pytest's and absltest's habits
+
+
+def is_test_module(path: str) -> bool:
+    from fnmatch import fnmatch
+
+    name = path.replace("\\", "/").rsplit("/", 1)[-1]
+    return any(fnmatch(name, pattern) for pattern in TEST_MODULE_NAMES)
+
+
+def test_class(tree: ast.Module, name: str, path: str) -> bool:
+    """Whether class `name` of the module at `path` is a test class: in a test module, a class named as pytest
+    collects them (`Test*`) or one whose bases, followed through the module's own classes, include a
+    `...TestCase` (unittest, absltest, parameterized, chex and projects' own bases). How the framework runs it
+    is decided when it is loaded (a unittest.TestCase subclass or not)."""
+    if not is_test_module(path):
+        return False
+    classes = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
+    seen: set[str] = set()
+
+    def based_on_a_test_case(class_name: str) -> bool:
+        if class_name in seen or class_name not in classes:
+            return False
+        seen.add(class_name)
+        for base in classes[class_name].bases:
+            last = base.attr if isinstance(base, ast.Attribute) else getattr(base, "id", "")
+            if last.endswith("TestCase") or based_on_a_test_case(last):
+                return True
+        return False
+
+    return name in classes and (name.startswith("Test") or based_on_a_test_case(name))
+
+
+def kind(tree: ast.Module, name: str, path: str, module_text: str = "") -> str:
+    """What `name` is, for messages: "function", "method", "test method", "module variable" (`f = jax.jit(g)`),
+    and in a notebook "notebook variable (cell 4)" or "function (cell 4)"."""
+    from jaxfix import notebook
+
+    definition = definitions(tree).get(name)
+    if definition is not None and definition.is_method:
+        return "test method" if test_class(tree, name.split(".")[0], path) else "method"
+    what = "function" if definition is None or not isinstance(definition.node, ast.Assign) else "variable"
+    if not notebook.is_notebook(path):
+        return "module variable" if what == "variable" else what
+    place = notebook.place(module_text, definition.start) if definition is not None and module_text else None
+    where = f" (cell {place[0]})" if place else ""
+    return f"notebook variable{where}" if what == "variable" else f"function{where}"
+
+
 def _definition(name: str, node: ast.AST, *, is_method: bool = False) -> Definition:
     decorators = getattr(node, "decorator_list", [])
     start = min([node.lineno] + [d.lineno for d in decorators])

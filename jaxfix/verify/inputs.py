@@ -37,6 +37,8 @@ def sources(path: Path, text: str, name: str, settings: VerifySettings) -> tuple
         return [], "the original does not parse"
     definition = functions.definitions(tree).get(name)
     skip_first = False
+    if definition is not None and definition.is_method and functions.test_class(tree, name.split(".")[0], str(path)):
+        return [Source(kind="tests", origin="its own tests")], ""
     if definition is not None and definition.is_method:
         decorators = {_last(d) for d in getattr(definition.node, "decorator_list", [])}
         if "staticmethod" not in decorators and "classmethod" not in decorators:

@@ -36,6 +36,7 @@ class FileVerdict:
     reverted: list[Report] = field(default_factory=list)  # the functions whose fixes were left out, and why
     kept_unverified: list[Report] = field(default_factory=list)  # could not be checked, kept: all their fixes are safe
     because: dict[str, Report] = field(default_factory=dict)  # reverted because this caller (its code unchanged) differs
+    kinds: dict[str, str] = field(default_factory=dict)  # what each checked name is: "function", "test method"... (Target.kind)
     whole_file_reverted: str = ""  # why nothing was kept, when a function left out still failed
     written: bool = False
     diagnostics: list[Diagnostic] = field(default_factory=list)
@@ -101,7 +102,7 @@ def apply_verified(
             _prepare(state, engine_settings, settings)
         targets = [t for s in active for t in s.targets]
         reports = {}
-        for report in runner.run(targets, options):
+        for report in runner.run(targets, options, python=settings.python):
             reports[report.target] = report
             if on_report is not None:
                 on_report(report)
@@ -147,7 +148,8 @@ def _prepare(state: _State, engine_settings: Settings, settings: VerifySettings)
         )
         verdict.text, verdict.fixes_applied, verdict.diagnostics = text, applied, diagnostics
     state.targets = collect.file_targets(Path(verdict.path), verdict.original, verdict.text, settings) if verdict.changed else []
-    state.safe = _safe_functions(verdict, engine_settings, state.excluded) if state.targets else set()
+    verdict.kinds.update({t.name: t.kind for t in state.targets})
+    state.safe = _safe_functions(verdict, engine_settings, state.excluded, {t.name for t in state.targets}) if state.targets else set()
     if not state.targets:
         state.done = True
 
@@ -188,24 +190,38 @@ def _judge(state: _State, reports: list[Report]) -> None:
         suspects = {name for r in again if r.status == DIFFERS for name in functions.reached(tree, r.name)} & changed
         if suspects - state.excluded:
             state.excluded |= suspects
-            verdict.reverted += [r for r in own if r.name in suspects - {f.name for f in failing}]
+            _revert(verdict, [r for r in own if r.name in suspects - {f.name for f in failing}])
             again = []
     if again:
-        verdict.reverted += failing
+        _revert(verdict, failing)
         verdict.whole_file_reverted = (
             f"{', '.join(r.name for r in again)} still fails with its own fixes left out (a module-level fix changed it)"
         )
         verdict.text, verdict.fixes_applied, verdict.verified, verdict.kept_unverified = verdict.original, 0, [], []
         state.done = True
         return
-    verdict.reverted += failing
+    _revert(verdict, failing)
     state.excluded |= {r.name for r in failing}
 
 
-def _safe_functions(verdict: FileVerdict, engine_settings: Settings, excluded: set[str]) -> set[str]:
+def _revert(verdict: FileVerdict, reports: list[Report]) -> None:
+    """Notes the reports of functions whose fixes are left out, each name once: a function left out in one
+    round that fails again in a later one keeps the report that first reverted it."""
+    named = {r.name for r in verdict.reverted}
+    for report in reports:
+        if report.name not in named:
+            named.add(report.name)
+            verdict.reverted.append(report)
+
+
+def _safe_functions(verdict: FileVerdict, engine_settings: Settings, excluded: set[str], checked: set[str]) -> set[str]:
     """The functions all of whose applied fixes are safe ones (same values wherever the original computes any),
-    found by rewriting the file again and noting each fix the engine applies, pass by pass."""
+    found by rewriting the file again and noting each fix the engine applies, pass by pass. A function of
+    `checked` with no fix of its own changed through fixes that reach module level (module-level code, or an
+    import added or removed: jraph's test methods read the `jax` that JF901's `import jax.extend.backend`
+    binds): it is safe when every fix that reaches module level is."""
     unsafe, fixed = set(), set()
+    module_level: set[bool] = set()  # whether each fix that reaches module level is safe
     inner = outside(excluded)
 
     def note(diagnostic: Diagnostic, text: str) -> bool:
@@ -214,9 +230,13 @@ def _safe_functions(verdict: FileVerdict, engine_settings: Settings, excluded: s
         tree = functions.parse(text)
         owner = functions.owner_at(tree, diagnostic.start.line) if tree is not None else None
         fixed.add(owner)
-        if diagnostic.fix is None or diagnostic.fix.safety is not Safety.SAFE:
+        safe = diagnostic.fix is not None and diagnostic.fix.safety is Safety.SAFE
+        if not safe:
             unsafe.add(owner)
+        if owner is None or (diagnostic.fix is not None and (diagnostic.fix.add_imports or diagnostic.fix.remove_imports)):
+            module_level.add(safe)
         return True
 
     fix_text(verdict.original, engine_settings, path=verdict.path, keep=note, project=_facts(verdict.path))
-    return {name for name in fixed - unsafe if name is not None}
+    through_module_level = checked - fixed if module_level == {True} else set()
+    return {name for name in fixed - unsafe if name is not None} | through_module_level

@@ -32,6 +32,9 @@ def lines(report: Report) -> list[str]:
 
 
 def _device_status(device: DeviceReport, origin: str) -> str:
+    if device.status == VERIFIED and device.tests:
+        cases = "1 test case passes" if device.tests == 1 else f"{device.tests} test cases pass"
+        return f"verified  {cases} after the rewrite ({origin})"
     if device.status == VERIFIED:
         text = f"verified  {device.examples} example{'s' if device.examples != 1 else ''} ({origin})"
         text += f", max abs error {device.max_abs_error:.3g}, max rel error {device.max_rel_error:.3g}"

@@ -16,13 +16,14 @@ import os
 import queue
 import signal
 import subprocess
-import sys
 import tempfile
 import threading
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Sequence
 
+from jaxfix.verify.interpreter import OWN, Interpreter
+from jaxfix.verify.interpreter import worker_env as interpreter_env
 from jaxfix.verify.targets import Options, Report, Target, report_from, to_json
 
 STDERR_TAIL = 5  # lines of the worker's stderr shown when it dies
@@ -65,12 +66,18 @@ def worker_env(scratch: str, compile_cache: bool) -> dict[str, str]:
 
 
 def run(
-    targets: Sequence[Target], options: Any, *, on_start: Callable[[Target], None] | None = None, worker: Worker = VERIFY
+    targets: Sequence[Target],
+    options: Any,
+    *,
+    on_start: Callable[[Target], None] | None = None,
+    worker: Worker = VERIFY,
+    python: Interpreter = OWN,
 ) -> Iterator[Any]:
     """A report per target, in order. A target with no source of inputs is answered here, without a worker.
-    `options` is sent to the worker as JSON; its `timeout` is the limit per target."""
+    `options` is sent to the worker as JSON; its `timeout` is the limit per target. The worker runs with `python`
+    (see interpreter.py: the project's interpreter, which need not have jaxfix installed)."""
     runnable = [t for t in targets if t.sources]
-    reports = _run_all(runnable, options, on_start, worker)
+    reports = _run_all(runnable, options, on_start, worker, python)
     for target in targets:
         if target.sources:
             yield next(reports)
@@ -78,20 +85,20 @@ def run(
             yield worker.failed(target, target.missing or "no source of inputs", True)
 
 
-def _run_all(targets: list[Target], options: Any, on_start, worker: Worker) -> Iterator[Any]:
+def _run_all(targets: list[Target], options: Any, on_start, worker: Worker, python: Interpreter) -> Iterator[Any]:
     remaining = list(targets)
     while remaining:
-        done = yield from _run_worker(remaining, options, on_start, worker)
+        done = yield from _run_worker(remaining, options, on_start, worker, python)
         remaining = remaining[done:]
 
 
-def _run_worker(targets: list[Target], options: Any, on_start, worker: Worker) -> Iterator[Any]:
+def _run_worker(targets: list[Target], options: Any, on_start, worker: Worker, python: Interpreter) -> Iterator[Any]:
     """Reports from one worker, until it finishes or fails; returns how many targets it answered for."""
     job = json.dumps({"options": to_json(options), "targets": [to_json(t) for t in targets]})
     with tempfile.TemporaryFile(mode="w+b") as stderr, tempfile.TemporaryDirectory(prefix="jaxfix-verify-") as scratch:
-        env = worker_env(scratch, worker.compile_cache)
+        env = interpreter_env(python, worker_env(scratch, worker.compile_cache))
         process = subprocess.Popen(
-            [sys.executable, "-m", worker.module],
+            [python.executable, "-m", worker.module],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=stderr,

@@ -28,6 +28,7 @@ from typing import Any
 
 from jaxfix.config import ConfigError, find_config
 from jaxfix.verify.annotations import JAXTYPING_DTYPES, parse_dims
+from jaxfix.verify.interpreter import OWN, Interpreter
 from jaxfix.verify.targets import Options
 
 if sys.version_info >= (3, 11):
@@ -49,6 +50,7 @@ class VerifySettings:
     options: Options = field(default_factory=Options)
     functions: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)  # key -> param -> spec
     root: Path | None = None  # the folder of the pyproject.toml
+    python: Interpreter = OWN  # runs the user's code (the command line chooses it: interpreter.choose)
 
     def specs_for(self, path: Path, name: str) -> dict[str, dict[str, Any]] | None:
         """The specs given for `name` in `path`: "relative/path.py:name" wins over a bare "name"."""

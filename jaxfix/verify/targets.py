@@ -45,6 +45,9 @@ class Source:
     kind "examples": `calls` are concrete calls, each {"args": [expr, ...], "kwargs": {name: expr}}, evaluated
       in a namespace made by running `imports` (import statements); values are drawn like them: same pytree
       structure, shapes and dtypes, array values varied, Python ints between 0 and the example's value.
+    kind "tests": a method of a test class, checked by running it as its framework does (unittest's TestSuite,
+      or a pytest class instantiated without arguments): it verifies when its test cases pass after the rewrite
+      and none that passed before fails.
     kind "specs": `params` maps each parameter to a spec (see strategies.py): arrays with named dimensions,
       float, int, bool, key, a fixed value, or "default" (leave the argument out).
     `expected`/`original_raises` (case.toml): the original raises this exception type, and the rewrite must give
@@ -74,6 +77,7 @@ class Target:
     sources: tuple[Source, ...] = ()
     missing: str = ""  # when `sources` is empty: why no input could be made
     changed: bool = True  # its own code changed (False: verified only because it calls a changed function)
+    kind: str = "function"  # for messages: "method", "test method", "notebook variable (cell 4)"... (functions.kind)
 
 
 @dataclass
@@ -88,6 +92,7 @@ class DeviceReport:
     max_rel_error: float = 0.0
     counterexample: list[str] = field(default_factory=list)  # lines: arguments, then both outputs
     grad_checked: int = 0  # inputs whose gradients were compared (--grad)
+    tests: int = 0  # a test method checked by running it (Source kind "tests"): its test cases that passed
     notes: list[str] = field(default_factory=list)
 
 
@@ -142,6 +147,7 @@ def target_from(data: dict[str, Any]) -> Target:
         sources=tuple(source_from(s) for s in data.get("sources", ())),
         missing=data.get("missing", ""),
         changed=data.get("changed", True),
+        kind=data.get("kind", "function"),
     )
 
 

@@ -32,7 +32,7 @@ import numpy as np
 
 from jaxfix.verify import compare as cmp
 from jaxfix.verify import effects
-from jaxfix.verify import strategies
+from jaxfix.verify import strategies, testcases
 from jaxfix.verify.targets import (
     DIFFERS,
     VERIFIED,
@@ -830,6 +830,58 @@ def _check_declared(original: Any, rewritten: Any, inputs: Inputs, device: Any, 
     return report
 
 
+def check_tests(before: types.ModuleType | BaseException, after: types.ModuleType | BaseException, name: str, device: Any) -> DeviceReport:
+    """A test method, run as its framework runs it (testcases.py) on the original and on the rewrite, on `device`:
+    it differs when a test case that passes before the rewrite does not pass after it, and verifies when some
+    pass after it and none regressed."""
+    import jax
+
+    report = DeviceReport(device=device.platform, device_kind=getattr(device, "device_kind", ""))
+
+    def run(module: types.ModuleType | BaseException) -> dict[str, str] | str:
+        if isinstance(module, BaseException):
+            return f"its module raises {type(module).__name__}: {cmp.first_line(module)}"
+        with jax.default_device(device):
+            return testcases.outcomes(module, name)
+
+    try:
+        found_before, found_after = run(before), run(after)
+    except (testcases.NotRunnable, LookupError) as error:
+        report.reason = f"could not run its tests: {error}"
+        return report
+    if isinstance(found_after, str):
+        found_after = {case: "fails: " + found_after for case in (found_before if isinstance(found_before, dict) else {})}
+        if not found_after:
+            report.reason = "could not run its tests: neither module can be imported"
+            return report
+    if isinstance(found_before, str):
+        report.notes.append(f"before the rewrite its tests could not run ({found_before})")
+        found_before = {}
+    if not found_after and not found_before:
+        report.reason = f"could not run its tests: its class has no test case that comes from {name}"
+        return report
+    regressed = [case for case, outcome in found_before.items() if outcome == testcases.PASSED and found_after.get(case) != testcases.PASSED]
+    passed = [case for case, outcome in found_after.items() if outcome == testcases.PASSED]
+    if regressed:
+        first = regressed[0]
+        report.status = DIFFERS
+        report.reason = f"its test {first} passes before the rewrite; after it, it {found_after.get(first, 'is not run')}"
+        report.counterexample = [f"{case}: passes before the rewrite; after it: {found_after.get(case, 'not run')}" for case in regressed]
+        return report
+    if not passed:
+        shown = next((o for o in found_after.values() if o != testcases.SKIPPED), None)
+        report.reason = f"its tests do not pass after the rewrite ({shown}), nor before" if shown else "every test case it stands for was skipped"
+        return report
+    report.status, report.tests, report.examples = VERIFIED, len(passed), len(passed)
+    fixed = [case for case in passed if case in found_before and found_before[case] != testcases.PASSED]
+    failing = [case for case, outcome in found_after.items() if outcome not in (testcases.PASSED, testcases.SKIPPED)]
+    if fixed:
+        report.notes.append(f"{len(fixed)} test case(s) that did not pass before the rewrite pass after it: {', '.join(fixed[:3])}")
+    if failing:
+        report.notes.append(f"{len(failing)} test case(s) fail before and after the rewrite: {', '.join(failing[:3])}")
+    return report
+
+
 # ---- one target -------------------------------------------------------------------------------------------
 
 
@@ -889,6 +941,11 @@ def verify_target(target: Target, options: Options, progress: Callable[[list[str
         before_module, after_module = _load(target, "before"), _load(target, "after")
         if isinstance(after_module, BaseException) and isinstance(before_module, BaseException):
             raise Unusable(f"neither module can be imported: {type(after_module).__name__}: {cmp.first_line(after_module)}")
+        if target.sources[0].kind == "tests":
+            report.origin = target.sources[0].origin
+            report.devices = [check_tests(before_module, after_module, target.name, device) for device in devices()]
+            report.seconds = round(time.monotonic() - started, 3)
+            return report
         original = _function(before_module, target.name, "original")
         rewritten = _function(after_module, target.name, "rewritten")
         def fresh_rewrite() -> Any:
