@@ -2,7 +2,8 @@
 benchmarks/real_suites/projects.toml, run its tests on a pristine copy of its sources and on a copy that jaxfix
 rewrote, and list every test that turned red with the fix that did it.
 
-    python benchmarks/real_suites.py [--only NAME ...] [--sources DIR] [--work DIR] [--output TABLE.md]
+    python benchmarks/real_suites.py [--only NAME ...] [--sources DIR ...] [--work DIR] [--output TABLE.md]
+                                     [--write-docs] [--fresh] [--no-bisect] [--prepare] [--report]
 
 For each project: a venv with its test dependencies (jax and jaxlib pinned to the version jaxfix runs with),
 kept under --work and reused while its spec is unchanged; the sources, from --sources (NAME-VERSION/ unpacked,
@@ -18,15 +19,18 @@ red test is put down to a fix: the rewritten files its traceback passes through,
 names no file or several, a bisection copies the rewritten version of one file at a time into a fresh pristine
 copy and reruns only the red tests, and names the files (and their rules) that turn them red alone.
 
-Prints a Markdown table (--output also writes it to a file, and the fixes, the red tests' failures and the green
-tests beside it; --write-docs puts it into docs/benchmarks.md between the real-suites markers) and exits with 1 when any test turned red, so it
-can gate a release. Logs (pip, jaxfix, pytest) go to --work/logs/.
+Prints a Markdown table and exits with 1 when any test turned red, so it can gate a release; --output also
+writes the table to a file, with the fixes, the red tests' failures and the green tests beside it
+(NAME.details.md), and --write-docs puts it into docs/benchmarks.md between the real-suites markers. Logs (pip,
+jaxfix, pytest) go to --work/logs/ and each project's results to --work/results/; --report builds the table
+from those without running anything, and --prepare only fetches the sources and builds the venvs.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import fcntl
 import hashlib
 import importlib.metadata
 import json
@@ -195,7 +199,8 @@ def compare(before: dict[str, Outcome], after: dict[str, Outcome]) -> tuple[dict
             red[nodeid] = Outcome("missing", 0.0, container.text if container else "")
         elif now.outcome in RED:
             red[nodeid] = now
-    green = sorted(n for n, o in after.items() if o.outcome == "passed" and before.get(n, Outcome("")).outcome != "passed")
+    green = sorted(n for n, o in after.items()
+                   if o.outcome == "passed" and before.get(n, Outcome("")).outcome != "passed")
     return red, green
 
 
@@ -263,7 +268,8 @@ class Log:
                 return subprocess.CompletedProcess(arguments, 124, "", "")
             out.write(done.stdout + done.stderr)
         if check and done.returncode != 0:
-            raise RuntimeError(f"{' '.join(map(str, arguments[:4]))} ... exited with {done.returncode}; see {self.path}")
+            command = " ".join(map(str, arguments[:4]))
+            raise RuntimeError(f"{command} ... exited with {done.returncode}; see {self.path}")
         return done
 
     def note(self, text: str) -> None:
@@ -275,15 +281,22 @@ class Log:
 def ensure_venv(project: Project, work: Path, jax_version: str, log: Log) -> Path:
     folder = work / "venvs" / f"{project.name}-{venv_key(project, jax_version)}"
     python = folder / "bin" / "python"
-    if (folder / "ready").exists():
-        return python
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with open(folder.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # another run (--prepare) may be building this venv
+        if not (folder / "ready").exists():
+            _build_venv(project, folder, jax_version, log)
+    return python
+
+
+def _build_venv(project: Project, folder: Path, jax_version: str, log: Log) -> None:
+    python = folder / "bin" / "python"
     shutil.rmtree(folder, ignore_errors=True)
     log.note(f"{project.name}: creating its venv in {folder}")
     log.run([sys.executable, "-m", "venv", folder])
     log.run([python, "-m", "pip", "install", "-q", *venv_requirements(project, jax_version)], timeout=3600)
     log.run([python, "-m", "pip", "freeze"])
     (folder / "ready").write_text(json.dumps(venv_requirements(project, jax_version)))
-    return python
 
 
 def ensure_sources(project: Project, sources: list[Path], work: Path, log: Log) -> Path:
@@ -362,7 +375,8 @@ def run_tests(project: Project, python: Path, root: Path, log: Log, nodeids: lis
            "REAL_SUITES_SMOKE": json.dumps(smoke), "JAX_PLATFORMS": "cpu", "PYTHONDONTWRITEBYTECODE": "1"}
     deselect = [arg for nodeid in project.deselect for arg in ("--deselect", nodeid)]
     start = time.perf_counter()
-    log.run([python, "-m", "pytest", "-p", PLUGIN.stem, *PYTEST_OPTIONS, f"--timeout={project.timeout}", *deselect, *paths], cwd=root, env=env, timeout=RUN_TIMEOUT, check=False)
+    log.run([python, "-m", "pytest", "-p", PLUGIN.stem, *PYTEST_OPTIONS, f"--timeout={project.timeout}", *deselect,
+             *paths], cwd=root, env=env, timeout=RUN_TIMEOUT, check=False)
     seconds = time.perf_counter() - start
     lines = outcomes_file.read_text().splitlines() if outcomes_file.exists() else []
     outcomes = fold_outcomes(lines)
@@ -410,6 +424,24 @@ class Result:
     how: dict[str, str]  # red test -> "traceback" or "bisection" or "unknown"
 
 
+def save_result(result: Result, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(dataclasses.asdict(result), default=list))
+
+
+def load_result(path: Path) -> Result:
+    """A Result that save_result wrote: the table can be built again from the latest run of each project."""
+    saved = json.loads(path.read_text())
+    outcomes = {key: {n: Outcome(**o) for n, o in saved[key].items()} for key in ("before", "after", "red")}
+    fixes = {f: [Fix(**fix) for fix in file_fixes] for f, file_fixes in saved["fixes"].items()}
+    blame = {n: [(f, [Fix(**fix) for fix in file_fixes]) for f, file_fixes in named]
+             for n, named in saved["blame"].items()}
+    project = Project(**{k: tuple(map(tuple, v)) if k == "smoke" else tuple(v) if isinstance(v, list) else v
+                         for k, v in saved["project"].items()})
+    return Result(project, outcomes["before"], outcomes["after"], saved["seconds_before"], saved["seconds_after"],
+                  fixes, saved["changed"], outcomes["red"], saved["green"], blame, saved["how"])
+
+
 def run_project(project: Project, options, jax_version: str) -> Result:
     work = options.work
     log = Log(work / "logs", project.name)
@@ -418,7 +450,7 @@ def run_project(project: Project, options, jax_version: str) -> Result:
     copies = work / "copies" / project.name
     pristine, fixed = copies / "pristine", copies / "fixed"
     copy_tree(sources, pristine)
-    package = project.folder.split("-")[0].replace("-", "_") if not project.smoke else dict(project.smoke)["package"].split(".")[0]
+    package = dict(project.smoke)["package"].split(".")[0] if project.smoke else project.folder.split("-")[0]
     check_imports_from(python, pristine, package, log)
     cache = work / "before" / f"{project.name}-{before_key(project, tree_digest(pristine))}.json"
     if cache.exists() and not options.fresh:
@@ -433,7 +465,8 @@ def run_project(project: Project, options, jax_version: str) -> Result:
                                      "seconds": seconds_before}))
     copy_tree(sources, fixed)
     fixes, changed = fix_copy(fixed, log)
-    log.note(f"{project.name}: {sum(map(len, fixes.values()))} fixes in {len(fixes)} files; apply changed {len(changed)} files")
+    log.note(f"{project.name}: {sum(map(len, fixes.values()))} fixes in {len(fixes)} files; "
+             f"apply changed {len(changed)} files")
     after, seconds_after = run_tests(project, python, fixed, log, label="after")
     red, green = compare(before, after)
     blame, how = {}, {}
@@ -456,7 +489,9 @@ def run_project(project: Project, options, jax_version: str) -> Result:
     for nodeid in ambiguous:
         blame.setdefault(nodeid, [])
         how.setdefault(nodeid, "unknown")
-    return Result(project, before, after, seconds_before, seconds_after, fixes, changed, red, green, blame, how)
+    result = Result(project, before, after, seconds_before, seconds_after, fixes, changed, red, green, blame, how)
+    save_result(result, work / "results" / f"{project.name}.json")
+    return result
 
 
 # ---- the report --------------------------------------------------------------------------------------------
@@ -472,12 +507,14 @@ def fix_summary(fixes: dict[str, list[Fix]]) -> str:
         for fix in file_fixes:
             by_rule[fix.code] = by_rule.get(fix.code, 0) + 1
     total = sum(by_rule.values())
-    return f"{total} in {len(fixes)} files" + (f" ({', '.join(f'{c} {n}' for c, n in sorted(by_rule.items()))})" if total else "")
+    rules = ", ".join(f"{code} {count}" for code, count in sorted(by_rule.items()))
+    return f"{total} in {len(fixes)} files ({rules})" if total else "none"
 
 
 def markdown(results: list[Result], jax_version: str) -> str:
     lines = [f"jax {jax_version}; passed / failed / errors (a module that fails to import counts one error)", "",
-             "| project | tests run | before | after | turned red | turned green | time before → after | fixes applied |",
+             "| project | tests run | before | after | turned red | turned green | time before → after "
+             "| fixes applied |",
              "|---|---|---|---|---|---|---|---|"]
     for r in results:
         p = r.project
@@ -517,10 +554,13 @@ def main() -> int:
     parser.add_argument("--sources", type=Path, nargs="+",
                         default=[Path(os.environ.get("JAXFIX_REALSRC", "/work/realsrc"))],
                         help="folders holding NAME-VERSION/ or its archive (default: $JAXFIX_REALSRC or /work/realsrc)")
-    parser.add_argument("--work", type=Path, default=DEFAULT_WORK, help=f"venvs, copies, caches, logs (default: {DEFAULT_WORK})")
+    parser.add_argument("--work", type=Path, default=DEFAULT_WORK,
+                        help=f"venvs, copies, caches, logs (default: {DEFAULT_WORK})")
     parser.add_argument("--fresh", action="store_true", help="run the before side again, ignoring its cache")
     parser.add_argument("--no-bisect", action="store_true", help="name red tests' suspects from tracebacks only")
     parser.add_argument("--prepare", action="store_true", help="only fetch the sources and build the venvs")
+    parser.add_argument("--report", action="store_true",
+                        help="run nothing: the table of the latest results saved under --work")
     parser.add_argument("--write-docs", action="store_true", help=f"put the table into {DOCS.name} between its markers")
     parser.add_argument("--output", type=Path, help="also write the table here (and the details beside it)")
     options = parser.parse_args()
@@ -538,6 +578,9 @@ def main() -> int:
                 log = Log(options.work / "logs", f"{name}-prepare")
                 ensure_sources(projects[name], options.sources, options.work, log)
                 ensure_venv(projects[name], options.work, jax_version, log)
+                continue
+            if options.report:
+                results.append(load_result(options.work / "results" / f"{name}.json"))
                 continue
             results.append(run_project(projects[name], options, jax_version))
         except (RuntimeError, OSError, subprocess.SubprocessError, ValueError, StopIteration) as error:

@@ -188,4 +188,15 @@ def test_table_names_each_red_test_with_its_file_and_rules():
     row = next(line for line in table.splitlines() if line.startswith("| brax"))
     assert row.split(" | ")[2:7] == ["2 / 0 / 0", "1 / 1 / 0", "1", "0", "30 s → 12 s"]
     assert "Tests that turned red: 1." in table
-    assert "- brax `t.py::test_b`: failed after; `brax/training/replay_buffers.py` (JF901 line 412) [bisection]" in table
+    assert ("- brax `t.py::test_b`: failed after; `brax/training/replay_buffers.py` (JF901 line 412) [bisection]"
+            in table)
+
+
+def test_a_saved_result_builds_the_same_table(tmp_path):
+    fix = Fix("JF901", 412, None, False, "")
+    result = _result({"t.py::test_b": Outcome("failed", 1.0, "boom")},
+                     {"t.py::test_b": [("brax/training/replay_buffers.py", [fix])]}, {"t.py::test_b": "traceback"})
+    real_suites.save_result(result, tmp_path / "brax.json")
+    loaded = real_suites.load_result(tmp_path / "brax.json")
+    assert loaded == result
+    assert real_suites.markdown([loaded], "0.10.2") == real_suites.markdown([result], "0.10.2")

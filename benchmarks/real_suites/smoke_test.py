@@ -1,6 +1,7 @@
-"""Smoke tests for a project whose source distribution ships no tests: import every module of a package, and
-build, reset and step (under `jax.jit`) named jumanji environments. benchmarks/real_suites.py copies this file
-into both copies of the project (after the fix) and names the package and environments in REAL_SUITES_SMOKE."""
+"""Smoke tests for a project whose source distribution ships no tests: import every module of a package, build,
+reset and step (under `jax.jit`) named jumanji environments, and call named generators on a key.
+benchmarks/real_suites.py copies this file into both copies of the project (into the fixed one after the fix)
+and names the package, environments and generators in REAL_SUITES_SMOKE."""
 
 import importlib
 import json
@@ -42,3 +43,13 @@ def test_environment_steps(environment):
     for _ in range(3):
         state, timestep = step(state, action)
     jax.block_until_ready(timestep)
+
+
+@pytest.mark.parametrize("generator", SMOKE.get("generators", []), ids=lambda g: g[0].rsplit(":", 1)[-1])
+def test_generator_builds_a_state(generator):
+    import jax
+
+    where, keywords = generator
+    module, name = where.split(":")
+    build = getattr(importlib.import_module(module), name)(**keywords)
+    jax.block_until_ready(jax.jit(build)(jax.random.PRNGKey(0)))
