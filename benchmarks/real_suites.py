@@ -72,6 +72,7 @@ class Project:
     subset: str = ""
     archive: str = ""
     deselect: tuple[str, ...] = ()
+    keyword: str = ""  # a pytest -k expression, for a subset of parametrized unittest methods (no node id names them)
     smoke: tuple[tuple[str, object], ...] = ()
 
     @property
@@ -110,7 +111,7 @@ def load_projects(path: Path = DATA) -> dict[str, Project]:
             name=name, version=entry["version"], install=tuple(entry.get("install", ())),
             tests=tuple(entry.get("tests", ())), timeout=int(entry["timeout"]), subset=entry.get("subset", ""),
             archive=entry.get("archive", ""), deselect=tuple(entry.get("deselect", ())),
-            smoke=tuple(sorted(entry.get("smoke", {}).items())))
+            keyword=entry.get("keyword", ""), smoke=tuple(sorted(entry.get("smoke", {}).items())))
     return projects
 
 
@@ -374,6 +375,8 @@ def run_tests(project: Project, python: Path, root: Path, log: Log, nodeids: lis
            "PYTHONPATH": os.pathsep.join([str(root), str(PLUGIN.parent)]), "REAL_SUITES_OUTCOMES": str(outcomes_file),
            "REAL_SUITES_SMOKE": json.dumps(smoke), "JAX_PLATFORMS": "cpu", "PYTHONDONTWRITEBYTECODE": "1"}
     deselect = [arg for nodeid in project.deselect for arg in ("--deselect", nodeid)]
+    if project.keyword and nodeids is None:
+        deselect += ["-k", project.keyword]
     start = time.perf_counter()
     log.run([python, "-m", "pytest", "-p", PLUGIN.stem, *PYTEST_OPTIONS, f"--timeout={project.timeout}", *deselect,
              *paths], cwd=root, env=env, timeout=RUN_TIMEOUT, check=False)
@@ -460,6 +463,9 @@ def run_project(project: Project, options, jax_version: str) -> Result:
         log.note(f"{project.name}: before {counts(before)} (cached in {cache.name})")
     else:
         before, seconds_before = run_tests(project, python, pristine, log, label="before")
+        if not before:
+            raise RuntimeError(f"no test ran on the pristine copy (a test path or node id that names nothing?); "
+                               f"see {log.path}")
         cache.parent.mkdir(parents=True, exist_ok=True)
         cache.write_text(json.dumps({"outcomes": {n: dataclasses.asdict(o) for n, o in before.items()},
                                      "seconds": seconds_before}))
@@ -586,6 +592,9 @@ def main() -> int:
         except (RuntimeError, OSError, subprocess.SubprocessError, ValueError, StopIteration) as error:
             broken.append(f"{name}: {error}")
             print(f"{name}: could not run: {error}", file=sys.stderr)
+    if options.prepare:
+        print("\n".join(broken) or f"ready: {', '.join(names)}")
+        return 1 if broken else 0
     table = markdown(results, jax_version) + "".join(f"\nNot run: {line}\n" for line in broken)
     print(table)
     if options.output:
