@@ -514,7 +514,8 @@ def fix_summary(fixes: dict[str, list[Fix]]) -> str:
             by_rule[fix.code] = by_rule.get(fix.code, 0) + 1
     total = sum(by_rule.values())
     rules = ", ".join(f"{code} {count}" for code, count in sorted(by_rule.items()))
-    return f"{total} in {len(fixes)} files ({rules})" if total else "none"
+    files = f"{len(fixes)} file{'s' if len(fixes) != 1 else ''}"
+    return f"{total} in {files} ({rules})" if total else "none"
 
 
 def markdown(results: list[Result], jax_version: str) -> str:
