@@ -17,9 +17,9 @@ Two ways in:
   of 0 to 2 dimensions, `...` an anonymous one, `_` one anonymous dimension; arrays with no shape at all share
   one shape drawn per example (rank 0 to 2), since such arguments usually meet in elementwise code.
 
-Floats have no subnormals, and NaN/inf only when asked for. Drawn JAX arrays stay NumPy data (`Drawn`) until a
-call places them on the device under test, so that each call gets fresh buffers (donation cannot leak from the
-original's call into the rewrite's).
+Floats have no subnormals; NaN and ±inf are mixed into 1 float leaf in 5 unless turned off (`nan=False`). Drawn
+JAX arrays stay NumPy data (`Drawn`) until a call places them on the device under test, so that each call gets
+fresh buffers (donation cannot leak from the original's call into the rewrite's).
 """
 
 from __future__ import annotations
@@ -61,36 +61,84 @@ class Call:
 # ---- elements ---------------------------------------------------------------------------------------------
 
 
-def _float_elements(dtype: np.dtype, bound: float, nan: bool, constants: tuple[float, ...] = ()) -> st.SearchStrategy:
+NONFINITE = ((math.nan,), (math.inf, -math.inf))  # what a float leaf may mix in, one kind per leaf
+FINITE_LEAVES = 8  # of every 10 float leaves (arrays or scalars), this many are drawn without NaN or infinities
+
+
+def _float_elements(
+    dtype: np.dtype, bound: float, nan: bool, constants: tuple[float, ...] = (), leaf: Callable[[st.SearchStrategy], st.SearchStrategy] | None = None
+) -> st.SearchStrategy:
+    """A float leaf: `leaf(elements)` (an array of such elements; default: one float). Elements are uniform within
+    ±bound, one of special_floats, or one of at_constants (a quarter each: uniform, the fixed special values, the
+    constants the source compares against with their neighbours, and those constants alone; half and half
+    without constants). With `nan`, one leaf in 10 also mixes NaN into its elements (half of them) and one in 10
+    ±inf: a fair share of examples, since a rewrite that loses a NaN (`jnp.where(x >= 0, x, 0.0)` for
+    `jnp.where(x < 0, 0.0, x)`) differs on nothing else, while the other 8 in 10 stay finite for everything else a
+    rewrite may get wrong (gradients are compared on finite inputs only). Shrinking goes towards the finite
+    leaves: a counterexample keeps a NaN only when it needs one."""
+    leaf = leaf or (lambda elements: elements)
     width = {2: 16, 4: 32, 8: 64}.get(np.dtype(dtype).itemsize, 32) if np.dtype(dtype).kind == "f" else 32
-    finite = st.floats(min_value=-bound, max_value=bound, allow_nan=False, allow_infinity=False, allow_subnormal=False, width=width)
-    special = special_floats(dtype, bound, constants)
-    if special:
-        finite = st.one_of(finite, st.sampled_from(special))
-    if nan:
-        return st.one_of(finite, st.sampled_from([math.nan, math.inf, -math.inf]))
-    return finite
+    branches = [st.floats(min_value=-bound, max_value=bound, allow_nan=False, allow_infinity=False, allow_subnormal=False, width=width)]
+    for values in (special_floats(dtype, bound), at_constants(dtype, constants), at_constants(dtype, constants, neighbours=False)):
+        if values:
+            branches.append(st.sampled_from(values))
+    finite = st.one_of(branches)
+    if not nan:
+        return leaf(finite)
+    return evenly([leaf(finite)] * FINITE_LEAVES + [leaf(evenly([finite, st.sampled_from(kind)])) for kind in NONFINITE])
+
+
+def evenly(choices: list[st.SearchStrategy]) -> st.SearchStrategy:
+    """One of `choices`, each about as often, shrinking towards the first. `st.one_of` flattens nested `one_of`s
+    into one list of branches, which would weigh a choice by how many branches it holds."""
+    return st.sampled_from(choices).flatmap(lambda chosen: chosen)
+
+
+def _finfo(dtype: Any) -> np.finfo:
+    try:
+        return np.finfo(dtype if np.dtype(dtype).kind == "f" else np.float32)
+    except (TypeError, ValueError):
+        return np.finfo(np.float32)
 
 
 def special_floats(dtype: Any, bound: float, constants: tuple[float, ...] = ()) -> list[float]:
-    """Values a uniform draw within ±bound almost never hits: exact zero, ±1, tiny and huge magnitudes, and the
-    constants the function's source compares against with their neighbours in `dtype` (`x > 0.5` is decided
-    differently at 0.5 and at the next float above it). Only values `dtype` holds as normal numbers."""
-    try:
-        info = np.finfo(dtype if np.dtype(dtype).kind == "f" else np.float32)
-    except (TypeError, ValueError):
-        info = np.finfo(np.float32)
+    """Values a uniform draw within ±bound almost never hits: exact zero (and -0.0, whose reciprocal is -inf), ±1,
+    tiny and huge magnitudes, then at_constants. Only values `dtype` holds as normal numbers."""
+    info = _finfo(dtype)
     kind_dtype = np.dtype(info.dtype)
     values: list[float] = [0.0, 1.0, -1.0, 1e-3, -1e-3]
     for tiny in (1e-7, 1e-20):
         values += [tiny, -tiny]
     for huge in (1e4 * bound, 1e8 * bound):
         values += [huge, -huge]
-    for constant in constants:
-        c = kind_dtype.type(constant)
-        values += [float(c), float(np.nextafter(c, kind_dtype.type(np.inf))), float(np.nextafter(c, kind_dtype.type(-np.inf)))]
+    out = [-0.0] + _normal(kind_dtype, info, values)
+    return out + [v for v in at_constants(dtype, constants) if v not in out]
+
+
+def at_constants(dtype: Any, constants: tuple[float, ...], *, neighbours: bool = True) -> list[float]:
+    """The constants the function's source compares against (and the values one step of its arithmetic carries
+    onto them: usage.compared_constants), each with its neighbours in `dtype`: `x > 0.5` is decided differently at
+    0.5 and at the next float above it, and `x * 0.8 > 0.3` at the float nearest 0.3 / 0.8 (or a neighbour, where
+    the step rounds). `_float_elements` draws the constants themselves from a branch of their own too, so that
+    their neighbours do not dilute them."""
+    info = _finfo(dtype)
+    kind_dtype = np.dtype(info.dtype)
+    values: list[float] = []
+    with np.errstate(over="ignore"):
+        for constant in constants:
+            c = kind_dtype.type(constant)
+            values.append(float(c))
+            if neighbours:
+                values += [float(np.nextafter(c, kind_dtype.type(np.inf))), float(np.nextafter(c, kind_dtype.type(-np.inf)))]
+    return _normal(kind_dtype, info, values)
+
+
+def _normal(kind_dtype: np.dtype, info: np.finfo, values: list[float]) -> list[float]:
+    """`values` rounded to the dtype, those it holds as normal numbers (and zero), once each."""
     out: list[float] = []
-    for value in [float(kind_dtype.type(v)) for v in values]:
+    with np.errstate(over="ignore"):
+        rounded = [float(kind_dtype.type(v)) for v in values]
+    for value in rounded:
         if math.isfinite(value) and (value == 0.0 or float(info.tiny) <= abs(value) <= float(info.max)) and value not in out:
             out.append(value)
     return out
@@ -104,7 +152,7 @@ def _int_elements(low: int, high: int, constants: tuple[float, ...] = ()) -> st.
     return st.one_of(drawn, st.sampled_from(special)) if special else drawn
 
 
-def _is_bfloat16(dtype: Any) -> bool:
+def is_bfloat16(dtype: Any) -> bool:
     return str(dtype) == "bfloat16"
 
 
@@ -114,7 +162,7 @@ def numpy_array(
     """An array of `dtype` and `shape`: floats within ±bound; integers in [low, high] (default ±bound, clipped to
     the dtype); bools; complex numbers with bounded parts. bfloat16 is drawn as float32 and rounded."""
     dtype_name = str(dtype)
-    if _is_bfloat16(dtype):
+    if is_bfloat16(dtype):
         import ml_dtypes
 
         return numpy_array(np.float32, shape, bound=bound, nan=nan, constants=constants).map(lambda a: a.astype(ml_dtypes.bfloat16))
@@ -132,7 +180,7 @@ def numpy_array(
             lambda pair: (pair[0] + 1j * pair[1]).astype(dtype)
         )
     elif dtype.kind == "f":
-        elements = _float_elements(dtype, bound, nan, constants)
+        return _float_elements(dtype, bound, nan, constants, leaf=lambda floats: hnp.arrays(dtype, shape, elements=floats))
     else:
         raise ValueError(f"cannot draw arrays of dtype {dtype_name}")
     return hnp.arrays(dtype, shape, elements=elements)
@@ -186,7 +234,7 @@ def _leaf_like(value: Any, nan: bool, constants: tuple[float, ...] = ()) -> st.S
 
 def _bound(array: np.ndarray) -> float:
     """Twice the example's largest finite magnitude, at least 1."""
-    if array.dtype.kind not in "fc" and not _is_bfloat16(array.dtype):
+    if array.dtype.kind not in "fc" and not is_bfloat16(array.dtype):
         return 1.0
     values = np.abs(np.asarray(array, dtype=np.complex128 if array.dtype.kind == "c" else np.float64))
     finite = values[np.isfinite(values)]
@@ -286,13 +334,10 @@ class _Scope:
             array = self.draw(numpy_array(dtype, shape, bound=bound, nan=self.nan, low=spec.get("min"), high=spec.get("max"), constants=self.constants))
             return array if spec.get("numpy") else Drawn(array)
         if kind == "float":
-            bound = spec.get("max", self.magnitude)
-            low = spec.get("min", -bound)
-            drawn = st.floats(min_value=low, max_value=bound, allow_nan=False, allow_infinity=False, allow_subnormal=False)
-            if "min" not in spec and "max" not in spec:  # a range given by the user is kept
-                special = special_floats(np.float64, bound, self.constants)
-                drawn = st.one_of(drawn, st.sampled_from(special))
-            return self.draw(drawn)
+            if "min" in spec or "max" in spec:  # a range given by the user is kept: no special values
+                bound = spec.get("max", self.magnitude)
+                return self.draw(st.floats(min_value=spec.get("min", -bound), max_value=bound, allow_nan=False, allow_infinity=False, allow_subnormal=False))
+            return self.draw(_float_elements(np.dtype(np.float64), self.magnitude, self.nan, self.constants))
         if kind == "int":
             if "choices" in spec:
                 return self.draw(st.sampled_from(spec["choices"]))

@@ -21,7 +21,7 @@ class Options:
     grad: bool = True  # compare gradients where there are float inputs (--no-grad: skip)
     timeout: float = 120.0  # seconds for one function, all devices; the worker is killed past it
     magnitude: float = 10.0  # bound on |value| of floats drawn from annotations (examples set their own scale)
-    nan: bool = False  # also draw NaN and infinities
+    nan: bool = True  # mix NaN and infinities into some float inputs (False: finite floats only)
     deadline: float = 5.0  # seconds one call may run, not counting JAX's compile time
 
     @property
