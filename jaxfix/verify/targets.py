@@ -62,6 +62,7 @@ class Source:
     rtol: float | None = None
     atol: float | None = None
     no_grad: str | None = None  # case.toml: why the gradients are not compared (the fix's documented loss)
+    no_nan: str | None = None  # case.toml: why only finite floats are drawn (the fix's documented NaN difference)
     constants: tuple[float, ...] = ()  # numbers the original compares against: drawn, with their neighbours
 
 

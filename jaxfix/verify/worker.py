@@ -436,6 +436,7 @@ def namespace(imports: tuple[str, ...]) -> dict[str, Any]:
 
 
 def inputs_from(source: Source, options: Options) -> Inputs:
+    nan = options.nan and not source.no_nan
     try:
         scope = namespace(source.imports)
         evaluate = lambda expr: eval(expr, scope)  # noqa: E731
@@ -447,15 +448,15 @@ def inputs_from(source: Source, options: Options) -> Inputs:
             if not values:
                 raise Unusable("no calls")
             explicit = [strategies.concrete_call(v) for v in values]
-            strategy = strategies.hypothesis_one_of([strategies.example_call(v, nan=options.nan, constants=source.constants) for v in values])
+            strategy = strategies.hypothesis_one_of([strategies.example_call(v, nan=nan, constants=source.constants) for v in values])
         elif source.kind == "recorded":
             explicit = []
-            choices = [strategies.from_call_specs(c, magnitude=options.magnitude, nan=options.nan, evaluate=evaluate, constants=source.constants) for c in source.calls]
+            choices = [strategies.from_call_specs(c, magnitude=options.magnitude, nan=nan, evaluate=evaluate, constants=source.constants) for c in source.calls]
             strategy = strategies.hypothesis_one_of(choices)
         elif source.kind == "specs":
             explicit = []
             strategy = strategies.from_specs(
-                source.params, source.positional, magnitude=options.magnitude, nan=options.nan, evaluate=evaluate, constants=source.constants
+                source.params, source.positional, magnitude=options.magnitude, nan=nan, evaluate=evaluate, constants=source.constants
             )
         else:
             raise Unusable(f"unknown source kind {source.kind}")
@@ -701,6 +702,8 @@ def check_device(
         report.notes.append(f"arguments were changed in place on {counts['in_place']} inputs: they were compared after the call too")
     if source.no_grad and options.grad:
         report.notes.append(f"gradients not compared ({source.origin}): {source.no_grad}")
+    if source.no_nan and options.nan:
+        report.notes.append(f"finite floats only ({source.origin}): {source.no_nan}")
     if counts["grad_slow"] and options.grad:
         report.notes.append(f"gradients were no longer compared after one took too long ({counts['grad_slow']})")
     if counts["grad_jit_rounding"]:
