@@ -489,7 +489,7 @@ def verify(
     timeout: Optional[float] = TimeoutOpt,
     deadline: Optional[float] = DeadlineOpt,
     grad: Optional[bool] = typer.Option(None, "--grad/--no-grad", help="Compare jax.grad of the outputs' weighted sum too, where there are float inputs (the default; --no-grad skips it).", show_default=False),
-    nan: Optional[bool] = typer.Option(None, "--nan/--no-nan", help="Also draw NaN and infinities.", show_default=False),
+    nan: Optional[bool] = typer.Option(None, "--nan/--no-nan", help="Mix NaN and infinities into some float inputs (the default; --no-nan draws finite floats only).", show_default=False),
     python: Optional[str] = PythonOpt,
     select: Optional[List[str]] = SelectOpt,
     extend_select: Optional[List[str]] = ExtendSelectOpt,

@@ -37,6 +37,8 @@ case.toml keys (all optional but `entry` for cases that run):
                                    and after are not compared, nor verified; say what the rewrite promises instead
     no_grad = "why"                `jaxfix verify` compares the values only: the fix's safety section documents a
                                    gradient the rewrite does not keep (lax.while_loop, donation, ties of max)
+    no_nan = "why"                 `jaxfix verify` draws finite floats only: the fix's safety section documents
+                                   what it does with a NaN otherwise (Python's max/min and jnp.maximum/minimum)
     grad = true                    tests/test_corpus.py compares the gradients of the entry's first argument too
     identical = ["out[0]", "out[1]"] expressions of the entry's result `out` that are all equal in before.py and
                                    pairwise different in after.py (draws from a reused key become independent)

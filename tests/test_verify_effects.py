@@ -20,7 +20,11 @@ BAD = {
     "grad_nan_branch": (1, ["differs: gradient: leaf 0: NaN in one and not the other", "rewrite gradient[0]: float32[] nan"]),
     "grad_loop_raises": (1, ["differs: gradient: the original is differentiable; the rewrite raises ValueError: Reverse-mode"]),
     "grad_original_raises": (1, ["differs: leaf 0: 0.125 != 0.0625"]),
-    "global_append": (2, ["unverified: could not check: global variables written differ: the original writes SEEN; the rewrite does not"]),
+    "global_append": (1, ["differs: global variables written differ: the original writes SEEN; the rewrite does not"]),
+    "dropped_log": (  # the original's gradient raises (a host float in the log): values and the log are still compared
+        1,
+        ["differs: global variables written differ: the original writes RESIDUALS; the rewrite does not", "rewrite globals written: {}"],
+    ),
     "clip_in_place": (1, ["differs: arguments after the call (x changed in place)", "original argument after the call:['x']: float32[] 1"]),
     "returns_none": (
         2,
@@ -31,11 +35,12 @@ BAD = {
         ],
     ),
 }
-GOOD = {
-    "grad_nan_branch_good": ["gradients compared on 50"],
-    "grad_loop_raises_good": ["gradients compared on 50"],
-    "grad_original_raises_good": ["note: the original's gradient raised (ValueError) on 50 inputs"],
-    "global_append_good": ["note: both wrote the same globals on 50 inputs"],
+GOOD = {  # counts vary: gradients are compared on the finite inputs only
+    "grad_nan_branch_good": ["; gradients compared on "],
+    "grad_loop_raises_good": ["; gradients compared on "],
+    "grad_original_raises_good": ["note: the original's gradient raised (ValueError) on "],
+    "global_append_good": ["note: both wrote the same globals on "],
+    "dropped_log_good": ["note: both wrote the same globals on ", "note: the original's gradient raised (ConcretizationTypeError)"],
     "clip_in_place_good": ["note: arguments were changed in place on"],
     "returns_none_good": ["energy_good  verified through main_good", "Verified 2 of 2 functions"],
 }

@@ -276,6 +276,17 @@ def test_a_function_past_its_timeout_is_stopped_and_the_next_still_runs(tmp_path
     assert reports[2].status == VERIFIED
 
 
+def test_the_rewrite_is_not_run_where_the_original_ran_past_its_deadline(tmp_path: Path) -> None:
+    """Halving until below 1 never ends on inf: the Python loop is stopped at the deadline, and its rewrite, a
+    lax.while_loop inside XLA, could not be: it is not run there, and the inputs that end are compared."""
+    before = "def halvings(x):\n    while x > 1.0:\n        x = x / 2.0\n    return x\n"
+    after = "import jax\n\ndef halvings(x):\n    return jax.lax.while_loop(lambda v: v > 1.0, lambda v: v / 2.0, x)\n"
+    source = Source(kind="examples", origin="test", calls=({"args": ["3.0"], "kwargs": {}},))
+    (report,) = runner.run([_target(tmp_path, "halvings", before, after, source)], Options(max_examples=30, timeout=30.0, deadline=0.5, grad=False))
+    assert report.status == VERIFIED, report
+    assert any("ran for more than 0.5 s" in note or "DeadlineExceeded" in note for note in report.devices[0].notes), report.devices[0].notes
+
+
 def test_check_and_apply_never_import_user_code(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 

@@ -1,7 +1,8 @@
 """Rewrites written to fool `jaxfix verify` (tests/planted/): each wrong one is caught with default options, and
 its good twin (`*_fixed.py`) verifies. Each pair targets one way the verifier used to be fooled: a tolerance
-scaled up for tiny values, integers never negative, floats never at the constants the code compares against,
-float32 inputs to a module that enables x64, float arrays for a PRNG key, settings read from the wrong folder."""
+scaled up for tiny values, integers never negative, floats never at the constants the code compares against (nor
+at the inputs one step of its arithmetic carries onto them), no NaN among the drawn floats, float32 inputs to a
+module that enables x64, float arrays for a PRNG key, settings read from the wrong folder."""
 
 from __future__ import annotations
 
@@ -24,6 +25,8 @@ PAIRS = {
     "tiny_values": ("correction", "rewrite gradient[0]: float32[1] [2.33715e-05]"),  # twice the original's: one doubling too many
     "negative_index": ("activation", "mode: -1"),
     "boundary": ("gate", "x: float32[] 0.37"),
+    "stepped_boundary": ("time_above", "x: float32[1] [0.375]"),  # 0.375 * 0.8 lands on the 0.3 compared with
+    "nan_propagation": ("hinge", "margin: nan"),  # the original's `1.0 - margin` keeps the NaN; the rewrite's 0 does not
     "key_by_use": ("jitter", "key: key<threefry2x32>[]"),
     "key_call_site": ("jitter", "key: key<threefry2x32>[]"),  # the key reaches jax.random through a helper
 }
@@ -122,6 +125,49 @@ def test_compared_constants_are_read_from_the_original() -> None:
     special = strategies.special_floats(np.float32, 10.0, (0.5,))
     assert 0.5 in special and float(np.nextafter(np.float32(0.5), np.float32(1))) in special
     assert 0.0 in special and max(special) >= 1e5 and min(abs(v) for v in special if v) <= 1e-7
+
+
+def test_constants_reached_through_one_step_of_arithmetic_are_drawn() -> None:
+    """`x = x * 2.0` then `x > 3.0` meets 3.0 exactly from 1.5; `x + 1.0`, `x - 0.5`, `x / 4`, `10 - x` likewise."""
+    tree = ast.parse(
+        "def f(x, n):\n"
+        "    for _ in range(n):\n"
+        "        x = x * 2.0\n"
+        "        x = jnp.where(x > 3.0, x - 0.5, x + 1.0)\n"
+        "        x /= 4\n"
+        "        y = 10 - x\n"
+        "    return x, y * (2 * 3)\n"
+    )
+    found = usage.compared_constants(tree, "f")
+    assert found[0] == 3.0, "the compared constant comes first"
+    assert {1.5, 3.5, 2.0, 12.0, 7.0} <= set(found)
+    assert 6.0 not in found, "`2 * 3` is arithmetic of literals, not a step of the input"
+    floats = strategies.at_constants(np.float32, (0.3 / 0.8,))
+    assert 0.375 in floats and float(np.float32(0.375) * np.float32(0.8)) == float(np.float32(0.3))
+
+
+def test_nan_infinities_and_negative_zero_are_drawn_by_default() -> None:
+    """A fair share of examples holds NaN or an infinity, and most stay finite, however many float arguments
+    there are; -0.0 is among the specials."""
+    from hypothesis import HealthCheck, given, seed, settings
+
+    for count in (1, 6):
+        params = tuple((f"x{i}", {"kind": "array", "dtype": "float32", "shape": [3]}) for i in range(count))
+        seen: list[list[np.ndarray]] = []
+
+        @seed(0)
+        @settings(max_examples=200, database=None, deadline=None, suppress_health_check=list(HealthCheck))
+        @given(strategies.from_specs(params, count, magnitude=10.0, nan=Options().nan, evaluate=eval))
+        def draw(call) -> None:
+            seen.append([leaf.array for leaf in call.args])
+
+        draw()
+        share = {what: np.mean([any(test(a).any() for a in arrays) for arrays in seen]) for what, test in (("nan", np.isnan), ("inf", np.isinf))}
+        assert 0.03 <= share["nan"] <= 0.4 and 0.03 <= share["inf"] <= 0.4, (count, share)
+        assert np.mean([all(np.isfinite(a).all() for a in arrays) for arrays in seen]) >= 0.4, count
+        assert any(np.isposinf(a).any() for arrays in seen for a in arrays) and any(np.isneginf(a).any() for arrays in seen for a in arrays)
+    zeros = [v for v in strategies.special_floats(np.float32, 10.0) if v == 0.0]
+    assert sorted(np.signbit(zeros)) == [False, True], "0.0 and -0.0"
 
 
 def test_prng_keys_are_recognised_by_use() -> None:

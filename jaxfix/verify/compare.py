@@ -189,6 +189,18 @@ def same_layout(wanted: Any, actual: Any) -> bool:
     return True
 
 
+def comparable(tree: Any) -> bool:
+    """Whether every leaf can be read on the host (a tracer that leaked out of a JAX transformation cannot)."""
+    import jax
+
+    try:
+        for leaf in jax.tree.leaves(tree):
+            as_array(leaf)
+    except Exception:
+        return False
+    return True
+
+
 def _same_object(a: Any, b: Any) -> bool:
     try:
         return bool(a == b)

@@ -134,6 +134,7 @@ def case_source(path: Path, name: str) -> Source | None:
         rtol=spec.get("rtol"),
         atol=spec.get("atol"),
         no_grad=spec.get("no_grad"),
+        no_nan=spec.get("no_nan"),
     )
 
 

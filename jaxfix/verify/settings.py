@@ -6,7 +6,7 @@
     timeout = 120            # seconds per function; the worker is stopped past it
     deadline = 5             # seconds per call, not counting JAX's compile time
     magnitude = 10.0         # |value| bound of floats drawn from specs and annotations
-    nan = false              # also draw NaN and infinities
+    nan = true               # mix NaN and ±inf into some float inputs (false: finite only)
     grad = true              # also compare gradients (where there are float inputs)
 
     [tool.jaxfix.verify.functions.smooth]            # a function name, or "src/pkg/mod.py:smooth"

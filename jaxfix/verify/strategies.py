@@ -17,9 +17,9 @@ Two ways in:
   of 0 to 2 dimensions, `...` an anonymous one, `_` one anonymous dimension; arrays with no shape at all share
   one shape drawn per example (rank 0 to 2), since such arguments usually meet in elementwise code.
 
-Floats have no subnormals, and NaN/inf only when asked for. Drawn JAX arrays stay NumPy data (`Drawn`) until a
-call places them on the device under test, so that each call gets fresh buffers (donation cannot leak from the
-original's call into the rewrite's).
+Floats have no subnormals. Unless turned off (`nan=False`), one example in 8 mixes NaN into its float values and
+one ±inf (`with_nonfinite`). Drawn JAX arrays stay NumPy data (`Drawn`) until a call places them on the device under test, so that each call gets
+fresh buffers (donation cannot leak from the original's call into the rewrite's).
 """
 
 from __future__ import annotations
@@ -61,36 +61,95 @@ class Call:
 # ---- elements ---------------------------------------------------------------------------------------------
 
 
-def _float_elements(dtype: np.dtype, bound: float, nan: bool, constants: tuple[float, ...] = ()) -> st.SearchStrategy:
+NONFINITE = ((math.nan,), (math.inf, -math.inf))  # what the float values of one example may mix in
+FINITE_EXAMPLES = 6  # of every 8 examples, this many are drawn without NaN or infinities
+
+
+def with_nonfinite(nan: bool, build: Callable[[tuple[float, ...]], st.SearchStrategy]) -> st.SearchStrategy:
+    """Examples from `build(nonfinite)`: with `nan`, one example in 8 mixes NaN into its float values (about half
+    of them) and one ±inf, the other 6 in 8 stay finite. That is a fair share whatever the number of float
+    arguments (drawn per argument, a function of six arrays would rarely see an example without NaN): a rewrite
+    that loses a NaN (`jnp.where(x <= 1.0, 1.0 - x, 0.0)` for `if x > 1.0: return 0.0`) differs on nothing else,
+    and the finite examples are left for everything else a rewrite may get wrong (gradients are compared on those
+    only). Shrinking goes towards the finite examples: a counterexample keeps a NaN only when it needs one."""
+    if not nan:
+        return build(())
+    return evenly([build(())] * FINITE_EXAMPLES + [build(kind) for kind in NONFINITE])
+
+
+def _float_elements(
+    dtype: np.dtype,
+    bound: float,
+    nonfinite: tuple[float, ...] = (),
+    constants: tuple[float, ...] = (),
+    leaf: Callable[[st.SearchStrategy], st.SearchStrategy] | None = None,
+) -> st.SearchStrategy:
+    """A float leaf: `leaf(elements)` (an array of such elements; default: one float). Elements are uniform within
+    ±bound, one of special_floats, or one of at_constants (a quarter each: uniform, the fixed special values, the
+    constants the source compares against with their neighbours, and those constants alone; half and half
+    without constants); where `nonfinite` is given (with_nonfinite), half of them one of those instead."""
+    leaf = leaf or (lambda elements: elements)
     width = {2: 16, 4: 32, 8: 64}.get(np.dtype(dtype).itemsize, 32) if np.dtype(dtype).kind == "f" else 32
-    finite = st.floats(min_value=-bound, max_value=bound, allow_nan=False, allow_infinity=False, allow_subnormal=False, width=width)
-    special = special_floats(dtype, bound, constants)
-    if special:
-        finite = st.one_of(finite, st.sampled_from(special))
-    if nan:
-        return st.one_of(finite, st.sampled_from([math.nan, math.inf, -math.inf]))
-    return finite
+    branches = [st.floats(min_value=-bound, max_value=bound, allow_nan=False, allow_infinity=False, allow_subnormal=False, width=width)]
+    for values in (special_floats(dtype, bound), at_constants(dtype, constants), at_constants(dtype, constants, neighbours=False)):
+        if values:
+            branches.append(st.sampled_from(values))
+    if nonfinite:  # as many branches again, so half the elements: branches, not a choice of their own per element,
+        branches += [st.sampled_from(nonfinite) for _ in branches]  # which would overrun Hypothesis's buffer on large arrays
+    return leaf(st.one_of(branches))
+
+
+def evenly(choices: list[st.SearchStrategy]) -> st.SearchStrategy:
+    """One of `choices`, each about as often, shrinking towards the first. `st.one_of` flattens nested `one_of`s
+    into one list of branches, which would weigh a choice by how many branches it holds."""
+    return st.sampled_from(choices).flatmap(lambda chosen: chosen)
+
+
+def _finfo(dtype: Any) -> np.finfo:
+    try:
+        return np.finfo(dtype if np.dtype(dtype).kind == "f" else np.float32)
+    except (TypeError, ValueError):
+        return np.finfo(np.float32)
 
 
 def special_floats(dtype: Any, bound: float, constants: tuple[float, ...] = ()) -> list[float]:
-    """Values a uniform draw within ±bound almost never hits: exact zero, ±1, tiny and huge magnitudes, and the
-    constants the function's source compares against with their neighbours in `dtype` (`x > 0.5` is decided
-    differently at 0.5 and at the next float above it). Only values `dtype` holds as normal numbers."""
-    try:
-        info = np.finfo(dtype if np.dtype(dtype).kind == "f" else np.float32)
-    except (TypeError, ValueError):
-        info = np.finfo(np.float32)
+    """Values a uniform draw within ±bound almost never hits: exact zero (and -0.0, whose reciprocal is -inf), ±1,
+    tiny and huge magnitudes, then at_constants. Only values `dtype` holds as normal numbers."""
+    info = _finfo(dtype)
     kind_dtype = np.dtype(info.dtype)
     values: list[float] = [0.0, 1.0, -1.0, 1e-3, -1e-3]
     for tiny in (1e-7, 1e-20):
         values += [tiny, -tiny]
     for huge in (1e4 * bound, 1e8 * bound):
         values += [huge, -huge]
-    for constant in constants:
-        c = kind_dtype.type(constant)
-        values += [float(c), float(np.nextafter(c, kind_dtype.type(np.inf))), float(np.nextafter(c, kind_dtype.type(-np.inf)))]
+    out = [-0.0] + _normal(kind_dtype, info, values)
+    return out + [v for v in at_constants(dtype, constants) if v not in out]
+
+
+def at_constants(dtype: Any, constants: tuple[float, ...], *, neighbours: bool = True) -> list[float]:
+    """The constants the function's source compares against (and the values one step of its arithmetic carries
+    onto them: usage.compared_constants), each with its neighbours in `dtype`: `x > 0.5` is decided differently at
+    0.5 and at the next float above it, and `x * 0.8 > 0.3` at the float nearest 0.3 / 0.8 (or a neighbour, where
+    the step rounds). `_float_elements` draws the constants themselves from a branch of their own too, so that
+    their neighbours do not dilute them."""
+    info = _finfo(dtype)
+    kind_dtype = np.dtype(info.dtype)
+    values: list[float] = []
+    with np.errstate(over="ignore"):
+        for constant in constants:
+            c = kind_dtype.type(constant)
+            values.append(float(c))
+            if neighbours:
+                values += [float(np.nextafter(c, kind_dtype.type(np.inf))), float(np.nextafter(c, kind_dtype.type(-np.inf)))]
+    return _normal(kind_dtype, info, values)
+
+
+def _normal(kind_dtype: np.dtype, info: np.finfo, values: list[float]) -> list[float]:
+    """`values` rounded to the dtype, those it holds as normal numbers (and zero), once each."""
     out: list[float] = []
-    for value in [float(kind_dtype.type(v)) for v in values]:
+    with np.errstate(over="ignore"):
+        rounded = [float(kind_dtype.type(v)) for v in values]
+    for value in rounded:
         if math.isfinite(value) and (value == 0.0 or float(info.tiny) <= abs(value) <= float(info.max)) and value not in out:
             out.append(value)
     return out
@@ -104,20 +163,27 @@ def _int_elements(low: int, high: int, constants: tuple[float, ...] = ()) -> st.
     return st.one_of(drawn, st.sampled_from(special)) if special else drawn
 
 
-def _is_bfloat16(dtype: Any) -> bool:
+def is_bfloat16(dtype: Any) -> bool:
     return str(dtype) == "bfloat16"
 
 
 def numpy_array(
-    dtype: Any, shape: tuple[int, ...], *, bound: float, nan: bool, low: int | None = None, high: int | None = None, constants: tuple[float, ...] = ()
+    dtype: Any,
+    shape: tuple[int, ...],
+    *,
+    bound: float,
+    nonfinite: tuple[float, ...] = (),
+    low: int | None = None,
+    high: int | None = None,
+    constants: tuple[float, ...] = (),
 ) -> st.SearchStrategy:
     """An array of `dtype` and `shape`: floats within ±bound; integers in [low, high] (default ±bound, clipped to
     the dtype); bools; complex numbers with bounded parts. bfloat16 is drawn as float32 and rounded."""
     dtype_name = str(dtype)
-    if _is_bfloat16(dtype):
+    if is_bfloat16(dtype):
         import ml_dtypes
 
-        return numpy_array(np.float32, shape, bound=bound, nan=nan, constants=constants).map(lambda a: a.astype(ml_dtypes.bfloat16))
+        return numpy_array(np.float32, shape, bound=bound, nonfinite=nonfinite, constants=constants).map(lambda a: a.astype(ml_dtypes.bfloat16))
     dtype = np.dtype(dtype)
     if dtype.kind == "b":
         elements: st.SearchStrategy = st.booleans()
@@ -128,11 +194,11 @@ def numpy_array(
         elements = _int_elements(max(lo, int(info.min)), min(max(hi, lo), int(info.max)), constants)
     elif dtype.kind == "c":
         part = np.float32 if dtype.itemsize == 8 else np.float64
-        return st.tuples(numpy_array(part, shape, bound=bound, nan=nan), numpy_array(part, shape, bound=bound, nan=nan)).map(
+        return st.tuples(numpy_array(part, shape, bound=bound, nonfinite=nonfinite), numpy_array(part, shape, bound=bound, nonfinite=nonfinite)).map(
             lambda pair: (pair[0] + 1j * pair[1]).astype(dtype)
         )
     elif dtype.kind == "f":
-        elements = _float_elements(dtype, bound, nan, constants)
+        return _float_elements(dtype, bound, nonfinite, constants, leaf=lambda floats: hnp.arrays(dtype, shape, elements=floats))
     else:
         raise ValueError(f"cannot draw arrays of dtype {dtype_name}")
     return hnp.arrays(dtype, shape, elements=elements)
@@ -143,12 +209,16 @@ def numpy_array(
 
 def like(value: Any, *, nan: bool = False, constants: tuple[float, ...] = ()) -> st.SearchStrategy:
     """Values shaped like `value` (see the module docstring)."""
+    return with_nonfinite(nan, lambda nonfinite: _like(value, nonfinite, constants))
+
+
+def _like(value: Any, nonfinite: tuple[float, ...], constants: tuple[float, ...]) -> st.SearchStrategy:
     import jax
 
     leaves, treedef = jax.tree.flatten(value, is_leaf=_is_key)
     if len(leaves) == 1 and treedef.num_nodes == 1:
-        return _leaf_like(leaves[0], nan, constants)
-    return st.tuples(*[_leaf_like(leaf, nan, constants) for leaf in leaves]).map(lambda drawn: jax.tree.unflatten(treedef, drawn))
+        return _leaf_like(leaves[0], nonfinite, constants)
+    return st.tuples(*[_leaf_like(leaf, nonfinite, constants) for leaf in leaves]).map(lambda drawn: jax.tree.unflatten(treedef, drawn))
 
 
 def _is_key(value: Any) -> bool:
@@ -157,25 +227,25 @@ def _is_key(value: Any) -> bool:
     return isinstance(value, jax.Array) and jax.dtypes.issubdtype(value.dtype, jax.dtypes.prng_key)
 
 
-def _leaf_like(value: Any, nan: bool, constants: tuple[float, ...] = ()) -> st.SearchStrategy:
+def _leaf_like(value: Any, nonfinite: tuple[float, ...], constants: tuple[float, ...] = ()) -> st.SearchStrategy:
     import jax
 
     if _is_key(value):
         data = np.asarray(jax.random.key_data(value))
         impl = str(jax.random.key_impl(value))
-        return numpy_array(data.dtype, data.shape, bound=2**31 - 1, nan=False, low=0).map(lambda d: DrawnKey(d, impl))
+        return numpy_array(data.dtype, data.shape, bound=2**31 - 1, low=0).map(lambda d: DrawnKey(d, impl))
     if isinstance(value, bool):
         return st.booleans()
     if isinstance(value, int):
         return st.sampled_from(sorted({0, 1, -1, value} if value >= 1 else {value, 0, -1}))
     if isinstance(value, float):
-        return _float_elements(np.dtype(np.float64), _bound(np.asarray(value)), nan, constants)
+        return _float_elements(np.dtype(np.float64), _bound(np.asarray(value)), nonfinite, constants)
     if isinstance(value, (jax.Array, np.ndarray, np.generic)):
         array = np.asarray(value)
         if array.dtype == object:
             return st.just(value)
         low, high = _int_range(array)
-        strategy = numpy_array(array.dtype, array.shape, bound=_bound(array), nan=nan, low=low, high=high, constants=constants)
+        strategy = numpy_array(array.dtype, array.shape, bound=_bound(array), nonfinite=nonfinite, low=low, high=high, constants=constants)
         if isinstance(value, jax.Array):
             return strategy.map(Drawn)
         if isinstance(value, np.generic):
@@ -186,7 +256,7 @@ def _leaf_like(value: Any, nan: bool, constants: tuple[float, ...] = ()) -> st.S
 
 def _bound(array: np.ndarray) -> float:
     """Twice the example's largest finite magnitude, at least 1."""
-    if array.dtype.kind not in "fc" and not _is_bfloat16(array.dtype):
+    if array.dtype.kind not in "fc" and not is_bfloat16(array.dtype):
         return 1.0
     values = np.abs(np.asarray(array, dtype=np.complex128 if array.dtype.kind == "c" else np.float64))
     finite = values[np.isfinite(values)]
@@ -203,7 +273,12 @@ def _int_range(array: np.ndarray) -> tuple[int | None, int | None]:
 def example_call(values: tuple[tuple, dict], *, nan: bool = False, constants: tuple[float, ...] = ()) -> st.SearchStrategy:
     """Calls shaped like one concrete call (args, kwargs)."""
     args, kwargs = values
-    return st.tuples(like(tuple(args), nan=nan, constants=constants), like(dict(kwargs), nan=nan, constants=constants)).map(lambda pair: Call(tuple(pair[0]), dict(pair[1])))
+    return with_nonfinite(
+        nan,
+        lambda nonfinite: st.tuples(_like(tuple(args), nonfinite, constants), _like(dict(kwargs), nonfinite, constants)).map(
+            lambda pair: Call(tuple(pair[0]), dict(pair[1]))
+        ),
+    )
 
 
 def concrete_call(values: tuple[tuple, dict]) -> Call:
@@ -239,8 +314,8 @@ def from_specs(
     keyword, and "default" ones are left out."""
 
     @st.composite
-    def calls(draw: Callable) -> Call:
-        scope = _Scope(draw, magnitude, nan, evaluate, constants)
+    def calls(draw: Callable, nonfinite: tuple[float, ...]) -> Call:
+        scope = _Scope(draw, magnitude, nonfinite, evaluate, constants)
         args, kwargs = [], {}
         for index, (name, spec) in enumerate(params):
             if spec.get("kind") == "default":
@@ -252,7 +327,7 @@ def from_specs(
                 kwargs[name] = value
         return Call(tuple(args), kwargs)
 
-    return calls()
+    return with_nonfinite(nan, calls)
 
 
 def from_call_specs(
@@ -261,19 +336,19 @@ def from_call_specs(
     """Calls drawn from {"args": [spec, ...], "kwargs": {name: spec}} (a recorded signature)."""
 
     @st.composite
-    def calls(draw: Callable) -> Call:
-        scope = _Scope(draw, magnitude, nan, evaluate, constants)
+    def calls(draw: Callable, nonfinite: tuple[float, ...]) -> Call:
+        scope = _Scope(draw, magnitude, nonfinite, evaluate, constants)
         args = tuple(scope.value(spec) for spec in call.get("args", []))
         return Call(args, {name: scope.value(spec) for name, spec in call.get("kwargs", {}).items()})
 
-    return calls()
+    return with_nonfinite(nan, calls)
 
 
 class _Scope:
     """One example's draws: named dimensions and the shared shape are drawn once and reused."""
 
-    def __init__(self, draw: Callable, magnitude: float, nan: bool, evaluate: Callable[[str], Any], constants: tuple[float, ...] = ()) -> None:
-        self.draw, self.magnitude, self.nan, self.evaluate, self.constants = draw, magnitude, nan, evaluate, constants
+    def __init__(self, draw: Callable, magnitude: float, nonfinite: tuple[float, ...], evaluate: Callable[[str], Any], constants: tuple[float, ...] = ()) -> None:
+        self.draw, self.magnitude, self.nonfinite, self.evaluate, self.constants = draw, magnitude, nonfinite, evaluate, constants
         self.dims: dict[str, Any] = {}
         self.shared: tuple[int, ...] | None = None
 
@@ -283,16 +358,13 @@ class _Scope:
             shape = self.shape(spec.get("shape"))
             bound = spec.get("bound", self.magnitude)
             dtype = spec.get("dtype", "float32")
-            array = self.draw(numpy_array(dtype, shape, bound=bound, nan=self.nan, low=spec.get("min"), high=spec.get("max"), constants=self.constants))
+            array = self.draw(numpy_array(dtype, shape, bound=bound, nonfinite=self.nonfinite, low=spec.get("min"), high=spec.get("max"), constants=self.constants))
             return array if spec.get("numpy") else Drawn(array)
         if kind == "float":
-            bound = spec.get("max", self.magnitude)
-            low = spec.get("min", -bound)
-            drawn = st.floats(min_value=low, max_value=bound, allow_nan=False, allow_infinity=False, allow_subnormal=False)
-            if "min" not in spec and "max" not in spec:  # a range given by the user is kept
-                special = special_floats(np.float64, bound, self.constants)
-                drawn = st.one_of(drawn, st.sampled_from(special))
-            return self.draw(drawn)
+            if "min" in spec or "max" in spec:  # a range given by the user is kept: no special values
+                bound = spec.get("max", self.magnitude)
+                return self.draw(st.floats(min_value=spec.get("min", -bound), max_value=bound, allow_nan=False, allow_infinity=False, allow_subnormal=False))
+            return self.draw(_float_elements(np.dtype(np.float64), self.magnitude, self.nonfinite, self.constants))
         if kind == "int":
             if "choices" in spec:
                 return self.draw(st.sampled_from(spec["choices"]))
@@ -301,7 +373,7 @@ class _Scope:
             return self.draw(st.booleans())
         if kind == "key":
             shape = self.shape(spec.get("shape", []))
-            data = self.draw(numpy_array(np.uint32, shape + (2,), bound=2**31 - 1, nan=False, low=0))
+            data = self.draw(numpy_array(np.uint32, shape + (2,), bound=2**31 - 1, low=0))
             return DrawnKey(data, "threefry2x32")
         if kind == "value":
             return self.evaluate(spec["expr"])

@@ -21,7 +21,7 @@ class Options:
     grad: bool = True  # compare gradients where there are float inputs (--no-grad: skip)
     timeout: float = 120.0  # seconds for one function, all devices; the worker is killed past it
     magnitude: float = 10.0  # bound on |value| of floats drawn from annotations (examples set their own scale)
-    nan: bool = False  # also draw NaN and infinities
+    nan: bool = True  # mix NaN and infinities into some float inputs (False: finite floats only)
     deadline: float = 5.0  # seconds one call may run, not counting JAX's compile time
 
     @property
@@ -65,6 +65,7 @@ class Source:
     rtol: float | None = None
     atol: float | None = None
     no_grad: str | None = None  # case.toml: why the gradients are not compared (the fix's documented loss)
+    no_nan: str | None = None  # case.toml: why only finite floats are drawn (the fix's documented NaN difference)
     constants: tuple[float, ...] = ()  # numbers the original compares against: drawn, with their neighbours
 
 

@@ -1,7 +1,8 @@
 """What a function's source says about its inputs, beyond annotations (read from the AST; nothing is imported).
 
-- `compared_constants`: the numbers it compares against (`x > 0.5`, `jnp.where(x >= 2, ...)`, `jnp.clip(x, 0, 1)`):
-  inputs are drawn at them and at their neighbours, where a rewrite that moves a boundary (`>` for `>=`) differs.
+- `compared_constants`: the numbers it compares against (`x > 0.5`, `jnp.where(x >= 2, ...)`, `jnp.clip(x, 0, 1)`),
+  and those one step of its arithmetic with a literal (`x * 2.0`, `x + 1.0`) carries onto them: inputs are drawn at
+  them and at their neighbours, where a rewrite that moves a boundary (`>` for `>=`) differs.
 - `key_parameters`: the parameters used as PRNG keys (passed first, or as `key=`, to a `jax.random` function):
   they get keys, whatever their annotation says (`key: jax.Array` is also what a float array is annotated with).
 - `enables_x64`: the module turns on 64-bit mode (`jax.config.update("jax_enable_x64", True)`, `jax.enable_x64()`),
@@ -17,10 +18,14 @@ from jaxfix.verify.functions import definitions
 
 BOUNDS = {"clip", "minimum", "maximum", "where", "select", "heaviside", "isclose", "greater", "less", "greater_equal", "less_equal", "equal"}
 MAX_CONSTANTS = 16
+MAX_REACHED = 32  # values one arithmetic step carries onto a compared constant
+STEP_OPERATORS = (ast.Add, ast.Sub, ast.Mult, ast.Div)
 
 
 def compared_constants(tree: ast.Module, name: str) -> tuple[float, ...]:
-    """Numeric constants in comparisons and bound-like calls inside the function `name` (and what it nests)."""
+    """Numeric constants in comparisons and bound-like calls inside the function `name` (and what it nests), then
+    the values that one step of the arithmetic it applies with a literal carries onto them: a loop body doing
+    `x = x * 2.0` and testing `x > 3.0` lands exactly on 3.0 only from 1.5, which no draw near 3.0 gives."""
     node = _function(tree, name)
     if node is None:
         return ()
@@ -31,6 +36,7 @@ def compared_constants(tree: ast.Module, name: str) -> tuple[float, ...]:
         if value is not None and value not in found:
             found.append(value)
 
+    steps: list[tuple[type[ast.operator], float, bool]] = []
     for sub in ast.walk(node):
         if isinstance(sub, ast.Compare):
             for operand in [sub.left, *sub.comparators]:
@@ -38,7 +44,42 @@ def compared_constants(tree: ast.Module, name: str) -> tuple[float, ...]:
         elif isinstance(sub, ast.Call) and _last(sub.func) in BOUNDS:
             for arg in [*sub.args, *(k.value for k in sub.keywords)]:
                 add(arg)
-    return tuple(found[:MAX_CONSTANTS])
+        step = _step(sub)
+        if step is not None and step not in steps:
+            steps.append(step)
+    compared = found[:MAX_CONSTANTS]
+    reached = [value for c in compared for step in steps for value in [_before_step(c, *step)] if value is not None and value not in found]
+    return tuple(compared + list(dict.fromkeys(reached))[:MAX_REACHED])
+
+
+def _step(node: ast.AST) -> tuple[type[ast.operator], float, bool] | None:
+    """`x * k`, `x / k`, `x + k`, `x - k` (or `k - x`, `k / x`, and `x *= k` and the like) with a literal k: the
+    operator, k, and whether k is on the left."""
+    if isinstance(node, ast.AugAssign):
+        left, op, right = node.target, node.op, node.value
+    elif isinstance(node, ast.BinOp):
+        left, op, right = node.left, node.op, node.right
+    else:
+        return None
+    if not isinstance(op, STEP_OPERATORS):
+        return None
+    k_left, k_right = _number(left), _number(right)
+    if (k_left is None) == (k_right is None):
+        return None  # no literal, or arithmetic of two literals
+    return (type(op), k_right, False) if k_right is not None else (type(op), k_left, True)
+
+
+def _before_step(c: float, op: type[ast.operator], k: float, k_on_left: bool) -> float | None:
+    """The x for which the step gives exactly c (before rounding in the input's dtype)."""
+    if op is ast.Add:
+        return c - k
+    if op is ast.Sub:
+        return k - c if k_on_left else c + k
+    if op is ast.Mult:
+        return c / k if k else None
+    if k_on_left:  # k / x == c
+        return k / c if c else None
+    return c * k
 
 
 def key_parameters(tree: ast.Module, name: str) -> set[str]:

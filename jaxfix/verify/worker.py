@@ -388,7 +388,7 @@ def describe_tree(prefix: str, value: Any) -> list[str]:
     is_leaf = lambda x: isinstance(x, (strategies.Drawn, strategies.DrawnKey))  # noqa: E731
     pairs, _ = jax.tree_util.tree_flatten_with_path(value, is_leaf=is_leaf)
     if not pairs:
-        return [f"{prefix}: {value!r}"]
+        return [f"{prefix.rstrip(':')}: {value!r}"]
     if len(pairs) == 1 and not pairs[0][0]:
         return [f"{prefix}: {describe(pairs[0][1])}"]
     return [f"{prefix}{jax.tree_util.keystr(path)}: {describe(leaf)}" for path, leaf in pairs]
@@ -436,6 +436,7 @@ def namespace(imports: tuple[str, ...]) -> dict[str, Any]:
 
 
 def inputs_from(source: Source, options: Options) -> Inputs:
+    nan = options.nan and not source.no_nan
     try:
         scope = namespace(source.imports)
         evaluate = lambda expr: eval(expr, scope)  # noqa: E731
@@ -447,15 +448,15 @@ def inputs_from(source: Source, options: Options) -> Inputs:
             if not values:
                 raise Unusable("no calls")
             explicit = [strategies.concrete_call(v) for v in values]
-            strategy = strategies.hypothesis_one_of([strategies.example_call(v, nan=options.nan, constants=source.constants) for v in values])
+            strategy = strategies.hypothesis_one_of([strategies.example_call(v, nan=nan, constants=source.constants) for v in values])
         elif source.kind == "recorded":
             explicit = []
-            choices = [strategies.from_call_specs(c, magnitude=options.magnitude, nan=options.nan, evaluate=evaluate, constants=source.constants) for c in source.calls]
+            choices = [strategies.from_call_specs(c, magnitude=options.magnitude, nan=nan, evaluate=evaluate, constants=source.constants) for c in source.calls]
             strategy = strategies.hypothesis_one_of(choices)
         elif source.kind == "specs":
             explicit = []
             strategy = strategies.from_specs(
-                source.params, source.positional, magnitude=options.magnitude, nan=options.nan, evaluate=evaluate, constants=source.constants
+                source.params, source.positional, magnitude=options.magnitude, nan=nan, evaluate=evaluate, constants=source.constants
             )
         else:
             raise Unusable(f"unknown source kind {source.kind}")
@@ -507,7 +508,7 @@ def check_device(
     failing: dict[str, Mismatch] = {}
     first_failure: list[float] = []
     counts: dict[str, Any] = {"eager": 0, "both_eager": 0, "jit_rounding": 0, "raised": set(), "skipped": 0, "outside": 0}
-    counts.update(grad_outside=0, grad_raised=set(), in_place=0, nothing=0, globals=0, grad_slow="", grad_jit_rounding=0, grad_noise=0)
+    counts.update(grad_outside=0, grad_raised=set(), in_place=0, nothing=0, globals=0, grad_slow="", grad_jit_rounding=0, grad_noise=0, grad_nonfinite=0)
 
     if source.original_raises:
         return _check_declared(original, rewritten, inputs, device, report)
@@ -528,6 +529,9 @@ def check_device(
         if progress is not None:
             progress(describe_call(original if not isinstance(original, BaseException) else rewritten, call))
         before = invoke(original, call, device, limit=options.deadline)
+        if isinstance(before.error, DeadlineExceeded):
+            outside(before, None)  # not the rewrite too: inside XLA (a lax.while_loop on inf), it could not be interrupted
+            return
         eager_before = None
         if before.raised and isinstance(before.error, concretization):
             # JAX rejects the original under jit: what it computes is what it computes eagerly
@@ -549,28 +553,22 @@ def check_device(
             if not first_failure and "effects" not in counts:
                 counts["effects"] = "; ".join(called) + " (a host callback: its effects are not compared)"
             return
+        if before.raised:
+            outside(before, after)  # what it wrote on the way does not count either
+            return
         globals_difference = None
         written_before, written_after = getattr(before, "written", None) or {}, getattr(after, "written", None) or {}
         if written_before or written_after:
-            if set(written_before) != set(written_after):
-                sides = [("original", written_before), ("rewrite", written_after)]
-                said = [f"the {side} writes {', '.join(sorted(w))}" for side, w in sides if w] + [f"the {side} does not" for side, w in sides if not w]
+            globals_difference, uncomparable = compare_written(written_before, written_after, size=size, source=source)
+            if uncomparable:
                 if not first_failure and "effects" not in counts:
-                    counts["effects"] = "global variables written differ: " + "; ".join(said)
+                    counts["effects"] = uncomparable
                 return
-            try:
-                globals_difference, _ = cmp.compare_values(written_before, written_after, size=size, rtol=source.rtol, atol=source.atol)
-            except Exception as error:  # a tracer leaked into a global, say
-                if not first_failure and "effects" not in counts:
-                    counts["effects"] = f"the globals written ({', '.join(sorted(written_before))}) cannot be compared: {type(error).__name__}"
-                return
-            counts["globals"] += 1
-        if before.raised:
-            outside(before, after)
-            return
+            if set(written_before) == set(written_after):
+                counts["globals"] += 1
         difference, found = cmp.compare(before, after, size=size, rtol=source.rtol, atol=source.atol)
         if difference is None and globals_difference is not None and not after.raised:
-            difference = cmp.Difference(f"global variables written ({', '.join(sorted(written_before))}): " + globals_difference.message)
+            difference = globals_difference
             before, after = cmp.Outcome(value=written_before), cmp.Outcome(value=written_after)
         changed_in_place = getattr(before, "mutated", ()) or getattr(after, "mutated", ())
         if difference is None and changed_in_place and not after.raised:
@@ -592,7 +590,12 @@ def check_device(
             if same_mode is not None:
                 difference, found = None, same_mode
                 counts["jit_rounding"] += 1
-        if difference is None and options.grad and not source.no_grad and not before.raised and not after.raised and not counts["grad_slow"]:
+        gradients = difference is None and options.grad and not source.no_grad and not before.raised and not after.raised and not counts["grad_slow"]
+        if gradients and not finite_floats(call):
+            gradients = False  # a derivative at NaN or inf means nothing: the values were compared there
+            if not first_failure:
+                counts["grad_nonfinite"] += 1
+        if gradients:
             grad_before = grad_of(original, call, device, eager=eager, limit=options.deadline)
             if grad_before is not None and isinstance(grad_before.error, DeadlineExceeded):
                 counts["grad_slow"] = cmp.first_line(grad_before.error)  # given up on this device from now on
@@ -699,6 +702,8 @@ def check_device(
         report.notes.append(f"arguments were changed in place on {counts['in_place']} inputs: they were compared after the call too")
     if source.no_grad and options.grad:
         report.notes.append(f"gradients not compared ({source.origin}): {source.no_grad}")
+    if source.no_nan and options.nan:
+        report.notes.append(f"finite floats only ({source.origin}): {source.no_nan}")
     if counts["grad_slow"] and options.grad:
         report.notes.append(f"gradients were no longer compared after one took too long ({counts['grad_slow']})")
     if counts["grad_jit_rounding"]:
@@ -716,6 +721,8 @@ def check_device(
             f"the original's gradient raised ({', '.join(sorted(counts['grad_raised']))}) on {counts['grad_outside']} inputs: "
             "gradients are compared only where the original's can be taken"
         )
+    if counts["grad_nonfinite"] and options.grad and not source.no_grad:
+        report.notes.append(f"gradients were not compared on {counts['grad_nonfinite']} inputs holding NaN or infinities (their values were)")
     if counts["skipped"]:
         report.notes.append(f"stopped drawing inputs after {options.budget:g} s (a quarter of --timeout); {counts['skipped']} were not run")
     if counts["eager"]:
@@ -730,7 +737,7 @@ def check_device(
     if counts["outside"]:
         report.notes.append(
             f"the original raised ({', '.join(sorted(counts['raised']))}) on {counts['outside']} more inputs on which the rewrite "
-            "did not raise the same: inputs the original does not accept are not compared"
+            "did not raise the same (or was not run: past the deadline): inputs the original does not accept are not compared"
         )
     if report.examples:
         report.status = VERIFIED
@@ -781,6 +788,34 @@ def jit_rounding_only(
     if again.raised or cmp.compare(after, again, size=size)[0] is not None:
         return None
     return found
+
+
+def compare_written(written_before: dict[str, Any], written_after: dict[str, Any], *, size: int, source: Source) -> tuple[cmp.Difference | None, str]:
+    """The globals the two sides wrote on one call (effects.global_changes): how they differ, and why they cannot be
+    compared ("" when they can). A global only one side writes differs, as long as what it wrote is a value (not a
+    tracer that leaked out of jit): a dropped `LOG.append(loss)` is a difference like a changed result."""
+    names = ", ".join(sorted(set(written_before) | set(written_after)))
+    if not (cmp.comparable(written_before) and cmp.comparable(written_after)):
+        return None, f"the globals written ({names}) cannot be compared: they hold tracers (written under a JAX transformation)"
+    if set(written_before) != set(written_after):
+        sides = [("original", written_before), ("rewrite", written_after)]
+        said = [f"the {side} writes {', '.join(sorted(w))}" for side, w in sides if w] + [f"the {side} does not" for side, w in sides if not w]
+        return cmp.Difference("global variables written differ: " + "; ".join(said)), ""
+    try:
+        difference, _ = cmp.compare_values(written_before, written_after, size=size, rtol=source.rtol, atol=source.atol)
+    except Exception as error:  # values that cannot be compared otherwise
+        return None, f"the globals written ({names}) cannot be compared: {type(error).__name__}"
+    return (cmp.Difference(f"global variables written ({names}): " + difference.message) if difference is not None else None), ""
+
+
+def finite_floats(call: strategies.Call) -> bool:
+    """Whether every float in the call's arguments is finite (no NaN, no infinity)."""
+    for leaf in jax_leaves(call):
+        data = leaf.array if isinstance(leaf, strategies.Drawn) else leaf
+        if isinstance(data, float) or (hasattr(data, "dtype") and (data.dtype.kind in "fc" or strategies.is_bfloat16(data.dtype))):
+            if not np.all(np.isfinite(data)):
+                return False
+    return True
 
 
 def _named_arguments(function: Any, arguments: Any, paths: tuple[str, ...]) -> dict[str, Any]:
