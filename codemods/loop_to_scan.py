@@ -194,7 +194,7 @@ class LoopToScan(Codemod):
       promoted to the loop's dtype, as the Python loop's first step would make it; after the loop it is an
       array, not a Python float. JAX keeps a Python float weak, so `rewards[t] + gamma * 0.0` with float32
       (float16, bfloat16) arrays is computed in that dtype either way, and the scan's first step gives the
-      Python loop's numbers exactly. Where jaxfix proves that every update of such a carry is a scalar
+      Python loop's numbers exactly, op by op (compiled in float16 or bfloat16, see below). Where jaxfix proves that every update of such a carry is a scalar
       (numbers, `x: float`/`x: int` parameters, the index of a `range`, one element of an array of known rank:
       `rewards: Float[Array, "T"]` indexed by `t`), the scan starts from the number as written. If the proof is
       wrong (the annotation lies), the scan raises at trace time ("carry input and carry output must have equal
@@ -205,7 +205,10 @@ class LoopToScan(Codemod):
       loop's first step ran, computing nothing, and the carry starts as `jnp.zeros_like` of the result
       (`jnp.full_like(..., total)` for another number). The first step then combines the step's values with
       zeros of the step's own dtype instead of a weak 0.0: the same numbers where the step computes in one
-      dtype (checked bit for bit in float32, float16 and bfloat16 on `(T,)` and `(T, envs)` batches). A step
+      dtype (checked bit for bit in float32, float16 and bfloat16 on `(T,)` and `(T, envs)` batches, op by op,
+      and compiled in float32; compiled in float16 or bfloat16, XLA may round a loop body's arithmetic otherwise
+      than the same operations unrolled, by a few units in the last place, depending on the CPU: seen on one
+      with AVX512-FP16 and AMX-BF16). A step
       that mixes dtypes (a bfloat16 product added to a float32 value) may round its first step differently in
       the last bits, as a scan started from 0.0 does too: the Python loop's first step computes `0.0 + x` in
       bfloat16, the scan in the carry's float32. A step whose shape still changes after its first step makes
