@@ -237,7 +237,9 @@ def _leaf_like(value: Any, nonfinite: tuple[float, ...], constants: tuple[float,
     if isinstance(value, bool):
         return st.booleans()
     if isinstance(value, int):
-        return st.sampled_from(sorted({0, 1, -1, value} if value >= 1 else {value, 0, -1}))
+        # The example's own value first (what Hypothesis tries first and shrinks towards): it is one the function
+        # accepts, where -1 or 0 may not be (a count of steps, a size).
+        return st.sampled_from([value, *sorted({0, 1, -1} - {value} if value >= 1 else {0, -1} - {value})])
     if isinstance(value, float):
         return _float_elements(np.dtype(np.float64), _bound(np.asarray(value)), nonfinite, constants)
     if isinstance(value, (jax.Array, np.ndarray, np.generic)):
