@@ -1,5 +1,5 @@
-"""The library call summaries (`libraries.CALL_SUMMARIES`, `FRESH_INIT_OPTIMIZERS`) against the installed optax,
-and JF501 reading them."""
+"""The library call summaries (jaxfix/facts/knowledge/: `CALL_SUMMARIES`, optax's `FRESH_INIT_OPTIMIZERS`)
+against the installed optax, and JF501 reading them."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import numpy as np
 import optax
 import pytest
 
-from jaxfix.analysis import libraries
 from jaxfix.analysis.summaries import TRAINING_CALLS, TRAINING_METHODS
 from jaxfix.codemods.donate_argnums import DonateArgnums
+from jaxfix.facts.knowledge import optax as optax_knowledge, tables
 from tests.helpers import findings, rewrite
 
 _ARGUMENTS = {"optax.clip": (1.0,), "optax.clip_by_global_norm": (1.0,)}
@@ -21,7 +21,7 @@ def _leaf_buffers(tree) -> set[int]:
     return {leaf.unsafe_buffer_pointer() for leaf in jax.tree.leaves(tree) if isinstance(leaf, jax.Array)}
 
 
-@pytest.mark.parametrize("name", sorted(libraries.FRESH_INIT_OPTIMIZERS))
+@pytest.mark.parametrize("name", sorted(optax_knowledge.FRESH_INIT_OPTIMIZERS))
 def test_fresh_init_optimizers_make_new_arrays(name: str) -> None:
     constructor = getattr(optax, name.split(".", 1)[1])
     optimizer = constructor(*_ARGUMENTS.get(name, (1e-3,)))
@@ -42,7 +42,7 @@ def test_apply_updates_makes_new_arrays_like_params() -> None:
     new = optax.apply_updates(params, {"w": jnp.full((3, 2), 0.5)})
     assert jax.tree.map(lambda a: (a.shape, a.dtype), new) == jax.tree.map(lambda a: (a.shape, a.dtype), params)
     assert not _leaf_buffers(new) & _leaf_buffers(params)
-    summary = libraries.CALL_SUMMARIES["optax.apply_updates"]
+    summary = tables.CALL_SUMMARIES["optax.apply_updates"]
     assert summary.returns == ("params",) and summary.aliases == ()
 
 
@@ -106,7 +106,7 @@ _KEEPING_ARGUMENTS = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(libraries.PARAMS_KEEPING_OPTIMIZERS))
+@pytest.mark.parametrize("name", sorted(optax_knowledge.PARAMS_KEEPING_OPTIMIZERS))
 def test_params_keeping_optimizers_keep_the_parameters(name: str) -> None:
     module, attribute = name.rsplit(".", 1)
     constructor = getattr(optax.contrib if module == "optax.contrib" else optax, attribute)
@@ -158,14 +158,14 @@ def test_init_of_an_optimizer_made_in_place() -> None:
 def test_summaries_name_their_own_parameters() -> None:
     """Every aliased parameter is one the summary has; per-output aliases add up to the whole result's; every type
     a constructor makes has summaries for its named-tuple fields."""
-    for name, summary in libraries.CALL_SUMMARIES.items():
+    for name, summary in tables.CALL_SUMMARIES.items():
         assert set(summary.aliases) <= set(summary.parameters), name
         if summary.by_output:
             assert len(summary.by_output) == len(summary.returns), name
             assert set().union(*summary.by_output) == set(summary.aliases), name
-    for made, fields in libraries.TYPE_FIELDS.items():
-        assert made in libraries.CONSTRUCTED_TYPES.values()
-        assert all(f"{made}.{field}" in libraries.CALL_SUMMARIES for field in fields)
+    for made, fields in tables.TYPE_FIELDS.items():
+        assert made in tables.CONSTRUCTED_TYPES.values()
+        assert all(f"{made}.{field}" in tables.CALL_SUMMARIES for field in fields)
 
 
 def test_haiku_summaries_against_haiku() -> None:

@@ -29,10 +29,11 @@ import libcst as cst
 from libcst.metadata import ScopeProvider
 
 from jaxfix.analysis.context import ModuleContext
-from jaxfix.analysis.libraries import CALL_SUMMARIES
 from jaxfix.analysis.summaries import by_method_name, summary_of
 from jaxfix.analysis.syntax import AT_METHODS, code_children, param_names, target_names
 from jaxfix.analysis.traced import LAX_BODIES, TRANSFORMS, TREE_MAPS, Kind
+from jaxfix.facts.knowledge.jax import IMPURE_PREFIXES, PURE_CALLS, PURE_PREFIXES
+from jaxfix.facts.knowledge.tables import CALL_SUMMARIES
 
 FunctionLike = Union[cst.FunctionDef, cst.Lambda, cst.Module]
 Loop = Union[cst.For, cst.While]
@@ -862,27 +863,6 @@ class Blocker:
     collects: bool = False
 
 
-# Namespaces whose functions are pure (functional JAX APIs, math on static values).
-_PURE_PREFIXES = (
-    "jax.numpy.", "jax.lax.", "jax.nn.", "jax.random.", "jax.scipy.", "jax.image.", "jax.tree.", "jax.tree_util.",
-    "jax.ops.", "math.", "operator.", "numpy.",
-)  # fmt: skip
-_PURE_NAMES = frozenset(
-    {
-        "jax.vmap", "jax.jit", "jax.grad", "jax.value_and_grad", "jax.jacfwd", "jax.jacrev", "jax.hessian",
-        "jax.checkpoint", "jax.remat", "jax.named_call", "jax.eval_shape", "jax.jvp", "jax.vjp", "jax.linearize",
-        "jax.tree_map", "jax.tree_leaves", "jax.tree_flatten", "jax.tree_unflatten", "jax.tree_structure",
-        "jax.device_put", "functools.partial", "jax.dtypes.canonicalize_dtype",
-        "jax.dtypes.result_type",
-    }
-)  # fmt: skip
-# Exceptions inside those namespaces: I/O, host callbacks, global random state, effects.
-_IMPURE_PREFIXES = (
-    "numpy.random.", "jax.numpy.save", "jax.numpy.load", "jax.numpy.fromfile", "jax.numpy.frombuffer", "numpy.save",
-    "numpy.load", "numpy.fromfile", "numpy.loadtxt", "numpy.savetxt", "numpy.genfromtxt", "numpy.memmap",
-    "numpy.set_printoptions", "numpy.seterr", "numpy.copyto", "numpy.put", "numpy.place", "numpy.putmask",
-    "numpy.fill_diagonal", "numpy.ndarray", "jax.experimental.", "jax.debug.", "jax.lax.cond_p",
-)  # fmt: skip
 _IO_BUILTINS = frozenset({"print", "open", "input", "breakpoint", "help"})
 _PURE_BUILTINS = frozenset(
     """
@@ -899,8 +879,6 @@ _HIGHER_ORDER: dict[str, tuple[tuple[int, ...], tuple[str, ...]]] = {
     "max": ((), ("key",)),
     "min": ((), ("key",)),
     "functools.partial": ((0,), ("func",)),
-    "jax.lax.map": ((0,), ("f",)),
-    "jax.lax.associative_scan": ((0,), ("fn",)),
     **{name: ((0,), ("f", "fun")) for name in TRANSFORMS},
     **{name: ((0,), ("f",)) for name in TREE_MAPS},
     **LAX_BODIES,
@@ -1190,11 +1168,11 @@ class Dataflow:
             return self._function_arguments_blocker(call, name)
         qualified = self._names.qualified(func)
         if qualified is not None:
-            if qualified.startswith(_IMPURE_PREFIXES) or qualified in ("jax.pure_callback",):
+            if qualified.startswith(IMPURE_PREFIXES) or qualified in ("jax.pure_callback",):
                 if qualified.startswith("jax.debug.") or "save" in qualified or "load" in qualified:
                     return Blocker(call, f"does I/O (`{qualified}`)")
                 return Blocker(call, f"calls `{qualified}`, which is not known to be pure")
-            if qualified.startswith(_PURE_PREFIXES) or qualified in _PURE_NAMES or qualified in TRANSFORMS:
+            if qualified.startswith(PURE_PREFIXES) or qualified in PURE_CALLS or qualified in TRANSFORMS:
                 return self._function_arguments_blocker(call, qualified)
             if qualified in CALL_SUMMARIES:  # a library call whose summary says what it returns: pure
                 return self._function_arguments_blocker(call, None)
@@ -1265,7 +1243,7 @@ class Dataflow:
             return self.call_blocker(expr, frozenset())
         qualified = self._names.qualified(expr)
         if qualified is not None:
-            if qualified.startswith(_PURE_PREFIXES) and not qualified.startswith(_IMPURE_PREFIXES):
+            if qualified.startswith(PURE_PREFIXES) and not qualified.startswith(IMPURE_PREFIXES):
                 return None
             return Blocker(expr, f"passes `{qualified}`, which is not known to be pure")
         if isinstance(expr, cst.Name):

@@ -2,7 +2,7 @@
 
 A loop in `model.py` runs under tracing because `train.py` jits the function around it; `env.step` is traced
 because a trainer writes `jax.jit(env.step)`; a Flax module's `__call__` is traced by the convention of the
-library (libraries.py). Module-local analysis cannot see these, so the index reads every Python file of the project
+library (jaxfix/facts/knowledge/). Module-local analysis cannot see these, so the index reads every Python file of the project
 (the folder of the nearest pyproject.toml or .git above the paths given), summarises each from `ast` once per
 content (a `Summary`: imports, functions, classes, module assignments and call sites, cached as JSON), resolves
 names across modules, and solves which functions are traced and how.
@@ -29,11 +29,14 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator, Mapping
 
 from jaxfix import parsed
-from jaxfix.analysis import libraries
 from jaxfix.analysis.ast_flow import target_names
 from jaxfix.analysis.recording import Recorded, read_record
 from jaxfix.analysis.sharding import legacy_mesh_contexts
 from jaxfix.cache import project_tag, read_marshalled, write_atomically
+from jaxfix.facts.knowledge import configs, conventions, tables
+from jaxfix.facts.knowledge.jax import ARRAY_MAKERS, REGISTER_STATIC
+from jaxfix.facts.knowledge.tables import FILTERED as _FILTERED, GRAD_LIKE as _GRAD_LIKE, JIT_LIKE as _JIT_LIKE
+from jaxfix.facts.knowledge.tables import LAX_BODIES, TRANSFORMS
 from jaxfix.files import Resolver
 from jaxfix.workers import collections_deferred
 
@@ -46,23 +49,8 @@ _SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", "env", "__pycach
 # Kinds, as traced.Kind's values (this module does not import traced.py: traced.py reads these facts).
 STATIC, UNKNOWN, TRACED = 0, 1, 2
 
-_JIT_LIKE = {"jax.jit", "jax.pmap", "jax.experimental.pjit.pjit", "jax.pjit"}
-_GRAD_LIKE = {"jax.grad", "jax.value_and_grad", "jax.jacfwd", "jax.jacrev", "jax.hessian"}
-_FILTERED = {"equinox.filter_jit", "equinox.filter_vmap", "equinox.filter_pmap", "equinox.filter_grad",
-             "equinox.filter_value_and_grad", "equinox.filter_checkpoint"}  # fmt: skip
-_OTHER = {"jax.vmap", "jax.checkpoint", "jax.remat", "jax.ad_checkpoint.checkpoint", "jax.shard_map",
-          "jax.experimental.shard_map.shard_map", "jax.lax.map", "jax.named_call"}  # fmt: skip
-TRANSFORMS = _JIT_LIKE | _GRAD_LIKE | _FILTERED | _OTHER
-LAX_BODIES: dict[str, tuple[tuple[int, ...], tuple[str, ...]]] = {
-    "jax.lax.scan": ((0,), ("f",)),
-    "jax.lax.fori_loop": ((2,), ("body_fun",)),
-    "jax.lax.while_loop": ((0, 1), ("cond_fun", "body_fun")),
-    "jax.lax.cond": ((1, 2), ("true_fun", "false_fun")),
-    "jax.lax.switch": ((1,), ("branches",)),
-    **libraries.BODY_ALIASES,
-}
 # The callees whose calls seed their arguments as functions: lax bodies, and libraries' convention wrappers.
-_SEEDING_NAMES = frozenset(LAX_BODIES) | frozenset(libraries.CONVENTION_WRAPPERS)
+_SEEDING_NAMES = frozenset(LAX_BODIES) | frozenset(tables.CONVENTION_WRAPPERS)
 _PARTIAL = "functools.partial"
 # The transformation a convention stands for: what a jitted training step does to the code it calls.
 CONVENTION = "jax.jit"
@@ -70,7 +58,7 @@ CONVENTION = "jax.jit"
 
 def canonical(name: str) -> str:
     """A library's transformation as the JAX transformation it behaves like (`flax.nnx.jit` → `jax.jit`)."""
-    return libraries.TRANSFORM_ALIASES.get(name, name)
+    return tables.TRANSFORM_ALIASES.get(name, name)
 
 
 # ---- summaries: one module from `ast` ------------------------------------------------------------------------
@@ -1013,7 +1001,7 @@ class Project:
         """What a reference may denote: ("func", module, qualname, bound) where `bound` counts the leading
         parameters a bound method or partial binds, ("class", module, name), ("instance", module, name),
         ("module", name), ("external", qualified name), ("partial", target, bound, keywords), or ("static",
-        qualified name) for a value of a configuration class that is never traced (libraries.STATIC_CONFIG_TYPES:
+        qualified name) for a value of a configuration class that is never traced (configs.STATIC_CONFIG_TYPES:
         `ml_collections.ConfigDict()`)."""
         if ref is None or depth > 8:
             return []
@@ -1026,7 +1014,7 @@ class Project:
             for target in callee:
                 if target[0] == "class":
                     found.append(("instance", target[1], target[2]))
-                elif target[0] == "external" and target[1] in libraries.STATIC_CONFIG_TYPES:
+                elif target[0] == "external" and target[1] in configs.STATIC_CONFIG_TYPES:
                     found.append(("static", target[1]))
                 elif target[0] == "func" and depth < 4:  # a factory: what it returns (`jax.jit(make_step(...))`)
                     info = self._info((target[1], target[2]))
@@ -1250,13 +1238,13 @@ class Project:
         return traced
 
     def _config_params(self, key: Key, info: dict) -> frozenset[str]:
-        """The parameters annotated with a configuration class that is never traced (libraries.STATIC_CONFIG_TYPES:
+        """The parameters annotated with a configuration class that is never traced (configs.STATIC_CONFIG_TYPES:
         `config: ml_collections.ConfigDict`): Python values wherever the function is traced."""
         found = self._config_cache.get(key)
         if found is None:
             found = frozenset(
                 p for p, annotation in info["ann"].items()
-                if any(t[0] == "external" and t[1] in libraries.STATIC_CONFIG_TYPES
+                if any(t[0] == "external" and t[1] in configs.STATIC_CONFIG_TYPES
                        for t in self._resolve_dotted(key[0], None, annotation, 0))
             )  # fmt: skip
             self._config_cache[key] = found
@@ -1311,7 +1299,7 @@ class Project:
             if name in free:
                 kinds[name] = kind(ref)
         for p, annotation in callee_annotations.items():  # `num_iter: int` is meant as a Python value
-            if kinds.get(p) == TRACED and annotation.split(".")[-1] in libraries.PYTHON_TYPES:
+            if kinds.get(p) == TRACED and annotation.split(".")[-1] in conventions.PYTHON_TYPES:
                 kinds[p] = UNKNOWN
         return kinds
 
@@ -1380,7 +1368,7 @@ class Project:
             mark((module, qual), [transform], self._seed_kinds(info, transform, options, 0), True)
             return
         names = self._qualified_names(module, decorator)
-        if names & libraries.TRACED_DECORATORS:
+        if names & tables.TRACED_DECORATORS:
             self._called_by_libraries.add((module, qual))
             mark((module, qual), [CONVENTION], self._convention_kinds(module, info), False)
 
@@ -1442,8 +1430,8 @@ class Project:
                 for body in bodies:
                     for ref in (body["t"] if body and "t" in body else [body]):
                         self._seed_targets(module, function, ref, name, {}, mark, body=True)
-            if name in libraries.CONVENTION_WRAPPERS:
-                positions = libraries.CONVENTION_WRAPPERS[name]
+            if name in tables.CONVENTION_WRAPPERS:
+                positions = tables.CONVENTION_WRAPPERS[name]
                 for i, ref in enumerate(call["a"]):
                     if i in positions:
                         for target in self.resolve(module, function, ref):
@@ -1451,7 +1439,7 @@ class Project:
                                 info = self._info((target[1], target[2]))
                                 if info is None:
                                     continue
-                                limit = libraries.CONVENTION_ARITY.get(name, 1_000) + target[3]
+                                limit = tables.CONVENTION_ARITY.get(name, 1_000) + target[3]
                                 kinds = self._convention_kinds(target[1], info, limit)
                                 # `hk.transform(partial(forward, config=config))`: what partial binds is a constant
                                 for p in [*info["params"][:target[3]], *(target[4] if len(target) > 4 else ())]:
@@ -1504,7 +1492,7 @@ class Project:
     def _convention_kinds(self, module: str, info: dict, limit: int = 1_000) -> dict[str, int]:
         """Parameters of a function traced by convention: TRACED (arrays and pytrees of them: inputs, states,
         updates), but UNKNOWN for `self`/`cls`, a flag (`train: bool`, `deterministic=True`, a name in
-        libraries.FLAG_PARAMETERS) or a parameter annotated with a Python type: those stay Python values."""
+        conventions.FLAG_PARAMETERS) or a parameter annotated with a Python type: those stay Python values."""
         kinds = {}
         kwonly = set(info.get("kwonly", ()))
         for index, p in enumerate(info["params"]):
@@ -1515,8 +1503,8 @@ class Project:
             default = info["defaults"].get(p, None) if isinstance(info["defaults"], dict) else None
             python_value = (
                 p in ("self", "cls")
-                or p in libraries.FLAG_PARAMETERS
-                or (annotation is not None and annotation.split(".")[-1] in libraries.PYTHON_TYPES)
+                or p in conventions.FLAG_PARAMETERS
+                or (annotation is not None and annotation.split(".")[-1] in conventions.PYTHON_TYPES)
                 or (default is not None and "l" in default and isinstance(default["l"], (bool, str)))
             )
             kinds[p] = UNKNOWN if python_value else TRACED
@@ -1527,7 +1515,7 @@ class Project:
         methods: set[str] = set()
         every = False
         for base in bases:
-            listed = libraries.TRACED_BASES.get(base)
+            listed = tables.TRACED_BASES.get(base)
             if listed is None:
                 continue
             if "*" in listed:
@@ -1538,7 +1526,7 @@ class Project:
         for owner_module, owner in self.mro(module, name):
             summary = self.modules[owner_module]
             for method in summary["classes"][owner]["methods"]:
-                if method in libraries.UNTRACED_METHODS or (method.startswith("_") and not method.startswith("__")):
+                if method in conventions.UNTRACED_METHODS or (method.startswith("_") and not method.startswith("__")):
                     if not (every and method.startswith("_") and not method.startswith("__")):
                         continue
                 if method.startswith("__") and method != "__call__":
@@ -1681,7 +1669,7 @@ class Project:
         if len(classes) != 1 or classes[0][0] != "class":
             return set()
         owner_module, owner = classes[0][1], classes[0][2]
-        if not self.external_bases(owner_module, owner) & libraries.PYTREE_MODULES:
+        if not self.external_bases(owner_module, owner) & tables.PYTREE_MODULES:
             return set()
         static: set[str] = set()
         elsewhere: set[str] = set()
@@ -1770,7 +1758,7 @@ class Project:
     def _self_static(self, module: str, owner: str) -> set[str]:
         bases = self.external_bases(module, owner)
         static: set[str] = set()
-        linen_or_haiku = bool(bases & libraries.STATIC_SELF)
+        linen_or_haiku = bool(bases & tables.STATIC_SELF)
         for owner_module, cls in self.mro(module, owner):
             summary = self.modules[owner_module]
             info = summary["classes"][cls]
@@ -1796,9 +1784,9 @@ class Project:
             return False
         call = value["c"]
         names = self._qualified_names(module, call["f"])
-        if names & libraries.STATIC_FIELDS:
+        if names & tables.STATIC_FIELDS:
             return True
-        if names & libraries.STRUCT_FIELDS:
+        if names & tables.STRUCT_FIELDS:
             for key in ("pytree_node", "static"):
                 option = call["k"].get(key)
                 if option is not None and "l" in option:
@@ -1819,14 +1807,14 @@ class Project:
                 names = set()
                 for decorator in info["dec"]:
                     names |= self._qualified_names(module, decorator)
-                if names & libraries.REGISTER_STATIC:
+                if names & REGISTER_STATIC:
                     found[(module, name)] = {"*"}
-                elif names & libraries.STRUCT_DATACLASSES:
+                elif names & tables.STRUCT_DATACLASSES:
                     fields = {f for f, spec in info["fields"].items() if self._static_field(module, spec)}
                     if fields:
                         found[(module, name)] = fields
             for call in summary["calls"]:
-                if self._qualified_names(module, call["f"]) & libraries.REGISTER_STATIC and call["a"]:
+                if self._qualified_names(module, call["f"]) & REGISTER_STATIC and call["a"]:
                     for target in self.resolve(module, None, call["a"][0]):
                         if target[0] == "class":
                             found[(target[1], target[2])] = {"*"}
@@ -1857,17 +1845,3 @@ def _value_names(ref, found: set[str], calls: bool = False) -> None:
             _value_names(inner, found, calls)
 
 
-# The library calls whose value is one array, counted as such at a call site (call-site evidence). Functions
-# that return shapes, dtypes, tuples or lists (`jnp.shape`, `jnp.split`, `jnp.meshgrid`) are not listed.
-_CONSTRUCTORS = ("array", "asarray", "zeros", "ones", "full", "empty", "zeros_like", "ones_like", "full_like",
-                 "empty_like", "arange", "linspace", "logspace", "eye", "identity", "stack", "concatenate", "vstack",
-                 "hstack", "tile", "repeat", "reshape", "broadcast_to", "tril", "triu", "diag", "outer")  # fmt: skip
-_RANDOM = ("normal", "uniform", "bernoulli", "categorical", "randint", "permutation", "choice", "truncated_normal",
-           "gumbel", "split", "PRNGKey", "key", "fold_in", "multivariate_normal", "exponential", "laplace", "beta",
-           "gamma", "dirichlet", "poisson", "rademacher", "orthogonal", "cauchy", "logistic")  # fmt: skip
-ARRAY_MAKERS = frozenset(
-    [f"{library}.{name}" for library in ("jax.numpy", "numpy") for name in _CONSTRUCTORS]
-    + [f"jax.random.{name}" for name in _RANDOM]
-    + [f"numpy.random.{name}" for name in ("normal", "uniform", "rand", "randn", "randint", "standard_normal")]
-    + [f"jax.nn.{name}" for name in ("one_hot", "softmax", "log_softmax", "relu", "sigmoid", "gelu", "silu", "tanh")]
-)

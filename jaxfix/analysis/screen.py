@@ -34,13 +34,14 @@ from typing import Callable, Iterable, Iterator, Sequence
 from jaxfix.analysis import arrays, ast_flow, predicates, shapes
 from jaxfix.analysis.ast_flow import target_names as ast_target_names  # screens' name for it
 from jaxfix.analysis.dataflow import (
-    _ACCEPTS_SEQUENCES, _PURE_BUILTINS, _PURE_NAMES, _PURE_PREFIXES, _READING_METHODS, ARRAY_METHODS,
+    _ACCEPTS_SEQUENCES, _PURE_BUILTINS, _READING_METHODS, ARRAY_METHODS,
 )  # fmt: skip
-from jaxfix.analysis.libraries import CALL_SUMMARIES
 from jaxfix.analysis.syntax import AT_METHODS
 from jaxfix.analysis.traced import (
     _FILTERED, _GRAD_LIKE, _JIT_LIKE, _PARTIAL, _VMAP_LIKE, ARRAY_NAMESPACES, HOST_CALLBACKS, LAX_BODIES, STATIC_CALLS, TRANSFORMS,
 )
+from jaxfix.facts.knowledge.jax import PURE_CALLS, PURE_PREFIXES
+from jaxfix.facts.knowledge.tables import CALL_SUMMARIES
 
 _ID, _ATTR = attrgetter("id"), attrgetter("attr")
 
@@ -1508,7 +1509,7 @@ def _surely_impure_call(screen: Screen, func: ast.expr, params: set[str]) -> boo
         if not single_import(screen, parts[0]):
             return False
         return all(
-            not (q.startswith(_PURE_PREFIXES) or q in _PURE_NAMES or q in TRANSFORMS or q in CALL_SUMMARIES
+            not (q.startswith(PURE_PREFIXES) or q in PURE_CALLS or q in TRANSFORMS or q in CALL_SUMMARIES
                  or q == "functools.partial")
             for q in screen.qualified_names(parts)
         )  # fmt: skip

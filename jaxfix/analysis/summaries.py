@@ -1,6 +1,6 @@
-"""Reading the library call summaries (`libraries.CALL_SUMMARIES`) at a call: which summary applies, whether the
-call marks a training step, whether its result holds an argument's arrays or only new ones (donation), whether it
-is one array by convention (`array_output`: evidence for the loop rewrites). A summarised call is pure, which the
+"""Reading the library call summaries (`CALL_SUMMARIES` of `jaxfix.facts.knowledge.tables`) at a call: which
+summary applies, whether the call marks a training step, whether its result holds an argument's arrays or only new
+ones (donation), whether it is one array by convention (`array_output`: evidence for the loop rewrites). A summarised call is pure, which the
 loop-body purity check of `jaxfix.analysis.dataflow` reads too."""
 
 from __future__ import annotations
@@ -8,14 +8,12 @@ from __future__ import annotations
 import libcst as cst
 from libcst.metadata import ScopeProvider
 
-from jaxfix.analysis import libraries
-from jaxfix.analysis.libraries import CALL_SUMMARIES, CallSummary
+from jaxfix.facts.knowledge import optax, tables
+from jaxfix.facts.knowledge.summary import CallSummary
+from jaxfix.facts.knowledge.tables import CALL_SUMMARIES
 
 _OPTIMIZER = "optax.GradientTransformation"
-_GRADIENTS = frozenset(
-    {"jax.grad", "jax.value_and_grad", "equinox.filter_grad", "equinox.filter_value_and_grad"}
-    | {alias for alias, canonical in libraries.TRANSFORM_ALIASES.items() if canonical in ("jax.grad", "jax.value_and_grad")}
-)
+_GRADIENTS = tables.GRADIENTS
 # What marks a training step: a gradient taken in its body, or an optimizer's update applied (by qualified name,
 # or by method name where the receiver's type cannot be seen).
 TRAINING_CALLS = _GRADIENTS | {
@@ -114,7 +112,7 @@ def _method_name(context, func: cst.BaseExpression) -> str | None:
     if isinstance(bound, tuple):
         value, index = bound
         made = _type_of(context, value)
-        fields = libraries.TYPE_FIELDS.get(made or "", ())
+        fields = tables.TYPE_FIELDS.get(made or "", ())
         return f"{made}.{fields[index]}" if index < len(fields) else None
     return None
 
@@ -125,7 +123,7 @@ def _type_of(context, made_by, depth: int = 0) -> str | None:
         return None
     if isinstance(made_by, cst.FunctionDef):
         for decorator in made_by.decorators:  # the outermost decides; `without_apply_rng` keeps the type below
-            made = libraries.CONSTRUCTED_TYPES.get(context.names.qualified(decorator.decorator) or "")
+            made = tables.CONSTRUCTED_TYPES.get(context.names.qualified(decorator.decorator) or "")
             if made != "=":
                 return made
         return None
@@ -135,7 +133,7 @@ def _type_of(context, made_by, depth: int = 0) -> str | None:
     if isinstance(cls, cst.ClassDef):
         return _instance_type(context, cls, depth + 1)
     name = context.names.qualified(made_by.func) or ""
-    made = libraries.CONSTRUCTED_TYPES.get(name)
+    made = tables.CONSTRUCTED_TYPES.get(name)
     if made == "=":
         first = made_by.args[0] if made_by.args and not made_by.args[0].keyword and not made_by.args[0].star else None
         if first is None:
@@ -144,13 +142,13 @@ def _type_of(context, made_by, depth: int = 0) -> str | None:
         return _type_of(context, inner, depth + 1)
     if made is not None:
         return made
-    return next((t for prefix, t in libraries.CONSTRUCTED_BY_MODULE.items() if name.startswith(prefix)), None)
+    return next((t for prefix, t in tables.CONSTRUCTED_BY_MODULE.items() if name.startswith(prefix)), None)
 
 
 def _instance_type(context, cls: cst.ClassDef, depth: int) -> str | None:
     """The type of an instance of `cls`, a class of this module: by its bases (INSTANCE_TYPES), or its bases'."""
     for base in cls.bases:
-        made = libraries.INSTANCE_TYPES.get(context.names.qualified(base.value) or "")
+        made = tables.INSTANCE_TYPES.get(context.names.qualified(base.value) or "")
         if made is None and depth < 4 and isinstance(base.value, cst.Name):
             parent = _binding(context, base.value)
             made = _instance_type(context, parent, depth + 1) if isinstance(parent, cst.ClassDef) else None
@@ -258,13 +256,13 @@ def _attribute_binding(context, attribute: str) -> cst.BaseExpression | None:
 def _keeps_params(context, constructor: cst.Call | None) -> bool:
     """Whether the optimizer that `constructor` makes has an `init` whose state holds the parameters' arrays: one
     of the optimizers it combines does."""
-    return any(name in libraries.PARAMS_KEEPING_OPTIMIZERS for name in _combined(context, constructor))
+    return any(name in optax.PARAMS_KEEPING_OPTIMIZERS for name in _combined(context, constructor))
 
 
 def _fresh_init(context, constructor: cst.Call | None) -> bool:
     """Whether the optimizer that `constructor` makes has an `init` that returns only new arrays: every one of the
     optimizers it combines does."""
-    return all(name in libraries.FRESH_INIT_OPTIMIZERS for name in _combined(context, constructor))
+    return all(name in optax.FRESH_INIT_OPTIMIZERS for name in _combined(context, constructor))
 
 
 def _combined(context, constructor: cst.Call | None, depth: int = 0) -> list[str | None]:
@@ -274,7 +272,7 @@ def _combined(context, constructor: cst.Call | None, depth: int = 0) -> list[str
     if constructor is None or depth > 4:
         return [None]
     name = context.names.qualified(constructor.func)
-    if name not in libraries.FRESH_INIT_COMBINATORS:
+    if name not in optax.FRESH_INIT_COMBINATORS:
         return [name]
     found: list[str | None] = []
     for arg in constructor.args:

@@ -22,9 +22,15 @@ from typing import Iterable, Iterator, Union
 import libcst as cst
 from libcst.metadata import ScopeProvider
 
-from jaxfix.analysis import libraries
 from jaxfix.analysis.context import ModuleContext
 from jaxfix.analysis.syntax import code_children, param_names, target_names
+from jaxfix.facts.knowledge.jax import (  # noqa: F401 (read from here by other analyses until they import knowledge)
+    ARRAY_NAMESPACES, FUNCTION_MAKERS, HOST_CALLBACKS, STATIC_ATTRIBUTES, STATIC_CALLS, TREE_MAPS, TREE_STRUCTURES,
+)
+from jaxfix.facts.knowledge.tables import (  # noqa: F401
+    COMPILED_CALLABLES, COMPILING, LAX_BODIES, REVERSE_MODE, STAGING, TRANSFORMS,
+    FILTERED as _FILTERED, GRAD_LIKE as _GRAD_LIKE, JIT_LIKE as _JIT_LIKE, VMAP_LIKE as _VMAP_LIKE,
+)
 
 
 class Kind(enum.IntEnum):
@@ -39,150 +45,12 @@ def join(kinds: Iterable[Kind]) -> Kind:
 
 FunctionNode = Union[cst.FunctionDef, cst.Lambda]
 
-# Transformations that trace the function passed as their first argument (or that they decorate).
-_JIT_LIKE = {
-    "jax.jit",
-    "jax.pmap",
-    "jax.experimental.pjit.pjit",
-    "jax.pjit",
-}
-_GRAD_LIKE = {"jax.grad", "jax.value_and_grad", "jax.jacfwd", "jax.jacrev", "jax.hessian"}
-_VMAP_LIKE = {"jax.vmap"}
-_OTHER_TRANSFORMS = {
-    "jax.checkpoint",
-    "jax.remat",
-    "jax.ad_checkpoint.checkpoint",
-    "jax.custom_jvp",
-    "jax.custom_vjp",
-    "jax.named_call",
-    "jax.make_jaxpr",
-    "jax.eval_shape",
-    "jax.linearize",
-    "jax.jvp",
-    "jax.vjp",
-    "jax.shard_map",
-    "jax.experimental.shard_map.shard_map",
-    "jax.lax.map",
-    "jax.lax.associative_scan",
-}
-# Equinox's filtered transformations treat every non-array argument as static, so argument kinds are unknown.
-_FILTERED = {
-    "equinox.filter_jit",
-    "equinox.filter_vmap",
-    "equinox.filter_pmap",
-    "equinox.filter_grad",
-    "equinox.filter_value_and_grad",
-    "equinox.filter_checkpoint",
-}
-# The libraries' own transformations (libraries.py), each traced as the JAX transformation it stands for.
-for _alias, _canonical in libraries.TRANSFORM_ALIASES.items():
-    for _family in (_JIT_LIKE, _GRAD_LIKE, _VMAP_LIKE):
-        if _canonical in _family:
-            _family.add(_alias)
-            break
-    else:
-        _OTHER_TRANSFORMS.add(_alias)
-TRANSFORMS = _JIT_LIKE | _GRAD_LIKE | _VMAP_LIKE | _OTHER_TRANSFORMS | _FILTERED
-# Transformations that return a new function object on each call (`jax.grad(f) is not jax.grad(f)`): a jit of
-# their result misses jit's cache, which is keyed on the function object, and compiles again.
-FUNCTION_MAKERS = frozenset(
-    {"jax.grad", "jax.value_and_grad", "jax.jacfwd", "jax.jacrev", "jax.hessian", "jax.vmap", "jax.checkpoint",
-     "jax.remat", "jax.ad_checkpoint.checkpoint"}
-)  # fmt: skip
-# Transformations that stage the function into a jaxpr of abstract values, where `bool()` of a traced value
-# raises (a Python `if`/`while` on it fails). jax.grad, jax.jvp, jax.custom_jvp and the like run the function
-# eagerly on concrete values when nothing else stages it: there Python control flow on arrays works.
-STAGING = _JIT_LIKE | _VMAP_LIKE | {a for a, c in libraries.TRANSFORM_ALIASES.items() if c in ("jax.checkpoint", "jax.shard_map")} | {
-    "jax.checkpoint", "jax.remat", "jax.ad_checkpoint.checkpoint", "jax.make_jaxpr", "jax.eval_shape",
-    "jax.shard_map", "jax.experimental.shard_map.shard_map", "jax.lax.map", "jax.lax.associative_scan",
-    "equinox.filter_jit", "equinox.filter_vmap", "equinox.filter_pmap", "equinox.filter_checkpoint",
-}  # fmt: skip
-# Transformations that compile what they wrap as one program.
-COMPILING = _JIT_LIKE | {a for a, c in libraries.TRANSFORM_ALIASES.items() if c == "jax.shard_map"} | {
-    "jax.shard_map", "jax.experimental.shard_map.shard_map", "equinox.filter_jit", "equinox.filter_pmap",
-}  # fmt: skip
-# Wrappers whose result is a compiled callable, dispatched asynchronously: pjit is a jit, and so are the libraries'.
-COMPILED_CALLABLES = frozenset({"jax.jit", "jax.pmap", "jax.pjit", "jax.experimental.pjit.pjit", "flax.nnx.jit",
-                                "flax.nnx.pmap", "equinox.filter_jit", "equinox.filter_pmap"})  # fmt: skip
 # Why a loop rule leaves a loop alone in a function that no compiling transformation reaches.
 NOT_COMPILED = (
     "no jax.jit reaches this function (only eager jax.vmap/jax.grad), where a lax loop is compiled again on every "
     "call; jit its caller"
 )
-# Reverse-mode differentiation, which lax.while_loop (and fori_loop with traced bounds) does not support.
-REVERSE_MODE = frozenset(
-    {"jax.grad", "jax.value_and_grad", "jax.jacrev", "jax.hessian", "jax.vjp", "equinox.filter_grad",
-     "equinox.filter_value_and_grad"}
-)  # fmt: skip
-
-# lax control flow: the argument positions (and keyword names) that hold traced bodies.
-LAX_BODIES: dict[str, tuple[tuple[int, ...], tuple[str, ...]]] = {
-    "jax.lax.scan": ((0,), ("f",)),
-    "jax.lax.fori_loop": ((2,), ("body_fun",)),
-    "jax.lax.while_loop": ((0, 1), ("cond_fun", "body_fun")),
-    "jax.lax.cond": ((1, 2), ("true_fun", "false_fun")),
-    "jax.lax.switch": ((1,), ("branches",)),
-    "jax.lax.custom_root": ((0, 2, 3), ("f", "solve", "tangent_solve")),
-    "jax.lax.custom_linear_solve": ((0, 2, 3), ("matvec", "solve", "transpose_solve")),
-    **libraries.BODY_ALIASES,
-}
-# Functions passed here run on the host with concrete values: never traced.
-HOST_CALLBACKS = {
-    "jax.pure_callback",
-    "jax.debug.callback",
-    "jax.experimental.io_callback",
-    "jax.experimental.host_callback.id_tap",
-    "jax.experimental.host_callback.call",
-}
 _PARTIAL = {"functools.partial"}
-TREE_MAPS = {"jax.tree.map", "jax.tree_util.tree_map", "jax.tree_map"}
-TREE_STRUCTURES = {"jax.tree.structure", "jax.tree_util.tree_structure", "jax.tree_structure"}
-
-STATIC_ATTRIBUTES = frozenset({"shape", "ndim", "dtype", "size", "weak_type", "sharding", "out_sharding", "aval"})
-STATIC_CALLS = frozenset(
-    {
-        "len",
-        "isinstance",
-        "issubclass",
-        "type",
-        "callable",
-        "hasattr",
-        "id",
-        "jax.numpy.shape",
-        "jax.lax.axis_size",  # a Python int: the size of a named mapped axis
-        "jax.numpy.ndim",
-        "jax.numpy.size",
-        "jax.numpy.dtype",
-        "jax.numpy.result_type",
-        "jax.numpy.issubdtype",
-        "jax.numpy.finfo",
-        "jax.numpy.iinfo",
-        "jax.numpy.promote_types",
-        "jax.numpy.isdtype",
-        # Types, avals and shapes: Python objects at trace time, never arrays (jax.debug.print rejects them).
-        "jax.typeof",
-        "jax.core.get_aval",
-        "jax.eval_shape",
-        "jax.ShapeDtypeStruct",
-        "jax.dtypes.result_type",
-        "jax.dtypes.issubdtype",
-        "jax.dtypes.canonicalize_dtype",
-        "jax.devices",
-        "jax.device_count",
-        "jax.local_device_count",
-        "jax.process_index",
-        "numpy.shape",
-        "numpy.ndim",
-        "numpy.dtype",
-        "numpy.finfo",
-        "numpy.iinfo",
-    }
-)
-# Calls into these produce arrays, which are staged (traced) inside traced code. Other JAX calls (jax.tree.map,
-# jax.eval_shape, ...) return whatever their arguments make them: a tree of Python bools stays static.
-ARRAY_NAMESPACES = (
-    "jax.numpy.", "jax.lax.", "jax.random.", "jax.nn.", "jax.scipy.", "jax.image.", "jax.ops.", "jax.device_put",
-)
 _BUILTINS = frozenset(dir(builtins))
 
 
