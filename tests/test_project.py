@@ -125,6 +125,62 @@ def test_a_factory_returns_what_the_trainer_jits(tmp_path) -> None:
     assert "make_step.<locals>.step" in _facts(root, "steps.py").traced
 
 
+# The transformations and lax bodies the project index lacked until it read the module analysis' own tables
+# (jaxfix/facts/knowledge/): each traces `f` of ops.py from train.py, as in the real projects they come from
+# (haiku's `jax.eval_shape(init_fn, ...)`, flax's `jax.vjp(wrapper, ...)`, numpyro's `jax.custom_jvp(cdf)`).
+@pytest.mark.parametrize("train,transform", [
+    ("out = jax.custom_jvp(f)", "jax.custom_jvp"),
+    ("out = jax.custom_vjp(f)", "jax.custom_vjp"),
+    ("out = jax.eval_shape(f, jnp.ones(3), jnp.ones(3))", "jax.eval_shape"),
+    ("out = jax.make_jaxpr(f)(jnp.ones(3), jnp.ones(3))", "jax.make_jaxpr"),
+    ("out = jax.jvp(f, (jnp.ones(3), jnp.ones(3)), (jnp.ones(3), jnp.ones(3)))", "jax.jvp"),
+    ("out, pullback = jax.vjp(f, jnp.ones(3), jnp.ones(3))", "jax.vjp"),
+    ("out, tangent = jax.linearize(f, jnp.ones(3), jnp.ones(3))", "jax.linearize"),
+    ("out = lax.associative_scan(f, jnp.arange(4.0))", "jax.lax.associative_scan"),
+    ("out = lax.custom_root(f, jnp.ones(3), f, f)", "jax.lax.custom_root"),
+    ("out = lax.custom_linear_solve(f, jnp.ones(3), f, f)", "jax.lax.custom_linear_solve"),
+])
+def test_every_transformation_the_module_analysis_knows_traces_across_modules(tmp_path, train, transform) -> None:
+    root = _project(tmp_path, {
+        "ops.py": "import jax.numpy as jnp\n\ndef f(x, y):\n    return jnp.tanh(x) * y\n",
+        "train.py": f"import jax\nimport jax.numpy as jnp\nfrom jax import lax\n\nfrom ops import f\n\n{train}\n",
+    })
+    transforms, kinds = _facts(root, "ops.py").traced["f"]
+    assert transform in transforms and kinds == {"x": 2, "y": 2}
+
+
+def test_a_function_another_module_stages_is_judged_as_traced(tmp_path) -> None:
+    """`jax.make_jaxpr(residual)` and `jax.eval_shape(shapes_of, ...)` in train.py trace model.py's functions: a
+    Python `if` on a traced value there fails (JF201) and `print` shows tracers (JF601), as it would were the
+    call in model.py."""
+    root = _project(tmp_path, {
+        "model.py": """
+            import jax.numpy as jnp
+
+            def shapes_of(params, x):
+                print("params", params)
+                return jnp.tanh(x @ params)
+
+            def residual(x, y):
+                if x.sum() > 0:
+                    return x - y
+                return y - x
+        """,
+        "train.py": """
+            import jax
+            import jax.numpy as jnp
+
+            from model import residual, shapes_of
+
+            out = jax.eval_shape(shapes_of, jnp.ones((3, 3)), jnp.ones(3))
+            jaxpr = jax.make_jaxpr(residual)(jnp.ones(3), jnp.ones(3))
+        """,
+    })
+    settings = Settings(("JF201", "JF601"), unsafe_fixes=True)
+    result = next(iter(process_files([str(root / "model.py")], settings, fix=False, write=False, jobs=1)))
+    assert sorted((d.code, d.start.line) for d in result.diagnostics) == [("JF201", 9), ("JF601", 5)]
+
+
 @pytest.mark.parametrize("source,qualname", [
     ("import flax.linen as nn\nclass M(nn.Module):\n    def __call__(self, x):\n        return x\n", "M.__call__"),
     ("from flax import nnx\nclass M(nnx.Module):\n    def __call__(self, x):\n        return x\n", "M.__call__"),
