@@ -26,10 +26,11 @@ from jaxfix.analysis.shapes import REDUCTION_METHODS, REDUCTIONS, FreshBuffer, s
 from jaxfix.analysis.syntax import AT_METHODS, is_docstring, is_number, row_write, target_names, walk
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Fix, Safety
+from jaxfix.facts.knowledge.jax import CORE_ARRAY_NAMESPACES, NUMERIC_NAMESPACES
 
 _STACKING = {"jax.numpy.stack": "jnp.stack", "jax.numpy.array": "jnp.array", "jax.numpy.asarray": "jnp.asarray"}
 # Library namespaces whose functions batch under jax.vmap exactly as they compute one element.
-_BATCHABLE_PREFIXES = ("jax.numpy.", "jax.nn.", "jax.lax.", "jax.scipy.", "jax.random.")
+_BATCHABLE_PREFIXES = NUMERIC_NAMESPACES
 # Functions whose result shape depends on the values: each element may give another shape, and under
 # jax.vmap they raise (unless given a static `size=`).
 _VALUE_SHAPED = frozenset(
@@ -1621,7 +1622,7 @@ def _index_only(batch) -> bool:
 
 # ---- the screen ------------------------------------------------------------------------------------------------
 
-_ARRAY_PREFIXES = ("jax.numpy.", "jax.nn.", "jax.random.", "jax.lax.")
+_ARRAY_PREFIXES = CORE_ARRAY_NAMESPACES
 
 
 class _Walks:

@@ -21,6 +21,7 @@ from jaxfix.analysis.syntax import code_children, code_nodes, walk
 from jaxfix.analysis.traced import REVERSE_MODE
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Safety
+from jaxfix.facts.knowledge.jax import FILLED_LIKE, FRESH_BUFFER_NAMESPACES, MAY_ALIAS, TREE_MAPS
 
 _JIT = "jax.jit"
 _PMAP = "jax.pmap"
@@ -31,11 +32,9 @@ _PARTIAL = "functools.partial"
 # What marks a training step (a gradient taken in its body, or an optimizer's update applied) is in the library
 # summaries: TRAINING_CALLS, TRAINING_METHODS. A step with none of these is not assumed to return the updated
 # value of its arguments.
-_TREE_MAP = frozenset({"jax.tree.map", "jax.tree_util.tree_map", "jax.tree_map"})
+_TREE_MAP = TREE_MAPS
 _ELEMENTWISE = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide)
-# jax.numpy functions that may hand back their argument itself rather than a new array.
-_MAY_ALIAS = frozenset({"jax.numpy.asarray", "jax.numpy.array"})
-_LIKE = frozenset({"jax.numpy.zeros_like", "jax.numpy.ones_like", "jax.numpy.full_like"})
+_MAY_ALIAS, _LIKE = MAY_ALIAS, FILLED_LIKE
 _METADATA_ATTRIBUTES = frozenset({"shape", "dtype", "ndim", "size"})
 
 
@@ -864,7 +863,7 @@ class DonateArgnums(Codemod):
             return None  # `params = {"w": jax.random.normal(k, (3, 8)) * 0.1, "b": jnp.zeros(8)}`
         if isinstance(source, cst.Call):
             callee = self.context.names.qualified(source.func) or ""
-            if callee.startswith(("jax.numpy.", "jax.random.")) and callee not in _MAY_ALIAS or self._makes_like(source):
+            if callee.startswith(FRESH_BUFFER_NAMESPACES) and callee not in _MAY_ALIAS or self._makes_like(source):
                 return None
             if fresh_result(self.context, source) or self._copies(source):
                 return None  # new arrays, by the library's summary (`opt_state = optax.adam(1e-3).init(params)`)
@@ -947,7 +946,7 @@ class DonateArgnums(Codemod):
                 continue
             if isinstance(value, cst.Call):
                 callee = self.context.names.qualified(value.func) or ""
-                if callee.startswith(("jax.numpy.", "jax.random.")) and callee not in _MAY_ALIAS:
+                if callee.startswith(FRESH_BUFFER_NAMESPACES) and callee not in _MAY_ALIAS:
                     continue
                 if self._makes_like(value) or fresh_result(self.context, value):
                     continue

@@ -27,6 +27,7 @@ from jaxfix.codegen import carry_value, loop_function, packed
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.codemods.loop_to_fori import TRIP_COUNT_OPTIONS, LoopToForiLoop, bounds_may_be_traced, range_trip, static_advice
 from jaxfix.diagnostics import Safety
+from jaxfix.facts.knowledge.jax import CORE_ARRAY_NAMESPACES
 
 
 # Calls that turn the collected list into one array: stacked along a new leading axis, as lax.scan stacks.
@@ -1440,7 +1441,7 @@ class _Rewrite:
 
 # ---- screen ------------------------------------------------------------------------------------------------------
 
-_ARRAY_PREFIXES = ("jax.numpy.", "jax.nn.", "jax.random.", "jax.lax.")  # DataflowAnalysis.is_array_like's calls
+_ARRAY_PREFIXES = CORE_ARRAY_NAMESPACES  # DataflowAnalysis.is_array_like's calls
 
 
 def may_be_rows(screen: Screen, expr: ast.expr, seen: frozenset = frozenset()) -> bool:

@@ -11,17 +11,19 @@ from libcst.metadata import ScopeProvider
 from jaxfix.analysis.screen import dotted, single_import
 from jaxfix.analysis.syntax import code_nodes, walk
 from jaxfix.codemod import Codemod, Invalid, Valid
+from jaxfix.facts.knowledge.jax import GRADIENTS, SHARD_MAPS
+from jaxfix.facts.knowledge.tables import UPDATE_METHOD_NAMES
 
 _PMAP = frozenset({"jax.pmap"})
-_SHARD_MAP = frozenset({"jax.shard_map", "jax.experimental.shard_map.shard_map"})
+_SHARD_MAP = SHARD_MAPS
 _PARTIAL = "functools.partial"
-_GRADS = frozenset({"jax.grad", "jax.value_and_grad"})
+_GRADS = GRADIENTS
 _COLLECTIVES = frozenset(
     "jax.lax." + n for n in "pmean psum pmax pmin all_gather psum_scatter all_to_all ppermute pshuffle".split()
 )
 # Libraries whose functions do not communicate across devices behind the caller's back.
 _LIBRARIES = ("jax.", "optax.", "flax.", "numpy.", "equinox.", "chex.", "builtins.", "functools.", "math.")
-_UPDATE_METHODS = frozenset({"apply_gradients", "update", "apply_updates", "replace"})
+_UPDATE_METHODS = UPDATE_METHOD_NAMES
 
 
 class MissingCollective(Codemod):

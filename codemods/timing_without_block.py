@@ -13,6 +13,7 @@ from jaxfix.analysis.screen import dotted, may_call_compiled
 from jaxfix.analysis.syntax import code_nodes, target_names, walk
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Safety
+from jaxfix.facts.knowledge.jax import GRAD_LIKE, NUMERIC_NAMESPACES, VMAP_LIKE
 
 CLOCKS = frozenset(
     {
@@ -21,9 +22,9 @@ CLOCKS = frozenset(
     }
 )
 # jax namespaces whose functions compute arrays (dispatched asynchronously)
-_ASYNC_PREFIXES = ("jax.numpy.", "jax.random.", "jax.lax.", "jax.nn.", "jax.scipy.")
+_ASYNC_PREFIXES = NUMERIC_NAMESPACES
 # function transformations whose result, called at once (`jax.grad(f)(x)`), computes asynchronously
-_TRANSFORMS = frozenset({"jax.grad", "jax.value_and_grad", "jax.vmap", "jax.jacfwd", "jax.jacrev", "jax.hessian"})
+_TRANSFORMS = GRAD_LIKE | VMAP_LIKE
 # where a value reaches the host (or is waited for): everything dispatched before it has finished
 _SYNC_FUNCTIONS = frozenset({"jax.block_until_ready", "jax.device_get"})
 _SYNC_BUILTINS = ("float", "int", "bool", "complex", "print", "str", "repr", "format", "list", "tuple", "len")

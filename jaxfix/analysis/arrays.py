@@ -38,42 +38,15 @@ from jaxfix.analysis.recording import describe
 from jaxfix.analysis.summaries import array_output
 from jaxfix.analysis.syntax import AT_METHODS, at_base, is_number
 from jaxfix.analysis.traced import LAX_BODIES, Kind
+from jaxfix.facts.knowledge import jaxtyping
+from jaxfix.facts.knowledge.jax import ALWAYS_TRACING as _ALWAYS_TRACING, LOUD_FUNCTIONS  # noqa: F401
+from jaxfix.facts.knowledge.jax import FRESH_ARRAY_FUNCTIONS as _FRESH_FUNCTIONS, RANDOM_SAMPLERS as _RANDOM
+from jaxfix.facts.knowledge.jax import RANDOM_FLOAT_DTYPE_POSITION as _RANDOM_INEXACT_DTYPE
+from jaxfix.facts.knowledge.jax import VIEW_ARRAY_FUNCTIONS as _VIEW_FUNCTIONS
+from jaxfix.facts.knowledge.tables import ARRAY_ANNOTATIONS, TRACED_ARRAY_ANNOTATIONS
 
 _JNP = "jax.numpy."
 
-# jax.numpy functions that always return one new array (NumPy allocates new memory for them too).
-_FRESH_FUNCTIONS = frozenset(
-    _JNP + name
-    for name in """
-    zeros ones full empty zeros_like ones_like full_like empty_like array arange linspace logspace geomspace eye
-    identity tri tril triu concatenate stack hstack vstack dstack column_stack where copy tile repeat pad sort
-    argsort cumsum cumprod diff take clip roll outer kron dot matmul vdot inner tensordot cross abs absolute
-    negative exp exp2 expm1 log log1p log2 log10 sqrt cbrt square reciprocal sign floor ceil round rint trunc sin
-    cos tan arcsin arccos arctan arctan2 sinh cosh tanh add subtract multiply divide true_divide floor_divide mod
-    remainder power maximum minimum fmax fmin hypot logaddexp sum prod mean std var max min amax amin argmax argmin
-    all any nansum nanmean logical_and logical_or logical_not logical_xor isnan isinf isfinite equal not_equal less
-    less_equal greater greater_equal nan_to_num interp convolve trace
-    linalg.norm linalg.inv linalg.det linalg.solve linalg.pinv linalg.cholesky linalg.matrix_power
-    """.split()
-)
-# jax.numpy functions that return one array that, in NumPy, may be a view of (share memory with) an argument.
-_VIEW_FUNCTIONS = frozenset(
-    _JNP + name
-    for name in """
-    asarray reshape ravel transpose swapaxes moveaxis squeeze expand_dims broadcast_to flip fliplr flipud rot90
-    diagonal real imag matrix_transpose permute_dims einsum
-    """.split()
-)
-# jax.random samplers: each returns one new array (not split/key, which make keys).
-_RANDOM = frozenset(
-    "jax.random." + name
-    for name in """
-    normal uniform randint bernoulli categorical choice permutation truncated_normal gamma beta exponential laplace
-    logistic gumbel poisson dirichlet multivariate_normal cauchy rademacher t chisquare lognormal pareto ball
-    orthogonal binomial geometric generalized_normal loggamma maxwell double_sided_maxwell weibull_min f
-    triangular wald
-    """.split()
-)
 _FRESH_METHODS = frozenset(
     "astype copy flatten sum mean prod max min std var cumsum cumprod clip round conj argmax argmin argsort dot "
     "all any".split()
@@ -82,17 +55,6 @@ _VIEW_METHODS = frozenset("reshape ravel transpose squeeze swapaxes diagonal".sp
 _VIEW_ATTRIBUTES = frozenset({"T", "mT", "real", "imag"})
 _STATIC_ATTRIBUTES = frozenset({"shape", "dtype", "ndim", "size", "nbytes", "itemsize", "sharding", "weak_type"})
 # `x.at[idx].<method>(...)`: every one returns a new array.
-# Transformations that always call the function with tracers, even on NumPy arguments (unlike custom_jvp/vjp).
-_ALWAYS_TRACING = frozenset(
-    """
-    jax.jit jax.pjit jax.experimental.pjit.pjit jax.pmap jax.vmap jax.grad jax.value_and_grad jax.jacfwd jax.jacrev
-    jax.hessian jax.checkpoint jax.remat jax.ad_checkpoint.checkpoint jax.shard_map jax.experimental.shard_map.shard_map
-    """.split()
-)
-# Annotations that say a parameter is one JAX array; the NumPy ones say so only where JAX traces the
-# parameter (a NumPy array handed to a traced function arrives as a tracer).
-_ARRAY_ANNOTATIONS = frozenset({"jax.Array", "jax.numpy.ndarray", "jaxtyping.Array", "chex.Array", "chex.ArrayDevice"})
-_TRACED_ARRAY_ANNOTATIONS = frozenset({"numpy.ndarray", "numpy.typing.NDArray"})
 # Builtins that read an argument without keeping a reference to it.
 _NON_RETAINING_BUILTINS = frozenset("print len float int bool str repr isinstance type id hash format".split())
 _NON_RETAINING_CALLS = frozenset(
@@ -130,12 +92,6 @@ _DTYPE_KEEPING_FUNCTIONS = frozenset(
     """.split()
 )
 _DTYPE_KEEPING_METHODS = frozenset("copy flatten sum prod max min cumsum cumprod clip round conj".split())
-# jax.random samplers of floats, with the position of their `dtype` parameter.
-_RANDOM_INEXACT_DTYPE = {
-    **{"jax.random." + name: 2 for name in "normal uniform exponential laplace logistic gumbel cauchy".split()},
-    **{"jax.random." + name: 3 for name in "gamma dirichlet t".split()},
-    **{"jax.random." + name: 4 for name in "truncated_normal beta multivariate_normal".split()},
-}
 _RANDOM_INEXACT = frozenset(_RANDOM_INEXACT_DTYPE)
 # Where a function takes its dtype positionally (`jnp.zeros(3, jnp.int32)`).
 DTYPE_POSITION = {
@@ -602,17 +558,17 @@ class ArrayAnalysis:
         annotation = param.annotation.annotation
         traced = self._context.traced
         in_traced_code = traced.is_traced(function) and traced.param_kind(function, param.name.value) is Kind.TRACED
-        accepted = _ARRAY_ANNOTATIONS | _TRACED_ARRAY_ANNOTATIONS if in_traced_code else _ARRAY_ANNOTATIONS
+        accepted = ARRAY_ANNOTATIONS | TRACED_ARRAY_ANNOTATIONS if in_traced_code else ARRAY_ANNOTATIONS
         if self.qualified(annotation) in accepted:
             return True
         if isinstance(annotation, cst.Subscript):
             head = self.qualified(annotation.value) or ""
             # `npt.NDArray[np.float32]` in traced code
-            if head in accepted and head in _TRACED_ARRAY_ANNOTATIONS:
+            if head in accepted and head in TRACED_ARRAY_ANNOTATIONS:
                 return True
             # jaxtyping's `Float[Array, "n d"]`: an array of the first element's type
             array = annotation.slice[0].slice if len(annotation.slice) == 2 else None
-            if head.startswith("jaxtyping.") and isinstance(array, cst.Index):
+            if head.startswith(jaxtyping.MODULE) and isinstance(array, cst.Index):
                 return self.qualified(array.value) in accepted
         return False
 
@@ -1130,13 +1086,7 @@ def _copies(call: cst.Call) -> bool:
 LOUD_OPERATORS = (cst.Subtract, cst.Divide, cst.FloorDivide, cst.Power, cst.MatrixMultiply)
 LOUD_WITH_ARRAYS = (cst.Add, cst.Multiply)  # `x * 2` repeats a tuple, `x + x` concatenates: only with an array or float
 LOUD_ATTRIBUTES = frozenset("shape ndim T dtype size astype reshape sum mean max min ravel flatten transpose squeeze at".split())
-LOUD_FUNCTIONS = frozenset(
-    "jax.numpy." + name
-    for name in """
-    tanh sin cos exp log sqrt abs sum mean max min dot matmul maximum minimum square exp2 log1p expm1 sign negative
-    argmax argmin cumsum linalg.norm einsum where clip outer tensordot
-    """.split()
-) | frozenset("jax.nn." + name for name in "relu sigmoid softmax gelu log_softmax silu".split())
+# The functions that raise so: LOUD_FUNCTIONS (jaxfix/facts/knowledge/jax.py).
 
 
 def loud_use(context: ModuleContext, name: str, expr: cst.BaseExpression) -> cst.CSTNode | None:

@@ -33,20 +33,8 @@ from jaxfix.analysis.context import ModuleContext
 from jaxfix.analysis.dataflow import BlockFlow, block_flow, body_statements
 from jaxfix.analysis.metadata import children
 from jaxfix.analysis.syntax import is_none, is_number, walk
+from jaxfix.facts.knowledge.jax import FILLED_LIKE as _LIKE, FINITE_DERIVATIVE as _SAFE_CALLS
 
-# Elementwise functions whose derivative is finite wherever their arguments are finite: evaluating them on the
-# inputs of the branch not taken cannot put `0 * inf` into a gradient.
-_SAFE_CALLS = frozenset(
-    {"jax.numpy." + n for n in """
-        abs absolute negative positive sign floor ceil round rint trunc maximum minimum clip where sin cos tanh
-        square real imag conj conjugate add subtract multiply logical_and logical_or logical_not equal not_equal
-        less less_equal greater greater_equal zeros_like ones_like full_like isnan isfinite float32 float64
-        int32 bool_ asarray
-    """.split()}
-    | {"jax.nn." + n for n in "relu sigmoid softplus silu swish gelu elu leaky_relu relu6 hard_tanh".split()}
-    | {"jax.lax." + n for n in "max min abs neg sign sin cos tanh add sub mul select stop_gradient".split()}
-)
-_LIKE = frozenset({"jax.numpy.zeros_like", "jax.numpy.ones_like", "jax.numpy.full_like"})
 _SAFE_METHODS = frozenset({"astype", "clip"})
 _CHEAP_SIZE = 12  # nodes of an expression that still count as cheap enough to compute in both arms
 

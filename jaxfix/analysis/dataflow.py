@@ -32,7 +32,10 @@ from jaxfix.analysis.context import ModuleContext
 from jaxfix.analysis.summaries import by_method_name, summary_of
 from jaxfix.analysis.syntax import AT_METHODS, code_children, param_names, target_names
 from jaxfix.analysis.traced import LAX_BODIES, TRANSFORMS, TREE_MAPS, Kind
-from jaxfix.facts.knowledge.jax import IMPURE_PREFIXES, PURE_CALLS, PURE_PREFIXES
+from jaxfix.facts.knowledge.jax import ALL, CORE_ARRAY_NAMESPACES, IMPURE_PREFIXES, PURE_CALLS, PURE_PREFIXES
+from jaxfix.facts.knowledge.jax import INDEX_ACCEPTING as _INDEX_FRIENDLY, PYTREE_RETURNING as _PYTREE_RETURNING
+from jaxfix.facts.knowledge.jax import SEQUENCE_ACCEPTING as _ACCEPTS_SEQUENCES  # noqa: F401 (the screen's)
+from jaxfix.facts.knowledge.jax import SEQUENCE_RETURNING as _SEQUENCE_RETURNING
 from jaxfix.facts.knowledge.tables import CALL_SUMMARIES
 
 FunctionLike = Union[cst.FunctionDef, cst.Lambda, cst.Module]
@@ -903,70 +906,11 @@ _COLLECTING = frozenset({"append", "extend", "insert"})
 _FRESH_CONTAINER_CALLS = frozenset({"list", "dict", "set"})
 _BUILTIN_NAMES = frozenset(dir(builtins))
 
-# Calls that accept a traced integer (what a Python loop index becomes inside a loop function) at the given
-# argument positions and keywords; ALL: every positional argument.
-ALL = -1
-_INDEX_FRIENDLY: dict[str, tuple[tuple[int, ...], tuple[str, ...]]] = {
-    **{
-        "jax.numpy." + name: ((ALL,), ())
-        for name in """
-        sin cos tan arcsin arccos arctan arctan2 sinh cosh tanh exp exp2 expm1 log log1p log2 log10 sqrt cbrt abs
-        absolute add subtract multiply divide true_divide floor_divide power float_power mod remainder fmod maximum
-        minimum fmax fmin where square sign floor ceil round rint trunc logical_and logical_or logical_not
-        logical_xor equal not_equal less less_equal greater greater_equal hypot logaddexp isnan isfinite isinf
-        negative positive reciprocal float16 float32 float64 bfloat16 int8 int16 int32 int64 uint8 uint16 uint32
-        uint64 complex64 complex128 bool_
-        """.split()
-    },
-    "jax.numpy.clip": ((ALL,), ("min", "max", "a_min", "a_max")),
-    "jax.numpy.asarray": ((0,), ("a",)),
-    "jax.numpy.array": ((0,), ("object",)),
-    "jax.numpy.full": ((1,), ("fill_value",)),
-    "jax.numpy.full_like": ((1,), ("fill_value",)),
-    "jax.numpy.roll": ((1,), ("shift",)),
-    "jax.numpy.take": ((1,), ("indices",)),
-    "jax.numpy.take_along_axis": ((1,), ("indices",)),
-    "jax.random.fold_in": ((1,), ("data",)),
-    "jax.nn.one_hot": ((0,), ("x",)),
-    **{
-        "jax.lax." + name: ((ALL,), ())
-        for name in "add sub mul div rem max min pow neg abs sign select exp log sin cos tanh eq ne lt le gt ge".split()
-    },
-    "jax.lax.convert_element_type": ((0,), ("operand",)),
-    "jax.lax.dynamic_slice": ((1,), ("start_indices",)),
-    "jax.lax.dynamic_update_slice": ((2,), ("start_indices",)),
-    "jax.lax.dynamic_slice_in_dim": ((1,), ("start_index",)),
-    "jax.lax.dynamic_index_in_dim": ((1,), ("index",)),
-    "jax.lax.dynamic_update_slice_in_dim": ((2,), ("start_index",)),
-    "jax.lax.dynamic_update_index_in_dim": ((2,), ("index",)),
-    "jax.lax.cond": ((0,), ("pred",)),
-    "jax.lax.switch": ((0,), ("index",)),
-    "abs": ((0,), ()),
-}
-# jax.numpy functions that may return a tuple or list (so that indexing their result needs a Python int).
-_SEQUENCE_RETURNING = frozenset(
-    "jax.numpy." + name
-    for name in """
-    split array_split hsplit vsplit dsplit meshgrid nonzero where unique histogram gradient ix_ indices
-    broadcast_arrays atleast_1d atleast_2d atleast_3d linalg.eigh linalg.eig linalg.svd linalg.qr linalg.slogdet
-    linalg.lstsq modf frexp divmod unravel_index tril_indices triu_indices diag_indices
-    """.split()
-)
-# jax.numpy functions that accept Python lists, so an argument passed to them may be a list.
-_ACCEPTS_SEQUENCES = frozenset(
-    "jax.numpy." + name
-    for name in "array asarray stack hstack vstack dstack column_stack concatenate block einsum select".split()
-)
-# lax functions that return whatever pytree their body returns.
-_PYTREE_RETURNING = frozenset(
-    "jax.lax." + name for name in "scan while_loop fori_loop cond switch map associative_scan custom_root".split()
-)
-
 
 def returns_one_array(qualified: str) -> bool:
     """Whether a JAX library function (by qualified name) returns one array, not a tuple, list or pytree."""
     return (
-        qualified.startswith(("jax.numpy.", "jax.nn.", "jax.random.", "jax.lax."))
+        qualified.startswith(CORE_ARRAY_NAMESPACES)
         and qualified not in _SEQUENCE_RETURNING
         and qualified not in _PYTREE_RETURNING
     )
@@ -1485,11 +1429,7 @@ class Dataflow:
         if isinstance(expr, cst.Call):
             callee = self._names.callee(expr)
             if callee is not None:
-                return (
-                    callee.startswith(("jax.numpy.", "jax.nn.", "jax.random.", "jax.lax."))
-                    and callee not in _SEQUENCE_RETURNING
-                    and callee not in _PYTREE_RETURNING
-                )
+                return returns_one_array(callee)
             if isinstance(expr.func, cst.Attribute):
                 receiver = expr.func.value
                 if _is_at(receiver) and expr.func.attr.value in AT_METHODS:

@@ -36,25 +36,9 @@ from libcst.metadata import ScopeProvider
 
 from jaxfix.analysis.dataflow import activity, body_statements
 from jaxfix.analysis.syntax import code_children, target_names, walk
+from jaxfix.facts.knowledge.jax import KEY_CONSUMERS as CONSUMERS, LAX_LOOPS
 
-# jax.random functions whose first argument (or `key=`) is a key they consume.
-CONSUMERS = frozenset(
-    "jax.random." + name
-    for name in """
-    normal uniform bernoulli categorical randint permutation choice truncated_normal gumbel exponential gamma
-    loggamma beta dirichlet multivariate_normal laplace logistic poisson cauchy rademacher shuffle orthogonal ball
-    bits maxwell double_sided_maxwell weibull_min t pareto lognormal chisquare f geometric binomial triangular
-    rayleigh wald generalized_normal split
-    """.split()
-)
 
-# lax loops that call their body once per step with the carry the step before returned: the body's position and
-# keyword, the index of its carry parameter, and whether it returns `(carry, y)` (scan) or the carry itself.
-LAX_LOOPS: dict[str, tuple[int, str, int, bool]] = {
-    "jax.lax.scan": (0, "f", 0, True),
-    "jax.lax.fori_loop": (2, "body_fun", 1, False),
-    "jax.lax.while_loop": (1, "body_fun", 0, False),
-}
 _PARTIAL = "functools.partial"
 _LAST_PARTS = frozenset(name.rsplit(".", 1)[1] for name in (*CONSUMERS, *LAX_LOOPS))
 

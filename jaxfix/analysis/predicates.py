@@ -36,44 +36,16 @@ from jaxfix.analysis.dataflow import (
     Parameter,
     activity,
     body_statements,
-    _PYTREE_RETURNING,
-    _SEQUENCE_RETURNING,
 )
 from jaxfix.analysis.syntax import is_none, is_number, walk
 from jaxfix.analysis.traced import ARRAY_NAMESPACES, STATIC_CALLS, Kind
+from jaxfix.facts.knowledge.jax import BOOLEAN_RESULT as _BOOLEAN_CALLS, NOT_ONE_ARRAY as _NOT_ONE_ARRAY
+from jaxfix.facts.knowledge.jax import NOT_ONE_ARRAY_PREFIXES as _NOT_ONE_ARRAY_PREFIXES
+from jaxfix.facts.knowledge.tables import ARRAY_ANNOTATION_NAMES, BARE_ARRAY_ANNOTATION_NAMES
 
 _COMPARISONS = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
 _STRINGS = (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)
 _CONTAINERS = (cst.List, cst.Tuple, cst.Dict, cst.Set, cst.ListComp, cst.DictComp, cst.SetComp, cst.GeneratorExp)
-# Calls in the array namespaces that return something other than one array: Python values computed from
-# shapes and dtypes (`jnp.iscomplexobj(x)`, `lax.axis_size(name)`), tuples and lists, pytrees, functions.
-_NOT_ONE_ARRAY = (
-    frozenset(
-        {"jax.device_put", "jax.random.split", "jax.random.key_dtype", "jax.random.key_impl"}
-        | {"jax.numpy." + n for n in """
-            iscomplexobj isrealobj isscalar isdtype issubdtype ndim shape size promote_types result_type dtype finfo
-            iinfo can_cast iterable einsum_path frompyfunc array_split atleast_1d atleast_2d atleast_3d average
-            broadcast_arrays broadcast_shapes diag_indices diag_indices_from divmod dsplit frexp histogram histogram2d
-            histogramdd hsplit indices intersect1d ix_ mask_indices meshgrid modf nonzero polydiv polyfit split
-            tril_indices tril_indices_from triu_indices triu_indices_from unique unique_all unique_counts
-            unique_inverse unravel_index unstack vsplit get_printoptions printoptions gradient
-        """.split()}
-        | {"jax.lax." + n for n in """
-            axis_size conv_dimension_numbers dtype padtype_to_pads approx_max_k approx_min_k sort_key_val top_k
-            unstack broadcast_shapes reduce reduce_window sort
-        """.split()}
-    )
-    | _SEQUENCE_RETURNING
-    | _PYTREE_RETURNING
-)
-_NOT_ONE_ARRAY_PREFIXES = ("jax.nn.initializers.",)
-_BOOLEAN_CALLS = frozenset(
-    "jax.numpy." + name
-    for name in """
-    equal not_equal less less_equal greater greater_equal isnan isfinite isinf isneginf isposinf isclose allclose
-    array_equal array_equiv logical_and logical_or logical_not logical_xor all any signbit isreal iscomplex
-    """.split()
-)
 _BOOLEAN_METHODS = frozenset({"all", "any"})
 _TEXT_BUILTINS = frozenset({"str", "repr", "format", "ascii"})
 
@@ -437,10 +409,10 @@ def _annotated_array(param: cst.Param) -> bool:
             return False  # `Tuple[jax.Array, jax.Array]`: a container of arrays, whose truth is its length
         annotation = annotation.slice[0].slice.value if isinstance(annotation.slice[0].slice, cst.Index) else None
     while isinstance(annotation, cst.Attribute):
-        if annotation.attr.value in ("Array", "ndarray"):
+        if annotation.attr.value in ARRAY_ANNOTATION_NAMES:
             return True
         annotation = None
-    return isinstance(annotation, cst.Name) and annotation.value in ("Array", "ArrayLike", "ndarray")
+    return isinstance(annotation, cst.Name) and annotation.value in BARE_ARRAY_ANNOTATION_NAMES
 
 
 def _state_after_body(flow, loop: cst.While, name: str) -> set | None:

@@ -33,8 +33,8 @@ from jaxfix.analysis.ast_flow import target_names
 from jaxfix.analysis.recording import Recorded, read_record
 from jaxfix.analysis.sharding import legacy_mesh_contexts
 from jaxfix.cache import project_tag, read_marshalled, write_atomically
-from jaxfix.facts.knowledge import configs, conventions, tables
-from jaxfix.facts.knowledge.jax import ARRAY_MAKERS, REGISTER_STATIC
+from jaxfix.facts.knowledge import configs, conventions, jaxtyping, tables
+from jaxfix.facts.knowledge.jax import ARRAY_MAKERS, NUMERIC_NAMESPACES, REGISTER_STATIC
 from jaxfix.facts.knowledge.tables import FILTERED as _FILTERED, GRAD_LIKE as _GRAD_LIKE, JIT_LIKE as _JIT_LIKE
 from jaxfix.facts.knowledge.tables import LAX_BODIES, TRANSFORMS
 from jaxfix.files import Resolver
@@ -147,13 +147,11 @@ def _params(args: ast.arguments) -> tuple[list[str], dict[str, object], dict[str
 
 def _strip_subscript(node: ast.AST) -> ast.AST:
     """`Float[Array, "n"]` → `Array`'s spelling is `Float`; jaxtyping's dtype wrappers mean an array."""
-    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in _JAXTYPING:
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in jaxtyping.ARRAY_WRAPPERS:
         return ast.Name("Array")
     return node
 
 
-_JAXTYPING = frozenset({"Float", "Int", "Bool", "Complex", "Shaped", "Num", "Real", "Inexact", "UInt", "Integer",
-                        "Key", "PRNGKeyArray"})  # fmt: skip
 
 
 class _FunctionSummarizer:
@@ -1285,7 +1283,7 @@ class Project:
                 return max((kind(r) for r in ref["o"]), default=STATIC)
             if "c" in ref and ref["c"]["f"] is not None and "n" in ref["c"]["f"]:
                 callee = self.qualify(module, ref["c"]["f"]["n"])
-                if callee.startswith(("jax.numpy.", "jax.lax.", "jax.nn.", "jax.random.", "jax.scipy.")):
+                if callee.startswith(NUMERIC_NAMESPACES):
                     return TRACED
             return UNKNOWN
 

@@ -40,8 +40,11 @@ from jaxfix.analysis.syntax import AT_METHODS
 from jaxfix.analysis.traced import (
     _FILTERED, _GRAD_LIKE, _JIT_LIKE, _PARTIAL, _VMAP_LIKE, ARRAY_NAMESPACES, HOST_CALLBACKS, LAX_BODIES, STATIC_CALLS, TRANSFORMS,
 )
+from jaxfix.facts.knowledge import jaxtyping
 from jaxfix.facts.knowledge.jax import PURE_CALLS, PURE_PREFIXES
-from jaxfix.facts.knowledge.tables import CALL_SUMMARIES
+from jaxfix.facts.knowledge.tables import (
+    ARRAY_ANNOTATIONS, BARE_ARRAY_ANNOTATION_NAMES, CALL_SUMMARIES, TRACED_ARRAY_ANNOTATIONS,
+)
 
 _ID, _ATTR = attrgetter("id"), attrgetter("attr")
 
@@ -551,9 +554,9 @@ class Screen:
             if isinstance(value, ast.Subscript):  # jaxtyping's `Float[Array, "n"]`, `npt.NDArray[np.float32]`
                 head = dotted(value.value) if self._may_be_imported(value.value) else None
                 return head is not None and any(
-                    q in arrays._TRACED_ARRAY_ANNOTATIONS or q.startswith("jaxtyping.") for q in self.qualified_names(head)
+                    q in TRACED_ARRAY_ANNOTATIONS or q.startswith(jaxtyping.MODULE) for q in self.qualified_names(head)
                 )  # not `dict[str, Any]`
-            return self.may_resolve_to(value, arrays._ARRAY_ANNOTATIONS | arrays._TRACED_ARRAY_ANNOTATIONS)
+            return self.may_resolve_to(value, ARRAY_ANNOTATIONS | TRACED_ARRAY_ANNOTATIONS)
         if how == "augmented":  # `x += v`: arithmetic with a number or an array keeps an array an array
             return _is_number(value) or self._may_be_array(value, names)
         return self._may_be_array(value, names)
@@ -3045,8 +3048,8 @@ def in_scoped_traced_function(screen: Screen, node: ast.AST) -> bool:
 # ---- array evidence from annotations (PredicateAnalysis.array_evidence) -------------------------------------------
 
 
-_ANNOTATED_ARRAYS = frozenset({"Array", "ArrayLike", "ndarray"})  # predicates._annotated_array's last parts
-_ARRAY_ANNOTATIONS = arrays._ARRAY_ANNOTATIONS | arrays._TRACED_ARRAY_ANNOTATIONS  # ArrayAnalysis._array_param's
+_ANNOTATED_ARRAYS = BARE_ARRAY_ANNOTATION_NAMES  # predicates._annotated_array's last parts (a superset for attributes)
+_ARRAY_ANNOTATIONS = ARRAY_ANNOTATIONS | TRACED_ARRAY_ANNOTATIONS  # ArrayAnalysis._array_param's
 
 
 def _may_annotate_array(screen: Screen, annotation: ast.expr) -> bool:
@@ -3066,8 +3069,8 @@ def _may_annotate_array(screen: Screen, annotation: ast.expr) -> bool:
         if type(first) is ast.Starred:
             first = first.value
         parts = dotted(head)
-        jaxtyping = parts is not None and any(q.startswith("jaxtyping.") for q in screen.qualified_names(parts))
-        if jaxtyping and screen.may_resolve_to(first, _ARRAY_ANNOTATIONS):
+        typed = parts is not None and any(q.startswith(jaxtyping.MODULE) for q in screen.qualified_names(parts))
+        if typed and screen.may_resolve_to(first, _ARRAY_ANNOTATIONS):
             return True
         if _container_annotation(annotation):
             return False

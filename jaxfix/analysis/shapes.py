@@ -22,48 +22,20 @@ from jaxfix.analysis.context import ModuleContext
 from jaxfix.analysis.dataflow import UNDEFINED, Parameter
 from jaxfix.analysis.syntax import AT_METHODS, is_full_slice, is_none, is_number, mentions
 from jaxfix.analysis.traced import Kind
+from jaxfix.facts.knowledge.jax import (  # noqa: F401 (some read by the screen through this module)
+    ELEMENTWISE, FILLED, FILLED_DTYPE_POSITION, FLOAT_PRESERVING, LIKE, LIKE_DTYPE_POSITION, MATMULS, RANK_ONE,
+    REDUCTIONS, RESHAPING,
+)
+from jaxfix.facts.knowledge.jax import BOOL_RESULT as _TO_BOOL, FLOAT_BY_DEFAULT as _FLOAT_BY_DEFAULT
+from jaxfix.facts.knowledge.jax import INEXACT_RESULT as _TO_INEXACT, INT_RESULT as _TO_INT
+from jaxfix.facts.knowledge.jax import KIND_KEEPING as _KEEP_CATEGORY, RANDOM_FLOAT as _RANDOM_FLOAT
+from jaxfix.facts.knowledge.jaxtyping import DTYPE_WRAPPERS, WRAPPER_KINDS
 
 _JNP = "jax.numpy."
 
 
-def _jnp(names: str) -> frozenset[str]:
-    return frozenset(_JNP + name for name in names.split())
-
-
-# Calls whose result has a shape other than their array argument's: a carried value passed through them grows
-# or shrinks from one iteration to the next, which lax loops reject.
-RESHAPING = _jnp(
-    """
-    concatenate stack hstack vstack dstack column_stack append insert delete pad repeat tile expand_dims
-    atleast_1d atleast_2d atleast_3d broadcast_to kron outer reshape ravel squeeze diff convolve correlate
-    """
-)
 RESHAPING_METHODS = frozenset({"reshape", "ravel", "flatten", "squeeze", "repeat", "T", "transpose", "swapaxes"})
-# Reductions that return a 0-d array when called without an axis.
-REDUCTIONS = _jnp(
-    """
-    sum mean max min prod std var all any argmax argmin amax amin nansum nanmean nanmax nanmin median ptp average
-    count_nonzero vdot linalg.norm linalg.det trace logaddexp.reduce
-    """
-) | frozenset({"jax.nn.logsumexp", "jax.scipy.special.logsumexp"})
 REDUCTION_METHODS = frozenset("sum mean max min prod std var all any argmax argmin ptp".split())
-# Elementwise functions: the result has the broadcast shape of the arguments.
-ELEMENTWISE = (
-    _jnp(
-        """
-        sin cos tan arcsin arccos arctan arctan2 sinh cosh tanh exp exp2 expm1 log log1p log2 log10 sqrt cbrt abs
-        absolute add subtract multiply divide true_divide floor_divide power mod remainder maximum minimum where
-        square sign floor ceil round rint trunc clip logaddexp hypot negative reciprocal float16 float32 float64
-        bfloat16 int8 int16 int32 int64 uint8 uint32 complex64 complex128 asarray array logical_and logical_or
-        logical_not equal not_equal less less_equal greater greater_equal isnan isfinite nan_to_num
-        """
-    )
-    | frozenset("jax.nn." + n for n in "relu sigmoid softplus silu swish gelu elu leaky_relu tanh log_sigmoid".split())
-    | frozenset("jax.lax." + n for n in "add sub mul div max min pow exp log sin cos tanh abs neg stop_gradient".split())
-)
-LIKE = _jnp("zeros_like ones_like full_like empty_like")
-FILLED = _jnp("zeros ones full empty")
-_JAXTYPING = frozenset({"Float", "Int", "Shaped", "Bool", "Real", "Inexact", "Num", "Integer", "Complex", "UInt"})
 
 
 class Category(enum.IntEnum):
@@ -75,39 +47,12 @@ class Category(enum.IntEnum):
     COMPLEX = 3
 
 
-# Functions whose result is at least float whatever their argument (sin of an int array is float32).
-_TO_INEXACT = _jnp(
-    """
-    sin cos tan arcsin arccos arctan arctan2 sinh cosh tanh arcsinh arccosh arctanh exp exp2 expm1 log log1p log2
-    log10 sqrt cbrt divide true_divide reciprocal hypot logaddexp mean average std var nanmean median linalg.norm
-    linalg.det linalg.inv linalg.solve deg2rad rad2deg sinc
-    """
-) | frozenset(
-    "jax.nn." + n for n in "relu6 sigmoid softplus silu swish gelu elu log_sigmoid softmax log_softmax".split()
-) | frozenset({"jax.nn.logsumexp", "jax.scipy.special.logsumexp"})
-# Functions whose result has the category of their (promoted) array arguments.
-_KEEP_CATEGORY = _jnp(
-    """
-    abs absolute add subtract multiply maximum minimum square sign negative clip floor_divide mod remainder power
-    sum prod max min amax amin cumsum cumprod dot matmul vdot outer kron roll flip transpose reshape ravel
-    concatenate stack squeeze expand_dims tile repeat where nan_to_num
-    """
-) | frozenset({"jax.nn.relu", "jax.lax.stop_gradient", "jax.lax.neg", "jax.lax.abs"})
-_TO_BOOL = _jnp(
-    "equal not_equal less less_equal greater greater_equal isnan isfinite isinf logical_and logical_or logical_not all any"
-)
-_TO_INT = _jnp("argmax argmin argsort count_nonzero searchsorted")
-# Constructors whose default dtype is float.
-_FLOAT_BY_DEFAULT = _jnp("zeros ones empty eye identity linspace logspace")
 _DTYPE_NAMES = {
     **{name: Category.BOOL for name in ("bool", "bool_")},
     **{name: Category.INT for name in "int int8 int16 int32 int64 uint8 uint16 uint32 uint64".split()},
     **{name: Category.FLOAT for name in "float float16 float32 float64 bfloat16".split()},
     **{name: Category.COMPLEX for name in "complex complex64 complex128".split()},
 }
-_RANDOM_FLOAT = frozenset(
-    "jax.random." + n for n in "normal uniform truncated_normal beta gamma exponential laplace logistic".split()
-)
 
 
 class ShapeAnalysis:
@@ -352,7 +297,7 @@ class ShapeAnalysis:
             if "axis" in keywords or "axes" in keywords or len(positional) > (2 if callee.endswith("vdot") else 1):
                 return None
             return 0
-        if callee in ("jax.numpy.dot", "jax.numpy.matmul") and len(positional) == 2:
+        if callee in MATMULS and len(positional) == 2:
             left, right = rank(positional[0]), rank(positional[1])
             return None if left is None or right is None else _matmul_rank(left, right)
         if callee in ELEMENTWISE:
@@ -366,7 +311,7 @@ class ShapeAnalysis:
             return rank(positional[0]) if "shape" not in keywords else None
         if callee in FILLED and (positional or "shape" in keywords):
             return shape_rank(positional[0] if positional else keywords["shape"])
-        if callee in ("jax.numpy.arange", "jax.numpy.linspace", "jax.numpy.ravel"):
+        if callee in RANK_ONE:
             return 1 if "axis" not in keywords else None
         if callee == "jax.numpy.reshape" and len(positional) == 2:
             return shape_rank(positional[1])
@@ -572,7 +517,7 @@ class ShapeAnalysis:
             return None if not parts or None in parts else max(*parts, Category.INT)
         if callee in _RANDOM_FLOAT:
             return Category.FLOAT
-        if callee in ("jax.random.randint", "jax.random.choice") and callee.endswith("randint"):
+        if callee == "jax.random.randint":
             return Category.INT
         if callee in _TO_BOOL:
             return Category.BOOL
@@ -634,7 +579,7 @@ def _jaxtyping(param: cst.Param) -> tuple[str, str] | None:
     head = annotation.value
     head_name = head.attr.value if isinstance(head, cst.Attribute) else getattr(head, "value", None)
     dims = annotation.slice[1].slice
-    if head_name not in _JAXTYPING or not isinstance(dims, cst.Index) or not isinstance(dims.value, cst.SimpleString):
+    if head_name not in DTYPE_WRAPPERS or not isinstance(dims, cst.Index) or not isinstance(dims.value, cst.SimpleString):
         return None
     return head_name, dims.value.evaluated_value
 
@@ -656,14 +601,7 @@ def annotation_rank(param: cst.Param) -> int | None:
     return len(parts)
 
 
-_JAXTYPING_CATEGORY = {
-    "Float": Category.FLOAT,
-    "Int": Category.INT,
-    "Integer": Category.INT,
-    "UInt": Category.INT,
-    "Bool": Category.BOOL,
-    "Complex": Category.COMPLEX,
-}
+_JAXTYPING_CATEGORY = {wrapper: Category[kind.upper()] for wrapper, kind in WRAPPER_KINDS.items()}
 
 
 def annotation_category(param: cst.Param) -> Category | None:
@@ -692,23 +630,8 @@ def annotation_category(param: cst.Param) -> Category | None:
 
 SymbolicShape = tuple
 DtypeToken = tuple
-FILLED_DTYPE_POSITION = {"jax.numpy.zeros": 1, "jax.numpy.ones": 1, "jax.numpy.empty": 1, "jax.numpy.full": 2}
-LIKE_DTYPE_POSITION = {
-    "jax.numpy.zeros_like": 1, "jax.numpy.ones_like": 1, "jax.numpy.empty_like": 1, "jax.numpy.full_like": 2,
-}  # fmt: skip
 _DEFAULT_DTYPES = {"float": "float", "int": "int", "bool": "bool", "complex": "complex"}
 KINDS = ("bool", "int", "float", "complex")  # in the order JAX promotes across them
-# Elementwise functions whose result has the dtype of their float operands.
-FLOAT_PRESERVING = frozenset(
-    _JNP + name
-    for name in """
-    sin cos tan arcsin arccos arctan arctan2 sinh cosh tanh exp exp2 expm1 log log1p log2 log10 sqrt cbrt abs
-    absolute add subtract multiply divide true_divide power maximum minimum square sign floor ceil round rint trunc
-    clip logaddexp hypot negative reciprocal
-    """.split()
-) | frozenset("jax.nn." + n for n in "relu sigmoid softplus silu swish gelu elu leaky_relu tanh log_sigmoid".split())
-
-
 @dataclass
 class FreshBuffer:
     """A fresh array `jnp.zeros((n, d))` (or `*_like`, `full`), where it is built and what rows it has."""

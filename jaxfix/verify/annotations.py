@@ -18,16 +18,10 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-JAXTYPING_DTYPES = {
-    "Float": "float32", "Float16": "float16", "Float32": "float32", "Float64": "float64", "BFloat16": "bfloat16",
-    "Inexact": "float32", "Real": "float32", "Num": "float32", "Shaped": "float32",
-    "Int": "int32", "Integer": "int32", "Int8": "int8", "Int16": "int16", "Int32": "int32", "Int64": "int64",
-    "UInt": "uint32", "UInt8": "uint8", "UInt16": "uint16", "UInt32": "uint32", "UInt64": "uint64",
-    "Bool": "bool", "Complex": "complex64", "Complex64": "complex64", "Complex128": "complex128",
-}  # fmt: skip
-JAX_ARRAYS = {"Array", "ArrayLike", "DeviceArray"}
-NUMPY_ARRAYS = {"ndarray", "NDArray"}
-KEY_TYPES = {"PRNGKeyArray", "KeyArray"}
+from jaxfix.facts.knowledge.jaxtyping import WRAPPER_DTYPES as JAXTYPING_DTYPES
+from jaxfix.facts.knowledge.tables import DRAWN_ARRAY_NAMES as JAX_ARRAYS, DRAWN_NUMPY_ROOTS
+from jaxfix.facts.knowledge.tables import DRAWN_NUMPY_ARRAY_NAMES as NUMPY_ARRAYS, KEY_ANNOTATION_NAMES as KEY_TYPES
+
 NUMPY_DTYPES = {"float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint32", "bool_", "complex64", "complex128"}
 
 
@@ -68,7 +62,7 @@ def _spec_for(annotation: ast.expr | None) -> dict[str, Any] | None:
         return {"kind": "bool"}
     if name in KEY_TYPES:
         return {"kind": "key", "shape": []}
-    if name in NUMPY_ARRAYS and _root_name(annotation) in ("np", "numpy", "npt", "NDArray", "ndarray"):
+    if name in NUMPY_ARRAYS and _root_name(annotation) in DRAWN_NUMPY_ROOTS:
         return {"kind": "array", "dtype": "float32", "shape": None, "numpy": True, "default_dtype": True}
     if name in JAX_ARRAYS or (name == "ndarray" and _root_name(annotation) in ("jnp",)):
         return {"kind": "array", "dtype": "float32", "shape": None, "numpy": False, "default_dtype": True}

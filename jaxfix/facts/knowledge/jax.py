@@ -8,6 +8,13 @@ ends in a dot. The libraries' own transformations are in their modules and joine
 
 from __future__ import annotations
 
+_JNP = "jax.numpy."
+
+
+def _jnp(names: str) -> frozenset[str]:
+    return frozenset(_JNP + name for name in names.split())
+
+
 # ---- transformations that trace the function passed as their first argument (or that they decorate) ----------
 JIT_LIKE = frozenset({"jax.jit", "jax.pmap", "jax.experimental.pjit.pjit", "jax.pjit"})
 # Transformations whose result gives the gradient of a loss (and, for value_and_grad, the loss).
@@ -23,7 +30,6 @@ OTHER_TRANSFORMS = CHECKPOINTS | SHARD_MAPS | {
     "jax.custom_jvp", "jax.custom_vjp", "jax.named_call", "jax.make_jaxpr", "jax.eval_shape", "jax.linearize",
     "jax.jvp", "jax.vjp", "jax.lax.map", "jax.lax.associative_scan",
 }  # fmt: skip
-TRANSFORMS = JIT_LIKE | GRAD_LIKE | VMAP_LIKE | OTHER_TRANSFORMS
 # Transformations that always call the function with tracers, even on NumPy arguments (unlike custom_jvp/vjp).
 ALWAYS_TRACING = JIT_LIKE | GRAD_LIKE | VMAP_LIKE | CHECKPOINTS | SHARD_MAPS
 # Transformations that stage the function into a jaxpr of abstract values, where `bool()` of a traced value
@@ -110,14 +116,18 @@ STATIC_CALLS = frozenset(
 )
 
 # ---- calls that return arrays ----------------------------------------------------------------------------------
-# The namespaces whose functions compute arrays, by how much of JAX a reader counts: the core four (what a loop
-# rule takes for "an array" at a glance), with jax.scipy (what dispatches asynchronously for the timing rule), and
-# with jax.image, jax.ops and device_put (what is staged, traced, inside traced code). Other JAX calls
-# (jax.tree.map, jax.eval_shape, ...) return whatever their arguments make them: a tree of Python bools stays
-# static.
+# The namespaces whose functions compute arrays, by how much of JAX a reader counts: the core four (what the
+# loop rules and the dataflow take for "one array" at a glance), with jax.scipy (array math: what the timing rule
+# takes for asynchronous, what vmap batches, what makes a traced value in the project index), and with
+# jax.image, jax.ops and device_put (what is staged, traced, inside traced code). Other JAX calls (jax.tree.map,
+# jax.eval_shape, ...) return whatever their arguments make them: a tree of Python bools stays static.
 CORE_ARRAY_NAMESPACES = ("jax.numpy.", "jax.nn.", "jax.random.", "jax.lax.")
-ASYNC_ARRAY_NAMESPACES = (*CORE_ARRAY_NAMESPACES, "jax.scipy.")
-ARRAY_NAMESPACES = (*ASYNC_ARRAY_NAMESPACES, "jax.image.", "jax.ops.", "jax.device_put")
+NUMERIC_NAMESPACES = (*CORE_ARRAY_NAMESPACES, "jax.scipy.")
+ARRAY_NAMESPACES = (*NUMERIC_NAMESPACES, "jax.image.", "jax.ops.", "jax.device_put")
+# The namespaces whose calls return new buffers (save the MAY_ALIAS ones), for donation.
+FRESH_BUFFER_NAMESPACES = ("jax.numpy.", "jax.random.")
+# jax.numpy functions that may hand back their argument itself rather than a new array.
+MAY_ALIAS = frozenset({"jax.numpy.asarray", "jax.numpy.array"})
 
 # The library calls whose value is one array, counted as such at a call site (call-site evidence). Functions
 # that return shapes, dtypes, tuples or lists (`jnp.shape`, `jnp.split`, `jnp.meshgrid`) are not listed.
@@ -132,6 +142,39 @@ ARRAY_MAKERS = frozenset(
     + [f"jax.random.{name}" for name in _RANDOM]
     + [f"numpy.random.{name}" for name in ("normal", "uniform", "rand", "randn", "randint", "standard_normal")]
     + [f"jax.nn.{name}" for name in ("one_hot", "softmax", "log_softmax", "relu", "sigmoid", "gelu", "silu", "tanh")]
+)
+# jax.numpy functions that always return one new array (NumPy allocates new memory for them too).
+FRESH_ARRAY_FUNCTIONS = frozenset(
+    "jax.numpy." + name
+    for name in """
+    zeros ones full empty zeros_like ones_like full_like empty_like array arange linspace logspace geomspace eye
+    identity tri tril triu concatenate stack hstack vstack dstack column_stack where copy tile repeat pad sort
+    argsort cumsum cumprod diff take clip roll outer kron dot matmul vdot inner tensordot cross abs absolute
+    negative exp exp2 expm1 log log1p log2 log10 sqrt cbrt square reciprocal sign floor ceil round rint trunc sin
+    cos tan arcsin arccos arctan arctan2 sinh cosh tanh add subtract multiply divide true_divide floor_divide mod
+    remainder power maximum minimum fmax fmin hypot logaddexp sum prod mean std var max min amax amin argmax argmin
+    all any nansum nanmean logical_and logical_or logical_not logical_xor isnan isinf isfinite equal not_equal less
+    less_equal greater greater_equal nan_to_num interp convolve trace
+    linalg.norm linalg.inv linalg.det linalg.solve linalg.pinv linalg.cholesky linalg.matrix_power
+    """.split()
+)
+# jax.numpy functions that return one array that, in NumPy, may be a view of (share memory with) an argument.
+VIEW_ARRAY_FUNCTIONS = frozenset(
+    "jax.numpy." + name
+    for name in """
+    asarray reshape ravel transpose swapaxes moveaxis squeeze expand_dims broadcast_to flip fliplr flipud rot90
+    diagonal real imag matrix_transpose permute_dims einsum
+    """.split()
+)
+# jax.random samplers: each returns one new array (not split/key, which make keys).
+RANDOM_SAMPLERS = frozenset(
+    "jax.random." + name
+    for name in """
+    normal uniform randint bernoulli categorical choice permutation truncated_normal gamma beta exponential laplace
+    logistic gumbel poisson dirichlet multivariate_normal cauchy rademacher t chisquare lognormal pareto ball
+    orthogonal binomial geometric generalized_normal loggamma maxwell double_sided_maxwell weibull_min f
+    triangular wald
+    """.split()
 )
 # Array-returning calls that raise when given a tuple, list or dict of arrays rather than one array (JAX 0.10.2,
 # kept true by tests/test_evidence.py): a rewrite that maps over a pytree where the loop walked a container's
@@ -190,3 +233,203 @@ MESH_CLASSES = frozenset(
 )  # fmt: skip
 # Context managers that set the new context mesh (which jax.jit reads), not the legacy one of `with mesh:`.
 CONTEXT_MESH_SETTERS = frozenset({"jax.set_mesh", "jax.sharding.use_mesh", "jax.sharding.set_mesh"})
+
+# ---- what jax.numpy, jax.nn and jax.lax functions do to shapes and dtypes ---------------------------------------
+# Calls whose result has a shape other than their array argument's: a carried value passed through them grows
+# or shrinks from one iteration to the next, which lax loops reject.
+RESHAPING = _jnp(
+    """
+    concatenate stack hstack vstack dstack column_stack append insert delete pad repeat tile expand_dims
+    atleast_1d atleast_2d atleast_3d broadcast_to kron outer reshape ravel squeeze diff convolve correlate
+    """
+)
+# Reductions that return a 0-d array when called without an axis.
+REDUCTIONS = _jnp(
+    """
+    sum mean max min prod std var all any argmax argmin amax amin nansum nanmean nanmax nanmin median ptp average
+    count_nonzero vdot linalg.norm linalg.det trace logaddexp.reduce
+    """
+) | frozenset({"jax.nn.logsumexp", "jax.scipy.special.logsumexp"})
+# Products whose result has the rank of NumPy's matmul rule; calls that return one dimension (without `axis=`).
+MATMULS = frozenset({"jax.numpy.dot", "jax.numpy.matmul"})
+RANK_ONE = frozenset({"jax.numpy.arange", "jax.numpy.linspace", "jax.numpy.ravel"})
+# Elementwise functions: the result has the broadcast shape of the arguments.
+ELEMENTWISE = (
+    _jnp(
+        """
+        sin cos tan arcsin arccos arctan arctan2 sinh cosh tanh exp exp2 expm1 log log1p log2 log10 sqrt cbrt abs
+        absolute add subtract multiply divide true_divide floor_divide power mod remainder maximum minimum where
+        square sign floor ceil round rint trunc clip logaddexp hypot negative reciprocal float16 float32 float64
+        bfloat16 int8 int16 int32 int64 uint8 uint32 complex64 complex128 asarray array logical_and logical_or
+        logical_not equal not_equal less less_equal greater greater_equal isnan isfinite nan_to_num
+        """
+    )
+    | frozenset("jax.nn." + n for n in "relu sigmoid softplus silu swish gelu elu leaky_relu tanh log_sigmoid".split())
+    | frozenset("jax.lax." + n for n in "add sub mul div max min pow exp log sin cos tanh abs neg stop_gradient".split())
+)
+LIKE = _jnp("zeros_like ones_like full_like empty_like")
+FILLED = _jnp("zeros ones full empty")
+
+
+# Functions whose result is at least float whatever their argument (sin of an int array is float32).
+INEXACT_RESULT = _jnp(
+    """
+    sin cos tan arcsin arccos arctan arctan2 sinh cosh tanh arcsinh arccosh arctanh exp exp2 expm1 log log1p log2
+    log10 sqrt cbrt divide true_divide reciprocal hypot logaddexp mean average std var nanmean median linalg.norm
+    linalg.det linalg.inv linalg.solve deg2rad rad2deg sinc
+    """
+) | frozenset(
+    "jax.nn." + n for n in "relu6 sigmoid softplus silu swish gelu elu log_sigmoid softmax log_softmax".split()
+) | frozenset({"jax.nn.logsumexp", "jax.scipy.special.logsumexp"})
+# Functions whose result has the category of their (promoted) array arguments.
+KIND_KEEPING = _jnp(
+    """
+    abs absolute add subtract multiply maximum minimum square sign negative clip floor_divide mod remainder power
+    sum prod max min amax amin cumsum cumprod dot matmul vdot outer kron roll flip transpose reshape ravel
+    concatenate stack squeeze expand_dims tile repeat where nan_to_num
+    """
+) | frozenset({"jax.nn.relu", "jax.lax.stop_gradient", "jax.lax.neg", "jax.lax.abs"})
+BOOL_RESULT = _jnp(
+    "equal not_equal less less_equal greater greater_equal isnan isfinite isinf logical_and logical_or logical_not all any"
+)
+INT_RESULT = _jnp("argmax argmin argsort count_nonzero searchsorted")
+# Constructors whose default dtype is float.
+FLOAT_BY_DEFAULT = _jnp("zeros ones empty eye identity linspace logspace")
+RANDOM_FLOAT = frozenset(
+    "jax.random." + n for n in "normal uniform truncated_normal beta gamma exponential laplace logistic".split()
+)
+
+FILLED_DTYPE_POSITION = {"jax.numpy.zeros": 1, "jax.numpy.ones": 1, "jax.numpy.empty": 1, "jax.numpy.full": 2}
+LIKE_DTYPE_POSITION = {
+    "jax.numpy.zeros_like": 1, "jax.numpy.ones_like": 1, "jax.numpy.empty_like": 1, "jax.numpy.full_like": 2,
+}  # fmt: skip
+# Elementwise functions whose result has the dtype of their float operands.
+FLOAT_PRESERVING = frozenset(
+    _JNP + name
+    for name in """
+    sin cos tan arcsin arccos arctan arctan2 sinh cosh tanh exp exp2 expm1 log log1p log2 log10 sqrt cbrt abs
+    absolute add subtract multiply divide true_divide power maximum minimum square sign floor ceil round rint trunc
+    clip logaddexp hypot negative reciprocal
+    """.split()
+) | frozenset("jax.nn." + n for n in "relu sigmoid softplus silu swish gelu elu leaky_relu tanh log_sigmoid".split())
+
+
+
+# ---- what calls accept and return ---------------------------------------------------------------------------------
+# Calls that accept a traced integer (what a Python loop index becomes inside a loop function) at the given
+# argument positions and keywords; ALL: every positional argument.
+ALL = -1
+INDEX_ACCEPTING: dict[str, tuple[tuple[int, ...], tuple[str, ...]]] = {
+    **{
+        "jax.numpy." + name: ((ALL,), ())
+        for name in """
+        sin cos tan arcsin arccos arctan arctan2 sinh cosh tanh exp exp2 expm1 log log1p log2 log10 sqrt cbrt abs
+        absolute add subtract multiply divide true_divide floor_divide power float_power mod remainder fmod maximum
+        minimum fmax fmin where square sign floor ceil round rint trunc logical_and logical_or logical_not
+        logical_xor equal not_equal less less_equal greater greater_equal hypot logaddexp isnan isfinite isinf
+        negative positive reciprocal float16 float32 float64 bfloat16 int8 int16 int32 int64 uint8 uint16 uint32
+        uint64 complex64 complex128 bool_
+        """.split()
+    },
+    "jax.numpy.clip": ((ALL,), ("min", "max", "a_min", "a_max")),
+    "jax.numpy.asarray": ((0,), ("a",)),
+    "jax.numpy.array": ((0,), ("object",)),
+    "jax.numpy.full": ((1,), ("fill_value",)),
+    "jax.numpy.full_like": ((1,), ("fill_value",)),
+    "jax.numpy.roll": ((1,), ("shift",)),
+    "jax.numpy.take": ((1,), ("indices",)),
+    "jax.numpy.take_along_axis": ((1,), ("indices",)),
+    "jax.random.fold_in": ((1,), ("data",)),
+    "jax.nn.one_hot": ((0,), ("x",)),
+    **{
+        "jax.lax." + name: ((ALL,), ())
+        for name in "add sub mul div rem max min pow neg abs sign select exp log sin cos tanh eq ne lt le gt ge".split()
+    },
+    "jax.lax.convert_element_type": ((0,), ("operand",)),
+    "jax.lax.dynamic_slice": ((1,), ("start_indices",)),
+    "jax.lax.dynamic_update_slice": ((2,), ("start_indices",)),
+    "jax.lax.dynamic_slice_in_dim": ((1,), ("start_index",)),
+    "jax.lax.dynamic_index_in_dim": ((1,), ("index",)),
+    "jax.lax.dynamic_update_slice_in_dim": ((2,), ("start_index",)),
+    "jax.lax.dynamic_update_index_in_dim": ((2,), ("index",)),
+    "jax.lax.cond": ((0,), ("pred",)),
+    "jax.lax.switch": ((0,), ("index",)),
+    "abs": ((0,), ()),
+}
+# jax.numpy functions that may return a tuple or list (so that indexing their result needs a Python int).
+SEQUENCE_RETURNING = frozenset(
+    "jax.numpy." + name
+    for name in """
+    split array_split hsplit vsplit dsplit meshgrid nonzero where unique histogram gradient ix_ indices
+    broadcast_arrays atleast_1d atleast_2d atleast_3d linalg.eigh linalg.eig linalg.svd linalg.qr linalg.slogdet
+    linalg.lstsq modf frexp divmod unravel_index tril_indices triu_indices diag_indices
+    """.split()
+)
+# jax.numpy functions that accept Python lists, so an argument passed to them may be a list.
+SEQUENCE_ACCEPTING = frozenset(
+    "jax.numpy." + name
+    for name in "array asarray stack hstack vstack dstack column_stack concatenate block einsum select".split()
+)
+# lax functions that return whatever pytree their body returns.
+PYTREE_RETURNING = frozenset(
+    "jax.lax." + name for name in "scan while_loop fori_loop cond switch map associative_scan custom_root".split()
+)
+# Calls in the array namespaces that return something other than one array: Python values computed from
+# shapes and dtypes (`jnp.iscomplexobj(x)`, `lax.axis_size(name)`), tuples and lists, pytrees, functions.
+NOT_ONE_ARRAY = (
+    frozenset(
+        {"jax.device_put", "jax.random.split", "jax.random.key_dtype", "jax.random.key_impl"}
+        | {"jax.numpy." + n for n in """
+            iscomplexobj isrealobj isscalar isdtype issubdtype ndim shape size promote_types result_type dtype finfo
+            iinfo can_cast iterable einsum_path frompyfunc array_split atleast_1d atleast_2d atleast_3d average
+            broadcast_arrays broadcast_shapes diag_indices diag_indices_from divmod dsplit frexp histogram histogram2d
+            histogramdd hsplit indices intersect1d ix_ mask_indices meshgrid modf nonzero polydiv polyfit split
+            tril_indices tril_indices_from triu_indices triu_indices_from unique unique_all unique_counts
+            unique_inverse unravel_index unstack vsplit get_printoptions printoptions gradient
+        """.split()}
+        | {"jax.lax." + n for n in """
+            axis_size conv_dimension_numbers dtype padtype_to_pads approx_max_k approx_min_k sort_key_val top_k
+            unstack broadcast_shapes reduce reduce_window sort
+        """.split()}
+    )
+    | SEQUENCE_RETURNING
+    | PYTREE_RETURNING
+)
+NOT_ONE_ARRAY_PREFIXES = ("jax.nn.initializers.",)
+BOOLEAN_RESULT = frozenset(
+    "jax.numpy." + name
+    for name in """
+    equal not_equal less less_equal greater greater_equal isnan isfinite isinf isneginf isposinf isclose allclose
+    array_equal array_equiv logical_and logical_or logical_not logical_xor all any signbit isreal iscomplex
+    """.split()
+)
+# Elementwise functions whose derivative is finite wherever their arguments are finite: evaluating them on the
+# inputs of the branch not taken cannot put `0 * inf` into a gradient.
+FINITE_DERIVATIVE = frozenset(
+    {"jax.numpy." + n for n in """
+        abs absolute negative positive sign floor ceil round rint trunc maximum minimum clip where sin cos tanh
+        square real imag conj conjugate add subtract multiply logical_and logical_or logical_not equal not_equal
+        less less_equal greater greater_equal zeros_like ones_like full_like isnan isfinite float32 float64
+        int32 bool_ asarray
+    """.split()}
+    | {"jax.nn." + n for n in "relu sigmoid softplus silu swish gelu elu leaky_relu relu6 hard_tanh".split()}
+    | {"jax.lax." + n for n in "max min abs neg sign sin cos tanh add sub mul select stop_gradient".split()}
+)
+# The `*_like` constructors whose values are defined (not empty_like).
+FILLED_LIKE = frozenset({"jax.numpy.zeros_like", "jax.numpy.ones_like", "jax.numpy.full_like"})
+# jax.random functions whose first argument (or `key=`) is a key they consume.
+KEY_CONSUMERS = frozenset(
+    "jax.random." + name
+    for name in """
+    normal uniform bernoulli categorical randint permutation choice truncated_normal gumbel exponential gamma
+    loggamma beta dirichlet multivariate_normal laplace logistic poisson cauchy rademacher shuffle orthogonal ball
+    bits maxwell double_sided_maxwell weibull_min t pareto lognormal chisquare f geometric binomial triangular
+    rayleigh wald generalized_normal split
+    """.split()
+)
+# jax.random samplers of floats, with the position of their `dtype` parameter.
+RANDOM_FLOAT_DTYPE_POSITION = {
+    **{"jax.random." + name: 2 for name in "normal uniform exponential laplace logistic gumbel cauchy".split()},
+    **{"jax.random." + name: 3 for name in "gamma dirichlet t".split()},
+    **{"jax.random." + name: 4 for name in "truncated_normal beta multivariate_normal".split()},
+}

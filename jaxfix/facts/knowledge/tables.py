@@ -68,6 +68,14 @@ TRACED_ARRAY_ANNOTATIONS = jax.TRACED_ARRAY_ANNOTATIONS
 # jax.typing imported by name), though not `jax.typing.ArrayLike` spelled out, which also admits Python scalars.
 ARRAY_ANNOTATION_NAMES = frozenset({"Array", "ndarray"})
 BARE_ARRAY_ANNOTATION_NAMES = ARRAY_ANNOTATION_NAMES | {"ArrayLike"}
+# By the last part of the name, as the verifier reads an annotation to draw an input for it (from the source,
+# with no import resolved): JAX's array types (`DeviceArray`, JAX's before `jax.Array`), NumPy's (under a NumPy
+# name: `np.ndarray`, `npt.NDArray`), and PRNG keys (jaxtyping's `PRNGKeyArray`, `jax.random.KeyArray`).
+DRAWN_ARRAY_NAMES = frozenset({"Array", "ArrayLike", "DeviceArray"})
+DRAWN_NUMPY_ARRAY_NAMES = frozenset({"ndarray", "NDArray"})
+# The first part of an annotation that names NumPy's array: NumPy's usual import names, or the class itself.
+DRAWN_NUMPY_ROOTS = frozenset({"np", "numpy", "npt"}) | DRAWN_NUMPY_ARRAY_NAMES
+KEY_ANNOTATION_NAMES = frozenset({"PRNGKeyArray", "KeyArray"})
 
 # ---- what library calls return ---------------------------------------------------------------------------------
 CALL_SUMMARIES: dict[str, CallSummary] = {
@@ -79,3 +87,6 @@ CONSTRUCTED_TYPES = haiku.CONSTRUCTED_TYPES
 CONSTRUCTED_BY_MODULE: dict[str, str] = {**optax.CONSTRUCTED_BY_MODULE, **flax.CONSTRUCTED_BY_MODULE}
 INSTANCE_TYPES = flax.INSTANCE_TYPES
 TYPE_FIELDS = haiku.TYPE_FIELDS
+# Methods by whose name alone a call is taken to update a model or an optimizer's state (`state.apply_gradients`,
+# `state.replace`, `tx.update`, `optax.apply_updates` reached as an attribute).
+UPDATE_METHOD_NAMES = frozenset({"apply_gradients", "update", "apply_updates", "replace"})
