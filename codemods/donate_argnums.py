@@ -21,7 +21,7 @@ from jaxfix.analysis.syntax import code_children, code_nodes, walk
 from jaxfix.analysis.traced import REVERSE_MODE
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Safety
-from jaxfix.facts.knowledge.jax import FILLED_LIKE, FRESH_BUFFER_NAMESPACES, MAY_ALIAS, TREE_MAPS
+from jaxfix.facts.knowledge.jax import ARRAY_CONVERSIONS, FILLED_LIKE, FRESH_BUFFER_NAMESPACES, TREE_MAPS
 
 _JIT = "jax.jit"
 _PMAP = "jax.pmap"
@@ -34,7 +34,7 @@ _PARTIAL = "functools.partial"
 # value of its arguments.
 _TREE_MAP = TREE_MAPS
 _ELEMENTWISE = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide)
-_MAY_ALIAS, _LIKE = MAY_ALIAS, FILLED_LIKE
+_MAY_ALIAS, _LIKE = ARRAY_CONVERSIONS, FILLED_LIKE
 _METADATA_ATTRIBUTES = frozenset({"shape", "dtype", "ndim", "size"})
 
 

@@ -27,13 +27,12 @@ from jaxfix.codegen import carry_value, loop_function, packed
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.codemods.loop_to_fori import TRIP_COUNT_OPTIONS, LoopToForiLoop, bounds_may_be_traced, range_trip, static_advice
 from jaxfix.diagnostics import Safety
-from jaxfix.facts.knowledge.jax import CORE_ARRAY_NAMESPACES
+from jaxfix.facts.knowledge.jax import ARRAY_CONVERSIONS, CORE_ARRAY_NAMESPACES, LIKE
 
 
 # Calls that turn the collected list into one array: stacked along a new leading axis, as lax.scan stacks.
 _STACK = "jax.numpy.stack"
-_ARRAY = frozenset({"jax.numpy.array", "jax.numpy.asarray"})
-_LIKE = frozenset({"jax.numpy.zeros_like", "jax.numpy.ones_like", "jax.numpy.empty_like", "jax.numpy.full_like"})
+_ARRAY, _LIKE = ARRAY_CONVERSIONS, LIKE
 
 
 @dataclass(frozen=True)

@@ -137,3 +137,14 @@ def test_every_table_is_read() -> None:
     reads = _reads()
     unread = [f"{module}.{name}" for module, name in _table_names() if (module, name) not in reads]
     assert not unread, unread
+
+
+def test_knowledge_is_data_that_imports_nothing_of_jaxfix_outside_it() -> None:
+    outside = []
+    for path in sorted(KNOWLEDGE.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            modules = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            outside += [f"{path.name}: {m}" for m in modules
+                        if m not in ("__future__", "dataclasses") and not m.startswith("jaxfix.facts.knowledge")]
+    assert not outside, outside

@@ -124,10 +124,11 @@ STATIC_CALLS = frozenset(
 CORE_ARRAY_NAMESPACES = ("jax.numpy.", "jax.nn.", "jax.random.", "jax.lax.")
 NUMERIC_NAMESPACES = (*CORE_ARRAY_NAMESPACES, "jax.scipy.")
 ARRAY_NAMESPACES = (*NUMERIC_NAMESPACES, "jax.image.", "jax.ops.", "jax.device_put")
-# The namespaces whose calls return new buffers (save the MAY_ALIAS ones), for donation.
+# The namespaces whose calls return new buffers (save ARRAY_CONVERSIONS), for donation.
 FRESH_BUFFER_NAMESPACES = ("jax.numpy.", "jax.random.")
-# jax.numpy functions that may hand back their argument itself rather than a new array.
-MAY_ALIAS = frozenset({"jax.numpy.asarray", "jax.numpy.array"})
+# jax.numpy's conversions: one array of what they are given (a list, a tuple, an array), which may be their
+# argument itself rather than a new array.
+ARRAY_CONVERSIONS = frozenset({"jax.numpy.asarray", "jax.numpy.array"})
 
 # The library calls whose value is one array, counted as such at a call site (call-site evidence). Functions
 # that return shapes, dtypes, tuples or lists (`jnp.shape`, `jnp.split`, `jnp.meshgrid`) are not listed.
@@ -270,7 +271,6 @@ ELEMENTWISE = (
 LIKE = _jnp("zeros_like ones_like full_like empty_like")
 FILLED = _jnp("zeros ones full empty")
 
-
 # Functions whose result is at least float whatever their argument (sin of an int array is float32).
 INEXACT_RESULT = _jnp(
     """
@@ -313,9 +313,7 @@ FLOAT_PRESERVING = frozenset(
     """.split()
 ) | frozenset("jax.nn." + n for n in "relu sigmoid softplus silu swish gelu elu leaky_relu tanh log_sigmoid".split())
 
-
-
-# ---- what calls accept and return ---------------------------------------------------------------------------------
+# ---- what calls accept and return --------------------------------------------------------------------------------
 # Calls that accept a traced integer (what a Python loop index becomes inside a loop function) at the given
 # argument positions and keywords; ALL: every positional argument.
 ALL = -1
@@ -403,6 +401,8 @@ BOOLEAN_RESULT = frozenset(
     array_equal array_equiv logical_and logical_or logical_not logical_xor all any signbit isreal iscomplex
     """.split()
 )
+
+# ---- derivatives and random keys ---------------------------------------------------------------------------------
 # Elementwise functions whose derivative is finite wherever their arguments are finite: evaluating them on the
 # inputs of the branch not taken cannot put `0 * inf` into a gradient.
 FINITE_DERIVATIVE = frozenset(
