@@ -22,12 +22,13 @@ from jaxfix.analysis.traced import REVERSE_MODE
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Safety
 from jaxfix.facts.knowledge.jax import ARRAY_CONVERSIONS, FILLED_LIKE, FRESH_BUFFER_NAMESPACES, TREE_MAPS
+from jaxfix.facts.knowledge.tables import DONATION_KEYWORDS
 
-_JIT = "jax.jit"
 _PMAP = "jax.pmap"
-_NNX_JIT = "flax.nnx.jit"  # jax.jit's keywords: donate_argnums, donate_argnames
 _FILTER_JIT = "equinox.filter_jit"  # one keyword, `donate=`: every argument's arrays, or all but the first's
-_COMPILERS = frozenset({_JIT, _PMAP, _NNX_JIT, _FILTER_JIT})
+_COMPILERS = frozenset(DONATION_KEYWORDS)
+# Those that take jax.jit's keywords (donate_argnums and donate_argnames): the ones whose jitted methods are judged.
+_BY_NAME = frozenset(c for c, keywords in DONATION_KEYWORDS.items() if "donate_argnames" in keywords)
 _PARTIAL = "functools.partial"
 # What marks a training step (a gradient taken in its body, or an optimizer's update applied) is in the library
 # summaries: TRAINING_CALLS, TRAINING_METHODS. A step with none of these is not assumed to return the updated
@@ -271,7 +272,7 @@ class DonateArgnums(Codemod):
         for cls in node.body:
             if isinstance(cls, cst.ClassDef):
                 for method in jitted_methods(self.context, cls, _COMPILERS):
-                    if method.binding is method.function and method.compiler in (_JIT, _NNX_JIT):
+                    if method.binding is method.function and method.compiler in _BY_NAME:
                         jitted.append(method)
                         self._methods[method.function] = cls
         for function in _statements(node):

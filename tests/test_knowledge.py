@@ -40,7 +40,19 @@ def _modules() -> list[Path]:
     return sorted(p for p in files if KNOWLEDGE not in p.parents and p not in _MOVED_APART)
 
 
-def _strings(node: ast.AST) -> list[str] | None:
+def _text(node: ast.AST, constants: dict[str, str]) -> str | None:
+    """The string an expression spells: a literal, a module constant (`_JNP`), or a sum of them."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.Name):
+        return constants.get(node.id)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _text(node.left, constants), _text(node.right, constants)
+        return None if left is None or right is None else left + right
+    return None
+
+
+def _strings(node: ast.AST, constants: dict[str, str]) -> list[str] | None:
     """The names a literal lists: the strings of a set, list, tuple or dict's keys; the words of a string of
     names (`"jax.jit jax.vmap".split()`); `prefix + name for name in <a string of names>`. None for anything else.
     A docstring or an example program is prose or code, not a string of names, so it lists nothing."""
@@ -56,22 +68,28 @@ def _strings(node: ast.AST) -> list[str] | None:
         iterated = node.generators[0].iter
         if isinstance(iterated, ast.Call) and isinstance(iterated.func, ast.Attribute) and iterated.func.attr == "split":
             iterated = iterated.func.value
-        names = _strings(iterated)
-        if (names is not None and isinstance(element, ast.BinOp) and isinstance(element.op, ast.Add)
-                and isinstance(element.left, ast.Constant) and isinstance(element.left.value, str)):
-            return [element.left.value + name for name in names]
+        names = _strings(iterated, constants)
+        if names is not None and isinstance(element, ast.BinOp) and isinstance(element.op, ast.Add):
+            prefix = _text(element.left, constants)
+            return None if prefix is None else [prefix + name for name in names]
         return None
     else:
         return None
-    return [e.value for e in elements if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+    return [text for text in (_text(e, constants) for e in elements) if text is not None]
 
 
 def listings(path: Path) -> list[str]:
     """`module:line: category: names` for each literal of `path` that lists two or more names of one category."""
     categories = CATEGORIES if ROOT / "codemods" in path.parents else ANALYSIS_CATEGORIES
+    tree = ast.parse(path.read_text())
+    constants = {
+        target.id: node.value.value
+        for node in tree.body if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str) for target in node.targets if isinstance(target, ast.Name)
+    }
     found = []
-    for node in ast.walk(ast.parse(path.read_text())):
-        names = _strings(node)
+    for node in ast.walk(tree):
+        names = _strings(node, constants)
         if not names:
             continue
         for category, known in categories.items():
@@ -98,9 +116,10 @@ def test_a_listing_is_found_however_it_is_spelled(tmp_path) -> None:
         'PREFIXES = ("jax.numpy.", "jax.nn.")\n'
         'BODIES = {"jax.lax.scan": 0, "jax.lax.cond": 1}\n'
         'ONE = "jax.jit"\nDOC = "jax.jit traces f; jax.vmap maps it."\n'
+        '_JNP = "jax.numpy."\nPOSITION = {_JNP + "zeros": 1, _JNP + "ones": 1}\n'
     )
     found = listings(source)
-    assert sorted(int(line.split(":")[1]) for line in found) == [1, 2, 5, 6, 7, 8], found
+    assert sorted(int(line.split(":")[1]) for line in found) == [1, 2, 5, 6, 7, 8, 12], found
 
 
 def _table_names() -> list[tuple[str, str]]:

@@ -41,7 +41,7 @@ from jaxfix.analysis.traced import LAX_BODIES, Kind
 from jaxfix.facts.knowledge import jaxtyping
 from jaxfix.facts.knowledge.jax import ALWAYS_TRACING as _ALWAYS_TRACING, LOUD_FUNCTIONS  # noqa: F401
 from jaxfix.facts.knowledge.jax import FRESH_ARRAY_FUNCTIONS as _FRESH_FUNCTIONS, RANDOM_SAMPLERS as _RANDOM
-from jaxfix.facts.knowledge.jax import RANDOM_FLOAT_DTYPE_POSITION as _RANDOM_INEXACT_DTYPE
+from jaxfix.facts.knowledge.jax import DTYPE_POSITION, RANDOM_FLOAT_DTYPE_POSITION as _RANDOM_INEXACT_DTYPE
 from jaxfix.facts.knowledge.jax import VIEW_ARRAY_FUNCTIONS as _VIEW_FUNCTIONS
 from jaxfix.facts.knowledge.tables import ARRAY_ANNOTATIONS, TRACED_ARRAY_ANNOTATIONS
 
@@ -93,18 +93,6 @@ _DTYPE_KEEPING_FUNCTIONS = frozenset(
 )
 _DTYPE_KEEPING_METHODS = frozenset("copy flatten sum prod max min cumsum cumprod clip round conj".split())
 _RANDOM_INEXACT = frozenset(_RANDOM_INEXACT_DTYPE)
-# Where a function takes its dtype positionally (`jnp.zeros(3, jnp.int32)`).
-DTYPE_POSITION = {
-    **{_JNP + name: 1 for name in "zeros ones empty identity array asarray zeros_like ones_like empty_like".split()},
-    **{_JNP + name: 2 for name in "full full_like".split()},
-    _JNP + "eye": 3,
-    _JNP + "arange": 3,
-    _JNP + "linspace": 5,
-    _JNP + "logspace": 5,
-    _JNP + "geomspace": 4,
-    **_RANDOM_INEXACT_DTYPE,
-}
-
 
 # What a value may hold (`ArrayAnalysis.value_kinds`): one JAX array, a Python number, or anything else.
 ARRAY_VALUE, NUMBER, OTHER = "array", "number", "other"

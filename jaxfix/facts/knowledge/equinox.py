@@ -18,6 +18,8 @@ FILTERED_TRANSFORMS: dict[str, str] = {
 TRANSFORM_ALIASES: dict[str, str] = {"equinox.filter_shard_map": "jax.shard_map"}
 # Compiled callables, dispatched asynchronously.
 COMPILED_CALLABLES = frozenset({"equinox.filter_jit", "equinox.filter_pmap"})
+# One keyword, `donate=`: every argument's arrays ("all"), all but the first's ("all-except-first"), or none.
+DONATION_KEYWORDS: dict[str, tuple[str, ...]] = {"equinox.filter_jit": ("donate",)}
 TRACED_BASES: dict[str, tuple[str, ...]] = {"equinox.Module": ("__call__",), "equinox._module.Module": ("__call__",)}
 STRUCT_FIELDS = frozenset({"equinox.field"})
 STATIC_FIELDS = frozenset({"equinox.static_field"})

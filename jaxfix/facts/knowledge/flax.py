@@ -24,6 +24,8 @@ TRANSFORM_ALIASES: dict[str, str] = {
 }
 # Compiled callables among them, dispatched asynchronously.
 COMPILED_CALLABLES = frozenset({"flax.nnx.jit", "flax.nnx.pmap"})
+# How it is told to donate: jax.jit's keywords.
+DONATION_KEYWORDS: dict[str, tuple[str, ...]] = {"flax.nnx.jit": ("donate_argnums", "donate_argnames")}
 # Functions that take a body as some argument, traced as lax.scan's body is: position, keyword.
 BODY_ALIASES: dict[str, tuple[tuple[int, ...], tuple[str, ...]]] = {
     "flax.nnx.scan": ((0,), ("f",)),

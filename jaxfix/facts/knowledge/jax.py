@@ -40,6 +40,11 @@ STAGING = JIT_LIKE | VMAP_LIKE | CHECKPOINTS | SHARD_MAPS | {
 }  # fmt: skip
 # Transformations that compile what they wrap as one program.
 COMPILING = JIT_LIKE | SHARD_MAPS
+# How each compiler is told which arguments' buffers it may reuse for its outputs (donation).
+DONATION_KEYWORDS: dict[str, tuple[str, ...]] = {
+    "jax.jit": ("donate_argnums", "donate_argnames"),
+    "jax.pmap": ("donate_argnums",),
+}
 # Reverse-mode differentiation, which lax.while_loop (and fori_loop with traced bounds) does not support.
 REVERSE_MODE = frozenset({"jax.grad", "jax.value_and_grad", "jax.jacrev", "jax.hessian", "jax.vjp"})
 # Transformations that return a new function object on each call (`jax.grad(f) is not jax.grad(f)`): a jit of
@@ -299,10 +304,6 @@ RANDOM_FLOAT = frozenset(
     "jax.random." + n for n in "normal uniform truncated_normal beta gamma exponential laplace logistic".split()
 )
 
-FILLED_DTYPE_POSITION = {"jax.numpy.zeros": 1, "jax.numpy.ones": 1, "jax.numpy.empty": 1, "jax.numpy.full": 2}
-LIKE_DTYPE_POSITION = {
-    "jax.numpy.zeros_like": 1, "jax.numpy.ones_like": 1, "jax.numpy.empty_like": 1, "jax.numpy.full_like": 2,
-}  # fmt: skip
 # Elementwise functions whose result has the dtype of their float operands.
 FLOAT_PRESERVING = frozenset(
     _JNP + name
@@ -433,3 +434,17 @@ RANDOM_FLOAT_DTYPE_POSITION = {
     **{"jax.random." + name: 3 for name in "gamma dirichlet t".split()},
     **{"jax.random." + name: 4 for name in "truncated_normal beta multivariate_normal".split()},
 }
+# Where a function takes its dtype positionally (`jnp.zeros(3, jnp.int32)`).
+DTYPE_POSITION = {
+    **{_JNP + name: 1 for name in "zeros ones empty identity array asarray zeros_like ones_like empty_like".split()},
+    **{_JNP + name: 2 for name in "full full_like".split()},
+    _JNP + "eye": 3,
+    _JNP + "arange": 3,
+    _JNP + "linspace": 5,
+    _JNP + "logspace": 5,
+    _JNP + "geomspace": 4,
+    **RANDOM_FLOAT_DTYPE_POSITION,
+}
+# The same for the filled constructors and the `*_like` ones (`jnp.full(shape, value, dtype)`).
+FILLED_DTYPE_POSITION = {name: DTYPE_POSITION[name] for name in FILLED}
+LIKE_DTYPE_POSITION = {name: DTYPE_POSITION[name] for name in LIKE}

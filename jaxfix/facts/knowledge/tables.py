@@ -42,6 +42,9 @@ REVERSE_MODE = jax.REVERSE_MODE | {name for name, like in equinox.FILTERED_TRANS
 GRADIENTS = _standing_for(jax.GRADIENTS)
 # Wrappers whose result is a compiled callable, dispatched asynchronously: pjit is a jit, and so are the libraries'.
 COMPILED_CALLABLES = jax.JIT_LIKE | flax.COMPILED_CALLABLES | equinox.COMPILED_CALLABLES
+DONATION_KEYWORDS: dict[str, tuple[str, ...]] = {
+    **jax.DONATION_KEYWORDS, **flax.DONATION_KEYWORDS, **equinox.DONATION_KEYWORDS
+}  # fmt: skip
 LAX_BODIES: dict[str, tuple[tuple[int, ...], tuple[str, ...]]] = {
     **jax.LAX_BODIES, **flax.BODY_ALIASES, **haiku.BODY_ALIASES
 }  # fmt: skip
