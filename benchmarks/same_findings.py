@@ -84,20 +84,20 @@ def main() -> None:
     options = parser.parse_args()
     trees = [tree.resolve() for tree in options.trees] or default_trees()
     with ThreadPoolExecutor(options.jobs) as pool:
-        results = dict(zip((str(t) for t in trees), pool.map(snapshot, trees)))
+        results = dict(zip((t.name for t in trees), pool.map(snapshot, trees)))  # by name: a worktree compares with main
     if options.save:
         options.save.write_text(json.dumps(results, indent=1))
-        counts = ", ".join(f"{Path(t).name} {len(r['findings'])}" for t, r in results.items())
+        counts = ", ".join(f"{t} {len(r['findings'])}" for t, r in results.items())
         print(f"saved {len(results)} trees to {options.save}: {counts}")
         return
     before = json.loads(options.compare.read_text())
     same = True
     for tree, result in results.items():
         if tree not in before:
-            print(f"{Path(tree).name}: not in {options.compare}")
+            print(f"{tree}: not in {options.compare}")
             same = False
             continue
-        same &= compare(before[tree], result, Path(tree).name)
+        same &= compare(before[tree], result, tree)
     print("same findings and fixes" if same else "findings or fixes changed")
     raise SystemExit(0 if same else 1)
 
