@@ -13,12 +13,12 @@ import libcst as cst
 import pytest
 
 from jaxfix import corpus, engine, parsed
+from jaxfix.analysis.ast_syntax import ast_qualified_defs
 from jaxfix.analysis.project import (
     _SEEDING_NAMES,
     Project,
     _make_summary,
     _sent_summary,
-    ast_qualified_defs,
     module_names,
     project_root,
 )

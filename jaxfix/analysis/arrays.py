@@ -32,12 +32,12 @@ from libcst.metadata import (
     ScopeProvider,
 )
 
-from jaxfix.analysis.context import ModuleContext
 from jaxfix.analysis.dataflow import ARRAY_METHODS, Parameter
 from jaxfix.analysis.recording import describe
 from jaxfix.analysis.summaries import array_output
 from jaxfix.analysis.syntax import AT_METHODS, at_base, is_number
 from jaxfix.analysis.traced import LAX_BODIES, Kind
+from jaxfix.facts.model import ModuleModel
 
 _JNP = "jax.numpy."
 
@@ -199,7 +199,7 @@ class CalledArray:
 
 
 class ArrayAnalysis:
-    def __init__(self, context: ModuleContext) -> None:
+    def __init__(self, context: ModuleModel) -> None:
         self._context = context
         self._names = context.names
         self._parents = context.parents
@@ -1139,7 +1139,7 @@ LOUD_FUNCTIONS = frozenset(
 ) | frozenset("jax.nn." + name for name in "relu sigmoid softmax gelu log_softmax silu".split())
 
 
-def loud_use(context: ModuleContext, name: str, expr: cst.BaseExpression) -> cst.CSTNode | None:
+def loud_use(context: ModuleModel, name: str, expr: cst.BaseExpression) -> cst.CSTNode | None:
     """A use of `name` in `expr`, evaluated whenever `expr` is (not in a branch of `a if c else b`, the right of
     `and`/`or`, a lambda or a comprehension), that raises if `name` holds a tuple, list or dict instead of one
     array; None if there is none."""

@@ -1,4 +1,6 @@
-"""ModuleContext: the shared analyses of one parsed module, each computed on first use."""
+"""ModuleContext: the shared analyses of one parsed module, each computed on first use. The analyses are typed
+against its Protocol, `jaxfix.facts.model.ModuleModel`, so that only this module imports them all and none imports
+this one (no import cycle)."""
 
 from __future__ import annotations
 

@@ -29,18 +29,17 @@ import enum
 import libcst as cst
 
 from jaxfix.analysis.carry import unpacked
-from jaxfix.analysis.context import ModuleContext
 from jaxfix.analysis.dataflow import (
     ARRAY_METHODS,
     UNDEFINED,
     Parameter,
     activity,
-    body_statements,
     _PYTREE_RETURNING,
     _SEQUENCE_RETURNING,
 )
-from jaxfix.analysis.syntax import is_none, is_number, walk
+from jaxfix.analysis.syntax import body_statements, is_none, is_number, walk
 from jaxfix.analysis.traced import ARRAY_NAMESPACES, STATIC_CALLS, Kind
+from jaxfix.facts.model import ModuleModel
 
 _COMPARISONS = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
 _STRINGS = (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)
@@ -87,7 +86,7 @@ class Truth(enum.Enum):
 
 
 class PredicateAnalysis:
-    def __init__(self, context: ModuleContext) -> None:
+    def __init__(self, context: ModuleModel) -> None:
         self._context = context
         self._traced = context.traced
         self._names = context.names

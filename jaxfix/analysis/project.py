@@ -31,6 +31,7 @@ from typing import Callable, Iterable, Iterator, Mapping
 from jaxfix import parsed
 from jaxfix.analysis import libraries
 from jaxfix.analysis.ast_flow import target_names
+from jaxfix.analysis.kinds import STATIC, TRACED, UNKNOWN
 from jaxfix.analysis.recording import Recorded, read_record
 from jaxfix.analysis.sharding import legacy_mesh_contexts
 from jaxfix.cache import project_tag, read_marshalled, write_atomically
@@ -42,9 +43,6 @@ MAX_FILES = 20_000  # a "project" larger than this is not one: only the given pa
 _SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", "env", "__pycache__", "node_modules", ".tox",
                         ".nox", ".mypy_cache", ".pytest_cache", ".jaxfix_cache", "site-packages", "build", "dist",
                         ".eggs", ".ipynb_checkpoints"})  # fmt: skip
-
-# Kinds, as traced.Kind's values (this module does not import traced.py: traced.py reads these facts).
-STATIC, UNKNOWN, TRACED = 0, 1, 2
 
 _JIT_LIKE = {"jax.jit", "jax.pmap", "jax.experimental.pjit.pjit", "jax.pjit"}
 _GRAD_LIKE = {"jax.grad", "jax.value_and_grad", "jax.jacfwd", "jax.jacrev", "jax.hessian"}
@@ -315,41 +313,6 @@ def _function(node: ast.FunctionDef | ast.AsyncFunctionDef, qual: str, functions
         "parent": parent,
         "line": node.lineno,
     }
-
-
-def ast_qualified_defs(tree: ast.Module) -> dict[str, ast.AST]:
-    """The module's functions by the names the index gives them: `f`, `C.m` (a method of a module-level class),
-    `f.<locals>.g` (nested in a function); inside module-level `if`/`try` blocks too."""
-    found: dict[str, ast.AST] = {}
-
-    def in_function(statements, qual: str) -> None:
-        for statement in statements:
-            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                inner = f"{qual}.<locals>.{statement.name}"
-                found[inner] = statement
-                in_function(statement.body, inner)
-            elif not isinstance(statement, ast.ClassDef):
-                for block in ("body", "orelse", "finalbody", "handlers", "cases"):
-                    children = getattr(statement, block, None)
-                    if isinstance(children, list):
-                        in_function([c for c in children if isinstance(c, ast.AST)], qual)
-
-    def walk(statements, prefix: str) -> None:
-        for statement in statements:
-            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                found[prefix + statement.name] = statement
-                in_function(statement.body, prefix + statement.name)
-            elif isinstance(statement, ast.ClassDef) and not prefix:
-                walk(statement.body, statement.name + ".")
-            elif isinstance(statement, (ast.If, ast.Try)) or type(statement).__name__ == "TryStar":
-                if not prefix:
-                    for block in ("body", "orelse", "finalbody"):
-                        walk(getattr(statement, block, ()), prefix)
-                    for handler in getattr(statement, "handlers", ()):
-                        walk(handler.body, prefix)
-
-    walk(tree.body, "")
-    return found
 
 
 def summarize(tree: ast.Module, module: str, is_package: bool) -> dict:

@@ -18,10 +18,10 @@ import libcst as cst
 from libcst.metadata import GlobalScope, ScopeProvider
 
 from jaxfix.analysis.arrays import DTYPE_POSITION
-from jaxfix.analysis.context import ModuleContext
 from jaxfix.analysis.dataflow import UNDEFINED, Parameter
 from jaxfix.analysis.syntax import AT_METHODS, is_full_slice, is_none, is_number, mentions
 from jaxfix.analysis.traced import Kind
+from jaxfix.facts.model import ModuleModel
 
 _JNP = "jax.numpy."
 
@@ -111,7 +111,7 @@ _RANDOM_FLOAT = frozenset(
 
 
 class ShapeAnalysis:
-    def __init__(self, context: ModuleContext) -> None:
+    def __init__(self, context: ModuleModel) -> None:
         self._context = context
         self._scopes = context.wrapper.resolve(ScopeProvider)
 
@@ -728,7 +728,7 @@ class FreshBuffer:
 class SymbolicShapes:
     """Shapes and exact dtypes as tokens that two places of one function can compare (see above)."""
 
-    def __init__(self, context: ModuleContext) -> None:
+    def __init__(self, context: ModuleModel) -> None:
         self._context = context
 
     # ---- values of names -------------------------------------------------------------------------------------

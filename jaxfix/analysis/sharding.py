@@ -18,8 +18,8 @@ from typing import Iterable, Mapping
 import libcst as cst
 from libcst.metadata import ScopeProvider
 
+from jaxfix.analysis.ast_syntax import dotted
 from jaxfix.analysis.libraries import CONTEXT_MESH_SETTERS, MESH_CLASSES, PARTITION_SPECS, SHARDING_CLASSES
-from jaxfix.analysis.screen import dotted
 
 # What a sharding argument holds, from the most telling: a spec (or something that may be one) decides.
 UNKNOWN, SPEC, NONE, SHARDING = "unknown", "spec", "none", "sharding"

@@ -23,8 +23,8 @@ import libcst as cst
 from libcst.metadata import ScopeProvider
 
 from jaxfix.analysis import libraries
-from jaxfix.analysis.context import ModuleContext
 from jaxfix.analysis.syntax import code_children, param_names, target_names
+from jaxfix.facts.model import ModuleModel
 
 
 class Kind(enum.IntEnum):
@@ -197,7 +197,7 @@ class _Function:
 
 
 class TracedAnalysis:
-    def __init__(self, context: ModuleContext) -> None:
+    def __init__(self, context: ModuleModel) -> None:
         self._context = context
         self._names = context.names
         self._scopes = context.wrapper.resolve(ScopeProvider)
@@ -869,7 +869,7 @@ class _BindingCollector:
 
 
 def qualified_defs(module: cst.Module) -> dict[str, cst.FunctionDef]:
-    """The module's functions by the names the project index gives them (`project.ast_qualified_defs`): `f` at
+    """The module's functions by the names the project index gives them (`ast_syntax.ast_qualified_defs`): `f` at
     module level, `C.m` for a method of a module-level class, `f.<locals>.g` for a def nested in a function."""
     found: dict[str, cst.FunctionDef] = {}
 
