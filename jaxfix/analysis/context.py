@@ -129,6 +129,12 @@ class ModuleContext:
         return ShardingAnalysis(self)
 
     @cached_property
+    def donation(self):
+        from jaxfix.analysis.donation import DonationAnalysis
+
+        return DonationAnalysis(self)
+
+    @cached_property
     def fresh_names(self):
         """One supply of fresh names for every codemod of a pass, so that two fixes never pick the same one."""
         from jaxfix.codegen import FreshNames

@@ -34,6 +34,7 @@ class ModuleModel(Protocol):
     dataflow: Any  # dataflow.Dataflow
     keys: Any  # keys.KeyAnalysis
     sharding: Any  # sharding.ShardingAnalysis
+    donation: Any  # donation.DonationAnalysis
     fresh_names: Any  # codegen.FreshNames
     predicates: Any  # predicates.PredicateAnalysis
     branches: Any  # branches.BranchAnalysis
