@@ -147,10 +147,10 @@ def per_path(paths: list[str], repeat: int) -> None:
 def _index_seconds(paths: list[str]) -> tuple[float, float]:
     """Wall and CPU seconds of the project index of `paths` built from scratch (every file summarised, nothing
     cached)."""
-    from jaxfix.analysis.project import Project
+    from jaxfix.project_io import build_project
 
     start, cpu = time.perf_counter(), time.process_time()
-    project = Project.build(paths)
+    project = build_project(paths)
     project.solve()
     return time.perf_counter() - start, time.process_time() - cpu
 

@@ -14,7 +14,7 @@ import typer
 
 from jaxfix import __version__, config, notebook, registry
 from jaxfix.discovery import discover
-from jaxfix.engine import FileResult, Settings, process_files, process_notebook, process_text
+from jaxfix.engine import FileResult, Settings, process_files, process_notebook, process_text, settings_from_config
 from jaxfix.files import SourceError, SourceFile, decode
 from jaxfix.report import diff, github, text
 from jaxfix.report.progress import Progress
@@ -108,7 +108,7 @@ def _prepare(
     except config.ConfigError as error:
         raise _fail(str(error))
     try:
-        settings = config.engine_settings(
+        settings = settings_from_config(
             settings_file, select=_split(select), extend_select=_split(extend_select), ignore=_split(ignore),
             unsafe_fixes=unsafe_fixes, text_edits=text_edits,
         )
@@ -703,7 +703,7 @@ def clean(
 def _explain_facts(path: str):
     """The project facts of the file `explain` reads: its project (pyproject.toml or .git above it), else the
     Python files of its folder, as `jaxfix check .` run there would see them."""
-    from jaxfix.analysis.project import project_root
+    from jaxfix.project_io import project_root
     from jaxfix.engine import _project_facts, project_of
 
     scope = [path] if project_root([path]) is not None else [str(Path(path).resolve().parent)]

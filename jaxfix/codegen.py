@@ -8,8 +8,7 @@ from typing import Sequence
 
 import libcst as cst
 
-from jaxfix.analysis.dataflow import body_statements
-from jaxfix.analysis.syntax import code_nodes
+from jaxfix.analysis.syntax import body_statements, code_nodes
 from jaxfix.diagnostics import ImportSpec
 
 

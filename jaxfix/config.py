@@ -1,5 +1,6 @@
 """Settings from `[tool.jaxfix]` in the nearest pyproject.toml that has such a table, looked for from the checked
-path upward; command-line options then override them.
+path upward; command-line options then override them. This module reads the table and knows no rule: the engine
+turns it into its Settings and checks the codes and options against the rules (`engine.settings_from_config`).
 
     [tool.jaxfix]
     select = ["JF1", "JF9"]       # codes, code prefixes or names; default: every rule that is not opt-in
@@ -118,41 +119,3 @@ def load(start: Path | None = None) -> Config:
         raise ConfigError(f"{path}: [tool.jaxfix.codemods] must hold one table per codemod, e.g. [tool.jaxfix.codemods.loop-to-fori-loop]")
     config.codemods = {name: dict(options) for name, options in codemods.items()}
     return config
-
-
-def engine_settings(
-    config: Config, *, select=(), extend_select=(), ignore=(), unsafe_fixes: bool = False, text_edits: bool = False
-):
-    """The engine's Settings for a run under `config`, with the command line's (or an editor's) `select`,
-    `extend_select`, `ignore` and `unsafe_fixes` on top (`select` replaces the file's select and extend-select, as
-    Ruff's does). Raises ConfigError for a code or option that names nothing."""
-    from jaxfix import registry
-    from jaxfix.codemod import OptionError
-    from jaxfix.engine import Settings
-
-    where = config.source or "pyproject.toml"
-    try:
-        extend = list(extend_select) if select else [*config.extend_select, *extend_select]
-        codemods = registry.select(list(select) or config.select, [*config.ignore, *ignore], extend)
-        for _, codes in config.per_file_ignores:
-            registry.select(codes)
-    except registry.UnknownSelector as error:
-        raise ConfigError(str(error)) from None
-    options = []
-    for name, values in config.codemods.items():
-        codemod = registry.by_code(name)
-        if codemod is None:
-            raise ConfigError(f"{where}: [tool.jaxfix.codemods.{name}] names no codemod (see `jaxfix rules`)")
-        try:
-            codemod.with_options(values)
-        except OptionError as error:
-            raise ConfigError(f"{where}: [tool.jaxfix.codemods.{name}]: {error}") from None
-        options.append((codemod.code, tuple(sorted(values.items()))))
-    return Settings(
-        tuple(c.code for c in codemods),
-        unsafe_fixes or config.unsafe_fixes,
-        options=tuple(options),
-        per_file_ignores=tuple((pattern, tuple(codes)) for pattern, codes in config.per_file_ignores),
-        root=str(config.source.parent) if config.source else None,
-        text_edits=text_edits,
-    )

@@ -31,13 +31,15 @@ from jaxfix.analysis.context import ModuleContext
 from jaxfix.analysis import fastnodes
 from jaxfix.analysis.metadata import fast_visits
 from jaxfix.analysis.project import EMPTY as EMPTY_FACTS
-from jaxfix.analysis.project import ModuleFacts, Project, project_root
+from jaxfix.analysis.project import ModuleFacts, Project
 from jaxfix.analysis.screen import Screen
-from jaxfix.codemod import Codemod
+from jaxfix.codemod import Codemod, OptionError
+from jaxfix.config import Config, ConfigError
 from jaxfix.diagnostics import Diagnostic, Fix, Position, Safety, TextEdit
 from jaxfix.cache import FindingsPack, ResultCache, entry_for, read_entry
 from jaxfix.files import SourceError, decode, read_bytes, write_if_changed
 from jaxfix import notebook, parsed
+from jaxfix.project_io import begin_project, project_root
 from jaxfix.suppression import unsuppressed
 from jaxfix.workers import Workers, collections_deferred
 
@@ -90,6 +92,41 @@ def _ignored_for(path: str, table: tuple[tuple[str, tuple[str, ...]], ...], root
         if pathspec.GitIgnoreSpec.from_lines([pattern]).match_file(relative):
             off.update(codes)
     return off
+
+
+def settings_from_config(
+    config: Config, *, select=(), extend_select=(), ignore=(), unsafe_fixes: bool = False, text_edits: bool = False
+) -> Settings:
+    """The Settings for a run under `config` ([tool.jaxfix], read by config.py, which knows no rule), with the
+    command line's (or an editor's) `select`, `extend_select`, `ignore` and `unsafe_fixes` on top (`select`
+    replaces the file's select and extend-select, as Ruff's does). Raises ConfigError for a code or option that
+    names nothing."""
+    where = config.source or "pyproject.toml"
+    try:
+        extend = list(extend_select) if select else [*config.extend_select, *extend_select]
+        codemods = registry.select(list(select) or config.select, [*config.ignore, *ignore], extend)
+        for _, codes in config.per_file_ignores:
+            registry.select(codes)
+    except registry.UnknownSelector as error:
+        raise ConfigError(str(error)) from None
+    options = []
+    for name, values in config.codemods.items():
+        codemod = registry.by_code(name)
+        if codemod is None:
+            raise ConfigError(f"{where}: [tool.jaxfix.codemods.{name}] names no codemod (see `jaxfix rules`)")
+        try:
+            codemod.with_options(values)
+        except OptionError as error:
+            raise ConfigError(f"{where}: [tool.jaxfix.codemods.{name}]: {error}") from None
+        options.append((codemod.code, tuple(sorted(values.items()))))
+    return Settings(
+        tuple(c.code for c in codemods),
+        unsafe_fixes or config.unsafe_fixes,
+        options=tuple(options),
+        per_file_ignores=tuple((pattern, tuple(codes)) for pattern, codes in config.per_file_ignores),
+        root=str(config.source.parent) if config.source else None,
+        text_edits=text_edits,
+    )
 
 
 @dataclass
@@ -219,8 +256,18 @@ def _run_codemods(
     wrapper: MetadataWrapper, codemods: Sequence[type[Codemod]], tree: ast.Module | None = None,
     project: ModuleFacts | None = None, screen: Screen | None = None,
 ) -> tuple[list[Diagnostic], list[str]]:
-    context = ModuleContext(wrapper, tree, project, screen)
+    visitors, _, errors = run_visitors(wrapper, ModuleContext(wrapper, tree, project, screen), codemods)
+    return [d for v in visitors for d in v.diagnostics], errors
+
+
+def run_visitors(
+    wrapper: MetadataWrapper, context: ModuleContext, codemods: Sequence[type[Codemod]]
+) -> tuple[list[Codemod], list[type[Codemod]], list[str]]:
+    """Every codemod's visitor after one batched traversal of the module, the codemods left out because they
+    crashed, and the internal errors that say so. The one place the rules run: `check` and `apply` here, and
+    `explain` with `context.explaining` on (their visitors then hold the decisions they recorded)."""
     remaining = list(codemods)
+    crashed: list[type[Codemod]] = []
     errors: list[str] = []
     while remaining:
         try:
@@ -228,12 +275,13 @@ def _run_codemods(
             wrapper.visit_batched(visitors)
             if not errors:  # with a codemod's findings lost to a crash, `after` would judge on too little
                 _after(visitors, errors)
-            return [d for v in visitors for d in v.diagnostics], errors
+            return visitors, crashed, errors
         except Exception:
             culprit = _find_crashing(wrapper, context, remaining)
             errors.append(f"{culprit.code} crashed and was skipped for this file: {_last_line(traceback.format_exc())}")
             remaining.remove(culprit)
-    return [], errors
+            crashed.append(culprit)
+    return [], crashed, errors
 
 
 def _after(visitors: Sequence[Codemod], errors: list[str]) -> None:
@@ -853,7 +901,7 @@ def _facts_by_project(
 
 
 def _by_project(paths: Sequence[str]) -> list[tuple[object, list[int]]]:
-    """The positions of `paths`, grouped by the project each lies in (project.project_root of its folder), with
+    """The positions of `paths`, grouped by the project each lies in (project_io.project_root of its folder), with
     that root, so that two projects checked in one run are indexed as two (their facts apart, and an edit in
     one solves that one again). Paths in no project form one group: they are the project."""
     root_of: dict[str, object] = {}
@@ -878,12 +926,12 @@ def project_of(
 def _begin_project(
     paths: Sequence[str], cache: ResultCache | None = None, texts: dict[str, str] | None = None, mapper=None
 ) -> Callable[[], Project]:
-    """`project_of` in two steps (Project.begin): the function returned finishes the index."""
+    """`project_of` in two steps (project_io.begin_project): the function returned finishes the index."""
     if cache is None:
-        return Project.begin(paths, texts=texts, mapper=mapper)
+        return begin_project(paths, texts=texts, mapper=mapper)
 
     def prepare() -> None:
         cache._prepare_folder()
         cache._mark_used()
 
-    return Project.begin(paths, cache.run_folder, texts=texts, prepare=prepare, mapper=mapper)
+    return begin_project(paths, cache.run_folder, texts=texts, prepare=prepare, mapper=mapper)

@@ -1,9 +1,10 @@
 """`jaxfix explain FILE:LINE`: rule by rule, whether a codemod matched at one line and what decided it.
 
-Nothing here re-implements a matcher. The selected codemods run over the module once, as `check` runs them, with
-`ModuleContext.explaining` on: their findings say what matched (and whether a fix was offered), and the places they
-recognised but left alone come back as `Decision`s that they recorded themselves (`Codemod.decline`). A codemod
-that looks at none of the node kinds that start on the line is summarised as not applicable.
+Nothing here re-implements a matcher, nor the run loop: the selected codemods run over the module once, in the
+engine's own loop (`engine.run_visitors`) as `check` runs them, with `ModuleContext.explaining` on: their findings
+say what matched (and whether a fix was offered), and the places they recognised but left alone come back as
+`Decision`s that they recorded themselves (`Codemod.decline`). A codemod that looks at none of the node kinds that
+start on the line is summarised as not applicable.
 """
 
 from __future__ import annotations
@@ -130,7 +131,7 @@ def explain_text(
     *, module_line: int | None = None,
 ) -> Explanation:
     """Explain line `module_line` (default `target.line`) of `text`."""
-    from jaxfix.engine import _after, _checked_tree
+    from jaxfix.engine import _checked_tree, run_visitors
 
     line = module_line if module_line is not None else target.line
     lines = text.splitlines()
@@ -149,9 +150,7 @@ def explain_text(
     kinds = _kinds_on_line(wrapper.module, positions, line)
     explanation = Explanation(target, lines[line - 1], _traced_context(context, positions, line))
     with fast_visits():
-        visitors, crashed = _run(wrapper, context, codemods)
-        errors: list[str] = []
-        _after(visitors, errors)
+        visitors, crashed, _ = run_visitors(wrapper, context, codemods)
     kept = {id(d) for d in unsuppressed([d for v in visitors for d in v.diagnostics], text)}
     for visitor in visitors:
         verdict = _verdict(visitor, line, kept)
@@ -167,25 +166,6 @@ def explain_text(
     chosen = {c.code for c in codemods}
     explanation.not_selected = [c.code for c in registry.all_codemods() if c.code not in chosen]
     return explanation
-
-
-def _run(wrapper, context, codemods) -> tuple[list[Codemod], list[type[Codemod]]]:
-    """Every codemod's visitor after one batched traversal; should one crash, each runs alone."""
-    try:
-        visitors = [codemod(context) for codemod in codemods]
-        wrapper.visit_batched(visitors)
-        return visitors, []
-    except Exception:
-        pass
-    visitors, crashed = [], []
-    for codemod in codemods:
-        visitor = codemod(context)
-        try:
-            wrapper.visit_batched([visitor])
-            visitors.append(visitor)
-        except Exception:
-            crashed.append(codemod)
-    return visitors, crashed
 
 
 def _covers(start: int, end: int, line: int) -> bool:

@@ -23,9 +23,9 @@ def rewrite(source: str, codemod: type[Codemod], *, unsafe: bool = True) -> str:
 def rewrite_project(folder, codemod: type[Codemod], *, unsafe: bool = True) -> dict[str, str]:
     """Every module of the project in `folder` (its root) as `jaxfix apply` leaves it, by file name: each module
     rewritten with the facts the project index gives it."""
-    from jaxfix.analysis.project import Project
+    from jaxfix.project_io import build_project
 
-    project = Project.build([folder], root=folder)
+    project = build_project([folder], root=folder)
     settings = Settings((codemod.code,), unsafe_fixes=unsafe)
     rewritten = {}
     for path in sorted(folder.glob("*.py")):
@@ -38,9 +38,9 @@ def rewrite_project(folder, codemod: type[Codemod], *, unsafe: bool = True) -> d
 
 def project_findings(folder, codemod: type[Codemod]) -> list:
     """(file name, diagnostic) of what the codemod reports in every module of the project in `folder`."""
-    from jaxfix.analysis.project import Project
+    from jaxfix.project_io import build_project
 
-    project = Project.build([folder], root=folder)
+    project = build_project([folder], root=folder)
     found = []
     for path in sorted(folder.glob("*.py")):
         diagnostics, errors, _ = analyse(path.read_text(encoding="utf-8"), [codemod], project=project.facts_for(str(path)))

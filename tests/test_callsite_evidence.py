@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 
 from jaxfix import corpus
-from jaxfix.analysis.project import ModuleFacts, Project
+from jaxfix.analysis.project import ModuleFacts
 from jaxfix.codemods.batch_loop_to_vmap import BatchLoopToVmap
 from jaxfix.codemods.loop_to_scan import LoopToScan
 from jaxfix.diagnostics import Safety
+from jaxfix.project_io import build_project
 from tests.helpers import invoke_in, project_findings
 
 ROWS_CASE = corpus.ROOT / "loop_to_scan" / "project_called_rows"
@@ -52,7 +53,7 @@ def _evidence(tmp_path: Path, caller: str, model: str = MODEL) -> dict:
     """What the project of model.py and train.py (`caller`) says of `encode`'s parameters."""
     (tmp_path / "model.py").write_text(model)
     (tmp_path / "train.py").write_text(caller)
-    project = Project.build([tmp_path], root=tmp_path)
+    project = build_project([tmp_path], root=tmp_path)
     return dict(project.facts_for(str(tmp_path / "model.py")).called_with.get("encode", {}))
 
 
@@ -131,10 +132,10 @@ def test_a_method_another_class_defines_too_has_no_evidence(tmp_path: Path) -> N
     (tmp_path / "model.py").write_text(model)
     train = "import jax\nfrom model import Encoder\n\n\n@jax.jit\ndef step():\n    encoder = Encoder()\n    return encoder.run()\n"
     (tmp_path / "train.py").write_text(train)
-    facts = Project.build([tmp_path], root=tmp_path).facts_for(str(tmp_path / "model.py"))
+    facts = build_project([tmp_path], root=tmp_path).facts_for(str(tmp_path / "model.py"))
     assert facts.called_with == {"Encoder.encode": {"xs": 1}}
     (tmp_path / "other.py").write_text("from model import Encoder\n\n\nclass Pairs(Encoder):\n    def encode(self, xs):\n        return xs[0]\n")
-    facts = Project.build([tmp_path], root=tmp_path).facts_for(str(tmp_path / "model.py"))
+    facts = build_project([tmp_path], root=tmp_path).facts_for(str(tmp_path / "model.py"))
     assert facts.called_with == {}
 
 

@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 from jaxfix import config, registry
 from jaxfix.cli import app
+from jaxfix.engine import settings_from_config
 from jaxfix.verify import settings as verify_settings
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -204,7 +205,7 @@ def test_toml_examples_are_accepted(block: str, tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text(block, encoding="utf-8")
     loaded = config.load(tmp_path)
     assert loaded.source == tmp_path / "pyproject.toml"
-    config.engine_settings(loaded)  # raises ConfigError for an unknown code, rule or option
+    settings_from_config(loaded)  # raises ConfigError for an unknown code, rule or option
     verify_settings.load(tmp_path)  # raises ConfigError for a bad [tool.jaxfix.verify]
 
 

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import libcst as cst
 import pytest
+from libcst.metadata import MetadataWrapper
 
+from jaxfix.analysis import ModuleContext
 from jaxfix.codemods.donate_argnums import DonateArgnums
 from tests.helpers import findings, rewrite
 
@@ -382,3 +385,23 @@ def peek(trainer):
 """
     (finding,) = findings(source, DonateArgnums)
     assert "`self.p` is also read at line 24 (`return trainer.p`)" in finding.message and "donate_argnums" not in finding.message
+
+
+@pytest.mark.parametrize(
+    "body,donated,blocker",
+    [
+        ("def train(x):\n    p = x * 2.0\n    for _ in range(3):\n        p = _step(p, x)\n    return p\n",
+         [(0, "p")], None),
+        ("def train(x):\n    p = x * 2.0\n    old = p\n    p = _step(p, x)\n    return p - old\n", [],
+         "`p` is also read at line 17 (`old = p`)"),
+    ],
+)
+def test_the_donation_facts_are_read_from_the_module_context(body: str, donated, blocker: str | None) -> None:
+    """What a step may donate is a fact of the module (`ModuleContext.donation`), which any reader asks without the
+    rule: its steps, the arguments every call rebinds, and why the others are kept."""
+    context = ModuleContext(MetadataWrapper(cst.parse_module(HEAD + "\n" + body)))
+    (step,) = context.donation.steps
+    found = context.donation.donatable(step)
+    assert step.name == "_step" and found.params == ["p", "x"] and found.assumed == []
+    assert [(index, name) for index, name, _ in found.donated] == donated
+    assert found.blockers == [] if blocker is None else blocker in found.blockers[0]

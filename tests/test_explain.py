@@ -154,6 +154,29 @@ def test_declining_costs_nothing_outside_explain(project: Path) -> None:
     assert any(v.decisions for v in explaining)
 
 
+def test_explain_runs_the_rules_through_the_engines_loop(monkeypatch) -> None:
+    """`explain` runs the rules through the engine's own loop (`engine.run_visitors`, with `explaining` on), the
+    one place rules run: a copy of the loop drifts from it (crashes, the `after` hook, what runs first), and then
+    explain says other than check does."""
+    from jaxfix import engine, explain
+
+    calls = []
+    real = engine.run_visitors
+
+    def spy(wrapper, context, codemods):
+        calls.append(context.explaining)
+        return real(wrapper, context, codemods)
+
+    monkeypatch.setattr(engine, "run_visitors", spy)
+    explanation = explain.explain_text(STEP, explain.Target("step.py", 7), all_codemods())
+    assert calls == [True] and any(v.code == "JF101" for v in explanation.verdicts)
+    import jaxfix.codemods
+
+    sources = [*Path(engine.__file__).parent.rglob("*.py"), *Path(jaxfix.codemods.__file__).parent.rglob("*.py")]
+    traversing = [p.name for p in sources if "visit_batched(" in p.read_text(encoding="utf-8")]
+    assert traversing == ["engine.py"], "the rules run in the engine's loop only"
+
+
 def test_the_cli_page_shows_what_explain_prints() -> None:
     """docs/cli.md's `jaxfix explain` examples, run from the repository root: every line shown is printed."""
     repo = Path(__file__).resolve().parent.parent

@@ -494,7 +494,7 @@ def test_a_notebooks_check_takes_the_tree_its_summary_kept(monkeypatch) -> None:
     """The project index reads a notebook and parses its code cells for its summary, and keeps both; the check of
     the same notebook in the same process takes them instead of reading and parsing again (jaxfix/parsed.py)."""
     from jaxfix import engine, parsed
-    from jaxfix.analysis.project import _make_summary
+    from jaxfix.project_io import _make_summary
 
     raw = (DATA / "jupyter.ipynb").read_bytes()
     module_text = notebook.read(raw).module()[0]

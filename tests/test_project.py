@@ -13,18 +13,12 @@ import libcst as cst
 import pytest
 
 from jaxfix import corpus, engine, parsed
-from jaxfix.analysis.project import (
-    _SEEDING_NAMES,
-    Project,
-    _make_summary,
-    _sent_summary,
-    ast_qualified_defs,
-    module_names,
-    project_root,
-)
+from jaxfix.analysis.ast_syntax import ast_qualified_defs
+from jaxfix.analysis.project import _SEEDING_NAMES, Project
 from jaxfix.analysis.traced import qualified_defs
 from jaxfix.cache import ResultCache
 from jaxfix.engine import Settings, process_files
+from jaxfix.project_io import _make_summary, _sent_summary, build_project, module_names, project_root
 from tests.helpers import codemod_for_module
 
 LOOP = codemod_for_module("loop_to_fori")
@@ -43,7 +37,7 @@ def _project(tmp_path: Path, files: dict[str, str], marker: bool = True) -> Path
 
 
 def _facts(root: Path, name: str):
-    return Project.build([root]).facts_for(str(root / name))
+    return build_project([root]).facts_for(str(root / name))
 
 
 MODEL = """
@@ -63,7 +57,7 @@ def test_root_is_the_nearest_marker_above_the_paths(tmp_path) -> None:
 
 def test_without_a_marker_the_paths_are_the_project(tmp_path) -> None:
     _project(tmp_path, {"a.py": "x = 1\n", "b.py": "y = 2\n"}, marker=False)
-    project = Project.build([tmp_path / "a.py"])
+    project = build_project([tmp_path / "a.py"])
     assert list(project.path_module) == [str((tmp_path / "a.py").resolve())]
 
 
@@ -376,10 +370,10 @@ def test_editing_another_module_rechecks_exactly_when_its_facts_change(tmp_path)
 
     assert check() == ["JF101"]
     (root / "train.py").write_text("import jax\nfrom model import relax\nf = jax.jit(relax)\n# a comment\n")
-    key_before = engine._key(cache, model, (root / "model.py").read_bytes(), Project.build([model]).facts_for(model))
+    key_before = engine._key(cache, model, (root / "model.py").read_bytes(), build_project([model]).facts_for(model))
     assert check() == ["JF101"]  # same facts: the same cache entry answers
     (root / "train.py").write_text("from model import relax\n")
-    key_after = engine._key(cache, model, (root / "model.py").read_bytes(), Project.build([model]).facts_for(model))
+    key_after = engine._key(cache, model, (root / "model.py").read_bytes(), build_project([model]).facts_for(model))
     assert key_after != key_before
     assert check() == []  # nothing jits relax any more: model.py is checked again, and is quiet
 
@@ -452,7 +446,7 @@ def _project_case_files():
     for case in corpus.project_cases():
         codemod = codemod_for_module(case.codemod)
         for folder in dict.fromkeys([case.before, case.after]):
-            project = Project.build([folder], root=folder)
+            project = build_project([folder], root=folder)
             for path in sorted(folder.glob("*.py")):
                 yield pytest.param(codemod, path, project.facts_for(str(path)), id=f"{case.id}/{folder.name}/{path.name}")
 
@@ -505,7 +499,7 @@ def test_files_of_one_name_keep_their_own_facts(tmp_path) -> None:
         "b/model.py": "def relax(x, steps):\n    return x\n",
         "b/train.py": "import jax\nfrom model import relax\nf = jax.jit(relax)\n",
     })
-    project = Project.build([root])
+    project = build_project([root])
     names = {Path(p).relative_to(root.resolve()).as_posix(): m for p, m in project.path_module.items()}
     assert len(set(names.values())) == 3
     assert not project.facts_for(str(root / "b" / "model.py")) or not project.facts_for(str(root / "a" / "model.py"))
@@ -529,13 +523,13 @@ def test_arguments_a_partial_binds_by_keyword_are_constants(tmp_path) -> None:
 def test_a_warm_run_reads_the_facts_back_and_an_edit_solves_again(tmp_path) -> None:
     root = _project(tmp_path, {"model.py": MODEL, "train.py": "import jax\nfrom model import relax\nf = jax.jit(relax)\n"})
     folder = tmp_path / "cache"
-    cold = Project.build([root], folder)
-    warm = Project.build([root], folder)
+    cold = build_project([root], folder)
+    warm = build_project([root], folder)
     model = str(root / "model.py")
-    assert warm._preset is not None and not warm.modules  # nothing summarised or solved again
+    assert warm.preset is not None and not warm.modules  # nothing summarised or solved again
     assert warm.facts_for(model) == cold.facts_for(model) and warm.facts_for(model).digest() == cold.facts_for(model).digest()
     (root / "train.py").write_text("from model import relax\n")
-    edited = Project.build([root], folder)
+    edited = build_project([root], folder)
     assert edited.modules and not edited.facts_for(model)
 
 
@@ -545,11 +539,11 @@ def test_summaries_are_kept_in_one_pack_per_project_with_its_files_as_they_are(t
     pack that cannot be read is no pack."""
     import marshal
 
-    import jaxfix.analysis.project as module
+    import jaxfix.project_io as module
 
     root = _project(tmp_path, {"model.py": MODEL, "train.py": "import jax\nfrom model import relax\nf = jax.jit(relax)\n"})
     folder = tmp_path / "cache"
-    Project.build([root], folder)
+    build_project([root], folder)
     [pack] = folder.rglob("summaries-*.pack")
     before = marshal.loads(pack.read_bytes())
     assert len(before) == 2 and not list(folder.rglob("*.summary"))
@@ -557,14 +551,14 @@ def test_summaries_are_kept_in_one_pack_per_project_with_its_files_as_they_are(t
     real = module._make_summary
     monkeypatch.setattr(module, "_make_summary", lambda job, *a, **k: made.append(job[1]) or real(job, *a, **k))
     (root / "train.py").write_text("from model import relax\n")
-    edited = Project.build([root], folder)
+    edited = build_project([root], folder)
     assert made == ["train"] and not edited.facts_for(str(root / "model.py"))
     after = marshal.loads(pack.read_bytes())
     assert len(after) == 2 and len(set(after) - set(before)) == 1, "the edited file's summary replaced its earlier one"
     pack.write_bytes(b"not marshal")
     made.clear()
     (root / "train.py").write_text("import jax\nfrom model import relax\nf = jax.jit(relax)\n")
-    assert Project.build([root], folder).facts_for(str(root / "model.py")).traced and sorted(made) == ["model", "train"]
+    assert build_project([root], folder).facts_for(str(root / "model.py")).traced and sorted(made) == ["model", "train"]
 
 
 def _analysed(monkeypatch, paths: list[str], cache: ResultCache) -> tuple[dict[str, list[str]], list[str]]:
@@ -658,11 +652,11 @@ def test_projects_sharing_a_cache_keep_their_own_stored_facts(tmp_path) -> None:
     a = _project(tmp_path / "a", {"model.py": MODEL, "train.py": "import jax\nfrom model import relax\nf = jax.jit(relax)\n"})
     b = _project(tmp_path / "b", {"model.py": MODEL, "train.py": "import jax\nfrom model import relax\ng = jax.jit(relax)\n"})
     folder = tmp_path / "cache"
-    Project.build([a], folder)
-    Project.build([b], folder)
-    warm_a, warm_b = Project.build([a], folder), Project.build([b], folder)
-    assert warm_a._preset is not None and not warm_a.modules  # a's facts were not lost when b's were stored
-    assert warm_b._preset is not None and not warm_b.modules
+    build_project([a], folder)
+    build_project([b], folder)
+    warm_a, warm_b = build_project([a], folder), build_project([b], folder)
+    assert warm_a.preset is not None and not warm_a.modules  # a's facts were not lost when b's were stored
+    assert warm_b.preset is not None and not warm_b.modules
 
 
 def test_summaries_made_in_worker_processes_give_the_same_facts(tmp_path) -> None:
@@ -684,7 +678,7 @@ def test_the_calls_passed_over_fast_are_those_that_seed_nothing() -> None:
     repository = Path(__file__).resolve().parent.parent
     seeding = 0
     for folder in ("corpus", "examples"):
-        project = Project.build([repository / folder], root=repository / folder)
+        project = build_project([repository / folder], root=repository / folder)
         for module, summary in project.modules.items():
             if summary["module"] != module:
                 continue

@@ -9,10 +9,11 @@ import sys
 from pathlib import Path
 
 from jaxfix import corpus
-from jaxfix.analysis.recording import VARYING, Recorded, read_record, summarize
+from jaxfix.analysis.recording import VARYING, Recorded, summarize
 from jaxfix.codemods.batch_loop_to_vmap import BatchLoopToVmap
 from jaxfix.codemods.loop_to_scan import LoopToScan
 from jaxfix.diagnostics import Safety
+from jaxfix.project_io import read_record
 from tests.helpers import invoke_in, project_findings
 
 ROWS_CASE = corpus.ROOT / "loop_to_scan" / "project_recorded_rows"

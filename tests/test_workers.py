@@ -151,7 +151,7 @@ def test_a_modules_summary_leaves_no_cyclic_garbage() -> None:
     import gc
     from pathlib import Path
 
-    from jaxfix.analysis.project import _marshalled_summary
+    from jaxfix.project_io import _marshalled_summary
 
     root = Path(__file__).resolve().parent.parent
     sources = sorted(root.glob("corpus/*/*/*.py")) + sorted(root.glob("examples/**/*.py")) + sorted(root.glob("jaxfix/**/*.py"))

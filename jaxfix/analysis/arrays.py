@@ -32,7 +32,6 @@ from libcst.metadata import (
     ScopeProvider,
 )
 
-from jaxfix.analysis.context import ModuleContext
 from jaxfix.analysis.dataflow import ARRAY_METHODS, Parameter
 from jaxfix.analysis.recording import describe
 from jaxfix.analysis.summaries import array_output
@@ -44,6 +43,7 @@ from jaxfix.facts.knowledge.jax import FRESH_ARRAY_FUNCTIONS as _FRESH_FUNCTIONS
 from jaxfix.facts.knowledge.jax import DTYPE_POSITION, RANDOM_FLOAT_DTYPE_POSITION as _RANDOM_INEXACT_DTYPE
 from jaxfix.facts.knowledge.jax import VIEW_ARRAY_FUNCTIONS as _VIEW_FUNCTIONS
 from jaxfix.facts.knowledge.tables import ARRAY_ANNOTATIONS, TRACED_ARRAY_ANNOTATIONS
+from jaxfix.facts.model import ModuleModel
 
 _JNP = "jax.numpy."
 
@@ -143,7 +143,7 @@ class CalledArray:
 
 
 class ArrayAnalysis:
-    def __init__(self, context: ModuleContext) -> None:
+    def __init__(self, context: ModuleModel) -> None:
         self._context = context
         self._names = context.names
         self._parents = context.parents
@@ -1077,7 +1077,7 @@ LOUD_ATTRIBUTES = frozenset("shape ndim T dtype size astype reshape sum mean max
 # The functions that raise so: LOUD_FUNCTIONS (jaxfix/facts/knowledge/jax.py).
 
 
-def loud_use(context: ModuleContext, name: str, expr: cst.BaseExpression) -> cst.CSTNode | None:
+def loud_use(context: ModuleModel, name: str, expr: cst.BaseExpression) -> cst.CSTNode | None:
     """A use of `name` in `expr`, evaluated whenever `expr` is (not in a branch of `a if c else b`, the right of
     `and`/`or`, a lambda or a comprehension), that raises if `name` holds a tuple, list or dict instead of one
     array; None if there is none."""

@@ -29,11 +29,11 @@ from typing import Sequence
 import libcst as cst
 
 from jaxfix.analysis.carry import snippet
-from jaxfix.analysis.context import ModuleContext
-from jaxfix.analysis.dataflow import BlockFlow, block_flow, body_statements
+from jaxfix.analysis.dataflow import BlockFlow, block_flow
 from jaxfix.analysis.metadata import children
-from jaxfix.analysis.syntax import is_none, is_number, walk
+from jaxfix.analysis.syntax import body_statements, is_none, is_number, is_terminal, sole_return, terminal_parts, walk
 from jaxfix.facts.knowledge.jax import FILLED_LIKE as _LIKE, FINITE_DERIVATIVE as _SAFE_CALLS
+from jaxfix.facts.model import ModuleModel
 
 _SAFE_METHODS = frozenset({"astype", "clip"})
 _CHEAP_SIZE = 12  # nodes of an expression that still count as cheap enough to compute in both arms
@@ -64,7 +64,7 @@ class Branches:
 
 
 class BranchAnalysis:
-    def __init__(self, context: ModuleContext) -> None:
+    def __init__(self, context: ModuleModel) -> None:
         self._context = context
 
     def branches(self, node: cst.If, arms: Sequence[tuple[str, cst.BaseSuite | None]]) -> Branches:
@@ -82,14 +82,14 @@ class BranchAnalysis:
         if not isinstance(function, cst.FunctionDef):
             return refuse("it is not inside a function")
         flow = dataflow.flow(function)
-        finals = [_terminal(block) for block in statements]
+        finals = [is_terminal(block) for block in statements]
         tail: tuple[cst.BaseStatement, ...] = ()
         returns = all(finals)
         if not returns and any(finals):
             tail = self._tail(node, function)
             if tail:
                 statements = [block if final else (*block, *tail) for block, final in zip(statements, finals)]
-                finals = [_terminal(block) for block in statements]
+                finals = [is_terminal(block) for block in statements]
                 returns = True
         for label, block in zip(labels, statements):
             jump = _jump(block)
@@ -122,7 +122,7 @@ class BranchAnalysis:
                         "`if` (lax.cond needs its value from every branch)"
                     )
             operands.extend(n for n in arm_flow.writes if n in arm_flow.live_in and n not in operands)
-            final_return = _final_return(block[-1]) if block else None
+            final_return = sole_return(block[-1]) if block else None
             built.append(Arm(label, block, arm_flow, final_return, self._values(node, block, outputs, final)))
         for name in operands:
             if not flow.defined_before(node, name):
@@ -140,7 +140,7 @@ class BranchAnalysis:
 
     def _values(self, node, block, outputs, final: bool) -> dict[str, cst.BaseExpression | None]:
         if final:
-            last = _final_return(block[-1])
+            last = sole_return(block[-1])
             return {"return": last.value if last is not None else None}
         values: dict[str, cst.BaseExpression | None] = {}
         flow = self._context.dataflow.flow(self._context.dataflow.enclosing_function(node))
@@ -205,7 +205,7 @@ class BranchAnalysis:
         if not isinstance(body, cst.IndentedBlock) or node not in body.body:
             return ()
         rest = tuple(body.body[body.body.index(node) + 1 :])
-        if not rest or _final_return(rest[-1]) is None:
+        if not rest or sole_return(rest[-1]) is None:
             return ()
         return rest
 
@@ -372,13 +372,6 @@ def _nonzero_number(expr: cst.BaseExpression) -> bool:
     return False
 
 
-def _final_return(statement: cst.CSTNode | None) -> cst.Return | None:
-    if isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) and len(statement.body) == 1:
-        if isinstance(statement.body[0], cst.Return):
-            return statement.body[0]
-    return None
-
-
 def _assigned_value(statement: cst.CSTNode, name: str) -> cst.BaseExpression | None:
     """`value` of a line that is only `name = value`."""
     if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1:
@@ -454,41 +447,6 @@ class _Jumps(cst.CSTVisitor):
 
     def visit_With(self, node) -> None:
         self.found = ("has a `with` block", False)
-
-
-def _terminal(block: Sequence[cst.CSTNode]) -> bool:
-    """Whether every path through `block` ends in a `return` it ends with: a final `return`, or a final `if`
-    whose every branch (an `else` included) is terminal."""
-    if not block:
-        return False
-    last = block[-1]
-    if _final_return(last) is not None:
-        return True
-    if isinstance(last, cst.If):
-        orelse = last.orelse
-        if orelse is None:
-            return False
-        rest = [orelse] if isinstance(orelse, cst.If) else body_statements(orelse.body)
-        return _terminal(body_statements(last.body)) and _terminal(rest)
-    return False
-
-
-def terminal_parts(block: Sequence[cst.CSTNode]):
-    """The pieces of a terminal block to check as ordinary code: every statement but the returns that end
-    it (for those, their values) and the `if` tests that lead to them."""
-    for index, statement in enumerate(block):
-        if index == len(block) - 1 and _terminal(block):
-            final = _final_return(statement)
-            if final is not None:
-                if final.value is not None:
-                    yield final.value
-                return
-            yield statement.test
-            yield from terminal_parts(body_statements(statement.body))
-            orelse = statement.orelse
-            yield from terminal_parts([orelse] if isinstance(orelse, cst.If) else body_statements(orelse.body))
-            return
-        yield statement
 
 
 def _jump(block: Sequence[cst.CSTNode]) -> tuple[str, bool] | None:

@@ -15,11 +15,11 @@ from typing import Sequence
 
 import libcst as cst
 
-from jaxfix.analysis.context import ModuleContext
-from jaxfix.analysis.dataflow import UNDEFINED, LoopFlow, Parameter, body_statements
+from jaxfix.analysis.dataflow import UNDEFINED, LoopFlow, Parameter
 from jaxfix.analysis.shapes import Category, annotation_category, annotation_rank
-from jaxfix.analysis.syntax import is_none, is_number, target_names
+from jaxfix.analysis.syntax import body_statements, is_none, is_number, target_names
 from jaxfix.analysis.traced import Kind
+from jaxfix.facts.model import ModuleModel
 
 Loop = cst.For | cst.While
 
@@ -60,7 +60,7 @@ class Slot:
 
 
 class CarryAnalysis:
-    def __init__(self, context: ModuleContext) -> None:
+    def __init__(self, context: ModuleModel) -> None:
         self._context = context
 
     def name_kind(self, loop: Loop, name: str) -> Kind:

@@ -1,4 +1,6 @@
-"""ModuleContext: the shared analyses of one parsed module, each computed on first use."""
+"""ModuleContext: the shared analyses of one parsed module, each computed on first use. The analyses are typed
+against its Protocol, `jaxfix.facts.model.ModuleModel`, so that only this module imports them all and none imports
+this one (no import cycle)."""
 
 from __future__ import annotations
 
@@ -125,6 +127,12 @@ class ModuleContext:
         from jaxfix.analysis.sharding import ShardingAnalysis
 
         return ShardingAnalysis(self)
+
+    @cached_property
+    def donation(self):
+        from jaxfix.analysis.donation import DonationAnalysis
+
+        return DonationAnalysis(self)
 
     @cached_property
     def fresh_names(self):

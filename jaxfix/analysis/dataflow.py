@@ -28,15 +28,15 @@ from typing import Callable, Iterable, Iterator, Sequence, Union
 import libcst as cst
 from libcst.metadata import ScopeProvider
 
-from jaxfix.analysis.context import ModuleContext
 from jaxfix.analysis.summaries import by_method_name, summary_of
-from jaxfix.analysis.syntax import AT_METHODS, code_children, param_names, target_names
+from jaxfix.analysis.syntax import AT_METHODS, body_statements, code_children, param_names, target_names, terminal_parts
 from jaxfix.analysis.traced import LAX_BODIES, TRANSFORMS, TREE_MAPS, Kind
 from jaxfix.facts.knowledge.jax import ALL, CORE_ARRAY_NAMESPACES, IMPURE_PREFIXES, PURE_CALLS, PURE_PREFIXES
 from jaxfix.facts.knowledge.jax import INDEX_ACCEPTING as _INDEX_FRIENDLY, PYTREE_RETURNING as _PYTREE_RETURNING
 from jaxfix.facts.knowledge.jax import SEQUENCE_ACCEPTING as _ACCEPTS_SEQUENCES  # noqa: F401 (the screen's)
 from jaxfix.facts.knowledge.jax import SEQUENCE_RETURNING as _SEQUENCE_RETURNING
 from jaxfix.facts.knowledge.tables import CALL_SUMMARIES
+from jaxfix.facts.model import ModuleModel
 
 FunctionLike = Union[cst.FunctionDef, cst.Lambda, cst.Module]
 Loop = Union[cst.For, cst.While]
@@ -448,13 +448,6 @@ def root_name(expr: cst.BaseExpression) -> str | None:
     while isinstance(expr, (cst.Attribute, cst.Subscript)):
         expr = expr.value
     return expr.value if isinstance(expr, cst.Name) else None
-
-
-def body_statements(suite: cst.BaseSuite) -> Sequence[cst.BaseStatement]:
-    """A block's statements; a one-line suite (`for i in r: a; b`) counts as one simple statement."""
-    if isinstance(suite, cst.SimpleStatementSuite):
-        return (suite,)  # type: ignore[return-value]
-    return suite.body
 
 
 @dataclass(frozen=True)
@@ -922,7 +915,7 @@ _ARRAY_EVIDENCE_ATTRIBUTES = frozenset({"shape", "ndim", "dtype", "size", "at", 
 class Dataflow:
     """Per-module entry point: flows per function, loop facts, purity of bodies and of same-module functions."""
 
-    def __init__(self, context: ModuleContext) -> None:
+    def __init__(self, context: ModuleModel) -> None:
         self._context = context
         self._names = context.names
         self._flows: dict[cst.CSTNode, FunctionFlow] = {}
@@ -1026,8 +1019,6 @@ class Dataflow:
         the block. The `return`s that end it (a last `return`, or one at the end of every branch of a last `if`)
         are left to the caller: their values and the tests leading to them are walked.
         `outside`: names whose values come from outside the block, so that a container they hold is not fresh."""
-        from jaxfix.analysis.branches import terminal_parts  # branches.py builds on this module
-
         fresh = self._fresh_names(statements, exclude=outside)
         walker = _PurityWalker(self, fresh=fresh, loop_body=True, place="the branch")
         for part in terminal_parts(statements):

@@ -38,7 +38,7 @@ def nested_jitted_functions(
 ) -> Iterator[Jitted]:
     """The same forms defined by the statements of a function's own body (not inside its loops, branches or
     nested functions): a jitted step defined where it is used."""
-    from jaxfix.analysis.dataflow import body_statements
+    from jaxfix.analysis.syntax import body_statements
 
     return _jitted_in(context, list(body_statements(function.body)), compilers)
 

@@ -34,8 +34,8 @@ from typing import Iterable, Sequence, Union
 import libcst as cst
 from libcst.metadata import ScopeProvider
 
-from jaxfix.analysis.dataflow import activity, body_statements
-from jaxfix.analysis.syntax import code_children, target_names, walk
+from jaxfix.analysis.dataflow import activity
+from jaxfix.analysis.syntax import body_statements, code_children, target_names, walk
 from jaxfix.facts.knowledge.jax import KEY_CONSUMERS as CONSUMERS, LAX_LOOPS
 
 

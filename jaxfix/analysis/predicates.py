@@ -29,19 +29,18 @@ import enum
 import libcst as cst
 
 from jaxfix.analysis.carry import unpacked
-from jaxfix.analysis.context import ModuleContext
 from jaxfix.analysis.dataflow import (
     ARRAY_METHODS,
     UNDEFINED,
     Parameter,
     activity,
-    body_statements,
 )
-from jaxfix.analysis.syntax import is_none, is_number, walk
+from jaxfix.analysis.syntax import body_statements, is_none, is_number, walk
 from jaxfix.analysis.traced import ARRAY_NAMESPACES, STATIC_CALLS, Kind
 from jaxfix.facts.knowledge.jax import BOOLEAN_RESULT as _BOOLEAN_CALLS, NOT_ONE_ARRAY as _NOT_ONE_ARRAY
 from jaxfix.facts.knowledge.jax import NOT_ONE_ARRAY_PREFIXES as _NOT_ONE_ARRAY_PREFIXES
 from jaxfix.facts.knowledge.tables import ARRAY_ANNOTATION_NAMES, BARE_ARRAY_ANNOTATION_NAMES
+from jaxfix.facts.model import ModuleModel
 
 _COMPARISONS = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
 _STRINGS = (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)
@@ -59,7 +58,7 @@ class Truth(enum.Enum):
 
 
 class PredicateAnalysis:
-    def __init__(self, context: ModuleContext) -> None:
+    def __init__(self, context: ModuleModel) -> None:
         self._context = context
         self._traced = context.traced
         self._names = context.names

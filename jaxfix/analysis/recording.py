@@ -4,16 +4,14 @@
 `.jaxfix/signatures.json` at the project root (jaxfix/verify/record.py; specs as in verify/strategies.py). For the
 rules, one fact of them matters: which parameters held one array in every recorded call, and of which rank. A run
 is evidence, not proof (another caller may pass a tuple), so a fix that relies on it is an unsafe one and says so;
-`jaxfix apply --verify` checks it against inputs drawn from the same record.
+`jaxfix apply --verify` checks it against inputs drawn from the same record. The index reads the record
+(project_io.read_record): nothing here reads a file.
 """
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import NamedTuple
 
-SIGNATURES = Path(".jaxfix") / "signatures.json"
 VARYING = -1  # a parameter that held an array in every call, of ranks that differ between calls
 
 
@@ -25,38 +23,6 @@ class Recorded(NamedTuple):
     calls: int
     positional: tuple[int | None, ...]
     keywords: dict[str, int | None]
-
-
-def read_record(root: Path) -> dict[str, dict[str, Recorded]]:
-    """The record of the project at `root`, by file (relative to `root`, posix) and qualified name: the nearest
-    .jaxfix/signatures.json in `root` or above it (`jaxfix record` writes it at the folder of the nearest
-    pyproject.toml, setup.py, setup.cfg or .git, which may lie above the folder checked). A missing, unreadable
-    or malformed record is no evidence: an empty dict, never an error."""
-    root = Path(root)
-    for folder in (root, *root.parents):
-        if (folder / SIGNATURES).is_file():
-            break
-    else:
-        return {}
-    try:
-        data = json.loads((folder / SIGNATURES).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    if not isinstance(data, dict):
-        return {}
-    inside = root.relative_to(folder).as_posix() + "/" if folder != root else ""
-    found: dict[str, dict[str, Recorded]] = {}
-    for key, calls in data.items():
-        if not isinstance(key, str) or "::" not in key or not isinstance(calls, list):
-            continue
-        path, _, qualname = key.rpartition("::")
-        if not path.startswith(inside):
-            continue  # a file outside the folder checked
-        relative = path[len(inside):]
-        summary = summarize(calls)
-        if summary is not None:
-            found.setdefault(relative, {})[qualname] = summary
-    return found
 
 
 def summarize(calls: list) -> Recorded | None:

@@ -33,9 +33,11 @@ from typing import Callable, Iterable, Iterator, Sequence
 
 from jaxfix.analysis import arrays, ast_flow, predicates, shapes
 from jaxfix.analysis.ast_flow import target_names as ast_target_names  # screens' name for it
+from jaxfix.analysis.ast_syntax import ast_qualified_defs, dotted
 from jaxfix.analysis.dataflow import (
     _ACCEPTS_SEQUENCES, _PURE_BUILTINS, _READING_METHODS, ARRAY_METHODS,
 )  # fmt: skip
+from jaxfix.analysis.kinds import STATIC, TRACED
 from jaxfix.analysis.syntax import AT_METHODS
 from jaxfix.analysis.traced import (
     _FILTERED, _GRAD_LIKE, _JIT_LIKE, _PARTIAL, _VMAP_LIKE, ARRAY_NAMESPACES, HOST_CALLBACKS, LAX_BODIES, STATIC_CALLS, TRANSFORMS,
@@ -143,8 +145,6 @@ class Screen:
     @cached_property
     def qualified_defs(self) -> dict[str, ast.AST]:
         """The module's defs by the names the project index gives them (`f`, `C.m`, `f.<locals>.g`)."""
-        from jaxfix.analysis.project import ast_qualified_defs
-
         return ast_qualified_defs(self.tree)
 
     @cached_property
@@ -160,8 +160,6 @@ class Screen:
         if not self.project or not self.project.traced:
             return set()
         if not hasattr(self, "_project_params"):
-            from jaxfix.analysis.project import TRACED
-
             by_node = {id(node): q for q, node in self.qualified_defs.items()}
             self._project_params = {
                 node: {p for p, k in self.project.traced[by_node[node]][1].items() if k == TRACED}
@@ -997,18 +995,6 @@ def traced_nodes(screen: Screen, *types: type[ast.AST]) -> Iterator[ast.AST]:
     if in_traced_code is not None:
         return in_traced_code(*types)
     return (node for node in ast.walk(screen.tree) if isinstance(node, types))
-
-
-def dotted(expr: ast.AST) -> tuple[str, ...] | None:
-    """`("jax", "numpy", "zeros")` for `jax.numpy.zeros`; None for anything but a name and its attributes."""
-    parts: list[str] = []
-    while isinstance(expr, ast.Attribute):
-        parts.append(expr.attr)
-        expr = expr.value
-    if not isinstance(expr, ast.Name):
-        return None
-    parts.append(expr.id)
-    return tuple(reversed(parts))
 
 
 def head_name(expr: ast.AST) -> str | None:
@@ -2241,7 +2227,6 @@ def _never_static_params(screen: Screen) -> dict[int, frozenset[str]]:
     facts = screen.project
     if not facts or not facts.traced:
         return {}
-    from jaxfix.analysis.project import STATIC
     from jaxfix.analysis.traced import HOST_CALLBACKS
 
     kinds = _kinds(screen)

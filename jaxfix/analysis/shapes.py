@@ -18,7 +18,6 @@ import libcst as cst
 from libcst.metadata import GlobalScope, ScopeProvider
 
 from jaxfix.analysis.arrays import DTYPE_POSITION
-from jaxfix.analysis.context import ModuleContext
 from jaxfix.analysis.dataflow import UNDEFINED, Parameter
 from jaxfix.analysis.syntax import AT_METHODS, is_full_slice, is_none, is_number, mentions
 from jaxfix.analysis.traced import Kind
@@ -30,6 +29,7 @@ from jaxfix.facts.knowledge.jax import BOOL_RESULT as _TO_BOOL, FLOAT_BY_DEFAULT
 from jaxfix.facts.knowledge.jax import INEXACT_RESULT as _TO_INEXACT, INT_RESULT as _TO_INT
 from jaxfix.facts.knowledge.jax import KIND_KEEPING as _KEEP_CATEGORY, RANDOM_FLOAT as _RANDOM_FLOAT
 from jaxfix.facts.knowledge.jaxtyping import DTYPE_WRAPPERS, WRAPPER_KINDS
+from jaxfix.facts.model import ModuleModel
 
 _JNP = "jax.numpy."
 
@@ -56,7 +56,7 @@ _DTYPE_NAMES = {
 
 
 class ShapeAnalysis:
-    def __init__(self, context: ModuleContext) -> None:
+    def __init__(self, context: ModuleModel) -> None:
         self._context = context
         self._scopes = context.wrapper.resolve(ScopeProvider)
 
@@ -651,7 +651,7 @@ class FreshBuffer:
 class SymbolicShapes:
     """Shapes and exact dtypes as tokens that two places of one function can compare (see above)."""
 
-    def __init__(self, context: ModuleContext) -> None:
+    def __init__(self, context: ModuleModel) -> None:
         self._context = context
 
     # ---- values of names -------------------------------------------------------------------------------------

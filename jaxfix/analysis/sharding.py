@@ -18,7 +18,7 @@ from typing import Iterable, Mapping
 import libcst as cst
 from libcst.metadata import ScopeProvider
 
-from jaxfix.analysis.screen import dotted
+from jaxfix.analysis.ast_syntax import dotted
 from jaxfix.facts.knowledge.jax import CONTEXT_MESH_SETTERS, MESH_CLASSES, PARTITION_SPECS, SHARDING_CLASSES
 
 # What a sharding argument holds, from the most telling: a spec (or something that may be one) decides.

@@ -1,11 +1,12 @@
 """Small facts about LibCST syntax that every analysis needs: the names a target or a parameter list binds,
-and the text of a dotted name."""
+the text of a dotted name, the statements of a block and the returns that end it."""
 
 from __future__ import annotations
 
 import dataclasses
 import inspect
 import typing
+from typing import Sequence
 
 import libcst as cst
 
@@ -198,3 +199,53 @@ def is_docstring(statement: cst.CSTNode) -> bool:
         and isinstance(statement.body[0], cst.Expr)
         and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
     )
+
+
+def body_statements(suite: cst.BaseSuite) -> Sequence[cst.BaseStatement]:
+    """A block's statements; a one-line suite (`for i in r: a; b`) counts as one simple statement."""
+    if isinstance(suite, cst.SimpleStatementSuite):
+        return (suite,)  # type: ignore[return-value]
+    return suite.body
+
+
+def sole_return(statement: cst.CSTNode | None) -> cst.Return | None:
+    """The `return` of a line that is only a `return`; None for anything else."""
+    if isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) and len(statement.body) == 1:
+        if isinstance(statement.body[0], cst.Return):
+            return statement.body[0]
+    return None
+
+
+def is_terminal(block: Sequence[cst.CSTNode]) -> bool:
+    """Whether every path through `block` ends in a `return` it ends with: a final `return`, or a final `if`
+    whose every branch (an `else` included) is terminal."""
+    if not block:
+        return False
+    last = block[-1]
+    if sole_return(last) is not None:
+        return True
+    if isinstance(last, cst.If):
+        orelse = last.orelse
+        if orelse is None:
+            return False
+        rest = [orelse] if isinstance(orelse, cst.If) else body_statements(orelse.body)
+        return is_terminal(body_statements(last.body)) and is_terminal(rest)
+    return False
+
+
+def terminal_parts(block: Sequence[cst.CSTNode]):
+    """The pieces of a terminal block to check as ordinary code: every statement but the returns that end
+    it (for those, their values) and the `if` tests that lead to them."""
+    for index, statement in enumerate(block):
+        if index == len(block) - 1 and is_terminal(block):
+            final = sole_return(statement)
+            if final is not None:
+                if final.value is not None:
+                    yield final.value
+                return
+            yield statement.test
+            yield from terminal_parts(body_statements(statement.body))
+            orelse = statement.orelse
+            yield from terminal_parts([orelse] if isinstance(orelse, cst.If) else body_statements(orelse.body))
+            return
+        yield statement

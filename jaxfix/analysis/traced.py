@@ -22,7 +22,6 @@ from typing import Iterable, Iterator, Union
 import libcst as cst
 from libcst.metadata import ScopeProvider
 
-from jaxfix.analysis.context import ModuleContext
 from jaxfix.analysis.syntax import code_children, param_names, target_names
 from jaxfix.facts.knowledge.jax import (  # noqa: F401 (read from here by other analyses until they import knowledge)
     ARRAY_NAMESPACES, FUNCTION_MAKERS, HOST_CALLBACKS, STATIC_ATTRIBUTES, STATIC_CALLS, TREE_MAPS, TREE_STRUCTURES,
@@ -31,6 +30,7 @@ from jaxfix.facts.knowledge.tables import (  # noqa: F401
     COMPILED_CALLABLES, COMPILING, LAX_BODIES, REVERSE_MODE, STAGING, TRANSFORMS,
     FILTERED as _FILTERED, GRAD_LIKE as _GRAD_LIKE, JIT_LIKE as _JIT_LIKE, VMAP_LIKE as _VMAP_LIKE,
 )
+from jaxfix.facts.model import ModuleModel
 
 
 class Kind(enum.IntEnum):
@@ -65,7 +65,7 @@ class _Function:
 
 
 class TracedAnalysis:
-    def __init__(self, context: ModuleContext) -> None:
+    def __init__(self, context: ModuleModel) -> None:
         self._context = context
         self._names = context.names
         self._scopes = context.wrapper.resolve(ScopeProvider)
@@ -737,7 +737,7 @@ class _BindingCollector:
 
 
 def qualified_defs(module: cst.Module) -> dict[str, cst.FunctionDef]:
-    """The module's functions by the names the project index gives them (`project.ast_qualified_defs`): `f` at
+    """The module's functions by the names the project index gives them (`ast_syntax.ast_qualified_defs`): `f` at
     module level, `C.m` for a method of a module-level class, `f.<locals>.g` for a def nested in a function."""
     found: dict[str, cst.FunctionDef] = {}
 

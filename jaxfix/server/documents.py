@@ -12,7 +12,7 @@ from pathlib import Path
 import pathspec
 
 from jaxfix import config
-from jaxfix.engine import Settings, TextAnalysis, analyse_text
+from jaxfix.engine import Settings, TextAnalysis, analyse_text, settings_from_config
 
 
 class SettingsError(ValueError):
@@ -40,7 +40,7 @@ def project(path: Path | None) -> Project:
     """The settings for a document at `path` (None: unsaved, then those of the server's working folder)."""
     try:
         loaded = config.load(path.parent if path is not None else None)
-        settings = config.engine_settings(loaded)
+        settings = settings_from_config(loaded)
     except config.ConfigError as error:
         raise SettingsError(str(error)) from None
     root = loaded.source.parent.resolve() if loaded.source is not None else None
@@ -63,10 +63,10 @@ class Documents:
         """The project facts of the document at `path` with `text` (None for an unsaved document)."""
         if path is None:
             return None
-        from jaxfix.analysis.project import Project
+        from jaxfix.project_io import build_project
 
         self._buffers[str(path)] = text
-        index = Project.build([path], texts=self._buffers, memory=self._summaries)
+        index = build_project([path], texts=self._buffers, memory=self._summaries)
         return index.facts_for(str(path))
 
     def analysis(self, uri: str, path: Path | None, text: str) -> TextAnalysis:

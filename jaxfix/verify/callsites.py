@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from jaxfix.analysis import project
+from jaxfix import project_io
 from jaxfix.discovery import SKIPPED_FOLDERS
 
 ARRAY_MODULES = ("jax", "numpy", "ml_dtypes")  # the imports whose names a literal argument may use
@@ -57,8 +57,8 @@ def _parse(text: str) -> ast.Module | None:
 
 
 def project_root(path: Path) -> Path:
-    """The project around `path` as the index finds it (`project.project_root`), else the file's folder."""
-    return project.project_root([path]) or path.resolve().parent
+    """The project around `path` as the index finds it (`project_io.project_root`), else the file's folder."""
+    return project_io.project_root([path]) or path.resolve().parent
 
 
 def caller_files(path: Path) -> list[Path]:

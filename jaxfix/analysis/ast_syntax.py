@@ -1,0 +1,53 @@
+"""Small facts about `ast` syntax that the screens, the sharding facts and the rules share: the dotted spelling of
+a name, and a module's defs by the names the project index gives them."""
+
+from __future__ import annotations
+
+import ast
+
+
+def dotted(expr: ast.AST) -> tuple[str, ...] | None:
+    """`("jax", "numpy", "zeros")` for `jax.numpy.zeros`; None for anything but a name and its attributes."""
+    parts: list[str] = []
+    while isinstance(expr, ast.Attribute):
+        parts.append(expr.attr)
+        expr = expr.value
+    if not isinstance(expr, ast.Name):
+        return None
+    parts.append(expr.id)
+    return tuple(reversed(parts))
+
+
+def ast_qualified_defs(tree: ast.Module) -> dict[str, ast.AST]:
+    """The module's functions by the names the index gives them: `f`, `C.m` (a method of a module-level class),
+    `f.<locals>.g` (nested in a function); inside module-level `if`/`try` blocks too."""
+    found: dict[str, ast.AST] = {}
+
+    def in_function(statements, qual: str) -> None:
+        for statement in statements:
+            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                inner = f"{qual}.<locals>.{statement.name}"
+                found[inner] = statement
+                in_function(statement.body, inner)
+            elif not isinstance(statement, ast.ClassDef):
+                for block in ("body", "orelse", "finalbody", "handlers", "cases"):
+                    children = getattr(statement, block, None)
+                    if isinstance(children, list):
+                        in_function([c for c in children if isinstance(c, ast.AST)], qual)
+
+    def walk(statements, prefix: str) -> None:
+        for statement in statements:
+            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                found[prefix + statement.name] = statement
+                in_function(statement.body, prefix + statement.name)
+            elif isinstance(statement, ast.ClassDef) and not prefix:
+                walk(statement.body, statement.name + ".")
+            elif isinstance(statement, (ast.If, ast.Try)) or type(statement).__name__ == "TryStar":
+                if not prefix:
+                    for block in ("body", "orelse", "finalbody"):
+                        walk(getattr(statement, block, ()), prefix)
+                    for handler in getattr(statement, "handlers", ()):
+                        walk(handler.body, prefix)
+
+    walk(tree.body, "")
+    return found
