@@ -117,7 +117,7 @@ def test_no_rule_imports_another_rule() -> None:
                 continue
             if any(name == "jaxfix.codemods" or name.startswith(("jaxfix.codemods.", "codemods")) for name in names):
                 imports.append(f"{path.name}:{node.lineno}")
-    assert imports == ["legacy_prng_key.py:11"]  # JF902 subclasses JF901 until its matching is a fact (issue 34)
+    assert imports == []
 
 
 def test_precedence_names_rules_and_has_no_cycle() -> None:
