@@ -96,30 +96,6 @@ def test_opt_in_rules_need_their_code() -> None:
 # ---- precedence between rules: declared (`yields_to`), never by importing another rule ----------------------
 
 
-def test_no_rule_imports_another_rule() -> None:
-    """Every import in codemods/, function-level ones included: a rule reads facts, never another rule (which rule
-    takes a place is `yields_to`, applied by the registry)."""
-    import ast
-    from pathlib import Path
-
-    import jaxfix.codemods as package
-
-    imports = []
-    for path in sorted(Path(package.__path__[0]).glob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                names = ["jaxfix.codemods"]  # `from . import x`: a sibling rule
-            elif isinstance(node, ast.Import):
-                names = [alias.name for alias in node.names]
-            else:
-                continue
-            if any(name == "jaxfix.codemods" or name.startswith(("jaxfix.codemods.", "codemods")) for name in names):
-                imports.append(f"{path.name}:{node.lineno}")
-    assert imports == []
-
-
 def test_precedence_names_rules_and_has_no_cycle() -> None:
     codes = {c.code for c in CODEMODS}
     for codemod in CODEMODS:
