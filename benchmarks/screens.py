@@ -56,8 +56,8 @@ def _sources(paths: list[str]) -> list[tuple[str, str, object]]:
 
 def _findings(text: str, codemod, facts) -> list[tuple[int, int, str]]:
     wrapper = MetadataWrapper(cst.parse_module(text), unsafe_skip_copy=True)
-    diagnostics, _ = engine._run_codemods(wrapper, [codemod], None, facts)
-    return sorted((d.start.line, d.start.column, d.message) for d in diagnostics)
+    diagnostics, _ = engine._run_codemods(wrapper, [codemod, *registry.yielded_to([codemod])], None, facts)
+    return sorted((d.start.line, d.start.column, d.message) for d in diagnostics if d.code == codemod.code)
 
 
 def main() -> None:

@@ -10,6 +10,15 @@ as a user pays them (with bytecode caching on, as a user has it). The cache goes
 is the best of --repeat runs; CPU time (user + system of `python -m jaxfix` and the workers it forks) is given
 too, with its ratio to the CPU time of `ast.parse`, since on a shared machine it moves less than wall time does.
 Prints a Markdown table.
+
+The floor is `ast.parse` of the files `check` looks at (jaxfix's own discovery): each Python file, and each
+notebook's code cells as the one module jaxfix reads (jaxfix/notebook.py; extracting them from the JSON is not
+timed). Issue 34's targets are printed under the table: a cold check on all cores within 3x the floor in wall
+time and within 4x in CPU time, a warm check under 0.5 s. The load average before and after is printed too: on a
+shared machine other processes take cores, which lengthens wall time more than CPU time.
+
+    python benchmarks/tool_speed.py --profile PATH ...    (where the CPU of a cold one-process check goes, by
+                                                           stage: benchmarks/where_cpu_goes.py)
 """
 
 from __future__ import annotations
@@ -27,11 +36,30 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _python_files(paths: list[str]) -> list[Path]:
-    files: list[Path] = []
-    for path in map(Path, paths):
-        files.extend([path] if path.is_file() else sorted(path.rglob("*.py")))
-    return files
+def _checked_files(paths: list[str]) -> list[Path]:
+    """The Python files and notebooks `jaxfix check` looks at under `paths`."""
+    from jaxfix.discovery import discover
+
+    return [Path(f) for f in discover(paths).files]
+
+
+def floor_sources(paths: list[str]) -> tuple[list[bytes | str], int, int]:
+    """What the `ast.parse` floor parses under `paths`: each Python file's bytes and each notebook's code cells as
+    jaxfix's one module; with the number of Python files and of notebooks that have such a module."""
+    from jaxfix import notebook
+
+    sources: list[bytes | str] = []
+    notebooks = 0
+    for path in _checked_files(paths):
+        raw = path.read_bytes()
+        if notebook.is_notebook(str(path)):
+            module = notebook.python_source(raw)
+            if module is not None:
+                sources.append(module)
+                notebooks += 1
+        else:
+            sources.append(raw)
+    return sources, len(sources) - notebooks, notebooks
 
 
 def _time(arguments: list[str], env: dict[str, str], repeat: int, before=None) -> tuple[float, float, float]:
@@ -51,9 +79,8 @@ def _time(arguments: list[str], env: dict[str, str], repeat: int, before=None) -
     return best
 
 
-def ast_parse_seconds(files: list[Path]) -> tuple[float, float]:
-    """Wall and CPU seconds of `ast.parse` over the files' bytes (read beforehand)."""
-    sources = [f.read_bytes() for f in files]
+def ast_parse_seconds(sources: list[bytes | str]) -> tuple[float, float]:
+    """Wall and CPU seconds of `ast.parse` over the sources (read beforehand)."""
     start, cpu = time.perf_counter(), time.process_time()
     for source in sources:
         try:
@@ -68,14 +95,20 @@ def main() -> None:
     parser.add_argument("paths", nargs="*", default=[str(ROOT / "corpus")])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--per-path", action="store_true", help="only a cold check of each path on its own, one row each")
+    parser.add_argument("--profile", action="store_true", help="only where the CPU of a cold one-process check goes")
     options = parser.parse_args()
     paths = options.paths
+    if options.profile:  # in a fresh interpreter, so that its imports count
+        sys.exit(subprocess.run([sys.executable, str(Path(__file__).with_name("where_cpu_goes.py")), *paths]).returncode)
+    load_before = os.getloadavg()
     if options.per_path:
         per_path(paths, options.repeat)
+        _print_load(load_before)
         return
-    files = _python_files(paths)
-    lines = sum(len(f.read_bytes().splitlines()) for f in files)
-    parse, parse_cpu = min(ast_parse_seconds(files) for _ in range(options.repeat))
+    sources, python_files, notebooks = floor_sources(paths)
+    lines = sum(len(s.splitlines()) for s in sources)
+    parse, parse_cpu = min(ast_parse_seconds(sources) for _ in range(options.repeat))
+    cores = os.cpu_count() or 1
     cache = Path(tempfile.mkdtemp(prefix="jaxfix-speed-cache-"))
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "JAXFIX_NO_CACHE")}
     env["JAXFIX_CACHE_DIR"] = str(cache)
@@ -85,28 +118,32 @@ def main() -> None:
         shutil.rmtree(cache)
         cache.mkdir()
 
-    print(f"{len(files)} files, {lines} lines under {', '.join(paths)}; {os.cpu_count()} cores\n")
+    print(f"{python_files} Python files and {notebooks} notebooks (their code cells), {lines} lines under "
+          f"{', '.join(paths)}; {cores} cores\n")
     print("| run | wall s (best of %d) | CPU s | files/s | ratio to ast.parse (wall) | ratio to ast.parse (CPU) | "
           "peak MB (biggest process) |\n|---|---|---|---|---|---|---|" % options.repeat)
-    print(f"| ast.parse of every file (in process) | {parse:.2f} | {parse_cpu:.2f} | {len(files) / parse:.0f} | 1x | 1x | |")
+    print(f"| ast.parse of every file and notebook's code cells (in process) | {parse:.2f} | {parse_cpu:.2f} | {len(sources) / parse:.0f} | 1x | 1x | |")
     runs = [
         ("cold check, 1 process", ["check", "--no-cache", "-j", "1", *paths], None),
-        ("cold check, all cores", ["check", "--no-cache", *paths], None),
+        (f"cold check, all cores (-j {cores})", ["check", "--no-cache", "-j", str(cores), *paths], None),
         ("cold check, all cores, writing the cache", ["check", *paths], clear_cache),
         ("warm check (nothing changed)", ["check", *paths], None),
         ("start-up only (--version)", ["--version"], None),
     ]
+    measured = {}
     for label, arguments, before in runs:
         wall, cpu, peak = _time(arguments, env, options.repeat, before)
+        measured[label] = wall, cpu
         if arguments[0] == "--version":
             print(f"| {label} | {wall:.2f} | {cpu:.2f} | | | | {peak:.0f} |")
         else:
-            print(f"| {label} | {wall:.2f} | {cpu:.2f} | {len(files) / wall:.0f} | {wall / parse:.1f}x | {cpu / parse_cpu:.1f}x | {peak:.0f} |")
+            print(f"| {label} | {wall:.2f} | {cpu:.2f} | {len(sources) / wall:.0f} | {wall / parse:.1f}x | {cpu / parse_cpu:.1f}x | {peak:.0f} |")
     index, index_cpu = min(_index_seconds(paths) for _ in range(options.repeat))
     print(f"| project index alone (in process, no cache: part of each cold check) | {index:.2f} | {index_cpu:.2f} | "
-          f"{len(files) / index:.0f} | {index / parse:.1f}x | {index_cpu / parse_cpu:.1f}x | |")
-    if files:
-        edited, original = files[0], files[0].read_bytes()
+          f"{len(sources) / index:.0f} | {index / parse:.1f}x | {index_cpu / parse_cpu:.1f}x | |")
+    python_paths = [f for f in _checked_files(paths) if f.suffix != ".ipynb"]
+    if python_paths:
+        edited, original = python_paths[0], python_paths[0].read_bytes()
         edits = iter(range(1, 1_000_000))
 
         def edit_one() -> None:  # a new content each time: the cache must miss for this file, and hit for the rest
@@ -122,6 +159,17 @@ def main() -> None:
             print(f"| warm check after an import added to one file | {wall:.2f} | {cpu:.2f} | | {wall / parse:.1f}x | {cpu / parse_cpu:.1f}x | {peak:.0f} |")
         finally:
             edited.write_bytes(original)
+    wall, cpu = measured[f"cold check, all cores (-j {cores})"]
+    warm, _ = measured["warm check (nothing changed)"]
+    print(f"\nIssue 34's targets: cold check on all cores {wall / parse:.1f}x the floor in wall time (target 3x), "
+          f"{cpu / parse_cpu:.1f}x in CPU time (target 4x); warm check {warm:.2f} s (target under 0.5 s)")
+    _print_load(load_before)
+
+
+def _print_load(before: tuple[float, float, float]) -> None:
+    after = os.getloadavg()
+    print(f"Load average (1, 5, 15 min) before: {before[0]:.2f} {before[1]:.2f} {before[2]:.2f}; "
+          f"after: {after[0]:.2f} {after[1]:.2f} {after[2]:.2f}")
 
 
 def per_path(paths: list[str], repeat: int) -> None:
@@ -129,16 +177,16 @@ def per_path(paths: list[str], repeat: int) -> None:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "JAXFIX_NO_CACHE")}
     subprocess.run([sys.executable, "-m", "jaxfix", "--version"], capture_output=True, env=env)  # writes bytecode
     print(f"{os.cpu_count()} cores\n")
-    print("| path | files | ast.parse wall s / CPU s | cold check wall s / CPU s | ratio (wall) | ratio (CPU) |\n"
+    print("| path | files (Python + notebooks) | ast.parse wall s / CPU s | cold check wall s / CPU s | ratio (wall) | ratio (CPU) |\n"
           "|---|---|---|---|---|---|")
     totals = [0.0, 0.0, 0.0, 0.0]
     for path in paths:
-        files = _python_files([path])
-        parse, parse_cpu = min(ast_parse_seconds(files) for _ in range(repeat))
+        sources, python_files, notebooks = floor_sources([path])
+        parse, parse_cpu = min(ast_parse_seconds(sources) for _ in range(repeat))
         wall, cpu, _ = _time(["check", "--no-cache", path], env, repeat)
         for index, value in enumerate((parse, parse_cpu, wall, cpu)):
             totals[index] += value
-        print(f"| {Path(path).name} | {len(files)} | {parse:.2f} / {parse_cpu:.2f} | {wall:.2f} / {cpu:.2f} | "
+        print(f"| {Path(path).name} | {python_files} + {notebooks} | {parse:.2f} / {parse_cpu:.2f} | {wall:.2f} / {cpu:.2f} | "
               f"{wall / parse:.1f}x | {cpu / parse_cpu:.1f}x |")
     parse, parse_cpu, wall, cpu = totals
     print(f"| **sum** | | {parse:.2f} / {parse_cpu:.2f} | {wall:.2f} / {cpu:.2f} | {wall / parse:.1f}x | {cpu / parse_cpu:.1f}x |")

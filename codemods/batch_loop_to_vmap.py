@@ -11,7 +11,6 @@ from __future__ import annotations
 import ast
 import builtins
 import re
-import weakref
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -138,25 +137,6 @@ class _Spec:
     arguments: list[str]
     random: bool
     function: cst.FunctionDef | None = None
-
-
-_ROW_LOOPS: "weakref.WeakKeyDictionary[object, dict[cst.For, tuple[str, Fix | None] | None]]" = weakref.WeakKeyDictionary()
-
-
-def row_loop_finding(context, loop: cst.For) -> tuple[str, Fix | None] | None:
-    """JF301's finding (message, fix) on a loop writing the rows of a fresh buffer with `.at[i].set`, None when
-    the loop is not that (computed once per module: JF101 and JF102 ask too)."""
-    known = _ROW_LOOPS.setdefault(context, {})
-    if loop not in known:
-        known[loop] = BatchLoopToVmap(context)._row_loop(loop)
-    return known[loop]
-
-
-def vmap_rewrites(context, loop: cst.For) -> bool:
-    """Whether JF301 rewrites `loop` into jax.vmap: a loop whose steps are independent is a batch, and JF101
-    (fori_loop) and JF102 (scan) leave it to JF301."""
-    finding = row_loop_finding(context, loop)
-    return finding is not None and finding[1] is not None
 
 
 class BatchLoopToVmap(Codemod):
@@ -494,7 +474,7 @@ class BatchLoopToVmap(Codemod):
             return
         appended = _append_of(statements[-1])
         if appended is None:
-            finding = row_loop_finding(self.context, node)
+            finding = self._row_loop(node)
             if finding is not None:
                 self.report(node, *finding)
             return

@@ -1,343 +1,33 @@
 """JF901 deprecated-api: deprecated and removed JAX APIs rewritten to their current form, where the mapping is exact.
 
-The whole rule is the table below: one row per old name. The matcher resolves every dotted name through the
-module's imports (LibCST's so `from jax import tree_map as tm; tm(...)` is found and a local
-variable that shadows the name is not), looks it up here, and builds the row's rewrite.
+The whole rule is a table, `jaxfix.facts.knowledge.deprecations`: one row per old name. The matcher resolves every
+dotted name through the module's imports (`jaxfix.analysis.api_references`, LibCST's qualified names, so `from jax
+import tree_map as tm; tm(...)` is found and a local variable that shadows the name is not), looks it up there,
+and builds the row's rewrite.
 """
 
 from __future__ import annotations
 
-import ast
-from dataclasses import dataclass
 from typing import Sequence
 
 import libcst as cst
-from libcst.metadata import ImportAssignment, QualifiedNameSource, ScopeProvider
+from libcst.metadata import ImportAssignment, ScopeProvider
 
-from jaxfix.analysis.screen import Screen, other_bindings, dotted, libcst_span, single_import, source_bytes
+from jaxfix.analysis.api_references import (
+    DEPRECATED, Api, ApiTable, ReadsApiTable, hint_message, in_shim, is_dotted, qualified_reference, stored,
+)  # fmt: skip
 from jaxfix.analysis.sharding import NONE, SPEC, UNKNOWN
 from jaxfix.analysis.syntax import dotted_name
+from jaxfix.codegen import keep_parens
 from jaxfix.codemod import Codemod, Invalid, Valid
-from jaxfix.diagnostics import Diagnostic, Fix, ImportSpec, Position, Safety
-
-# ---- The table ---------------------------------------------------------------------------------------------------
-#
-# How each row is rewritten:
-#   rename      every reference becomes `new` (calls, decorators, plain references alike)
-#   type        `new` in annotations (safe); elsewhere unsafe, since `isinstance(tracer, jax.Array)` is True where
-#               `isinstance(tracer, jnp.DeviceArray)` was False
-#   at          `op(x, idx, y, **kw)` becomes `x.at[idx].<new>(y, **kw)`; `jax.ops.index[...]` as idx is unwrapped
-#   tie_in      `tie_in(x, y)` becomes `y` (tie_in has been a no-op since omnistaging)
-#   jit         `pjit(f, in, out, **kw)` becomes `jax.jit(f, in_shardings=in, out_shardings=out, **kw)`
-#   shard_map   `shard_map(f, mesh, in_specs, out_specs, check_rep)` becomes `jax.shard_map(f, mesh=..., ...,
-#               check_vma=...)`
-#   x64         `enable_x64(v=True)` / `disable_x64()` become `jax.enable_x64(v)` / `jax.enable_x64(False)`
-#   value       a removed constant: every reference becomes the expression `new`, whose dotted names are
-#               qualified names (`jnp.NINF` -> `-jnp.inf`)
-#   move        a moved module: its imports are rewritten (`from jax.experimental import stax` -> example_libraries)
-#   hint        no exact replacement: a display-only suggestion, never applied
-#
-# `deprecated`/`removed`: the JAX versions of CHANGELOG.md or of JAX's own deprecation messages. `removed` is the
-# version that deleted the name (using it raises ImportError or AttributeError there), "yes" where that version
-# is not known exactly, or "" while it still exists (deprecated); `deprecated` is "" for a name removed without
-# a deprecation. A row that ends with "." names a module: it matches every name below it.
-# tests/test_deprecated_api_table.py checks every row against the installed JAX.
-
-RENAME, TYPE, AT, TIE_IN, JIT, SHARD_MAP, X64, VALUE, MOVE, HINT = (
-    "rename", "type", "at", "tie_in", "jit", "shard_map", "x64", "value", "move", "hint",
+from jaxfix.diagnostics import Fix, ImportSpec, Safety
+from jaxfix.facts.knowledge.deprecations import (
+    ADDED_KEYWORDS, AT, EXPLICIT_IMPORTS, HINT, JIT, JIT_KEYWORDS, KEYWORD_RENAMES, MOVE, RENAME, SHARD_MAP,
+    SHARD_MAP_ASSUMES, SHARD_MAP_POSITIONAL, SPEC_REASON, TIE_IN, TYPE, UNSAFE_RENAMES, VALUE, X64,
 )  # fmt: skip
 
-# old name                                  how        new name                              deprecated removed
-TABLE: tuple[tuple[str, str, str, str, str], ...] = (
-    ("jax.tree_map",                          RENAME,    "jax.tree.map",                       "0.4.26", "0.6.0"),
-    ("jax.tree_leaves",                       RENAME,    "jax.tree.leaves",                    "0.3.15", "0.6.0"),
-    ("jax.tree_flatten",                      RENAME,    "jax.tree.flatten",                   "0.3.15", "0.6.0"),
-    ("jax.tree_unflatten",                    RENAME,    "jax.tree.unflatten",                 "0.3.15", "0.6.0"),
-    ("jax.tree_structure",                    RENAME,    "jax.tree.structure",                 "0.3.15", "0.6.0"),
-    ("jax.tree_transpose",                    RENAME,    "jax.tree.transpose",                 "0.3.15", "0.6.0"),
-    ("jax.tree_reduce",                       RENAME,    "jax.tree.reduce",                    "0.3.15", "0.6.0"),
-    ("jax.tree_all",                          RENAME,    "jax.tree.all",                       "0.3.15", "0.6.0"),
-    ("jax.tree_util.tree_multimap",           RENAME,    "jax.tree_util.tree_map",             "0.3.5",  "0.3.16"),
-    ("jax.tree_multimap",                     RENAME,    "jax.tree.map",                       "0.3.5",  "0.3.16"),
-    ("jax.experimental.PartitionSpec",        RENAME,    "jax.sharding.PartitionSpec",         "0.4.1",  "yes"),
-    ("jax.experimental.pjit.PartitionSpec",   RENAME,    "jax.sharding.PartitionSpec",         "0.4.1",  "yes"),
-    ("jax.experimental.maps.Mesh",            RENAME,    "jax.sharding.Mesh",                  "0.4.1",  "yes"),
-    ("jax.interpreters.pxla.Mesh",            RENAME,    "jax.sharding.Mesh",                  "0.4.1",  "yes"),
-    ("jax.interpreters.pxla.PartitionSpec",   RENAME,    "jax.sharding.PartitionSpec",         "0.4.1",  "yes"),
-    ("jax.experimental.pjit.with_sharding_constraint",
-                                              RENAME,    "jax.lax.with_sharding_constraint",   "0.4.1",  "yes"),
-    ("jax.abstract_arrays.ShapedArray",       RENAME,    "jax.core.ShapedArray",               "0.4.12", "0.4.17"),
-    ("jax.ops.index",                         RENAME,    "numpy.s_",                           "0.2.22", "0.3.2"),
-    ("jax.partial",                           RENAME,    "functools.partial",                  "",       "0.2.21"),
-    ("jax.lax.partial",                       RENAME,    "functools.partial",                  "",       "0.2.21"),
-    ("jax.util.partial",                      RENAME,    "functools.partial",                  "",       "0.2.22"),
-    ("jax.ShapedArray",                       RENAME,    "jax.core.ShapedArray",               "0.4.8",  "0.4.14"),
-    ("jax.numpy.alltrue",                     RENAME,    "jax.numpy.all",                      "0.4.12", "0.4.16"),
-    ("jax.numpy.sometrue",                    RENAME,    "jax.numpy.any",                      "0.4.12", "0.4.16"),
-    ("jax.numpy.product",                     RENAME,    "jax.numpy.prod",                     "0.4.12", "0.4.16"),
-    ("jax.numpy.cumproduct",                  RENAME,    "jax.numpy.cumprod",                  "0.4.12", "0.4.16"),
-    ("jax.numpy.row_stack",                   RENAME,    "jax.numpy.vstack",                   "0.4.16", "0.4.24"),
-    ("jax.numpy.trapz",                       RENAME,    "jax.scipy.integrate.trapezoid",      "0.4.16", "0.4.24"),
-    ("jax.numpy.round_",                      RENAME,    "jax.numpy.round",                    "0.4.32", "0.4.38"),
-    ("jax.random.shuffle",                    RENAME,    "jax.random.permutation",             "0.1.66", "0.4.31"),
-    ("jax.clear_backends",                    RENAME,    "jax.extend.backend.clear_backends",  "0.4.26", "0.4.36"),
-    ("jax.lib.xla_bridge.get_backend",        RENAME,    "jax.extend.backend.get_backend",     "0.4.32", "0.8.0"),
-    ("jax.lib.xla_bridge.get_compile_options",
-                                              RENAME,    "jax.extend.backend.get_compile_options", "0.7.0", "0.8.0"),
-    ("jax.lib.xla_bridge.default_backend",    RENAME,    "jax.default_backend",                "0.4.32", "0.4.38"),
-    ("jax.lib.xla_client.Device",             RENAME,    "jax.Device",                         "0.4.34", "0.5.0"),
-    ("jax.lib.xla_client.XlaRuntimeError",    RENAME,    "jax.errors.JaxRuntimeError",         "0.4.34", "0.5.0"),
-    ("jax.lib.xla_extension.XlaRuntimeError", RENAME,    "jax.errors.JaxRuntimeError",         "0.4.36", "0.6.0"),
-    ("jax.lib.xla_client.FftType",            RENAME,    "jax.lax.FftType",                    "0.4.35", "0.6.0"),
-    ("jax.experimental.compilation_cache.compilation_cache.initialize_cache",
-                                              RENAME,    "jax.experimental.compilation_cache.compilation_cache"
-                                                         ".set_cache_dir",                     "0.4.24", "0.8.0"),
-    ("jax.numpy.DeviceArray",                 TYPE,      "jax.Array",                          "0.4.7",  "0.4.14"),
-    ("jax.interpreters.xla.DeviceArray",      TYPE,      "jax.Array",                          "0.4.7",  "yes"),
-    ("jax.interpreters.pxla.ShardedDeviceArray",
-                                              TYPE,      "jax.Array",                          "0.4.7",  "yes"),
-    ("jax.random.KeyArray",                   TYPE,      "jax.Array",                          "0.4.16", "0.4.24"),
-    ("jax.random.PRNGKeyArray",               TYPE,      "jax.Array",                          "0.4.16", "0.4.24"),
-    ("jax.lib.xla_client.ArrayImpl",          TYPE,      "jax.Array",                          "0.4.36", "0.6.0"),
-    ("jax.lib.xla_extension.ArrayImpl",       TYPE,      "jax.Array",                          "0.4.36", "0.6.0"),
-    ("jax.ops.index_update",                  AT,        "set",                                "0.2.22", "0.3.2"),
-    ("jax.ops.index_add",                     AT,        "add",                                "0.2.22", "0.3.2"),
-    ("jax.ops.index_mul",                     AT,        "multiply",                           "0.2.22", "0.3.2"),
-    ("jax.ops.index_min",                     AT,        "min",                                "0.2.22", "0.3.2"),
-    ("jax.ops.index_max",                     AT,        "max",                                "0.2.22", "0.3.2"),
-    ("jax.lax.tie_in",                        TIE_IN,    "",                                   "0.4.24", "0.4.29"),
-    ("jax.experimental.pjit.pjit",            JIT,       "jax.jit",                            "0.8.0",  ""),
-    ("jax.experimental.shard_map.shard_map",  SHARD_MAP, "jax.shard_map",                      "0.8.0",  ""),
-    ("jax.experimental.enable_x64",           X64,       "jax.enable_x64",                     "0.8.0",  "yes"),
-    ("jax.experimental.disable_x64",          X64,       "jax.enable_x64",                     "0.8.0",  "yes"),
-    ("jax.experimental.optimizers.",          MOVE,      "jax.example_libraries.optimizers.",  "0.2.25", "0.3.16"),
-    ("jax.experimental.stax.",                MOVE,      "jax.example_libraries.stax.",        "0.2.25", "0.3.16"),
-    ("jax.linear_util.",                      MOVE,      "jax.extend.linear_util.",            "0.4.16", "0.4.24"),
-    ("jax.numpy.NINF",                        VALUE,     "-jax.numpy.inf",                     "0.4.16", "0.4.24"),
-    ("jax.numpy.NZERO",                       VALUE,     "-0.0",                               "0.4.16", "0.4.24"),
-    ("jax.numpy.PZERO",                       VALUE,     "0.0",                                "0.4.16", "0.4.24"),
-    ("jax.numpy.fix",                         HINT,      "jax.numpy.trunc",                    "0.9.0",  "0.10.0"),
-    ("jax.random.PRNGKey",                    HINT,      "jax.random.key",                     "",       ""),
-    ("jax.xla_computation",                   HINT,      "jax.jit(f).lower(*args).compiler_ir('hlo')",
-                                                                                                   "0.4.30", "0.4.34"),
-    ("jax.experimental.host_callback.",       HINT,      "jax.pure_callback, jax.experimental.io_callback or "
-                                                         "jax.debug.callback",                 "0.4.26", "0.8.0"),
-    ("jax.device_put_sharded",                HINT,      "jax.device_put with a sharding",     "0.8.1",  "0.10.0"),
-    ("jax.device_put_replicated",             HINT,      "jax.device_put with a sharding",     "0.8.1",  "0.10.0"),
-    ("jax.experimental.maps.xmap",            HINT,      "jax.shard_map or jax.vmap(spmd_axis_name=...)",
-                                                                                                   "0.4.26", "0.4.31"),
-    ("jax.experimental.maps.",                HINT,      "jax.sharding / jax.shard_map",       "0.4.26", "yes"),
-    ("jax.experimental.loops.",               HINT,      "jax.lax.fori_loop, scan or while_loop", "0.2.25", "0.3.16"),
-    ("jax.abstract_arrays.",                  HINT,      "jax.core",                           "0.4.12", "0.4.17"),
-    ("jax.custom_transforms",                 HINT,      "jax.custom_jvp or jax.custom_vjp",   "0.1.63", "0.2.12"),
-    ("jax.defjvp",                            HINT,      "jax.custom_jvp",                     "0.1.63", "0.2.12"),
-    ("jax.defjvp_all",                        HINT,      "jax.custom_jvp",                     "0.1.63", "0.2.12"),
-    ("jax.defvjp",                            HINT,      "jax.custom_vjp",                     "0.1.63", "0.2.12"),
-    ("jax.defvjp_all",                        HINT,      "jax.custom_vjp",                     "0.1.63", "0.2.12"),
-    ("jax.tree_util.register_keypaths",       HINT,      "jax.tree_util.register_pytree_with_keys",
-                                                                                                   "0.4.6",  "0.4.24"),
-    ("jax.numpy.in1d",                        HINT,      "jax.numpy.isin(x, y).ravel()",       "0.4.16", "0.4.24"),
-    ("jax.numpy.issubsctype",                 HINT,      "jax.numpy.issubdtype(x.dtype, t)",   "0.4.16", "0.4.24"),
-    ("jax.core.NamedShape",                   HINT,      "a plain shape tuple",                "",       "0.4.31"),
-    ("jax.core.ConcreteArray",                HINT,      "catching jax.errors.ConcretizationTypeError, or a static "
-                                                         "argument",                           "",       "0.4.36"),
-    ("jax.interpreters.xla.pytype_aval_mappings",
-                                              HINT,      "jax.core.pytype_aval_mappings",      "0.5.0",  "0.7.0"),
-    ("jax.interpreters.xla.abstractify",      HINT,      "jax.typeof",                         "0.5.0",  "0.7.0"),
-    ("jax.interpreters.xla.xb",               HINT,      "jax.extend.backend",                 "0.4.31", "0.4.36"),
-    ("jax.interpreters.xla.register_translation",
-                                              HINT,      "jax.interpreters.mlir.register_lowering", "0.4.16", "0.4.29"),
-    ("jax.interpreters.xla.backend_specific_translations",
-                                              HINT,      "jax.interpreters.mlir.register_lowering", "0.4.16", "0.4.29"),
-    ("jax.interpreters.xla.translations",     HINT,      "jax.interpreters.mlir.register_lowering", "0.4.16", "0.4.29"),
-    ("jax.sharding.PositionalSharding",       HINT,      "jax.sharding.NamedSharding with a jax.sharding.Mesh",
-                                                                                                   "0.6.0",  "0.7.0"),
-    ("jax.dlpack.to_dlpack",                  HINT,      "x.__dlpack__(), or x passed to the other library's "
-                                                         "from_dlpack",                        "0.6.0",  "0.7.0"),
-    ("jax.util.safe_map",                     HINT,      "[f(*a) for a in zip(*xs, strict=True)]", "0.6.0", "0.7.0"),
-    ("jax.util.safe_zip",                     HINT,      "list(zip(*xs, strict=True))",        "0.6.0",  "0.7.0"),
-    ("jax.util.unzip2",                       HINT,      "tuple(zip(*pairs)) (two tuples, also when empty)",
-                                                                                                   "0.6.0",  "0.7.0"),
-    ("jax.util.cache",                        HINT,      "functools.lru_cache",                "0.6.0",  "0.7.0"),
-    ("jax.util.",                             HINT,      "functools, itertools or a helper of your own",
-                                                                                                   "0.6.0",  "0.8.0"),
-    ("jax.experimental.compilation_cache.compilation_cache.is_initialized",
-                                              HINT,      "jax.config.jax_compilation_cache_dir", "0.4.24", "0.8.0"),
-    ("jax.lib.xla_bridge.",                   HINT,      "jax.extend.backend",                 "0.4.32", "0.9.0"),
-    ("jax.lib.xla_client.",                   HINT,      "jax.Device, jax.errors.JaxRuntimeError, jax.ffi or StableHLO",
-                                                                                                   "0.4.32", "0.9.0"),
-    ("jax.lib.xla_extension.",                HINT,      "jax.Array, jax.errors.JaxRuntimeError or jax.distributed",
-                                                                                                   "0.4.36", "0.9.0"),
-    ("jax.tools.colab_tpu.",                  HINT,      "deleting the setup_tpu() call",      "0.4.0",  "0.9.2"),
-)  # fmt: skip
 
-# Why a hint is not a fix, shown with it.
-HINT_REASONS = {
-    "jax.numpy.fix": "the two differ for integer and boolean inputs in older JAX; check the dtypes and rename by hand",
-    "jax.random.PRNGKey": "not a safe rename: typed keys from `jax.random.key` have shape () and a key dtype, and "
-    "reject indexing and arithmetic that raw uint32[2] keys allow",
-    "jax.xla_computation": "it returns a lowered module, not an XlaComputation",
-    "jax.experimental.host_callback.": "the callbacks differ in ordering and effects; pick the one that fits",
-    "jax.device_put_sharded": "see https://docs.jax.dev/en/latest/migrate_pmap.html#drop-in-replacements",
-    "jax.device_put_replicated": "see https://docs.jax.dev/en/latest/migrate_pmap.html#drop-in-replacements",
-    "jax.experimental.maps.xmap": "named axes must be rewritten as mesh axes",
-    "jax.custom_transforms": "the custom rule is written differently: see the custom derivatives tutorial",
-    "jax.defjvp": "rules attach to a jax.custom_jvp function with .defjvp",
-    "jax.defjvp_all": "rules attach to a jax.custom_jvp function with .defjvp",
-    "jax.defvjp": "rules attach to a jax.custom_vjp function with .defvjp",
-    "jax.defvjp_all": "rules attach to a jax.custom_vjp function with .defvjp",
-    "jax.tree_util.register_keypaths": "its flatten function returns (key, child) pairs",
-    "jax.numpy.in1d": "isin keeps the shape of its first argument where in1d flattened it",
-    "jax.numpy.issubsctype": "it took arrays or dtypes; issubdtype takes dtypes",
-    "jax.core.NamedShape": "it carried xmap's named axes, removed with xmap",
-    "jax.core.ConcreteArray": "JAX no longer marks concrete values with an abstract type",
-    "jax.interpreters.xla.pytype_aval_mappings": "it is internal and itself deprecated; jax.typeof gives a value's "
-    "type",
-    "jax.interpreters.xla.register_translation": "XLA translation rules are gone; lowering rules emit StableHLO",
-    "jax.interpreters.xla.backend_specific_translations": "XLA translation rules are gone; lowering rules emit "
-    "StableHLO",
-    "jax.interpreters.xla.translations": "XLA translation rules are gone; lowering rules emit StableHLO",
-    "jax.sharding.PositionalSharding": "devices are laid out by mesh axis names rather than by array position",
-    "jax.dlpack.to_dlpack": "most libraries' from_dlpack take a JAX array directly",
-    "jax.util.cache": "it also keyed the cache on JAX's trace context",
-    "jax.util.": "these were JAX's internal helpers",
-    "jax.lib.xla_bridge.": "get_backend and get_compile_options moved there; other names have no public replacement",
-    "jax.lib.xla_client.": "the XLA builder API is gone; custom calls go through jax.ffi",
-    "jax.tools.colab_tpu.": "setup_tpu has raised RuntimeError since JAX 0.4.0, which finds TPU VMs by itself",
-}
-
-# Keywords the new API of a rename needs to compute what the old one did, added to every call; a reference that
-# is not called cannot take them, and is reported without a fix.
-ADDED_KEYWORDS = {"jax.random.shuffle": {"independent": "True"}}
-
-# Renames that change what some inputs compute: fixed only as unsafe, with the reason.
-# What the legacy shard_map's rewrite assumes: JAX 0.8+ forwards `check_rep` as `check_vma`, and checks the mesh as
-# jax.shard_map does (JAX 0.7.0's legacy shard_map passed `_skip_mesh_check=True`).
-_SHARD_MAP_ASSUMES = (
-    "assumes JAX 0.8 or later, where the legacy shard_map calls jax.shard_map's own code; before 0.7, `check_rep` "
-    "was another replication checker, which also changed how collectives differentiate, and on 0.7 the legacy "
-    "one skipped the check that its mesh is the context mesh of `jax.set_mesh`, where jax.shard_map raises "
-    "ValueError"
-)
-
-# Why a pjit whose shardings hold PartitionSpecs is not rewritten.
-_SPEC_REASON = (
-    "which pjit resolves against the mesh of a legacy `with mesh:` block; `jax.jit` does not read that mesh (it "
-    "reads `jax.set_mesh`) and raises RuntimeError there: pass `NamedSharding(mesh, spec)` for each spec and "
-    "`NamedSharding(mesh, PartitionSpec())` for `None`, with the mesh the calls run under, then use `jax.jit`"
-)
-
-UNSAFE_RENAMES = {
-    "jax.random.shuffle": "for a 0-d `x` shuffle returned `x` itself, where permutation permutes `arange(x)`",
-}
-
-# Modules that `import jax` does not load: a new name in one of them is imported with its own statement.
-EXPLICIT_IMPORTS = frozenset({"jax.extend.backend"})
-
-# Keywords that the old API accepted under a name the new one spells differently.
-KEYWORD_RENAMES = {
-    "jax.experimental.pjit.pjit": {"in_axis_resources": "in_shardings", "out_axis_resources": "out_shardings"},
-    "jax.experimental.shard_map.shard_map": {"check_rep": "check_vma"},
-    "jax.experimental.pjit.with_sharding_constraint": {"axis_resources": "shardings"},
-}
-
-JIT_KEYWORDS = frozenset(
-    "in_shardings out_shardings static_argnums static_argnames donate_argnums donate_argnames keep_unused device "
-    "backend inline compiler_options".split()
-)
-SHARD_MAP_POSITIONAL = ("f", "mesh", "in_specs", "out_specs", "check_vma")
-
-
-@dataclass(frozen=True)
-class Api:
-    old: str
-    how: str
-    new: str
-    deprecated: str
-    removed: str
-
-    @property
-    def module(self) -> bool:
-        return self.old.endswith(".")
-
-    @property
-    def name(self) -> str:
-        return self.old.rstrip(".")
-
-    @property
-    def status(self) -> str:
-        if self.removed == "yes":
-            return f"was deprecated in JAX {self.deprecated} and has since been removed"
-        if self.removed:
-            return f"was removed in JAX {self.removed}"
-        if self.deprecated:
-            return f"is deprecated since JAX {self.deprecated}"
-        return "is a legacy API"
-
-
-APIS: tuple[Api, ...] = tuple(Api(*row) for row in TABLE)
-
-# Rows reported by JF902 legacy-prng-key, an opt-in rule, rather than by JF901: the API still works and is not
-# deprecated, so a hint about it is noise in a default run.
-LEGACY_ROWS = frozenset({"jax.random.PRNGKey"})
-
-
-def _fewest_tests(groups: set[tuple[str, ...]]) -> tuple[tuple[str, ...], ...]:
-    """Word groups that a text holds one of (every word of it) exactly when it holds one of `groups`, in the order
-    a text screen tries them: short groups of short words first, which decide most real modules at once (`util`,
-    `partial`), and none that holding another one implies (`("cache", "util")` holds `("util",)`, `("defjvp_all",)`
-    holds `("defjvp",)`). A group is (a row's last name, its module's last name): the rarer word first. Over the
-    1,401 real files the text screen cost 0.26 s trying every group, module name first; 0.09 s so."""
-    kept: list[tuple[str, ...]] = []
-    for group in sorted(groups, key=lambda g: (len(g), sum(map(len, g)), g)):
-        if not any(all(any(word in mine for mine in group) for word in other) for other in kept):
-            kept.append(group)
-    return tuple(kept)
-
-
-class ApiTable:
-    """Some rows of the table, looked up by qualified name; each rule of this family reads its own rows."""
-
-    def __init__(self, apis: Sequence[Api]) -> None:
-        self.apis = tuple(apis)
-        self.exact = {api.old: api for api in self.apis if not api.module}
-        self.modules = sorted((api for api in self.apis if api.module), key=lambda a: -len(a.old))
-        # A reference to a row spells the row's last name, and its module's last name unless that is `jax` (in
-        # the reference or in the import that binds it), so a module missing one of these pairs has nothing to find.
-        self.screen = _fewest_tests({tuple(p for p in api.name.split(".")[:-3:-1] if p != "jax") for api in self.apis})
-        self._found: dict[str, tuple[Api, str] | None] = {}  # `lookup`'s answers
-
-    def lookup(self, qualified: str) -> tuple[Api, str] | None:
-        """The row for `qualified` and the prefix of it that the row names (`jax.tree_map` of
-        `jax.tree_map.__doc__`), remembered: the screens ask it of every name each module spells."""
-        try:
-            return self._found[qualified]
-        except KeyError:
-            found = self._found[qualified] = self._lookup(qualified)
-            return found
-
-    def _lookup(self, qualified: str) -> tuple[Api, str] | None:
-        parts = qualified.split(".")
-        for cut in range(len(parts), 0, -1):
-            prefix = ".".join(parts[:cut])
-            if prefix in self.exact:
-                return self.exact[prefix], prefix
-        for api in self.modules:
-            if qualified == api.name or qualified.startswith(api.old):
-                return api, api.name
-        return None
-
-    def mapped(self, qualified: str) -> bool:
-        """Whether an import of `qualified` imports an old API of the table (not a module that merely contains one)."""
-        found = self.lookup(qualified)
-        return found is not None and found[0].how != MOVE and found[1] == qualified
-
-
-DEPRECATED = ApiTable([api for api in APIS if api.old not in LEGACY_ROWS])
-LEGACY = ApiTable([api for api in APIS if api.old in LEGACY_ROWS])
-
-
-class DeprecatedApi(Codemod):
+class DeprecatedApi(ReadsApiTable, Codemod):
     """Rewrites deprecated and removed JAX APIs to their current spelling where the mapping is exact.
 
     ## What it does
@@ -634,30 +324,12 @@ class DeprecatedApi(Codemod):
         ),
     ]
 
-    @classmethod
-    def docs(cls) -> str:
-        """The docstring, then the table of the APIs this rule reports (built from the rows it reads)."""
-        lines = ["## APIs", "| API | Use instead | Fix | Deprecated in | Removed in |", "|---|---|---|---|---|"]
-        for api in cls.table.apis:
-            new = f"`{api.new.rstrip('.')}`" if api.how != HINT else api.new.replace("*", "\\*")
-            if api.how == AT:
-                new = f"`x.at[idx].{api.new}(y)`"
-            elif api.how == TIE_IN:
-                new = "its second argument"
-            elif api.old in ADDED_KEYWORDS:
-                new += " with " + ", ".join(f"`{k}={v}`" for k, v in ADDED_KEYWORDS[api.old].items())
-            unknown = {"yes": "yes (version unknown)", "": "not yet" if api.deprecated else "-"}
-            removed = unknown.get(api.removed, api.removed)
-            lines.append(f"| `{api.name}` | {new} | {_fix_kind(api)} | {api.deprecated or '-'} | {removed} |")
-        return super().docs() + "\n\n" + "\n".join(lines) + "\n"
-
     def __init__(self, context) -> None:
         super().__init__(context)
         self._unused_candidates: list[tuple[cst.CSTNode, cst.ImportAlias, ImportSpec, Api]] = []
         self._dotted_imports: list[tuple[cst.Import, cst.ImportAlias, Api]] = []
         self._seen: set[str] = set()  # the qualified names that references to table rows resolved to
         self._resolved: dict[type, object] = {}
-        self._inner: set[cst.CSTNode] = set()  # the `.value` of an Attribute (`jax` in `jax.tree_map`)
 
     def _metadata(self, provider):
         """Metadata resolved on first use (and shared through the wrapper): most files never need it."""
@@ -665,43 +337,11 @@ class DeprecatedApi(Codemod):
             self._resolved[provider] = self.context.wrapper.resolve(provider)
         return self._resolved[provider]
 
-    @classmethod
-    def may_match(cls, text: str) -> bool:
-        return any(all(word in text for word in words) for words in cls.table.screen)
-
-    @classmethod
-    def may_match_tree(cls, screen: Screen) -> bool:
-        """Everything this codemod reports starts from `lookup` of an import statement's name, or of the
-        qualified name of a name node, which LibCST derives from an import of its first part: so some import
-        must name a row, or some name spelled in the module must resolve through some import to one."""
-        if any(cls.table.lookup(name) for name in screen.imported_names()):
-            return True
-        return any(cls.table.lookup(qualified) for qualified in screen.spelled_names)
-
     # ---- references ----------------------------------------------------------------------------------------------
 
-    def visit_Name(self, node: cst.Name) -> None:
-        self._reference(node)
-
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        self._inner.add(node.value)  # visited before its children: they learn that they are not outermost
-        self._reference(node)
-
-    def _reference(self, node: cst.Name | cst.Attribute) -> None:
-        if node in self._inner:
-            return  # the outermost dotted name decides
-        if not _is_dotted(node):
-            return  # `jax.tree_map(f, x).foo` has a misleading qualified name
-        qualified = self._qualified(node)
-        if qualified is None:
-            return
-        found = self.table.lookup(qualified)
-        if found is None:
-            return
-        api, prefix = found
+    def referenced(self, node: cst.Name | cst.Attribute, target: cst.BaseExpression, api: Api, qualified: str) -> None:
         self._seen.add(qualified)
-        target = _descend(node, qualified.count(".") - prefix.count("."))
-        if api.how == MOVE or self._stored(node) or self._guarded(target) or self._rehomed(target):
+        if api.how == MOVE or stored(self.context, node) or in_shim(self.context, target) or self._rehomed(target):
             return  # assigning or deleting `jax.tree_map` (a monkeypatch) is not a use of it
         handler = {
             RENAME: self._rename,
@@ -716,22 +356,6 @@ class DeprecatedApi(Codemod):
         }[api.how]
         handler(target, api)
 
-    def _qualified(self, node: cst.CSTNode) -> str | None:
-        """The one imported name `node` refers to; None if it is local, unknown, or bound to several names (a shim).
-        A dotted name whose first name no import binds refers to none: LibCST's scopes are not asked (most of the
-        names this rule visits are locals: `x`, `self.f`)."""
-        head = node
-        while isinstance(head, cst.Attribute):
-            head = head.value
-        imported = self.context.bound_by_imports
-        if isinstance(head, cst.Name) and imported is not None and head.value not in imported:
-            return None
-        names = self.context.qualified_names.get(node, ())
-        distinct = {(q.name, q.source) for q in names}
-        if len(distinct) != 1:
-            return None
-        (name, source), = distinct
-        return name if source is QualifiedNameSource.IMPORT else None
 
     # ---- one handler per kind of row ---------------------------------------------------------------------------
 
@@ -802,7 +426,7 @@ class DeprecatedApi(Codemod):
             # index_update converted its input with jnp.asarray; `.at` exists only on JAX arrays.
             asarray, imports = self._expression("jax.numpy.asarray", x)
             x = cst.Call(asarray.with_changes(lpar=[], rpar=[]), [cst.Arg(x)])
-        if isinstance(idx, cst.Subscript) and self._qualified(idx.value) == "jax.ops.index" and _is_dotted(idx.value):
+        if isinstance(idx, cst.Subscript) and qualified_reference(self.context, idx.value) == "jax.ops.index" and is_dotted(idx.value):
             elements = list(idx.slice)
         else:
             elements = [cst.SubscriptElement(cst.Index(idx))]
@@ -813,7 +437,7 @@ class DeprecatedApi(Codemod):
         ]
         at = cst.Subscript(cst.Attribute(_receiver(x), cst.Name("at")), elements)
         new = cst.Call(cst.Attribute(at, cst.Name(api.new)), [cst.Arg(y), *keywords])
-        return _keep_parens(call, new), imports
+        return keep_parens(call, new), imports
 
     def _maybe_numpy(self, expr: cst.BaseExpression) -> bool:
         """Whether `expr` may be a NumPy array or a Python sequence rather than a JAX array: a literal, a `numpy`
@@ -836,9 +460,9 @@ class DeprecatedApi(Codemod):
         subscript = self.context.parents.get(node)
         arg = self.context.parents.get(subscript) if isinstance(subscript, cst.Subscript) else None
         call = self.context.parents.get(arg) if isinstance(arg, cst.Arg) else None
-        if not isinstance(call, cst.Call) or not _is_dotted(call.func):
+        if not isinstance(call, cst.Call) or not is_dotted(call.func):
             return False
-        qualified = self._qualified(call.func)
+        qualified = qualified_reference(self.context, call.func)
         found = self.table.lookup(qualified) if qualified else None
         return found is not None and found[0].how == AT and self._at_call(call, found[0]) is not None
 
@@ -849,7 +473,7 @@ class DeprecatedApi(Codemod):
         if bound is None:
             self.report(call or node, f"{what} (cannot be rewritten exactly here)")
             return
-        replacement = _keep_parens(call, _parenthesized(bound["y"], self.context.parents.get(call)))
+        replacement = keep_parens(call, _parenthesized(bound["y"], self.context.parents.get(call)))
         if _has_effects(bound["x"]):
             self.report(
                 call,
@@ -901,7 +525,7 @@ class DeprecatedApi(Codemod):
                 spelled = self.context.code_for(arg.value)
                 shown = f"**{spelled}" if arg.star else f"{arg.keyword.value}={spelled}"
                 held = "holds a PartitionSpec" if kind == SPEC else "may hold PartitionSpecs"
-                self.report(target, f"{what} (not fixed: `{shown}` {held}, {_SPEC_REASON})")
+                self.report(target, f"{what} (not fixed: `{shown}` {held}, {SPEC_REASON})")
                 return
         reference = reference if reference is not None else target
         safety = None
@@ -921,7 +545,7 @@ class DeprecatedApi(Codemod):
     def _shard_map(self, node: cst.BaseExpression, api: Api) -> None:
         new_expr, imports = self._expression(api.new, node)
         what = f"`{api.old}` {api.status}; use `jax.shard_map` (mesh and specs by keyword, `check_rep` is `check_vma`)"
-        unsafe = f"{what} (unsafe: {_SHARD_MAP_ASSUMES})"
+        unsafe = f"{what} (unsafe: {SHARD_MAP_ASSUMES})"
         call = self._called(node)
         partial = self._partial_of(node) if call is None else None
         if call is not None:
@@ -953,7 +577,7 @@ class DeprecatedApi(Codemod):
             self.report(call or node, f"{what} (cannot be rewritten exactly here)")
             return
         value = bound["new_val"] if "new_val" in bound else cst.Name("True" if enable else "False")
-        new = _keep_parens(call, cst.Call(new_expr, [cst.Arg(value)]))
+        new = keep_parens(call, cst.Call(new_expr, [cst.Arg(value)]))
         self.report(call, what, self._fix("Use `jax.enable_x64`", [(call, new)], imports, node))
 
     def _value(self, node: cst.BaseExpression, api: Api) -> None:
@@ -968,32 +592,12 @@ class DeprecatedApi(Codemod):
         self.report(node, message, self._fix(f"Use `{api.new}`", [(node, value)], imports, node))
 
     def _hint(self, node: cst.BaseExpression, api: Api) -> None:
-        changes = []
-        if api.old == "jax.random.PRNGKey":
-            new_expr, _ = self.context.names.expression_for(api.new)
-            changes = [(node, _keep_parens(node, new_expr))]
-        self.report(node, _hint_message(api), self.fix(f"Consider {api.new}", changes, safety=Safety.DISPLAY_ONLY))
-
-    @classmethod
-    def findings_from_tree(cls, screen: Screen) -> list[Diagnostic] | None:
-        """The display-only hints (`jax.random.PRNGKey`, `jax.device_put_replicated`, ...), from the `ast` alone,
-        where the module is plain enough to be sure of the LibCST run's answer (see `_hints`); None otherwise.
-        Nearly all of this rule's findings in real code are hints, and a module whose only findings are hints
-        then skips LibCST altogether."""
-        spots = _hints(screen, cls.table)
-        if spots is None:
-            return None
-        found = []
-        for spot, api in spots:
-            start, end = libcst_span(screen, spot)
-            fix = Fix(Safety.DISPLAY_ONLY, f"Consider {api.new}", ())
-            found.append(Diagnostic(cls.code, cls.name, _hint_message(api), Position(*start), Position(*end), fix))
-        return found
+        self.report(node, hint_message(api), self.fix(f"Consider {api.new}", [], safety=Safety.DISPLAY_ONLY))
 
     # ---- imports ---------------------------------------------------------------------------------------------
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-        if node.relative or node.module is None or isinstance(node.names, cst.ImportStar) or self._guarded(node):
+        if node.relative or node.module is None or isinstance(node.names, cst.ImportStar) or in_shim(self.context, node):
             return
         module = dotted_name(node.module)
         found = [self.table.lookup(f"{module}.{alias.evaluated_name}") for alias in node.names]
@@ -1017,7 +621,7 @@ class DeprecatedApi(Codemod):
                 self._unused_candidates.append((node, alias, spec, api))
 
     def visit_Import(self, node: cst.Import) -> None:
-        if self._guarded(node):
+        if in_shim(self.context, node):
             return
         for alias in node.names:
             found = self.table.lookup(alias.evaluated_name)
@@ -1045,7 +649,7 @@ class DeprecatedApi(Codemod):
         if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
             return None
         new_module = _new_home(node, alias, self.table)
-        if new_module is None or self._guarded(node):
+        if new_module is None or in_shim(self.context, node):
             return None
         module_expr = cst.parse_expression(new_module)
         if all(_new_home(node, other, self.table) == new_module for other in node.names):
@@ -1129,7 +733,7 @@ class DeprecatedApi(Codemod):
 
     def _expression(self, qualified: str, node: cst.BaseExpression) -> tuple[cst.BaseExpression, tuple]:
         expr, spec = _spelled(self.context.names, qualified)
-        return _keep_parens(node, expr), ((spec,) if spec is not None else ())
+        return keep_parens(node, expr), ((spec,) if spec is not None else ())
 
     def _bindings(self, reference: cst.CSTNode) -> list[tuple[cst.Import | cst.ImportFrom, cst.ImportAlias, str]]:
         """The imports that bind `reference`'s leftmost name: (statement, alias, the full name the alias imports)."""
@@ -1192,16 +796,6 @@ class DeprecatedApi(Codemod):
             return None
         return call if self.context.names.qualified(call.func) == "functools.partial" else None
 
-    def _stored(self, node: cst.CSTNode) -> bool:
-        """Whether `node` is assigned or deleted (`jax.tree_map = ...`, `del x.y`, a `for` or `with` target)."""
-        child, parent = node, self.context.parents.get(node)
-        while isinstance(parent, (cst.Tuple, cst.List, cst.Element, cst.StarredElement)):
-            child, parent = parent, self.context.parents.get(parent)
-        if isinstance(parent, (cst.AssignTarget, cst.Del, cst.AsName)):
-            return True
-        if isinstance(parent, (cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.NamedExpr)):
-            return parent.target is child
-        return False
 
     def _in_annotation(self, node: cst.CSTNode) -> bool:
         current = self.context.parents.get(node)
@@ -1209,23 +803,6 @@ class DeprecatedApi(Codemod):
             if isinstance(current, cst.Annotation):
                 return True
             current = self.context.parents.get(current)
-        return False
-
-    def _guarded(self, node: cst.CSTNode) -> bool:
-        """Inside a compatibility shim: a `try` catching ImportError/AttributeError or such a handler (the fallback
-        for another JAX version), or an `if` on hasattr/version."""
-        child, current = node, self.context.parents.get(node)
-        while current is not None:
-            in_try = isinstance(current, cst.Try) and child is current.body
-            if in_try and any(_catches_missing(h) for h in current.handlers):
-                return True
-            if isinstance(current, cst.ExceptHandler) and child is current.body and _catches_missing(current):
-                return True
-            if isinstance(current, (cst.If, cst.IfExp, cst.While)) and child is not current.test:
-                test = self.context.code_for(current.test)
-                if "hasattr" in test or "version" in test.lower():
-                    return True
-            child, current = current, self.context.parents.get(current)
         return False
 
 
@@ -1268,66 +845,13 @@ def _with_keywords(args: Sequence[cst.Arg], added: dict[str, str]) -> list[cst.A
     return out + new
 
 
-def _fix_kind(api: Api) -> str:
-    """The docs table's Fix column for a row."""
-    if api.how == HINT:
-        return "hint"
-    if api.how == MOVE:
-        return "safe (imports)"
-    if api.how == SHARD_MAP or api.old in UNSAFE_RENAMES:
-        return "unsafe"
-    if api.how == TYPE:
-        return "safe in annotations, else unsafe"
-    if api.how == TIE_IN:
-        return "safe, unsafe if the first argument calls"
-    if api.how == JIT:
-        return "safe with `Sharding` objects; unsafe under `with mesh:`; none with `PartitionSpec`s"
-    return "safe"
-
-
-def _hint_message(api: Api) -> str:
-    shown = api.new if " " in api.new or "(" in api.new else f"`{api.new}`"
-    message = f"`{api.name}` {api.status}; consider {shown}"
-    reason = HINT_REASONS.get(api.old)
-    return f"{message} ({reason})" if reason else message
-
-
 _EQUAL = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
-_MISSING = {"ImportError", "ModuleNotFoundError", "AttributeError"}  # what a missing API raises
-
-
-
-def _is_dotted(node: cst.CSTNode) -> bool:
-    while isinstance(node, cst.Attribute):
-        node = node.value
-    return isinstance(node, cst.Name)
-
-
-
-
-def _descend(node: cst.BaseExpression, steps: int) -> cst.BaseExpression:
-    for _ in range(steps):
-        if not isinstance(node, cst.Attribute):
-            break
-        node = node.value
-    return node
-
-
-def _catches_missing(handler: cst.ExceptHandler) -> bool:
-    if handler.type is None:
-        return False  # a bare `except:` guards anything; it does not mark a compatibility shim
-    kinds = handler.type.elements if isinstance(handler.type, cst.Tuple) else [handler.type]
-    for kind in kinds:
-        expr = kind.value if isinstance(kind, cst.Element) else kind
-        if _is_dotted(expr) and dotted_name(expr).rsplit(".", 1)[-1] in _MISSING:
-            return True
-    return False
 
 
 def _numpy_value(expr: cst.BaseExpression, names) -> bool:
     if isinstance(expr, (cst.List, cst.Tuple, cst.ListComp, cst.Integer, cst.Float)):
         return True
-    if isinstance(expr, cst.Call) and _is_dotted(expr.func):
+    if isinstance(expr, cst.Call) and is_dotted(expr.func):
         callee = names.qualified(expr.func)
         return callee is not None and callee.split(".")[0] == "numpy"
     return False
@@ -1466,13 +990,6 @@ def _parenthesized(expr: cst.BaseExpression, parent: cst.CSTNode | None) -> cst.
     return expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
 
 
-def _keep_parens(old: cst.BaseExpression, new: cst.BaseExpression) -> cst.BaseExpression:
-    """`new` wearing the parentheses that `old` had."""
-    if old.lpar:
-        return new.with_changes(lpar=[*old.lpar, *new.lpar], rpar=[*new.rpar, *old.rpar])
-    return new
-
-
 class _Effects(cst.CSTVisitor):
     def __init__(self) -> None:
         self.found = False
@@ -1502,194 +1019,3 @@ def _has_effects(expr: cst.CSTNode) -> bool:
     visitor = _Effects()
     expr.visit(visitor)
     return visitor.found
-
-
-# ---- the hints from the `ast` (DeprecatedApi.findings_from_tree) ------------------------------------------------
-
-_SHIM_WORDS = (b"hasattr", b"version")  # what `_guarded` looks for in a test
-
-
-class _Undecided(Exception):
-    """The module has something `_hints` does not model: the LibCST run decides."""
-
-
-def _hints(screen: Screen, table: ApiTable) -> list[tuple[ast.expr, Api]] | None:
-    """The expressions the LibCST run reports as hints (rows without an exact replacement), with their rows, or
-    None where the module may hold any other finding of this rule or anything that makes the answer less than
-    plain:
-    - every import that names a row of the table is `from jax.random import PRNGKey [as x]` (the LibCST run
-      reports nothing else of it) or sits in a shim (`_guards`); no import's module path runs through a row;
-    - a dotted name resolves through the module's imports as LibCST does only where its first name is bound by
-      absolute imports of one and the same thing, at module level among them, and by nothing else anywhere (no
-      assignment, parameter, def, class, `global`, relative import, ...: `single_import`); one that module-level
-      imports alone bind to several things (`try: from jax import enable_x64` / `except ImportError: from
-      jax.experimental import enable_x64`) resolves to nothing, as LibCST's qualified names then disagree; a name
-      that resolves to a row otherwise is undecided;
-    - a reference that resolves to a row other than a hint or a moved module (whose references the LibCST run
-      leaves alone: it rewrites their imports), that is assigned or deleted, sits in an f-string, or
-      sits under an `if`/`while`/conditional expression whose header mentions hasattr or version (`_guarded`'s
-      shims, judged on a wider text than the test's own) is undecided, unless it sits in a shim that `_guards`
-      is sure of: there the LibCST run reports nothing (`_guarded`), and neither does this.
-    tests/test_tree_findings.py compares the answer with the LibCST run on the corpus, examples and probes."""
-    try:
-        guards, doubtful = _guards(screen)
-        imports = _plain_imports(screen, table, guards)
-        if not imports:
-            return []
-        return _hint_references(screen, imports, table, guards, doubtful)
-    except _Undecided:
-        return None
-
-
-def _guards(screen: Screen) -> tuple[list[tuple[ast.AST, ast.AST]], list[ast.AST]]:
-    """The shims where `DeprecatedApi._guarded` surely holds, as (first, last) nodes: the body of a `try` that
-    catches a missing API and such a handler's body; the body and `else` of an `if`/`while` and the branches of a
-    conditional expression whose test's own text has `hasattr` or (in any case) `version` (LibCST's code of the
-    test holds that text and maybe its parentheses). Beside them, what may be a shim or hides positions: tests
-    whose header's wider text names a shim word (comments included), and f-strings."""
-    guards: list[tuple[ast.AST, ast.AST]] = []
-    doubtful: list[ast.AST] = []
-    for node in screen.nodes_of(ast.Try, ast.If, ast.While, ast.IfExp, ast.JoinedStr):
-        kind = type(node)
-        if kind is ast.Try:
-            catching = [h for h in node.handlers if _catches_missing_ast(h)]
-            if catching:
-                guards.append((node.body[0], node.body[-1]))
-                guards.extend((h.body[0], h.body[-1]) for h in catching)
-        elif kind is ast.JoinedStr:
-            doubtful.append(node)  # `ast` positions inside f-strings are not LibCST's in every Python this runs on
-        elif _mentions_shim(screen, node):
-            doubtful.append(node)
-            test = node.test
-            text = source_bytes(screen, (test.lineno, test.col_offset), (test.end_lineno, test.end_col_offset))
-            if b"hasattr" in text or b"version" in text.lower():
-                if kind is ast.IfExp:
-                    guards.extend(((node.body, node.body), (node.orelse, node.orelse)))
-                else:
-                    guards.extend((block[0], block[-1]) for block in (node.body, node.orelse) if block)
-    return guards, doubtful
-
-
-def _plain_imports(screen: Screen, table: ApiTable, guards) -> dict[str, set[str] | None]:
-    """Every name an absolute import binds → the full names it stands for where `single_import` says so, or none
-    where module-level imports alone bind it to several (`_only_module_imports`: LibCST gives no one name), else
-    None. Undecided where an import outside the `guards` names a row of the table (other than `from jax.random
-    import PRNGKey`): the LibCST run reports nothing of an import in a shim."""
-    for statement, _ in screen.statements:
-        if isinstance(statement, ast.Import):
-            if any(table.lookup(a.name) for a in statement.names) and not _guarded(statement, guards):
-                raise _Undecided  # `import jax.random.PRNGKey`: the LibCST run resolves the alias itself
-        elif isinstance(statement, ast.ImportFrom) and statement.module and not statement.level:
-            if table.lookup(statement.module) and not _guarded(statement, guards):
-                raise _Undecided
-            for alias in statement.names:
-                found = table.lookup(f"{statement.module}.{alias.name}") if alias.name != "*" else None
-                if found is not None and (found[0].old != "jax.random.PRNGKey" or statement.module != "jax.random"):
-                    if not _guarded(statement, guards):
-                        raise _Undecided  # another row: its own reports (moved modules, unused removed names, ...)
-    several = _only_module_imports(screen)
-    return {
-        local: fulls if single_import(screen, local) else set() if len(fulls) > 1 and local in several else None
-        for local, fulls in screen.imports.items()
-    }
-
-
-def _only_module_imports(screen: Screen) -> frozenset[str]:
-    """The names that only absolute imports at module level bind (LibCST's scope of every use of one then holds
-    all those imports, and nothing else)."""
-    module, elsewhere = set(), set()
-    for statement, scope in screen.statements:
-        if isinstance(statement, (ast.Import, ast.ImportFrom)):
-            names = module if scope is screen.tree and not getattr(statement, "level", 0) else elsewhere
-            names.update((a.asname or a.name).split(".")[0] for a in statement.names if a.name != "*")
-    return frozenset(module - elsewhere - other_bindings(screen))
-
-
-def _guarded(node: ast.AST, guards) -> bool:
-    return any(_within(node, guard) for guard in guards)
-
-
-def _hint_references(
-    screen: Screen, imports: dict[str, set[str] | None], table: ApiTable, guards, doubtful
-) -> list[tuple[ast.expr, Api]]:
-    """What `DeprecatedApi._reference` reports as hints: each outermost dotted name (not the `.value` of an
-    attribute) that resolves to a hint's row, cut to the row's own name (`jax.random.PRNGKey` of `...PRNGKey.__doc__`).
-    Which constructs enclose a reference is read from positions (`ast` spans nest), not from a walk with a stack;
-    only for the names that resolve to a row (most resolve to none)."""
-    inner: set[int] = set()
-    named: list[ast.expr] = []
-    for node in screen.nodes_of(ast.Attribute, ast.Name):
-        if type(node) is ast.Attribute:
-            inner.add(id(node.value))
-        named.append(node)
-    fstrings = [span for span in doubtful if type(span) is ast.JoinedStr]
-    found = []
-    for node in named:
-        if id(node) in inner:
-            continue
-        try:
-            hint = _hint_target(screen, node, imports, table)
-        except _Undecided:
-            hint = _Undecided
-        if hint is None:
-            continue
-        if _guarded(node, guards) and not _guarded(node, fstrings):
-            continue  # `_guarded`: the LibCST run reports nothing of any row here
-        if hint is _Undecided or _guarded(node, doubtful):
-            raise _Undecided
-        found.append(hint)
-    return found
-
-
-def _hint_target(
-    screen: Screen, node: ast.expr, imports: dict[str, set[str] | None], table: ApiTable
-) -> tuple[ast.expr, Api] | None:
-    """The expression to report and its row if `node` resolves to a hint; None if it resolves to no row or to a
-    moved module (the LibCST run reports the import, not the references)."""
-    parts = dotted(node)
-    if parts is None or parts[0] not in imports:
-        return None
-    fulls = imports[parts[0]]
-    if fulls is None:  # bound in other ways too: LibCST's answer depends on scopes
-        if any(table.lookup(q) for q in screen.qualified_names(parts)):
-            raise _Undecided
-        return None
-    if not fulls:  # several imports: LibCST gives the name no one qualified name
-        return None
-    (full,) = fulls
-    qualified = ".".join((full, *parts[1:]))
-    found = table.lookup(qualified)
-    if found is None:
-        return None
-    api, prefix = found
-    if api.how == MOVE:
-        return None
-    if api.how != HINT or not isinstance(node.ctx, ast.Load):
-        raise _Undecided
-    for _ in range(qualified.count(".") - prefix.count(".")):
-        node = node.value
-    return node, api
-
-
-def _within(node: ast.AST, span) -> bool:
-    """Whether `node` lies inside `span`: a node, or (first, last) nodes."""
-    first, last = span if isinstance(span, tuple) else (span, span)
-    start, end = (node.lineno, node.col_offset), (node.end_lineno, node.end_col_offset)
-    return (first.lineno, first.col_offset) <= start and end <= (last.end_lineno, last.end_col_offset)
-
-
-def _mentions_shim(screen: Screen, node: ast.If | ast.While | ast.IfExp) -> bool:
-    """Whether the text of the header (from the keyword to the body, or the whole conditional expression) names
-    what `_guarded` looks for in the test's code."""
-    if isinstance(node, ast.IfExp):
-        end = (node.end_lineno, node.end_col_offset)
-    else:
-        end = (node.body[0].lineno, node.body[0].col_offset)
-    text = source_bytes(screen, (node.lineno, node.col_offset), end).lower()
-    return any(word in text for word in _SHIM_WORDS)
-
-
-def _catches_missing_ast(handler: ast.ExceptHandler) -> bool:
-    """`_catches_missing` on the `ast`."""
-    kinds = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
-    return any((parts := dotted(kind)) is not None and parts[-1] in _MISSING for kind in kinds if kind is not None)

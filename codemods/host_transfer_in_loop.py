@@ -8,10 +8,10 @@ import libcst as cst
 
 from jaxfix.analysis.dataflow import activity, root_name
 from jaxfix.analysis.jit import calls_compiled
+from jaxfix.analysis.loops import range_trip
 from jaxfix.analysis.screen import other_bindings, ast_children, may_call_compiled
 from jaxfix.analysis.syntax import code_children, code_nodes, target_names, walk
 from jaxfix.codemod import Codemod, Invalid, Option, Valid
-from jaxfix.codemods.loop_to_fori import range_trip
 
 _LOOPS = (cst.For, cst.While)
 _SCOPES = (cst.FunctionDef, cst.Lambda, cst.ClassDef)

@@ -1,18 +1,23 @@
 """JF902 legacy-prng-key: `jax.random.PRNGKey`, which typed keys from `jax.random.key` supersede. Opt-in.
 
 The API still works and JAX does not deprecate it, so a hint about it in a default run is noise: most JAX code
-creates its keys this way. The rule is JF901's machinery (references resolved through imports, the `ast` path
-for hints) reading only the table's legacy rows (`deprecated_api.LEGACY_ROWS`).
+creates its keys this way. The rule reads the table's legacy rows (`LEGACY_ROWS` of
+`jaxfix.facts.knowledge.deprecations`) through the references it shares with JF901
+(`jaxfix.analysis.api_references`: names resolved through imports, shims, the `ast` path for hints). Its rows are
+hints only, so it looks at names alone: the imports of a hint row get no finding of their own.
 """
 
 from __future__ import annotations
 
-from jaxfix.codemod import Invalid, Valid
-from jaxfix.codemods.deprecated_api import LEGACY, DeprecatedApi
+import libcst as cst
+
+from jaxfix.analysis.api_references import LEGACY, Api, ReadsApiTable, hint_message, in_shim, stored
+from jaxfix.codegen import keep_parens
+from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Safety
 
 
-class LegacyPrngKey(DeprecatedApi):
+class LegacyPrngKey(ReadsApiTable, Codemod):
     """Points at raw `uint32[2]` keys from `jax.random.PRNGKey` where typed keys from `jax.random.key` would do.
 
     ## What it does
@@ -69,3 +74,11 @@ class LegacyPrngKey(DeprecatedApi):
         Invalid("import jax.random as jr\n\nkey = jr.PRNGKey(0)\n", fixed=None, message="jax.random.key"),
         Invalid("from jax.random import PRNGKey as P\n\nkey = P(0)\n", fixed=None, message="typed keys"),
     ]
+
+    def referenced(self, node: cst.Name | cst.Attribute, target: cst.BaseExpression, api: Api, qualified: str) -> None:
+        """A hint whose fix, never applied, spells the new API; not where the name is assigned or in a shim."""
+        if stored(self.context, node) or in_shim(self.context, target):
+            return
+        new, _ = self.context.names.expression_for(api.new)
+        fix = self.fix(f"Consider {api.new}", [(target, keep_parens(target, new))], safety=Safety.DISPLAY_ONLY)
+        self.report(target, hint_message(api), fix)

@@ -4,109 +4,24 @@
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
 
 import libcst as cst
 
 from jaxfix.analysis.carry import Slot
 from jaxfix.analysis.dataflow import Blocker, Dataflow, LoopFlow
+from jaxfix.analysis.loops import (
+    TRIP_COUNT_SETTINGS, Trip, bounds_may_be_traced, may_be_rows, names_in, range_trip, short_literal_range, static_advice,
+)  # fmt: skip
 from jaxfix.analysis.screen import (
     Screen, may_carry, may_carry_traced, may_kind, range_may_report, surely_concrete_index, surely_impure, surely_reshaped_carry,
     surely_undefined_carry,
 )  # fmt: skip
 from jaxfix.analysis.shapes import Category
-from jaxfix.analysis.syntax import param_names, walk
+from jaxfix.analysis.syntax import walk
 from jaxfix.analysis.traced import NOT_COMPILED, Kind
 from jaxfix.codegen import carry_value, loop_function, packed
-from jaxfix.codemod import Codemod, Invalid, Option, Valid
+from jaxfix.codemod import Codemod, Invalid, Option, Valid, YieldsTo
 from jaxfix.diagnostics import Safety
-
-# The trip-count settings of the loop rules (JF101, JF102), in [tool.jaxfix.codemods.NAME].
-TRIP_COUNT_OPTIONS = (
-    Option(
-        "min-trip-count",
-        10,
-        "loops of fewer known steps stay Python loops (unrolling a few steps compiles about as fast; "
-        "benchmarks/loop_crossover.py measures the crossover)",
-    ),
-    Option("report-trip-count", 100, "a loop that cannot be rewritten is reported from this many known steps"),
-)
-
-@dataclass(frozen=True)
-class _Trip:
-    """The trip count of `range(...)`: "literal" (a known number), "static" (known at trace time, not here),
-    or "traced" (the Python loop cannot run under tracing)."""
-
-    kind: str
-    count: int | None
-    lower: cst.BaseExpression | None  # None: 0
-    upper: cst.BaseExpression
-    problem: str | None = None  # what fori_loop cannot express (a step other than 1)
-
-
-def range_trip(context, call: cst.Call) -> _Trip | None:
-    """The trip count of a `range(...)` call: None when a bound's kind is unknown or the call is not
-    plain positional `range(stop)`, `range(start, stop)` or `range(start, stop, step)`. Shared with JF102."""
-    if any(arg.keyword is not None or arg.star for arg in call.args) or not 1 <= len(call.args) <= 3:
-        return None
-    values = [arg.value for arg in call.args]
-    problem = None
-    step = 1
-    if len(values) == 3:
-        step = context.shapes.constant(values[2])
-        if step != 1:
-            problem = "lax.fori_loop supports only a step of 1"
-        values = values[:2]
-    kinds = [context.traced.kind(v) for v in values]
-    if Kind.TRACED in kinds:
-        kind = "traced"
-    elif Kind.UNKNOWN in kinds:
-        return None
-    else:
-        kind = "static"
-    lower, upper = (None, values[0]) if len(values) == 1 else (values[0], values[1])
-    count = None
-    if kind == "static":
-        start = 0 if lower is None else context.shapes.constant(lower)
-        stop = context.shapes.constant(upper)
-        if start is not None and stop is not None and step:
-            kind, count = "literal", len(range(start, stop, step))
-    return _Trip(kind, count, lower, upper, problem)
-
-
-def static_advice(context, bound: cst.BaseExpression, *, by_hand: bool = True) -> str:
-    """The user's way out of a traced trip count: make the bound static where it comes in. Shared with JF102."""
-    traced = context.traced
-    function = traced.enclosing_function(bound)
-    names = [n.value for n in _names_in(bound)]
-    params = param_names(function.params) if isinstance(function, cst.FunctionDef) else []
-    own = [n for n in names if n in params]
-    if own and isinstance(function, cst.FunctionDef):
-        listed = ", ".join(repr(n) for n in own)
-        return (
-            f"`{own[0]}` is a traced argument of `{function.name.value}`: mark it static "
-            f"(`static_argnames=({listed},)` on the jax.jit that traces it) if it is a Python int"
-            + (", or rewrite the loop by hand with lax.while_loop" if by_hand else "")
-        )
-    return (
-        f"make `{context.code_for(bound)}` a Python int known at trace time (a static argument: `static_argnames=...` "
-        "on the jax.jit)" + (", or rewrite the loop by hand with lax.while_loop" if by_hand else "")
-    )
-
-
-def _names_in(node: cst.CSTNode) -> list[cst.Name]:
-    """The variables `node` reads (`cfg` in `cfg.n`, not `n`)."""
-    if isinstance(node, cst.Name):
-        return [node]
-    if isinstance(node, cst.Attribute):
-        return _names_in(node.value)
-    return [name for child in node.children for name in _names_in(child)]
-
-
-def bounds_may_be_traced(screen: Screen, call: ast.Call) -> bool:
-    """Whether a bound of `range(...)` may be traced: such a loop is reported even when it carries nothing."""
-    return any(may_kind(screen, value)[0] for value in call.args[:2] if not isinstance(value, ast.Starred))
-
 
 _PLAIN_ARITHMETIC = (ast.Name, ast.Constant, ast.BinOp, ast.UnaryOp, ast.operator, ast.unaryop, ast.expr_context)
 
@@ -128,8 +43,6 @@ def _surely_blocked(screen: Screen, loop: ast.For) -> bool:
     other than 1, a target other than one name, an `else:`, an impure body, a carry undefined before the loop
     or changing shape, an index used as a Python int (an index into a name that cannot hold an array among them:
     `may_be_rows`, which over-approximates `is_array_like`)."""
-    from jaxfix.codemods.loop_to_scan import may_be_rows  # loop_to_scan imports this module
-
     step = loop.iter.args[2] if len(loop.iter.args) == 3 else None
     return (
         (isinstance(step, ast.Constant) and type(step.value) is int and step.value != 1)
@@ -253,7 +166,13 @@ class LoopToForiLoop(Codemod):
     screen = ("range",)
     # A loop that cannot be rewritten is reported only when unrolling it clearly costs: a model's dozen layers
     # indexed from a list is not worth a warning, a thousand-step loop with a `break` is.
-    OPTIONS = TRIP_COUNT_OPTIONS
+    OPTIONS = tuple(Option(*setting) for setting in TRIP_COUNT_SETTINGS)
+    # One loop gets one finding: JF102's, where it rewrites or reports the loop (it collects outputs, reads only
+    # rows `xs[i]`, or walks backwards); JF301's, where its steps are independent and it rewrites them.
+    yields_to = (
+        YieldsTo("JF102", "left to JF102 (loop-to-scan), which rewrites or reports this loop"),
+        YieldsTo("JF301", "left to JF301 (batch-loop-to-vmap): its steps are independent", fixed_only=True),
+    )
 
     @classmethod
     def may_match_tree(cls, screen: Screen) -> bool:
@@ -273,7 +192,7 @@ class LoopToForiLoop(Codemod):
             isinstance(loop.iter, ast.Call)
             and isinstance(loop.iter.func, ast.Name)
             and loop.iter.func.id == "range"
-            and not cls._short(loop.iter)
+            and not short_literal_range(loop.iter, cls.option("min-trip-count"))
             and (
                 (may_carry(screen, loop) if in_traced_code is None else may_carry_traced(screen, loop))
                 or (
@@ -289,19 +208,6 @@ class LoopToForiLoop(Codemod):
             )
             for loop in loops
         )
-
-    @classmethod
-    def _short(cls, call: ast.Call, threshold: int | None = None) -> bool:
-        """`range(3)`, `range(2, 5)`: integer literals only, fewer steps than the threshold (no name resolved)."""
-        values = []
-        for arg in call.args[:2]:
-            if not (isinstance(arg, ast.Constant) and type(arg.value) is int):
-                return False
-            values.append(arg.value)
-        if len(call.args) not in (1, 2) or call.keywords:
-            return False
-        start, stop = (0, values[0]) if len(values) == 1 else values
-        return stop - start < (cls.option("min-trip-count") if threshold is None else threshold)
 
     VALID = (
         # outside traced code
@@ -406,17 +312,6 @@ class LoopToForiLoop(Codemod):
         traced = self.context.traced
         if not traced.in_traced_code(node):
             return self.decline_untraced(node.iter)
-        # Imported here: loop_to_scan builds on this module.
-        from jaxfix.codemods.loop_to_scan import scan_finding
-
-        if scan_finding(self.context, node, (self.option("min-trip-count"), self.option("report-trip-count"))) is not None:
-            # JF102's: it collects outputs, reads only rows `xs[i]`, or walks backwards
-            return self.decline(node.iter, "left to JF102 (loop-to-scan), which rewrites or reports this loop")
-        from jaxfix.codemods.batch_loop_to_vmap import vmap_rewrites
-
-        if vmap_rewrites(self.context, node):
-            # JF301's: independent steps writing the rows of a fresh buffer are a batch (jax.vmap)
-            return self.decline(node.iter, "left to JF301 (batch-loop-to-vmap): its steps are independent")
         trip = self._trip(node.iter)
         if trip is None:
             return self.decline(node.iter, "the trip count's kind is unknown here (neither a traced value nor one known at trace time)")
@@ -478,14 +373,14 @@ class LoopToForiLoop(Codemod):
             "compiles about as fast as a lax loop"
         )
 
-    def _unreported(self, trip: _Trip) -> str:
+    def _unreported(self, trip: Trip) -> str:
         """Why a loop that cannot be rewritten is not reported either."""
         threshold = self.option("report-trip-count")
         if trip.kind == "literal":
             return f"not reported: {trip.count} steps, below report-trip-count ({threshold})"
         return f"not reported: `{self._count_text(trip)}` steps are known only at trace time (a few layers unroll by design)"
 
-    def _refuse_traced(self, node: cst.For, trip: _Trip, reason: str) -> None:
+    def _refuse_traced(self, node: cst.For, trip: Trip, reason: str) -> None:
         """A loop no lax loop rewrites: reported when its trip count is traced in staged code (the Python loop
         cannot run there at all), else only explained."""
         traced = self.context.traced
@@ -502,7 +397,7 @@ class LoopToForiLoop(Codemod):
             )
         self.decline(node.iter, f"not rewritten to lax.fori_loop: {reason}")
 
-    def _argument_bound(self, trip: _Trip) -> bool:
+    def _argument_bound(self, trip: Trip) -> bool:
         """Whether the traced bounds are plain arithmetic on literals and parameters that a transformation
         traces directly (`range(n)` with `n` a non-static argument of a jitted function). Attributes and calls
         are left out: `range(node.num_attributes)` on a traced pytree is a static field far more often than not,
@@ -518,27 +413,27 @@ class LoopToForiLoop(Codemod):
                     node, (cst.BaseBinaryOp, cst.BaseUnaryOp, cst.LeftParen, cst.RightParen)
                 ):
                     return False
-            names = [n.value for n in _names_in(bound)]
+            names = [n.value for n in names_in(bound)]
             direct = direct or any(traced.seeded_kind(function, name) is Kind.TRACED for name in names)
         return direct
 
-    def _count_text(self, trip: _Trip) -> str:
+    def _count_text(self, trip: Trip) -> str:
         upper = self.context.code_for(trip.upper)
         return upper if trip.lower is None else f"{upper} - {self.context.code_for(trip.lower)}"
 
-    def _problem(self, trip: _Trip) -> str:
+    def _problem(self, trip: Trip) -> str:
         if trip.kind == "traced":
             return "range() of a traced value fails under tracing"
         if trip.kind == "literal":
             return f"this Python loop unrolls {trip.count} times under tracing"
         return f"this Python loop unrolls `{self._count_text(trip)}` times under tracing"
 
-    def _trip(self, call: cst.Call) -> _Trip | None:
+    def _trip(self, call: cst.Call) -> Trip | None:
         return range_trip(self.context, call)
 
     # ---- what stops the rewrite ----------------------------------------------------------------------------
 
-    def _blocker(self, loop: cst.For, trip: _Trip, flow: LoopFlow, impurity: Blocker | None, kinds) -> str | None:
+    def _blocker(self, loop: cst.For, trip: Trip, flow: LoopFlow, impurity: Blocker | None, kinds) -> str | None:
         if trip.problem:
             return trip.problem
         if not isinstance(loop.target, cst.Name):
@@ -561,7 +456,7 @@ class LoopToForiLoop(Codemod):
 
     # ---- the fix -------------------------------------------------------------------------------------------
 
-    def _fix(self, loop: cst.For, trip: _Trip, flow: LoopFlow):
+    def _fix(self, loop: cst.For, trip: Trip, flow: LoopFlow):
         code = self.context.code_for
         carried = list(flow.carried)
         body_name = self.context.fresh_names.take("body", "loop_body", "body_fn", "step")

@@ -1,8 +1,8 @@
 """JF102 loop-to-scan: a Python loop in traced code that collects per-step outputs with `.append` and stacks
 them, or that walks the rows of an array while carrying state, becomes `lax.scan`.
 
-JF101 (loop-to-fori-loop) asks `scan_finding` before it touches a loop: a loop this rule rewrites or reports
-is left to it, so that one loop never gets two fixes."""
+JF101 (loop-to-fori-loop) yields to this rule (`yields_to`, applied by the registry): a loop this rule rewrites
+or reports is left to it, so that one loop never gets two fixes."""
 
 from __future__ import annotations
 
@@ -14,20 +14,19 @@ import libcst as cst
 
 from jaxfix.analysis.arrays import ARRAY_VALUE as _ARRAY_VALUE, OTHER as _OTHER
 from jaxfix.analysis.carry import Slot, number_start, snippet
-from jaxfix.analysis.dataflow import _ARRAY_EVIDENCE_ATTRIBUTES, ARRAY_METHODS, LoopFlow, activity, block_activity, body_statements
+from jaxfix.analysis.dataflow import LoopFlow, activity, block_activity, body_statements
+from jaxfix.analysis.loops import TRIP_COUNT_SETTINGS, bounds_may_be_traced, may_be_rows, range_trip, short_literal_range, static_advice
 from jaxfix.analysis.metadata import children
 from jaxfix.analysis.screen import (
-    Screen, appends_to_name, dotted, may_be_compiled, may_carry, may_carry_traced, may_kind, range_may_report,
+    Screen, appends_to_name, may_be_compiled, may_carry, may_carry_traced, may_kind, range_may_report,
     surely_impure,
 )  # fmt: skip
-from jaxfix.analysis.syntax import AT_METHODS
 from jaxfix.analysis.shapes import Category
 from jaxfix.analysis.traced import NOT_COMPILED, Kind
 from jaxfix.codegen import carry_value, loop_function, packed
-from jaxfix.codemod import Codemod, Invalid, Valid
-from jaxfix.codemods.loop_to_fori import TRIP_COUNT_OPTIONS, LoopToForiLoop, bounds_may_be_traced, range_trip, static_advice
+from jaxfix.codemod import Codemod, Invalid, Option, Valid, YieldsTo
 from jaxfix.diagnostics import Safety
-from jaxfix.facts.knowledge.jax import ARRAY_CONVERSIONS, CORE_ARRAY_NAMESPACES, LIKE
+from jaxfix.facts.knowledge.jax import ARRAY_CONVERSIONS, LIKE
 
 
 # Calls that turn the collected list into one array: stacked along a new leading axis, as lax.scan stacks.
@@ -277,7 +276,9 @@ class LoopToScan(Codemod):
     name = "loop-to-scan"
     summary = "for-loop in traced code collecting per-step outputs or walking an array's rows: use lax.scan"
     fix_safety = Safety.UNSAFE
-    OPTIONS = TRIP_COUNT_OPTIONS
+    OPTIONS = tuple(Option(*setting) for setting in TRIP_COUNT_SETTINGS)
+    # Independent steps writing the rows of a fresh buffer are a batch: JF301's jax.vmap, where it rewrites them.
+    yields_to = (YieldsTo("JF301", "left to JF301 (batch-loop-to-vmap): its steps are independent", fixed_only=True),)
 
     @classmethod
     def may_match_tree(cls, screen: Screen) -> bool:
@@ -301,7 +302,7 @@ class LoopToScan(Codemod):
             counted = None  # the range() call whose bounds give the count, if any
             if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range":
                 counted = it
-                if LoopToForiLoop._short(it, cls.option("min-trip-count")):
+                if short_literal_range(it, cls.option("min-trip-count")):
                     continue
                 if len(it.args) < 3 and not _collects_or_indexes(screen, loop):
                     continue  # a forward range loop collecting nothing: JF101's
@@ -432,12 +433,6 @@ class _ScanAnalysis:
             return None
         if not self.traced.in_traced_code(loop):
             return self._quiet("not in traced code")
-        # Imported here: batch_loop_to_vmap's module imports the analyses this one does, not this module.
-        from jaxfix.codemods.batch_loop_to_vmap import vmap_rewrites
-
-        if vmap_rewrites(self.context, loop):
-            # its steps are independent rows of a fresh buffer: a batch, JF301's jax.vmap
-            return self._quiet("left to JF301 (batch-loop-to-vmap): its steps are independent")
         iteration = self._iteration()
         if iteration is None and self.why is not None:
             return None
@@ -1439,105 +1434,6 @@ class _Rewrite:
 
 
 # ---- screen ------------------------------------------------------------------------------------------------------
-
-_ARRAY_PREFIXES = CORE_ARRAY_NAMESPACES  # DataflowAnalysis.is_array_like's calls
-
-
-def may_be_rows(screen: Screen, expr: ast.expr, seen: frozenset = frozenset()) -> bool:
-    """Over-approximates `ArrayAnalysis.value_kinds(expr) == {ARRAY_VALUE}` (and `DataflowAnalysis.is_array_like`,
-    `ArrayAnalysis._is_array`), what `_rows` needs of the value a loop walks: a name (see `_name_may_be_rows`), an
-    index into one, `.T`/`.real`/`.imag` of one, arithmetic with one, a call that may be a jax.numpy/nn/random/lax
-    function, an array method of one or an `.at[...]` update of one."""
-    may = lambda e: may_be_rows(screen, e, seen)  # noqa: E731
-    if isinstance(expr, ast.Name):
-        return _name_may_be_rows(screen, expr.id, seen)
-    if isinstance(expr, ast.NamedExpr):
-        return may(expr.value)
-    if isinstance(expr, ast.Subscript):
-        return may(expr.value)
-    if isinstance(expr, ast.Attribute):
-        return expr.attr in ("T", "mT", "real", "imag") and may(expr.value)
-    if isinstance(expr, ast.BinOp):
-        return may(expr.left) or may(expr.right)
-    if isinstance(expr, ast.UnaryOp):
-        return not isinstance(expr.op, ast.Not) and may(expr.operand)
-    if isinstance(expr, ast.IfExp):
-        return may(expr.body) and may(expr.orelse)
-    if isinstance(expr, ast.Call):
-        func = expr.func
-        parts = dotted(func)
-        if parts is not None and any(q.startswith(_ARRAY_PREFIXES) for q in screen.qualified_names(parts)):
-            return True
-        if isinstance(func, ast.Attribute):
-            receiver = func.value
-            if func.attr in AT_METHODS and isinstance(receiver, ast.Subscript):
-                at = receiver.value
-                if isinstance(at, ast.Attribute) and at.attr == "at" and may(at.value):
-                    return True
-            return func.attr in ARRAY_METHODS and may(receiver)
-    return False
-
-
-def _name_may_be_rows(screen: Screen, name: str, seen: frozenset) -> bool:
-    """A name, matched in any scope: used as only arrays are (`_used_as_arrays`: `_name_is_array`'s evidence), an
-    annotated parameter or a bare annotation (ArrayAnalysis), a parameter of a function a recorded run saw or the
-    project's calls pass arrays (ArrayAnalysis.argument_evidence), or bound by `=`, `:=` or `op=` to a value that may be
-    an array (the reaching definitions value_kinds follows). Loop, `with` and `except` targets, unpacking, imports,
-    defs and unannotated parameters without such a use never hold an array there."""
-    if name in seen:
-        return True  # a cycle: decided by the bindings outside it
-    if name in _used_as_arrays(screen) or name in screen.evidence_params:
-        return True
-    seen = seen | {name}
-    for how, value in _value_bindings(screen).get(name, ()):
-        if how in ("annotated", "declared") or may_be_rows(screen, value, seen):
-            return True
-    return False
-
-
-def _value_bindings(screen: Screen) -> dict[str, list[tuple[str, ast.expr | None]]]:
-    """Name → its bindings in any scope that may make it an array: ("value", v) for `name = v`, `name: T = v`,
-    `name := v` and `name op= v`; ("annotated", None) for an annotated parameter, ("declared", None) for `name: T`."""
-    found = screen.__dict__.get("_value_bindings")
-    if found is None:
-        found = {}
-        for node in screen.nodes_in_order(ast.arg, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.NamedExpr):
-            kind = type(node)
-            if kind is ast.arg:
-                if node.annotation is not None:
-                    found.setdefault(node.arg, []).append(("annotated", None))
-            elif kind is ast.Assign:
-                for target in node.targets:
-                    if type(target) is ast.Name:
-                        found.setdefault(target.id, []).append(("value", node.value))
-            elif kind in (ast.AugAssign, ast.AnnAssign, ast.NamedExpr):
-                if type(node.target) is ast.Name:
-                    how = "declared" if node.value is None else "value"
-                    found.setdefault(node.target.id, []).append((how, node.value))
-        screen.__dict__["_value_bindings"] = found
-    return found
-
-
-def _used_as_arrays(screen: Screen) -> frozenset[str]:
-    """The names DataflowAnalysis._name_is_array may find used as only arrays are, anywhere in the module: `x.shape`
-    (`_ARRAY_EVIDENCE_ATTRIBUTES`), or a positional argument of a call that may be a jax.numpy function."""
-    found = screen.__dict__.get("_used_as_arrays")
-    if found is None:
-        names = set()
-        for node in screen.nodes_of(ast.Attribute, ast.Call):
-            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-                if node.attr in _ARRAY_EVIDENCE_ATTRIBUTES:
-                    names.add(node.value.id)
-            elif isinstance(node, ast.Call) and node.args:
-                parts = dotted(node.func)
-                if parts is not None and any(q.startswith("jax.numpy.") for q in screen.qualified_names(parts)):
-                    for arg in node.args:
-                        arg = arg.value if isinstance(arg, ast.Starred) else arg
-                        if isinstance(arg, ast.Name):
-                            names.add(arg.id)
-        found = screen.__dict__["_used_as_arrays"] = frozenset(names)
-    return found
-
 
 def _rows_may_report(screen: Screen, loop: ast.For, array: ast.expr) -> bool:
     """`_rows` needs an array of kind TRACED, and its static count is reported only in a compiled function."""

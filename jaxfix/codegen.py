@@ -287,3 +287,10 @@ def _without_blank_start(statements: Sequence[cst.BaseStatement]) -> list[cst.Ba
         kept = [line for line in getattr(first, "leading_lines", ()) if line.comment is not None]
         statements[0] = first.with_changes(leading_lines=kept)
     return statements
+
+
+def keep_parens(old: cst.BaseExpression, new: cst.BaseExpression) -> cst.BaseExpression:
+    """`new` wearing the parentheses that `old` had (a replaced expression keeps its reader's grouping)."""
+    if old.lpar:
+        return new.with_changes(lpar=[*old.lpar, *new.lpar], rpar=[*new.rpar, *old.rpar])
+    return new

@@ -70,6 +70,17 @@ class Option:
         return value
 
 
+@dataclass(frozen=True)
+class YieldsTo:
+    """Precedence between two rules that see the same place: where rule `code` reports on a statement (with a fix,
+    if `fixed_only`), the rule declaring this leaves that statement to it. `reason` is what `jaxfix explain` says.
+    The registry applies it (`registry.with_precedence`), so that no rule imports another."""
+
+    code: str  # "JF102"
+    reason: str  # "left to JF102 (loop-to-scan), which rewrites or reports this loop"
+    fixed_only: bool = False  # only a finding with a fix takes the statement (else any finding)
+
+
 class OptionError(ValueError):
     """An option a codemod does not have, or a value of the wrong type; the message is one line."""
 
@@ -115,6 +126,9 @@ class Codemod(cst.BatchableCSTVisitor):
     # The settings a user may change, with their defaults; read them with `cls.option(name)`.
     OPTIONS: ClassVar[Sequence[Option]] = ()
     _option_values: ClassVar[Mapping[str, Any]] = {}
+    # The rules this one leaves a statement to, in order, where they report on it (see YieldsTo); they run too,
+    # unreported, when they are not selected.
+    yields_to: ClassVar[Sequence[YieldsTo]] = ()
 
     # Metadata is resolved lazily through `self.context` (positions only when reporting, qualified names only
     # when a candidate node turns up): declaring providers here would compute them for every file.

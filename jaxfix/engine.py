@@ -168,7 +168,7 @@ def analyse(
     active, screen = _screened(text, codemods, tree, project)
     if not active:
         return [], [], None
-    consulted = _consulted(active, text, tree, project)
+    consulted = _consulted(active, text, screen, project)
     if not consulted and (found := _findings_from_tree(active, screen)) is not None:
         return sorted(unsuppressed(found, text), key=Diagnostic.sort_key), [], None
     wrapper = MetadataWrapper(fastnodes.parse_module(text), unsafe_skip_copy=True)  # freshly parsed: nobody shares it
@@ -191,7 +191,8 @@ def screened(
 
 
 def _screened(
-    text: str, codemods: Sequence[type[Codemod]], tree: ast.Module | None, project: ModuleFacts | None = None
+    text: str, codemods: Sequence[type[Codemod]], tree: ast.Module | None, project: ModuleFacts | None = None,
+    screen: Screen | None = None,
 ) -> tuple[list[type[Codemod]], Screen | None]:
     # A module whose functions another module traces (or a library's convention does) may hold traced code without
     # mentioning jax: text screens that ask for "jax" are asked as if it did. One that mentions jax is asked once:
@@ -201,7 +202,7 @@ def _screened(
     active = [c for c in codemods if c.may_match(text) or (seeded is not None and c.may_match(seeded))]
     if not active:
         return active, None
-    screen = Screen(text, tree, project)
+    screen = Screen(text, tree, project) if screen is None else screen
     return [c for c in active if _may_match_tree(c, screen)], screen
 
 
@@ -229,11 +230,13 @@ def _findings_from_tree(active: Sequence[type[Codemod]], screen: Screen) -> list
 
 
 def _consulted(
-    active: Sequence[type[Codemod]], text: str, tree: ast.Module | None, project: ModuleFacts | None = None
+    active: Sequence[type[Codemod]], text: str, screen: Screen | None, project: ModuleFacts | None = None
 ) -> list[type[Codemod]]:
     """The codemods whose findings an active codemod asks to see (`Codemod.consults`: JF001 asks for those that
-    suppression comments name) and that are not running anyway, screened like any other."""
+    suppression comments name) or that it yields to (`registry.yielded_to`), and that are not running anyway,
+    screened like any other (with the same `screen`)."""
     asked = {selector.upper() for codemod in active for selector in codemod.consults(text)}
+    asked |= {codemod.code for codemod in registry.yielded_to(active)}
     if not asked:
         return []
     running = {c.code for c in active}
@@ -242,7 +245,7 @@ def _consulted(
         for c in registry.all_codemods()
         if c.code not in running and any(c.code.upper().startswith(a) or c.name.upper() == a for a in asked)
     ]
-    return screened(text, wanted, tree=tree, project=project) if wanted else []
+    return _screened(text, wanted, None, project, screen)[0] if wanted else []
 
 
 def _may_match_tree(codemod: type[Codemod], screen: Screen) -> bool:
@@ -271,7 +274,7 @@ def run_visitors(
     errors: list[str] = []
     while remaining:
         try:
-            visitors = [codemod(context) for codemod in remaining]
+            visitors = registry.with_precedence([codemod(context) for codemod in remaining])
             wrapper.visit_batched(visitors)
             if not errors:  # with a codemod's findings lost to a crash, `after` would judge on too little
                 _after(visitors, errors)

@@ -149,10 +149,12 @@ def explain_text(
     positions = wrapper.resolve(PositionProvider)
     kinds = _kinds_on_line(wrapper.module, positions, line)
     explanation = Explanation(target, lines[line - 1], _traced_context(context, positions, line))
+    yielded_to = registry.yielded_to(codemods)  # run for their precedence only, unreported, as `check` runs them
+    hidden = {c.code for c in yielded_to}
     with fast_visits():
-        visitors, crashed, _ = run_visitors(wrapper, context, codemods)
+        visitors, crashed, _ = run_visitors(wrapper, context, [*codemods, *yielded_to])
     kept = {id(d) for d in unsuppressed([d for v in visitors for d in v.diagnostics], text)}
-    for visitor in visitors:
+    for visitor in (v for v in visitors if v.code not in hidden):
         verdict = _verdict(visitor, line, kept)
         if verdict is not None:
             explanation.verdicts.append(verdict)

@@ -331,7 +331,7 @@ def test_jf301_takes_a_fresh_buffer_loop_that_jf101_and_jf102_would_rewrite(monk
     assert [d.code for d in diagnostics if d.fix is not None] == []
     import jaxfix.codemods.batch_loop_to_vmap as jf301
 
-    monkeypatch.setattr(jf301, "vmap_rewrites", lambda context, loop: False)
+    monkeypatch.setattr(jf301.BatchLoopToVmap, "_row_loop", lambda self, loop: None)
     diagnostics, _, _ = analyse(independent, without)
     assert [d.code for d in diagnostics if d.fix is not None] == ["JF101"]  # what JF301 takes over
 

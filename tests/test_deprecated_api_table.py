@@ -11,7 +11,8 @@ import sys
 
 import pytest
 
-from jaxfix.codemods.deprecated_api import APIS, AT, EXPLICIT_IMPORTS, JIT, MOVE, RENAME, SHARD_MAP, TYPE, VALUE, X64
+from jaxfix.analysis.api_references import APIS
+from jaxfix.facts.knowledge.deprecations import AT, EXPLICIT_IMPORTS, JIT, MOVE, RENAME, SHARD_MAP, TYPE, VALUE, X64
 
 PROBE = r"""
 import importlib, json, sys, warnings

@@ -220,3 +220,18 @@ def test_a_traced_count_is_reported_only_for_an_argument(bound: str, reported: b
     assert bool(found) is reported
     if reported:
         assert "static_argnames=('n',)" in found[0].message
+
+
+def test_a_loop_jf102_takes_is_left_to_it_when_jf101_runs_alone(tmp_path: Path) -> None:
+    """Precedence does not depend on the selection: with JF101 alone, JF102 still runs (unreported), JF101 says
+    whose the loop is, and `check` reports nothing on it."""
+    (tmp_path / "m.py").write_text(
+        "import jax\nimport jax.numpy as jnp\n\n\n@jax.jit\ndef f(x):\n    hs = []\n    for _ in range(100):\n"
+        "        x = jnp.tanh(x)\n        hs.append(x)\n    return jnp.stack(hs)\n"
+    )
+    lines = _lines(invoke_in(tmp_path, "explain", "m.py:8", "--select", "JF101"))
+    jf101 = next(line for line in lines if line.startswith("JF101"))
+    assert jf101.endswith("recognised, left alone: left to JF102 (loop-to-scan), which rewrites or reports this loop")
+    assert not any(line.startswith("JF102") for line in lines)
+    assert "m.py" not in invoke_in(tmp_path, "check", "m.py", "--select", "JF101").output
+    assert "JF102" in invoke_in(tmp_path, "check", "m.py", "--select", "JF102").output

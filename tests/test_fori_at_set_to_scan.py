@@ -6,10 +6,13 @@ from __future__ import annotations
 import textwrap
 
 import jax.numpy as jnp
+import libcst as cst
 import numpy as np
 import pytest
+from libcst.metadata import MetadataWrapper
 
 from jaxfix import corpus
+from jaxfix.analysis import ModuleContext
 from jaxfix.engine import Settings, fix_text
 from tests.helpers import codemod_for_module, findings, rewrite
 
@@ -513,3 +516,54 @@ def test_the_same_loops_on_a_fresh_buffer_are_rewritten() -> None:
     after = rewritten(before)
     assert "lax.scan(body, h, length=n)" in after
     assert_equivalent(before, after, "f", np.array([0.1, -0.2], np.float32))
+
+
+
+# ---- the facts, read without the rule -------------------------------------------------------------------------
+
+ROW_LOOPS = """\
+import jax.numpy as jnp
+from jax import lax
+
+
+def f(w, xs, grid):
+    def body(i, carry):
+        h, out = carry
+        h = jnp.tanh(w @ h + xs[i])
+        out = out.at[i].set(h)
+        return h, out
+    def clear(i, grid):
+        return grid.at[i].set(0.0)
+    def running(i, out):
+        return out.at[i].set(out[i - 1] + xs[i])
+    h, out = lax.fori_loop(0, xs.shape[0], body, (jnp.zeros(4), jnp.zeros((xs.shape[0], 4))))
+    total = lax.fori_loop(0, 3, lambda i, t: t + i, 0.0)
+    sums = lax.fori_loop(0, xs.shape[0], running, jnp.zeros(xs.shape[0]))
+    return out, lax.fori_loop(0, 4, clear, grid), total, sums
+"""
+
+
+def test_what_a_loop_body_does_to_its_rows_is_read_from_the_module_context() -> None:
+    """Which fori_loops write rows of their carry, and what their bodies do to those rows, are facts of the module
+    (`ModuleContext.row_writes`), which any reader asks without the rule: the loop's index and carry, whether it
+    updates an array that existed before it, and the plan of its scan (outputs, scanned arrays) or what stops it."""
+    context = ModuleContext(MetadataWrapper(cst.parse_module(ROW_LOOPS)))
+    rows = context.row_writes
+    found: list[cst.Call] = []
+
+    class Calls(cst.CSTVisitor):
+        def visit_Call(self, call: cst.Call) -> None:
+            found.append(call)
+
+    context.module.visit(Calls())
+    loops = [loop for loop in map(rows.loop, found) if loop is not None]
+    assert [(loop.body.name.value, loop.index, loop.carry) for loop in loops] == [
+        ("body", "i", "carry"), ("running", "i", "out"), ("clear", "i", "grid"),
+    ]
+    collecting, running, clearing = loops
+    assert not rows.traced_count(collecting) and not rows.updates_existing_rows(collecting)
+    assert rows.updates_existing_rows(clearing) and not rows.updates_existing_rows(running)
+    plan = rows.plan(collecting)
+    assert [(o.name, o.position, o.cast) for o in plan.outputs] == [("out", 1, None)]
+    assert plan.names == ["h", "out"] and plan.scanned == ["xs"] and not plan.uses_index
+    assert rows.plan(running) == "the body reads `out` besides writing its row (`return out.at[i].set(out[i - 1] + xs[i])`)"

@@ -31,13 +31,11 @@ ANALYSIS_CATEGORIES: dict[str, frozenset[str]] = {
     "array-returning calls": jax.ARRAY_MAKERS | jax.LOUD_FUNCTIONS | jax.FRESH_ARRAY_FUNCTIONS
     | jax.VIEW_ARRAY_FUNCTIONS | jax.RANDOM_SAMPLERS,
 }
-# deprecated_api's table of renamed APIs (old name, new name) moves to knowledge in its own step (issue 34).
-_MOVED_APART = {ROOT / "codemods" / "deprecated_api.py"}
 
 
 def _modules() -> list[Path]:
     files = [*(ROOT / "jaxfix").rglob("*.py"), *(ROOT / "codemods").rglob("*.py")]
-    return sorted(p for p in files if KNOWLEDGE not in p.parents and p not in _MOVED_APART)
+    return sorted(p for p in files if KNOWLEDGE not in p.parents)
 
 
 def _text(node: ast.AST, constants: dict[str, str]) -> str | None:

@@ -91,3 +91,43 @@ def test_opt_in_rules_need_their_code() -> None:
         assert codemod in registry.select([codemod.code]) and codemod in registry.select([codemod.name])
         assert set(registry.select(extend=[codemod.code])) == {*default, codemod}
         assert codemod not in registry.select(extend=[codemod.code], ignore=["JF9"])
+
+
+# ---- precedence between rules: declared (`yields_to`), never by importing another rule ----------------------
+
+
+def test_precedence_names_rules_and_has_no_cycle() -> None:
+    codes = {c.code for c in CODEMODS}
+    for codemod in CODEMODS:
+        for precedence in codemod.yields_to:
+            assert precedence.code in codes and precedence.code != codemod.code, (codemod.code, precedence.code)
+            assert precedence.reason.startswith(f"left to {precedence.code} ({registry.by_code(precedence.code).name})")
+
+    def after(code: str, seen: tuple[str, ...] = ()) -> None:
+        assert code not in seen, f"a cycle of precedence: {' -> '.join((*seen, code))}"
+        for precedence in registry.by_code(code).yields_to:
+            after(precedence.code, (*seen, code))
+
+    for codemod in CODEMODS:
+        after(codemod.code)
+
+
+def test_the_rules_a_selection_yields_to_run_too() -> None:
+    """JF101 yields to JF102 and JF301, and JF102 to JF301: selecting JF101 alone runs both, unreported."""
+    fori, scan, vmap = (registry.by_code(code) for code in ("JF101", "JF102", "JF301"))
+    assert registry.yielded_to([fori]) == (scan, vmap)
+    assert registry.yielded_to([scan]) == (vmap,)
+    assert registry.yielded_to([fori, scan, vmap]) == ()
+
+
+def test_a_rule_visits_after_the_rules_it_yields_to_and_others_keep_their_places() -> None:
+    from jaxfix.analysis.context import ModuleContext
+    from libcst.metadata import MetadataWrapper
+    import libcst as cst
+
+    context = ModuleContext(MetadataWrapper(cst.parse_module("x = 1\n")))
+    ordered = [v.code for v in registry.with_precedence([c(context) for c in CODEMODS])]
+    assert sorted(ordered) == sorted(c.code for c in CODEMODS)
+    assert ordered.index("JF301") < ordered.index("JF102") < ordered.index("JF101")
+    rest = [c.code for c in CODEMODS if not c.yields_to]
+    assert [code for code in ordered if code in rest] == rest

@@ -17,11 +17,11 @@ CODEMODS = registry.all_codemods()
 
 
 def unscreened(text: str, codemod: type[Codemod]) -> list:
-    """What the codemod reports when no screen stands in its way."""
+    """What the codemod reports when no screen stands in its way (the rules it yields to run too, as in `check`)."""
     wrapper = MetadataWrapper(cst.parse_module(text), unsafe_skip_copy=True)
-    diagnostics, errors = engine._run_codemods(wrapper, [codemod])
+    diagnostics, errors = engine._run_codemods(wrapper, [codemod, *registry.yielded_to([codemod])])
     assert not errors, errors
-    return diagnostics
+    return [d for d in diagnostics if d.code == codemod.code]
 
 
 def passes(text: str, codemod: type[Codemod]) -> bool:

@@ -135,6 +135,12 @@ class ModuleContext:
         return DonationAnalysis(self)
 
     @cached_property
+    def row_writes(self):
+        from jaxfix.analysis.row_writes import RowWriteAnalysis
+
+        return RowWriteAnalysis(self)
+
+    @cached_property
     def fresh_names(self):
         """One supply of fresh names for every codemod of a pass, so that two fixes never pick the same one."""
         from jaxfix.codegen import FreshNames

@@ -35,6 +35,7 @@ class ModuleModel(Protocol):
     keys: Any  # keys.KeyAnalysis
     sharding: Any  # sharding.ShardingAnalysis
     donation: Any  # donation.DonationAnalysis
+    row_writes: Any  # row_writes.RowWriteAnalysis
     fresh_names: Any  # codegen.FreshNames
     predicates: Any  # predicates.PredicateAnalysis
     branches: Any  # branches.BranchAnalysis
