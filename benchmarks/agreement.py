@@ -1,6 +1,6 @@
 """Where the `ast` screens and the LibCST analyses disagree, fact by fact, on every node a rule may ask about.
 
-    python benchmarks/agreement.py [PATH ...] [--families traced,kind] [--write FILE]
+    python benchmarks/agreement.py [PATH ...] [--families traced,kind] [--all] [--classes N] [--write FILE]
 
 Each fact is computed twice today: on `ast` by jaxfix/analysis/screen.py (the screens that let a rule skip a
 file) and on LibCST by the analyses behind ModuleContext. Issue 34 moves each fact onto `ast` alone; this script
@@ -10,16 +10,17 @@ through jaxfix/edit/bridge.py, and classifies the pair:
 - agree: the same answer;
 - imprecise: the `ast` side says "may" where LibCST says "no" (a may-screen, `may`), or "not surely" where LibCST
   says "yes" (a must-screen, `must`): it costs a LibCST run, never a finding;
-- unsound: the `ast` side rules out what LibCST finds: a screen that hides a finding, or a must-screen that
-  blocks a rewrite LibCST allows;
+- unsound: the `ast` side rules out what LibCST finds: a screen that may hide a finding, or a must-screen that
+  may block a rewrite LibCST allows;
 - unmapped: the bridge found no LibCST node for the `ast` node; error: one side raised.
 A kind (`kind`, `kind-scoped`) is a pair on `ast` (may it be TRACED, may it be STATIC: `may_kind`) against one of
 STATIC, UNKNOWN, TRACED: each half is a may-screen.
 
 Without PATH: examples/, corpus/ and tests/planted/. Each PATH is checked as its own project (its files' facts
 from the project index, as `jaxfix check PATH` gives them). Prints a table per family and every unsound or
-failing pair as `path:line:col family ast=... cst=...`; `--all` lists the imprecise ones too; `--write FILE`
-saves the list (the lines printed, then the imprecise ones).
+failing pair as `path:line:col family ast=... cst=... `code``; `--all` lists the imprecise ones too, `--classes N`
+the N commonest kinds of disagreement with examples; `--write FILE` saves the unsound, failing and imprecise
+pairs. Exits 1 when some pair is unsound.
 """
 
 from __future__ import annotations
@@ -387,12 +388,30 @@ def render_table(counts: dict[str, Counter]) -> str:
     return "\n".join(lines)
 
 
+def render_classes(pairs: Iterable[Pair], most: int, examples: int = 2) -> str:
+    """The commonest disagreements by family and answers (`kind ast=TS cst=TRACED`), with a few places each."""
+    counts: Counter = Counter()
+    places: dict[tuple, list[str]] = {}
+    for pair in pairs:
+        if pair.verdict in ("imprecise", "unsound"):
+            group = (pair.family, pair.verdict, pair.on_ast, pair.on_libcst)
+            counts[group] += 1
+            found = places.setdefault(group, [])
+            if len(found) < examples:
+                found.append(f"{pair.path}:{pair.line}:{pair.column} `{pair.code}`")
+    return "\n".join(
+        f"{count:>7}  {family} {verdict} ast={on_ast} cst={on_libcst}: " + "; ".join(places[(family, verdict, on_ast, on_libcst)])
+        for (family, verdict, on_ast, on_libcst), count in counts.most_common(most)
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("paths", nargs="*", help=f"files or folders (default: {', '.join(DEFAULT_PATHS)})")
     parser.add_argument("--families", default="", help=f"comma-separated, of: {', '.join(BY_NAME)}")
     parser.add_argument("--all", action="store_true", help="list the imprecise pairs too")
     parser.add_argument("--write", help="save every listed pair, then the imprecise ones, one a line")
+    parser.add_argument("--classes", type=int, default=0, metavar="N", help="the N commonest kinds of disagreement")
     options = parser.parse_args()
     wanted = [name.strip() for name in options.families.split(",") if name.strip()]
     unknown = [name for name in wanted if name not in BY_NAME]
@@ -406,6 +425,9 @@ def main() -> int:
     imprecise = [p for p in pairs if p.verdict == "imprecise"]
     for pair in listed + (imprecise if options.all else []):
         print(f"{pair} [{pair.verdict}]")
+    commonest = render_classes(pairs, options.classes) if options.classes else ""
+    if commonest:
+        print(commonest)
     if options.write:
         Path(options.write).write_text("".join(f"{p} [{p.verdict}]\n" for p in listed + imprecise), encoding="utf-8")
     return 1 if any(p.verdict == "unsound" for p in pairs) else 0
