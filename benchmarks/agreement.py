@@ -1,0 +1,437 @@
+"""Where the `ast` screens and the LibCST analyses disagree, fact by fact, on every node a rule may ask about.
+
+    python benchmarks/agreement.py [PATH ...] [--families traced,kind] [--all] [--classes N] [--write FILE]
+
+Each fact is computed twice today: on `ast` by jaxfix/analysis/screen.py (the screens that let a rule skip a
+file) and on LibCST by the analyses behind ModuleContext. Issue 34 moves each fact onto `ast` alone; this script
+shows, before that, where the two answers differ. For every candidate node of a file (every function, every
+expression in traced code, every `if`/`while` test in traced code, every loop in a function) it asks both sides,
+through jaxfix/edit/bridge.py, and classifies the pair:
+- agree: the same answer;
+- imprecise: the `ast` side says "may" where LibCST says "no" (a may-screen, `may`), or "not surely" where LibCST
+  says "yes" (a must-screen, `must`): it costs a LibCST run, never a finding;
+- unsound: the `ast` side rules out what LibCST finds: a screen that may hide a finding, or a must-screen that
+  may block a rewrite LibCST allows;
+- unmapped: the bridge found no LibCST node for the `ast` node; error: one side raised.
+A kind (`kind`, `kind-scoped`) is a pair on `ast` (may it be TRACED, may it be STATIC: `may_kind`) against one of
+STATIC, UNKNOWN, TRACED: each half is a may-screen.
+
+Without PATH: examples/, corpus/ and tests/planted/. Each PATH is checked as its own project (its files' facts
+from the project index, as `jaxfix check PATH` gives them). Prints a table per family and every unsound or
+failing pair as `path:line:col family ast=... cst=... `code``; `--all` lists the imprecise ones too, `--classes N`
+the N commonest kinds of disagreement with examples; `--write FILE` saves the unsound, failing and imprecise
+pairs. Exits 1 when some pair is unsound.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import importlib.util
+import sys
+from collections import Counter
+from dataclasses import dataclass
+from functools import cached_property, partial
+from pathlib import Path
+from typing import Callable, Iterable, Iterator
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # jaxfix from this checkout
+
+from jaxfix.analysis import screen as screens  # noqa: E402
+from jaxfix.analysis.context import ModuleContext  # noqa: E402
+from jaxfix.analysis.predicates import Truth  # noqa: E402
+from jaxfix.analysis.screen import Screen  # noqa: E402
+from jaxfix.analysis.traced import Kind  # noqa: E402
+from jaxfix.edit.bridge import Bridge  # noqa: E402
+
+
+def _sources(paths: list[str]) -> list[tuple[str, str, object]]:
+    """benchmarks/screens.py's `_sources`: each PATH's files, with their facts from the project index."""
+    spec = importlib.util.spec_from_file_location("jaxfix_benchmarks_screens", ROOT / "benchmarks" / "screens.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module._sources(paths)
+
+
+DEFAULT_PATHS = ("examples", "corpus", "tests/planted")
+CLASSES = ("agree", "imprecise", "unsound", "unmapped", "error")
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+
+
+class Sides:
+    """One file on both sides: its Screen (`ast`), its ModuleContext (LibCST, as the engine builds it: the same
+    tree, project facts and screen), and the bridge between them."""
+
+    def __init__(self, path: str, text: str, facts) -> None:
+        self.path, self.text = path, text
+        self.screen = Screen(text, None, facts)
+        self.tree = self.screen.tree
+        wrapper = MetadataWrapper(cst.parse_module(text), unsafe_skip_copy=True)
+        self.context = ModuleContext(wrapper, self.tree, facts, self.screen)
+        self.bridge = Bridge(self.context.module, self.tree, self.context.positions)
+
+    @cached_property
+    def functions(self) -> list[ast.AST]:
+        return self.screen.nodes_of(*_FUNCTIONS)
+
+    @cached_property
+    def in_traced_code(self) -> set[int]:
+        """id() of every node `Screen.in_traced_code` yields (asked once, for every node type of the module)."""
+        types = tuple({type(node) for node in self.screen.nodes})
+        return {id(node) for node in self.screen.in_traced_code(*types)}
+
+    @cached_property
+    def traced_on_libcst(self) -> list[ast.AST]:
+        """The functions whose body TracedAnalysis finds traced: where the kinds and truth tests are asked."""
+        found = []
+        for function in self.functions:
+            body = first_body_node(function)
+            spelled = self.bridge.cst_of(body)
+            if spelled is not None and self.context.traced.in_traced_code(spelled):
+                found.append(function)
+        return found
+
+    @cached_property
+    def traced_expressions(self) -> list[ast.expr]:
+        """Every expression read in a function TracedAnalysis traces (its own body, not a nested function's)."""
+        traced = {id(f) for f in self.traced_on_libcst}
+        owner = self.screen.function_of
+        parts = self._unspelled
+        return [
+            node for node in self.screen.nodes
+            if isinstance(node, ast.expr) and not isinstance(getattr(node, "ctx", None), (ast.Store, ast.Del))
+            and id(owner.get(id(node))) in traced and id(node) not in parts
+            and not _in_signature(owner.get(id(node)), node)
+        ]  # fmt: skip
+
+    @cached_property
+    def _unspelled(self) -> set[int]:
+        """id() of the expressions LibCST has no expression for: an f-string's literal parts, its `{...}` fields
+        and their format specs, and the tuple of `x[i, j]` (LibCST's subscript holds `i` and `j` itself)."""
+        found: set[int] = set()
+        for node in self.screen.nodes_of(ast.JoinedStr):
+            found.update(id(part) for part in node.values)
+            found.update(id(part.format_spec) for part in node.values if isinstance(part, ast.FormattedValue) and part.format_spec)
+        found.update(id(n.slice) for n in self.screen.nodes_of(ast.Subscript) if isinstance(n.slice, ast.Tuple))
+        return found
+
+    @cached_property
+    def traced_tests(self) -> list[ast.expr]:
+        traced = {id(f) for f in self.traced_on_libcst}
+        owner = self.screen.function_of
+        return [n.test for n in self.screen.nodes_of(ast.If, ast.While) if id(owner.get(id(n))) in traced]
+
+    @cached_property
+    def loops(self) -> list[ast.AST]:
+        """Every loop inside a function (at module level no loop rule rewrites: nothing is traced there)."""
+        return [loop for loop in self.screen.nodes_of(*_LOOPS) if self.screen.function_of.get(id(loop)) is not None]
+
+
+def first_body_node(function: ast.AST) -> ast.AST:
+    """The node that stands for a function's body in "is this node in traced code": its first statement, or a
+    lambda's expression."""
+    return function.body if isinstance(function, ast.Lambda) else function.body[0]
+
+
+def _in_signature(function: ast.AST | None, node: ast.AST) -> bool:
+    """Whether `node` lies in `function`'s decorators, defaults or annotations (run where the def is, not traced)."""
+    if function is None:
+        return False
+    body = [function.body] if isinstance(function, ast.Lambda) else function.body
+    first = body[0]
+    return (node.lineno, node.col_offset) < (first.lineno, first.col_offset)
+
+
+# ---- the families ----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Family:
+    """One fact asked on both sides. `direction`: "may" (the `ast` side over-approximates LibCST's yes), "must"
+    (it under-approximates it) or "kind" (a (may be TRACED, may be STATIC) pair against a Kind). `place` gives
+    the node whose LibCST counterpart the LibCST side is asked about (the candidate itself by default)."""
+
+    name: str
+    what: str
+    direction: str
+    candidates: Callable[[Sides], Iterable[ast.AST]]
+    on_ast: Callable[[Sides, ast.AST], object]
+    on_libcst: Callable[[Sides, cst.CSTNode], object]
+    place: Callable[[ast.AST], ast.AST] = lambda node: node
+
+
+def _loop_flow(sides: Sides, loop: cst.CSTNode):
+    return sides.context.dataflow.loop(loop)
+
+
+def _appended_names(loop: cst.CSTNode) -> set[str]:
+    """The names whose `.append(...)` the body calls (what `surely_impure(..., appending=True)` lets through)."""
+    found: set[str] = set()
+
+    class Appends(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            func = node.func
+            if isinstance(func, cst.Attribute) and func.attr.value == "append" and isinstance(func.value, cst.Name):
+                found.add(func.value.value)
+
+    loop.body.visit(Appends())
+    return found
+
+
+def _carries_traced(sides: Sides, loop: cst.CSTNode) -> bool:
+    flow = _loop_flow(sides, loop)
+    return any(sides.context.carry.name_kind(loop, name) is Kind.TRACED for name in flow.carried)
+
+
+def _screen(fact: Callable, **options) -> Callable[[Sides, ast.AST], object]:
+    """The `ast` side: a screen function of jaxfix.analysis.screen, looked up when asked (a test replaces one)."""
+    name = fact.__name__
+    return lambda sides, node: getattr(screens, name)(sides.screen, node, **options)
+
+
+def _on_body(fact: Callable[[Sides, ast.AST], object]) -> Callable[[Sides, ast.AST], object]:
+    return lambda sides, function: fact(sides, first_body_node(function))
+
+
+def _in_traced_code(sides: Sides, node: cst.CSTNode) -> bool:
+    return sides.context.traced.in_traced_code(node)
+
+
+def _kind(sides: Sides, node: cst.CSTNode) -> Kind:
+    return sides.context.traced.kind(node)
+
+
+def _tracer(sides: Sides, node: cst.CSTNode) -> bool:
+    return sides.context.predicates.tracer(node)
+
+
+def _may_fail(sides: Sides, node: cst.CSTNode) -> bool:
+    return sides.context.predicates.test(node) is not Truth.OTHER
+
+
+def _carries(sides: Sides, loop: cst.CSTNode) -> bool:
+    return bool(_loop_flow(sides, loop).carried)
+
+
+def _functions(sides: Sides) -> list[ast.AST]:
+    return sides.functions
+
+
+def _expressions(sides: Sides) -> list[ast.expr]:
+    return sides.traced_expressions
+
+
+def _tests(sides: Sides) -> list[ast.expr]:
+    return sides.traced_tests
+
+
+def _loops(sides: Sides) -> list[ast.AST]:
+    return sides.loops
+
+
+def _for_loops(sides: Sides) -> list[ast.AST]:
+    return [loop for loop in sides.loops if isinstance(loop, ast.For)]
+
+
+_BODY = "at each function's first body node"
+_EXPRESSION = "for each expression read in traced code"
+FAMILIES: list[Family] = [
+    Family("traced", f"Screen.in_traced_code vs TracedAnalysis.in_traced_code, {_BODY}", "may", _functions,
+           _on_body(lambda s, node: id(node) in s.in_traced_code), _in_traced_code, first_body_node),
+    Family("traced-scoped", f"in_scoped_traced_function vs TracedAnalysis.in_traced_code, {_BODY}", "may", _functions,
+           _on_body(_screen(screens.in_scoped_traced_function)), _in_traced_code, first_body_node),
+    Family("compiled", "may_be_compiled vs TracedAnalysis.compiled, for each function", "may", _functions,
+           _screen(screens.may_be_compiled), lambda s, function: s.context.traced.compiled(function)),
+    Family("kind", f"may_kind vs TracedAnalysis.kind, {_EXPRESSION}", "kind", _expressions,
+           _screen(screens.may_kind), _kind),
+    Family("kind-scoped", f"may_kind_scoped vs TracedAnalysis.kind, {_EXPRESSION}", "kind", _expressions,
+           _screen(screens.may_kind_scoped), _kind),
+    Family("tracer", f"Screen.may_be_tracer vs PredicateAnalysis.tracer, {_EXPRESSION}", "may", _expressions,
+           lambda s, e: s.screen.may_be_tracer(e), _tracer),
+    Family("tracer-strict", f"may_be_tracer_strict vs PredicateAnalysis.tracer, {_EXPRESSION}", "may", _expressions,
+           _screen(screens.may_be_tracer_strict), _tracer),
+    Family("truth", "Screen.may_fail_truth vs PredicateAnalysis.test is not OTHER, for each if/while test in traced "
+           "code", "may", _tests, lambda s, e: s.screen.may_fail_truth(e), _may_fail),
+    Family("truth-strict", "Screen.may_fail_truth(strict=True) vs PredicateAnalysis.test is not OTHER, same tests",
+           "may", _tests, lambda s, e: s.screen.may_fail_truth(e, strict=True), _may_fail),
+    Family("carry", "may_carry vs LoopFlow.carried (Dataflow.loop), for each loop in a function", "may", _loops,
+           _screen(screens.may_carry), _carries),
+    Family("carry-sure", "surely_carries vs LoopFlow.carried, for each loop in a function", "must", _loops,
+           _screen(screens.surely_carries), _carries),
+    Family("carry-traced", "may_carry_traced vs a carried name TRACED at its first mention (CarryAnalysis.name_kind)",
+           "may", _loops, _screen(screens.may_carry_traced), _carries_traced),
+    Family("carry-undefined", "surely_undefined_carry vs LoopFlow.undefined (CarryAnalysis.blocker's first reason)",
+           "must", _loops, _screen(screens.surely_undefined_carry), lambda s, loop: bool(_loop_flow(s, loop).undefined)),
+    Family("impure", "surely_impure vs Dataflow.impurity is not None, for each `for` in a function", "must", _for_loops,
+           _screen(screens.surely_impure), lambda s, loop: s.context.dataflow.impurity(loop) is not None),
+    Family("impure-appending", "surely_impure(appending=True) vs Dataflow.impurity(appendable=the lists appended to)",
+           "must", _for_loops, _screen(screens.surely_impure, appending=True),
+           lambda s, loop: s.context.dataflow.impurity(loop, appendable=_appended_names(loop)) is not None),
+]  # fmt: skip
+BY_NAME = {family.name: family for family in FAMILIES}
+
+
+def classify(direction: str, on_ast: object, on_libcst: object) -> str:
+    """agree, imprecise or unsound (see the module's docstring)."""
+    if direction == "kind":
+        exact = (on_libcst is Kind.TRACED, on_libcst is Kind.STATIC)
+        if tuple(on_ast) == exact:
+            return "agree"
+        return "unsound" if any(want and not may for want, may in zip(exact, on_ast)) else "imprecise"
+    if bool(on_ast) == bool(on_libcst):
+        return "agree"
+    wrong = not on_ast if direction == "may" else bool(on_ast)
+    return "unsound" if wrong else "imprecise"
+
+
+def shown(value: object) -> str:
+    if isinstance(value, Kind):
+        return value.name
+    if isinstance(value, tuple) and len(value) == 2:  # (may be TRACED, may be STATIC)
+        return ("T" if value[0] else "-") + ("S" if value[1] else "-")
+    return str(value)
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One candidate's two answers and their class."""
+
+    path: str
+    line: int
+    column: int  # in characters, from 1 (as jaxfix prints positions)
+    family: str
+    verdict: str
+    on_ast: str
+    on_libcst: str
+    code: str = ""  # the candidate's code, shortened: two nodes may start at one place (`x` of `x.y`)
+
+    @property
+    def key(self) -> str:
+        return f"{self.path}:{self.line}:{self.column} {self.family} `{self.code}`"
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}:{self.column} {self.family} ast={self.on_ast} cst={self.on_libcst} `{self.code}`"
+
+
+def compare_file(sides: Sides, families: Iterable[Family]) -> Iterator[Pair]:
+    for family in families:
+        for node in family.candidates(sides):
+            line, column = sides.bridge.point(node.lineno, node.col_offset)
+            pair = partial(_pair, sides, node, family.name, line, column + 1)
+            spelled = sides.bridge.cst_of(family.place(node))
+            if spelled is None:
+                yield pair("unmapped", "", "")
+                continue
+            try:
+                on_ast = family.on_ast(sides, node)
+            except Exception as error:  # noqa: BLE001 - a measurement: report the failure and go on
+                yield pair("error", repr(error), "")
+                continue
+            try:
+                on_libcst = family.on_libcst(sides, spelled)
+            except Exception as error:  # noqa: BLE001
+                yield pair("error", shown(on_ast), repr(error))
+                continue
+            yield pair(classify(family.direction, on_ast, on_libcst), shown(on_ast), shown(on_libcst))
+
+
+def _pair(sides: Sides, node: ast.AST, family: str, line: int, column: int, verdict: str, on_ast: str, on_libcst: str) -> Pair:
+    code = _code(sides.text, node) if verdict != "agree" else ""  # `ast.get_source_segment` reads the whole text
+    return Pair(sides.path, line, column, family, verdict, on_ast, on_libcst, code)
+
+
+def _code(text: str, node: ast.AST, limit: int = 40) -> str:
+    """The first line of `node`'s code, at most `limit` characters."""
+    code = (ast.get_source_segment(text, node) or "").split("\n", 1)[0].strip()
+    return code if len(code) <= limit else code[: limit - 3] + "..."
+
+
+def compare(paths: Iterable[str], families: Iterable[Family] = FAMILIES, relative_to: Path | None = None) -> Iterator[Pair]:
+    """Every pair of every file under `paths` (files neither side can parse are left out)."""
+    families = list(families)
+    for path, text, facts in _sources([str(p) for p in paths]):
+        shown_path = _relative(path, relative_to)
+        try:
+            sides = Sides(shown_path, text, facts)
+        except (SyntaxError, ValueError, RecursionError, MemoryError, cst.ParserSyntaxError):
+            continue
+        yield from compare_file(sides, families)
+
+
+def _relative(path: str, base: Path | None) -> str:
+    if base is None:
+        return path
+    try:
+        return str(Path(path).resolve().relative_to(base))
+    except ValueError:
+        return path
+
+
+def table(pairs: Iterable[Pair]) -> dict[str, Counter]:
+    counts: dict[str, Counter] = {family.name: Counter() for family in FAMILIES}
+    for pair in pairs:
+        counts.setdefault(pair.family, Counter())[pair.verdict] += 1
+    return counts
+
+
+def render_table(counts: dict[str, Counter]) -> str:
+    width = max(len(name) for name in counts)
+    lines = [f"{'family':<{width}}  {'asked':>7}  " + "  ".join(f"{c:>9}" for c in CLASSES)]
+    for name, found in counts.items():
+        if found:
+            lines.append(f"{name:<{width}}  {sum(found.values()):>7}  " + "  ".join(f"{found[c]:>9}" for c in CLASSES))
+    return "\n".join(lines)
+
+
+def render_classes(pairs: Iterable[Pair], most: int, examples: int = 2) -> str:
+    """The commonest disagreements by family and answers (`kind ast=TS cst=TRACED`), with a few places each."""
+    counts: Counter = Counter()
+    places: dict[tuple, list[str]] = {}
+    for pair in pairs:
+        if pair.verdict in ("imprecise", "unsound"):
+            group = (pair.family, pair.verdict, pair.on_ast, pair.on_libcst)
+            counts[group] += 1
+            found = places.setdefault(group, [])
+            if len(found) < examples:
+                found.append(f"{pair.path}:{pair.line}:{pair.column} `{pair.code}`")
+    return "\n".join(
+        f"{count:>7}  {family} {verdict} ast={on_ast} cst={on_libcst}: " + "; ".join(places[(family, verdict, on_ast, on_libcst)])
+        for (family, verdict, on_ast, on_libcst), count in counts.most_common(most)
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("paths", nargs="*", help=f"files or folders (default: {', '.join(DEFAULT_PATHS)})")
+    parser.add_argument("--families", default="", help=f"comma-separated, of: {', '.join(BY_NAME)}")
+    parser.add_argument("--all", action="store_true", help="list the imprecise pairs too")
+    parser.add_argument("--write", help="save every listed pair, then the imprecise ones, one a line")
+    parser.add_argument("--classes", type=int, default=0, metavar="N", help="the N commonest kinds of disagreement")
+    options = parser.parse_args()
+    wanted = [name.strip() for name in options.families.split(",") if name.strip()]
+    unknown = [name for name in wanted if name not in BY_NAME]
+    if unknown:
+        parser.error(f"unknown families: {', '.join(unknown)}")
+    families = [BY_NAME[name] for name in wanted] if wanted else FAMILIES
+    paths = options.paths or [str(ROOT / p) for p in DEFAULT_PATHS]
+    pairs = list(compare(paths, families, ROOT if not options.paths else None))
+    print(render_table(table(pairs)))
+    listed = [p for p in pairs if p.verdict in ("unsound", "unmapped", "error")]
+    imprecise = [p for p in pairs if p.verdict == "imprecise"]
+    for pair in listed + (imprecise if options.all else []):
+        print(f"{pair} [{pair.verdict}]")
+    commonest = render_classes(pairs, options.classes) if options.classes else ""
+    if commonest:
+        print(commonest)
+    if options.write:
+        Path(options.write).write_text("".join(f"{p} [{p.verdict}]\n" for p in listed + imprecise), encoding="utf-8")
+    return 1 if any(p.verdict == "unsound" for p in pairs) else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""LibCST only: where fixes are built on the editing tree (DESIGN.md); the analysis reads `ast`."""

@@ -1,0 +1,283 @@
+"""From an `ast` node to the LibCST node of the same code, and back, by source position.
+
+`ast` is the analysis tree and LibCST the editing tree (DESIGN.md): a rule finds a place on `ast` and builds its
+fix on LibCST, so it needs the CST node that spells the `ast` node it found. Both trees place a node by where its
+code starts and ends; they differ in three ways, which the bridge absorbs:
+- `ast` counts columns in UTF-8 bytes, LibCST in characters (`"é"` is two bytes, one character);
+- a parenthesised tuple and a generator expression span their parentheses in `ast` (`(1, 2)`, the call's own
+  parentheses of `f(x for x in y)`), not in LibCST, which holds them as `lpar`/`rpar` or as the call's;
+- a LibCST `Param` spans its name (and star) only, while its annotation and default lie outside that span, and
+  a decorated def or class starts at `def`/`class` with its decorators before it (`ast` starts it there too).
+Several nodes may share a span (a statement `f(x)` and its call): the node types that spell the same construct
+(`_SPELLINGS`) decide which one answers.
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import re
+from typing import Callable, Mapping, Sequence
+
+import libcst as cst
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+
+from jaxfix.analysis.metadata import children
+
+Point = tuple[int, int]  # (line from 1, column in characters from 0), as LibCST's PositionProvider gives it
+
+# The LibCST node types that may spell each `ast` node type.
+_SPELLINGS: dict[type, tuple[type, ...]] = {
+    ast.Module: (cst.Module,),
+    ast.FunctionDef: (cst.FunctionDef,),
+    ast.AsyncFunctionDef: (cst.FunctionDef,),
+    ast.ClassDef: (cst.ClassDef,),
+    ast.Return: (cst.Return,),
+    ast.Delete: (cst.Del,),
+    ast.Assign: (cst.Assign,),
+    ast.AugAssign: (cst.AugAssign,),
+    ast.AnnAssign: (cst.AnnAssign,),
+    ast.For: (cst.For,),
+    ast.AsyncFor: (cst.For,),
+    ast.While: (cst.While,),
+    ast.If: (cst.If,),  # an `elif` too: both trees nest it in the `if`'s else branch
+    ast.With: (cst.With,),
+    ast.AsyncWith: (cst.With,),
+    ast.Raise: (cst.Raise,),
+    ast.Try: (cst.Try,),
+    ast.Assert: (cst.Assert,),
+    ast.Import: (cst.Import,),
+    ast.ImportFrom: (cst.ImportFrom,),
+    ast.Global: (cst.Global,),
+    ast.Nonlocal: (cst.Nonlocal,),
+    ast.Expr: (cst.Expr,),
+    ast.Pass: (cst.Pass,),
+    ast.Break: (cst.Break,),
+    ast.Continue: (cst.Continue,),
+    ast.BoolOp: (cst.BooleanOperation,),  # `a and b and c`: the outermost of LibCST's nested pairs
+    ast.NamedExpr: (cst.NamedExpr,),
+    ast.BinOp: (cst.BinaryOperation,),
+    ast.UnaryOp: (cst.UnaryOperation,),
+    ast.Lambda: (cst.Lambda,),
+    ast.IfExp: (cst.IfExp,),
+    ast.Dict: (cst.Dict,),
+    ast.Set: (cst.Set,),
+    ast.ListComp: (cst.ListComp,),
+    ast.SetComp: (cst.SetComp,),
+    ast.DictComp: (cst.DictComp,),
+    ast.GeneratorExp: (cst.GeneratorExp,),
+    ast.Await: (cst.Await,),
+    ast.Yield: (cst.Yield,),
+    ast.YieldFrom: (cst.Yield,),
+    ast.Compare: (cst.Comparison,),
+    ast.Call: (cst.Call,),
+    ast.FormattedValue: (cst.FormattedStringExpression,),
+    ast.JoinedStr: (cst.FormattedString, cst.ConcatenatedString),
+    ast.Constant: (
+        cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString, cst.Name, cst.Ellipsis,
+    ),  # `True`, `False` and `None` are names in LibCST
+    ast.Attribute: (cst.Attribute,),
+    ast.Subscript: (cst.Subscript,),
+    ast.Starred: (cst.StarredElement, cst.Arg),  # `[*xs]`; `f(*xs)`
+    ast.Name: (cst.Name,),
+    ast.List: (cst.List,),
+    ast.Tuple: (cst.Tuple,),
+    ast.Slice: (cst.Slice,),
+    ast.keyword: (cst.Arg,),
+    ast.alias: (cst.ImportAlias, cst.ImportStar),
+    ast.ExceptHandler: (cst.ExceptHandler, cst.ExceptStarHandler),
+    **{getattr(ast, name): (getattr(cst, name),) for name in ("Match", "TryStar") if hasattr(ast, name)},
+}
+
+# The children that may lie outside their node's span, by node type: a def's decorators (before `def`), a
+# parameter's annotation and default (after its name), a block's first statement (whose decorators precede it).
+_OUTLYING: dict[type, Callable[[cst.CSTNode], Sequence[cst.CSTNode]]] = {
+    cst.FunctionDef: lambda node: node.decorators,
+    cst.ClassDef: lambda node: node.decorators,
+    cst.Param: children,
+    cst.IndentedBlock: lambda node: node.body[:1],
+}
+_WHOLE_STRING_PARTS = (ast.JoinedStr, ast.Constant, ast.FormattedValue)
+
+_LINE_END = re.compile(r"\r\n|\r|\n")  # where Python's tokenizer and LibCST end a line
+_SKIPPED = re.compile(r"(?:[ \t\f]|\\\r?\n|\r\n|\r|\n|#[^\r\n]*)*")  # whitespace, continuations, comments
+
+
+class Bridge:
+    """The `ast` and LibCST trees of one text, mapped to each other by position. `positions`: a node's CodeRange
+    (ModuleContext.positions, which computes them a statement at a time); LibCST's PositionProvider by default."""
+
+    def __init__(self, module: cst.Module, tree: ast.Module, positions: Mapping[cst.CSTNode, CodeRange] | None = None) -> None:
+        self.module, self.tree = module, tree
+        if positions is None:
+            positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        self._positions = positions
+        text = module.code
+        self._starts = [0, *(match.end() for match in _LINE_END.finditer(text))]  # offset of each line
+        self._text = text
+        self._lines_bytes: dict[int, bytes] = {}
+        self._extents: dict[cst.CSTNode, tuple[Point, Point]] = {}
+        self._child_extents: dict[cst.CSTNode, tuple[list, list, list]] = {}
+        self._by_start: dict[Point, list[ast.AST]] | None = None
+        self._parenthesised: dict[cst.CSTNode, ast.AST] | None = None
+
+    # ---- ast -> LibCST -------------------------------------------------------------------------------------------
+
+    def cst_of(self, node: ast.AST) -> cst.CSTNode | None:
+        """The LibCST node that spells `node`, or None (a node LibCST has no node for, such as an f-string's
+        literal part before Python 3.12, or a type the bridge does not know)."""
+        if isinstance(node, ast.Module):
+            return self.module
+        if isinstance(node, ast.arg):  # LibCST's Param spans its name, `ast`'s arg its annotation too
+            start = self.point(node.lineno, node.col_offset)
+            end = (start[0], start[1] + len(node.arg))
+            found = self._find(start, lambda n, at: isinstance(n, cst.Name) and at == end, within=cst.Param)
+            return found if isinstance(found, cst.Param) else None
+        spellings = _SPELLINGS.get(type(node))
+        if spellings is None or getattr(node, "end_lineno", None) is None:
+            return None
+        start = self.point(node.lineno, node.col_offset)
+        end = self.point(node.end_lineno, node.end_col_offset)
+        close = self._skip(self._offset(end), comma=False)  # LibCST's slice `1:  # c` spans what follows `:`
+        found = self._find(
+            start, lambda n, at: isinstance(n, spellings) and self._skip(self._offset(at), comma=False) == close
+        )
+        if found is None and self._char(start) == "(" and self._char((end[0], end[1] - 1)) == ")":
+            # `ast` spans the parentheses (a tuple's, a generator's): LibCST's node starts after the `(` and
+            # whitespace, and ends where only whitespace, comments and a comma remain before the `)`
+            close = self._offset(end) - 1
+            found = self._find(
+                self._point_at(self._skip(self._offset(start) + 1)),
+                lambda n, at: isinstance(n, spellings) and self._skip(self._offset(at)) == close,
+            )
+        if found is not None and isinstance(node, _WHOLE_STRING_PARTS) and self.ast_of(found) is not node:
+            return None  # before Python 3.12, an f-string's parts span the whole string in `ast`
+        return found
+
+    def _find(
+        self, start: Point, accept: Callable[[cst.CSTNode, Point], bool], within: type | None = None
+    ) -> cst.CSTNode | None:
+        """The outermost node that starts at `start` and that `accept(node, its end)` takes, found by walking down
+        the nodes whose extent holds `start`; with `within`, the node of that type whose `name` it is instead."""
+        parent: cst.CSTNode = self.module
+        while True:
+            lows, highs, nodes = self._children(parent)
+            position = bisect.bisect_right(lows, start) - 1
+            while position >= 0 and not start < highs[position]:
+                if highs[position] == lows[position] == start and within is None and accept(nodes[position], start):
+                    return nodes[position]  # `()`: LibCST's empty tuple spans nothing, between its parentheses
+                position -= 1
+            if position < 0:
+                return None
+            child = nodes[position]
+            where = self._positions.get(child)
+            if where is not None and (where.start.line, where.start.column) == start:
+                if accept(child, (where.end.line, where.end.column)):
+                    if within is None:
+                        return child
+                    return parent if isinstance(parent, within) and getattr(parent, "name", None) is child else None
+            parent = child
+
+    def _children(self, parent: cst.CSTNode) -> tuple[list[Point], list[Point], list[cst.CSTNode]]:
+        """The extents of `parent`'s children (their starts, their ends) and the children, by where they start
+        (the fields' order is not the text's: `del x` visits `x` before the space after `del`)."""
+        found = self._child_extents.get(parent)
+        if found is None:
+            spans = sorted(((*self._extent(child), index) for index, child in enumerate(children(parent))))
+            nodes = children(parent)
+            found = self._child_extents[parent] = (
+                [low for low, _, _ in spans], [high for _, high, _ in spans], [nodes[index] for _, _, index in spans]
+            )
+        return found
+
+    def _extent(self, node: cst.CSTNode) -> tuple[Point, Point]:
+        """Where `node`'s code starts and ends, the children that lie outside its span included."""
+        found = self._extents.get(node)
+        if found is None:
+            where = self._positions.get(node)
+            if where is None:
+                found = ((0, 0), (0, 0))
+            else:
+                found = ((where.start.line, where.start.column), (where.end.line, where.end.column))
+            outlying = _OUTLYING.get(type(node))
+            if outlying is not None:
+                spans = [found, *(self._extent(child) for child in outlying(node))]
+                spans = [span for span in spans if span[0] < span[1]]
+                if spans:
+                    found = (min(low for low, _ in spans), max(high for _, high in spans))
+            self._extents[node] = found
+        return found
+
+    # ---- LibCST -> ast -------------------------------------------------------------------------------------------
+
+    def ast_of(self, node: cst.CSTNode) -> ast.AST | None:
+        """The `ast` node that `node` spells, or None (LibCST's inner pair of `a and b and c`, its whitespace and
+        punctuation, a node of another module)."""
+        if isinstance(node, cst.Module):
+            return self.tree
+        where = self._positions.get(node.name if isinstance(node, cst.Param) else node)
+        if where is None:
+            return None
+        start, end = (where.start.line, where.start.column), (where.end.line, where.end.column)
+        if isinstance(node, cst.Param):  # found by where its name starts (`*args`: after the star)
+            return next((n for n in self._starting().get(start, ()) if isinstance(n, ast.arg)), None)
+        close = self._skip(self._offset(end), comma=False)
+        for candidate in self._starting().get(start, ()):
+            if isinstance(node, _SPELLINGS.get(type(candidate), ())) and close == self._skip(
+                self._offset(self.point(candidate.end_lineno, candidate.end_col_offset)), comma=False
+            ):
+                return candidate
+        if isinstance(node, (cst.Tuple, cst.GeneratorExp)):
+            if self._parenthesised is None:
+                self._parenthesised = {}
+                for candidate in ast.walk(self.tree):
+                    if isinstance(candidate, (ast.Tuple, ast.GeneratorExp)):
+                        spelled = self.cst_of(candidate)
+                        if spelled is not None:
+                            self._parenthesised.setdefault(spelled, candidate)
+            return self._parenthesised.get(node)
+        return None
+
+    def _starting(self) -> dict[Point, list[ast.AST]]:
+        """The `ast` nodes by where they start (an arg: its name), each list in `ast.walk`'s order, outer first."""
+        if self._by_start is None:
+            self._by_start = {}
+            for node in ast.walk(self.tree):
+                if getattr(node, "end_lineno", None) is not None:
+                    self._by_start.setdefault(self.point(node.lineno, node.col_offset), []).append(node)
+        return self._by_start
+
+    # ---- positions -----------------------------------------------------------------------------------------------
+
+    def point(self, line: int, column: int) -> Point:
+        """LibCST's (line, character column) of an `ast` (line, UTF-8 byte column)."""
+        if line > len(self._starts):
+            return (line, column)
+        start = self._starts[line - 1]
+        stop = self._starts[line] if line < len(self._starts) else len(self._text)
+        text = self._text[start:stop]
+        if text.isascii():
+            return (line, column)
+        data = self._lines_bytes.get(line)
+        if data is None:
+            data = self._lines_bytes[line] = text.encode("utf-8", "surrogatepass")
+        return (line, len(data[:column].decode("utf-8", "surrogatepass")))
+
+    def _offset(self, point: Point) -> int:
+        line, column = point
+        return self._starts[line - 1] + column if line <= len(self._starts) else len(self._text)
+
+    def _point_at(self, offset: int) -> Point:
+        line = bisect.bisect_right(self._starts, offset)
+        return (line, offset - self._starts[line - 1])
+
+    def _char(self, point: Point) -> str:
+        offset = self._offset(point)
+        return self._text[offset] if 0 <= offset < len(self._text) else ""
+
+    def _skip(self, offset: int, comma: bool = True) -> int:
+        """The offset after the whitespace, line continuations and comments from `offset` (and one comma)."""
+        offset = _SKIPPED.match(self._text, offset).end()
+        if comma and self._text.startswith(",", offset):
+            offset = _SKIPPED.match(self._text, offset + 1).end()
+        return offset
