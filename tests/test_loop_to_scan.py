@@ -516,3 +516,43 @@ def test_a_carry_started_from_the_first_steps_shape_gives_the_loops_numbers_exac
     loop, scan = (f(rewards, values, dones, 0.99, 0.95) for f in functions)
     assert loop.shape == scan.shape and loop.dtype == scan.dtype
     _compiled_matches(scan, loop, dtype)
+
+
+# ---- the facts, without the rule -------------------------------------------------------------------------------
+
+
+def test_the_scan_facts_of_a_loop_are_read_from_the_module_context() -> None:
+    """What a loop is as a scan is a fact of the module (`ModuleContext.scan_loops`), which any reader asks without
+    the rule: what the loop walks and in which direction, what it carries and collects, and why a loop has none."""
+    import libcst as cst
+    from libcst.metadata import MetadataWrapper
+
+    from jaxfix.analysis import ModuleContext
+
+    source = _source(
+        """
+        def f(rewards: jax.Array, w):
+            gae = jnp.zeros(3)
+            advantages = []
+            for t in reversed(range(rewards.shape[0])):
+                gae = rewards[t] + 0.9 * gae
+                advantages.append(gae)
+            advantages = advantages[::-1]
+            for _ in range(4):
+                w = jnp.sin(w)
+            return jnp.stack(advantages), w
+        """
+    )
+    context = ModuleContext(MetadataWrapper(cst.parse_module(source)))
+    (function,) = [node for node in context.module.body if isinstance(node, cst.FunctionDef)]
+    long, short = [node for node in function.body.body if isinstance(node, cst.For)]
+    counts = (10, 100)
+    finding = context.scan_loops.finding(long, counts)
+    plan = finding.plan
+    assert finding.node is long.iter and context.scan_loops.finding(long, counts) is finding
+    assert (plan.iteration.mode, plan.iteration.reverse, plan.carried) == ("index", True, ("gae",))
+    assert [output.name for output in plan.outputs] == ["advantages"] and plan.outputs[0].reversal is not None
+    assert [array for array, _ in plan.rows] == ["rewards"] and not plan.index_used
+    assert context.scan_loops.refusal(long, counts) is None
+    assert context.scan_loops.finding(short, counts) is None
+    assert context.scan_loops.refusal(short, counts) == "a loop of 4 known steps: below min-trip-count (10)"
