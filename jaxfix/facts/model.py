@@ -36,6 +36,7 @@ class ModuleModel(Protocol):
     sharding: Any  # sharding.ShardingAnalysis
     donation: Any  # donation.DonationAnalysis
     row_writes: Any  # row_writes.RowWriteAnalysis
+    batches: Any  # batches.BatchAnalysis
     fresh_names: Any  # codegen.FreshNames
     predicates: Any  # predicates.PredicateAnalysis
     branches: Any  # branches.BranchAnalysis
