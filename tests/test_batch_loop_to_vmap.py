@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import libcst as cst
 import numpy as np
 import pytest
+from libcst.metadata import MetadataWrapper
 
 from jaxfix import corpus
+from jaxfix.analysis import ModuleContext
+from jaxfix.analysis.batches import Refused
 from tests.helpers import codemod_for_module, findings, rewrite
 
 CODEMOD = codemod_for_module("batch_loop_to_vmap")
@@ -462,3 +466,51 @@ def test_comments_of_a_row_loop_body_are_kept() -> None:
     fixed = _fixed(body)
     assert "jax.vmap" in fixed and "for i in" not in fixed
     assert fixed.index("# row i") < fixed.index("# count") < fixed.index("# done") < fixed.index("jax.vmap")
+
+
+# ---- the facts the rule reads ----------------------------------------------------------------------------------
+
+BATCHES = """\
+import jax
+import jax.numpy as jnp
+
+def f(w, xs: jax.Array, ys: jax.Array, key):
+    pairs = jnp.stack([jnp.dot(x, y) for x, y in zip(xs, ys)])
+    noisy = jnp.stack([jax.random.normal(key, (i,)) for i in range(len(xs))])
+    rows = []
+    for x in xs:
+        h = jnp.tanh(w @ x)
+        rows.append(h)
+    out = jnp.zeros_like(xs)
+    for i in range(xs.shape[0]):
+        out = out.at[i].set(jnp.sin(xs[i]))
+    return pairs, noisy, jnp.stack(rows, axis=1), out
+"""
+
+
+def test_what_a_batch_walks_is_read_from_the_module_context() -> None:
+    """Which comprehension or loop walks the rows of arrays, and what its steps do, are facts of the module
+    (`ModuleContext.batches`), which any reader asks without the rule: the variables and what each walks, an
+    index read as a row, the list an appending loop fills and the one stack that reads it, the fresh buffer a
+    loop writes row by row, and what stops jax.vmap (a batched value given as a shape)."""
+    context = ModuleContext(MetadataWrapper(cst.parse_module(BATCHES)))
+    batches = context.batches
+    code = context.code_for
+    function = context.module.body[2]
+    pairs, noisy, rows, loop, out, buffer_loop, _ = function.body.body
+    zipped = batches.batch(pairs.body[0].value.args[0].value)
+    assert zipped.variables == ["x", "y"] and [code(a) for a in zipped.arrays] == ["xs", "ys"]
+    assert all(batches.is_array(a) for a in zipped.arrays) and batches.assumed_rows(zipped) == ("", None, None)
+    indexed = batches.batch(noisy.body[0].value.args[0].value)
+    assert indexed.index == "i" and code(indexed.arrays[0]) == "xs" and code(indexed.count) == "len(xs)"
+    normal = indexed.element
+    with pytest.raises(Refused, match="shape"):
+        batches.check_function(normal.func, [1], len(normal.args))
+    appended = batches.loop_batch(loop, loop.body.body[-1].body[0].value.args[0].value, loop.body.body[:-1])
+    assert appended.variables == ["x"] and code(appended.arrays[0]) == "xs" and len(appended.statements) == 1
+    creation = batches.creation(loop, "rows")
+    assert creation is rows
+    call, shown, axis = batches.single_stack(loop, "rows", creation)
+    assert (code(call), shown, axis) == ("jnp.stack(rows, axis=1)", "jnp.stack", 1)
+    assert batches.buffer_creation(buffer_loop, "out") is out
+    assert batches.buffer_creation(buffer_loop, "rows") is None  # `rows = []` is not a call

@@ -135,6 +135,12 @@ class ModuleContext:
         return DonationAnalysis(self)
 
     @cached_property
+    def batches(self):
+        from jaxfix.analysis.batches import BatchAnalysis
+
+        return BatchAnalysis(self)
+
+    @cached_property
     def row_writes(self):
         from jaxfix.analysis.row_writes import RowWriteAnalysis
 

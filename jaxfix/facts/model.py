@@ -37,6 +37,7 @@ class ModuleModel(Protocol):
     donation: Any  # donation.DonationAnalysis
     row_writes: Any  # row_writes.RowWriteAnalysis
     scan_loops: Any  # scan_loops.ScanLoopAnalysis
+    batches: Any  # batches.BatchAnalysis
     fresh_names: Any  # codegen.FreshNames
     predicates: Any  # predicates.PredicateAnalysis
     branches: Any  # branches.BranchAnalysis
