@@ -448,3 +448,54 @@ DTYPE_POSITION = {
 # The same for the filled constructors and the `*_like` ones (`jnp.full(shape, value, dtype)`).
 FILLED_DTYPE_POSITION = {name: DTYPE_POSITION[name] for name in FILLED}
 LIKE_DTYPE_POSITION = {name: DTYPE_POSITION[name] for name in LIKE}
+
+
+# ---- what jax.vmap batches ------------------------------------------------------------------------------------
+
+# The calls that stack a list of arrays into one, and how a rewrite spells each.
+STACKING = {"jax.numpy.stack": "jnp.stack", "jax.numpy.array": "jnp.array", "jax.numpy.asarray": "jnp.asarray"}
+# Functions whose result shape depends on the values: each element may give another shape, and under
+# jax.vmap they raise (unless given a static `size=`).
+VALUE_SHAPED = frozenset(
+    "jax.numpy." + name
+    for name in "nonzero argwhere flatnonzero unique unique_values unique_counts compress extract trim_zeros "
+    "union1d intersect1d setdiff1d setxor1d".split()
+)
+# Arguments that are shapes, sizes or counts (positions, keywords): a batched value there has no single value
+# under jax.vmap (`jnp.zeros(i)`, `x.reshape(i, -1)`, `jax.random.normal(key, (i,))`).
+SHAPE_ARGUMENTS = {
+    **{"jax.numpy." + n: ((0,), ("shape",)) for n in "zeros ones empty full".split()},
+    **{"jax.numpy." + n: ((), ("shape",)) for n in "zeros_like ones_like empty_like full_like".split()},
+    "jax.numpy.arange": ((0, 1, 2), ("start", "stop", "step")),
+    "jax.numpy.linspace": ((2,), ("num",)),
+    "jax.numpy.logspace": ((2,), ("num",)),
+    "jax.numpy.eye": ((0, 1, 2), ("N", "M", "k")),
+    "jax.numpy.identity": ((0,), ("n",)),
+    "jax.numpy.tri": ((0, 1, 2), ("N", "M", "k")),
+    "jax.numpy.broadcast_to": ((1,), ("shape",)),
+    "jax.numpy.reshape": ((1,), ("newshape", "shape")),
+    "jax.numpy.tile": ((1,), ("reps",)),
+    "jax.numpy.repeat": ((1,), ("repeats", "total_repeat_length")),
+    "jax.numpy.pad": ((1,), ("pad_width",)),
+    "jax.numpy.resize": ((1,), ("new_shape",)),
+    "jax.numpy.split": ((1,), ("indices_or_sections",)),
+    "jax.numpy.tril": ((1,), ("k",)),
+    "jax.numpy.triu": ((1,), ("k",)),
+}
+# jax.random functions and the position of their `shape` (or count) argument; the key (position 0) and the
+# parameters before the shape may be batched. Others take a batched value only as their key.
+RANDOM_SHAPE_POSITION = {
+    **{n: 1 for n in "normal uniform randint exponential laplace logistic gumbel cauchy rademacher bits split".split()},
+    **{n: 2 for n in "bernoulli choice gamma poisson dirichlet t loggamma".split()},
+    **{n: 3 for n in "categorical truncated_normal beta".split()},
+    "fold_in": None,
+}
+# Samplers called with positional arguments only: the position of their shape, their number of arguments,
+# and the kind of their default dtype (the array they return has that shape and dtype).
+POSITIONAL_SAMPLERS = {
+    **{"jax.random." + n: (1, 2, "float") for n in "normal uniform exponential laplace logistic gumbel cauchy".split()},
+    "jax.random.bernoulli": (2, 3, "bool"),
+    "jax.random.randint": (1, 4, "int"),
+}
+# Reductions that return a 0-d array when given one array and nothing else.
+WHOLE_REDUCTIONS = REDUCTIONS - {"jax.numpy.trace", "jax.numpy.logaddexp.reduce", "jax.numpy.vdot"}
