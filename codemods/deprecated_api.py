@@ -11,19 +11,21 @@ from __future__ import annotations
 from typing import Sequence
 
 import libcst as cst
-from libcst.metadata import ImportAssignment, ScopeProvider
+from libcst.metadata import ScopeProvider
 
 from jaxfix.analysis.api_references import (
-    DEPRECATED, Api, ApiTable, ReadsApiTable, hint_message, in_shim, is_dotted, qualified_reference, stored,
+    DEPRECATED, Api, ApiTable, ReadsApiTable, hint_message, import_bindings, import_is_referenced, in_shim,
+    is_dotted, qualified_reference, stored,
 )  # fmt: skip
 from jaxfix.analysis.sharding import NONE, SPEC, UNKNOWN
 from jaxfix.analysis.syntax import dotted_name
 from jaxfix.codegen import keep_parens
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Fix, ImportSpec, Safety
+from jaxfix.edit.api_rewrites import Qualify, TIGHT_EQUAL, bind_arguments, has_effects, jit_arguments, keyword_of, parenthesized, receiver, shard_map_arguments, spelled, with_keywords
 from jaxfix.facts.knowledge.deprecations import (
-    ADDED_KEYWORDS, AT, EXPLICIT_IMPORTS, HINT, JIT, JIT_KEYWORDS, KEYWORD_RENAMES, MOVE, RENAME, SHARD_MAP,
-    SHARD_MAP_ASSUMES, SHARD_MAP_POSITIONAL, SPEC_REASON, TIE_IN, TYPE, UNSAFE_RENAMES, VALUE, X64,
+    ADDED_KEYWORDS, AT, HINT, JIT, KEYWORD_RENAMES, MOVE, RENAME, SHARD_MAP, SHARD_MAP_ASSUMES, SPEC_REASON, TIE_IN,
+    TYPE, UNSAFE_RENAMES, VALUE, X64,
 )  # fmt: skip
 
 
@@ -373,13 +375,13 @@ class DeprecatedApi(ReadsApiTable, Codemod):
             if call is None:
                 self.report(node, f"{message} (a reference, not a call: rewrite it by hand)")
                 return
-            if any(_keyword(a) in added for a in call.args):
+            if any(keyword_of(a) in added for a in call.args):
                 self.report(call, f"{message} (the call already passes one of them: rewrite it by hand)")
                 return
-            changes = [(call, call.with_changes(func=new_expr, args=_with_keywords(call.args, added)))]
-        elif call is not None and renames and any(_keyword(a) in renames for a in call.args):
+            changes = [(call, call.with_changes(func=new_expr, args=with_keywords(call.args, added)))]
+        elif call is not None and renames and any(keyword_of(a) in renames for a in call.args):
             args = [
-                a.with_changes(keyword=cst.Name(renames[_keyword(a)])) if _keyword(a) in renames else a
+                a.with_changes(keyword=cst.Name(renames[keyword_of(a)])) if keyword_of(a) in renames else a
                 for a in call.args
             ]
             changes = [(call, call.with_changes(func=new_expr, args=args))]
@@ -417,7 +419,7 @@ class DeprecatedApi(ReadsApiTable, Codemod):
 
     def _at_call(self, call: cst.Call, api: Api) -> tuple[cst.BaseExpression, tuple] | None:
         """`x.at[idx].op(y, **kw)` for `jax.ops.index_op(x, idx, y, **kw)`, and the imports it needs."""
-        bound = _bind(call.args, ("x", "idx", "y", "indices_are_sorted", "unique_indices"), required=3)
+        bound = bind_arguments(call.args, ("x", "idx", "y", "indices_are_sorted", "unique_indices"), required=3)
         if bound is None:
             return None
         x, idx, y = bound["x"], bound["idx"], bound["y"]
@@ -431,11 +433,11 @@ class DeprecatedApi(ReadsApiTable, Codemod):
         else:
             elements = [cst.SubscriptElement(cst.Index(idx))]
         keywords = [
-            cst.Arg(bound[k], keyword=cst.Name(k), equal=_EQUAL)
+            cst.Arg(bound[k], keyword=cst.Name(k), equal=TIGHT_EQUAL)
             for k in ("indices_are_sorted", "unique_indices")
             if k in bound
         ]
-        at = cst.Subscript(cst.Attribute(_receiver(x), cst.Name("at")), elements)
+        at = cst.Subscript(cst.Attribute(receiver(x), cst.Name("at")), elements)
         new = cst.Call(cst.Attribute(at, cst.Name(api.new)), [cst.Arg(y), *keywords])
         return keep_parens(call, new), imports
 
@@ -469,12 +471,12 @@ class DeprecatedApi(ReadsApiTable, Codemod):
     def _tie_in(self, node: cst.BaseExpression, api: Api) -> None:
         call = self._called(node)
         what = f"`{api.old}` {api.status} (it has been a no-op since omnistaging); `tie_in(x, y)` is just `y`"
-        bound = _bind(call.args, ("x", "y"), required=2) if call is not None else None
+        bound = bind_arguments(call.args, ("x", "y"), required=2) if call is not None else None
         if bound is None:
             self.report(call or node, f"{what} (cannot be rewritten exactly here)")
             return
-        replacement = keep_parens(call, _parenthesized(bound["y"], self.context.parents.get(call)))
-        if _has_effects(bound["x"]):
+        replacement = keep_parens(call, parenthesized(bound["y"], self.context.parents.get(call)))
+        if has_effects(bound["x"]):
             self.report(
                 call,
                 f"{what}; unsafe: dropping `x` drops the call it makes",
@@ -492,7 +494,7 @@ class DeprecatedApi(ReadsApiTable, Codemod):
             self._jit_fix(node, what, [(node, new_expr)], (), imports)
             return
         if call is not None:
-            args = _jit_args(call.args, positional=("in_shardings", "out_shardings"))
+            args = jit_arguments(call.args, positional=("in_shardings", "out_shardings"))
             if args is None or not call.args or call.args[0].keyword is not None or call.args[0].star:
                 why = "cannot be rewritten exactly: pass the function first and the rest by keyword"
                 self.report(call, f"{what} ({why})")
@@ -502,7 +504,7 @@ class DeprecatedApi(ReadsApiTable, Codemod):
         partial = self._partial_of(node)
         if partial is not None:
             rest = list(partial.args[1:])
-            args = _jit_args(rest, positional=())
+            args = jit_arguments(rest, positional=())
             if args is None:
                 self.report(partial, f"{what} (cannot be rewritten exactly: pass pjit's options by keyword)")
                 return
@@ -518,7 +520,7 @@ class DeprecatedApi(ReadsApiTable, Codemod):
         raises: not fixed. `None` or no sharding at all: the same values, placed on one device instead of
         replicated over a legacy mesh: safe where the project enters none, else unsafe."""
         sharding = self.context.sharding
-        given = [a for a in args if a.star == "**" or _keyword(a) in ("in_shardings", "out_shardings")]
+        given = [a for a in args if a.star == "**" or keyword_of(a) in ("in_shardings", "out_shardings")]
         kinds = [UNKNOWN if a.star else sharding.kind(a.value) for a in given]
         for arg, kind in zip(given, kinds):
             if kind in (SPEC, UNKNOWN):
@@ -549,15 +551,15 @@ class DeprecatedApi(ReadsApiTable, Codemod):
         call = self._called(node)
         partial = self._partial_of(node) if call is None else None
         if call is not None:
-            args = _shard_map_args(call.args, positional=True)
+            args = shard_map_arguments(call.args, positional=True)
             if args is not None:
                 new = call.with_changes(func=new_expr, args=args)
                 fix = self._fix("Use `jax.shard_map`", [(call, new)], imports, node, safety=Safety.UNSAFE)
                 self.report(call, unsafe, fix)
                 return
         elif partial is not None:
-            args = _shard_map_args(list(partial.args[1:]), positional=False)
-            if args is not None and {"mesh", "in_specs", "out_specs"} <= {_keyword(a) for a in args}:
+            args = shard_map_arguments(list(partial.args[1:]), positional=False)
+            if args is not None and {"mesh", "in_specs", "out_specs"} <= {keyword_of(a) for a in args}:
                 new = partial.with_changes(args=[partial.args[0].with_changes(value=new_expr), *args])
                 fix = self._fix("Use `jax.shard_map`", [(partial, new)], imports, node, safety=Safety.UNSAFE)
                 self.report(node, unsafe, fix)
@@ -572,7 +574,7 @@ class DeprecatedApi(ReadsApiTable, Codemod):
         what = f"`{api.old}` {api.status}; use `jax.enable_x64({'True' if enable else 'False'})`"
         bound = None
         if call is not None and not isinstance(self.context.parents.get(call), cst.Decorator):
-            bound = _bind(call.args, ("new_val",) if enable else (), required=0)
+            bound = bind_arguments(call.args, ("new_val",) if enable else (), required=0)
         if bound is None:
             self.report(call or node, f"{what} (cannot be rewritten exactly here)")
             return
@@ -581,13 +583,13 @@ class DeprecatedApi(ReadsApiTable, Codemod):
         self.report(call, what, self._fix("Use `jax.enable_x64`", [(call, new)], imports, node))
 
     def _value(self, node: cst.BaseExpression, api: Api) -> None:
-        qualify = _Qualify(self.context.names)
+        qualify = Qualify(self.context.names)
         value = cst.parse_expression(api.new).visit(qualify)
         imports = tuple(dict.fromkeys(qualify.imports))
         if node.lpar:
             value = value.with_changes(lpar=node.lpar, rpar=node.rpar)
         else:
-            value = _parenthesized(value, self.context.parents.get(node))
+            value = parenthesized(value, self.context.parents.get(node))
         message = f"`{api.old}` {api.status}; use `{api.new}`"
         self.report(node, message, self._fix(f"Use `{api.new}`", [(node, value)], imports, node))
 
@@ -609,7 +611,8 @@ class DeprecatedApi(ReadsApiTable, Codemod):
                 continue
             api = hit[0]
             rehome = self._rehome(node, alias)
-            if rehome is not None and self._referenced(node, alias.evaluated_alias or alias.evaluated_name):
+            local = alias.evaluated_alias or alias.evaluated_name
+            if rehome is not None and import_is_referenced(self._metadata(ScopeProvider), node, local):
                 new_module = api.new.rsplit(".", 1)[0]
                 self.report(
                     alias,
@@ -680,7 +683,7 @@ class DeprecatedApi(ReadsApiTable, Codemod):
     def leave_Module(self, original_node: cst.Module) -> None:
         for statement, alias, spec, api in self._unused_candidates:
             local = spec.asname or spec.obj or spec.module
-            if self._referenced(statement, local):
+            if import_is_referenced(self._metadata(ScopeProvider), statement, local):
                 continue
             name = f"{spec.module}.{spec.obj}" if spec.obj else spec.module
             if self._exported(local):
@@ -714,15 +717,6 @@ class DeprecatedApi(ReadsApiTable, Codemod):
         code = self.context.module.code
         return "__all__" in code and (f"'{local}'" in code or f'"{local}"' in code)
 
-    def _referenced(self, statement: cst.CSTNode, local: str) -> bool:
-        scope = self._metadata(ScopeProvider).get(statement)
-        if scope is None:
-            return True
-        for assignment in scope.assignments[local]:
-            if isinstance(assignment, ImportAssignment) and assignment.node is statement and assignment.references:
-                return True
-        return False
-
     # ---- helpers -------------------------------------------------------------------------------------------
 
     def _fix(self, description, changes, imports, reference: cst.CSTNode, *, safety: Safety | None = None) -> Fix:
@@ -732,41 +726,13 @@ class DeprecatedApi(ReadsApiTable, Codemod):
         )
 
     def _expression(self, qualified: str, node: cst.BaseExpression) -> tuple[cst.BaseExpression, tuple]:
-        expr, spec = _spelled(self.context.names, qualified)
+        expr, spec = spelled(self.context.names, qualified)
         return keep_parens(node, expr), ((spec,) if spec is not None else ())
-
-    def _bindings(self, reference: cst.CSTNode) -> list[tuple[cst.Import | cst.ImportFrom, cst.ImportAlias, str]]:
-        """The imports that bind `reference`'s leftmost name: (statement, alias, the full name the alias imports)."""
-        base = reference
-        while isinstance(base, cst.Attribute):
-            base = base.value
-        if not isinstance(base, cst.Name):
-            return []
-        scope = self._metadata(ScopeProvider).get(base)
-        if scope is None:
-            return []
-        found = []
-        for assignment in scope[base.value]:
-            if not isinstance(assignment, ImportAssignment):
-                continue
-            statement = assignment.node
-            if isinstance(statement, cst.ImportFrom):
-                if statement.relative or statement.module is None or isinstance(statement.names, cst.ImportStar):
-                    continue
-                module = dotted_name(statement.module)
-                for alias in statement.names:
-                    if (alias.evaluated_alias or alias.evaluated_name) == base.value:
-                        found.append((statement, alias, f"{module}.{alias.evaluated_name}"))
-            elif isinstance(statement, cst.Import):
-                for alias in statement.names:
-                    if alias.evaluated_alias == base.value:
-                        found.append((statement, alias, alias.evaluated_name))
-        return found
 
     def _removed_import(self, reference: cst.CSTNode) -> tuple[ImportSpec, ...]:
         """The import that binds `reference`'s leftmost name, if it imports the old API itself (so it must go)."""
         specs = []
-        for statement, alias, full in self._bindings(reference):
+        for statement, alias, full in import_bindings(self._metadata(ScopeProvider), reference):
             if not self.table.mapped(full):
                 continue
             if isinstance(statement, cst.ImportFrom):
@@ -781,7 +747,7 @@ class DeprecatedApi(ReadsApiTable, Codemod):
             return False
         return any(
             isinstance(statement, cst.ImportFrom) and self._rehome(statement, alias) is not None
-            for statement, alias, _ in self._bindings(reference)
+            for statement, alias, _ in import_bindings(self._metadata(ScopeProvider), reference)
         )
 
     def _called(self, node: cst.CSTNode) -> cst.Call | None:
@@ -809,45 +775,6 @@ class DeprecatedApi(ReadsApiTable, Codemod):
 # ---- module helpers --------------------------------------------------------------------------------------------
 
 
-def _spelled(names, qualified: str) -> tuple[cst.BaseExpression, ImportSpec | None]:
-    """`names.expression_for`, and the import of the name's module itself where `import jax` does not load it."""
-    expr, spec = names.expression_for(qualified)
-    module = qualified.rsplit(".", 1)[0]
-    if module in EXPLICIT_IMPORTS and names.module_alias(module) is None:
-        spec = ImportSpec(module)
-    return expr, spec
-
-
-class _Qualify(cst.CSTTransformer):
-    """A `value` row's expression with each dotted name spelled as this module can name it."""
-
-    def __init__(self, names) -> None:
-        self.names = names
-        self.imports: list[ImportSpec] = []
-
-    def visit_Attribute(self, node: cst.Attribute) -> bool:
-        return False  # the outermost dotted name is one qualified name
-
-    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
-        expr, spec = _spelled(self.names, dotted_name(original_node))
-        if spec is not None:
-            self.imports.append(spec)
-        return expr
-
-
-def _with_keywords(args: Sequence[cst.Arg], added: dict[str, str]) -> list[cst.Arg]:
-    """`args` and then `added` as keyword arguments, a trailing comma kept last."""
-    out = list(args)
-    new = [cst.Arg(cst.parse_expression(v), keyword=cst.Name(k), equal=_EQUAL) for k, v in added.items()]
-    if out and isinstance(out[-1].comma, cst.Comma):
-        new[-1] = new[-1].with_changes(comma=out[-1].comma)
-        out[-1] = out[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-    return out + new
-
-
-_EQUAL = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
-
-
 def _numpy_value(expr: cst.BaseExpression, names) -> bool:
     if isinstance(expr, (cst.List, cst.Tuple, cst.ListComp, cst.Integer, cst.Float)):
         return True
@@ -864,158 +791,3 @@ def _new_home(node: cst.ImportFrom, alias: cst.ImportAlias, table: ApiTable) -> 
         return None
     new_module, new_leaf = api.new.rsplit(".", 1)
     return new_module if new_leaf == alias.evaluated_name else None
-
-
-def _keyword(arg: cst.Arg) -> str | None:
-    return arg.keyword.value if arg.keyword is not None else None
-
-
-def _bind(args: Sequence[cst.Arg], params: Sequence[str], *, required: int) -> dict[str, cst.BaseExpression] | None:
-    """Arguments bound to parameter names as Python would; None for `*`/`**`, unknown, repeated or missing ones,
-    or keywords given out of order where moving them would reorder a call's side effects."""
-    bound: dict[str, cst.BaseExpression] = {}
-    order: list[str] = []
-    positional = 0
-    for arg in args:
-        if arg.star:
-            return None
-        if arg.keyword is None:
-            if positional >= len(params):
-                return None
-            name = params[positional]
-            positional += 1
-        else:
-            name = arg.keyword.value
-            if name not in params:
-                return None
-        if name in bound:
-            return None
-        bound[name] = arg.value
-        order.append(name)
-    if any(p not in bound for p in params[:required]):
-        return None
-    canonical = [p for p in params if p in bound]
-    if order != canonical and any(_has_effects(bound[n]) for n in order):
-        return None
-    return bound
-
-
-def _jit_args(args: Sequence[cst.Arg], *, positional: Sequence[str]) -> list[cst.Arg] | None:
-    """pjit's arguments for jax.jit: positional shardings as keywords, legacy keywords renamed; None if impossible."""
-    renames = KEYWORD_RENAMES["jax.experimental.pjit.pjit"]
-    out: list[cst.Arg] = []
-    seen: set[str] = set()
-    index = 0
-    for position, arg in enumerate(args):
-        if arg.star == "*":
-            return None
-        if arg.star == "**":
-            out.append(arg)
-            continue
-        if arg.keyword is None:
-            if positional and position == 0:
-                out.append(arg)  # the function
-                continue
-            if index >= len(positional):
-                return None
-            name = positional[index]
-            index += 1
-            arg = arg.with_changes(keyword=cst.Name(name), equal=_EQUAL)
-        else:
-            name = renames.get(arg.keyword.value, arg.keyword.value)
-            if name not in JIT_KEYWORDS:
-                return None
-            if name != arg.keyword.value:
-                arg = arg.with_changes(keyword=cst.Name(name))
-        if name in seen:
-            return None
-        seen.add(name)
-        out.append(arg)
-    return out
-
-
-def _shard_map_args(args: Sequence[cst.Arg], *, positional: bool) -> list[cst.Arg] | None:
-    """The legacy shard_map's arguments for jax.shard_map; None if they do not map exactly."""
-    out: list[cst.Arg] = []
-    seen: set[str] = set()
-    for position, arg in enumerate(args):
-        if arg.star:
-            return None
-        if arg.keyword is None:
-            if not positional or position >= len(SHARD_MAP_POSITIONAL):
-                return None
-            if position == 0:
-                out.append(arg)
-                continue
-            name = SHARD_MAP_POSITIONAL[position]
-            arg = arg.with_changes(keyword=cst.Name(name), equal=_EQUAL)
-        else:
-            name = KEYWORD_RENAMES["jax.experimental.shard_map.shard_map"].get(arg.keyword.value, arg.keyword.value)
-            if name not in SHARD_MAP_POSITIONAL[1:]:
-                return None  # `f=` (positional-only now), `auto=` (no equivalent), anything unknown
-            if name != arg.keyword.value:
-                arg = arg.with_changes(keyword=cst.Name(name))
-        if name in seen:
-            return None
-        seen.add(name)
-        out.append(arg)
-    if positional and (not out or out[0].keyword is not None):
-        return None
-    return out
-
-
-_ATOMS = (
-    cst.Name, cst.Attribute, cst.Subscript, cst.Call, cst.List, cst.Dict, cst.Set, cst.SimpleString,
-    cst.ConcatenatedString, cst.FormattedString, cst.Ellipsis, cst.ListComp, cst.DictComp, cst.SetComp,
-)  # fmt: skip
-
-
-def _receiver(expr: cst.BaseExpression) -> cst.BaseExpression:
-    """`expr` fit to stand before `.at`: parenthesized unless it is already a primary."""
-    if expr.lpar or isinstance(expr, (cst.Name, cst.Attribute, cst.Subscript, cst.Call)):
-        return expr
-    return expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-
-
-_NO_PARENS_NEEDED = (cst.Arg, cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Return, cst.Expr, cst.Element,
-                     cst.DictElement, cst.Index, cst.Yield)  # fmt: skip
-
-
-def _parenthesized(expr: cst.BaseExpression, parent: cst.CSTNode | None) -> cst.BaseExpression:
-    """`expr` put where a call stood: parenthesized unless it is atomic or its new place cannot bind tighter."""
-    if expr.lpar or isinstance(expr, _ATOMS) or isinstance(parent, _NO_PARENS_NEEDED):
-        return expr
-    if isinstance(expr, (cst.Integer, cst.Float, cst.Imaginary)) and not isinstance(parent, cst.Attribute):
-        return expr
-    return expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-
-
-class _Effects(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.found = False
-
-    def visit_Call(self, node) -> bool:
-        self.found = True
-        return False
-
-    def visit_Await(self, node) -> bool:
-        self.found = True
-        return False
-
-    def visit_Yield(self, node) -> bool:
-        self.found = True
-        return False
-
-    def visit_NamedExpr(self, node) -> bool:
-        self.found = True
-        return False
-
-    def visit_Lambda(self, node) -> bool:
-        return False  # its body does not run here
-
-
-def _has_effects(expr: cst.CSTNode) -> bool:
-    """Whether evaluating `expr` may do more than read names (a call, await, yield or walrus inside it)."""
-    visitor = _Effects()
-    expr.visit(visitor)
-    return visitor.found

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import libcst as cst
-from libcst.metadata import QualifiedNameSource
+from libcst.metadata import ImportAssignment, QualifiedNameSource
 
 from jaxfix.analysis.screen import Screen, dotted, libcst_span, other_bindings, single_import, source_bytes
 from jaxfix.analysis.syntax import dotted_name
@@ -501,3 +501,45 @@ def _catches_missing_ast(handler: ast.ExceptHandler) -> bool:
     """`_catches_missing` on the `ast`."""
     kinds = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
     return any((parts := dotted(kind)) is not None and parts[-1] in _MISSING for kind in kinds if kind is not None)
+
+
+def import_bindings(scopes, reference: cst.CSTNode) -> list[tuple[cst.Import | cst.ImportFrom, cst.ImportAlias, str]]:
+    """The imports that bind `reference`'s leftmost name: (statement, alias, the full name the alias imports).
+    `scopes`: ScopeProvider's map of the module."""
+    base = reference
+    while isinstance(base, cst.Attribute):
+        base = base.value
+    if not isinstance(base, cst.Name):
+        return []
+    scope = scopes.get(base)
+    if scope is None:
+        return []
+    found = []
+    for assignment in scope[base.value]:
+        if not isinstance(assignment, ImportAssignment):
+            continue
+        statement = assignment.node
+        if isinstance(statement, cst.ImportFrom):
+            if statement.relative or statement.module is None or isinstance(statement.names, cst.ImportStar):
+                continue
+            module = dotted_name(statement.module)
+            for alias in statement.names:
+                if (alias.evaluated_alias or alias.evaluated_name) == base.value:
+                    found.append((statement, alias, f"{module}.{alias.evaluated_name}"))
+        elif isinstance(statement, cst.Import):
+            for alias in statement.names:
+                if alias.evaluated_alias == base.value:
+                    found.append((statement, alias, alias.evaluated_name))
+    return found
+
+
+def import_is_referenced(scopes, statement: cst.CSTNode, local: str) -> bool:
+    """Whether the name `local` that the import `statement` binds is read anywhere (True where its scope is unknown).
+    `scopes`: ScopeProvider's map of the module."""
+    scope = scopes.get(statement)
+    if scope is None:
+        return True
+    for assignment in scope.assignments[local]:
+        if isinstance(assignment, ImportAssignment) and assignment.node is statement and assignment.references:
+            return True
+    return False
