@@ -1,4 +1,4 @@
-"""Who may import whom (docs/how-it-works.md): jaxfix's modules import each other without a cycle, function-level
+"""Who may import whom (docs/how-it-works.md), and how big a rule may grow: jaxfix's modules import each other without a cycle, function-level
 imports included; the analyses are typed against the `ModuleModel` Protocol and never import the context that builds
 them; the analysis reads no file; `config` knows no rule; a rule reads facts, never another rule (which rule takes a
 place is `yields_to`, applied by the registry). Each layer can then be read, tested and loaded on its own."""
@@ -132,3 +132,12 @@ def test_the_analysis_reads_no_file_and_imports_nothing_that_does() -> None:
 def test_config_imports_no_part_of_jaxfix() -> None:
     """config.py reads [tool.jaxfix]; the engine checks its codes and options against the rules."""
     assert {owner(name) for name in imported("jaxfix.config")} == {None}
+
+
+RULE_MODULE_LINES = 800  # past this, a rule holds facts that belong in jaxfix/analysis/ or data in facts/knowledge/
+
+
+def test_no_rule_module_is_over_800_lines() -> None:
+    rules = PACKAGES["jaxfix.codemods"].glob("*.py")
+    sizes = {path.name: len(path.read_text(encoding="utf-8").splitlines()) for path in rules}
+    assert {name: lines for name, lines in sizes.items() if lines > RULE_MODULE_LINES} == {}
