@@ -1,7 +1,8 @@
-"""Who may import whom (docs/how-it-works.md), and how big a rule may grow: jaxfix's modules import each other without a cycle, function-level
-imports included; the analyses are typed against the `ModuleModel` Protocol and never import the context that builds
-them; the analysis reads no file; `config` knows no rule; a rule reads facts, never another rule (which rule takes a
-place is `yields_to`, applied by the registry). Each layer can then be read, tested and loaded on its own."""
+"""Who may import whom (docs/how-it-works.md), and how big a rule may grow: jaxfix's modules import each other
+without a cycle, function-level imports included; the analyses are typed against the `ModuleModel` Protocol and
+never import the context that builds them; the analysis reads no file; `config` knows no rule; a rule reads facts,
+never another rule (which rule takes a place is `yields_to`, applied by the registry). Each layer can then be read,
+tested and loaded on its own."""
 
 from __future__ import annotations
 
