@@ -232,3 +232,10 @@ def test_defs_agree_with_the_project_index():
         except SyntaxError:
             continue
         assert Binder(tree).defs == ast_qualified_defs(tree), path
+
+
+def test_the_binder_imports_no_libcst_and_nothing_of_jaxfix():
+    tree = ast.parse((ROOT / "jaxfix" / "facts" / "binder.py").read_text(encoding="utf-8"))
+    imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    imported |= {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    assert imported <= {"__future__", "ast", "builtins", "typing"}

@@ -194,14 +194,10 @@ def _prefixes_of(node: ast.AST) -> Iterator[tuple[str, ast.AST]]:
 
 def _full_name(node: ast.AST) -> str | None:
     """`jax.numpy.zeros` for that chain of attributes on a name, None for anything else."""
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    parts.append(node.id)
-    return ".".join(reversed(parts))
+    if type(node) is ast.Name:
+        return node.id
+    base = _full_name(node.value) if type(node) is ast.Attribute else None
+    return None if base is None else f"{base}.{node.attr}"
 
 
 class _Naming(NamedTuple):
