@@ -361,14 +361,19 @@ class Binder:
             self._children(node)
 
     def _children(self, node: ast.AST) -> None:
-        for field in _fields(type(node)):
+        """`_visit` of each child, inlined: the pass's hot loop (every handler puts `_scope` back as it was)."""
+        parents, scope_of, scope = self.parents, self.scope_of, self._scope
+        for field in _FIELDS.get(type(node)) or _fields(type(node)):
             value = getattr(node, field, None)
-            if isinstance(value, ast.AST):
-                self._visit(value, node)
-            elif isinstance(value, list):
-                for item in value:
-                    if isinstance(item, ast.AST):
-                        self._visit(item, node)
+            for child in value if type(value) is list else (value,):
+                if isinstance(child, ast.AST):
+                    parents[child] = node
+                    scope_of[child] = scope
+                    handler = _HANDLERS.get(type(child))
+                    if handler is not None:
+                        handler(self, child)
+                    else:
+                        self._children(child)
 
     def _visit_all(self, nodes, parent: ast.AST) -> None:
         for item in nodes:
