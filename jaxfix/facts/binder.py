@@ -9,8 +9,8 @@ prefix that some scope binds, all of that scope's bindings. `tests/test_binder.p
 JaxNames'. Where LibCST departs from Python, the binder keeps Python's rule (the agreement test lists these):
 - a walrus inside a comprehension binds in the enclosing function, not in the comprehension;
 - a `match` capture (`case x:`) binds `x`;
-- a function's own name read before its binding in the text is still the local (a later loop step or an
-  UnboundLocalError), never the enclosing scope's.
+- a name a function binds, read in it before its binding in the text, is still the function's local (a later
+  loop step's value, or an UnboundLocalError), never the enclosing scope's name.
 No LibCST and no I/O here: the facts are built on this, and LibCST only builds the fixes."""
 
 from __future__ import annotations
@@ -120,8 +120,8 @@ class Scope:
             return True
         return self.visible_above().contains(name)
 
-    def resolve(self, name: str, reader: Scope) -> list[Binding]:
-        """Every binding of `name` in the scope that answers it for code in `reader` (no order)."""
+    def resolve(self, name: str) -> list[Binding]:
+        """Every binding of `name` in the scope that answers it for code here (in no order)."""
         if self.kind == "builtins":
             found = self._builtin(name)
             return [found] if found is not None else []
@@ -129,10 +129,10 @@ class Scope:
             target = self.overwrites[name]
             while target.kind == "class":
                 target = target.parent
-            return target.resolve(name, reader)
+            return target.resolve(name)
         if name in self.bindings:
             return self.bindings[name]
-        return self.visible_above().resolve(name, reader)
+        return self.visible_above().resolve(name)
 
     def binding_target(self, name: str) -> Scope:
         """The scope a binding of `name` made here lands in (`global` and `nonlocal` move it)."""
@@ -314,7 +314,7 @@ class Binder:
         bindings: list[Binding] = []
         while prefix:
             if scope.contains(prefix):
-                bindings = scope.resolve(prefix, scope)
+                bindings = scope.resolve(prefix)
                 break
             cut = prefix.rfind(".")
             prefix = prefix[:cut] if cut > 0 else None
@@ -341,13 +341,13 @@ class Binder:
         """The bindings a read of `name` may see: the answering scope's, only those made before the read where
         that is the read's own scope; none made before in a module or class body: the enclosing scope's."""
         scope = read.scope
-        found = scope.resolve(name, scope)
+        found = scope.resolve(name)
         earlier = [b for b in found if b.scope is not scope or b.index < read.index]
         if earlier or not found:
             return earlier
         if scope.function_like:
             return found  # a local read before its binding in the text: Python's local, not the enclosing name
-        return scope.parent.resolve(name, scope)
+        return scope.parent.resolve(name)
 
     # ---- the pass -----------------------------------------------------------------------------------------------
 
