@@ -226,6 +226,7 @@ class Binder:
         self.reads: dict[ast.Name, Read] = {}
         self._binding_of: dict[ast.AST, Binding] = {}  # a stored-to `ast.Name` -> its binding
         self._imported_heads: set[str] = set()  # the first names of what imports bind: only these name imports
+        self._dotted_bound: set[str] = set()  # the dotted names bound (`a.b` of `import a.b`): no other is
         self._scope = self.module
         self._chains: list[ast.Attribute | None] = [None]  # LibCST's top-level attribute, one per call entered
         self._naming = _Naming("top", "")
@@ -313,7 +314,7 @@ class Binder:
         prefix: str | None = full_name
         bindings: list[Binding] = []
         while prefix:
-            if scope.contains(prefix):
+            if ("." not in prefix or prefix in self._dotted_bound) and scope.contains(prefix):
                 bindings = scope.resolve(prefix)
                 break
             cut = prefix.rfind(".")
@@ -329,9 +330,9 @@ class Binder:
             self._reader_of = {}
             for read in self.reads.values():
                 at: ast.AST = read.node
-                if read.chain is not None:
+                if read.chain is not None and self._dotted_bound:
                     for dotted, node in _dotted_prefixes(read.chain):
-                        if read.scope.contains(dotted):
+                        if dotted in self._dotted_bound and read.scope.contains(dotted):
                             at = node
                             break
                 self._reader_of[at] = read
@@ -448,8 +449,9 @@ class Binder:
             else:
                 parts = alias.name.split(".")
                 self._imported_heads.add(parts[0])
-                for cut in range(len(parts), 0, -1):
-                    self._bind(".".join(parts[:cut]), node)
+                for cut in range(len(parts), 1, -1):
+                    self._dotted_bound.add(self._bind(".".join(parts[:cut]), node).name)
+                self._bind(parts[0], node)
         self._scope.count += 1
 
     def _global(self, node: ast.Global | ast.Nonlocal) -> None:
