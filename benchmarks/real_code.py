@@ -38,7 +38,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from tool_speed import ast_parse_seconds  # noqa: E402  (one measure of the baseline for both scripts)
+from tool_speed import ast_parse_seconds, floor_sources  # noqa: E402  (one measure of the baseline for both scripts)
 
 FINDING = re.compile(r"^(?P<path>.+?):(?P<line>\d+):(?P<col>\d+): (?P<code>JF\d+) ")
 APPLIED = re.compile(r"\d+ files? checked, (?P<changed>\d+) changed(?: \((?P<fixes>\d+) fix(?:es)?\))?")
@@ -167,7 +167,7 @@ def main() -> int:
             shutil.copytree(library, target, symlinks=True)
         files = python_files(copy)
         lines = sum(len(f.read_bytes().splitlines()) for f in files)
-        parse = ast_parse_seconds(files)[0]  # wall seconds, as the cold check is timed
+        parse = ast_parse_seconds(floor_sources([str(copy)])[0])[0]  # wall seconds, as the cold check is timed
         cache = work / "cache" / library.name
         shutil.rmtree(cache, ignore_errors=True)
         cold, cold_s = jaxfix(["check", str(copy)], cache)
