@@ -19,12 +19,13 @@ from jaxfix.analysis.screen import Screen
 from jaxfix.analysis.shapes import FreshBuffer, same_shape
 from jaxfix.analysis.syntax import row_write, target_names, walk
 from jaxfix.analysis.batches import (
-    _STACKING, Batch, Count, Refused, append_of, batched_names, index_only, mentions, simple_assignment,
+    Batch, Count, Refused, append_of, batched_names, index_only, mentions, simple_assignment,
     single_name_assign, snippet, stack_axis,
 )
 from jaxfix.analysis.batches_screen import may_batch
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Fix, Safety
+from jaxfix.facts.knowledge.jax import STACKING
 from jaxfix.edit.batch_loop_to_vmap_fix import keep_body_comments, row_names, tuple_text
 
 _AT = re.compile(r"\.\s*at\b")
@@ -279,7 +280,7 @@ class BatchLoopToVmap(Codemod):
 
     def visit_Call(self, node: cst.Call) -> None:
         callee = self.context.names.callee(node)
-        if callee not in _STACKING or not node.args:
+        if callee not in STACKING or not node.args:
             return
         first = node.args[0]
         out_axis = stack_axis(node, callee)
@@ -291,7 +292,7 @@ class BatchLoopToVmap(Codemod):
         assumed = self.batches.assumed_rows(batch)
         if assumed is None:
             return  # NumPy data, a Python list, a pytree: not a batch jaxfix can prove
-        shown = _STACKING[callee]
+        shown = STACKING[callee]
         walked = "an index" if all(isinstance(a, Count) for a in batch.arrays) else "the rows of an array"
         message = f"{shown} of per-element results over {walked}: jax.vmap computes them in one batched call"
         try:

@@ -15,15 +15,12 @@ from jaxfix.facts.knowledge.jax import GRADIENTS, SHARD_MAPS
 from jaxfix.facts.knowledge.tables import UPDATE_METHOD_NAMES
 
 _PMAP = frozenset({"jax.pmap"})
-_SHARD_MAP = SHARD_MAPS
 _PARTIAL = "functools.partial"
-_GRADS = GRADIENTS
 _COLLECTIVES = frozenset(
     "jax.lax." + n for n in "pmean psum pmax pmin all_gather psum_scatter all_to_all ppermute pshuffle".split()
 )
 # Libraries whose functions do not communicate across devices behind the caller's back.
 _LIBRARIES = ("jax.", "optax.", "flax.", "numpy.", "equinox.", "chex.", "builtins.", "functools.", "math.")
-_UPDATE_METHODS = UPDATE_METHOD_NAMES
 
 
 class MissingCollective(Codemod):
@@ -94,7 +91,7 @@ class MissingCollective(Codemod):
                 continue
             inside = [n for statement in function.body for n in ast.walk(statement)]
             if any(isinstance(n, ast.Return) and n.value is not None for n in inside) and any(
-                isinstance(n, ast.Call) and screen.may_resolve_to(n.func, _GRADS) for n in inside
+                isinstance(n, ast.Call) and screen.may_resolve_to(n.func, GRADIENTS) for n in inside
             ) and not _screen_all_reduced(screen, inside):
                 return True
         return False
@@ -155,7 +152,7 @@ class MissingCollective(Codemod):
                         yield node, axis
             elif isinstance(node, cst.Call) and node.args and node.args[0].keyword is None:
                 callee = names.callee(node)
-                if callee not in _PMAP | _SHARD_MAP:
+                if callee not in _PMAP | SHARD_MAPS:
                     continue
                 axis = self._axis_of(node, decorated=False)
                 if axis is None:
@@ -170,7 +167,7 @@ class MissingCollective(Codemod):
         `expr` is no pmap with an axis name and no shard_map."""
         names = self.context.names
         if not isinstance(expr, cst.Call):
-            return "the mesh axes" if names.qualified(expr) in _SHARD_MAP else None
+            return "the mesh axes" if names.qualified(expr) in SHARD_MAPS else None
         callee = names.callee(expr)
         args = list(expr.args)
         if callee == _PARTIAL and args and args[0].keyword is None:
@@ -178,7 +175,7 @@ class MissingCollective(Codemod):
             args = args[1:]
         elif not decorated:
             args = args[1:]  # jax.pmap(f, ...): the function is not an option
-        if callee in _SHARD_MAP:
+        if callee in SHARD_MAPS:
             return "the mesh axes"
         if callee not in _PMAP:
             return None
@@ -223,14 +220,14 @@ class MissingCollective(Codemod):
         grad_fns: dict[str, cst.Call] = {}  # name -> the jax.grad(...) call it holds
         for node in body:
             if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
-                if isinstance(node.value, cst.Call) and names.callee(node.value) in _GRADS:
+                if isinstance(node.value, cst.Call) and names.callee(node.value) in GRADIENTS:
                     grad_fns[node.targets[0].target.value] = node.value
         for node in body:
             if not (isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.value, cst.Call)):
                 continue
             call = node.value
             transform = None
-            if isinstance(call.func, cst.Call) and names.callee(call.func) in _GRADS:
+            if isinstance(call.func, cst.Call) and names.callee(call.func) in GRADIENTS:
                 transform = call.func
             elif isinstance(call.func, cst.Name) and call.func.value in grad_fns:
                 transform = grad_fns[call.func.value]
@@ -309,7 +306,7 @@ class MissingCollective(Codemod):
                     updated = True
                     continue
                 if isinstance(node.func, cst.Attribute) and callee is None:
-                    if node.func.attr.value not in _UPDATE_METHODS:
+                    if node.func.attr.value not in UPDATE_METHOD_NAMES:
                         return "a method jaxfix does not know receives them"
                     updated = True
                     continue
@@ -355,14 +352,14 @@ def _screen_parallel(screen, defs) -> set:
     def axis(call: ast.Call, callee: ast.AST | None) -> bool:
         if callee is None:
             return False
-        if screen.may_resolve_to(callee, _SHARD_MAP):
+        if screen.may_resolve_to(callee, SHARD_MAPS):
             return True
         return screen.may_resolve_to(callee, _PMAP) and any(k.arg == "axis_name" for k in call.keywords)
 
     for function in defs:
         for decorator in function.decorator_list:
             if not isinstance(decorator, ast.Call):
-                parallel = screen.may_resolve_to(decorator, _SHARD_MAP)
+                parallel = screen.may_resolve_to(decorator, SHARD_MAPS)
             else:
                 parallel = axis(decorator, decorator.func) or axis(decorator, first_positional(decorator))
             if parallel:
@@ -383,7 +380,7 @@ def _screen_all_reduced(screen, inside: list[ast.AST]) -> bool:
     held = {
         n.targets[0].id for n in inside
         if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)
-        and isinstance(n.value, ast.Call) and screen.may_resolve_to(n.value.func, _GRADS)
+        and isinstance(n.value, ast.Call) and screen.may_resolve_to(n.value.func, GRADIENTS)
     }
     calls = [n for n in inside if isinstance(n, ast.Call)]
     for node in inside:
@@ -392,10 +389,10 @@ def _screen_all_reduced(screen, inside: list[ast.AST]) -> bool:
         func = node.value.func
         if isinstance(func, ast.Name) and func.id in held:
             return False  # a gradient function held in a name: not followed here
-        if not (isinstance(func, ast.Call) and screen.may_resolve_to(func.func, _GRADS)):
+        if not (isinstance(func, ast.Call) and screen.may_resolve_to(func.func, GRADIENTS)):
             continue
         parts = dotted(func.func)
-        transforms = {q for q in screen.qualified_names(parts) if q in _GRADS} if parts else set()
+        transforms = {q for q in screen.qualified_names(parts) if q in GRADIENTS} if parts else set()
         has_aux = any(k.arg == "has_aux" for k in func.keywords)
         target = node.targets[0]
         for value_and_grad in {q == "jax.value_and_grad" for q in transforms}:

@@ -21,8 +21,6 @@ CLOCKS = frozenset(
         "time.perf_counter_ns", "time.monotonic_ns", "timeit.default_timer",
     }
 )
-# jax namespaces whose functions compute arrays (dispatched asynchronously)
-_ASYNC_PREFIXES = NUMERIC_NAMESPACES
 # function transformations whose result, called at once (`jax.grad(f)(x)`), computes asynchronously
 _TRANSFORMS = GRAD_LIKE | VMAP_LIKE
 # where a value reaches the host (or is waited for): everything dispatched before it has finished
@@ -250,7 +248,7 @@ class TimingWithoutBlock(Codemod):
             return not self._empty_function(call)
         names = self.context.names
         qualified = names.qualified(call.func) or ""
-        if qualified.startswith(_ASYNC_PREFIXES):
+        if qualified.startswith(NUMERIC_NAMESPACES):  # a jax function that computes arrays, asynchronously
             return True
         return isinstance(call.func, cst.Call) and names.qualified(call.func.func) in _TRANSFORMS
 
@@ -332,11 +330,11 @@ def _one_line(lines: list[str], first: ast.stmt, second: ast.stmt) -> bool:
 
 def _may_be_async(screen, call: ast.Call) -> bool:
     """A superset of `_is_async` on the `ast`: a call that may call a compiled function (`may_call_compiled`), of
-    a name that may resolve into `_ASYNC_PREFIXES`, or of what a call of a transformation returns."""
+    a name that may resolve into `NUMERIC_NAMESPACES`, or of what a call of a transformation returns."""
     if may_call_compiled(screen, call):
         return True
     parts = dotted(call.func)
-    if parts is not None and any(q.startswith(_ASYNC_PREFIXES) for q in screen.qualified_names(parts)):
+    if parts is not None and any(q.startswith(NUMERIC_NAMESPACES) for q in screen.qualified_names(parts)):
         return True
     return isinstance(call.func, ast.Call) and screen.may_resolve_to(call.func.func, _TRANSFORMS)
 

@@ -13,7 +13,7 @@ from libcst.metadata import ScopeProvider
 from jaxfix.analysis.arrays import ARRAY_VALUE, CalledArray, RecordedArray, loud_use
 from jaxfix.analysis.dataflow import Blocker, body_statements, returns_one_array
 from jaxfix.analysis.metadata import children
-from jaxfix.analysis.shapes import REDUCTION_METHODS, REDUCTIONS
+from jaxfix.analysis.shapes import REDUCTION_METHODS
 from jaxfix.analysis.syntax import is_docstring, is_number, target_names, walk
 from jaxfix.facts.knowledge.jax import (
     NUMERIC_NAMESPACES, POSITIONAL_SAMPLERS, RANDOM_SHAPE_POSITION, SHAPE_ARGUMENTS, STACKING, VALUE_SHAPED,
@@ -21,9 +21,6 @@ from jaxfix.facts.knowledge.jax import (
 )
 from jaxfix.facts.model import ModuleModel
 
-_STACKING, _BATCHABLE_PREFIXES, _VALUE_SHAPED = STACKING, NUMERIC_NAMESPACES, VALUE_SHAPED
-_SHAPE_ARGUMENTS, _RANDOM_SHAPE_POSITION, _RANDOM_SAMPLERS = SHAPE_ARGUMENTS, RANDOM_SHAPE_POSITION, POSITIONAL_SAMPLERS
-_WHOLE_REDUCTIONS = WHOLE_REDUCTIONS
 _STATIC_ATTRIBUTES = frozenset({"shape", "ndim", "dtype", "size"})
 _SHAPE_METHODS = frozenset({"reshape", "repeat", "broadcast_to"})
 _CONCRETE_BUILTINS = frozenset({"int", "float", "bool", "complex", "len", "range", "list", "tuple", "str", "repr",
@@ -126,13 +123,13 @@ class BatchAnalysis:
             if isinstance(func, cst.Attribute) and func.attr.value in REDUCTION_METHODS and not expr.args:
                 if self.context.names.qualified(func) is None:
                     return [()], []  # `x.sum()`: a 0-d array
-            if self.context.names.callee(expr) in _WHOLE_REDUCTIONS and len(expr.args) == 1:
+            if self.context.names.callee(expr) in WHOLE_REDUCTIONS and len(expr.args) == 1:
                 return [()], []
             definition = self.dataflow().local_function(func) if isinstance(func, cst.Name) else None
             if definition is not None:
                 return self.call_facts(definition, expr, env, loop, index, depth)
             callee = self.context.names.callee(expr)
-            sampler = _RANDOM_SAMPLERS.get(callee)
+            sampler = POSITIONAL_SAMPLERS.get(callee)
             if sampler is not None and len(expr.args) == sampler[1]:
                 # `jax.random.normal(key, shape)`: that shape, the default dtype of its kind.
                 shape, kind = expr.args[sampler[0]].value, ("default", sampler[2])
@@ -336,9 +333,9 @@ class BatchAnalysis:
         parameters. Returns whether it draws random numbers."""
         qualified = self.context.names.qualified(func)
         if qualified is not None:
-            if qualified in _VALUE_SHAPED:
+            if qualified in VALUE_SHAPED:
                 raise Refused(f"`{qualified}` returns an array whose shape depends on the values")
-            if qualified.startswith(_BATCHABLE_PREFIXES):
+            if qualified.startswith(NUMERIC_NAMESPACES):
                 probe = cst.Call(func, [cst.Arg(cst.Name("_batched_") if i in batched else cst.Name("_")) for i in range(arguments or 0)])
                 if self.batched_shape(qualified, probe, {"_batched_"}):
                     raise Refused(f"`{qualified}` would take a batched value as a shape or a count")
@@ -467,13 +464,13 @@ class BatchAnalysis:
             return None
         qualified = self.context.names.qualified(func)
         if qualified is not None:
-            if qualified in _VALUE_SHAPED and not any(a.keyword is not None and a.keyword.value == "size" for a in call.args):
+            if qualified in VALUE_SHAPED and not any(a.keyword is not None and a.keyword.value == "size" for a in call.args):
                 return f"calls `{code(func)}`, whose result shape depends on the values"
             if qualified == "jax.numpy.where" and len(call.args) == 1:
                 return "calls `jnp.where` with one argument, whose result shape depends on the values"
             if self.batched_shape(qualified, call, tainted):
                 return f"uses a batched value as a shape or a count (`{snippet(code(call))}`)"
-            if qualified.startswith(_BATCHABLE_PREFIXES):
+            if qualified.startswith(NUMERIC_NAMESPACES):
                 return None
             return f"passes a batched value to `{code(func)}`, which does not batch under jax.vmap"
         if isinstance(func, cst.Name):
@@ -499,9 +496,9 @@ class BatchAnalysis:
         """Whether `call` passes a batched value where the function takes a shape, a size or a count."""
         if qualified.startswith("jax.random."):
             name = qualified[len("jax.random."):]
-            if name not in _RANDOM_SHAPE_POSITION:
+            if name not in RANDOM_SHAPE_POSITION:
                 return any(_batched(a.value, tainted) for a in call.args[1:])
-            position = _RANDOM_SHAPE_POSITION[name]
+            position = RANDOM_SHAPE_POSITION[name]
             if position is None:
                 return False
             return any(
@@ -509,9 +506,9 @@ class BatchAnalysis:
                 and ((a.keyword is None and i >= position) or (a.keyword is not None and a.keyword.value in ("shape", "num")))
                 for i, a in enumerate(call.args)
             )
-        if qualified not in _SHAPE_ARGUMENTS:
+        if qualified not in SHAPE_ARGUMENTS:
             return False
-        positions, keywords = _SHAPE_ARGUMENTS[qualified]
+        positions, keywords = SHAPE_ARGUMENTS[qualified]
         return any(
             _batched(a.value, tainted)
             and ((a.keyword is None and (i in positions or a.star)) or (a.keyword is not None and a.keyword.value in keywords))
@@ -619,12 +616,12 @@ class BatchAnalysis:
             if call is None or not isinstance(call, cst.Call) or arg is not call.args[0]:
                 return None
             callee = self.context.names.callee(call)
-            if callee not in _STACKING:
+            if callee not in STACKING:
                 return None
             axis = stack_axis(call, callee)
             if axis is None or not self.after(call, loop):
                 return None
-            found = (call, _STACKING[callee], axis)
+            found = (call, STACKING[callee], axis)
         return found
 
     def buffer_creation(self, loop: cst.For, out: str) -> cst.SimpleStatementLine | None:

@@ -10,8 +10,8 @@ from typing import Sequence
 from jaxfix.analysis.dataflow import ARRAY_METHODS
 from jaxfix.analysis.screen import Screen, array_bindings, dotted, surely_carries
 from jaxfix.analysis.syntax import AT_METHODS
-from jaxfix.analysis.batches import _SHORT, _STACKING
-from jaxfix.facts.knowledge.jax import CORE_ARRAY_NAMESPACES
+from jaxfix.analysis.batches import _SHORT
+from jaxfix.facts.knowledge.jax import CORE_ARRAY_NAMESPACES, STACKING
 
 
 def may_batch(screen: Screen) -> bool:
@@ -34,7 +34,7 @@ def may_batch(screen: Screen) -> bool:
         if not node.orelse:
             rows = rows or _row_loop_form(node, node.body[-1])
             appends = appends or _appends_to(node.body[-1]) is not None
-    stacks = [n for n in stacks if screen.may_resolve_to(n.func, _STACKING) and _stack_axis_form(n)]
+    stacks = [n for n in stacks if screen.may_resolve_to(n.func, STACKING) and _stack_axis_form(n)]
     if not stacks and not rows:
         return False
     walks = _Walks(screen)
@@ -70,8 +70,6 @@ def may_batch(screen: Screen) -> bool:
 
 
 # ---- the forms ------------------------------------------------------------------------------------------------
-
-_ARRAY_PREFIXES = CORE_ARRAY_NAMESPACES
 
 
 class _Walks:
@@ -134,7 +132,7 @@ class _Walks:
         if isinstance(expr, ast.Call):
             func = expr.func
             parts = dotted(func)
-            if parts is not None and any(q.startswith(_ARRAY_PREFIXES) for q in screen.qualified_names(parts)):
+            if parts is not None and any(q.startswith(CORE_ARRAY_NAMESPACES) for q in screen.qualified_names(parts)):
                 return True
             if isinstance(func, ast.Attribute):
                 if func.attr in AT_METHODS and isinstance(func.value, ast.Subscript):
@@ -162,7 +160,7 @@ _BLOCKS = {
 }  # fmt: skip
 
 
-_STACKING_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in _STACKING)
+_STACKING_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in STACKING)
 
 
 def _stack_axis_form(call: ast.Call) -> bool:

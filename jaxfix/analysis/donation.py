@@ -28,9 +28,7 @@ _BY_NAME = frozenset(c for c, keywords in DONATION_KEYWORDS.items() if "donate_a
 # What marks a training step (a gradient taken in its body, or an optimizer's update applied) is in the library
 # summaries: TRAINING_CALLS, TRAINING_METHODS. A step with none of these is not assumed to return the updated
 # value of its arguments.
-_TREE_MAP = TREE_MAPS
 _ELEMENTWISE = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide)
-_MAY_ALIAS, _LIKE = ARRAY_CONVERSIONS, FILLED_LIKE
 _METADATA_ATTRIBUTES = frozenset({"shape", "dtype", "ndim", "size"})
 
 
@@ -305,7 +303,7 @@ class DonationAnalysis:
 
     def _tree_map(self, call: cst.Call, param, flow, statement, depth) -> set[str] | None:
         """`jax.tree.map(lambda p, g: p - lr * g, params, grads)`: each tree is `param` or its gradient."""
-        if self.context.names.qualified(call.func) not in _TREE_MAP:
+        if self.context.names.qualified(call.func) not in TREE_MAPS:
             return None
         if any(a.keyword or a.star for a in call.args) or len(call.args) < 2:
             return None
@@ -501,11 +499,11 @@ class DonationAnalysis:
                 return False
             callee = self.context.names.qualified(source.func)
             args = [a for a in source.args if not a.keyword and not a.star]
-            if callee in _TREE_MAP and len(source.args) == 2 and len(args) == 2:
+            if callee in TREE_MAPS and len(source.args) == 2 and len(args) == 2:
                 callee, args = self.context.names.qualified(args[0].value), args[1:]
-            elif callee in _TREE_MAP:
+            elif callee in TREE_MAPS:
                 return False
-            if callee not in _LIKE or not args or not isinstance(args[0].value, cst.Name):
+            if callee not in FILLED_LIKE or not args or not isinstance(args[0].value, cst.Name):
                 return False
             if args[0].value.value != peer.variable or any(a.keyword and a.keyword.value in ("dtype", "shape") for a in source.args):
                 return False
@@ -517,9 +515,9 @@ class DonationAnalysis:
         """`jnp.zeros_like(x)` and its kin, or `jax.tree.map` of one of them: new arrays shaped like `x`."""
         names = self.context.names
         callee = names.qualified(call.func)
-        if callee in _TREE_MAP and call.args:
+        if callee in TREE_MAPS and call.args:
             callee = names.qualified(call.args[0].value)
-        return callee in _LIKE
+        return callee in FILLED_LIKE
 
     def _is_rebinding(self, source) -> bool:
         return isinstance(source, cst.Assign) and source.value in self._calls or source in self._relays
@@ -651,7 +649,8 @@ class DonationAnalysis:
             return None  # `params = {"w": jax.random.normal(k, (3, 8)) * 0.1, "b": jnp.zeros(8)}`
         if isinstance(source, cst.Call):
             callee = self.context.names.qualified(source.func) or ""
-            if callee.startswith(FRESH_BUFFER_NAMESPACES) and callee not in _MAY_ALIAS or self._makes_like(source):
+            fresh = callee.startswith(FRESH_BUFFER_NAMESPACES) and callee not in ARRAY_CONVERSIONS
+            if fresh or self._makes_like(source):
                 return None
             if fresh_result(self.context, source) or self._copies(source):
                 return None  # new arrays, by the library's summary (`opt_state = optax.adam(1e-3).init(params)`)
@@ -665,7 +664,7 @@ class DonationAnalysis:
         """`jax.tree.map(jnp.copy, x)`: new arrays with the values of `x`, holding none of its buffers."""
         names = self.context.names
         return (
-            names.qualified(call.func) in _TREE_MAP
+            names.qualified(call.func) in TREE_MAPS
             and len(call.args) == 2
             and not any(a.keyword or a.star for a in call.args)
             and names.qualified(call.args[0].value) == "jax.numpy.copy"
@@ -734,7 +733,7 @@ class DonationAnalysis:
                 continue
             if isinstance(value, cst.Call):
                 callee = self.context.names.qualified(value.func) or ""
-                if callee.startswith(FRESH_BUFFER_NAMESPACES) and callee not in _MAY_ALIAS:
+                if callee.startswith(FRESH_BUFFER_NAMESPACES) and callee not in ARRAY_CONVERSIONS:
                     continue
                 if self._makes_like(value) or fresh_result(self.context, value):
                     continue

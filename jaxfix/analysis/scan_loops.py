@@ -19,7 +19,6 @@ from jaxfix.facts.knowledge.jax import ARRAY_CONVERSIONS, LIKE
 
 # Calls that turn the collected list into one array: stacked along a new leading axis, as lax.scan stacks.
 _STACK = "jax.numpy.stack"
-_ARRAY, _LIKE = ARRAY_CONVERSIONS, LIKE
 
 
 @dataclass(frozen=True)
@@ -442,7 +441,7 @@ class _ScanAnalysis:
             (source,) = sources
             if (
                 isinstance(source, cst.Call)
-                and self.context.names.callee(source) in _LIKE
+                and self.context.names.callee(source) in LIKE
                 and source.args
                 and source.args[0].keyword is None
                 and isinstance(source.args[0].value, cst.Name)
@@ -654,7 +653,7 @@ class _ScanAnalysis:
         if not call.args or call.args[0] is not parent or parent.keyword is not None or parent.star:
             return None
         callee = self.context.names.callee(call)
-        if callee == _STACK or callee in _ARRAY:
+        if callee == _STACK or callee in ARRAY_CONVERSIONS:
             return call
         return None
 
