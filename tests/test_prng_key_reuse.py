@@ -524,13 +524,13 @@ def test_no_partial_fix_in_a_body_that_repeats_every_step() -> None:
 
 
 def test_drawing_scopes_are_those_with_a_draw_of_their_own() -> None:
-    # the module first, then the defs in `syntax.walk` order (the order fresh `subkey` names are handed out in);
-    # a lambda's draw is its def's, a nested def's is not
-    import libcst as cst
-    from libcst.metadata import MetadataWrapper
+    # the module first, then the defs in `flow.walk` order (LibCST's `syntax.walk` order, in which fresh
+    # `subkey` names are handed out); a lambda's draw is its def's, a nested def's is not
+    import ast
 
-    from jaxfix.analysis.context import ModuleContext
-    from jaxfix.analysis.syntax import walk
+    from jaxfix.facts.binder import Binder
+    from jaxfix.facts.flow import walk
+    from jaxfix.facts.keys import KeyFacts
 
     source = textwrap.dedent(
         """
@@ -548,12 +548,13 @@ def test_drawing_scopes_are_those_with_a_draw_of_their_own() -> None:
         x = jax.random.normal(key)
         """
     )
-    context = ModuleContext(MetadataWrapper(cst.parse_module(source)))
-    walked = [n.name.value for n in walk(context.module) if isinstance(n, cst.FunctionDef)]
+    tree = ast.parse(source)
+    facts = KeyFacts(Binder(tree), source)
+    walked = [n.name for n in walk(tree) if isinstance(n, ast.FunctionDef)]
     assert walked == ["first", "plain", "outer", "inner"]
-    drawing = context.keys.drawing_scopes()
-    assert drawing[0] is context.module
-    assert [scope.name.value for scope in drawing[1:]] == ["first", "outer", "inner"]
-    draws = [n for n in walk(context.module) if isinstance(n, cst.Call) and context.keys.consumed_key(n) is not None]
-    assert sorted(context.keys.consumed_key(n).value for n in draws) == ["k", "key", "key", "key"]
-    assert context.keys.consumed_key(cst.parse_expression("jax.random.normal(key)")) is None  # not in the module
+    drawing = facts.drawing_scopes()
+    assert drawing[0] is tree
+    assert [scope.name for scope in drawing[1:]] == ["first", "outer", "inner"]
+    draws = [n for n in walk(tree) if isinstance(n, ast.Call) and facts.consumed_key(n) is not None]
+    assert sorted(facts.consumed_key(n).id for n in draws) == ["k", "key", "key", "key"]
+    assert facts.consumed_key(ast.parse("jax.random.normal(key)").body[0].value) is None  # not in the module

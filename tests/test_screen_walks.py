@@ -1,7 +1,6 @@
 """Screen facts read from the node index or the statements list instead of a walk of their own, against the walks
-they replace: `_kinds` (a recursive walk as TracedAnalysis's binding collector walks LibCST) and prng_key_reuse's
-`_alias_groups` (a walk of every node of a scope), compared entry by entry on the corpus, this repository and every
-form the index test parses."""
+they replace: `_kinds` (a recursive walk as TracedAnalysis's binding collector walks LibCST), compared entry by
+entry on the corpus, this repository and every form the index test parses."""
 
 from __future__ import annotations
 
@@ -14,7 +13,6 @@ import pytest
 from jaxfix import corpus
 from jaxfix.analysis import screen as screens
 from jaxfix.analysis.screen import Screen, _bind_loop, _kinds, ast_children, ast_target_names
-from jaxfix.codemods import prng_key_reuse
 from tests.test_screen_index import _sources
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -183,62 +181,3 @@ def test_kinds_leave_out_module_level_class_bodies_alone() -> None:
     assert sorted(name for name, _ in local.bindings) == ["Local", "f", "field"]
 
 
-def _walked_groups(scope: ast.AST) -> dict[str, frozenset[str]]:
-    """`_alias_groups` as a walk of every node of the scope."""
-    parent: dict[str, str] = {}
-
-    def find(name: str) -> str:
-        while parent.setdefault(name, name) != name:
-            name = parent[name]
-        return name
-
-    stack = list(ast.iter_child_nodes(scope))
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            continue
-        stack.extend(ast.iter_child_nodes(node))
-        if isinstance(node, ast.Assign):
-            targets, value = [n for t in node.targets for n in prng_key_reuse._bound(t)], node.value
-        elif isinstance(node, (ast.AnnAssign, ast.NamedExpr)):
-            targets, value = prng_key_reuse._bound(node.target), node.value
-        else:
-            continue
-        names = [*targets, *prng_key_reuse._value_names(value)]
-        if prng_key_reuse._value_names(value):
-            for name in names[1:]:
-                parent[find(name)] = find(names[0])
-    groups: dict[str, set[str]] = {}
-    for name in list(parent):
-        groups.setdefault(find(name), set()).add(name)
-    return {name: frozenset(groups[find(name)]) for name in parent}
-
-
-ALIASES = '''
-key = rng
-a, (b, c) = key, (other, more)
-class C:
-    inside = key
-def f(k):
-    x = y = k
-    if x:
-        for i in range(3):
-            z: object = x
-    def g():
-        w = z
-    return [v := z for _ in x]
-'''
-
-
-@pytest.mark.parametrize("walrus", [False, True])
-def test_alias_groups_are_the_walks(walrus) -> None:
-    texts = [ALIASES if walrus else ALIASES.replace("[v := z for _ in x]", "x"), *_texts()]
-    for text in texts:
-        tree = ast.parse(text)
-        screen = Screen(text, tree)
-        defs = [s for s, _ in screen.statements if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
-        for scope in [tree, *defs]:
-            assert prng_key_reuse._alias_groups(screen, scope) == _walked_groups(scope), text[:300]
-    screen = Screen(ALIASES, ast.parse(ALIASES))
-    f = next(s for s, _ in screen.statements if isinstance(s, ast.FunctionDef) and s.name == "f")
-    assert prng_key_reuse._alias_groups(screen, f)["v"] == {"v", "z", "x", "y", "k"}

@@ -9,6 +9,8 @@ from __future__ import annotations
 import ast
 from typing import Iterator, Sequence
 
+from jaxfix.facts.flow import target_names  # noqa: F401 (the screens' and the project index's, from here)
+
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _INNER_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 _OWN_SCOPES = (*_INNER_FUNCTIONS, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
@@ -123,17 +125,6 @@ def _assigned(statement: ast.Assign | ast.AnnAssign | ast.AugAssign | ast.Expr) 
         elif not isinstance(node, _OWN_SCOPES):
             stack.extend(ast.iter_child_nodes(node))
     return names
-
-
-def target_names(target: ast.AST | None) -> Iterator[str]:
-    """The names an assignment target binds (`a`, `b` of `a, (b, *_) = ...`); not attributes or items."""
-    if isinstance(target, ast.Name):
-        yield target.id
-    elif isinstance(target, (ast.Tuple, ast.List)):
-        for element in target.elts:
-            yield from target_names(element)
-    elif isinstance(target, ast.Starred):
-        yield from target_names(target.value)
 
 
 # ---- which bindings may reach a statement --------------------------------------------------------------------

@@ -35,6 +35,7 @@ from jaxfix.facts.knowledge.jax import ALL, CORE_ARRAY_NAMESPACES, IMPURE_PREFIX
 from jaxfix.facts.knowledge.jax import INDEX_ACCEPTING as _INDEX_FRIENDLY, PYTREE_RETURNING as _PYTREE_RETURNING
 from jaxfix.facts.knowledge.jax import SEQUENCE_ACCEPTING as _ACCEPTS_SEQUENCES  # noqa: F401 (the screen's)
 from jaxfix.facts.knowledge.jax import SEQUENCE_RETURNING as _SEQUENCE_RETURNING
+from jaxfix.facts.flow import Activity, NameUses, unique as _unique
 from jaxfix.facts.knowledge.tables import CALL_SUMMARIES
 from jaxfix.facts.model import ModuleModel
 
@@ -66,40 +67,8 @@ statement for any other binding (`a, b = ...`, `x += 1`, `for x in ...`, `import
 # ---- activity ------------------------------------------------------------------------------------------------
 
 
-def _unique(items: Iterable[str]) -> tuple[str, ...]:
-    return tuple(dict.fromkeys(items))
-
-
-@dataclass(frozen=True)
-class Activity:
-    """The names one statement (with what is nested in it) uses, each tuple in order of first appearance."""
-
-    reads: tuple[str, ...] = ()
-    writes: tuple[str, ...] = ()
-    deletes: tuple[str, ...] = ()
-    mutations: tuple[str, ...] = ()  # x.a = v, x[i] = v, x[i] += v, del x[i]: the root `x`
-    captured: tuple[str, ...] = ()  # free names of nested functions and stored lambdas: read at an unknown time
-    declared: tuple[str, ...] = ()  # `global`/`nonlocal` names
-    opaque: bool = False  # locals()/vars()/eval()/exec(): any name may be read
-
-
-class _Collector:
-    """Accumulates an Activity while walking statements and expressions."""
-
-    def __init__(self) -> None:
-        self.reads: list[str] = []
-        self.writes: list[str] = []
-        self.deletes: list[str] = []
-        self.mutations: list[str] = []
-        self.captured: list[str] = []
-        self.declared: list[str] = []
-        self.opaque = False
-
-    def activity(self) -> Activity:
-        return Activity(
-            _unique(self.reads), _unique(self.writes), _unique(self.deletes), _unique(self.mutations),
-            _unique(self.captured), _unique(self.declared), self.opaque,
-        )  # fmt: skip
+class _Collector(NameUses):
+    """Accumulates an Activity while walking statements and expressions (LibCST's)."""
 
     # -- expressions
 

@@ -68,6 +68,8 @@ LAX_LOOPS: dict[str, tuple[int, str, int, bool]] = {
     "jax.lax.fori_loop": (2, "body_fun", 1, False),
     "jax.lax.while_loop": (1, "body_fun", 0, False),
 }
+# How a function is passed with some of its arguments bound (a lax loop's body, a jitted function).
+PARTIAL = "functools.partial"
 # Functions passed here run on the host with concrete values: never traced.
 HOST_CALLBACKS = frozenset(
     {"jax.pure_callback", "jax.debug.callback", "jax.experimental.io_callback",

@@ -1,0 +1,423 @@
+"""What a statement or an expression reads and writes, on `ast`, and how a block's statements group into the
+lines a fix can put a statement before: the queries every flow fact (key flow now; carry and dataflow later)
+reads, written once.
+
+The answers are those `analysis.dataflow.activity` gives on LibCST, so that a fact moving onto `ast` keeps its
+findings: the same names, in order of first appearance, with LibCST's rules (a lambda passed straight to a call
+runs during it, any other lambda later; a comprehension's own targets are no reads; a walrus inside one binds in
+the enclosing scope; a `match` reads every name and binds none). Children are taken in source order (`children`),
+and `walk` gives LibCST's `syntax.walk` order (each node, then its children from the last), which orders the
+facts that walk (which def comes first, which draw of a comprehension consumes first).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from typing import Iterator, Sequence
+
+_SKIPPED = (ast.expr_context, ast.boolop, ast.operator, ast.unaryop, ast.cmpop)  # hold no code
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
+TRIES = (ast.Try, ast.TryStar) if hasattr(ast, "TryStar") else (ast.Try,)
+COMPOUND = (
+    ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, *TRIES, ast.ClassDef, *_FUNCTIONS,
+    *((ast.Match,) if hasattr(ast, "Match") else ()),
+)  # fmt: skip
+_OPAQUE_CALLS = frozenset({"locals", "vars", "eval", "exec", "dir"})
+
+
+def _start(node: ast.AST) -> tuple[int, int]:
+    return node.lineno, node.col_offset
+
+
+def children(node: ast.AST) -> list[ast.AST]:
+    """The child nodes of `node` that may hold code, in source order (`ast.iter_child_nodes` gives fields in
+    order, which differs for a call's keywords, a dict, a conditional expression, a def's decorators)."""
+    kind = type(node)
+    if kind is ast.Call:
+        return [node.func, *sorted((*node.args, *node.keywords), key=_start)]
+    if kind is ast.Dict:
+        found: list[ast.AST] = []
+        for key, value in zip(node.keys, node.values):
+            found += [value] if key is None else [key, value]
+        return found
+    if kind is ast.IfExp:
+        return [node.body, node.test, node.orelse]
+    if kind in _FUNCTIONS:
+        return [*node.decorator_list, *getattr(node, "type_params", ()), node.args,
+                *([node.returns] if node.returns is not None else ()), *node.body]  # fmt: skip
+    if kind is ast.ClassDef:
+        return [*node.decorator_list, *getattr(node, "type_params", ()),
+                *sorted((*node.bases, *node.keywords), key=_start), *node.body]  # fmt: skip
+    if kind is ast.arguments:
+        parts = [*node.posonlyargs, *node.args, node.vararg, *node.kwonlyargs, node.kwarg, *node.defaults,
+                 *node.kw_defaults]  # fmt: skip
+        return sorted((part for part in parts if part is not None), key=_start)
+    return [child for child in ast.iter_child_nodes(node) if not isinstance(child, _SKIPPED)]
+
+
+def walk(node: ast.AST) -> Iterator[ast.AST]:
+    """Every node under `node`, `node` first, in LibCST's `syntax.walk` order: a stack, the last child first."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(children(current))
+
+
+def target_names(target: ast.AST | None) -> list[str]:
+    """The names an assignment target binds (`a`, `b` of `a, (b, *_) = ...`); not attributes or items."""
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [name for element in target.elts for name in target_names(element)]
+    if isinstance(target, ast.Starred):
+        return target_names(target.value)
+    return []
+
+
+def parameter_names(arguments: ast.arguments) -> list[str]:
+    """Every parameter name, in order: positional-only, ordinary, *args, keyword-only, **kwargs."""
+    every = [*arguments.posonlyargs, *arguments.args, arguments.vararg, *arguments.kwonlyargs, arguments.kwarg]
+    return [a.arg for a in every if a is not None]
+
+
+def root_name(expr: ast.AST) -> str | None:
+    """`x` for `x`, `x.a.b`, `x[i].a`; None when the root is not a name (`f().a`)."""
+    while isinstance(expr, (ast.Attribute, ast.Subscript)):
+        expr = expr.value
+    return expr.id if isinstance(expr, ast.Name) else None
+
+
+# ---- reads and writes -------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Activity:
+    """The names one statement (with what is nested in it) uses, each tuple in order of first appearance."""
+
+    reads: tuple[str, ...] = ()
+    writes: tuple[str, ...] = ()
+    deletes: tuple[str, ...] = ()
+    mutations: tuple[str, ...] = ()  # x.a = v, x[i] = v, x[i] += v, del x[i]: the root `x`
+    captured: tuple[str, ...] = ()  # free names of nested functions and stored lambdas: read at an unknown time
+    declared: tuple[str, ...] = ()  # `global`/`nonlocal` names
+    opaque: bool = False  # locals()/vars()/eval()/exec(): any name may be read
+
+
+def activity(node: ast.AST, *, deep: bool = True) -> Activity:
+    """What a statement (with its nested blocks when `deep`) or an expression reads and writes."""
+    collector = _Collector()
+    if isinstance(node, ast.stmt):
+        collector.statement(node, deep=deep)
+    else:
+        collector.expression(node)
+    return collector.activity()
+
+
+def block_activity(statements: Sequence[ast.stmt]) -> Activity:
+    collector = _Collector()
+    collector.block(statements)
+    return collector.activity()
+
+
+def free_names(function: ast.AST) -> tuple[str, ...]:
+    """The names a nested def or lambda reads from enclosing scopes (or modifies through `nonlocal`)."""
+    if isinstance(function, ast.Lambda):
+        return unique(_lambda_reads(function, _Collector()))
+    inner = _Collector()
+    inner.block(function.body)
+    declared_global: set[str] = set()
+    nonlocal_names: set[str] = set()
+    for statement in function.body:
+        for node in walk(statement):
+            if isinstance(node, ast.Global):
+                declared_global.update(node.names)
+            elif isinstance(node, ast.Nonlocal):
+                nonlocal_names.update(node.names)
+    bound = (set(parameter_names(function.args)) | set(inner.writes) | set(inner.deletes)) - nonlocal_names
+    names = [n for n in (*inner.reads, *inner.captured) if n not in bound and n not in declared_global]
+    return unique([*names, *sorted(nonlocal_names)])
+
+
+def unique(names) -> tuple[str, ...]:
+    """The names in order of first appearance, once each."""
+    return tuple(dict.fromkeys(names))
+
+
+class NameUses:
+    """The names seen so far, in order, by kind: what an Activity is made of (the LibCST walk of
+    `analysis.dataflow` accumulates into it too)."""
+
+    def __init__(self) -> None:
+        self.reads: list[str] = []
+        self.writes: list[str] = []
+        self.deletes: list[str] = []
+        self.mutations: list[str] = []
+        self.captured: list[str] = []
+        self.declared: list[str] = []
+        self.opaque = False
+
+    def activity(self) -> Activity:
+        return Activity(
+            unique(self.reads), unique(self.writes), unique(self.deletes), unique(self.mutations),
+            unique(self.captured), unique(self.declared), self.opaque,
+        )  # fmt: skip
+
+
+class _Collector(NameUses):
+    """Accumulates an Activity while walking statements and expressions."""
+
+    # -- expressions
+
+    def expression(self, node: ast.AST | None) -> None:
+        if node is None:
+            return
+        kind = type(node)
+        if kind is ast.Name:
+            self.reads.append(node.id)
+        elif kind is ast.Attribute:
+            self.expression(node.value)  # `.attr` is not a name read
+        elif kind is ast.Lambda:
+            self.captured.extend(_lambda_reads(node, self))
+        elif kind is ast.NamedExpr:
+            self.expression(node.value)
+            self.target(node.target)
+        elif kind in COMPREHENSIONS:
+            self._comprehension(node)
+        elif kind is ast.Call:
+            if isinstance(node.func, ast.Name) and node.func.id in _OPAQUE_CALLS:
+                self.opaque = True
+            self.expression(node.func)
+            for child in children(node)[1:]:
+                self._argument(child)
+        else:
+            for child in children(node):
+                self.expression(child)
+
+    def _argument(self, node: ast.AST) -> None:
+        """A call's callee or argument: a lambda passed straight to a call runs during it (its names are read)."""
+        value = node.value if isinstance(node, (ast.keyword, ast.Starred)) else node
+        if isinstance(value, ast.Lambda):
+            self.reads.extend(_lambda_reads(value, self))
+        else:
+            self.expression(value)
+
+    def _comprehension(self, node) -> None:
+        generators = node.generators
+        self.expression(generators[0].iter)  # the first iterable runs in the enclosing scope
+        inner = _Collector()
+        bound: list[str] = []
+        for index, generator in enumerate(generators):
+            if index:
+                inner.expression(generator.iter)
+            bound.extend(target_names(generator.target))
+            for condition in generator.ifs:
+                inner.expression(condition)
+        for part in [node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]:
+            inner.expression(part)
+        self.reads.extend(n for n in inner.reads if n not in bound)
+        self.writes.extend(inner.writes)  # walrus targets bind in the enclosing scope
+        self.captured.extend(n for n in inner.captured if n not in bound)
+        self.opaque |= inner.opaque
+
+    def target(self, target: ast.AST) -> None:
+        """A binding target: names are written; attributes and subscripts mutate their root (and read it)."""
+        if isinstance(target, ast.Name):
+            self.writes.append(target.id)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for element in target.elts:
+                self.target(element)
+        elif isinstance(target, ast.Starred):
+            self.target(target.value)
+        elif isinstance(target, (ast.Attribute, ast.Subscript)):
+            self._store_into(target)
+        else:
+            self.expression(target)
+
+    def _store_into(self, target: ast.Attribute | ast.Subscript) -> None:
+        self.expression(target.value)
+        if isinstance(target, ast.Subscript):
+            self.expression(target.slice)
+        root = root_name(target)
+        if root is not None:
+            self.mutations.append(root)
+
+    # -- statements
+
+    def block(self, statements: Sequence[ast.stmt]) -> None:
+        for statement in statements:
+            self.statement(statement, deep=True)
+
+    def statement(self, stmt: ast.stmt, *, deep: bool) -> None:  # noqa: C901 - one branch per statement type
+        kind = type(stmt)
+        if kind is ast.If or kind is ast.While:
+            self.expression(stmt.test)
+            if deep:
+                self.block(stmt.body)
+                self.block(stmt.orelse)
+        elif kind is ast.For or kind is ast.AsyncFor:
+            self.expression(stmt.iter)
+            self.target(stmt.target)
+            if deep:
+                self.block(stmt.body)
+                self.block(stmt.orelse)
+        elif kind is ast.With or kind is ast.AsyncWith:
+            for item in stmt.items:
+                self.expression(item.context_expr)
+                if item.optional_vars is not None:
+                    self.target(item.optional_vars)
+            if deep:
+                self.block(stmt.body)
+        elif kind in TRIES:
+            for handler in stmt.handlers:
+                self.expression(handler.type)
+                if handler.name is not None:
+                    self.writes.append(handler.name)
+            if deep:
+                self.block(stmt.body)
+                for handler in stmt.handlers:
+                    self.block(handler.body)
+                self.block(stmt.orelse)
+                self.block(stmt.finalbody)
+        elif kind in _FUNCTIONS:
+            for decorator in stmt.decorator_list:
+                self.expression(decorator)
+            _parameter_reads(stmt.args, self)
+            self.expression(stmt.returns)
+            self.captured.extend(free_names(stmt))
+            self.writes.append(stmt.name)
+        elif kind is ast.ClassDef:
+            for decorator in stmt.decorator_list:
+                self.expression(decorator)
+            for argument in sorted((*stmt.bases, *stmt.keywords), key=_start):
+                self.expression(argument.value if isinstance(argument, ast.keyword) else argument)
+            # A class body runs at once: everything it reads is read here (its own bindings included, which
+            # only makes more names live).
+            inner = _Collector()
+            inner.block(stmt.body)
+            self.reads.extend(inner.reads)
+            self.captured.extend(inner.captured)
+            self.opaque |= inner.opaque
+            self.writes.append(stmt.name)
+        elif kind is ast.Assign:
+            self.expression(stmt.value)
+            for target in stmt.targets:
+                self.target(target)
+        elif kind is ast.AnnAssign:
+            # The annotation of a local variable is never evaluated; only the value is.
+            if stmt.value is not None:
+                self.expression(stmt.value)
+                self.target(stmt.target)
+            elif isinstance(stmt.target, (ast.Attribute, ast.Subscript)):
+                self.expression(stmt.target.value)
+        elif kind is ast.AugAssign:
+            if isinstance(stmt.target, ast.Name):
+                self.reads.append(stmt.target.id)
+            self.expression(stmt.value)
+            self.target(stmt.target)
+        elif kind is ast.Delete:
+            for target in stmt.targets:
+                self._delete(target)
+        elif kind is ast.Global or kind is ast.Nonlocal:
+            self.declared.extend(stmt.names)
+        elif kind is ast.Import or kind is ast.ImportFrom:
+            for alias in stmt.names:
+                if alias.name != "*":
+                    self.writes.append(alias.asname or alias.name.split(".", 1)[0])
+        elif kind is ast.Return or kind is ast.Expr:
+            self.expression(stmt.value)
+        elif kind is ast.Raise:
+            self.expression(stmt.exc)
+            self.expression(stmt.cause)
+        elif kind is ast.Assert:
+            self.expression(stmt.test)
+            self.expression(stmt.msg)
+        elif kind in (ast.Pass, ast.Break, ast.Continue):
+            pass
+        else:  # `match` (its patterns bind names; reading every name and binding none is the conservative
+            # summary) and any statement unknown here: read every name in it
+            for node in walk(stmt):
+                if isinstance(node, ast.Name):
+                    self.reads.append(node.id)
+
+    def _delete(self, target: ast.AST) -> None:
+        if isinstance(target, ast.Name):
+            self.deletes.append(target.id)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for element in target.elts:
+                self._delete(element)
+        elif isinstance(target, (ast.Attribute, ast.Subscript)):
+            self._store_into(target)
+        else:
+            self.expression(target)
+
+
+def _lambda_reads(node: ast.Lambda, outer: _Collector) -> list[str]:
+    """The free names of a lambda (its default values are read where it is defined)."""
+    _parameter_reads(node.args, outer, annotations=False)
+    inner = _Collector()
+    inner.expression(node.body)
+    params = set(parameter_names(node.args))
+    outer.opaque |= inner.opaque
+    return [n for n in (*inner.reads, *inner.captured) if n not in params]
+
+
+def _parameter_reads(arguments: ast.arguments, collector: _Collector, *, annotations: bool = True) -> None:
+    """A def's defaults and annotations, read where it is defined, parameter by parameter."""
+    every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg]
+    defaults = {}
+    positional = [*arguments.posonlyargs, *arguments.args]
+    for param, default in zip(positional[len(positional) - len(arguments.defaults):], arguments.defaults):
+        defaults[id(param)] = default
+    for param, default in zip(arguments.kwonlyargs, arguments.kw_defaults):
+        if default is not None:
+            defaults[id(param)] = default
+    for param in sorted((p for p in every if p is not None), key=_start):
+        collector.expression(defaults.get(id(param)))
+        if annotations:
+            collector.expression(param.annotation)
+
+
+# ---- lines ------------------------------------------------------------------------------------------------------
+
+
+class Lines:
+    """How the statements of a block group into lines, as LibCST holds them: simple statements joined by `;`
+    are one line (a `SimpleStatementLine`), and those after a compound statement's colon on its own line one
+    suite (`if x: a; b`), where no statement can be put before them. Read from the source text."""
+
+    def __init__(self, text: str) -> None:
+        # lines end where Python's tokenizer ends them (not at every character `str.splitlines` breaks at)
+        self._lines = re.findall(r"[^\r\n]*(?:\r\n|\r|\n|$)", text.lstrip("\ufeff")) if text else []
+        self._bytes: dict[int, bytes] = {}
+
+    def _prefix(self, node: ast.AST) -> bytes:
+        """The code of the node's first line before it (`ast` counts columns in UTF-8 bytes)."""
+        number = node.lineno
+        found = self._bytes.get(number)
+        if found is None:
+            found = self._bytes[number] = self._lines[number - 1].encode("utf-8") if number <= len(self._lines) else b""
+        return found[: node.col_offset]
+
+    def group(self, statements: Sequence[ast.stmt]) -> list[tuple[str, list[ast.stmt]]]:
+        """The block as ("line" | "suite" | "compound", statements), in order."""
+        if not statements:
+            return []
+        if not isinstance(statements[0], COMPOUND) and self._prefix(statements[0]).strip():
+            return [("suite", list(statements))]  # after the colon of its header, on the same line
+        found: list[tuple[str, list[ast.stmt]]] = []
+        for statement in statements:
+            if isinstance(statement, COMPOUND):
+                found.append(("compound", [statement]))
+            elif found and found[-1][0] == "line" and found[-1][1][-1].end_lineno == statement.lineno:
+                found[-1][1].append(statement)  # after a `;`
+            else:
+                found.append(("line", [statement]))
+        return found
+
+    def is_elif(self, node: ast.If) -> bool:
+        """Whether an `if` that is the sole statement of another's `else` is spelled `elif`."""
+        return self._prefix(node).strip() == b"" and self._lines[node.lineno - 1].encode("utf-8")[node.col_offset:].startswith(b"elif")
