@@ -13,8 +13,9 @@ through jaxfix/edit/bridge.py, and classifies the pair:
 - unsound: the `ast` side rules out what LibCST finds: a screen that may hide a finding, or a must-screen that
   may block a rewrite LibCST allows;
 - unmapped: the bridge found no LibCST node for the `ast` node; error: one side raised.
-A fact already moved onto `ast` (`keys`: facts/keys.py against the LibCST KeyAnalysis) is `exact`: any
-difference is unsound. A kind (`kind`, `kind-scoped`) is a pair on `ast` (may it be TRACED, may it be STATIC: `may_kind`) against one of
+A fact moving onto `ast` while its LibCST twin still exists is `exact`: any difference is unsound (key flow
+was compared so, facts/keys.py against KeyAnalysis, before KeyAnalysis was deleted: no difference on the
+examples, the corpus, tests/planted and the 10 real trees). A kind (`kind`, `kind-scoped`) is a pair on `ast` (may it be TRACED, may it be STATIC: `may_kind`) against one of
 STATIC, UNKNOWN, TRACED: each half is a may-screen.
 
 Without PATH: examples/, corpus/ and tests/planted/. Each PATH is checked as its own project (its files' facts
@@ -48,9 +49,6 @@ from jaxfix.analysis.predicates import Truth  # noqa: E402
 from jaxfix.analysis.screen import Screen  # noqa: E402
 from jaxfix.analysis.traced import Kind  # noqa: E402
 from jaxfix.edit.bridge import Bridge  # noqa: E402
-from jaxfix.facts.binder import Binder  # noqa: E402
-from jaxfix.facts.keys import KeyFacts  # noqa: E402
-from jaxfix.facts.knowledge.jax import KEY_CONSUMERS  # noqa: E402
 
 
 def _sources(paths: list[str]) -> list[tuple[str, str, object]]:
@@ -131,68 +129,9 @@ class Sides:
         return [n.test for n in self.screen.nodes_of(ast.If, ast.While) if id(owner.get(id(n))) in traced]
 
     @cached_property
-    def key_calls(self) -> list[ast.Call]:
-        """The calls that may consume a key: a plain name called (any import alias), or an attribute whose last
-        part is a `jax.random` consumer's."""
-        return [
-            call for call in self.screen.nodes_of(ast.Call)
-            if isinstance(call.func, ast.Name) or isinstance(call.func, ast.Attribute) and call.func.attr in _CONSUMER_PARTS
-        ]  # fmt: skip
-
-    @cached_property
-    def keys_on_ast(self) -> dict[int, tuple]:
-        """id() of each call facts.keys consumes a key at → `_key_record`."""
-        facts = KeyFacts(Binder(self.tree), self.text)
-        point = lambda node: self.bridge.point(node.lineno, node.col_offset)  # noqa: E731
-        found = {}
-        for scope in facts.drawing_scopes():
-            flow = facts.flow(scope)
-            reuses = {id(reuse.use): reuse for reuse in flow.reuses}
-            for call in self.key_calls:
-                key = facts.consumed_key(call)
-                if key is not None and (id(call) in reuses or call in flow._holders):
-                    found[id(call)] = _key_record(key.id, reuses.get(id(call)), flow.holders(call), flow.alone(call), point)
-        for call in self.key_calls:
-            key = facts.consumed_key(call)
-            if key is not None and id(call) not in found:
-                found[id(call)] = _key_record(key.id, None, frozenset(), False, point)
-        return found
-
-    @cached_property
-    def keys_on_libcst(self) -> dict[cst.Call, tuple]:
-        """Each call KeyAnalysis consumes a key at → `_key_record`."""
-        keys = self.context.keys
-        positions = self.context.positions
-        point = lambda node: (positions[node].start.line, positions[node].start.column)  # noqa: E731
-        found = {}
-        for scope in keys.drawing_scopes():
-            flow = keys.flow(scope)
-            reuses = {reuse.use: reuse for reuse in flow.reuses}
-            for call in set(reuses) | set(flow._holders):
-                key = keys.consumed_key(call)
-                found[call] = _key_record(key.value, reuses.get(call), flow.holders(call), flow.alone(call), point)
-        for call, key in keys._survey.keys.items():
-            if key is not None and call not in found:
-                found[call] = _key_record(key.value, None, frozenset(), False, point)
-        return found
-
-    @cached_property
     def loops(self) -> list[ast.AST]:
         """Every loop inside a function (at module level no loop rule rewrites: nothing is traced there)."""
         return [loop for loop in self.screen.nodes_of(*_LOOPS) if self.screen.function_of.get(id(loop)) is not None]
-
-
-_CONSUMER_PARTS = frozenset(name.rsplit(".", 1)[1] for name in KEY_CONSUMERS)
-
-
-def _key_record(key: str, reuse, holders, alone: bool, point) -> tuple:
-    """What the key flow says of one consuming call, by positions: (key name, its reuse as (name, previous,
-    in a comprehension, carried), holders at its line's start, alone)."""
-    found = None
-    if reuse is not None:
-        found = (reuse.name, tuple(sorted(map(point, reuse.previous))), reuse.in_comprehension,
-                 tuple(sorted(map(point, reuse.carried))))  # fmt: skip
-    return key, found, tuple(sorted(holders)), alone
 
 
 def first_body_node(function: ast.AST) -> ast.AST:
@@ -216,8 +155,9 @@ def _in_signature(function: ast.AST | None, node: ast.AST) -> bool:
 @dataclass(frozen=True)
 class Family:
     """One fact asked on both sides. `direction`: "may" (the `ast` side over-approximates LibCST's yes), "must"
-    (it under-approximates it), "exact" (the same answer) or "kind" (a (may be TRACED, may be STATIC) pair against a Kind). `place` gives
-    the node whose LibCST counterpart the LibCST side is asked about (the candidate itself by default)."""
+    (it under-approximates it), "exact" (the same answer) or "kind" (a (may be TRACED, may be STATIC) pair
+    against a Kind). `place` gives the node whose LibCST counterpart the LibCST side is asked about (the
+    candidate itself by default)."""
 
     name: str
     what: str
@@ -330,9 +270,6 @@ FAMILIES: list[Family] = [
            "may", _loops, _screen(screens.may_carry_traced), _carries_traced),
     Family("carry-undefined", "surely_undefined_carry vs LoopFlow.undefined (CarryAnalysis.blocker's first reason)",
            "must", _loops, _screen(screens.surely_undefined_carry), lambda s, loop: bool(_loop_flow(s, loop).undefined)),
-    Family("keys", "facts.keys (KeyFacts) vs KeyAnalysis: each call's consumed key, reuse, holders and alone",
-           "exact", lambda s: s.key_calls, lambda s, call: s.keys_on_ast.get(id(call)),
-           lambda s, call: s.keys_on_libcst.get(call)),
     Family("impure", "surely_impure vs Dataflow.impurity is not None, for each `for` in a function", "must", _for_loops,
            _screen(screens.surely_impure), lambda s, loop: s.context.dataflow.impurity(loop) is not None),
     Family("impure-appending", "surely_impure(appending=True) vs Dataflow.impurity(appendable=the lists appended to)",

@@ -76,38 +76,9 @@ def test_an_unsound_screen_is_found(agreement, monkeypatch) -> None:
         ("kind", (True, False), Kind.TRACED, "agree"), ("kind", (True, True), Kind.TRACED, "imprecise"),
         ("kind", (False, True), Kind.TRACED, "unsound"), ("kind", (False, False), Kind.UNKNOWN, "agree"),
         ("kind", (True, True), Kind.UNKNOWN, "imprecise"), ("kind", (True, False), Kind.STATIC, "unsound"),
+        ("exact", ("k", None), ("k", None), "agree"), ("exact", ("k", None), ("k", ((4, 9),)), "unsound"),
     ],
 )
 def test_classify(agreement, direction, on_ast, on_libcst, verdict) -> None:
     assert agreement.classify(direction, on_ast, on_libcst) == verdict
 
-
-def test_key_facts_on_ast_agree_with_key_analysis(pairs) -> None:
-    """facts/keys.py on `ast` against the LibCST KeyAnalysis it replaces: every consuming call's key, reuse,
-    holders and alone, the same on both sides (the `exact` direction: any difference is unsound)."""
-    keys = [pair for pair in pairs if pair.family == "keys"]
-    assert len(keys) > 1000
-    assert [str(pair) for pair in keys if pair.verdict != "agree"] == []
-
-
-def test_a_drifted_key_fact_is_found(agreement, monkeypatch) -> None:
-    """A key flow on `ast` that misses the second draw's reuse is listed as unsound."""
-    text = "import jax\n\ndef f(key):\n    a = jax.random.normal(key)\n    return a + jax.random.normal(key)\n"
-    families = [agreement.BY_NAME["keys"]]
-    pairs = list(agreement.compare_file(agreement.Sides("f.py", text, None), families))
-    assert [p.verdict for p in pairs] == ["agree", "agree"]
-    monkeypatch.setattr(agreement.KeyFacts, "flow", lambda self, scope: _NoReuse(self, scope), raising=True)
-    verdicts = [p.verdict for p in agreement.compare_file(agreement.Sides("f.py", text, None), families)]
-    assert verdicts == ["agree", "unsound"]
-
-
-class _NoReuse:
-    """A key flow that finds no reuse and records every draw as held by its own name alone."""
-
-    def __init__(self, facts, scope) -> None:
-        from jaxfix.facts.keys import KeyFlow
-
-        real = KeyFlow(facts, scope)
-        self.reuses = []
-        self._holders = real._holders
-        self.holders, self.alone = real.holders, real.alone

@@ -117,12 +117,6 @@ class ModuleContext:
         return Dataflow(self)
 
     @cached_property
-    def keys(self):
-        from jaxfix.analysis.keys import KeyAnalysis
-
-        return KeyAnalysis(self)
-
-    @cached_property
     def sharding(self):
         from jaxfix.analysis.sharding import ShardingAnalysis
 

@@ -73,7 +73,7 @@ def code_children(node: cst.CSTNode) -> list[cst.CSTNode]:
     """`children(node)` without those of `TRIVIA`, in the same order. It reads only the fields whose annotation
     admits a node that is not trivia: two thirds of a module's nodes are trivia, and most fields hold only
     them (`lpar`, `comma`, `whitespace_after_func`). The walks of the whole module that the analyses share
-    (TracedAnalysis's collector, KeyAnalysis's survey, `code_nodes`) cost about half as much with it."""
+    (TracedAnalysis's collector, `code_nodes`) cost about half as much with it."""
     get = _CODE_GETTERS[type(node)]
     if get is None:  # no source for LibCST's node classes: `children` asks LibCST
         return [child for child in node.children if type(child) not in TRIVIA]

@@ -24,9 +24,9 @@ The same flow checks a fix before it is offered (`KeyFacts.flow_with_splits`): i
 and the fix holds when the reuse it was for is gone (no draw reads what the inserted split consumed).
 
 Names are the binder's (`facts.binder`), reads and writes `facts.flow`'s; lines are LibCST's (`flow.Lines`:
-statements joined by `;` are one line, where one split goes before them all). benchmarks/agreement.py's `keys`
-family compared every answer with the LibCST analysis this replaced, on the examples, the corpus, the planted
-files and the 10 real trees: no difference.
+statements joined by `;` are one line, where one split goes before them all). This replaced a LibCST analysis
+(analysis/keys.py), after benchmarks/agreement.py had compared every call's key, reuse, holders and alone on
+both, on the examples, the corpus, tests/planted and the 10 real trees: no difference (commit cca40de).
 """
 
 from __future__ import annotations

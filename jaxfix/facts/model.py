@@ -32,7 +32,6 @@ class ModuleModel(Protocol):
     shapes: Any  # shapes.ShapeAnalysis
     carry: Any  # carry.CarryAnalysis
     dataflow: Any  # dataflow.Dataflow
-    keys: Any  # keys.KeyAnalysis
     sharding: Any  # sharding.ShardingAnalysis
     donation: Any  # donation.DonationAnalysis
     row_writes: Any  # row_writes.RowWriteAnalysis
