@@ -184,7 +184,7 @@ class PrngKeyReuse(Codemod):
         found = list(facts.reuses())
         if not found:
             return
-        self._bridge = Bridge(self.context.module, facts.tree, self.context.positions)
+        self._bridge = Bridge(self.context.module, facts.tree, self.context.positions, self.context.screen.text)
         for scope, flow in found:
             # in the order of the splits' places, so that fresh names number down the file
             reuses = sorted(flow.reuses, key=lambda r: (min(_line(p) for p in r.previous), _line(r.use)))

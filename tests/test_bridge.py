@@ -159,3 +159,46 @@ def test_notebook_cells_are_one_module() -> None:
 def test_the_module_maps_to_the_module(text: str) -> None:
     b = bridge(text)
     assert b.cst_of(b.tree) is b.module and b.ast_of(b.module) is b.tree
+
+
+def test_top_level_statements_joined_by_semicolons_and_decorated() -> None:
+    """The module's level is read off the `ast` (statements joined by `;` are one LibCST line, a decorated def
+    starts at its decorators): every node still maps back to itself."""
+    text = "# c\nimport jax; x = jax.f(1)\n\n@dec(\n  2)\ndef g(a):\n    return a; b\ny = [g(i) for i in x]; z = 1\nif y: w = 2\n"
+    b = bridge(text)
+    for node in ast.walk(b.tree):
+        found = b.cst_of(node)
+        if found is not None:
+            assert b.ast_of(found) is node, ast.dump(node)
+    (call,) = nodes(b, ast.Call, "g(i)")
+    assert spelled(b, call) == "g(i)"
+
+
+def test_only_the_top_level_statement_holding_a_node_is_placed() -> None:
+    """Finding a node asks the positions of the nodes of its own top-level statement, never another's (asking
+    every top-level statement's cost as much as generating the module's code)."""
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    text = "def f():\n    return 1\n\ndef g(x):\n    return x + 2\n\ndef h():\n    return 3\n"
+    module = cst.parse_module(text)
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    g = module.body[1]
+    inside_g = set()
+
+    def collect(node):
+        inside_g.add(node)
+        for child in node.children:
+            collect(child)
+
+    collect(g)
+    asked = []
+
+    class Recording(dict):
+        def get(self, node, default=None):
+            asked.append(node)
+            return positions.get(node, default)
+
+    b = Bridge(module, ast.parse(text), Recording(positions), text)
+    (binop,) = nodes(b, ast.BinOp)
+    assert b.module.code_for_node(b.cst_of(binop)) == "x + 2"
+    assert asked and all(node in inside_g for node in asked)

@@ -98,6 +98,10 @@ _OUTLYING: dict[type, Callable[[cst.CSTNode], Sequence[cst.CSTNode]]] = {
     cst.IndentedBlock: lambda node: node.body[:1],
 }
 _WHOLE_STRING_PARTS = (ast.JoinedStr, ast.Constant, ast.FormattedValue)
+_COMPOUND = (
+    ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.If, ast.For, ast.AsyncFor, ast.While, ast.With,
+    ast.AsyncWith, ast.Try, *(getattr(ast, name) for name in ("TryStar", "Match") if hasattr(ast, name)),
+)  # fmt: skip
 
 _LINE_END = re.compile(r"\r\n|\r|\n")  # where Python's tokenizer and LibCST end a line
 _SKIPPED = re.compile(r"(?:[ \t\f]|\\\r?\n|\r\n|\r|\n|#[^\r\n]*)*")  # whitespace, continuations, comments
@@ -107,12 +111,17 @@ class Bridge:
     """The `ast` and LibCST trees of one text, mapped to each other by position. `positions`: a node's CodeRange
     (ModuleContext.positions, which computes them a statement at a time); LibCST's PositionProvider by default."""
 
-    def __init__(self, module: cst.Module, tree: ast.Module, positions: Mapping[cst.CSTNode, CodeRange] | None = None) -> None:
+    def __init__(
+        self, module: cst.Module, tree: ast.Module, positions: Mapping[cst.CSTNode, CodeRange] | None = None,
+        text: str | None = None,
+    ) -> None:
+        """`text`: the module's code, where the caller has it (`module.code` generates it again)."""
         self.module, self.tree = module, tree
         if positions is None:
             positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
         self._positions = positions
-        text = module.code
+        text = module.code if text is None else text
+        self._tops: list[int] | None = None  # the first line of each top-level statement, or [] where unknown
         self._starts = [0, *(match.end() for match in _LINE_END.finditer(text))]  # offset of each line
         self._text = text
         self._lines_bytes: dict[int, bytes] = {}
@@ -160,6 +169,13 @@ class Bridge:
         """The outermost node that starts at `start` and that `accept(node, its end)` takes, found by walking down
         the nodes whose extent holds `start`; with `within`, the node of that type whose `name` it is instead."""
         parent: cst.CSTNode = self.module
+        top = self._top_statement(start)
+        if top is not None:  # the module's level, found without the positions of every top-level statement
+            where = self._positions.get(top)
+            if where is not None and (where.start.line, where.start.column) == start:
+                if accept(top, (where.end.line, where.end.column)):
+                    return top if within is None else None
+            parent = top
         while True:
             lows, highs, nodes = self._children(parent)
             position = bisect.bisect_right(lows, start) - 1
@@ -177,6 +193,28 @@ class Bridge:
                         return child
                     return parent if isinstance(parent, within) and getattr(parent, "name", None) is child else None
             parent = child
+
+    def _top_statement(self, start: Point) -> cst.CSTNode | None:
+        """The top-level LibCST statement that holds `start`, read off the `ast`: LibCST holds the module's
+        statements in the same order, those joined by `;` in one line, each starting in column 0 (its
+        decorators first), so only that statement's positions are computed (the positions of every top-level
+        statement cost as much as generating the module's code). None where the two do not pair up."""
+        if self._tops is None:
+            self._tops = []
+            groups: list[int] = []
+            previous: ast.stmt | None = None
+            for statement in self.tree.body:
+                joined = previous is not None and not isinstance(previous, _COMPOUND) and not isinstance(
+                    statement, _COMPOUND) and previous.end_lineno == statement.lineno  # fmt: skip
+                if not joined:
+                    decorators = getattr(statement, "decorator_list", ())
+                    groups.append(min([statement.lineno, *(d.lineno for d in decorators)]))
+                previous = statement
+            if len(groups) == len(self.module.body):
+                self._tops = groups
+        if not self._tops or start[0] < self._tops[0]:
+            return None
+        return self.module.body[bisect.bisect_right(self._tops, start[0]) - 1]
 
     def _children(self, parent: cst.CSTNode) -> tuple[list[Point], list[Point], list[cst.CSTNode]]:
         """The extents of `parent`'s children (their starts, their ends) and the children, by where they start
