@@ -99,6 +99,19 @@ def test_the_model_protocol_imports_nothing_of_jaxfix() -> None:
     assert {owner(name) for name in imported("jaxfix.facts.model")} == {None}
 
 
+def test_the_facts_import_only_the_facts_and_diagnostics_and_no_libcst() -> None:
+    """DESIGN.md: `facts/` imports nothing of jaxfix but itself (`knowledge/` among it) and `diagnostics`, and
+    `ast` is its tree: LibCST only builds fixes. `facts/model.py`, the Protocol of the LibCST analyses, names
+    LibCST's types for typing only."""
+    graph = import_graph()
+    facts = sorted(m for m in MODULES if m.startswith("jaxfix.facts."))
+    assert "jaxfix.facts.keys" in facts and "jaxfix.facts.binder" in graph["jaxfix.facts.keys"]
+    outside = {m: sorted(t for t in graph[m] if not t.startswith("jaxfix.facts") and t != "jaxfix.diagnostics") for m in facts}
+    assert {m: found for m, found in outside.items() if found} == {}
+    libcst = [m for m in facts if m != "jaxfix.facts.model" and any(n.split(".")[0] == "libcst" for n in imported(m))]
+    assert libcst == []
+
+
 def test_no_rule_imports_another_rule() -> None:
     rules = {m for m in MODULES if m.startswith("jaxfix.codemods.")}
     assert {rule: sorted(import_graph()[rule] & rules) for rule in rules if import_graph()[rule] & rules} == {}

@@ -5,7 +5,9 @@ reads, written once.
 The answers are those `analysis.dataflow.activity` gives on LibCST, so that a fact moving onto `ast` keeps its
 findings: the same names, in order of first appearance, with LibCST's rules (a lambda passed straight to a call
 runs during it, any other lambda later; a comprehension's own targets are no reads; a walrus inside one binds in
-the enclosing scope; a `match` reads every name and binds none). Children are taken in source order (`children`),
+the enclosing scope; a `match` binds none). Two differences, both LibCST's spelling, not Python's: LibCST
+counts `None`, `True` and `False` as names read, and in a `match` every name node (captures and attributes
+too) where this reads the names the `match` loads. Children are taken in source order (`children`),
 and `walk` gives LibCST's `syntax.walk` order (each node, then its children from the last), which orders the
 facts that walk (which def comes first, which draw of a comprehension consumes first).
 """
@@ -366,7 +368,8 @@ def _lambda_reads(node: ast.Lambda, outer: _Collector) -> list[str]:
 
 
 def _parameter_reads(arguments: ast.arguments, collector: _Collector, *, annotations: bool = True) -> None:
-    """A def's defaults and annotations, read where it is defined, parameter by parameter."""
+    """A def's defaults and annotations, read where it is defined, parameter by parameter in LibCST's order
+    (positional-only, ordinary, keyword-only, *args, **kwargs)."""
     every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg]
     defaults = {}
     positional = [*arguments.posonlyargs, *arguments.args]
@@ -375,7 +378,7 @@ def _parameter_reads(arguments: ast.arguments, collector: _Collector, *, annotat
     for param, default in zip(arguments.kwonlyargs, arguments.kw_defaults):
         if default is not None:
             defaults[id(param)] = default
-    for param in sorted((p for p in every if p is not None), key=_start):
+    for param in (p for p in every if p is not None):
         collector.expression(defaults.get(id(param)))
         if annotations:
             collector.expression(param.annotation)

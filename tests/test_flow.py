@@ -1,0 +1,95 @@
+"""jaxfix.facts.flow on `ast` says what `analysis.dataflow.activity` says on LibCST of every statement of the
+examples, the corpus and the planted real-code files (found through jaxfix/edit/bridge.py), but where LibCST's
+spelling departs from Python's (`None`/`True`/`False` as names, every name node of a `match`); and a block's
+statements group into LibCST's lines."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+from pathlib import Path
+
+import libcst as cst
+import pytest
+
+from jaxfix.analysis import dataflow
+from jaxfix.analysis.syntax import body_statements
+from jaxfix.edit.bridge import Bridge
+from jaxfix.facts import flow
+
+ROOT = Path(__file__).resolve().parent.parent
+_CONSTANTS = ("None", "True", "False")  # names in LibCST, constants in `ast`
+
+
+def _libcst_activity(node: cst.CSTNode) -> flow.Activity:
+    found = dataflow.activity(node)
+    return dataclasses.replace(
+        found,
+        reads=tuple(n for n in found.reads if n not in _CONSTANTS),
+        captured=tuple(n for n in found.captured if n not in _CONSTANTS),
+    )
+
+
+def _files() -> list[Path]:
+    return sorted(p for folder in ("examples", "corpus", "tests/planted") for p in (ROOT / folder).rglob("*.py"))
+
+
+def test_every_statement_reads_and_writes_what_dataflow_says() -> None:
+    asked, differ = 0, []
+    for path in _files():
+        text = path.read_text(encoding="utf-8")
+        try:
+            tree, module = ast.parse(text), cst.parse_module(text)
+        except (SyntaxError, cst.ParserSyntaxError):
+            continue
+        bridge = Bridge(module, tree, None, text)
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.stmt) or any(type(n).__name__ == "Match" for n in ast.walk(node)):
+                continue
+            spelled = bridge.cst_of(node)
+            assert spelled is not None, f"{path}:{node.lineno}"
+            asked += 1
+            if flow.activity(node) != _libcst_activity(spelled):
+                differ.append(f"{path.relative_to(ROOT)}:{node.lineno} {flow.activity(node)} {_libcst_activity(spelled)}")
+    assert asked > 5000
+    assert differ == []
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "f(lambda: a, key=lambda b=c: b + d)\n",  # a lambda passed to a call runs there: read
+        "g = lambda: a\n",  # stored: captured
+        "x[i], *y = [v := f(w) for w in z if w]\n",  # mutations, walrus in a comprehension, its own targets
+        "def f(a: A, *b: B, c=C, **d) -> R:\n    global g\n    nonlocal h\n    return a + e\n",
+        "class C(B, metaclass=M):\n    x = y\n    def m(self):\n        return z\n",
+        "del a, b[c]\n",
+        "try:\n    pass\nexcept E as e:\n    del e\nelse:\n    import a.b as c, d.e\n",
+        "with open(p) as (f, g), h:\n    eval(s)\n",
+        "for i, (j, k) in xs:\n    q += i\nelse:\n    r: int = k\n",
+        "x = {a: b, **c, d: (lambda: e)()}\n",
+    ],
+)
+def test_a_statement_of_each_kind(code: str) -> None:
+    (statement,) = ast.parse(code).body
+    module = cst.parse_module(code)
+    assert flow.activity(statement) == _libcst_activity(module.body[0] if not isinstance(module.body[0], cst.SimpleStatementLine) else module.body[0].body[0])
+
+
+def test_lines_group_as_libcst_does() -> None:
+    """`;` joins simple statements into one line; a one-line suite is no line a statement can be put before;
+    `elif` is told from an `if` alone in an `else`."""
+    text = "a = 1; b = 2\nc = (3,\n  4); d = 5\nif a: e = 1; f = 2\nelif b:\n    g = 3\nelse:\n    if c:\n        h = 4\n"
+    tree = ast.parse(text)
+    lines = flow.Lines(text)
+    groups = lines.group(tree.body)
+    assert [(kind, [s.lineno for s in line]) for kind, line in groups] == [
+        ("line", [1, 1]), ("line", [2, 3]), ("compound", [4])
+    ]
+    outer = groups[2][1][0]
+    assert lines.group(outer.body)[0][0] == "suite"
+    (elif_,) = outer.orelse
+    assert lines.is_elif(elif_) and not lines.is_elif(elif_.orelse[0])
+    module = cst.parse_module(text)
+    assert [len(s.body) for s in module.body[:2]] == [2, 2]  # LibCST's own lines, for comparison
+    assert isinstance(module.body[2].body, cst.SimpleStatementSuite) and body_statements(module.body[2].body)
