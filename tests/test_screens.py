@@ -11,6 +11,7 @@ from libcst.metadata import MetadataWrapper
 from jaxfix import corpus, engine, registry
 from jaxfix.analysis.screen import Screen
 from jaxfix.codemod import Codemod
+from jaxfix.facts.module import FileFacts
 from tests.helpers import codemod_for_module
 
 CODEMODS = registry.all_codemods()
@@ -25,7 +26,14 @@ def unscreened(text: str, codemod: type[Codemod]) -> list:
 
 
 def passes(text: str, codemod: type[Codemod]) -> bool:
-    return engine.screened(text, [codemod]) == [codemod]
+    """Whether the screens let the rule look at `text`; for a rule with a `check`, whether `check` finds
+    something or leaves the module to the rule's LibCST visitor (its ast screen is an early exit of `check`)."""
+    if engine.screened(text, [codemod]) != [codemod]:
+        return False
+    if codemod.answers_on_ast():
+        answer = codemod.check(FileFacts(text, screen=Screen(text)))
+        return answer is None or bool(answer)
+    return True
 
 
 def _examples():

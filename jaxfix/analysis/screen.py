@@ -25,7 +25,6 @@ attribute's name (`tree_map` of `obj.tree_map`), a keyword or a parameter, so `n
 from __future__ import annotations
 
 import ast
-import re
 from dataclasses import dataclass, field
 from functools import cached_property, wraps
 from operator import attrgetter
@@ -43,6 +42,7 @@ from jaxfix.analysis.traced import (
     _FILTERED, _GRAD_LIKE, _JIT_LIKE, _PARTIAL, _VMAP_LIKE, ARRAY_NAMESPACES, HOST_CALLBACKS, LAX_BODIES, STATIC_CALLS, TRANSFORMS,
 )
 from jaxfix.facts.knowledge import jaxtyping
+from jaxfix.facts.positions import Positions
 from jaxfix.facts.knowledge.jax import PURE_CALLS, PURE_PREFIXES
 from jaxfix.facts.knowledge.tables import (
     ARRAY_ANNOTATIONS, BARE_ARRAY_ANNOTATION_NAMES, CALL_SUMMARIES, TRACED_ARRAY_ANNOTATIONS,
@@ -182,6 +182,11 @@ class Screen:
                 arguments = node.args
                 names.update(a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs])
         return frozenset(names)
+
+    @cached_property
+    def positions(self) -> Positions:
+        """Where its nodes lie as LibCST places them (`jaxfix.facts.positions`, the one helper facts share)."""
+        return Positions(self.text)
 
     @cached_property
     def tree(self) -> ast.Module:
@@ -1798,41 +1803,17 @@ def _may_be_boolean_callee(callee: str, args: list[ast.expr], may_be_boolean: Ca
     return False  # float or int by default, inexact, or no category known
 
 
-# ---- positions as LibCST gives them (for `Codemod.findings_from_tree`) ------------------------------------------
-
-
-@once_per_screen
-def _encoded_lines(screen: Screen) -> tuple[bytes, list[int]]:
-    """The module's text in UTF-8 (what `ast` offsets count) and the offset where each line starts: lines end at
-    "\r\n", "\r" or "\n", as Python's tokenizer and LibCST both count them."""
-    data = screen.text.encode("utf-8", "surrogatepass")
-    return data, [0, *(match.end() for match in _LINE_END.finditer(data))]
-
-
-_LINE_END = re.compile(rb"\r\n|\r|\n")
-
-
-def _offset(screen: Screen, line: int, column: int) -> int:
-    data, starts = _encoded_lines(screen)
-    return starts[line - 1] + column
+# ---- positions as LibCST gives them: `jaxfix.facts.positions`, one per screen ------------------------------------
 
 
 def libcst_span(screen: Screen, node: ast.AST) -> tuple[tuple[int, int], tuple[int, int]]:
-    """(line, column) of the start and the end of `node` as `Codemod.report` gives them from LibCST's
-    PositionProvider: columns count characters from 1, where `ast` counts UTF-8 bytes from 0."""
-    data, starts = _encoded_lines(screen)
-
-    def position(line: int, column: int) -> tuple[int, int]:
-        start = starts[line - 1]
-        return line, len(data[start : start + column].decode("utf-8", "surrogatepass")) + 1
-
-    return position(node.lineno, node.col_offset), position(node.end_lineno, node.end_col_offset)
+    """`Positions.span` of the screen's module."""
+    return screen.positions.span(node)
 
 
 def source_bytes(screen: Screen, start: tuple[int, int], end: tuple[int, int]) -> bytes:
-    """The module's UTF-8 text between two `ast` positions, (line, byte offset) each."""
-    data, _ = _encoded_lines(screen)
-    return data[_offset(screen, *start) : _offset(screen, *end)]
+    """`Positions.source_bytes` of the screen's module."""
+    return screen.positions.source_bytes(start, end)
 
 
 # ---- JF101, JF102, JF103, JF601: the kinds TracedAnalysis may give expressions, and compiled functions ----------
