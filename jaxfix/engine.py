@@ -183,7 +183,7 @@ def analyse(
     def parse() -> tuple[MetadataWrapper, ModuleContext]:
         wrapper = MetadataWrapper(fastnodes.parse_module(text), unsafe_skip_copy=True)  # freshly parsed: nobody shares it
         parsed_module.append(wrapper)
-        return wrapper, ModuleContext(wrapper, _tree_of(screen), project, screen)
+        return wrapper, ModuleContext(wrapper, _tree_of(screen), project, screen, facts)
 
     with fast_visits():
         runs, _, errors = run_rules(facts, [*active, *consulted], parse)
@@ -290,7 +290,7 @@ def _run_codemods(
     """Every finding of `codemods` on the parsed module, without any screen (the tests' and benchmarks' bare run:
     a `check`-rule's `check`, the others' visit), and the internal errors."""
     facts = FileFacts(wrapper.module.code, tree, project, screen)
-    runs, _, errors = run_rules(facts, codemods, lambda: (wrapper, ModuleContext(wrapper, tree, project, screen)))
+    runs, _, errors = run_rules(facts, codemods, lambda: (wrapper, ModuleContext(wrapper, tree, project, screen, facts)))
     return [d for run in runs for d in run.diagnostics], errors
 
 

@@ -145,14 +145,15 @@ def explain_text(
         wrapper = MetadataWrapper(fastnodes.parse_module(text), unsafe_skip_copy=True)
     except cst.ParserSyntaxError as error:
         raise ExplainError(f"{target.path}: cannot parse: {str(error).splitlines()[0]}") from None
-    context = ModuleContext(wrapper, tree, project)
+    facts = FileFacts(text, tree, project, explaining=True)  # one binder for the check-rules and the visitors
+    context = ModuleContext(wrapper, tree, project, facts=facts)
+    facts.screen = context.screen
     context.explaining = True
     positions = wrapper.resolve(PositionProvider)
     kinds = _kinds_on_line(wrapper.module, positions, line)
     explanation = Explanation(target, lines[line - 1], _traced_context(context, positions, line))
     yielded_to = registry.yielded_to(codemods)  # run for their precedence only, unreported, as `check` runs them
     hidden = {c.code for c in yielded_to}
-    facts = FileFacts(text, tree, project, context.screen, explaining=True)
     with fast_visits():
         visitors, crashed, _ = run_rules(facts, [*codemods, *yielded_to], lambda: (wrapper, context))
     kept = {id(d) for d in unsuppressed([d for v in visitors for d in v.diagnostics], text)}

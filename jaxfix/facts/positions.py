@@ -53,3 +53,34 @@ class Positions:
         """The source text of `node` (what LibCST's `code_for` gives of a node without parentheses of its own)."""
         found = self.source_bytes((node.lineno, node.col_offset), (node.end_lineno, node.end_col_offset))
         return found.decode("utf-8", "surrogatepass")
+
+    def parenthesized(self, node: ast.AST, before: tuple[int, int]) -> str:
+        """The source of `node` with the parentheses of its own (`( [1, 2] )`), as LibCST's `code_for` gives it:
+        `ast` spans a node without them. `before`: where what precedes the node ends, (line, byte offset) (the
+        callee of a call's first argument, the argument before it); the parentheses of its own are those opened
+        after the last `,`, `=` or `)` there, less the call's own where that is a callee."""
+        start, end = (node.lineno, node.col_offset), (node.end_lineno, node.end_col_offset)
+        between = _COMMENT.sub(b"", self.source_bytes(before, start))
+        cut = max(between.rfind(b","), between.rfind(b"="), between.rfind(b")"))
+        opened = between[cut + 1 :].count(b"(") - (0 if cut >= 0 and between[cut : cut + 1] in (b",", b"=") else 1)
+        text = self.source_bytes(start, end)
+        if opened <= 0:
+            return text.decode("utf-8", "surrogatepass")
+        data, starts = self._encoded()
+        first = starts[start[0] - 1] + start[1]
+        last = starts[end[0] - 1] + end[1]
+        for _ in range(opened):
+            first = data.rindex(b"(", 0, first)
+            last = _after_comments(data, last)
+            if data[last : last + 1] != b")":
+                return text.decode("utf-8", "surrogatepass")
+            last += 1
+        return data[first:last].decode("utf-8", "surrogatepass")
+
+
+_COMMENT = re.compile(rb"#[^\r\n]*")
+_SKIPPED = re.compile(rb"(?:[ \t\f]|\\\r?\n|\r\n|\r|\n|#[^\r\n]*)*")  # whitespace, continuations, comments
+
+
+def _after_comments(data: bytes, offset: int) -> int:
+    return _SKIPPED.match(data, offset).end()
