@@ -10,7 +10,7 @@ from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Diagnostic
 from jaxfix.facts.compiled import calls_compiled
 from jaxfix.facts.literals import number_list
-from jaxfix.facts.module import FileFacts
+from jaxfix.facts.module import FileFacts, in_order, value_of
 
 
 class ListToJit(Codemod):
@@ -94,10 +94,7 @@ class ListToJit(Codemod):
         binder = facts.binder
         found = []
         for call in binder.calls:
-            arguments = sorted(
-                [*call.args, *call.keywords], key=lambda a: (a.lineno, a.col_offset)
-            )  # as written: LibCST's order, and what precedes each
-            values = [(a if type(a) is not ast.keyword else a.value, a) for a in arguments]
+            values = [(value_of(a), a) for a in in_order(call)]  # as written: what precedes each
             sizes = [
                 None if type(a) is ast.Starred or (type(a) is ast.keyword and a.arg is None) else number_list(binder, v)
                 for v, a in values

@@ -955,7 +955,8 @@ def test_collective_needs_gradients_no_collective_reduces() -> None:
     assert codemod.may_match(text)
     assert not passes(text, codemod)
     assert passes(text.replace("pmean(grads,", "pmean(aux,"), codemod)
-    assert passes(text.replace("def loss(p, x):", "def loss(jax, x):"), codemod)  # `jax` may be no import
+    # `check` resolves names by scope: a parameter `jax` of `loss` leaves `step`'s `jax.lax.pmean` the import's
+    assert not passes(text.replace("def loss(p, x):", "def loss(jax, x):"), codemod)
 
 
 def test_timing_needs_an_unwaited_computation_before_the_clock() -> None:

@@ -110,6 +110,70 @@ class FileFacts:
         return False
 
 
+    def functions_named(self, expr: ast.AST) -> list[ast.AST]:
+        """The function `expr` names: a lambda itself, or the defs a name is bound to where nothing else binds it
+        (LibCST's scope of the name: all its bindings there, in no order), but `name = transform(name, ...)`, which
+        rebinds the one def to its transformed self (`step = jax.pmap(step, ...)`). Empty where unknown (a
+        parameter, a builtin, an import, ...)."""
+        if type(expr) is ast.Lambda:
+            return [expr]
+        if type(expr) is not ast.Name:
+            return []
+        scope = self.binder.scope_of.get(expr)
+        if scope is None:
+            return []
+        bindings = scope.resolve(expr.id)
+        found = [b.node for b in bindings if isinstance(b.node, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        others = [b.node for b in bindings if not isinstance(b.node, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        if None in others:
+            return []  # also bound as a builtin: unknown
+        if len(found) == 1 and all(self._wraps(node, expr.id) for node in others):
+            return found
+        return found if not others else []
+
+    def _wraps(self, node: ast.AST, name: str) -> bool:
+        """Whether `node` is a target of `name = transform(name, ...)`."""
+        assign = self.binder.parent(node) if type(node) is ast.Name else None
+        if not (type(assign) is ast.Assign and any(t is node for t in assign.targets) and type(assign.value) is ast.Call):
+            return False
+        arguments = in_order(assign.value)
+        first = value_of(arguments[0]) if arguments else None
+        return type(first) is ast.Name and first.id == name
+
+
+def in_order(call: ast.Call) -> list[ast.AST]:
+    """A call's arguments as written (LibCST's `args`): positional ones, `*a`, keywords and `**k` in source order."""
+    if not call.keywords:
+        return list(call.args)
+    return sorted([*call.args, *call.keywords], key=lambda a: (a.lineno, a.col_offset))
+
+
+def value_of(argument: ast.AST) -> ast.AST:
+    """An argument's expression (LibCST's `Arg.value`): `a` of `*a`, of `**a` and of `k=a`; an element's of `*a`."""
+    return argument.value if type(argument) in (ast.Starred, ast.keyword) else argument
+
+
+def named(argument: ast.AST) -> bool:
+    """Whether an argument is passed by keyword (`k=a`; not `**a`, which LibCST gives no keyword)."""
+    return type(argument) is ast.keyword and argument.arg is not None
+
+
+def spelled_names(node: ast.AST) -> Iterator[str]:
+    """Every name spelled in `node` as LibCST holds names: read and stored names, attributes' names, keyword
+    arguments' names and lambdas' parameters (`x.grads` spells `x` and `grads`)."""
+    for found in ast.walk(node):
+        kind = type(found)
+        if kind is ast.Name:
+            yield found.id
+        elif kind is ast.Attribute:
+            yield found.attr
+        elif kind is ast.keyword:
+            if found.arg is not None:
+                yield found.arg
+        elif kind is ast.arg:
+            yield found.arg
+
+
 def _dotted(node: ast.AST) -> bool:
     while type(node) is ast.Attribute:
         node = node.value
