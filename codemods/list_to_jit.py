@@ -94,12 +94,14 @@ class ListToJit(Codemod):
         binder = facts.binder
         found = []
         for call in binder.calls:
+            if not (call.args or call.keywords) or not calls_compiled(binder, call):
+                continue
             values = [(value_of(a), a) for a in in_order(call)]  # as written: what precedes each
             sizes = [
                 None if type(a) is ast.Starred or (type(a) is ast.keyword and a.arg is None) else number_list(binder, v)
                 for v, a in values
             ]
-            if not any(sizes) or not calls_compiled(binder, call):
+            if not any(sizes):
                 continue
             before = (call.func.end_lineno, call.func.end_col_offset)
             for (value, argument), size in zip(values, sizes):

@@ -138,14 +138,23 @@ class _Step:
 
     def _parallel_functions(self):
         seen = set()
-        for node in _walk(self.binder.tree):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        binder = self.binder
+        candidates = [*binder.nodes_of(ast.FunctionDef), *binder.nodes_of(ast.AsyncFunctionDef), *binder.calls]
+        # in the order the LibCST run met them (which decides the axis of a step found twice): a node before the
+        # nodes in it, and of two apart the later one first
+        candidates.sort(key=lambda n: (-n.end_lineno, -n.end_col_offset, n.lineno, n.col_offset))
+        for node in candidates:
+            if type(node) is not ast.Call:
+                if not node.decorator_list:
+                    continue
                 for decorator in node.decorator_list:
                     axis = self._axis_of(decorator, decorated=True)
                     if axis is not None and node not in seen:
                         seen.add(node)
                         yield node, axis
-            elif type(node) is ast.Call:
+            else:
+                if not node.args and not node.keywords:
+                    continue
                 arguments = in_order(node)
                 if not arguments or type(arguments[0]) is ast.keyword and arguments[0].arg is not None:
                     continue
