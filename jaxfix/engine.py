@@ -326,7 +326,7 @@ def run_rules(
         runs.append(run)
     if visiting:
         wrapper, context = parse()
-        visitors, left_out, visit_errors = _visit(wrapper, context, visiting)
+        visitors, left_out, visit_errors = _visit(wrapper, context, visiting, runs)
         runs.extend(visitors)
         crashed.extend(left_out)
         errors.extend(visit_errors)
@@ -336,16 +336,18 @@ def run_rules(
 
 
 def _visit(
-    wrapper: MetadataWrapper, context: ModuleContext, codemods: Sequence[type[Codemod]]
+    wrapper: MetadataWrapper, context: ModuleContext, codemods: Sequence[type[Codemod]], answered: Sequence[Codemod] = ()
 ) -> tuple[list[Codemod], list[type[Codemod]], list[str]]:
     """The visitors of `codemods` after one batched traversal of the module, those left out because they crashed,
-    and the internal errors that say so."""
+    and the internal errors that say so. `answered`: the runs of the `check`-rules, which a visitor may yield to
+    (`registry.with_precedence` guards its visits with their findings too)."""
     remaining = list(codemods)
     crashed: list[type[Codemod]] = []
     errors: list[str] = []
     while remaining:
         try:
-            visitors = registry.with_precedence([codemod(context) for codemod in remaining])
+            ordered = registry.with_precedence([*answered, *(codemod(context) for codemod in remaining)])
+            visitors = [v for v in ordered if not any(v is run for run in answered)]
             wrapper.visit_batched(visitors)
             return visitors, crashed, errors
         except Exception:

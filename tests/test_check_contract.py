@@ -140,3 +140,32 @@ def test_a_check_that_crashes_is_left_out_and_the_others_still_run() -> None:
     found, errors, _ = engine.analyse("y = -x\n", [_Crashes, _Negate])
     assert [d.code for d in found] == ["JF999"]
     assert errors == ["JF998 crashed and was skipped for this file: RuntimeError: boom"]
+
+
+class _Loops(_Negate):
+    """A `check`-rule for this test only: every `for` statement."""
+
+    code = "JF997"
+    name = "loops-for-test"
+    screen = ("for",)
+
+    @classmethod
+    def check(cls, facts: FileFacts) -> list[Diagnostic]:
+        return [cls.finding(facts, node, "a loop") for node in facts.binder.nodes_of(ast.For)]
+
+
+def test_a_visitor_yields_to_a_check_rule_by_the_place_of_its_finding() -> None:
+    """registry.with_precedence guards a visitor with a `check`-rule's findings too, which hold no CST node."""
+    from jaxfix.codemod import YieldsTo
+
+    fori = registry.by_code("JF101")
+    text = "import jax\n\n@jax.jit\ndef f(x):\n    for i in range(100):\n        x = x * 2 + i\n    return x\n"
+    assert [d.code for d in engine.analyse(text, [fori])[0]] == ["JF101"]
+    yielding = type("Fori", (fori,), {"yields_to": (YieldsTo("JF997", "left to the test's loop rule"),), "__module__": fori.__module__})
+    assert [d.code for d in engine.analyse(text, [yielding, _Loops])[0]] == ["JF997"]
+
+
+def test_no_check_rule_yields_to_another_yet() -> None:
+    """A `check`-rule answers before the visitors run, so it cannot leave a statement to one of them: until the
+    registry applies precedence to `check` findings, no rule with a `check` declares `yields_to`."""
+    assert not [c.code for c in registry.all_codemods() if c.answers_on_ast() and c.yields_to]
