@@ -79,8 +79,8 @@ def problems_of(text: str, *, bare: bool = True) -> list[str]:
                 found.append(f"not idempotent: a second apply made {applied_again} more fixes")
     if not bare:
         return found
-    # Every codemod without its screens: no crash, and the screened run (whose findings may come from the `ast`,
-    # `Codemod.findings_from_tree`) neither misses a finding nor reports one of its own, nor words one otherwise.
+    # Every codemod without its screens: no crash, and the screened run (the `check`-rules answer on `ast` in both)
+    # neither misses a finding nor reports one of its own, nor words one otherwise.
     try:
         wrapper = MetadataWrapper(cst.parse_module(text), unsafe_skip_copy=True)
         bare, bare_errors = engine._run_codemods(wrapper, registry.all_codemods())

@@ -77,6 +77,9 @@ STAGES = [
     ("screens (`may_match`, `may_match_tree`, jaxfix/analysis/screen.py)",
      lambda filename, function: function in ("may_match", "may_match_tree", "_screened")
      or filename.endswith(os.path.join("analysis", "screen.py"))),
+    ("facts on `ast` and the rules' `check` (jaxfix/facts/: the binder and its queries; Codemod.check)",
+     lambda filename, function: os.path.join("jaxfix", "facts") + os.sep in filename
+     or (function == "check" and os.sep + "codemods" + os.sep in filename)),
     ("project index: solve", _named("solve", within=os.path.join("analysis", "project.py"))),
     ("project index: summaries (listing, reading, summarising each file)",
      lambda filename, function: filename.endswith((os.path.join("analysis", "project.py"),

@@ -14,7 +14,7 @@ import libcst as cst
 from libcst.metadata import ScopeProvider
 
 from jaxfix.analysis.api_references import (
-    DEPRECATED, Api, ApiTable, ReadsApiTable, hint_message, import_bindings, import_is_referenced, in_shim,
+    DEPRECATED, Api, ApiTable, VisitsApiTable, hint_message, import_bindings, import_is_referenced, in_shim,
     is_dotted, qualified_reference, stored,
 )  # fmt: skip
 from jaxfix.analysis.sharding import NONE, SPEC, UNKNOWN
@@ -29,7 +29,7 @@ from jaxfix.facts.knowledge.deprecations import (
 )  # fmt: skip
 
 
-class DeprecatedApi(ReadsApiTable, Codemod):
+class DeprecatedApi(VisitsApiTable, Codemod):
     """Rewrites deprecated and removed JAX APIs to their current spelling where the mapping is exact.
 
     ## What it does

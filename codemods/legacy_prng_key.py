@@ -3,18 +3,17 @@
 The API still works and JAX does not deprecate it, so a hint about it in a default run is noise: most JAX code
 creates its keys this way. The rule reads the table's legacy rows (`LEGACY_ROWS` of
 `jaxfix.facts.knowledge.deprecations`) through the references it shares with JF901
-(`jaxfix.analysis.api_references`: names resolved through imports, shims, the `ast` path for hints). Its rows are
-hints only, so it looks at names alone: the imports of a hint row get no finding of their own.
+(`jaxfix.analysis.api_references`), on `ast` alone (`check`: the references, assignments and shims of
+`jaxfix.facts.module`). Its rows are hints only, so it looks at names alone: the imports of a hint row get no
+finding of their own, and it never needs LibCST.
 """
 
 from __future__ import annotations
 
-import libcst as cst
-
-from jaxfix.analysis.api_references import LEGACY, Api, ReadsApiTable, hint_message, in_shim, stored
-from jaxfix.codegen import keep_parens
+from jaxfix.analysis.api_references import LEGACY, ReadsApiTable, descend, hint_message
 from jaxfix.codemod import Codemod, Invalid, Valid
-from jaxfix.diagnostics import Safety
+from jaxfix.diagnostics import Diagnostic, Safety
+from jaxfix.facts.module import FileFacts
 
 
 class LegacyPrngKey(ReadsApiTable, Codemod):
@@ -75,10 +74,24 @@ class LegacyPrngKey(ReadsApiTable, Codemod):
         Invalid("from jax.random import PRNGKey as P\n\nkey = P(0)\n", fixed=None, message="typed keys"),
     ]
 
-    def referenced(self, node: cst.Name | cst.Attribute, target: cst.BaseExpression, api: Api, qualified: str) -> None:
-        """A hint whose fix, never applied, spells the new API; not where the name is assigned or in a shim."""
-        if stored(self.context, node) or in_shim(self.context, target):
-            return
-        new, _ = self.context.names.expression_for(api.new)
-        fix = self.fix(f"Consider {api.new}", [(target, keep_parens(target, new))], safety=Safety.DISPLAY_ONLY)
-        self.report(target, hint_message(api), fix)
+    looks_at = ("Name", "Attribute")
+
+    @classmethod
+    def check(cls, facts: FileFacts) -> list[Diagnostic]:
+        """A hint at each reference that resolves to a row (the part of the name the row names: `jax.random.PRNGKey`
+        of `jax.random.PRNGKey.__doc__`); not where the name is assigned or sits in a shim. Its fix, never
+        applied, needs no plan."""
+        found = []
+        for node, qualified in facts.references:
+            row = cls.table.lookup(qualified)
+            if row is None:
+                continue
+            api, prefix = row
+            target = descend(node, qualified.count(".") - prefix.count("."))
+            if facts.stored(node):
+                facts.decline(cls.code, target, "assigned or deleted here, not used")
+            elif facts.in_shim(target):
+                facts.decline(cls.code, target, "in a compatibility shim (a fallback for another JAX version)")
+            else:
+                found.append(cls.finding(facts, target, hint_message(api), description=f"Consider {api.new}"))
+        return found

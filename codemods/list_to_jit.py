@@ -1,16 +1,16 @@
-"""JF704: a Python list of numbers passed to a jitted function: a pytree of scalars, one trace per length."""
+"""JF704: a Python list of numbers passed to a jitted function: a pytree of scalars, one trace per length. On `ast`
+alone (`check`): which calls are compiled (`jaxfix.facts.compiled`) and which values are lists of numbers
+(`jaxfix.facts.literals`)."""
 
 from __future__ import annotations
 
 import ast
 
-import libcst as cst
-from libcst.metadata import ScopeProvider
-
-from jaxfix.analysis.jit import calls_compiled
-from jaxfix.analysis.screen import may_call_compiled, may_call_compiled_here
-from jaxfix.analysis.syntax import is_number, target_names, walk
 from jaxfix.codemod import Codemod, Invalid, Valid
+from jaxfix.diagnostics import Diagnostic
+from jaxfix.facts.compiled import calls_compiled
+from jaxfix.facts.literals import number_list
+from jaxfix.facts.module import FileFacts, in_order, value_of
 
 
 class ListToJit(Codemod):
@@ -86,128 +86,33 @@ class ListToJit(Codemod):
         ),
     )
 
+    looks_at = ("Call",)
+
     @classmethod
-    def may_match_tree(cls, screen) -> bool:
-        """A finding needs a call that may call a compiled function (`may_call_compiled`: a name some binding may
-        make jitted, or `jax.jit(f)(...)`) with an argument (not `*`/`**`) that may be a list of numbers (`_listy`)
-        or a name that some single-target assignment binds to one; and a called name that its own function binds
-        only by what may compile it (`may_call_compiled_here`, asked last: it walks the functions)."""
-        calls = [n for n in screen.nodes_of(ast.Call) if may_call_compiled(screen, n)]
-        if not calls:
-            return False
-        bound = {
-            n.targets[0].id for n, _ in screen.statements
-            if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) and _listy(n.value)
-        }
-        return any(
-            (_listy(a) or (isinstance(a, ast.Name) and a.id in bound)) and may_call_compiled_here(screen, n)
-            for n in calls
-            for a in [*(a for a in n.args if not isinstance(a, ast.Starred)), *(k.value for k in n.keywords if k.arg)]
-        )
-
-    def visit_Call(self, node: cst.Call) -> None:
-        if not any(self._numbers(a.value) for a in node.args if not a.star):
-            return
-        if not calls_compiled(self.context, node):
-            return
-        for arg in node.args:
-            if arg.star:
+    def check(cls, facts: FileFacts) -> list[Diagnostic]:
+        """Each argument (not `*`/`**`) of a call of a compiled function that is surely a list of numbers."""
+        binder = facts.binder
+        found = []
+        for call in binder.calls:
+            if not (call.args or call.keywords) or not calls_compiled(binder, call):
                 continue
-            size = self._numbers(arg.value)
-            if size is None:
+            values = [(value_of(a), a) for a in in_order(call)]  # as written: what precedes each
+            sizes = [
+                None if type(a) is ast.Starred or (type(a) is ast.keyword and a.arg is None) else number_list(binder, v)
+                for v, a in values
+            ]
+            if not any(sizes):
                 continue
-            what = f"{size} scalars" if type(size) is int else "as many scalars as it has items"
-            self.report(
-                arg.value,
-                f"`{self.context.code_for(arg.value)}` is a Python list of numbers: jit takes it as a pytree of {what} "
-                f"(each traced and copied to the device on its own) and compiles again for each new length; "
-                f"pass an array made once (`jnp.asarray(...)`) instead",
-            )
-
-    def _numbers(self, expr: cst.BaseExpression, *, follow: bool = True):
-        """The list's length (an int where it is written out, True otherwise) when `expr` is surely a Python list
-        of numbers, else None."""
-        if isinstance(expr, cst.List):
-            elements = expr.elements
-            if elements and all(not isinstance(e, cst.StarredElement) and is_number(e.value) for e in elements):
-                return len(elements)
-            return None
-        if isinstance(expr, cst.Call) and self.context.names.is_builtin(expr.func, "list"):
-            if len(expr.args) == 1 and self._is_range(expr.args[0].value):
-                return True
-            return None
-        if isinstance(expr, cst.ListComp) and expr.for_in.inner_for_in is None and self._is_range(expr.for_in.iter):
-            bound = set(target_names(expr.for_in.target))
-            if _arithmetic_of(expr.elt, bound):
-                return True
-            return None
-        if follow and isinstance(expr, cst.Name):
-            scope = self.context.wrapper.resolve(ScopeProvider).get(expr)
-            if scope is None:
-                return None
-            assignments = list(scope[expr.value])
-            sizes = []
-            for assignment in assignments:
-                node = getattr(assignment, "node", None)  # a builtin (`list`, `len`) has none
-                target = self.context.parents.get(node) if isinstance(node, cst.Name) else None
-                statement = self.context.parents.get(target) if isinstance(target, cst.AssignTarget) else None
-                if not (isinstance(statement, cst.Assign) and len(statement.targets) == 1 and target.target is node):
-                    return None
-                size = self._numbers(statement.value, follow=False)
-                if size is None:
-                    return None
-                sizes.append(size)
-            if not sizes:
-                return None
-            return sizes[0] if len(set(sizes)) == 1 else True
-        return None
-
-    def _is_range(self, expr: cst.BaseExpression) -> bool:
-        return isinstance(expr, cst.Call) and self.context.names.is_builtin(expr.func, "range")
-
-
-def _listy(expr: ast.AST) -> bool:
-    """A superset of `_numbers(expr, follow=False)` on the `ast`: a non-empty list of number literals,
-    `list(<one argument that is a call of the name range>)`, or a one-`for` list comprehension over a call of
-    `range` whose element reads only the names its target binds, with no call, attribute, index or lambda."""
-    if isinstance(expr, ast.List):
-        return bool(expr.elts) and all(_number(e) for e in expr.elts)
-    if isinstance(expr, ast.Call):
-        if not (isinstance(expr.func, ast.Name) and expr.func.id == "list"):
-            return False
-        values = [a.value if isinstance(a, ast.Starred) else a for a in expr.args] + [k.value for k in expr.keywords]
-        return len(values) == 1 and _range_call(values[0])
-    if isinstance(expr, ast.ListComp) and len(expr.generators) == 1 and _range_call(expr.generators[0].iter):
-        bound = {n.id for n in ast.walk(expr.generators[0].target) if isinstance(n, ast.Name)}
-        return all(
-            not isinstance(n, (ast.Call, ast.Attribute, ast.Subscript, ast.Lambda))
-            and not (isinstance(n, ast.Name) and n.id not in bound)
-            and not (isinstance(n, ast.BinOp) and isinstance(n.op, ast.MatMult))
-            for n in ast.walk(expr.elt)
-        )
-    return False
-
-
-def _number(expr: ast.AST) -> bool:
-    """A superset of syntax.is_number: an int, float or bool literal, with or without a sign."""
-    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, (ast.USub, ast.UAdd)):
-        expr = expr.operand
-    return isinstance(expr, ast.Constant) and isinstance(expr.value, (int, float))
-
-
-def _range_call(expr: ast.AST) -> bool:
-    return isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "range"
-
-
-def _arithmetic_of(expr: cst.BaseExpression, names: set[str]) -> bool:
-    """Arithmetic of number literals and `names` (the integers of a range) only: a Python number."""
-    for node in walk(expr):
-        if isinstance(node, cst.Name) and node.value not in names:
-            return False
-        if isinstance(node, (cst.Call, cst.Attribute, cst.Subscript, cst.Lambda)):
-            return False
-        if isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
-            return False  # `["a" * i for i in range(3)]` holds strings: jit rejects them, it does not retrace
-        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.MatrixMultiply):
-            return False
-    return True
+            before = (call.func.end_lineno, call.func.end_col_offset)
+            for (value, argument), size in zip(values, sizes):
+                if size is not None:
+                    what = f"{size} scalars" if type(size) is int else "as many scalars as it has items"
+                    code = facts.positions.parenthesized(value, before)
+                    found.append(cls.finding(
+                        facts, value,
+                        f"`{code}` is a Python list of numbers: jit takes it as a pytree of {what} (each traced and "
+                        f"copied to the device on its own) and compiles again for each new length; pass an array "
+                        f"made once (`jnp.asarray(...)`) instead",
+                    ))  # fmt: skip
+                before = (argument.end_lineno, argument.end_col_offset)
+        return found

@@ -5,12 +5,9 @@ from __future__ import annotations
 
 import ast
 
-import libcst as cst
-from libcst.metadata import ScopeProvider
-
-from jaxfix.analysis.screen import dotted, single_import
-from jaxfix.analysis.syntax import code_nodes, walk
 from jaxfix.codemod import Codemod, Invalid, Valid
+from jaxfix.diagnostics import Diagnostic
+from jaxfix.facts.module import FileFacts, in_order, named, spelled_names, value_of
 from jaxfix.facts.knowledge.jax import GRADIENTS, SHARD_MAPS
 from jaxfix.facts.knowledge.tables import UPDATE_METHOD_NAMES
 
@@ -79,23 +76,6 @@ class MissingCollective(Codemod):
         """A finding needs a pmap or shard_map and a gradient."""
         return ("pmap" in text or "shard_map" in text) and "grad" in text
 
-    @classmethod
-    def may_match_tree(cls, screen) -> bool:
-        """A finding needs a def that may run on every device (`_screen_parallel`) and whose body has a call of
-        something that may be `jax.grad`/`value_and_grad`, a `return` with a value, and gradients that no surely
-        collective call on a later line reduces (`_screen_all_reduced`)."""
-        defs = [n for n, _ in screen.statements if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
-        parallel = _screen_parallel(screen, defs)
-        for function in defs:
-            if not (id(function) in parallel or function.name in parallel):
-                continue
-            inside = [n for statement in function.body for n in ast.walk(statement)]
-            if any(isinstance(n, ast.Return) and n.value is not None for n in inside) and any(
-                isinstance(n, ast.Call) and screen.may_resolve_to(n.func, GRADIENTS) for n in inside
-            ) and not _screen_all_reduced(screen, inside):
-                return True
-        return False
-
     VALID = (
         Valid(
             "import jax\nfrom functools import partial\n\ndef loss(p, x):\n    return (p * x).sum()\n\n"
@@ -134,146 +114,146 @@ class MissingCollective(Codemod):
         ),
     )
 
-    def visit_Module(self, node: cst.Module) -> None:
-        for function, axis in self._parallel_functions(node):
+    looks_at = ()  # it judges the whole module (its visitor looked at `Module` alone), no kind of node
+
+    @classmethod
+    def check(cls, facts: FileFacts) -> list[Diagnostic]:
+        return _Step(facts, cls).findings()
+
+
+class _Step:
+    """JF803's judgement of one module on `ast`: the functions that run on every device, their gradients, and
+    whether what they return is updated with gradients no collective reduced."""
+
+    def __init__(self, facts: FileFacts, rule: type[MissingCollective]) -> None:
+        self.facts, self.rule, self.binder = facts, rule, facts.binder
+        self.found: list[Diagnostic] = []
+
+    def findings(self) -> list[Diagnostic]:
+        for function, axis in self._parallel_functions():
             self._check(function, axis)
+        return self.found
 
     # ---- which functions run on every device ---------------------------------------------------------------
 
-    def _parallel_functions(self, module: cst.Module):
-        names = self.context.names
+    def _parallel_functions(self):
         seen = set()
-        for node in code_nodes(module):
-            if isinstance(node, cst.FunctionDef):
-                for decorator in node.decorators:
-                    axis = self._axis_of(decorator.decorator, decorated=True)
+        binder = self.binder
+        candidates = [*binder.nodes_of(ast.FunctionDef), *binder.nodes_of(ast.AsyncFunctionDef), *binder.calls]
+        # in the order the LibCST run met them (which decides the axis of a step found twice): a node before the
+        # nodes in it, and of two apart the later one first
+        candidates.sort(key=lambda n: (-n.end_lineno, -n.end_col_offset, n.lineno, n.col_offset))
+        for node in candidates:
+            if type(node) is not ast.Call:
+                if not node.decorator_list:
+                    continue
+                for decorator in node.decorator_list:
+                    axis = self._axis_of(decorator, decorated=True)
                     if axis is not None and node not in seen:
                         seen.add(node)
                         yield node, axis
-            elif isinstance(node, cst.Call) and node.args and node.args[0].keyword is None:
-                callee = names.callee(node)
-                if callee not in _PMAP | SHARD_MAPS:
+            else:
+                if not node.args and not node.keywords:
+                    continue
+                arguments = in_order(node)
+                if not arguments or type(arguments[0]) is ast.keyword and arguments[0].arg is not None:
+                    continue
+                if self.binder.callee(node) not in _PMAP | SHARD_MAPS:
                     continue
                 axis = self._axis_of(node, decorated=False)
                 if axis is None:
                     continue
-                for function in self._functions_named(node.args[0].value):
+                for function in self.facts.functions_named(value_of(arguments[0])):
                     if function not in seen:
                         seen.add(function)
                         yield function, axis
 
-    def _axis_of(self, expr: cst.BaseExpression, *, decorated: bool) -> str | None:
+    def _axis_of(self, expr: ast.AST, *, decorated: bool) -> str | None:
         """How the step names its device axis (`'batch'`, or the mesh's axes for shard_map), or None when
         `expr` is no pmap with an axis name and no shard_map."""
-        names = self.context.names
-        if not isinstance(expr, cst.Call):
-            return "the mesh axes" if names.qualified(expr) in SHARD_MAPS else None
-        callee = names.callee(expr)
-        args = list(expr.args)
-        if callee == _PARTIAL and args and args[0].keyword is None:
-            callee = names.qualified(args[0].value)
-            args = args[1:]
+        binder = self.binder
+        if type(expr) is not ast.Call:
+            return "the mesh axes" if binder.qualified(expr) in SHARD_MAPS else None
+        callee = binder.callee(expr)
+        arguments = in_order(expr)
+        if callee == _PARTIAL and arguments and not named(arguments[0]):
+            callee = binder.qualified(value_of(arguments[0]))
+            arguments = arguments[1:]
         elif not decorated:
-            args = args[1:]  # jax.pmap(f, ...): the function is not an option
+            arguments = arguments[1:]  # jax.pmap(f, ...): the function is not an option
         if callee in SHARD_MAPS:
             return "the mesh axes"
         if callee not in _PMAP:
             return None
-        for arg in args:
-            if arg.keyword is not None and arg.keyword.value == "axis_name":
-                return self.context.code_for(arg.value)
+        for argument in arguments:
+            if type(argument) is ast.keyword and argument.arg == "axis_name":
+                return self.facts.positions.parenthesized(argument.value, (argument.lineno, argument.col_offset))
         return None
-
-    def _functions_named(self, expr: cst.BaseExpression) -> list:
-        if isinstance(expr, cst.Lambda):
-            return [expr]
-        if not isinstance(expr, cst.Name):
-            return []
-        scope = self.context.wrapper.resolve(ScopeProvider).get(expr)
-        if scope is None:
-            return []
-        bindings = list(scope[expr.value])
-        found = [a.node for a in bindings if isinstance(getattr(a, "node", None), cst.FunctionDef)]
-        others = [getattr(a, "node", None) for a in bindings if not isinstance(getattr(a, "node", None), cst.FunctionDef)]
-        if None in others:
-            return []  # also bound as a builtin (no node to read; crashed on haiku's imagenet example): unknown
-        if len(found) == 1 and all(self._wraps(node, expr.value) for node in others):
-            return found  # `step = jax.pmap(step, ...)` rebinds the one def to its transformed self
-        return found if not others else []
-
-    def _wraps(self, node: cst.CSTNode, name: str) -> bool:
-        """Whether `node` is the target of `name = transform(name, ...)`."""
-        target = self.context.parents.get(node)
-        assign = self.context.parents.get(target) if isinstance(target, cst.AssignTarget) else None
-        if not (isinstance(assign, cst.Assign) and isinstance(assign.value, cst.Call) and assign.value.args):
-            return False
-        first = assign.value.args[0].value
-        return isinstance(first, cst.Name) and first.value == name
 
     # ---- the step ------------------------------------------------------------------------------------------
 
     def _check(self, function, axis: str) -> None:
-        if isinstance(function, cst.Lambda):
+        if type(function) is ast.Lambda:
             return
-        body = list(walk(function.body))
-        names = self.context.names
-        grad_fns: dict[str, cst.Call] = {}  # name -> the jax.grad(...) call it holds
+        body = [n for statement in function.body for n in _walk(statement)]
+        binder = self.binder
+        grad_fns: dict[str, ast.Call] = {}  # name -> the jax.grad(...) call it holds
         for node in body:
-            if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
-                if isinstance(node.value, cst.Call) and names.callee(node.value) in GRADIENTS:
-                    grad_fns[node.targets[0].target.value] = node.value
+            if type(node) is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) is ast.Name:
+                if type(node.value) is ast.Call and binder.callee(node.value) in GRADIENTS:
+                    grad_fns[node.targets[0].id] = node.value
         for node in body:
-            if not (isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.value, cst.Call)):
+            if not (type(node) is ast.Assign and len(node.targets) == 1 and type(node.value) is ast.Call):
                 continue
             call = node.value
             transform = None
-            if isinstance(call.func, cst.Call) and names.callee(call.func) in GRADIENTS:
+            if type(call.func) is ast.Call and binder.callee(call.func) in GRADIENTS:
                 transform = call.func
-            elif isinstance(call.func, cst.Name) and call.func.value in grad_fns:
-                transform = grad_fns[call.func.value]
+            elif type(call.func) is ast.Name and call.func.id in grad_fns:
+                transform = grad_fns[call.func.id]
             if transform is None:
                 continue
-            grads = self._gradient_names(node.targets[0].target, transform)
+            grads = self._gradient_names(node.targets[0], transform)
             if not grads:
                 continue
-            start = self.context.positions[node].end
-            after = [n for n in body if (self.context.positions[n].start.line, self.context.positions[n].start.column)
-                     >= (start.line, start.column)]
-            blocker = self._synced(function, after, transform, grads)
-            if blocker is None:
-                named = axis[:1] in ("'", '"')
-                where = f"axis {axis}" if named else axis
-                self.report(
-                    call,
-                    f"`{function.name.value}` runs on every device ({where}) and updates with the gradients of "
-                    f"`{self.context.code_for(call)}` without a collective: each device applies its own shard's "
+            end = (node.end_lineno, node.end_col_offset)
+            after = [n for n in body if hasattr(n, "lineno") and (n.lineno, n.col_offset) >= end]
+            if self._synced(after, transform, grads) is None:
+                named_axis = axis[:1] in ("'", '"')
+                where = f"axis {axis}" if named_axis else axis
+                code = self.facts.positions.parenthesized(call, (node.targets[0].end_lineno, node.targets[0].end_col_offset))
+                self.found.append(self.rule.finding(
+                    self.facts, call,
+                    f"`{function.name}` runs on every device ({where}) and updates with the gradients of "
+                    f"`{code}` without a collective: each device applies its own shard's "
                     "gradient and the replicas drift apart; average them first: "
-                    f"`grads = jax.lax.pmean(grads, axis_name={axis if named else '...'})`",
-                )
+                    f"`grads = jax.lax.pmean(grads, axis_name={axis if named_axis else '...'})`",
+                ))  # fmt: skip
 
-    def _gradient_names(self, target: cst.BaseExpression, transform: cst.Call) -> set[str]:
+    def _gradient_names(self, target: ast.AST, transform: ast.Call) -> set[str]:
         """The names the gradients are bound to: all of `g = grad(f)(...)`, the second of `value, g =
         value_and_grad(f)(...)`, the first of `g, aux = grad(f, has_aux=True)(...)`."""
-        has_aux = any(a.keyword and a.keyword.value == "has_aux" for a in transform.args)
-        value_and_grad = self.context.names.callee(transform) == "jax.value_and_grad"
+        has_aux = any(k.arg == "has_aux" for k in transform.keywords)
+        value_and_grad = self.binder.callee(transform) == "jax.value_and_grad"
         if not (value_and_grad or has_aux):
-            return {target.value} if isinstance(target, cst.Name) else set()
-        if not isinstance(target, (cst.Tuple, cst.List)) or len(target.elements) != 2:
+            return {target.id} if type(target) is ast.Name else set()
+        if type(target) not in (ast.Tuple, ast.List) or len(target.elts) != 2:
             return set()
-        part = target.elements[1 if value_and_grad else 0].value
-        return {part.value} if isinstance(part, cst.Name) else set()
+        part = value_of(target.elts[1 if value_and_grad else 0])
+        return {part.id} if type(part) is ast.Name else set()
 
-    def _synced(self, function, body, transform: cst.Call, grads: set[str]) -> str | None:
+    def _synced(self, body, transform: ast.Call, grads: set[str]) -> str | None:
         """Why the gradients may be reduced or not applied (None: they are applied unreduced). `body`: the
         nodes of the step after the statement that computes the gradients."""
-        names = self.context.names
-        differentiated = transform.args[0].value if transform.args and transform.args[0].keyword is None else None
+        binder = self.binder
+        arguments = in_order(transform)
+        differentiated = value_of(arguments[0]) if arguments and not named(arguments[0]) else None
         if differentiated is None:
             return "the differentiated function is not visible"
-        if isinstance(differentiated, cst.Lambda):
+        if type(differentiated) is ast.Lambda:
             inner = [differentiated]
         else:
-            inner = self._functions_named(differentiated)
+            inner = self.facts.functions_named(differentiated)
             if not inner:
                 return "the differentiated function is not visible"
         if any(self._has_collective(f, set()) for f in inner):
@@ -283,43 +263,41 @@ class MissingCollective(Codemod):
         while changed:  # names computed from the gradients, in any order of statements
             changed = False
             for node in body:
-                if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)) and node.value is not None:
+                if type(node) in (ast.Assign, ast.AugAssign, ast.AnnAssign) and node.value is not None:
                     if _mentions_any(node.value, derived):
-                        targets = node.targets if isinstance(node, cst.Assign) else [node]
-                        for t in targets:
-                            for n in walk(t.target):
-                                if isinstance(n, cst.Name) and n.value not in derived:
-                                    derived.add(n.value)
+                        targets = node.targets if type(node) is ast.Assign else [node.target]
+                        for target in targets:
+                            for name in spelled_names(target):
+                                if name not in derived:
+                                    derived.add(name)
                                     changed = True
         updated = False
         for node in body:
-            if isinstance(node, cst.Call) and any(_mentions_any(a.value, derived) for a in node.args):
-                callee = names.callee(node)
+            if type(node) is ast.Call and any(_mentions_any(value_of(a), derived) for a in in_order(node)):
+                callee = binder.callee(node)
                 if callee in _COLLECTIVES:
                     return "a collective on the gradients"
-                if isinstance(node.func, cst.Name) and names.is_builtin(node.func, node.func.value):
+                if type(node.func) is ast.Name and binder.is_builtin(node.func, node.func.id):
                     continue
-                local = self._functions_named(node.func) if isinstance(node.func, cst.Name) else []
+                local = self.facts.functions_named(node.func) if type(node.func) is ast.Name else []
                 if local:
                     if any(self._has_collective(f, set()) for f in local):
                         return "a local function with a collective receives them"
                     updated = True
                     continue
-                if isinstance(node.func, cst.Attribute) and callee is None:
-                    if node.func.attr.value not in UPDATE_METHOD_NAMES:
+                if type(node.func) is ast.Attribute and callee is None:
+                    if node.func.attr not in UPDATE_METHOD_NAMES:
                         return "a method jaxfix does not know receives them"
                     updated = True
                     continue
                 if callee is None or not callee.startswith(_LIBRARIES):
                     return "a function of another module receives them"
                 updated = True
-            elif isinstance(node, cst.BinaryOperation) and _mentions_any(node, derived):
+            elif type(node) is ast.BinOp and _mentions_any(node, derived):
                 updated = True
-        returned = [n.value for n in body if isinstance(n, cst.Return) and n.value is not None]
-        parts = [e.value for r in returned for e in (r.elements if isinstance(r, cst.Tuple) else [cst.Element(r)])]
-        applied = [
-            p for p in parts if _mentions_any(p, derived) and not (isinstance(p, cst.Name) and p.value in grads)
-        ]
+        returned = [n.value for n in body if type(n) is ast.Return and n.value is not None]
+        parts = [value_of(e) for r in returned for e in (r.elts if type(r) is ast.Tuple else [r])]
+        applied = [p for p in parts if _mentions_any(p, derived) and not (type(p) is ast.Name and p.id in grads)]
         if not updated or not applied:
             return "the gradients are not applied to anything returned"
         return None
@@ -329,100 +307,22 @@ class MissingCollective(Codemod):
         if function in seen:
             return False
         seen.add(function)
-        for node in walk(function):
-            if isinstance(node, cst.Call):
-                if self.context.names.callee(node) in _COLLECTIVES:
+        for node in ast.walk(function):
+            if type(node) is ast.Call:
+                if self.binder.callee(node) in _COLLECTIVES:
                     return True
-                if isinstance(node.func, cst.Name):
-                    if any(self._has_collective(f, seen) for f in self._functions_named(node.func)):
+                if type(node.func) is ast.Name:
+                    if any(self._has_collective(f, seen) for f in self.facts.functions_named(node.func)):
                         return True
         return False
 
 
-def _screen_parallel(screen, defs) -> set:
-    """A superset of `_parallel_functions` on the `ast`: the id() of each def with a decorator that may be
-    shard_map or pmap with an `axis_name=` (also through `partial`), and the names passed first to a call that
-    may be one of those (the defs of that name, in any scope)."""
-    found: set = set()
-
-    def first_positional(call: ast.Call):  # LibCST's first argument without a keyword: maybe `*a`, or `**k`
-        first = call.args[0] if call.args else next((k for k in call.keywords if k.arg is None), None)
-        return first.value if isinstance(first, (ast.Starred, ast.keyword)) else first
-
-    def axis(call: ast.Call, callee: ast.AST | None) -> bool:
-        if callee is None:
-            return False
-        if screen.may_resolve_to(callee, SHARD_MAPS):
-            return True
-        return screen.may_resolve_to(callee, _PMAP) and any(k.arg == "axis_name" for k in call.keywords)
-
-    for function in defs:
-        for decorator in function.decorator_list:
-            if not isinstance(decorator, ast.Call):
-                parallel = screen.may_resolve_to(decorator, SHARD_MAPS)
-            else:
-                parallel = axis(decorator, decorator.func) or axis(decorator, first_positional(decorator))
-            if parallel:
-                found.add(id(function))
-    for node in screen.nodes_of(ast.Call):
-        if axis(node, node.func):
-            first = first_positional(node)
-            if isinstance(first, ast.Name):
-                found.add(first.id)
-    return found
+def _walk(node: ast.AST):
+    """Every node under `node`, `node` included, but the expression contexts."""
+    for found in ast.walk(node):
+        if not isinstance(found, ast.expr_context):
+            yield found
 
 
-def _screen_all_reduced(screen, inside: list[ast.AST]) -> bool:
-    """Whether `_check` surely reports nothing for the step whose body's nodes are `inside`: each `target =
-    <grad>(...)(...)` in it binds gradients (`_gradient_names`, for each way the transform may resolve) that a
-    call on a later line mentions which surely is a collective (`_surely_collective`), so `_synced` returns a
-    blocker there or before; and no `target = g(...)` calls a name bound to a gradient transform."""
-    held = {
-        n.targets[0].id for n in inside
-        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)
-        and isinstance(n.value, ast.Call) and screen.may_resolve_to(n.value.func, GRADIENTS)
-    }
-    calls = [n for n in inside if isinstance(n, ast.Call)]
-    for node in inside:
-        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Call)):
-            continue
-        func = node.value.func
-        if isinstance(func, ast.Name) and func.id in held:
-            return False  # a gradient function held in a name: not followed here
-        if not (isinstance(func, ast.Call) and screen.may_resolve_to(func.func, GRADIENTS)):
-            continue
-        parts = dotted(func.func)
-        transforms = {q for q in screen.qualified_names(parts) if q in GRADIENTS} if parts else set()
-        has_aux = any(k.arg == "has_aux" for k in func.keywords)
-        target = node.targets[0]
-        for value_and_grad in {q == "jax.value_and_grad" for q in transforms}:
-            if not (value_and_grad or has_aux):
-                grads = {target.id} if isinstance(target, ast.Name) else set()
-            elif isinstance(target, (ast.Tuple, ast.List)) and len(target.elts) == 2:
-                part = target.elts[1 if value_and_grad else 0]
-                grads = {part.id} if isinstance(part, ast.Name) else set()
-            else:
-                grads = set()
-            if grads and not any(
-                call.lineno > node.end_lineno and _surely_collective(screen, call.func) and any(
-                    isinstance(n, ast.Name) and n.id in grads
-                    for argument in (*call.args, *(k.value for k in call.keywords)) for n in ast.walk(argument)
-                )
-                for call in calls
-            ):
-                return False
-    return True
-
-
-def _surely_collective(screen, func: ast.AST) -> bool:
-    """Whether LibCST surely resolves `func` to one of `_COLLECTIVES` (NameAnalysis.qualified: exactly one
-    imported name): its first name is bound by module-level imports only, to one name in all."""
-    parts = dotted(func)
-    if parts is None or not single_import(screen, parts[0]):
-        return False
-    candidates = set(screen.qualified_names(parts))
-    return len(candidates) == 1 and candidates <= _COLLECTIVES
-
-
-def _mentions_any(node: cst.CSTNode, names: set[str]) -> bool:
-    return any(isinstance(n, cst.Name) and n.value in names for n in walk(node))
+def _mentions_any(node: ast.AST, names: set[str]) -> bool:
+    return any(name in names for name in spelled_names(node))

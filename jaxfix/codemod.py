@@ -1,8 +1,10 @@
 """The base class of every codemod: one class holds a rule's metadata, docs, examples, matcher and fix.
 
-A codemod is a LibCST batchable visitor: the engine runs all selected codemods over a module in one traversal.
-It reads shared facts from `self.context` (a `jaxfix.analysis.ModuleContext`) instead of computing its own, and
-calls `self.report(...)` for each finding.
+A rule answers in one of two ways. On `ast` (the target, DESIGN.md): `check(facts)`, a classmethod that reads a
+`jaxfix.facts.module.FileFacts` and returns its findings, each with a fix plan where it has a fix, and
+`fix_finding(finding, bridge)`, which builds that fix on LibCST only where fixes are wanted. Or, until it moves,
+as a LibCST batchable visitor: the engine runs all such codemods over a module in one traversal; each reads shared
+facts from `self.context` (a `jaxfix.analysis.ModuleContext`) and calls `self.report(...)` for each finding.
 
 Before that, the engine screens each file, because LibCST is what costs: parsing is ~10x slower than `ast`, and
 each metadata provider (scopes, qualified names, parents, positions) is another full traversal, ~30x an `ast`
@@ -17,6 +19,7 @@ nothing for this file. tests/test_screens.py checks that it passes every example
 
 from __future__ import annotations
 
+import ast
 import functools
 import re
 from dataclasses import dataclass
@@ -27,6 +30,7 @@ from libcst._metadata_dependent import LazyValue
 from jaxfix.analysis.context import ModuleContext
 from jaxfix.analysis.screen import Screen
 from jaxfix.diagnostics import Decision, Diagnostic, Fix, Position, Safety
+from jaxfix.facts.module import FileFacts
 
 _NO_DEFAULT = object()
 DOC_SECTIONS = ("What it does", "Why is this bad", "Example", "Use instead", "Fix safety", "When it stays quiet")
@@ -129,6 +133,9 @@ class Codemod(cst.BatchableCSTVisitor):
     # The rules this one leaves a statement to, in order, where they report on it (see YieldsTo); they run too,
     # unreported, when they are not selected.
     yields_to: ClassVar[Sequence[YieldsTo]] = ()
+    # What a `check`-rule looks at, as LibCST names the kinds of nodes ("Call", "For"), for `jaxfix explain`'s
+    # "no match" on a line that holds one (a visitor says it by its visit_ methods).
+    looks_at: ClassVar[tuple[str, ...]] = ()
 
     # Metadata is resolved lazily through `self.context` (positions only when reporting, qualified names only
     # when a candidate node turns up): declaring providers here would compute them for every file.
@@ -197,13 +204,44 @@ class Codemod(cst.BatchableCSTVisitor):
         engine has not yet; a codemod that does not override this costs nothing here."""
         return True
 
+    # ---- the contract on `ast` (DESIGN.md, "A rule"): `check(facts)`, then `fix_finding` where a fix is wanted ----
+
     @classmethod
-    def findings_from_tree(cls, screen: Screen) -> list[Diagnostic] | None:
-        """Every finding this codemod would report in the module, computed from its `ast` alone and equal to what
-        its LibCST run gives (positions, messages, fix descriptions and safety), or None where only that run can
-        tell. A module where every codemod that passes the screens answers is never parsed with LibCST. Only
-        findings without an applicable fix can come from here: a fix is made of LibCST nodes."""
+    def check(cls, facts: FileFacts) -> list[Diagnostic] | None:
+        """Every finding of this rule in the module, decided on `ast` from `facts` (`jaxfix.facts.module`), with
+        positions as `report` gives them (`facts.span`) and, where a fix exists, its safety and description in
+        `fix` (no changes) and what `fix_finding` needs in `plan`. None: this rule runs as a LibCST visitor here
+        (a rule that has not moved, or one that moved only for the modules it can decide). Asked for every file
+        its text screen passes; the ast screen (`may_match_tree`) is not asked of a rule that overrides this."""
         return None
+
+    @classmethod
+    def answers_on_ast(cls) -> bool:
+        """Whether this rule has a `check` (it may still answer None for a module)."""
+        return cls.check.__func__ is not Codemod.check.__func__
+
+    @classmethod
+    def fix_finding(cls, finding: Diagnostic, bridge) -> Fix | None:
+        """The Fix of a finding `check` gave with a `plan`, built on LibCST: `bridge` (`jaxfix.edit.bridge.Bridge`)
+        maps the plan's `ast` nodes to the module's CST nodes (`bridge.cst_of`). None: no fix after all (the
+        finding is then reported without one). Called only where fixes are wanted (`apply`, `--diff`, a code
+        action, fixes in JSON/SARIF output)."""
+        raise NotImplementedError(f"{cls.code} gives fix plans but builds no fix")
+
+    @classmethod
+    def finding(
+        cls, facts: FileFacts, node: ast.AST, message: str, *, safety: Safety | None = None, description: str = "",
+        plan: object = None,
+    ) -> Diagnostic:
+        """A finding of `check` on `node`; with a `description`, its fix (of `safety`, by default the rule's usual
+        one), whose changes `fix_finding` builds from `plan` where fixes are wanted (a display-only one has none)."""
+        fix = None
+        if description:
+            chosen = safety if safety is not None else cls.fix_safety
+            assert chosen is not None, f"{cls.code} gives a fix but declares no fix safety"
+            fix = Fix(chosen, description, ())
+        start, end = facts.span(node)
+        return Diagnostic(cls.code, cls.name, message, start, end, fix, plan=plan)
 
     def get_metadata(self, key, node, default=_NO_DEFAULT):
         """LibCST's get_metadata, resolved lazily for this module on first use of each provider."""

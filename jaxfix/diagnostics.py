@@ -72,6 +72,9 @@ class Diagnostic:
     node: cst.CSTNode | None = field(default=None, compare=False, repr=False)
     edits: tuple["TextEdit", ...] = ()  # the fix as text edits of the checked text, where asked for (JSON output)
     cell: int | None = None  # in a notebook: the cell (1-based, every cell counted); start and end are in it
+    # A `check`-rule's fix plan: what its `fix_finding` needs to build `fix.changes` on LibCST (an `ast` node, ...),
+    # where it has an applicable fix; the engine builds the changes only where fixes are wanted.
+    plan: object = field(default=None, compare=False, repr=False)
 
     @property
     def where(self) -> str:

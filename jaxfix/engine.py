@@ -2,8 +2,10 @@
 (apply: merge fixes to a fixed point → compile) → write. It prints nothing and renders nothing: it returns
 FileResults that the faces render.
 
-The screen asks each codemod `may_match(text)`, then, for those that said yes, `may_match_tree(screen)` on the
-`ast` that the syntax check made (see codemod.py); LibCST parses only files that some codemod may match.
+The screen asks each codemod `may_match(text)`. The rules with a `check` then answer on the `ast` that the syntax
+check made (`run_rules`); the others are asked `may_match_tree(screen)` on it (see codemod.py). LibCST parses
+only files that some visitor rule may match, or where a `check` finding has a fix plan and fixes are wanted
+(`fixes`: apply, --diff, a code action, JSON's edits; `Settings.text_edits` says so for `check`).
 
 Each pass parses once and runs every selected codemod in one batched traversal. Fixes whose nodes overlap are
 deferred to the next pass, so every pass applies only independent fixes; passes repeat until nothing applies.
@@ -36,6 +38,7 @@ from jaxfix.analysis.screen import Screen
 from jaxfix.codemod import Codemod, OptionError
 from jaxfix.config import Config, ConfigError
 from jaxfix.diagnostics import Diagnostic, Fix, Position, Safety, TextEdit
+from jaxfix.facts.module import FileFacts
 from jaxfix.cache import FindingsPack, ResultCache, entry_for, read_entry
 from jaxfix.files import SourceError, decode, read_bytes, write_if_changed
 from jaxfix import notebook, parsed
@@ -55,7 +58,9 @@ class Settings:
     # (gitignore-style pattern relative to `root`, codes or names it turns off), from per-file-ignores
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
     root: str | None = None  # the folder of the config file that per_file_ignores come from
-    text_edits: bool = False  # `check` also turns each fix into text edits (Diagnostic.edits), for JSON output
+    # `check` also turns each fix into text edits (Diagnostic.edits), for JSON output: fixes are wanted, so the
+    # `check`-rules' fix plans are built (a LibCST parse); without it `check` builds none
+    text_edits: bool = False
 
     @property
     def codemods(self) -> tuple[type[Codemod], ...]:
@@ -159,26 +164,65 @@ class FileResult:
 
 
 def analyse(
-    text: str, codemods: Sequence[type[Codemod]], *, tree: ast.Module | None = None, project: ModuleFacts | None = None
+    text: str, codemods: Sequence[type[Codemod]], *, tree: ast.Module | None = None, project: ModuleFacts | None = None,
+    fixes: bool = False,
 ) -> tuple[list[Diagnostic], list[str], MetadataWrapper | None]:
     """Diagnostics of every codemod on `text` (suppressed ones dropped), internal errors, and the wrapper whose
-    nodes the diagnostics' fixes refer to. `tree`, the `ast` of `text` where the caller has it, saves the screen a
-    parse. `project`: the module's facts from the project index (project.py). Raises cst.ParserSyntaxError for
-    unparsable text."""
+    nodes the diagnostics' fixes refer to (None where nothing was parsed with LibCST). `tree`, the `ast` of `text`
+    where the caller has it, saves the screen a parse. `project`: the module's facts from the project index
+    (project.py). `fixes`: whether the caller wants fixes (`apply`, `--diff`, a code action, JSON's edits): only
+    then are the `check`-rules' fix plans built, which parses the module with LibCST; the visitor rules need it
+    anyway. Raises cst.ParserSyntaxError for unparsable text."""
     active, screen = _screened(text, codemods, tree, project)
     if not active:
         return [], [], None
     consulted = _consulted(active, text, screen, project)
-    if not consulted and (found := _findings_from_tree(active, screen)) is not None:
-        return sorted(unsuppressed(found, text), key=Diagnostic.sort_key), [], None
-    wrapper = MetadataWrapper(fastnodes.parse_module(text), unsafe_skip_copy=True)  # freshly parsed: nobody shares it
+    facts = FileFacts(text, tree, project, screen)
+    parsed_module: list[MetadataWrapper] = []
+
+    def parse() -> tuple[MetadataWrapper, ModuleContext]:
+        wrapper = MetadataWrapper(fastnodes.parse_module(text), unsafe_skip_copy=True)  # freshly parsed: nobody shares it
+        parsed_module.append(wrapper)
+        return wrapper, ModuleContext(wrapper, _tree_of(screen), project, screen, facts)
+
     with fast_visits():
-        diagnostics, errors = _run_codemods(wrapper, [*active, *consulted], _tree_of(screen), project, screen)
+        runs, _, errors = run_rules(facts, [*active, *consulted], parse)
+    diagnostics = [d for run in runs for d in run.diagnostics]
     if consulted:  # run only for what they tell the codemods that consult them, not reported
         silent = {c.code for c in consulted}
         diagnostics = [d for d in diagnostics if d.code not in silent]
     diagnostics = unsuppressed(diagnostics, text)
+    wrapper = parsed_module[0] if parsed_module else None
+    if fixes and any(d.plan is not None and d.fixable for d in diagnostics):
+        wrapper = wrapper or parse()[0]
+        diagnostics = _planned_fixes(diagnostics, wrapper, facts, active, errors)
     return sorted(diagnostics, key=Diagnostic.sort_key), errors, wrapper
+
+
+def _planned_fixes(
+    diagnostics: list[Diagnostic], wrapper: MetadataWrapper, facts: FileFacts, codemods: Sequence[type[Codemod]],
+    errors: list[str],
+) -> list[Diagnostic]:
+    """The diagnostics with each fix plan built on LibCST (`Codemod.fix_finding`, through the node bridge). A rule
+    that fails to build one is reported as an internal error, and its finding keeps no fix."""
+    from jaxfix.edit.bridge import Bridge
+
+    bridge = Bridge(wrapper.module, facts.tree, wrapper.resolve(PositionProvider))
+    by_code = {c.code: c for c in codemods}
+    built = []
+    for diagnostic in diagnostics:
+        if diagnostic.plan is None or not diagnostic.fixable:
+            built.append(diagnostic)
+            continue
+        try:
+            fix = by_code[diagnostic.code].fix_finding(diagnostic, bridge)
+        except Exception:
+            error = f"{diagnostic.code} crashed building a fix and was left unfixed: {_last_line(traceback.format_exc())}"
+            if error not in errors:
+                errors.append(error)
+            fix = None
+        built.append(dataclasses.replace(diagnostic, fix=fix, plan=None))
+    return built
 
 
 def screened(
@@ -203,7 +247,7 @@ def _screened(
     if not active:
         return active, None
     screen = Screen(text, tree, project) if screen is None else screen
-    return [c for c in active if _may_match_tree(c, screen)], screen
+    return [c for c in active if c.answers_on_ast() or _may_match_tree(c, screen)], screen
 
 
 def _tree_of(screen: Screen) -> ast.Module | None:
@@ -211,22 +255,6 @@ def _tree_of(screen: Screen) -> ast.Module | None:
         return screen.tree
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-
-
-def _findings_from_tree(active: Sequence[type[Codemod]], screen: Screen) -> list[Diagnostic] | None:
-    """The findings of every active codemod from the `ast` (`Codemod.findings_from_tree`), or None as soon as one
-    cannot give them there, or fails to: the LibCST run then decides, and reports a crash of the codemod as its
-    own (tests/test_tree_findings.py calls `findings_from_tree` directly, where a failure shows)."""
-    found: list[Diagnostic] = []
-    for codemod in active:
-        try:
-            answer = codemod.findings_from_tree(screen)
-        except Exception:
-            return None
-        if answer is None:
-            return None
-        found.extend(answer)
-    return found
 
 
 def _consulted(
@@ -259,25 +287,68 @@ def _run_codemods(
     wrapper: MetadataWrapper, codemods: Sequence[type[Codemod]], tree: ast.Module | None = None,
     project: ModuleFacts | None = None, screen: Screen | None = None,
 ) -> tuple[list[Diagnostic], list[str]]:
-    visitors, _, errors = run_visitors(wrapper, ModuleContext(wrapper, tree, project, screen), codemods)
-    return [d for v in visitors for d in v.diagnostics], errors
+    """Every finding of `codemods` on the parsed module, without any screen (the tests' and benchmarks' bare run:
+    a `check`-rule's `check`, the others' visit), and the internal errors."""
+    facts = FileFacts(wrapper.module.code, tree, project, screen)
+    runs, _, errors = run_rules(facts, codemods, lambda: (wrapper, ModuleContext(wrapper, tree, project, screen, facts)))
+    return [d for run in runs for d in run.diagnostics], errors
 
 
-def run_visitors(
-    wrapper: MetadataWrapper, context: ModuleContext, codemods: Sequence[type[Codemod]]
+def run_rules(
+    facts: FileFacts, codemods: Sequence[type[Codemod]], parse: Callable[[], tuple[MetadataWrapper, ModuleContext]]
 ) -> tuple[list[Codemod], list[type[Codemod]], list[str]]:
-    """Every codemod's visitor after one batched traversal of the module, the codemods left out because they
-    crashed, and the internal errors that say so. The one place the rules run: `check` and `apply` here, and
-    `explain` with `context.explaining` on (their visitors then hold the decisions they recorded)."""
+    """Every codemod's run on one module, the codemods left out because they crashed, and the internal errors that
+    say so. The one place the rules run: `check` and `apply` here, and `explain` with `explaining` on (the runs
+    then hold the decisions they recorded). The `check`-rules answer first, on `ast` (a run of one is its class
+    holding what `check` gave); the others, and a `check`-rule that answers None for this module, run as visitors
+    in one batched traversal of the LibCST module that `parse()` gives, asked for only then. `after` (JF001's
+    judgement of suppressions) sees every finding of both."""
+    runs: list[Codemod] = []
+    crashed: list[type[Codemod]] = []
+    errors: list[str] = []
+    visiting: list[type[Codemod]] = []
+    for codemod in codemods:
+        if not codemod.answers_on_ast():
+            visiting.append(codemod)
+            continue
+        try:
+            answer = codemod.check(facts)
+        except Exception:
+            errors.append(f"{codemod.code} crashed and was skipped for this file: {_last_line(traceback.format_exc())}")
+            crashed.append(codemod)
+            continue
+        if answer is None:
+            visiting.append(codemod)
+            continue
+        run = codemod(None)
+        run.diagnostics = list(answer)
+        run.decisions = [d for d in facts.decisions if d.code == codemod.code]
+        runs.append(run)
+    if visiting:
+        wrapper, context = parse()
+        visitors, left_out, visit_errors = _visit(wrapper, context, visiting, runs)
+        runs.extend(visitors)
+        crashed.extend(left_out)
+        errors.extend(visit_errors)
+    if not errors:  # with a codemod's findings lost to a crash, `after` would judge on too little
+        _after(runs, errors)
+    return runs, crashed, errors
+
+
+def _visit(
+    wrapper: MetadataWrapper, context: ModuleContext, codemods: Sequence[type[Codemod]], answered: Sequence[Codemod] = ()
+) -> tuple[list[Codemod], list[type[Codemod]], list[str]]:
+    """The visitors of `codemods` after one batched traversal of the module, those left out because they crashed,
+    and the internal errors that say so. `answered`: the runs of the `check`-rules, which a visitor may yield to
+    (`registry.with_precedence` guards its visits with their findings too)."""
     remaining = list(codemods)
     crashed: list[type[Codemod]] = []
     errors: list[str] = []
     while remaining:
         try:
-            visitors = registry.with_precedence([codemod(context) for codemod in remaining])
+            ordered = registry.with_precedence([*answered, *(codemod(context) for codemod in remaining)])
+            visitors = [v for v in ordered if not any(v is run for run in answered)]
             wrapper.visit_batched(visitors)
-            if not errors:  # with a codemod's findings lost to a crash, `after` would judge on too little
-                _after(visitors, errors)
             return visitors, crashed, errors
         except Exception:
             culprit = _find_crashing(wrapper, context, remaining)
@@ -327,7 +398,7 @@ def fix_text(
     applied = 0
     current = text
     for _ in range(MAX_PASSES):
-        diagnostics, pass_errors, wrapper = analyse(current, codemods, tree=tree, project=project)
+        diagnostics, pass_errors, wrapper = analyse(current, codemods, tree=tree, project=project, fixes=True)
         errors.extend(e for e in pass_errors if e not in errors)
         allowed = [d for d in diagnostics if d.fix is not None and settings.allows(d.fix)]
         if keep is not None:
@@ -349,7 +420,7 @@ def fix_text(
         if by_code is not None:
             code_of = {id(d.fix): d.code for d in allowed}
             by_code.update(code_of[id(f)] for f in fixes)
-    diagnostics, pass_errors, _ = analyse(current, codemods, tree=tree, project=project)
+    diagnostics, pass_errors, _ = analyse(current, codemods, tree=tree, project=project, fixes=True)
     errors.extend(e for e in pass_errors if e not in errors)
     errors.append(f"fixes did not settle after {MAX_PASSES} passes; the last result was kept")
     return current, applied, diagnostics, errors
@@ -374,7 +445,7 @@ def analyse_text(text: str, settings: Settings, *, path: str = "<string>", proje
     if syntax is not None:
         return TextAnalysis(text, error=f"syntax error, {syntax}")
     try:
-        diagnostics, errors, wrapper = analyse(text, settings.codemods_for(path), tree=tree, project=project)
+        diagnostics, errors, wrapper = analyse(text, settings.codemods_for(path), tree=tree, project=project, fixes=True)
     except cst.ParserSyntaxError as error:
         return TextAnalysis(text, error=f"cannot parse: {str(error).splitlines()[0]} (line {error.raw_line})")
     except RecursionError:
@@ -743,7 +814,7 @@ def process_text(
             )
             result.fixed, result.fixes_applied, result.fixes_by_code = new_text, applied, dict(by_code)
         else:
-            diagnostics, errors, wrapper = analyse(text, settings.codemods_for(path), tree=tree, project=project)
+            diagnostics, errors, wrapper = analyse(text, settings.codemods_for(path), tree=tree, project=project, fixes=settings.text_edits)
             if diagnostics and (syntax := _bytecode_error(tree, path)) is not None:
                 result.error = f"syntax error, {syntax}"
                 return result

@@ -1,7 +1,7 @@
 """`jaxfix explain FILE:LINE`: rule by rule, whether a codemod matched at one line and what decided it.
 
 Nothing here re-implements a matcher, nor the run loop: the selected codemods run over the module once, in the
-engine's own loop (`engine.run_visitors`) as `check` runs them, with `ModuleContext.explaining` on: their findings
+engine's own loop (`engine.run_rules`) as `check` runs them, with `explaining` on (`ModuleContext`'s and `FileFacts`'): their findings
 say what matched (and whether a fix was offered), and the places they recognised but left alone come back as
 `Decision`s that they recorded themselves (`Codemod.decline`). A codemod that looks at none of the node kinds that
 start on the line is summarised as not applicable.
@@ -24,6 +24,7 @@ from jaxfix.analysis.metadata import fast_visits
 from jaxfix.analysis.project import ModuleFacts
 from jaxfix.codemod import Codemod, _visitor_names
 from jaxfix.diagnostics import Decision, Diagnostic, Safety
+from jaxfix.facts.module import FileFacts
 from jaxfix.suppression import unsuppressed
 
 _SAFETY_WORDS = {
@@ -131,7 +132,7 @@ def explain_text(
     *, module_line: int | None = None,
 ) -> Explanation:
     """Explain line `module_line` (default `target.line`) of `text`."""
-    from jaxfix.engine import _checked_tree, run_visitors
+    from jaxfix.engine import _checked_tree, run_rules
 
     line = module_line if module_line is not None else target.line
     lines = text.splitlines()
@@ -144,7 +145,9 @@ def explain_text(
         wrapper = MetadataWrapper(fastnodes.parse_module(text), unsafe_skip_copy=True)
     except cst.ParserSyntaxError as error:
         raise ExplainError(f"{target.path}: cannot parse: {str(error).splitlines()[0]}") from None
-    context = ModuleContext(wrapper, tree, project)
+    facts = FileFacts(text, tree, project, explaining=True)  # one binder for the check-rules and the visitors
+    context = ModuleContext(wrapper, tree, project, facts=facts)
+    facts.screen = context.screen
     context.explaining = True
     positions = wrapper.resolve(PositionProvider)
     kinds = _kinds_on_line(wrapper.module, positions, line)
@@ -152,7 +155,7 @@ def explain_text(
     yielded_to = registry.yielded_to(codemods)  # run for their precedence only, unreported, as `check` runs them
     hidden = {c.code for c in yielded_to}
     with fast_visits():
-        visitors, crashed, _ = run_visitors(wrapper, context, [*codemods, *yielded_to])
+        visitors, crashed, _ = run_rules(facts, [*codemods, *yielded_to], lambda: (wrapper, context))
     kept = {id(d) for d in unsuppressed([d for v in visitors for d in v.diagnostics], text)}
     for visitor in (v for v in visitors if v.code not in hidden):
         verdict = _verdict(visitor, line, kept)
@@ -224,6 +227,10 @@ def _kinds_on_line(module: cst.Module, positions, line: int) -> set[str]:
 
 
 def _looks_at(codemod: type[Codemod], kinds: set[str]) -> bool:
+    """Whether the rule looks at some kind of node on the line (LibCST's names of kinds): a visitor by its visit_
+    methods, a `check`-rule by what it declares (`Codemod.looks_at`)."""
+    if any(kind in kinds for kind in codemod.looks_at):
+        return True
     names = _visitor_names(codemod)
     return any(n.split("_", 1)[1].split("_")[0] in kinds for n in names if n not in ("visit_Module", "leave_Module"))
 

@@ -134,17 +134,27 @@ def with_precedence(visitors: Sequence[Codemod]) -> list[Codemod]:
 def _guarded(visitor: Codemod, visit, winners: list[tuple[Codemod, YieldsTo]]):
     def guarded(node: cst.CSTNode):
         for winner, precedence in winners:
-            if any(_on(node, d.node) and (d.fix is not None or not precedence.fixed_only) for d in winner.diagnostics):
+            found = [d for d in winner.diagnostics if d.fix is not None or not precedence.fixed_only]
+            if found and any(_on(node, d, visitor.context.positions) for d in found):
                 return visitor.decline(_header(node), precedence.reason)
         return visit(node)
 
     return guarded
 
 
-def _on(statement: cst.CSTNode, node: cst.CSTNode | None) -> bool:
-    """Whether a finding on `node` is about `statement`: on the statement itself or on one of its own parts (a
-    loop's `range(...)`), not on a statement inside it."""
-    return node is statement or any(node is child for child in statement.children)
+def _on(statement: cst.CSTNode, diagnostic, positions) -> bool:
+    """Whether `diagnostic` is about `statement`: on the statement itself or on one of its own parts (a loop's
+    `range(...)`), not on a statement inside it. A `check`-rule's finding holds no CST node: its place decides
+    (`positions`: the module's LibCST positions)."""
+    node = diagnostic.node
+    if node is not None:
+        return node is statement or any(node is child for child in statement.children)
+    where = (diagnostic.start.line, diagnostic.start.column - 1, diagnostic.end.line, diagnostic.end.column - 1)
+    for part in (statement, *statement.children):
+        span = positions[part] if part in positions else None
+        if span is not None and (span.start.line, span.start.column, span.end.line, span.end.column) == where:
+            return True
+    return False
 
 
 def _header(statement: cst.CSTNode) -> cst.CSTNode:

@@ -155,19 +155,19 @@ def test_declining_costs_nothing_outside_explain(project: Path) -> None:
 
 
 def test_explain_runs_the_rules_through_the_engines_loop(monkeypatch) -> None:
-    """`explain` runs the rules through the engine's own loop (`engine.run_visitors`, with `explaining` on), the
+    """`explain` runs the rules through the engine's own loop (`engine.run_rules`, with `explaining` on), the
     one place rules run: a copy of the loop drifts from it (crashes, the `after` hook, what runs first), and then
     explain says other than check does."""
     from jaxfix import engine, explain
 
     calls = []
-    real = engine.run_visitors
+    real = engine.run_rules
 
-    def spy(wrapper, context, codemods):
-        calls.append(context.explaining)
-        return real(wrapper, context, codemods)
+    def spy(facts, codemods, parse):
+        calls.append(facts.explaining)
+        return real(facts, codemods, parse)
 
-    monkeypatch.setattr(engine, "run_visitors", spy)
+    monkeypatch.setattr(engine, "run_rules", spy)
     explanation = explain.explain_text(STEP, explain.Target("step.py", 7), all_codemods())
     assert calls == [True] and any(v.code == "JF101" for v in explanation.verdicts)
     import jaxfix.codemods

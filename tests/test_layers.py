@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from jaxfix.diagnostics import Safety
+
 ROOT = Path(__file__).resolve().parent.parent
 JAXFIX = ROOT / "jaxfix"
 PACKAGES = {"jaxfix": JAXFIX, "jaxfix.codemods": ROOT / "codemods"}  # codemods/ is installed as jaxfix.codemods
@@ -155,3 +157,27 @@ def test_no_rule_module_is_over_800_lines() -> None:
     rules = PACKAGES["jaxfix.codemods"].glob("*.py")
     sizes = {path.name: len(path.read_text(encoding="utf-8").splitlines()) for path in rules}
     assert {name: lines for name, lines in sizes.items() if lines > RULE_MODULE_LINES} == {}
+
+
+def test_the_facts_import_only_the_facts_and_diagnostics_and_no_libcst() -> None:
+    """DESIGN.md: `facts/` imports nothing of jaxfix but itself (knowledge/ included) and `diagnostics`; it is the
+    model on `ast`, and LibCST only builds fixes."""
+    for module in (m for m in MODULES if m == "jaxfix.facts" or m.startswith("jaxfix.facts.")):
+        names = imported(module)
+        outside = {owner(n) for n in names} - {None, "jaxfix.diagnostics"}
+        assert all(o == "jaxfix.facts" or o.startswith("jaxfix.facts.") for o in outside), (module, outside)
+        if module != "jaxfix.facts.model":  # the LibCST analyses' Protocol: LibCST's types, under TYPE_CHECKING only
+            assert not any(n == "libcst" or n.startswith("libcst.") for n in names), module
+
+
+def test_a_rule_without_a_visitor_imports_no_libcst() -> None:
+    """A rule that answers on `ast` alone (a `check`, no visit_ method left) reads facts; it has no use for LibCST
+    until it builds a fix."""
+    from jaxfix import registry
+    from jaxfix.codemod import _visitor_names
+
+    moved = [c for c in registry.all_codemods() if c.answers_on_ast() and not _visitor_names(c) and c.fix_safety in (None, Safety.DISPLAY_ONLY)]
+    assert {c.code for c in moved} >= {"JF704", "JF803", "JF902"}
+    for codemod in moved:
+        names = imported(codemod.__module__)
+        assert not any(n == "libcst" or n.startswith("libcst.") for n in names), codemod.code

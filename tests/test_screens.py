@@ -11,6 +11,7 @@ from libcst.metadata import MetadataWrapper
 from jaxfix import corpus, engine, registry
 from jaxfix.analysis.screen import Screen
 from jaxfix.codemod import Codemod
+from jaxfix.facts.module import FileFacts
 from tests.helpers import codemod_for_module
 
 CODEMODS = registry.all_codemods()
@@ -25,7 +26,14 @@ def unscreened(text: str, codemod: type[Codemod]) -> list:
 
 
 def passes(text: str, codemod: type[Codemod]) -> bool:
-    return engine.screened(text, [codemod]) == [codemod]
+    """Whether the screens let the rule look at `text`; for a rule with a `check`, whether `check` finds
+    something or leaves the module to the rule's LibCST visitor (its ast screen is an early exit of `check`)."""
+    if engine.screened(text, [codemod]) != [codemod]:
+        return False
+    if codemod.answers_on_ast():
+        answer = codemod.check(FileFacts(text, screen=Screen(text)))
+        return answer is None or bool(answer)
+    return True
 
 
 def _examples():
@@ -854,8 +862,8 @@ def test_list_needs_a_callee_its_own_function_does_not_bind_otherwise() -> None:
         "def test():\n    fn, fn_jitted = make()\n    fn([1], [2])\n"
     )
     assert codemod.may_match(text)
-    assert not passes(text, codemod)
-    assert passes(text.replace("    fn, fn_jitted = make()\n", ""), codemod)
+    assert not passes(text, codemod)  # `check`: a local binding that compiles nothing decides
+    assert passes(text.replace("fn, fn_jitted = make()", "fn = jax.jit(lambda x, y: x + y)"), codemod)
 
 
 def test_key_drawn_twice_needs_no_rebinding_between() -> None:
@@ -947,7 +955,8 @@ def test_collective_needs_gradients_no_collective_reduces() -> None:
     assert codemod.may_match(text)
     assert not passes(text, codemod)
     assert passes(text.replace("pmean(grads,", "pmean(aux,"), codemod)
-    assert passes(text.replace("def loss(p, x):", "def loss(jax, x):"), codemod)  # `jax` may be no import
+    # `check` resolves names by scope: a parameter `jax` of `loss` leaves `step`'s `jax.lax.pmean` the import's
+    assert not passes(text.replace("def loss(p, x):", "def loss(jax, x):"), codemod)
 
 
 def test_timing_needs_an_unwaited_computation_before_the_clock() -> None:

@@ -1,6 +1,9 @@
-"""`Codemod.findings_from_tree` gives exactly what the codemod's LibCST run reports, wherever it answers: on every
-embedded example, every corpus file and probes of what the `ast` and LibCST see differently (positions after
-non-ASCII text, line endings, parentheses, shims, shadowed names). The engine then skips LibCST for the module."""
+"""The rules' `check(facts)` on `ast`. JF902 (legacy-prng-key) answers every module from `ast` alone: its findings
+on probes of what `ast` and LibCST see differently (positions after non-ASCII text, line endings, parentheses,
+shims, shadowed names) are those its LibCST visitor gave before it moved (the positions it reported, kept here).
+JF901 (deprecated-api) answers the display-only hints of plain modules and leaves the rest to its LibCST visitor
+(`check` gives None): where it answers, it gives exactly what that visitor reports, on every embedded example,
+every corpus file and the probes. A module every rule answers for is never parsed with LibCST."""
 
 from __future__ import annotations
 
@@ -9,13 +12,14 @@ import pytest
 from libcst.metadata import MetadataWrapper
 
 from jaxfix import corpus, engine, registry
+from jaxfix.analysis.context import ModuleContext
 from jaxfix.analysis.screen import Screen
-from jaxfix.codemod import Codemod
+from jaxfix.codemod import Codemod, _visitor_names
 from jaxfix.diagnostics import Diagnostic
+from jaxfix.facts.module import FileFacts
 
-ANSWERING = [c for c in registry.all_codemods() if c.findings_from_tree.__func__ is not Codemod.findings_from_tree.__func__]
-JF901 = next(c for c in registry.all_codemods() if c.code == "JF901")
-JF902 = next(c for c in registry.all_codemods() if c.code == "JF902")  # the PRNGKey hint: JF901's table, opt-in
+JF901 = registry.by_code("JF901")
+JF902 = registry.by_code("JF902")  # the PRNGKey hint: JF901's table, opt-in
 FAMILY = (JF901, JF902)
 
 
@@ -28,46 +32,47 @@ def _shown(diagnostics: list[Diagnostic]) -> list[tuple]:
     )  # fmt: skip
 
 
-def _libcst_run(text: str, codemod: type[Codemod]) -> list[Diagnostic]:
+def _visitor_run(text: str, codemod: type[Codemod]) -> list[Diagnostic]:
+    """JF901's LibCST visitor alone, as the engine runs it where `check` gives None."""
     wrapper = MetadataWrapper(cst.parse_module(text), unsafe_skip_copy=True)
-    diagnostics, errors = engine._run_codemods(wrapper, [codemod])
-    assert not errors, errors
-    return diagnostics
+    visitor = codemod(ModuleContext(wrapper))
+    wrapper.visit_batched([visitor])
+    return visitor.diagnostics
 
 
 def _answer(text: str, codemod: type[Codemod]) -> list[Diagnostic] | None:
-    """The codemod's answer where its screens pass the module (the engine asks no other); none where they do not."""
-    screen = Screen(text)
-    if not (codemod.may_match(text) and codemod.may_match_tree(screen)):
+    """The rule's `check` where its text screen passes the module (the engine asks no other); none where not."""
+    if not codemod.may_match(text):
         return []
-    return codemod.findings_from_tree(screen)
+    return codemod.check(FileFacts(text, screen=Screen(text)))
 
 
 def _check(text: str, codemod: type[Codemod]) -> list[Diagnostic] | None:
     answer = _answer(text, codemod)
     if answer is not None:
-        assert not any(d.fixable for d in answer), "a fix needs LibCST nodes"
-        assert _shown(answer) == _shown(_libcst_run(text, codemod))
+        assert not any(d.fixable for d in answer), "hints only: no fix to apply"
+        if codemod is JF901:
+            assert _shown(answer) == _shown(_visitor_run(text, codemod))
     return answer
 
 
-def test_some_codemod_answers() -> None:
-    assert JF901 in ANSWERING and JF902 in ANSWERING
+def test_both_rules_answer_on_ast() -> None:
+    assert JF901.answers_on_ast() and JF902.answers_on_ast()
+    assert not _visitor_names(JF902), "JF902 has no LibCST visitor left"
 
 
 def _cases():
-    for codemod in ANSWERING:
-        for kind, examples in (("INVALID", codemod.INVALID), ("VALID", codemod.VALID)):
-            for index, example in enumerate(examples):
-                yield pytest.param(codemod, example.code, id=f"{codemod.code}-{kind}-{index}")
-        for case in corpus.cases():
-            for path in dict.fromkeys([case.before, case.after]):
-                yield pytest.param(codemod, path.read_text(encoding="utf-8"), id=f"{codemod.code}-{case.id}/{path.name}")
+    for kind, examples in (("INVALID", JF901.INVALID), ("VALID", JF901.VALID)):
+        for index, example in enumerate(examples):
+            yield pytest.param(example.code, id=f"JF901-{kind}-{index}")
+    for case in corpus.cases():
+        for path in dict.fromkeys([case.before, case.after]):
+            yield pytest.param(path.read_text(encoding="utf-8"), id=f"JF901-{case.id}/{path.name}")
 
 
-@pytest.mark.parametrize("codemod,text", list(_cases()))
-def test_same_findings_as_the_libcst_run(codemod, text) -> None:
-    _check(text, codemod)
+@pytest.mark.parametrize("text", list(_cases()))
+def test_jf901_check_gives_what_its_visitor_reports(text) -> None:
+    _check(text, JF901)
 
 
 _KEY = "import jax\n\n"
@@ -128,26 +133,28 @@ DECIDED = {  # modules the `ast` must answer for, and how many hints each holds
     "conflicting_imports": ("import jax\nimport numpy as jax\nk = jax.random.PRNGKey(0)\n", 0),
     "other_handler": (_KEY + "try:\n    s = None\nexcept ValueError:\n    s = jax.sharding.PositionalSharding\n", 1),
 }
-UNDECIDED = {  # modules where the LibCST run decides (the `ast` would have to follow scopes or guess)
-    "parameter_shadows": _KEY + "def f(jax):\n    return jax.random.PRNGKey(0)\n",
-    "assigned": ("from jax import random\nrandom = make()\nk = random.PRNGKey(0)\n"),
-    "import_in_function": "def f():\n    import jax\n    return jax.random.PRNGKey(0)\n",
-    "global": _KEY + "def f():\n    global jax\n    return jax.random.PRNGKey(0)\n",
-    "shim_word_in_a_comment": _KEY + "if old:  # jax version\n    k = jax.random.PRNGKey(0)\n",
-    "shim_word_in_a_comment_other_row": _KEY + "if old:  # HASATTR\n    f = jax.tree_map\n",
-    "several_homes_unguarded": "from jax import enable_x64\nfrom jax.experimental import enable_x64\n",
-    "several_homes_rebound": "try:\n    from jax import enable_x64\nexcept ImportError:\n    from jax.experimental "
-                             "import enable_x64\ndef f():\n    enable_x64 = g\nwith enable_x64():\n    pass\n",
-    "fstring": _KEY + "s = f'{jax.random.PRNGKey(0)}'\n",
-    "assigned_to": _KEY + "jax.random.PRNGKey = make\n",
-    "deleted": _KEY + "del jax.random.PRNGKey\n",
-    "other_row": _KEY + "k = jax.random.PRNGKey(0)\ny = jax.tree_map(f, x)\n",
-    "hint_imported": "from jax import device_put_replicated\nimport jax\nr = device_put_replicated(x, ds)\n",
-    "other_row_imported": "from jax import tree_map\nimport jax\nk = jax.random.PRNGKey(0)\n",
-    "import_of_the_key_module_path": "import jax.random.PRNGKey\nk = jax.random.PRNGKey(0)\n",
-    "from_import_through_the_key": "import jax\nfrom jax.random.PRNGKey import x\n",
-    "comprehension_variable": _KEY + "ks = [jax.random.PRNGKey(i) for jax in mods]\n",
-    "value_row": _KEY + "import jax.numpy as jnp\nk = jax.random.PRNGKey(0)\nm = jnp.NINF\n",
+# Modules where JF901's `check` leaves the answer to its visitor; JF902's findings there, where the LibCST visitor
+# reported them (line, column), before JF902 moved onto `ast`.
+UNDECIDED = {
+    "parameter_shadows": (_KEY + "def f(jax):\n    return jax.random.PRNGKey(0)\n", []),
+    "assigned": ("from jax import random\nrandom = make()\nk = random.PRNGKey(0)\n", []),
+    "import_in_function": ("def f():\n    import jax\n    return jax.random.PRNGKey(0)\n", [(3, 12)]),
+    "global": (_KEY + "def f():\n    global jax\n    return jax.random.PRNGKey(0)\n", [(5, 12)]),
+    "shim_word_in_a_comment": (_KEY + "if old:  # jax version\n    k = jax.random.PRNGKey(0)\n", [(4, 9)]),
+    "shim_word_in_a_comment_other_row": (_KEY + "if old:  # HASATTR\n    f = jax.tree_map\n", []),
+    "several_homes_unguarded": ("from jax import enable_x64\nfrom jax.experimental import enable_x64\n", []),
+    "several_homes_rebound": ("try:\n    from jax import enable_x64\nexcept ImportError:\n    from jax.experimental "
+                              "import enable_x64\ndef f():\n    enable_x64 = g\nwith enable_x64():\n    pass\n", []),
+    "fstring": (_KEY + "s = f'{jax.random.PRNGKey(0)}'\n", [(3, 8)]),
+    "assigned_to": (_KEY + "jax.random.PRNGKey = make\n", []),
+    "deleted": (_KEY + "del jax.random.PRNGKey\n", []),
+    "other_row": (_KEY + "k = jax.random.PRNGKey(0)\ny = jax.tree_map(f, x)\n", [(3, 5)]),
+    "hint_imported": ("from jax import device_put_replicated\nimport jax\nr = device_put_replicated(x, ds)\n", []),
+    "other_row_imported": ("from jax import tree_map\nimport jax\nk = jax.random.PRNGKey(0)\n", [(3, 5)]),
+    "import_of_the_key_module_path": ("import jax.random.PRNGKey\nk = jax.random.PRNGKey(0)\n", [(2, 5)]),
+    "from_import_through_the_key": ("import jax\nfrom jax.random.PRNGKey import x\n", []),
+    "comprehension_variable": (_KEY + "ks = [jax.random.PRNGKey(i) for jax in mods]\n", []),
+    "value_row": (_KEY + "import jax.numpy as jnp\nk = jax.random.PRNGKey(0)\nm = jnp.NINF\n", [(4, 5)]),
 }
 
 
@@ -160,17 +167,18 @@ def test_the_ast_answers_for_plain_modules(name) -> None:
 
 
 @pytest.mark.parametrize("name", UNDECIDED)
-def test_the_libcst_run_decides_the_rest(name) -> None:
-    text = UNDECIDED[name]
-    undecided = [codemod for codemod in FAMILY if _check(text, codemod) is None]
-    assert undecided
-    for codemod in undecided:
-        assert engine.analyse(text, [codemod])[2] is not None  # parsed with LibCST
+def test_jf902_answers_where_jf901_leaves_it_to_libcst(name) -> None:
+    text, where = UNDECIDED[name]
+    assert [(d.start.line, d.start.column) for d in _check(text, JF902)] == where
+    if JF901.may_match(text) and _check(text, JF901) is None:
+        assert engine.analyse(text, [JF901])[2] is not None  # parsed with LibCST
+    assert engine.analyse(text, [JF902])[2] is None  # never parsed for JF902
 
 
 def test_a_module_the_ast_answers_for_is_not_parsed_with_libcst(monkeypatch) -> None:
     text = DECIDED["from_random"][0] + "x = 1  # noqa: JF902\n"
     monkeypatch.setattr(engine.cst, "parse_module", lambda *a, **k: pytest.fail("parsed with LibCST"))
+    monkeypatch.setattr(engine.fastnodes, "parse_module", lambda *a, **k: pytest.fail("parsed with LibCST"))
     diagnostics, errors, wrapper = engine.analyse(text, list(FAMILY))
     assert wrapper is None and not errors and len(diagnostics) == 1
 

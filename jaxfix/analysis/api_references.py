@@ -1,7 +1,8 @@
 """Which row of a table of JAX APIs a name refers to: the references that JF901 (deprecated-api) and JF902
 (legacy-prng-key) share, each reading its own rows of `jaxfix.facts.knowledge.deprecations`. On LibCST (a
 dotted name resolved through the module's imports, whether it is assigned or sits in a compatibility shim) and,
-for the display-only hints, on the `ast` alone (`hint_findings`)."""
+for the display-only hints, on the `ast` alone (`hint_findings`). JF902 reads its references from
+`jaxfix.facts.module` (`FileFacts.references`) and needs none of the LibCST half."""
 
 from __future__ import annotations
 
@@ -135,10 +136,10 @@ def is_dotted(node: cst.CSTNode) -> bool:
     return isinstance(node, cst.Name)
 
 
-def descend(node: cst.BaseExpression, steps: int) -> cst.BaseExpression:
-    """`node` less its last `steps` attributes (`jax.tree_map` of `jax.tree_map.__doc__`)."""
+def descend(node, steps: int):
+    """`node` less its last `steps` attributes (`jax.tree_map` of `jax.tree_map.__doc__`), on LibCST or `ast`."""
     for _ in range(steps):
-        if not isinstance(node, cst.Attribute):
+        if not isinstance(node, (cst.Attribute, ast.Attribute)):
             break
         node = node.value
     return node
@@ -263,9 +264,7 @@ def hint_findings(screen: Screen, table: ApiTable, code: str, name: str) -> list
 
 class ReadsApiTable:
     """What JF901 and JF902 share as readers of one table, mixed into their Codemod classes (neither imports the
-    other): the screens, the hints from the `ast`, the docs' table of rows, and the visit of each outermost dotted
-    name that resolves to a row of `table`, handed to the rule's `referenced(node, target, api, qualified)`
-    (`target`: the part of `node` that the row names, `jax.tree_map` of `jax.tree_map.__doc__`)."""
+    other): the text screen and the docs' table of rows."""
 
     table: ApiTable
 
@@ -278,12 +277,22 @@ class ReadsApiTable:
     def may_match(cls, text: str) -> bool:
         return may_mention(text, cls.table)
 
-    @classmethod
-    def may_match_tree(cls, screen: Screen) -> bool:
-        return may_reference(screen, cls.table)
+
+class VisitsApiTable(ReadsApiTable):
+    """A reader of a table that still runs on LibCST where `check` cannot decide (JF901): `check` answers the
+    display-only hints from the `ast` where the module is plain enough (`hint_findings`), and the visit of each
+    outermost dotted name that resolves to a row of `table` hands it to the rule's `referenced(node, target, api,
+    qualified)` (`target`: the part of `node` that the row names, `jax.tree_map` of `jax.tree_map.__doc__`)."""
+
+    looks_at = ("Name", "Attribute")
 
     @classmethod
-    def findings_from_tree(cls, screen: Screen) -> list[Diagnostic] | None:
+    def check(cls, facts) -> list[Diagnostic] | None:
+        """Nothing where no import or spelled name can reach a row (`may_reference`: the ast screen, as an early
+        exit); the hints where `hint_findings` is sure of them; else None: the visitor decides."""
+        screen = facts.screen if facts.screen is not None else Screen(facts.text, facts.tree, facts.project)
+        if not may_reference(screen, cls.table):
+            return []
         return hint_findings(screen, cls.table, cls.code, cls.name)
 
     def __init__(self, context) -> None:

@@ -12,11 +12,11 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 
 class ModuleContext:
-    def __init__(self, wrapper: MetadataWrapper, tree: ast.Module | None = None, project=None, screen=None) -> None:
+    def __init__(self, wrapper: MetadataWrapper, tree: ast.Module | None = None, project=None, screen=None, facts=None) -> None:
         """`tree`: the `ast` of the same text, where the caller has it (positions are then computed per statement).
         `project`: the module's `ModuleFacts` from the project index (what other modules and library conventions
         say about its functions), if known. `screen`: the engine's Screen of the same text, whose indexes of the
-        `ast` are built already."""
+        `ast` are built already. `facts`: the engine's FileFacts of the same text (its binder, shared)."""
         from jaxfix.analysis import expression_contexts, scopes, visitor_methods
         from jaxfix.analysis.project import EMPTY
 
@@ -29,6 +29,7 @@ class ModuleContext:
         self.module: cst.Module = wrapper.module
         self._tree = tree
         self._screen = screen
+        self._facts = facts
         self.project = project if project is not None else EMPTY
         # Set by `jaxfix explain`: codemods then record why they leave each recognised place alone
         # (`Codemod.decline`); off, declining costs nothing.
@@ -62,6 +63,24 @@ class ModuleContext:
         from jaxfix.analysis.metadata import QualifiedNames
 
         return QualifiedNames(self.wrapper)
+
+    @cached_property
+    def facts(self):
+        """The module's facts on `ast` (`jaxfix.facts.module.FileFacts`): the engine's, shared with the `check`
+        rules (one binder per file), or made here."""
+        if self._facts is not None:
+            return self._facts
+        from jaxfix.facts.module import FileFacts
+
+        return FileFacts(self.module.code, self._tree, self.project, self.screen)
+
+    @cached_property
+    def bridge(self):
+        """The node bridge between this LibCST module and its `ast` (`jaxfix.edit.bridge`): how a visitor asks a
+        fact that lives on `ast` about a CST node."""
+        from jaxfix.edit.bridge import Bridge
+
+        return Bridge(self.module, self.facts.tree, self.positions)
 
     @cached_property
     def positions(self):

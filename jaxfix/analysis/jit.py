@@ -3,6 +3,7 @@ edit jit's keywords (donation, static arguments) share."""
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, field
 from typing import Iterator
 
@@ -232,51 +233,11 @@ def add_jit_keyword(context, jitted: Jitted, key: str, value: str):
     return (jitted.decorator, jitted.decorator.with_changes(decorator=replacement)), needed
 
 
-from jaxfix.analysis.traced import COMPILED_CALLABLES as _COMPILERS  # noqa: E402
-
-
-def _compiles(context, node: cst.CSTNode) -> bool:
-    """Whether a binding makes a compiled callable: a def decorated with jit/pmap (`@jax.jit`, `@jax.jit(...)`,
-    `@partial(jax.jit, ...)`), or `name = jax.jit(...)` / `jax.pmap(...)` / `partial(jax.jit, ...)(...)`."""
-    names = context.names
-
-    def compiler(expr: cst.BaseExpression) -> bool:
-        if names.qualified(expr) in _COMPILERS:
-            return True
-        if isinstance(expr, cst.Call):
-            if names.qualified(expr.func) in _COMPILERS:
-                return True
-            positional = [a for a in expr.args if a.keyword is None]
-            return names.qualified(expr.func) == _PARTIAL and bool(positional) and names.qualified(positional[0].value) in _COMPILERS
-        return False
-
-    if isinstance(node, cst.Name):  # what LibCST's scopes record for `name = ...`: the target
-        target = context.parents.get(node)
-        node = context.parents.get(target) if isinstance(target, cst.AssignTarget) else None
-    if isinstance(node, cst.FunctionDef):
-        return any(compiler(d.decorator) for d in node.decorators)
-    if isinstance(node, cst.Assign) and isinstance(node.value, cst.Call):
-        value = node.value
-        return names.qualified(value.func) in _COMPILERS or compiler(value.func)
-    return False
-
-
 def calls_compiled(context, call: cst.Call) -> bool:
-    """Whether `call` calls a function compiled with `jax.jit`/`jax.pmap`: `jax.jit(f)(x)`, or a name whose every
-    binding visible here is a jit-decorated def or a `name = jax.jit(...)` assignment (in any scope: a local
-    `step = jax.jit(loss)` counts). Dispatch of such a call is asynchronous: it returns before the work is done."""
-    from libcst.metadata import ScopeProvider
+    """Whether `call` calls a function compiled with `jax.jit`/`jax.pmap` (`jaxfix.facts.compiled`, asked of the
+    `ast` node that spells it, through the node bridge). Dispatch of such a call is asynchronous: it returns before
+    the work is done."""
+    from jaxfix.facts.compiled import calls_compiled as on_ast
 
-    func = call.func
-    if isinstance(func, cst.Call):
-        names = context.names
-        if names.qualified(func.func) in _COMPILERS:
-            return True
-        return False
-    if not isinstance(func, cst.Name):
-        return False
-    scope = context.wrapper.resolve(ScopeProvider).get(func)
-    if scope is None:
-        return False
-    assignments = list(scope[func.value])
-    return bool(assignments) and all(_compiles(context, getattr(a, "node", None)) for a in assignments)
+    node = context.bridge.ast_of(call)
+    return isinstance(node, ast.Call) and on_ast(context.facts.binder, node)

@@ -25,7 +25,6 @@ attribute's name (`tree_map` of `obj.tree_map`), a keyword or a parameter, so `n
 from __future__ import annotations
 
 import ast
-import re
 from dataclasses import dataclass, field
 from functools import cached_property, wraps
 from operator import attrgetter
@@ -43,6 +42,7 @@ from jaxfix.analysis.traced import (
     _FILTERED, _GRAD_LIKE, _JIT_LIKE, _PARTIAL, _VMAP_LIKE, ARRAY_NAMESPACES, HOST_CALLBACKS, LAX_BODIES, STATIC_CALLS, TRANSFORMS,
 )
 from jaxfix.facts.knowledge import jaxtyping
+from jaxfix.facts.positions import Positions
 from jaxfix.facts.knowledge.jax import PURE_CALLS, PURE_PREFIXES
 from jaxfix.facts.knowledge.tables import (
     ARRAY_ANNOTATIONS, BARE_ARRAY_ANNOTATION_NAMES, CALL_SUMMARIES, TRACED_ARRAY_ANNOTATIONS,
@@ -182,6 +182,11 @@ class Screen:
                 arguments = node.args
                 names.update(a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs])
         return frozenset(names)
+
+    @cached_property
+    def positions(self) -> Positions:
+        """Where its nodes lie as LibCST places them (`jaxfix.facts.positions`, the one helper facts share)."""
+        return Positions(self.text)
 
     @cached_property
     def tree(self) -> ast.Module:
@@ -1158,7 +1163,7 @@ def names_called_in_loops(screen: Screen) -> frozenset[str]:
     )
 
 
-# ---- JF704, JF702: calls of compiled functions (jit.py's `calls_compiled`) -------------------------------------------
+# ---- JF702, JF703: calls of compiled functions (`jaxfix.facts.compiled.calls_compiled`) -------------------------------------------
 
 from jaxfix.analysis.traced import COMPILED_CALLABLES as _COMPILERS  # noqa: E402  (jit.py's, one set)
 
@@ -1798,41 +1803,17 @@ def _may_be_boolean_callee(callee: str, args: list[ast.expr], may_be_boolean: Ca
     return False  # float or int by default, inexact, or no category known
 
 
-# ---- positions as LibCST gives them (for `Codemod.findings_from_tree`) ------------------------------------------
-
-
-@once_per_screen
-def _encoded_lines(screen: Screen) -> tuple[bytes, list[int]]:
-    """The module's text in UTF-8 (what `ast` offsets count) and the offset where each line starts: lines end at
-    "\r\n", "\r" or "\n", as Python's tokenizer and LibCST both count them."""
-    data = screen.text.encode("utf-8", "surrogatepass")
-    return data, [0, *(match.end() for match in _LINE_END.finditer(data))]
-
-
-_LINE_END = re.compile(rb"\r\n|\r|\n")
-
-
-def _offset(screen: Screen, line: int, column: int) -> int:
-    data, starts = _encoded_lines(screen)
-    return starts[line - 1] + column
+# ---- positions as LibCST gives them: `jaxfix.facts.positions`, one per screen ------------------------------------
 
 
 def libcst_span(screen: Screen, node: ast.AST) -> tuple[tuple[int, int], tuple[int, int]]:
-    """(line, column) of the start and the end of `node` as `Codemod.report` gives them from LibCST's
-    PositionProvider: columns count characters from 1, where `ast` counts UTF-8 bytes from 0."""
-    data, starts = _encoded_lines(screen)
-
-    def position(line: int, column: int) -> tuple[int, int]:
-        start = starts[line - 1]
-        return line, len(data[start : start + column].decode("utf-8", "surrogatepass")) + 1
-
-    return position(node.lineno, node.col_offset), position(node.end_lineno, node.end_col_offset)
+    """`Positions.span` of the screen's module."""
+    return screen.positions.span(node)
 
 
 def source_bytes(screen: Screen, start: tuple[int, int], end: tuple[int, int]) -> bytes:
-    """The module's UTF-8 text between two `ast` positions, (line, byte offset) each."""
-    data, _ = _encoded_lines(screen)
-    return data[_offset(screen, *start) : _offset(screen, *end)]
+    """`Positions.source_bytes` of the screen's module."""
+    return screen.positions.source_bytes(start, end)
 
 
 # ---- JF101, JF102, JF103, JF601: the kinds TracedAnalysis may give expressions, and compiled functions ----------
@@ -2563,79 +2544,6 @@ def _bound_by_code(screen: Screen, *skipped: type[ast.AST]) -> set[str]:
                 value = getattr(node, field_name)
                 names.update([value] if isinstance(value, str) else value or ())
     return names
-
-
-# ---- JF704: a called name bound in the caller's own function by something that compiles nothing ---------------
-
-_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
-
-
-@once_per_screen
-def _plain_local_calls(screen: Screen) -> frozenset[int]:
-    """id() of each call `name(...)` read in a def's own scope (its body outside nested defs, classes, lambdas and
-    comprehensions) → the names that def binds there by a binding jit.py's `_compiles` rejects: a parameter, an
-    unpacking, `for`/`with` target, `op=`, annotated or `:=` target, an import, a class, a def no decorator of which
-    may compile, `name = v` with no call of something that may make a compiled function; with no `global` or
-    `nonlocal` for it. LibCST's scope of such a name is that def's, so its assignments there include this one, and
-    `calls_compiled` is False."""
-    found: set[int] = set()
-    for function, _ in screen.statements:
-        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            continue
-        arguments = function.args
-        plain = {p.arg for p in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs,
-                                 arguments.vararg, arguments.kwarg) if p is not None}
-        declared: set[str] = set()
-        calls: list[ast.Call] = []
-        stack: list[ast.AST] = list(function.body)
-        while stack:
-            node = stack.pop()
-            kind = type(node)
-            if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
-                if kind is ast.ClassDef or not any(_may_compile(screen, d) for d in node.decorator_list):
-                    plain.add(node.name)
-                stack.extend(node.decorator_list)  # evaluated in this scope; the body is not
-                if kind is ast.ClassDef:
-                    stack.extend((*node.bases, *node.keywords))
-                else:
-                    stack.append(node.args)
-                    if node.returns is not None:
-                        stack.append(node.returns)
-                continue
-            if kind is ast.arguments:  # a nested def's defaults and annotations (its parameters are its own)
-                stack.extend(d for d in (*node.defaults, *node.kw_defaults) if d is not None)
-                stack.extend(p.annotation for p in (*node.posonlyargs, *node.args, *node.kwonlyargs, node.vararg,
-                                                    node.kwarg) if p is not None and p.annotation is not None)
-                continue
-            if kind is ast.Lambda or kind in _COMPREHENSIONS:
-                continue  # a scope of its own: no decision for the calls inside
-            if kind is ast.Assign:
-                compiles = isinstance(node.value, ast.Call) and _may_compile(screen, node.value.func)
-                for target in node.targets:
-                    if not (compiles and isinstance(target, ast.Name)):
-                        plain.update(ast_target_names(target))
-            elif kind is ast.Name and type(node.ctx) is ast.Store:
-                plain.add(node.id)  # `for`, `with`, `op=`, annotated and `:=` targets (Assign's are judged above)
-            elif kind in (ast.Import, ast.ImportFrom):
-                plain.update((a.asname or a.name).split(".")[0] for a in node.names if a.name != "*")
-            elif kind in (ast.Global, ast.Nonlocal):
-                declared.update(node.names)
-            elif kind is ast.Call and type(node.func) is ast.Name:
-                calls.append(node)
-            if kind is ast.Assign:
-                stack.extend(t for t in node.targets if not isinstance(t, ast.Name))
-                stack.append(node.value)
-            else:
-                stack.extend(ast.iter_child_nodes(node))
-        plain -= declared
-        found.update(id(call) for call in calls if call.func.id in plain)
-    return frozenset(found)
-
-
-def may_call_compiled_here(screen: Screen, call: ast.Call) -> bool:
-    """`may_call_compiled`, and for `name(...)` in a def's own scope, no binding of `name` there that compiles
-    nothing (`_plain_local_calls`): chex's `fn, fn_jitted = ...; fn([1], [2])` beside a jitted `def fn` elsewhere."""
-    return may_call_compiled(screen, call) and id(call) not in _plain_local_calls(screen)
 
 
 # ---- strict tracers: parameters no seed makes traced, and functions nothing traces ------------------------------

@@ -1,0 +1,200 @@
+"""`FileFacts`: what a rule's `check(facts)` reads of one file, on `ast` only (DESIGN.md, "A rule").
+
+The engine makes one per file that some `check`-rule's text screen passes: the text, its `ast` tree (the one the
+engine parsed, or the screen's), the project facts (`analysis.project.ModuleFacts`, duck-typed here: `facts/`
+imports no analysis), the `Binder` built on first use, the positions helper, and the engine's `Screen` for the
+facts that still live there (read from it, not copied). `decline` records why a rule left a node alone, while
+`jaxfix explain` runs. The name facts that every reader of a table of APIs needs (`references`, `stored`,
+`in_shim`) are here, over the binder."""
+
+from __future__ import annotations
+
+import ast
+from functools import cached_property
+from typing import Any, Iterator
+
+from jaxfix.diagnostics import Decision, Position
+from jaxfix.facts.binder import IMPORT, Binder
+from jaxfix.facts.positions import Positions
+
+_MISSING = frozenset({"ImportError", "ModuleNotFoundError", "AttributeError"})  # what a missing API raises
+_SHIM_TESTS = (ast.If, ast.IfExp, ast.While)
+
+
+class FileFacts:
+    """One file's facts for the `check`-rules, each computed on first use."""
+
+    def __init__(
+        self, text: str, tree: ast.Module | None = None, project: Any = None, screen: Any = None,
+        *, explaining: bool = False,
+    ) -> None:
+        self.text = text
+        self.project = project  # the file's ModuleFacts from the project index, or None
+        self.screen = screen  # the engine's Screen, where a moved rule still reads a fact from it
+        self._tree = tree
+        self.explaining = explaining
+        self.decisions: list[Decision] = []  # filled only while explaining (`decline`)
+
+    @cached_property
+    def tree(self) -> ast.Module:
+        """The module's `ast`; raises SyntaxError (or ValueError) where Python cannot parse it."""
+        if self._tree is not None:
+            return self._tree
+        if self.screen is not None:
+            return self.screen.tree
+        return compile(self.text, "<facts>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+
+    @cached_property
+    def binder(self) -> Binder:
+        return Binder(self.tree)
+
+    @cached_property
+    def positions(self) -> Positions:
+        """The one position helper, shared with the screen's where the engine gave one."""
+        found = getattr(self.screen, "positions", None)
+        return found if isinstance(found, Positions) else Positions(self.text)
+
+    def span(self, node: ast.AST) -> tuple[Position, Position]:
+        """Where `node` starts and ends as a finding gives it (LibCST's positions: columns 1-based, in characters)."""
+        return self.positions.positions(node)
+
+    def decline(self, code: str, node: ast.AST, reason: str) -> None:
+        """Say why rule `code` leaves `node` alone although it recognised its pattern there (kept for `explain`)."""
+        if self.explaining:
+            self.decisions.append(Decision(code, *self.span(node), reason))
+
+    # ---- names: what the readers of a table of APIs share ------------------------------------------------------
+
+    @cached_property
+    def references(self) -> list[tuple[ast.Name | ast.Attribute, str]]:
+        """Each outermost dotted name (a name, or attributes on one, that is not itself the `.value` of an
+        attribute) that stands, through imports, for exactly one qualified name, with that name: the references
+        a rule reading a table of APIs looks up (`jax.random.PRNGKey` in `jax.random.PRNGKey(0).shape`). As
+        LibCST's qualified names give it: a name bound otherwise too, or to several imports, refers to none."""
+        binder = self.binder
+        inner = {id(node.value) for node in binder.nodes_of(ast.Attribute)}
+        found = []
+        for node in binder.nodes_of(ast.Name, ast.Attribute):
+            if id(node) in inner or not _dotted(node):
+                continue
+            names = binder.names(node)
+            if len(names) != 1:
+                continue
+            (name,) = names
+            if name.source == IMPORT:
+                found.append((node, name.name))
+        return found
+
+    @staticmethod
+    def stored(node: ast.AST) -> bool:
+        """Whether `node` is assigned or deleted (`jax.tree_map = ...`, `del x.y`, a `for` or `with` target)."""
+        return isinstance(getattr(node, "ctx", None), (ast.Store, ast.Del))
+
+    def in_shim(self, node: ast.AST) -> bool:
+        """Inside a compatibility shim: the body of a `try` that catches ImportError/AttributeError or of such a
+        handler (the fallback for another JAX version), or under an `if`/`while`/conditional expression whose test
+        mentions hasattr or a version (anywhere but in the test itself)."""
+        parents = self.binder.parents
+        child, current = node, parents.get(node)
+        while current is not None:
+            kind = type(current)
+            if kind is ast.Try and _in_block(child, current.body) and any(_catches_missing(h) for h in current.handlers):
+                return True
+            if kind is ast.ExceptHandler and _in_block(child, current.body) and _catches_missing(current):
+                return True
+            if kind in _SHIM_TESTS and child is not current.test:
+                test = self.positions.segment(current.test)
+                if "hasattr" in test or "version" in test.lower():
+                    return True
+            child, current = current, parents.get(current)
+        return False
+
+
+    def functions_named(self, expr: ast.AST) -> list[ast.AST]:
+        """The function `expr` names: a lambda itself, or the defs a name is bound to where nothing else binds it
+        (LibCST's scope of the name: all its bindings there, in no order), but `name = transform(name, ...)`, which
+        rebinds the one def to its transformed self (`step = jax.pmap(step, ...)`). Empty where unknown (a
+        parameter, a builtin, an import, ...)."""
+        if type(expr) is ast.Lambda:
+            return [expr]
+        if type(expr) is not ast.Name:
+            return []
+        scope = self.binder.scope_of.get(expr)
+        if scope is None:
+            return []
+        bindings = scope.resolve(expr.id)
+        found = [b.node for b in bindings if isinstance(b.node, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        others = [b.node for b in bindings if not isinstance(b.node, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        if None in others:
+            return []  # also bound as a builtin: unknown
+        if len(found) == 1 and all(self._wraps(node, expr.id) for node in others):
+            return found
+        return found if not others else []
+
+    def _wraps(self, node: ast.AST, name: str) -> bool:
+        """Whether `node` is a target of `name = transform(name, ...)`."""
+        assign = self.binder.parent(node) if type(node) is ast.Name else None
+        if not (type(assign) is ast.Assign and any(t is node for t in assign.targets) and type(assign.value) is ast.Call):
+            return False
+        arguments = in_order(assign.value)
+        first = value_of(arguments[0]) if arguments else None
+        return type(first) is ast.Name and first.id == name
+
+
+def in_order(call: ast.Call) -> list[ast.AST]:
+    """A call's arguments as written (LibCST's `args`): positional ones, `*a`, keywords and `**k` in source order."""
+    if not call.keywords:
+        return list(call.args)
+    return sorted([*call.args, *call.keywords], key=lambda a: (a.lineno, a.col_offset))
+
+
+def value_of(argument: ast.AST) -> ast.AST:
+    """An argument's expression (LibCST's `Arg.value`): `a` of `*a`, of `**a` and of `k=a`; an element's of `*a`."""
+    return argument.value if type(argument) in (ast.Starred, ast.keyword) else argument
+
+
+def named(argument: ast.AST) -> bool:
+    """Whether an argument is passed by keyword (`k=a`; not `**a`, which LibCST gives no keyword)."""
+    return type(argument) is ast.keyword and argument.arg is not None
+
+
+def spelled_names(node: ast.AST) -> Iterator[str]:
+    """Every name spelled in `node` as LibCST holds names: read and stored names, attributes' names, keyword
+    arguments' names and lambdas' parameters (`x.grads` spells `x` and `grads`)."""
+    for found in ast.walk(node):
+        kind = type(found)
+        if kind is ast.Name:
+            yield found.id
+        elif kind is ast.Attribute:
+            yield found.attr
+        elif kind is ast.keyword:
+            if found.arg is not None:
+                yield found.arg
+        elif kind is ast.arg:
+            yield found.arg
+
+
+def _dotted(node: ast.AST) -> bool:
+    while type(node) is ast.Attribute:
+        node = node.value
+    return type(node) is ast.Name
+
+
+def _in_block(node: ast.AST, block: list[ast.stmt]) -> bool:
+    return any(statement is node for statement in block)
+
+
+def _catches_missing(handler: ast.ExceptHandler) -> bool:
+    """Whether the handler names a missing API's exception (a bare `except:` guards anything; it marks no shim)."""
+    kind = handler.type
+    kinds: Iterator[ast.AST] = iter(kind.elts) if isinstance(kind, ast.Tuple) else iter([kind] if kind else [])
+    for expr in kinds:
+        last = expr
+        if isinstance(last, ast.Attribute):
+            if not _dotted(last):
+                continue
+            if last.attr in _MISSING:
+                return True
+        elif isinstance(last, ast.Name) and last.id in _MISSING:
+            return True
+    return False

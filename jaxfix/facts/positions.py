@@ -1,0 +1,86 @@
+"""Where a node of the `ast` lies, as findings give it: LibCST's positions (1-based columns in characters), from
+`ast`'s (0-based columns in UTF-8 bytes). The one position helper: the facts, the rules' `check` and the screens'
+answers read it, so a finding found on `ast` sits exactly where the LibCST run put it."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from jaxfix.diagnostics import Position
+
+_LINE_END = re.compile(rb"\r\n|\r|\n")  # where Python's tokenizer and LibCST end a line
+
+
+class Positions:
+    """A module's text in UTF-8 (what `ast` offsets count) and the offset where each line starts, made on first
+    use: lines end at "\\r\\n", "\\r" or "\\n", as Python's tokenizer and LibCST both count them."""
+
+    __slots__ = ("text", "_data", "_starts")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._data: bytes | None = None
+        self._starts: list[int] = []
+
+    def _encoded(self) -> tuple[bytes, list[int]]:
+        if self._data is None:
+            self._data = self.text.encode("utf-8", "surrogatepass")
+            self._starts = [0, *(match.end() for match in _LINE_END.finditer(self._data))]
+        return self._data, self._starts
+
+    def point(self, line: int, column: int) -> tuple[int, int]:
+        """(line, column) as LibCST's PositionProvider gives it, 1-based, for `ast`'s (line, byte offset)."""
+        data, starts = self._encoded()
+        start = starts[line - 1]
+        return line, len(data[start : start + column].decode("utf-8", "surrogatepass")) + 1
+
+    def span(self, node: ast.AST) -> tuple[tuple[int, int], tuple[int, int]]:
+        """(line, column) of the start and the end of `node` as `Codemod.report` gives them from LibCST."""
+        return self.point(node.lineno, node.col_offset), self.point(node.end_lineno, node.end_col_offset)
+
+    def positions(self, node: ast.AST) -> tuple[Position, Position]:
+        """`span` as the Positions a Diagnostic holds."""
+        start, end = self.span(node)
+        return Position(*start), Position(*end)
+
+    def source_bytes(self, start: tuple[int, int], end: tuple[int, int]) -> bytes:
+        """The module's UTF-8 text between two `ast` positions, (line, byte offset) each."""
+        data, starts = self._encoded()
+        return data[starts[start[0] - 1] + start[1] : starts[end[0] - 1] + end[1]]
+
+    def segment(self, node: ast.AST) -> str:
+        """The source text of `node` (what LibCST's `code_for` gives of a node without parentheses of its own)."""
+        found = self.source_bytes((node.lineno, node.col_offset), (node.end_lineno, node.end_col_offset))
+        return found.decode("utf-8", "surrogatepass")
+
+    def parenthesized(self, node: ast.AST, before: tuple[int, int]) -> str:
+        """The source of `node` with the parentheses of its own (`( [1, 2] )`), as LibCST's `code_for` gives it:
+        `ast` spans a node without them. `before`: where what precedes the node ends, (line, byte offset) (the
+        callee of a call's first argument, the argument before it); the parentheses of its own are those opened
+        after the last `,`, `=` or `)` there, less the call's own where that is a callee."""
+        start, end = (node.lineno, node.col_offset), (node.end_lineno, node.end_col_offset)
+        between = _COMMENT.sub(b"", self.source_bytes(before, start))
+        cut = max(between.rfind(b","), between.rfind(b"="), between.rfind(b")"))
+        opened = between[cut + 1 :].count(b"(") - (0 if cut >= 0 and between[cut : cut + 1] in (b",", b"=") else 1)
+        text = self.source_bytes(start, end)
+        if opened <= 0:
+            return text.decode("utf-8", "surrogatepass")
+        data, starts = self._encoded()
+        first = starts[start[0] - 1] + start[1]
+        last = starts[end[0] - 1] + end[1]
+        for _ in range(opened):
+            first = data.rindex(b"(", 0, first)
+            last = _after_comments(data, last)
+            if data[last : last + 1] != b")":
+                return text.decode("utf-8", "surrogatepass")
+            last += 1
+        return data[first:last].decode("utf-8", "surrogatepass")
+
+
+_COMMENT = re.compile(rb"#[^\r\n]*")
+_SKIPPED = re.compile(rb"(?:[ \t\f]|\\\r?\n|\r\n|\r|\n|#[^\r\n]*)*")  # whitespace, continuations, comments
+
+
+def _after_comments(data: bytes, offset: int) -> int:
+    return _SKIPPED.match(data, offset).end()
