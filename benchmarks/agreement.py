@@ -14,7 +14,8 @@ through jaxfix/edit/bridge.py, and classifies the pair:
   may block a rewrite LibCST allows;
 - unmapped: the bridge found no LibCST node for the `ast` node; error: one side raised.
 A kind (`kind`, `kind-scoped`) is a pair on `ast` (may it be TRACED, may it be STATIC: `may_kind`) against one of
-STATIC, UNKNOWN, TRACED: each half is a may-screen.
+STATIC, UNKNOWN, TRACED: each half is a may-screen. An `exact` family asks one fact written on `ast`
+(jaxfix/facts/) and the LibCST analysis it replaces: any difference is unsound.
 
 Without PATH: examples/, corpus/ and tests/planted/. Each PATH is checked as its own project (its files' facts
 from the project index, as `jaxfix check PATH` gives them). Prints a table per family and every unsound or
@@ -47,6 +48,8 @@ from jaxfix.analysis.predicates import Truth  # noqa: E402
 from jaxfix.analysis.screen import Screen  # noqa: E402
 from jaxfix.analysis.traced import Kind  # noqa: E402
 from jaxfix.edit.bridge import Bridge  # noqa: E402
+from jaxfix.analysis.syntax import param_names as cst_param_names  # noqa: E402
+from jaxfix.facts.traced import Traced, param_names as ast_param_names  # noqa: E402
 
 
 def _sources(paths: list[str]) -> list[tuple[str, str, object]]:
@@ -74,6 +77,12 @@ class Sides:
         wrapper = MetadataWrapper(cst.parse_module(text), unsafe_skip_copy=True)
         self.context = ModuleContext(wrapper, self.tree, facts, self.screen)
         self.bridge = Bridge(self.context.module, self.tree, self.context.positions)
+        self.facts = facts
+
+    @cached_property
+    def traced(self) -> Traced:
+        """The traced fact on `ast` (jaxfix/facts/traced.py), with the same project facts."""
+        return Traced(self.tree, project=self.facts)
 
     @cached_property
     def functions(self) -> list[ast.AST]:
@@ -119,6 +128,16 @@ class Sides:
             found.update(id(part.format_spec) for part in node.values if isinstance(part, ast.FormattedValue) and part.format_spec)
         found.update(id(n.slice) for n in self.screen.nodes_of(ast.Subscript) if isinstance(n.slice, ast.Tuple))
         return found
+
+    @cached_property
+    def expressions(self) -> list[ast.expr]:
+        """Every expression read anywhere in the module (TracedAnalysis.kind answers for each, traced or not)."""
+        parts = self._unspelled
+        return [
+            node for node in self.screen.nodes
+            if isinstance(node, ast.expr) and not isinstance(getattr(node, "ctx", None), (ast.Store, ast.Del))
+            and id(node) not in parts
+        ]  # fmt: skip
 
     @cached_property
     def traced_tests(self) -> list[ast.expr]:
@@ -218,6 +237,42 @@ def _carries(sides: Sides, loop: cst.CSTNode) -> bool:
     return bool(_loop_flow(sides, loop).carried)
 
 
+def _function_facts(traced, function, params: list[str]) -> tuple:
+    """Everything TracedAnalysis answers about one function, comparable across the two trees."""
+    is_traced = traced.is_traced(function)
+    seeded = traced.seeded_kind(function, params[0]) if params else None
+    return (
+        is_traced, tuple(sorted(traced.transforms(function))), traced.staged(function), traced.compiled(function),
+        tuple(traced.param_kind(function, p).name for p in params) if is_traced else (),
+        tuple(traced.seeded_kind(function, p).name for p in params) if seeded is not None else None,
+        len(traced.traced_call_sites(function)),
+    )
+
+
+def _traced_on_ast(sides: Sides, function: ast.AST) -> tuple:
+    return _function_facts(sides.traced, function, ast_param_names(function.args))
+
+
+def _traced_on_libcst(sides: Sides, function: cst.CSTNode) -> tuple:
+    return _function_facts(sides.context.traced, function, cst_param_names(function.params))
+
+
+def _kind_exact(sides: Sides, node: ast.AST) -> str:
+    return sides.traced.kind(node).name
+
+
+def _guarded_on_ast(sides: Sides, node: ast.AST) -> bool:
+    return sides.traced.guarded(node)
+
+
+def _all_expressions(sides: Sides) -> list[ast.expr]:
+    return sides.expressions
+
+
+def _branches(sides: Sides) -> list[ast.AST]:
+    return sides.screen.nodes_of(ast.If, ast.While)
+
+
 def _functions(sides: Sides) -> list[ast.AST]:
     return sides.functions
 
@@ -272,6 +327,13 @@ FAMILIES: list[Family] = [
     Family("impure-appending", "surely_impure(appending=True) vs Dataflow.impurity(appendable=the lists appended to)",
            "must", _for_loops, _screen(screens.surely_impure, appending=True),
            lambda s, loop: s.context.dataflow.impurity(loop, appendable=_appended_names(loop)) is not None),
+    Family("traced-exact", "facts.traced.Traced vs TracedAnalysis: traced, transforms, staged, compiled, parameter "
+           "kinds, seeded kinds, traced call sites, for each function", "exact", _functions, _traced_on_ast,
+           _traced_on_libcst),
+    Family("kind-exact", "facts.traced.Traced.kind vs TracedAnalysis.kind, for each expression read in the module",
+           "exact", _all_expressions, _kind_exact, lambda s, node: s.context.traced.kind(node).name),
+    Family("guarded-exact", "facts.traced.Traced.guarded vs TracedAnalysis.guarded, for each if/while", "exact",
+           _branches, _guarded_on_ast, lambda s, node: s.context.traced.guarded(node)),
 ]  # fmt: skip
 BY_NAME = {family.name: family for family in FAMILIES}
 
@@ -283,6 +345,8 @@ def classify(direction: str, on_ast: object, on_libcst: object) -> str:
         if tuple(on_ast) == exact:
             return "agree"
         return "unsound" if any(want and not may for want, may in zip(exact, on_ast)) else "imprecise"
+    if direction == "exact":  # the same fact on both trees: any difference counts
+        return "agree" if on_ast == on_libcst else "unsound"
     if bool(on_ast) == bool(on_libcst):
         return "agree"
     wrong = not on_ast if direction == "may" else bool(on_ast)
