@@ -15,7 +15,8 @@ through jaxfix/edit/bridge.py, and classifies the pair:
 - unmapped: the bridge found no LibCST node for the `ast` node; error: one side raised.
 A kind (`kind`, `kind-scoped`) is a pair on `ast` (may it be TRACED, may it be STATIC: `may_kind`) against one of
 STATIC, UNKNOWN, TRACED: each half is a may-screen. An `exact` family asks one fact written on `ast`
-(jaxfix/facts/) and the LibCST analysis it replaces: any difference is unsound.
+(jaxfix/facts/) and the analysis the rules ask with LibCST nodes (once the LibCST logic it replaced, which agreed
+exactly on every tree before it was deleted; now the adapter over the bridge): any difference is unsound.
 
 Without PATH: examples/, corpus/ and tests/planted/. Each PATH is checked as its own project (its files' facts
 from the project index, as `jaxfix check PATH` gives them). Prints a table per family and every unsound or
@@ -327,7 +328,7 @@ FAMILIES: list[Family] = [
     Family("impure-appending", "surely_impure(appending=True) vs Dataflow.impurity(appendable=the lists appended to)",
            "must", _for_loops, _screen(screens.surely_impure, appending=True),
            lambda s, loop: s.context.dataflow.impurity(loop, appendable=_appended_names(loop)) is not None),
-    Family("traced-exact", "facts.traced.Traced vs TracedAnalysis: traced, transforms, staged, compiled, parameter "
+    Family("traced-exact", "facts.traced.Traced vs TracedAnalysis (LibCST nodes, through the bridge): traced, transforms, staged, compiled, parameter "
            "kinds, seeded kinds, traced call sites, for each function", "exact", _functions, _traced_on_ast,
            _traced_on_libcst),
     Family("kind-exact", "facts.traced.Traced.kind vs TracedAnalysis.kind, for each expression read in the module",

@@ -76,17 +76,33 @@ def test_the_traced_fact_on_ast_answers_as_traced_analysis(pairs) -> None:
     assert [str(pair) for pair in exact if pair.verdict != "agree"] == []
 
 
-def test_a_wrong_traced_fact_is_found(agreement, monkeypatch) -> None:
-    """A `Traced.kind` that calls every expression TRACED is listed against TracedAnalysis's STATIC ones."""
+def test_a_wrong_traced_fact_is_found(agreement) -> None:
+    """A `Traced.kind` that calls every expression TRACED is listed against the STATIC ones that TracedAnalysis
+    (the rules' LibCST view of the same fact, through the bridge) gives."""
     text = "import jax\n\n@jax.jit\ndef f(x):\n    return x + 1\n"
     families = [agreement.BY_NAME["kind-exact"], agreement.BY_NAME["traced-exact"]]
     assert {p.verdict for p in agreement.compare_file(agreement.Sides("f.py", text, None), families)} == {"agree"}
-    monkeypatch.setattr(agreement.Traced, "kind", lambda self, node, **options: Kind.TRACED)
-    wrong = [str(p) for p in agreement.compare_file(agreement.Sides("f.py", text, None), families) if p.verdict == "unsound"]
+    sides = agreement.Sides("f.py", text, None)
+    sides.traced.kind = lambda node, **options: Kind.TRACED  # the `ast` side's own Traced only
+    wrong = [str(p) for p in agreement.compare_file(sides, families) if p.verdict == "unsound"]
     assert wrong == [
         "f.py:3:2 kind-exact ast=TRACED cst=STATIC `jax.jit`", "f.py:3:2 kind-exact ast=TRACED cst=STATIC `jax`",
         "f.py:5:16 kind-exact ast=TRACED cst=STATIC `1`",
     ]
+
+
+def test_a_rule_asking_with_a_built_expression_reads_its_code_where_it_stands(agreement) -> None:
+    """TracedAnalysis.kind of an expression no node of the module spells (a rule built it): its code's kind in
+    `within`, as if it stood there (`x` TRACED, `n` STATIC there; `n` carried as traced with `assume`)."""
+    import libcst as cst
+
+    text = "import jax\n\n@jax.jit\ndef f(x):\n    n = 3\n    return x + n\n"
+    traced = agreement.Sides("f.py", text, None).context.traced
+    function = next(iter(traced.traced_functions()))
+    assert traced.kind(cst.parse_expression("x * 2"), within=function) is Kind.TRACED
+    assert traced.kind(cst.Name("n"), within=function) is Kind.STATIC
+    assert traced.kind(cst.Name("n"), within=function, assume={"n": Kind.TRACED}) is Kind.TRACED
+    assert traced.kind(cst.Name("x")) is Kind.UNKNOWN  # nowhere: a module-level name no binding gives
 
 
 @pytest.mark.parametrize(
@@ -101,13 +117,15 @@ def test_a_wrong_traced_fact_is_found(agreement, monkeypatch) -> None:
     ],
 )
 def test_where_python_scoping_makes_the_ast_fact_differ(agreement, text) -> None:
-    """The only differences known between the `ast` fact and TracedAnalysis (none occurs in examples/, corpus/,
-    tests/planted or the 10 real trees): a name that Python binds in the traced function but LibCST's scopes do
-    not, which the binder resolves as Python does, so the module-level def is not what the function passes."""
+    """The only differences known between the `ast` fact and the LibCST TracedAnalysis it replaced (none occurs in
+    examples/, corpus/, tests/planted or the 10 real trees, where both agreed exactly before the LibCST one was
+    deleted): a name that Python binds in the traced function but LibCST's scopes did not. The binder resolves it
+    as Python does, so the module-level def is not what the function passes, and is not traced (LibCST's scopes
+    said it was)."""
     sides = agreement.Sides("f.py", text, None)
     module_def = sides.tree.body[1]
     assert not sides.traced.is_traced(module_def)
-    assert sides.context.traced.is_traced(sides.bridge.cst_of(module_def))  # LibCST's answer, kept for comparison
+    assert not sides.context.traced.is_traced(sides.bridge.cst_of(module_def))  # what the rules see
 
 
 @pytest.mark.parametrize(

@@ -107,12 +107,16 @@ class Bridge:
     """The `ast` and LibCST trees of one text, mapped to each other by position. `positions`: a node's CodeRange
     (ModuleContext.positions, which computes them a statement at a time); LibCST's PositionProvider by default."""
 
-    def __init__(self, module: cst.Module, tree: ast.Module, positions: Mapping[cst.CSTNode, CodeRange] | None = None) -> None:
+    def __init__(
+        self, module: cst.Module, tree: ast.Module, positions: Mapping[cst.CSTNode, CodeRange] | None = None,
+        text: str | None = None,
+    ) -> None:
+        """`text`: the module's code where the caller has it (`module.code` generates it from the whole tree)."""
         self.module, self.tree = module, tree
         if positions is None:
             positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
         self._positions = positions
-        text = module.code
+        text = module.code if text is None else text
         self._starts = [0, *(match.end() for match in _LINE_END.finditer(text))]  # offset of each line
         self._text = text
         self._lines_bytes: dict[int, bytes] = {}
