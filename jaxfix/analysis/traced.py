@@ -39,7 +39,7 @@ class TracedAnalysis:
     def __init__(self, context: ModuleModel) -> None:
         self._context = context
         screen = context.screen
-        self.fact = Traced(screen.tree, project=context.project)
+        self.fact: Traced = screen.traced_fact  # one per module: the screens ask it too
         self._bridge = Bridge(context.module, screen.tree, context.positions, screen.text)
         self._ast: dict[cst.CSTNode, ast.AST | None] = {}
         self._cst: dict[ast.AST, cst.CSTNode | None] = {}

@@ -199,6 +199,12 @@ class Traced:
         env = {**info.env, **assume} if assume and info is not None else None
         return self._kind(expr, info, env)
 
+    def name_kind(self, name: str, function: ast.AST | None) -> Kind:
+        """The kind of a mention of `name` in `function` (None: at module level), wherever it stands there."""
+        self._solve()
+        info = self._functions.get(function) if function is not None else None
+        return self._kind(ast.Name(id=name, ctx=ast.Load()), info)
+
     def transforms(self, function: ast.AST) -> frozenset[str]:
         """The transformations (qualified names; `jax.lax.scan` and the like for bodies) through which this module
         traces `function`: those that wrap it, or wrap a traced function that calls it or nests it. Empty for
@@ -273,7 +279,7 @@ class Traced:
         self._static_attrs: dict[ast.AST, dict[str, frozenset[str]]] = {}
         self._args: dict[ast.Call, list[Arg]] = {}
         self._order: dict[ast.AST, tuple] = {}  # a def's or call's place in a walk of the source in order
-        functions = binder.nodes_of(*FUNCTIONS)
+        functions = [node for kind in FUNCTIONS for node in binder.nodes_of(kind)]  # one type at a time: indexed
         for node in sorted(functions, key=self._place):
             owner, _ = self._owner(node)
             info = self._functions[node] = _Function(node, self._functions.get(owner) if owner is not None else None)
@@ -291,8 +297,9 @@ class Traced:
             info.bindings.append((name, source))
             info.bound.add(name)
 
-        for node in binder.nodes_of(*_BINDING_STATEMENTS):
-            self._bind_statement(node, bind)
+        for kind in _BINDING_STATEMENTS:  # their order does not count: each name's kind is a join
+            for node in binder.nodes_of(kind):
+                self._bind_statement(node, bind)
         self._module_bindings = module
         calls = sorted(binder.calls, key=self._place)
         self._all_calls = calls
