@@ -1,6 +1,6 @@
 """Where the `ast` screens and the LibCST analyses disagree, fact by fact, on every node a rule may ask about.
 
-    python benchmarks/agreement.py [PATH ...] [--families traced,kind] [--all] [--classes N] [--write FILE]
+    python benchmarks/agreement.py [PATH ...] [--families traced,kind-exact] [--all] [--classes N] [--write FILE]
 
 Each fact is computed twice today: on `ast` by jaxfix/analysis/screen.py (the screens that let a rule skip a
 file) and on LibCST by the analyses behind ModuleContext. Issue 34 moves each fact onto `ast` alone; this script
@@ -13,8 +13,9 @@ through jaxfix/edit/bridge.py, and classifies the pair:
 - unsound: the `ast` side rules out what LibCST finds: a screen that may hide a finding, or a must-screen that
   may block a rewrite LibCST allows;
 - unmapped: the bridge found no LibCST node for the `ast` node; error: one side raised.
-A kind (`kind`, `kind-scoped`) is a pair on `ast` (may it be TRACED, may it be STATIC: `may_kind`) against one of
-STATIC, UNKNOWN, TRACED: each half is a may-screen. An `exact` family asks one fact written on `ast`
+A `kind` direction is a pair on `ast` (may it be TRACED, may it be STATIC) against one of STATIC, UNKNOWN,
+TRACED: each half is a may-screen (the kind screens, which had such families, now ask the exact fact). An `exact`
+family asks one fact written on `ast`
 (jaxfix/facts/) and the analysis the rules ask with LibCST nodes (once the LibCST logic it replaced, which agreed
 exactly on every tree before it was deleted; now the adapter over the bridge): any difference is unsound.
 
@@ -222,10 +223,6 @@ def _in_traced_code(sides: Sides, node: cst.CSTNode) -> bool:
     return sides.context.traced.in_traced_code(node)
 
 
-def _kind(sides: Sides, node: cst.CSTNode) -> Kind:
-    return sides.context.traced.kind(node)
-
-
 def _tracer(sides: Sides, node: cst.CSTNode) -> bool:
     return sides.context.predicates.tracer(node)
 
@@ -299,14 +296,6 @@ _EXPRESSION = "for each expression read in traced code"
 FAMILIES: list[Family] = [
     Family("traced", f"Screen.in_traced_code vs TracedAnalysis.in_traced_code, {_BODY}", "may", _functions,
            _on_body(lambda s, node: id(node) in s.in_traced_code), _in_traced_code, first_body_node),
-    Family("traced-scoped", f"in_scoped_traced_function vs TracedAnalysis.in_traced_code, {_BODY}", "may", _functions,
-           _on_body(_screen(screens.in_scoped_traced_function)), _in_traced_code, first_body_node),
-    Family("compiled", "may_be_compiled vs TracedAnalysis.compiled, for each function", "may", _functions,
-           _screen(screens.may_be_compiled), lambda s, function: s.context.traced.compiled(function)),
-    Family("kind", f"may_kind vs TracedAnalysis.kind, {_EXPRESSION}", "kind", _expressions,
-           _screen(screens.may_kind), _kind),
-    Family("kind-scoped", f"may_kind_scoped vs TracedAnalysis.kind, {_EXPRESSION}", "kind", _expressions,
-           _screen(screens.may_kind_scoped), _kind),
     Family("tracer", f"Screen.may_be_tracer vs PredicateAnalysis.tracer, {_EXPRESSION}", "may", _expressions,
            lambda s, e: s.screen.may_be_tracer(e), _tracer),
     Family("tracer-strict", f"may_be_tracer_strict vs PredicateAnalysis.tracer, {_EXPRESSION}", "may", _expressions,
