@@ -39,9 +39,7 @@ from jaxfix.analysis.dataflow import (
 )  # fmt: skip
 from jaxfix.analysis.kinds import STATIC, TRACED
 from jaxfix.analysis.syntax import AT_METHODS
-from jaxfix.analysis.traced import (
-    _FILTERED, _GRAD_LIKE, _JIT_LIKE, _PARTIAL, _VMAP_LIKE, ARRAY_NAMESPACES, LAX_BODIES, STATIC_CALLS, TRANSFORMS,
-)
+from jaxfix.analysis.traced import ARRAY_NAMESPACES, LAX_BODIES, STATIC_CALLS, TRANSFORMS
 from jaxfix.facts.knowledge import jaxtyping
 from jaxfix.facts.traced import Kind, Traced
 from jaxfix.facts.knowledge.jax import PURE_CALLS, PURE_PREFIXES
@@ -82,7 +80,6 @@ _ARRAY_METHODS = arrays._FRESH_METHODS | arrays._VIEW_METHODS
 _UNARY = (ast.USub, ast.UAdd, ast.Invert)
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _TRIES = (ast.Try, ast.TryStar) if hasattr(ast, "TryStar") else (ast.Try,)
-_PARTIALS = frozenset(_PARTIAL)
 _BINDERS = frozenset({  # the statements `Screen._arrays` takes bindings from
     *_DEFS, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, *_TRIES,
     ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal,
@@ -609,7 +606,7 @@ class Screen:
         """Over-approximates `PredicateAnalysis.test(expr) is not Truth.OTHER`: whether Python's truth test of
         `expr` may raise TracerBoolConversionError (`and`/`or` by their first operand, which Python tests first;
         a bare name, attribute or index also needs `may_be_array`). `strict`: a parameter without a default
-        may be a tracer only in a function of `_Traced.param_seeds` and where `never_traced_params` allows, no
+        may be a tracer only in a function of `_Traced.param_seeds`, no
         name in a function nothing traces, `n op= v` by its `v` (`strict_tracer_limits`, end of this module), and
         a parameter only where `may_be_traced_param` allows."""
         if isinstance(expr, ast.BoolOp):
@@ -2073,236 +2070,25 @@ def may_call_compiled_here(screen: Screen, call: ast.Call) -> bool:
     return may_call_compiled(screen, call) and id(call) not in _plain_local_calls(screen)
 
 
-# ---- strict tracers: parameters no seed makes traced, and functions nothing traces ------------------------------
+# ---- strict tracers: functions nothing traces, and what `op=` makes a tracer ---------------------------------------
 #
-# PredicateAnalysis proves a parameter a tracer only where TracedAnalysis gives it Kind.TRACED (`_param_tracer`):
-# the join over every seed of its function (`_param_kinds_for`: `static_argnums`, `in_axes=None`, grad's `argnums`,
-# `self`, equinox's filtered transformations leave parameters non-TRACED) and the kinds traced calls of it by name
-# pass; and then, unless a seed makes it TRACED, every such call must pass it a tracer. And nothing is a tracer in a
-# function TracedAnalysis does not trace (`_tracer` asks `in_traced_code` first; a closure's binding is judged
-# where it is bound).
-
-
-def _untraced_by(transform: str, keywords: list[ast.keyword], in_axes: ast.expr | None, params: list[str],
-                 bound: int = 0, *, method: bool = True) -> set[str]:
-    """traced._param_kinds_for on the `ast`: the parameters a seed by `transform` with these options leaves
-    non-TRACED (all of them where `transform` is no transformation: then nothing seeds). `method`: a def, whose
-    `self` or `cls` stays non-TRACED (a lambda's does not)."""
-    if transform not in TRANSFORMS or transform in _FILTERED:
-        return set(params)
-    untraced = set(params[:bound])
-    if method and params and params[0] in ("self", "cls"):
-        untraced.add(params[0])
-    options = {k.arg: k.value for k in keywords if k.arg is not None}
-    if transform in _JIT_LIKE:
-        for key in ("static_argnums", "static_broadcasted_argnums"):
-            if key in options:
-                numbers = _ast_literals(options[key], int)
-                if numbers is None:
-                    return set(params)
-                for n in numbers:
-                    index = bound + n if n >= 0 else len(params) + n
-                    if 0 <= index < len(params):
-                        untraced.add(params[index])
-        if "static_argnames" in options:
-            names = _ast_literals(options["static_argnames"], str)
-            if names is None:
-                return set(params)
-            untraced.update(n for n in names if n in params)
-    elif transform in _GRAD_LIKE:
-        argnums = _ast_literals(options["argnums"], int) if "argnums" in options else [0]
-        if argnums is None:
-            return set(params)
-        untraced.update(p for index, p in enumerate(params[bound:]) if index not in argnums)
-    elif transform in _VMAP_LIKE:
-        axes = options["in_axes"] if "in_axes" in options else in_axes
-        if isinstance(axes, (ast.Tuple, ast.List)):
-            free = params[bound:]
-            for index, element in enumerate(axes.elts):
-                if index < len(free) and isinstance(element, ast.Constant) and element.value is None:
-                    untraced.add(free[index])
-    return untraced
-
-
-def _ast_literals(expr: ast.expr, kind: type) -> list | None:
-    """traced._literal_ints / _literal_strs on the `ast`: a literal (an int with or without `-`), or a tuple or
-    list of them, flattened."""
-    if isinstance(expr, ast.Constant) and type(expr.value) is kind:
-        return [expr.value]
-    if kind is int and isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub):
-        inner = expr.operand
-        return [-inner.value] if isinstance(inner, ast.Constant) and type(inner.value) is int else None
-    if isinstance(expr, (ast.Tuple, ast.List)):
-        values: list = []
-        for element in expr.elts:
-            inner = _ast_literals(element, kind)
-            if inner is None:
-                return None
-            values.extend(inner)
-        return values
-    return None
-
-
-def _candidates(screen: Screen, expr: ast.expr) -> set[str]:
-    parts = dotted(expr.value if isinstance(expr, ast.Starred) else expr)
-    return set(screen.qualified_names(parts)) if parts is not None else set()
-
-
-def _decorator_untraced(screen: Screen, decorator: ast.expr, params: list[str]) -> set[str]:
-    """traced._transform_of and _param_kinds_for: what each way LibCST may resolve the decorator leaves
-    non-TRACED, intersected (a decorator that is no transformation leaves everything)."""
-    untraced = set(params)
-    if not isinstance(decorator, ast.Call):
-        for transform in _candidates(screen, decorator):
-            untraced &= _untraced_by(transform, [], None, params)
-        return untraced
-    positional = decorator.args
-    second = positional[1] if len(positional) >= 2 and not isinstance(positional[1], ast.Starred) else None
-    for callee in _candidates(screen, decorator.func):
-        if callee in TRANSFORMS and not positional:
-            untraced &= _untraced_by(callee, decorator.keywords, None, params)
-        elif callee in _PARTIAL and positional:
-            for transform in _candidates(screen, positional[0]):
-                untraced &= _untraced_by(transform, decorator.keywords, second, params)
-    return untraced
-
-
-def _seedable(screen: Screen, expr: ast.expr) -> Iterator[str]:
-    """The names traced._functions_in may resolve to functions in an argument: a name, the items of a tuple or
-    list, and the first argument of a call that may be partial or a transformation (lambdas seed themselves)."""
-    if isinstance(expr, ast.Starred):
-        expr = expr.value
-    if isinstance(expr, ast.Name):
-        yield expr.id
-    elif isinstance(expr, (ast.Tuple, ast.List)):
-        for element in expr.elts:
-            yield from _seedable(screen, element)
-    elif isinstance(expr, ast.Call) and screen.may_resolve_to(expr.func, _PARTIALS | TRANSFORMS):
-        for argument in (*expr.args, *(k.value for k in expr.keywords)):
-            yield from _seedable(screen, argument)
-
-
-def _call_untraced(screen: Screen, call: ast.Call, params: list[str]) -> set[str]:
-    """What a transformation or lax call that may seed a function leaves non-TRACED: where the function is the
-    call's first argument itself and every way LibCST may resolve the callee is a transformation, as
-    `_untraced_by` says; otherwise nothing (a lax body, `partial`, a list: every parameter may be TRACED)."""
-    positional = call.args
-    if not positional or any(isinstance(a, ast.Starred) for a in positional) or not isinstance(positional[0], ast.Name):
-        return set()
-    transforms = _candidates(screen, call.func)
-    if not transforms or not transforms <= TRANSFORMS:
-        return set()
-    second = positional[1] if len(positional) >= 2 else None
-    untraced = set(params)
-    for transform in transforms:
-        untraced &= _untraced_by(transform, call.keywords, second, params)
-    return untraced
-
-
-@once_per_screen
-def never_traced_params(screen: Screen) -> dict[int, frozenset[str]]:
-    """id() of a def → parameters PredicateAnalysis never proves tracers: those every seed of the def may leave
-    non-TRACED (its decorators, `_decorator_untraced`; the transformation and lax calls that may name it,
-    `_call_untraced`; a def nothing seeds: all), less those a call of its name in code that may be traced may pass
-    a tracer (`may_be_tracer`) and those also bound by `op=`, `:=`, `global` or `nonlocal` (a tracer, maybe)."""
-    defs: dict[str, list[tuple[ast.AST, list[str], set[str]]]] = {}
-    for function, _ in screen.statements:
-        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            continue
-        arguments = function.args
-        params = [p.arg for p in (*arguments.posonlyargs, *arguments.args)]
-        params += [arguments.vararg.arg] if arguments.vararg else []
-        params += [p.arg for p in arguments.kwonlyargs] + ([arguments.kwarg.arg] if arguments.kwarg else [])
-        untraced = set(params)
-        for decorator in function.decorator_list:
-            if untraced and screen._mentions(decorator, TRANSFORMS):
-                untraced &= _decorator_untraced(screen, decorator, params)
-        if untraced:
-            defs.setdefault(function.name, []).append((function, params, untraced))
-    if not defs:
-        return {}
-    for function in screen.project_seeds:  # seeded by another module or a library's convention
-        traced = screen.project_traced_params(function)
-        for _, _, untraced in defs.get(function.name, ()):
-            untraced -= traced
-    for node in _tracing_calls(screen):  # the calls that may seed a def of one of these names
-        for name in {n for a in (*node.args, *(k.value for k in node.keywords)) for n in _seedable(screen, a)}:
-            for _, params, untraced in defs.get(name, ()):
-                untraced &= _call_untraced(screen, node, params)
-    sites: dict[str, list[ast.Call]] = {}  # name: its calls in code that may be traced
-    for call in screen.in_traced_code(ast.Call):
-        if isinstance(call.func, ast.Name) and call.func.id in defs:
-            sites.setdefault(call.func.id, []).append(call)
-    nevers: list[tuple[ast.AST, set[str]]] = []
-    for name, functions in defs.items():
-        for function, _, untraced in functions:
-            never = untraced - _params_passed_tracers(screen, function, sites.get(name, ())) if untraced else untraced
-            nevers.append((function, never))
-    # Less the names that `op=`, `:=`, `global` or `nonlocal` anywhere inside the def binds (its decorators and
-    # nested functions included): one look at those statements and the functions around each, where a walk of
-    # every def read a nested def once per def around it (0.25 s of 0.6 s on 1,445 real files).
-    rebound: dict[int, set[str]] = {}  # id() of a function: the names rebound inside it
-    index = screen._index
-    outer = {id(index.nodes[p]): index.owners[p] for p in screen._positions(_FUNCTIONS)}
-    for position in screen._positions((ast.AugAssign, ast.NamedExpr, ast.Global, ast.Nonlocal)):
-        node = index.nodes[position]
-        if isinstance(node, (ast.Global, ast.Nonlocal)):
-            names = node.names
-        elif isinstance(node.target, ast.Name):
-            names = [node.target.id]
-        else:
-            continue
-        function = index.owners[position]
-        while function is not None:
-            rebound.setdefault(id(function), set()).update(names)
-            function = outer[id(function)]
-    found: dict[int, frozenset[str]] = {}
-    for function, never in nevers:
-        never = never - rebound.get(id(function), set())
-        if never:
-            found[id(function)] = frozenset(never)
-    return found
-
-
-@once_per_screen
-def _tracing_calls(screen: Screen) -> list[ast.Call]:
-    """The calls that may be a JAX transformation or a lax call that takes a body."""
-    return [node for node in screen.imported_calls if screen.may_resolve_to(node.func, _TRACING)]
-
-
-def _params_passed_tracers(screen: Screen, function: ast.AST, calls) -> set[str]:
-    """The parameters of `function` to which one of `calls` may pass a tracer (all of them where a call passes
-    `*args` or `**kwargs`)."""
-    arguments = function.args
-    positional = [p.arg for p in (*arguments.posonlyargs, *arguments.args)]
-    every = {p.arg for p in (*arguments.posonlyargs, *arguments.args, arguments.vararg, *arguments.kwonlyargs,
-                             arguments.kwarg) if p is not None}
-    passed: set[str] = set()
-    for call in calls:
-        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
-            return every
-        for index, value in enumerate(call.args):
-            target = positional[index] if index < len(positional) else arguments.vararg.arg if arguments.vararg else None
-            if target is not None and target not in passed and screen.may_be_tracer(value):
-                passed.add(target)
-        for keyword in call.keywords:
-            target = keyword.arg if keyword.arg in every else arguments.kwarg.arg if arguments.kwarg else None
-            if target is not None and target not in passed and screen.may_be_tracer(keyword.value):
-                passed.add(target)
-    return passed
+# PredicateAnalysis proves a parameter a tracer only where TracedAnalysis gives it Kind.TRACED (`_param_tracer`),
+# which Screen's strict tracers ask of the exact fact (`may_be_traced_param`); and nothing is a tracer in a function
+# TracedAnalysis does not trace (`_tracer` asks `in_traced_code` first; a closure's binding is judged where it is
+# bound).
 
 
 def strict_tracer_limits(screen: Screen, scope: "_Scope") -> tuple[frozenset[str], list[tuple[str, ast.expr]]] | None:
     """For Screen's strict tracers: None where no name of `scope` may be a tracer (TracedAnalysis does not trace
-    its function); else the names to take out of the scope's seeds (its parameters that are never tracers,
-    `never_traced_params`, and the names only `op=` puts there) and each `name op= value` of the function, which
+    its function); else the names to take out of the scope's seeds (the names only `op=` puts there; its parameters
+    that are never tracers go by `may_be_traced_param`) and each `name op= value` of the function, which
     makes `name` a tracer where `value` may be one (PredicateAnalysis: an augmented assignment is a tracer where
     its value is one or every binding reaching it is)."""
     function = scope.function
     if id(function) not in screen._traced.functions:  # a superset: the exact fact is asked later, if at all
         return None
     augmented, only = _augmented(screen).get(id(function), ([], frozenset()))
-    return never_traced_params(screen).get(id(function), frozenset()) | (only - scope.params), augmented
+    return only - scope.params, augmented
 
 
 @once_per_screen
