@@ -1,6 +1,6 @@
 """Where the `ast` screens and the LibCST analyses disagree, fact by fact, on every node a rule may ask about.
 
-    python benchmarks/agreement.py [PATH ...] [--families traced,kind] [--all] [--classes N] [--write FILE]
+    python benchmarks/agreement.py [PATH ...] [--families traced,kind-exact] [--all] [--classes N] [--write FILE]
 
 Each fact is computed twice today: on `ast` by jaxfix/analysis/screen.py (the screens that let a rule skip a
 file) and on LibCST by the analyses behind ModuleContext. Issue 34 moves each fact onto `ast` alone; this script
@@ -13,10 +13,12 @@ through jaxfix/edit/bridge.py, and classifies the pair:
 - unsound: the `ast` side rules out what LibCST finds: a screen that may hide a finding, or a must-screen that
   may block a rewrite LibCST allows;
 - unmapped: the bridge found no LibCST node for the `ast` node; error: one side raised.
-A fact moving onto `ast` while its LibCST twin still exists is `exact`: any difference is unsound (key flow
-was compared so, facts/keys.py against KeyAnalysis, before KeyAnalysis was deleted: no difference on the
-examples, the corpus, tests/planted and the 10 real trees). A kind (`kind`, `kind-scoped`) is a pair on `ast` (may it be TRACED, may it be STATIC: `may_kind`) against one of
-STATIC, UNKNOWN, TRACED: each half is a may-screen.
+A `kind` direction is a pair on `ast` (may it be TRACED, may it be STATIC) against one of STATIC, UNKNOWN,
+TRACED: each half is a may-screen (the kind screens, which had such families, now ask the exact fact). An `exact`
+family asks one fact written on `ast` (jaxfix/facts/) and the analysis the rules ask with LibCST nodes (once the
+LibCST logic it replaced, which agreed exactly on every tree before it was deleted; now the adapter over the
+bridge): any difference is unsound. Key flow was compared so too (facts/keys.py against KeyAnalysis, before
+KeyAnalysis was deleted: no difference on the examples, the corpus, tests/planted and the 10 real trees).
 
 Without PATH: examples/, corpus/ and tests/planted/. Each PATH is checked as its own project (its files' facts
 from the project index, as `jaxfix check PATH` gives them). Prints a table per family and every unsound or
@@ -49,6 +51,8 @@ from jaxfix.analysis.predicates import Truth  # noqa: E402
 from jaxfix.analysis.screen import Screen  # noqa: E402
 from jaxfix.analysis.traced import Kind  # noqa: E402
 from jaxfix.edit.bridge import Bridge  # noqa: E402
+from jaxfix.analysis.syntax import param_names as cst_param_names  # noqa: E402
+from jaxfix.facts.traced import Traced, param_names as ast_param_names  # noqa: E402
 
 
 def _sources(paths: list[str]) -> list[tuple[str, str, object]]:
@@ -76,6 +80,12 @@ class Sides:
         wrapper = MetadataWrapper(cst.parse_module(text), unsafe_skip_copy=True)
         self.context = ModuleContext(wrapper, self.tree, facts, self.screen)
         self.bridge = Bridge(self.context.module, self.tree, self.context.positions)
+        self.facts = facts
+
+    @cached_property
+    def traced(self) -> Traced:
+        """The traced fact on `ast` (jaxfix/facts/traced.py), with the same project facts."""
+        return Traced(self.tree, project=self.facts)
 
     @cached_property
     def functions(self) -> list[ast.AST]:
@@ -121,6 +131,16 @@ class Sides:
             found.update(id(part.format_spec) for part in node.values if isinstance(part, ast.FormattedValue) and part.format_spec)
         found.update(id(n.slice) for n in self.screen.nodes_of(ast.Subscript) if isinstance(n.slice, ast.Tuple))
         return found
+
+    @cached_property
+    def expressions(self) -> list[ast.expr]:
+        """Every expression read anywhere in the module (TracedAnalysis.kind answers for each, traced or not)."""
+        parts = self._unspelled
+        return [
+            node for node in self.screen.nodes
+            if isinstance(node, ast.expr) and not isinstance(getattr(node, "ctx", None), (ast.Store, ast.Del))
+            and id(node) not in parts
+        ]  # fmt: skip
 
     @cached_property
     def traced_tests(self) -> list[ast.expr]:
@@ -205,10 +225,6 @@ def _in_traced_code(sides: Sides, node: cst.CSTNode) -> bool:
     return sides.context.traced.in_traced_code(node)
 
 
-def _kind(sides: Sides, node: cst.CSTNode) -> Kind:
-    return sides.context.traced.kind(node)
-
-
 def _tracer(sides: Sides, node: cst.CSTNode) -> bool:
     return sides.context.predicates.tracer(node)
 
@@ -219,6 +235,42 @@ def _may_fail(sides: Sides, node: cst.CSTNode) -> bool:
 
 def _carries(sides: Sides, loop: cst.CSTNode) -> bool:
     return bool(_loop_flow(sides, loop).carried)
+
+
+def _function_facts(traced, function, params: list[str]) -> tuple:
+    """Everything TracedAnalysis answers about one function, comparable across the two trees."""
+    is_traced = traced.is_traced(function)
+    seeded = traced.seeded_kind(function, params[0]) if params else None
+    return (
+        is_traced, tuple(sorted(traced.transforms(function))), traced.staged(function), traced.compiled(function),
+        tuple(traced.param_kind(function, p).name for p in params) if is_traced else (),
+        tuple(traced.seeded_kind(function, p).name for p in params) if seeded is not None else None,
+        len(traced.traced_call_sites(function)),
+    )
+
+
+def _traced_on_ast(sides: Sides, function: ast.AST) -> tuple:
+    return _function_facts(sides.traced, function, ast_param_names(function.args))
+
+
+def _traced_on_libcst(sides: Sides, function: cst.CSTNode) -> tuple:
+    return _function_facts(sides.context.traced, function, cst_param_names(function.params))
+
+
+def _kind_exact(sides: Sides, node: ast.AST) -> str:
+    return sides.traced.kind(node).name
+
+
+def _guarded_on_ast(sides: Sides, node: ast.AST) -> bool:
+    return sides.traced.guarded(node)
+
+
+def _all_expressions(sides: Sides) -> list[ast.expr]:
+    return sides.expressions
+
+
+def _branches(sides: Sides) -> list[ast.AST]:
+    return sides.screen.nodes_of(ast.If, ast.While)
 
 
 def _functions(sides: Sides) -> list[ast.AST]:
@@ -246,14 +298,6 @@ _EXPRESSION = "for each expression read in traced code"
 FAMILIES: list[Family] = [
     Family("traced", f"Screen.in_traced_code vs TracedAnalysis.in_traced_code, {_BODY}", "may", _functions,
            _on_body(lambda s, node: id(node) in s.in_traced_code), _in_traced_code, first_body_node),
-    Family("traced-scoped", f"in_scoped_traced_function vs TracedAnalysis.in_traced_code, {_BODY}", "may", _functions,
-           _on_body(_screen(screens.in_scoped_traced_function)), _in_traced_code, first_body_node),
-    Family("compiled", "may_be_compiled vs TracedAnalysis.compiled, for each function", "may", _functions,
-           _screen(screens.may_be_compiled), lambda s, function: s.context.traced.compiled(function)),
-    Family("kind", f"may_kind vs TracedAnalysis.kind, {_EXPRESSION}", "kind", _expressions,
-           _screen(screens.may_kind), _kind),
-    Family("kind-scoped", f"may_kind_scoped vs TracedAnalysis.kind, {_EXPRESSION}", "kind", _expressions,
-           _screen(screens.may_kind_scoped), _kind),
     Family("tracer", f"Screen.may_be_tracer vs PredicateAnalysis.tracer, {_EXPRESSION}", "may", _expressions,
            lambda s, e: s.screen.may_be_tracer(e), _tracer),
     Family("tracer-strict", f"may_be_tracer_strict vs PredicateAnalysis.tracer, {_EXPRESSION}", "may", _expressions,
@@ -275,6 +319,13 @@ FAMILIES: list[Family] = [
     Family("impure-appending", "surely_impure(appending=True) vs Dataflow.impurity(appendable=the lists appended to)",
            "must", _for_loops, _screen(screens.surely_impure, appending=True),
            lambda s, loop: s.context.dataflow.impurity(loop, appendable=_appended_names(loop)) is not None),
+    Family("traced-exact", "facts.traced.Traced vs TracedAnalysis (LibCST nodes, through the bridge): traced, transforms, staged, compiled, parameter "
+           "kinds, seeded kinds, traced call sites, for each function", "exact", _functions, _traced_on_ast,
+           _traced_on_libcst),
+    Family("kind-exact", "facts.traced.Traced.kind vs TracedAnalysis.kind, for each expression read in the module",
+           "exact", _all_expressions, _kind_exact, lambda s, node: s.context.traced.kind(node).name),
+    Family("guarded-exact", "facts.traced.Traced.guarded vs TracedAnalysis.guarded, for each if/while", "exact",
+           _branches, _guarded_on_ast, lambda s, node: s.context.traced.guarded(node)),
 ]  # fmt: skip
 BY_NAME = {family.name: family for family in FAMILIES}
 

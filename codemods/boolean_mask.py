@@ -98,7 +98,7 @@ class BooleanMask(Codemod):
     @classmethod
     def may_match_tree(cls, screen: Screen) -> bool:
         """A finding needs, in code that may be traced (with names resolved through the functions around their
-        use: `scoped_traced_functions`), a subscript whose index may be a traced boolean mask
+        use: `in_scoped_traced_function`), a subscript whose index may be a traced boolean mask
         (`_traced_mask`): a comparison or a boolean call that may be a tracer, `&`/`|`/`^`/`~`/`and`/`or`/`not`
         of such masks, or a name whose bindings in its scope may all make one (`_Names`). The module-wide
         test on the indices' form comes first: it spares most modules the traced-code facts."""

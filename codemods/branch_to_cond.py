@@ -110,7 +110,7 @@ class BranchToCond(Codemod):
         """A finding needs an `if` outside an `if`/`elif` chain, in a function that TracedAnalysis may find
         traced, whose test PredicateAnalysis may find to fail Python's truth test under tracing
         (`screen.branch_tests`), and a function that is traced with names resolved through the functions around
-        their use (`scoped_traced_functions`: numpyro's `io_callback(_update_tqdm, ...)` in a traced lambda
+        their use (`in_scoped_traced_function`: numpyro's `io_callback(_update_tqdm, ...)` in a traced lambda
         does not trace `_update_tqdm`), asked only for such an `if`."""
         return any(in_scoped_traced_function(screen, node) for node in branch_tests(screen, ast.If))
 

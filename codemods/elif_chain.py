@@ -98,7 +98,7 @@ class ElifChain(Codemod):
     @classmethod
     def may_match_tree(cls, screen: Screen) -> bool:
         """A finding needs an `if` with an `elif` (not an `else:` holding an `if`) in a function that TracedAnalysis
-        may find traced, with names resolved through the functions around their use (`scoped_traced_functions`),
+        may find traced, with names resolved through the functions around their use (`in_scoped_traced_function`),
         one of whose tests may fail Python's truth test under tracing as PredicateAnalysis.test proves it
         (`Screen.may_fail_truth`, strict), and whose first `if` is not surely in a `try` that catches the tracer's
         errors (`surely_guarded_ifs`)."""

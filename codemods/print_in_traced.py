@@ -117,7 +117,7 @@ class PrintInTraced(Codemod):
         under attributes, calls and subscripts) in a function that TracedAnalysis may find traced, with a `*`/`**`
         argument or a positional argument (or an f-string argument) whose kind may be TRACED (`screen.may_kind`),
         asked again, for such a call, with names resolved through the functions around their use
-        (`may_kind_scoped`, `scoped_traced_functions`)."""
+        (`may_kind_scoped`, `in_scoped_traced_function`)."""
         return any(
             head_name(call.func) == "print" and cls._may_print_traced(screen, call, may_kind)
             and cls._may_print_traced(screen, call, may_kind_scoped)

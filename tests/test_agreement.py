@@ -52,7 +52,7 @@ def test_every_unsound_disagreement_is_known(pairs) -> None:
 
 def test_every_candidate_is_mapped_and_answered_on_both_sides(pairs) -> None:
     assert len(pairs) > 20_000  # every family asks something
-    assert {pair.family for pair in pairs} >= {"traced", "kind", "truth", "carry", "impure"}
+    assert {pair.family for pair in pairs} >= {"traced", "truth", "carry", "impure", "traced-exact", "kind-exact"}
     failing = [f"{pair} [{pair.verdict}]" for pair in pairs if pair.verdict in ("unmapped", "error")]
     assert failing == []
 
@@ -68,6 +68,66 @@ def test_an_unsound_screen_is_found(agreement, monkeypatch) -> None:
     assert (pair.verdict, str(pair)) == ("unsound", "f.py:5:5 carry ast=False cst=True `for x in xs:`")
 
 
+def test_the_traced_fact_on_ast_answers_as_traced_analysis(pairs) -> None:
+    """facts/traced.py and TracedAnalysis agree exactly: every function's traced-ness, transformations, parameter
+    kinds and call sites, every expression's kind, every `if`/`while`'s guard (none is listed as known)."""
+    exact = [pair for pair in pairs if pair.family in ("traced-exact", "kind-exact", "guarded-exact")]
+    assert len(exact) > 25_000
+    assert [str(pair) for pair in exact if pair.verdict != "agree"] == []
+
+
+def test_a_wrong_traced_fact_is_found(agreement) -> None:
+    """A `Traced.kind` that calls every expression TRACED is listed against the STATIC ones that TracedAnalysis
+    (the rules' LibCST view of the same fact, through the bridge) gives."""
+    text = "import jax\n\n@jax.jit\ndef f(x):\n    return x + 1\n"
+    families = [agreement.BY_NAME["kind-exact"], agreement.BY_NAME["traced-exact"]]
+    assert {p.verdict for p in agreement.compare_file(agreement.Sides("f.py", text, None), families)} == {"agree"}
+    sides = agreement.Sides("f.py", text, None)
+    sides.traced.kind = lambda node, **options: Kind.TRACED  # the `ast` side's own Traced only
+    wrong = [str(p) for p in agreement.compare_file(sides, families) if p.verdict == "unsound"]
+    assert wrong == [
+        "f.py:3:2 kind-exact ast=TRACED cst=STATIC `jax.jit`", "f.py:3:2 kind-exact ast=TRACED cst=STATIC `jax`",
+        "f.py:5:16 kind-exact ast=TRACED cst=STATIC `1`",
+    ]
+
+
+def test_a_rule_asking_with_a_built_expression_reads_its_code_where_it_stands(agreement) -> None:
+    """TracedAnalysis.kind of an expression no node of the module spells (a rule built it): its code's kind in
+    `within`, as if it stood there (`x` TRACED, `n` STATIC there; `n` carried as traced with `assume`)."""
+    import libcst as cst
+
+    text = "import jax\n\n@jax.jit\ndef f(x):\n    n = 3\n    return x + n\n"
+    traced = agreement.Sides("f.py", text, None).context.traced
+    function = next(iter(traced.traced_functions()))
+    assert traced.kind(cst.parse_expression("x * 2"), within=function) is Kind.TRACED
+    assert traced.kind(cst.Name("n"), within=function) is Kind.STATIC
+    assert traced.kind(cst.Name("n"), within=function, assume={"n": Kind.TRACED}) is Kind.TRACED
+    assert traced.kind(cst.Name("x")) is Kind.UNKNOWN  # nowhere: a module-level name no binding gives
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # `case step:` binds `step` in `f` (LibCST binds no capture): `lax.scan(step, ...)` scans the captured value
+        "import jax\ndef step(c, x):\n    return c + x, x\n@jax.jit\ndef f(xs, mode):\n    match mode:\n"
+        "        case step:\n            pass\n    return jax.lax.scan(step, 0.0, xs)\n",
+        # a walrus in a comprehension binds in `f` (LibCST: in the comprehension), so `body` below is `f`'s local
+        "import jax\ndef body(c, x):\n    return c, x\n@jax.jit\ndef f(xs):\n    ys = [(body := v) for v in xs]\n"
+        "    return jax.lax.scan(body, 0, xs)\n",
+    ],
+)
+def test_where_python_scoping_makes_the_ast_fact_differ(agreement, text) -> None:
+    """The only differences known between the `ast` fact and the LibCST TracedAnalysis it replaced (none occurs in
+    examples/, corpus/, tests/planted or the 10 real trees, where both agreed exactly before the LibCST one was
+    deleted): a name that Python binds in the traced function but LibCST's scopes did not. The binder resolves it
+    as Python does, so the module-level def is not what the function passes, and is not traced (LibCST's scopes
+    said it was)."""
+    sides = agreement.Sides("f.py", text, None)
+    module_def = sides.tree.body[1]
+    assert not sides.traced.is_traced(module_def)
+    assert not sides.context.traced.is_traced(sides.bridge.cst_of(module_def))  # what the rules see
+
+
 @pytest.mark.parametrize(
     "direction,on_ast,on_libcst,verdict",
     [
@@ -77,6 +137,7 @@ def test_an_unsound_screen_is_found(agreement, monkeypatch) -> None:
         ("kind", (False, True), Kind.TRACED, "unsound"), ("kind", (False, False), Kind.UNKNOWN, "agree"),
         ("kind", (True, True), Kind.UNKNOWN, "imprecise"), ("kind", (True, False), Kind.STATIC, "unsound"),
         ("exact", ("k", None), ("k", None), "agree"), ("exact", ("k", None), ("k", ((4, 9),)), "unsound"),
+        ("exact", "TRACED", "TRACED", "agree"), ("exact", "STATIC", "UNKNOWN", "unsound"), ("exact", (), (), "agree"),
     ],
 )
 def test_classify(agreement, direction, on_ast, on_libcst, verdict) -> None:

@@ -151,6 +151,6 @@ def step(x):
     return called_by_jitted(x)
 """
     context = ModuleContext(MetadataWrapper(cst.parse_module(source)))
-    functions = {f.name.value: f for f in context.traced._functions if hasattr(f, "name")}
+    functions = {f.name.value: f for f in context.module.body if isinstance(f, cst.FunctionDef)}
     compiled = {name: context.traced.compiled(f) for name, f in functions.items()}
     assert compiled == {"eager": False, "under_jit": True, "called_by_jitted": True, "scan_body": True, "step": True}

@@ -7,6 +7,7 @@ import ast
 
 from jaxfix.analysis.row_writes import _FORI
 from jaxfix.analysis.screen import ast_target_names
+from jaxfix.facts.traced import param_names
 
 
 def may_write_rows(screen) -> bool:
@@ -38,13 +39,7 @@ def may_write_rows(screen) -> bool:
 
 def _body_writes_rows(function: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> bool:
     """`row_writes._writes_rows` on the `ast`, with the body's first two parameters (syntax.param_names's order)."""
-    arguments = function.args
-    params = [a.arg for a in (*arguments.posonlyargs, *arguments.args)]
-    if arguments.vararg is not None:
-        params.append(arguments.vararg.arg)
-    params.extend(a.arg for a in arguments.kwonlyargs)
-    if arguments.kwarg is not None:
-        params.append(arguments.kwarg.arg)
+    params = param_names(function.args)
     if len(params) < 2:
         return False
     index, carry = params[0], params[1]

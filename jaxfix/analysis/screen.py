@@ -38,11 +38,10 @@ from jaxfix.analysis.dataflow import (
 )  # fmt: skip
 from jaxfix.analysis.kinds import STATIC, TRACED
 from jaxfix.analysis.syntax import AT_METHODS
-from jaxfix.analysis.traced import (
-    _FILTERED, _GRAD_LIKE, _JIT_LIKE, _PARTIAL, _VMAP_LIKE, ARRAY_NAMESPACES, HOST_CALLBACKS, LAX_BODIES, STATIC_CALLS, TRANSFORMS,
-)
+from jaxfix.analysis.traced import ARRAY_NAMESPACES, LAX_BODIES, STATIC_CALLS, TRANSFORMS
 from jaxfix.facts.knowledge import jaxtyping
 from jaxfix.facts.positions import Positions
+from jaxfix.facts.traced import Kind, Traced
 from jaxfix.facts.knowledge.jax import PURE_CALLS, PURE_PREFIXES
 from jaxfix.facts.knowledge.tables import (
     ARRAY_ANNOTATIONS, BARE_ARRAY_ANNOTATION_NAMES, CALL_SUMMARIES, TRACED_ARRAY_ANNOTATIONS,
@@ -81,7 +80,6 @@ _ARRAY_METHODS = arrays._FRESH_METHODS | arrays._VIEW_METHODS
 _UNARY = (ast.USub, ast.UAdd, ast.Invert)
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _TRIES = (ast.Try, ast.TryStar) if hasattr(ast, "TryStar") else (ast.Try,)
-_PARTIALS = frozenset(_PARTIAL)
 _BINDERS = frozenset({  # the statements `Screen._arrays` takes bindings from
     *_DEFS, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, *_TRIES,
     ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal,
@@ -613,7 +611,7 @@ class Screen:
         """Over-approximates `PredicateAnalysis.test(expr) is not Truth.OTHER`: whether Python's truth test of
         `expr` may raise TracerBoolConversionError (`and`/`or` by their first operand, which Python tests first;
         a bare name, attribute or index also needs `may_be_array`). `strict`: a parameter without a default
-        may be a tracer only in a function of `_Traced.param_seeds` and where `never_traced_params` allows, no
+        may be a tracer only in a function of `_Traced.param_seeds`, no
         name in a function nothing traces, `n op= v` by its `v` (`strict_tracer_limits`, end of this module), and
         a parameter only where `may_be_traced_param` allows."""
         if isinstance(expr, ast.BoolOp):
@@ -895,6 +893,12 @@ class Screen:
             owner = index.owners[position]
             if owner is not None and id(owner) in functions:
                 yield index.nodes[position]
+
+    @cached_property
+    def traced_fact(self) -> Traced:
+        """The traced fact of the module (jaxfix/facts/traced.py), exact: what the kind screens below ask, and what
+        TracedAnalysis answers the rules from (one per module)."""
+        return Traced(self.tree, project=self.project)
 
     @cached_property
     def _traced(self) -> _Traced:
@@ -1376,12 +1380,10 @@ def may_carry_traced(screen: Screen, loop: ast.For | ast.While) -> bool:
         return True
     if not candidates:
         return False
-    kinds = _kinds(screen)
-    evaluator = _evaluator(screen)
+    fact = screen.traced_fact
     functions = [screen.function_of.get(id(loop))]
     functions += [node for statement in loop.body for node in ast.walk(statement) if type(node) in _FUNCTION_TYPES]
-    scopes = [kinds.scopes.get(id(f)) if f is not None else None for f in functions]
-    return any(evaluator.lookup(name, scope, None)[0] for name in candidates for scope in scopes)
+    return any(fact.name_kind(name, function) is Kind.TRACED for name in candidates for function in functions)
 
 
 def _carry_candidates(screen: Screen, loop: ast.For | ast.While) -> frozenset[str] | None:
@@ -1816,467 +1818,28 @@ def source_bytes(screen: Screen, start: tuple[int, int], end: tuple[int, int]) -
     return screen.positions.source_bytes(start, end)
 
 
-# ---- JF101, JF102, JF103, JF601: the kinds TracedAnalysis may give expressions, and compiled functions ----------
+# ---- JF101, JF102, JF103, JF601: the kinds TracedAnalysis gives expressions, and compiled functions ------------
 #
-# TracedAnalysis gives each expression a kind (STATIC, UNKNOWN, TRACED) from the bindings of the names it reads,
-# flow-insensitively: a function's name is the join of all its bindings, a parameter what a transformation or a
-# call site gives it, a name of a function that is not traced UNKNOWN. Here each expression gets `(t, s)`: whether
-# its kind may be TRACED, and whether it may be STATIC, over-approximating that join with every parameter taken
-# as possibly anything and every function the screen may find traced taken as traced.
-
-from jaxfix.analysis.traced import COMPILING, STATIC_ATTRIBUTES, TREE_MAPS, TREE_STRUCTURES  # noqa: E402
-
-_ANY = (True, True)
-_STATIC = (False, True)
-_UNKNOWN = (False, False)
-_BUILTIN_NAMES = frozenset(dir(__import__("builtins")))
-_COMPILING = frozenset(COMPILING) | frozenset(LAX_BODIES)
+# Asked of the exact fact (jaxfix/facts/traced.py, `Screen.traced_fact`), which TracedAnalysis answers the rules
+# from: the same fact, asked before LibCST parses the file.
 
 
-@dataclass
-class _KindScope:
-    """One function (def or lambda) as TracedAnalysis's binding collector records it."""
-
-    parent: "_KindScope | None"
-    function: int = 0  # id() of the def or lambda; 0 for the module
-    params: list[str] = field(default_factory=list)  # in TracedAnalysis's order (`syntax.param_names`)
-    bindings: list[tuple[str, object]] = field(default_factory=list)  # (name, expression or a (t, s) pair)
-    calls: set[str] = field(default_factory=set)  # names called as `name(...)` here (nested functions aside)
-    nested: list[ast.AST] = field(default_factory=list)
-
-
-@dataclass
-class _Kinds:
-    scopes: dict[int, _KindScope] = field(default_factory=dict)  # id(function): its scope
-    module: _KindScope = field(default_factory=lambda: _KindScope(None))
-    defs: dict[str, list[ast.AST]] = field(default_factory=dict)  # def name: the defs of that name
-    compiling_seeds: list[ast.AST] = field(default_factory=list)  # functions jit/pmap/a lax call may seed
-    compiled: set[int] | None = None
-    calls: list[tuple[ast.Call, ast.AST | None]] = field(default_factory=list)  # every call, in its function
-    decorated: list[ast.AST] = field(default_factory=list)  # defs with decorators
-    evaluator: "_KindEval | None" = None  # with the parameters solved
-
-
-@once_per_screen
-def _kinds(screen: Screen) -> _Kinds:
-    """Every function's parameters and bindings, as TracedAnalysis's `_BindingCollector` walks LibCST (a
-    method's enclosing scope is the function around its class; class bodies at module level bind nothing).
-    Read from the index (`Screen._index`: a node's function is its owner, header included, as for the
-    collector), the nodes of the types recorded alone: a recursive walk of every node cost 0.3 s of CPU on
-    1,450 real files. Bindings, defs and calls come in the index's order, not the collector's: each use of
-    them is a set or a fixed point, where their order does not count."""
-    kinds = _Kinds()
-    named_seeds: set[str] = set()
-    index = screen._index
-    nodes, owners = index.nodes, index.owners
-    scopes = kinds.scopes
-    for position in sorted(screen._positions(_FUNCTIONS)):  # an outer function before the functions in it
-        node, owner = nodes[position], owners[position]
-        outer = scopes[id(owner)] if owner is not None else None
-        scopes[id(node)] = _KindScope(outer, id(node), _lambda_params(node))
-        if outer is not None:
-            outer.nested.append(node)
-    in_classes = _in_module_classes(screen)
-
-    def scope_for(node: ast.AST, owner: ast.AST | None) -> _KindScope | None:
-        """Where the node's bindings go: its function's scope, the module's, or None (a class body's)."""
-        if owner is not None:
-            return scopes[id(owner)]
-        return None if id(node) in in_classes else kinds.module
-
-    for position in screen._positions(_KIND_BINDERS):
-        node = nodes[position]
-        scope = scope_for(node, owners[position])
-        kind = type(node)
-        if kind is ast.Assign:
-            found = [(name, node.value) for target in node.targets for name in ast_target_names(target)]
-        elif kind in (ast.AugAssign, ast.NamedExpr) or (kind is ast.AnnAssign and node.value is not None):
-            found = [(name, node.value) for name in ast_target_names(node.target)]
-        elif kind in (ast.For, ast.AsyncFor):
-            found = []
-            _bind_loop(node, lambda name, source: found.append((name, source)))
-        elif kind in (ast.With, ast.AsyncWith):
-            found = [(name, _UNKNOWN) for item in node.items for name in ast_target_names(item.optional_vars)]
-        elif kind is ast.ExceptHandler:
-            found = [(node.name, _STATIC)] if node.name else []
-        elif kind in (ast.Import, ast.ImportFrom):
-            found = [((a.asname or a.name).split(".")[0], _STATIC) for a in node.names if a.name != "*"]
-        elif kind in (ast.Global, ast.Nonlocal):
-            found = [(name, _UNKNOWN) for name in node.names]
-        elif kind is ast.ClassDef:
-            found = [(node.name, _STATIC)]
-        else:  # AnnAssign without a value
-            continue
-        if scope is not None:
-            scope.bindings.extend(found)
-    for position in screen._positions((ast.FunctionDef, ast.AsyncFunctionDef)):
-        node = nodes[position]
-        scope = scope_for(node, owners[position])
-        if scope is not None:
-            scope.bindings.append((node.name, _STATIC))
-        kinds.defs.setdefault(node.name, []).append(node)
-        if any(screen._mentions(d, _COMPILING) for d in node.decorator_list):
-            kinds.compiling_seeds.append(node)
-        if node.decorator_list:
-            kinds.decorated.append(node)
-    for position in screen._positions((ast.Call,)):
-        node, function = nodes[position], owners[position]
-        kinds.calls.append((node, function))
-        if function is not None and type(node.func) is ast.Name:
-            scopes[id(function)].calls.add(node.func.id)
-        if screen.may_resolve_to(node.func, _COMPILING):
-            for argument in (*node.args, *(k.value for k in node.keywords)):
-                for inner in ast.walk(argument):
-                    if isinstance(inner, ast.Lambda):
-                        kinds.compiling_seeds.append(inner)
-                    elif isinstance(inner, ast.Name):
-                        named_seeds.add(inner.id)
-    kinds.compiling_seeds.extend(f for name in named_seeds for f in kinds.defs.get(name, ()))
-    kinds.compiling_seeds.extend(screen.project_seeds)
-    return kinds
-
-
-# The nodes besides defs and calls whose bindings `_kinds` records.
-_KIND_BINDERS = (
-    ast.ClassDef, ast.Assign, ast.AugAssign, ast.NamedExpr, ast.AnnAssign, ast.For, ast.AsyncFor, ast.With,
-    ast.AsyncWith, ast.ExceptHandler, ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal,
-)
-
-
-def _in_module_classes(screen: Screen) -> set[int]:
-    """id() of the nodes outside every function that a class holds (the collector binds nothing of them)."""
-    found: set[int] = set()
-    index = screen._index
-    for position in screen._positions((ast.ClassDef,)):
-        if index.owners[position] is None and id(index.nodes[position]) not in found:
-            stack = ast_children(index.nodes[position])
-            while stack:
-                node = stack.pop()
-                found.add(id(node))
-                if type(node) not in _FUNCTION_TYPES:  # inside a function (its header too): the function's
-                    stack.extend(ast_children(node))
-    return found
-
-
-def _bind_loop(loop: ast.For | ast.AsyncFor, bind) -> None:
-    """A `for` binds its targets to its iterable; `enumerate(xs)` the index STATIC and the item to `xs`; `zip(a, b)`
-    each target to its own iterable (TracedAnalysis's `visit_For`)."""
-    iterable, target = loop.iter, loop.target
-    callee = iterable.func.id if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) else None
-    arguments = [*iterable.args, *iterable.keywords] if callee is not None else []
-    if callee == "enumerate" and arguments and isinstance(target, ast.Tuple) and len(target.elts) == 2:
-        for name in ast_target_names(target.elts[0]):
-            bind(name, _STATIC)
-        for name in ast_target_names(target.elts[1]):
-            bind(name, arguments[0].value if isinstance(arguments[0], (ast.Starred, ast.keyword)) else arguments[0])
-        return
-    if callee == "zip" and isinstance(target, ast.Tuple) and len(target.elts) == len(iterable.args) + len(iterable.keywords):
-        for element, arg in zip(target.elts, [*iterable.args, *(k.value for k in iterable.keywords)]):
-            for name in ast_target_names(element):
-                bind(name, arg.value if isinstance(arg, ast.Starred) else arg)
-        return
-    for name in ast_target_names(target):
-        bind(name, iterable)
+def _is_traced(screen: Screen, function: ast.AST | None) -> bool:
+    """`TracedAnalysis.is_traced(function)`, exact; the fact is built only for a function that `Screen._traced`, a
+    superset found by name without solving anything, may trace."""
+    return function is not None and id(function) in screen._traced.functions and screen.traced_fact.is_traced(function)
 
 
 def may_be_compiled(screen: Screen, function: ast.AST | None) -> bool:
-    """Over-approximates `TracedAnalysis.compiled(function)`: the function is reached, through calls by name and
-    nesting, from one that jit, pmap, shard_map (or another transformation or lax call whose name may resolve to
-    one of COMPILING or LAX_BODIES) may seed: decorated with something that mentions one, or mentioned in the
-    arguments of a call of one."""
-    if function is None:
-        return False
-    kinds = _kinds(screen)
-    if kinds.compiled is None:
-        reached: set[int] = set()
-        todo = list(kinds.compiling_seeds)
-        while todo:
-            node = todo.pop()
-            if id(node) in reached:
-                continue
-            reached.add(id(node))
-            scope = kinds.scopes[id(node)]
-            todo.extend(scope.nested)
-            todo.extend(f for name in scope.calls for f in kinds.defs.get(name, ()))
-        kinds.compiled = reached
-    return id(function) in kinds.compiled
+    """`TracedAnalysis.compiled(function)`, asked of the exact fact."""
+    return _is_traced(screen, function) and screen.traced_fact.compiled(function)
 
 
 def may_kind(screen: Screen, expr: ast.expr) -> tuple[bool, bool]:
-    """`(t, s)`: whether TracedAnalysis's kind of `expr`, where it stands, may be TRACED, and whether it may be
-    STATIC (neither: surely UNKNOWN)."""
-    function = screen.function_of.get(id(expr))
-    kinds = _kinds(screen)
-    return _evaluator(screen).kind(expr, kinds.scopes.get(id(function)) if function is not None else None, {})
-
-
-class _KindEval:
-    """TracedAnalysis._kind on `ast`, as `(t, s)` pairs joined by `max` (t: any part may be TRACED; s: every part
-    may be STATIC)."""
-
-    def __init__(
-        self, screen: Screen, kinds: _Kinds, params: dict[int, set[str]], traced: "set[int] | frozenset[int] | None" = None
-    ) -> None:
-        self.screen, self.kinds = screen, kinds
-        self.params = params  # id(function): the parameters whose kind may be TRACED
-        self.envs: dict[int, dict[str, tuple[bool, bool]]] = {}
-        # id() of the functions that may be traced (a name of any other is UNKNOWN): `_Traced.functions` by default
-        self.traced = screen._traced.functions if traced is None else traced
-
-    def env(self, scope: _KindScope) -> dict[str, tuple[bool, bool]]:
-        """A scope's names solved as `_solve_env` does: parameters as `params` says, locals the join of their
-        bindings."""
-        env = self.envs.get(id(scope))
-        if env is None:
-            traced = self.params.get(scope.function, ())
-            unknown = _never_static_params(self.screen).get(scope.function, ())
-            env = self.envs[id(scope)] = {name: (name in traced, name not in unknown) for name in scope.params}
-            for name, _ in scope.bindings:
-                env.setdefault(name, _STATIC)
-            changed = True
-            while changed:
-                changed = False
-                for name, source in scope.bindings:
-                    t, s = source if isinstance(source, tuple) else self.kind(source, scope, {}, env)
-                    old = env[name]
-                    new = (old[0] or t, old[1] and s)
-                    if new != old:
-                        env[name], changed = new, True
-        return env
-
-    def lookup(self, name: str, scope: _KindScope | None, local: dict | None) -> tuple[bool, bool]:
-        if local is not None and name in local:
-            return local[name]
-        traced = self.traced
-        while scope is not None:
-            env = self.env(scope)
-            if name in env:
-                return env[name] if scope.function in traced else _UNKNOWN
-            scope = scope.parent
-        module = self.env(self.kinds.module)
-        if name in module:
-            return module[name]
-        return _STATIC if name in _BUILTIN_NAMES else _UNKNOWN
-
-    def kind(self, expr, scope: _KindScope | None, names: dict, local: dict | None = None) -> tuple[bool, bool]:
-        """`names`: comprehension targets and tree-map lambda parameters; `local`: the env being solved."""
-        def join(parts) -> tuple[bool, bool]:
-            t, s = False, True
-            for part in parts:
-                pt, ps = self.kind(part, scope, names, local)
-                t, s = t or pt, s and ps
-            return t, s
-
-        kind = type(expr)
-        if kind is ast.Constant:
-            return _STATIC
-        if kind is ast.Name:
-            if expr.id in names:
-                return names[expr.id]
-            return self.lookup(expr.id, scope, local)
-        if kind is ast.JoinedStr:
-            return join(v.value for v in expr.values if isinstance(v, ast.FormattedValue))
-        if kind is ast.Attribute:
-            if expr.attr in STATIC_ATTRIBUTES:
-                return _STATIC
-            parts = dotted(expr)
-            if parts is not None and single_import(self.screen, parts[0]):
-                return _STATIC  # a module attribute (`jnp.float32`): `names.qualified` gives it
-            t, s = self.kind(expr.value, scope, names, local)
-            if not s and type(expr.value) is ast.Name and (expr.value.id, expr.attr) in _static_attributes(self.screen):
-                s = True  # `self.features`: TracedAnalysis._static_attribute may find it STATIC
-            return (t, True) if parts is not None and parts[0] in self.screen.imports else (t, s)
-        if kind is ast.Subscript:
-            return join([expr.value, *_slice_parts(expr.slice)])
-        if kind is ast.Call:
-            return self.call(expr, scope, names, local)
-        if kind is ast.BinOp:
-            return join((expr.left, expr.right))
-        if kind is ast.UnaryOp:
-            return self.kind(expr.operand, scope, names, local)
-        if kind is ast.BoolOp:
-            return join(expr.values)
-        if kind is ast.Compare:
-            if all(isinstance(op, (ast.Is, ast.IsNot)) for op in expr.ops):
-                return _STATIC  # identity is a Python bool, of tracers too (`m.left is m.right`), as in TracedAnalysis
-            return join((expr.left, *expr.comparators))
-        if kind is ast.IfExp:
-            return join((expr.test, expr.body, expr.orelse))
-        if kind in (ast.Tuple, ast.List, ast.Set):
-            return join(e.value if isinstance(e, ast.Starred) else e for e in expr.elts)
-        if kind is ast.Dict:
-            return join([*(k for k in expr.keys if k is not None), *expr.values])
-        if kind is ast.Lambda:
-            return _STATIC
-        if kind is ast.NamedExpr:
-            return self.kind(expr.value, scope, names, local)
-        if kind in (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp):
-            inner = dict(names)
-            t, s = False, True
-            for generator in expr.generators:
-                it, si = self.kind(generator.iter, scope, inner, local)
-                t, s = t or it, s and si
-                for name in ast_target_names(generator.target):
-                    inner[name] = (it, si)
-                for test in generator.ifs:
-                    it, si = self.kind(test, scope, inner, local)
-                    t, s = t or it, s and si
-            for part in (expr.key, expr.value) if kind is ast.DictComp else (expr.elt,):
-                it, si = self.kind(part, scope, inner, local)
-                t, s = t or it, s and si
-            return t, s
-        return _UNKNOWN
-
-    def call(self, call: ast.Call, scope, names: dict, local) -> tuple[bool, bool]:
-        """`_call_kind`, joined over every callee the call's name may resolve to (or none): a static builtin or
-        call STATIC, an array namespace TRACED, a tree map what its function returns, a method the join of its
-        receiver and arguments, a builtin its arguments', anything else TRACED with a traced argument (else
-        UNKNOWN)."""
-        screen, func = self.screen, call.func
-        arguments = [a.value if isinstance(a, ast.Starred) else a for a in call.args]
-        arguments += [k.value for k in call.keywords]
-        at, as_ = False, True
-        for argument in arguments:
-            t, s = self.kind(argument, scope, names, local)
-            at, as_ = at or t, as_ and s
-        parts = dotted(func)
-        qualified = set(screen.qualified_names(parts)) if parts is not None else set()
-        t = s = False
-        unqualified = parts is None or not single_import(screen, parts[0])
-
-        def other() -> None:  # a callee none of the named kinds: a method, or a function of its arguments
-            nonlocal t, s
-            if isinstance(func, ast.Attribute):
-                ft, fs = self.kind(func.value, scope, names, local)
-                t, s = t or ft or at, s or (fs and as_)
-            else:
-                t = t or at
-
-        # no import-qualified callee (a local, a builtin, an attribute of a value)
-        if not unqualified:
-            pass
-        elif isinstance(func, ast.Name) and func.id in _BUILTIN_NAMES:
-            if func.id in STATIC_CALLS:
-                s = True
-            else:
-                t, s = t or at, s or as_
-        else:
-            other()
-        for q in qualified:
-            if q in STATIC_CALLS or q in TREE_STRUCTURES:
-                s = True
-            elif q.startswith(ARRAY_NAMESPACES):
-                t = True
-            elif q in TREE_MAPS and call.args:
-                tt, ts = self.tree_map(call, scope, names, local)
-                t, s = t or tt, s or ts
-            else:
-                other()
-        return t, s
-
-    def tree_map(self, call: ast.Call, scope, names: dict, local) -> tuple[bool, bool]:
-        """What the mapped function returns: the trees' kind for a function of an array namespace, a lambda's body
-        with its parameters of that kind, else UNKNOWN."""
-        tt, ts = False, True
-        for tree in call.args[1:]:
-            pt, ps = self.kind(tree.value if isinstance(tree, ast.Starred) else tree, scope, names, local)
-            tt, ts = tt or pt, ts and ps
-        mapped = call.args[0]
-        if isinstance(mapped, ast.Lambda):
-            if self.kinds.scopes[id(mapped)].bindings:
-                return _ANY  # a `:=` in the lambda: its own scope, not followed here
-            inner = dict(names)
-            for argument in _lambda_params(mapped):
-                inner[argument] = (tt, ts)
-            return self.kind(mapped.body, scope, inner, local)
-        parts = dotted(mapped)
-        if parts is not None and any(q.startswith(ARRAY_NAMESPACES) for q in self.screen.qualified_names(parts)):
-            return tt, ts
-        return _UNKNOWN
-
-
-@once_per_screen
-def _never_static_params(screen: Screen) -> dict[int, frozenset[str]]:
-    """id(function): parameters whose TracedAnalysis kind surely ends above STATIC (UNKNOWN or TRACED), so that
-    `may_kind` gives them no STATIC part. Kinds only grow there (`_mark` joins with max), so one source giving
-    UNKNOWN or TRACED settles it: the project's facts (`project_seeds`: a parameter they give no STATIC kind),
-    and the nesting of a function in one surely traced (`_propagate_from` marks nested functions with every
-    parameter UNKNOWN), where a surely traced function is a project seed or nested in one, and not one that
-    may be handed to a host callback. A parameter the project makes static as a whole (`"*"`) is left out;
-    its fields (`self.features`) are `_static_attributes`. In the 10 real trees: `range(self.num_agents)` and `range(n)` in a
-    nested helper of a jitted function are of kind UNKNOWN, and JF101/JF102 never report them."""
-    facts = screen.project
-    if not facts or not facts.traced:
-        return {}
-    from jaxfix.analysis.traced import HOST_CALLBACKS
-
-    kinds = _kinds(screen)
-    qualnames = {id(node): q for q, node in screen.qualified_defs.items()}
-    host_named: set[str] = set()  # names and lambdas a host callback's arguments mention: maybe `_host_only`
-    host_lambdas: set[int] = set()
-    for call, _ in kinds.calls:
-        if screen.may_resolve_to(call.func, HOST_CALLBACKS):
-            for argument in (*call.args, *(k.value for k in call.keywords)):
-                for inner in ast.walk(argument):
-                    if type(inner) is ast.Name:
-                        host_named.add(inner.id)
-                    elif type(inner) is ast.Lambda:
-                        host_lambdas.add(id(inner))
-
-    def may_be_host_only(function: ast.AST) -> bool:
-        return id(function) in host_lambdas if type(function) is ast.Lambda else function.name in host_named
-
-    found: dict[int, frozenset[str]] = {}
-
-    def settle(function: ast.AST, unknown: Iterable[str]) -> None:
-        attrs = facts.static_attrs.get(qualnames.get(id(function), ""), {})
-        found[id(function)] = found.get(id(function), frozenset()) | {p for p in unknown if "*" not in attrs.get(p, ())}
-
-    surely_traced: list[ast.AST] = []
-    for function in screen.project_seeds:
-        given = facts.traced[qualnames[id(function)]][1]
-        settle(function, [p for p in kinds.scopes[id(function)].params if given.get(p, STATIC + 1) != STATIC])
-        surely_traced.append(function)
-    seen: set[int] = set()
-    while surely_traced:
-        outer = surely_traced.pop()
-        if id(outer) in seen:
-            continue
-        seen.add(id(outer))
-        for nested in kinds.scopes[id(outer)].nested:
-            if not may_be_host_only(nested):
-                settle(nested, kinds.scopes[id(nested)].params)
-                surely_traced.append(nested)
-    return found
-
-
-@once_per_screen
-def _static_attributes(screen: Screen) -> frozenset[tuple[str, str]]:
-    """(parameter, attribute) pairs the project's facts make static in some function of the module: where
-    TracedAnalysis._static_attribute may find `param.attribute` STATIC whatever the parameter's kind."""
-    facts = screen.project
-    if not facts:
-        return frozenset()
-    return frozenset((p, a) for attrs in facts.static_attrs.values() for p, names in attrs.items() for a in names)
-
-
-def _lambda_params(function: ast.AST) -> list[str]:
-    """A def's or lambda's parameter names in `syntax.param_names`'s order: positional, *args, keyword-only, **kw."""
-    arguments = function.args
-    every = (*arguments.posonlyargs, *arguments.args, arguments.vararg, *arguments.kwonlyargs, arguments.kwarg)
-    return [argument.arg for argument in every if argument is not None]
-
-
-def _slice_parts(expr: ast.AST) -> list[ast.AST]:
-    """The expressions of a subscript's index: each element of a tuple, each bound of a slice."""
-    elements = expr.elts if isinstance(expr, ast.Tuple) else [expr]
-    parts: list[ast.AST] = []
-    for element in elements:
-        if isinstance(element, ast.Slice):
-            parts.extend(p for p in (element.lower, element.upper, element.step) if p is not None)
-        else:
-            parts.append(element.value if isinstance(element, ast.Starred) else element)
-    return parts
+    """`(t, s)`: whether TracedAnalysis's kind of `expr`, where it stands, is TRACED, and whether it is STATIC
+    (neither: UNKNOWN), asked of the exact fact (`Screen.traced_fact`)."""
+    kind = screen.traced_fact.kind(expr)
+    return kind is Kind.TRACED, kind is Kind.STATIC
 
 
 def range_may_report(screen: Screen, loop: ast.For, call: ast.Call, report_trip_count: int, blocked: bool = False) -> bool:
@@ -2362,140 +1925,9 @@ def _module_assigned(screen: Screen) -> frozenset[str]:
 # ---- which parameters TracedAnalysis may give the kind TRACED ---------------------------------------------------
 
 
-def _evaluator(screen: Screen) -> _KindEval:
-    """The kind evaluator with every function's TRACED parameters solved (`_traced_params`), kept per module."""
-    kinds = _kinds(screen)
-    if kinds.evaluator is None:
-        kinds.evaluator = _traced_params(screen, kinds)
-    return kinds.evaluator
-
-
 def may_be_traced_param(screen: Screen, function: ast.AST, name: str) -> bool:
-    """Over-approximates `TracedAnalysis.param_kind(function, name) is Kind.TRACED`."""
-    return name in _evaluator(screen).params.get(id(function), ())
-
-
-def _traced_params(screen: Screen, kinds: _Kinds, scoped: bool = False) -> _KindEval:
-    """TracedAnalysis's parameter kinds, joined over seeds and call sites, as a least fixed point of "may be
-    TRACED": what each transformation (with its static_argnums, static_argnames, argnums, in_axes, partial-bound
-    parameters, `self`) or lax body gives a function it may seed, then what each call by name in code that may be
-    traced passes, its arguments' kinds given the parameters found so far. `scoped`: a name reaches only the defs
-    LibCST's scope of it may hold (`_may_see`), and traced code is `scoped_traced_functions`'."""
-    params: dict[int, set[str]] = {}
-
-    def seed(function: ast.AST, traced: Iterable[str]) -> None:
-        params.setdefault(id(function), set()).update(traced)
-
-    for function in kinds.decorated:
-        for decorator in function.decorator_list:
-            for transform, call in _decorator_transforms(screen, decorator):
-                seed(function, _seeded_params(kinds, function, transform, call, 0))
-    for call in screen.imported_calls:  # the calls `qualified_names` gives a name (order does not count: sets)
-        for q in screen.qualified_names(dotted(call.func)):
-            if q in TRANSFORMS and _first_argument(call) is not None:
-                for function, bound in _functions_in(screen, kinds, _first_argument(call), 0, call if scoped else None):
-                    seed(function, _seeded_params(kinds, function, q, call, bound))
-            elif q in LAX_BODIES:
-                positions, keywords = LAX_BODIES[q]
-                # LibCST's arguments in order, `**kw` among the positional ones (its keyword is None)
-                ordered = [(None, a) for a in call.args] + [(k.arg, k.value) for k in call.keywords]
-                bodies = [a for i, (key, a) in enumerate(ordered) if (key is None and i in positions) or key in keywords]
-                for body in bodies:
-                    for function, _ in _functions_in(screen, kinds, body, 0, call if scoped else None):
-                        seed(function, kinds.scopes[id(function)].params)
-    for function in screen.project_seeds:  # the parameters the project makes TRACED; the others as calls make them
-        seed(function, screen.project_traced_params(function))
-    traced = scoped_traced_functions(screen) if scoped else screen._traced.functions
-    sites = [
-        (call, function, kinds.defs[call.func.id])
-        for call, function in kinds.calls
-        if function is not None and id(function) in traced and type(call.func) is ast.Name
-        and call.func.id not in _BUILTIN_NAMES and call.func.id in kinds.defs
-    ]
-    if scoped:
-        sites = [(call, function, [d for d in defs if _may_see(screen, call.func.id, d, call)]) for call, function, defs in sites]
-    while True:
-        evaluator = _KindEval(screen, kinds, params, traced if scoped else None)
-        changed = False
-        for call, caller, callees in sites:
-            scope = kinds.scopes[id(caller)]
-            may = lambda e: evaluator.kind(e, scope, {})[0]  # noqa: E731
-            starred = any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords)
-            for callee in callees:
-                names = kinds.scopes[id(callee)].params
-                if starred:  # `_bind_arguments`: every parameter may take what a `*`/`**` argument holds
-                    found = set(names) if any(may(a.value if isinstance(a, ast.Starred) else a) for a in call.args) or any(
-                        may(k.value) for k in call.keywords) else set()
-                else:
-                    found = {names[i] for i, a in enumerate(call.args) if i < len(names) and may(a)}
-                    found |= {k.arg for k in call.keywords if k.arg in names and may(k.value)}
-                known = params.setdefault(id(callee), set())
-                if not found <= known:
-                    known |= found
-                    changed = True
-        if not changed:
-            return evaluator
-
-
-def _decorator_transforms(screen: Screen, decorator: ast.expr) -> Iterator[tuple[str, ast.Call | None]]:
-    """`TracedAnalysis._transform_of`, for every name the decorator may resolve to: `@jax.jit`,
-    `@jax.jit(static_argnums=1)` (keywords only), `@partial(jax.jit, ...)`."""
-    for q in screen.qualified_names(dotted(decorator) or ("",)):
-        if q in TRANSFORMS:
-            yield q, None
-    if isinstance(decorator, ast.Call):
-        first = _first_argument(decorator)
-        for q in screen.qualified_names(dotted(decorator.func) or ("",)):
-            if q in TRANSFORMS and not decorator.args:
-                yield q, decorator
-            if q in _PARTIAL and first is not None:
-                for inner in screen.qualified_names(dotted(first) or ("",)):
-                    if inner in TRANSFORMS:
-                        yield inner, decorator
-
-
-def _functions_in(
-    screen: Screen, kinds: _Kinds, expr: ast.expr, bound: int = 0, use: ast.AST | None = None
-) -> Iterator[tuple[ast.AST, int]]:
-    """`TracedAnalysis._functions_in`: the functions an argument denotes (a lambda, defs of a name, elements of a
-    tuple or list, the function of `partial(f, ...)` with the parameters it binds, of `jax.jit(f)`); with `use`
-    (the call it is an argument of), only the defs a name there may see (`_may_see`)."""
-    if isinstance(expr, ast.Starred):
-        expr = expr.value
-    if isinstance(expr, ast.Lambda):
-        yield expr, bound
-    elif isinstance(expr, ast.Name):
-        for function in kinds.defs.get(expr.id, ()):
-            if use is None or _may_see(screen, expr.id, function, use):
-                yield function, bound
-    elif isinstance(expr, (ast.List, ast.Tuple)):
-        for element in expr.elts:
-            yield from _functions_in(screen, kinds, element, bound, use)
-    elif isinstance(expr, ast.Call) and _first_argument(expr) is not None:
-        callees = set(screen.qualified_names(dotted(expr.func) or ("",)))
-        if callees & _PARTIAL:
-            more = sum(1 for a in expr.args[1:] if not isinstance(a, ast.Starred))
-            yield from _functions_in(screen, kinds, _first_argument(expr), bound + more, use)
-        if callees & TRANSFORMS:
-            yield from _functions_in(screen, kinds, _first_argument(expr), 0, use)
-
-
-def _first_argument(call: ast.Call) -> ast.expr | None:
-    """The value of LibCST's `call.args[0]`: the first positional argument, else the first keyword's (`**kw` too)."""
-    if call.args:
-        return call.args[0]
-    return call.keywords[0].value if call.keywords else None
-
-
-def _seeded_params(kinds: _Kinds, function: ast.AST, transform: str, call: ast.Call | None, bound: int) -> set[str]:
-    """`TracedAnalysis._param_kinds_for`: the parameters one transformation gives the kind TRACED (those
-    `_untraced_by` does not leave out; vmap's `in_axes` may be its second positional argument)."""
-    params = kinds.scopes[id(function)].params
-    positional = [a for a in (call.args if call is not None else ()) if not isinstance(a, ast.Starred)]
-    in_axes = positional[1] if len(positional) >= 2 else None
-    keywords = call.keywords if call is not None else []
-    method = not isinstance(function, ast.Lambda)
-    return set(params) - _untraced_by(transform, keywords, in_axes, params, bound, method=method)
+    """`TracedAnalysis.param_kind(function, name) is Kind.TRACED`, asked of the exact fact."""
+    return _is_traced(screen, function) and screen.traced_fact.param_kind(function, name) is Kind.TRACED
 
 
 def single_import(screen: Screen, name: str) -> bool:
@@ -2546,236 +1978,25 @@ def _bound_by_code(screen: Screen, *skipped: type[ast.AST]) -> set[str]:
     return names
 
 
-# ---- strict tracers: parameters no seed makes traced, and functions nothing traces ------------------------------
+# ---- strict tracers: functions nothing traces, and what `op=` makes a tracer ---------------------------------------
 #
-# PredicateAnalysis proves a parameter a tracer only where TracedAnalysis gives it Kind.TRACED (`_param_tracer`):
-# the join over every seed of its function (`_param_kinds_for`: `static_argnums`, `in_axes=None`, grad's `argnums`,
-# `self`, equinox's filtered transformations leave parameters non-TRACED) and the kinds traced calls of it by name
-# pass; and then, unless a seed makes it TRACED, every such call must pass it a tracer. And nothing is a tracer in a
-# function TracedAnalysis does not trace (`_tracer` asks `in_traced_code` first; a closure's binding is judged
-# where it is bound).
-
-
-def _untraced_by(transform: str, keywords: list[ast.keyword], in_axes: ast.expr | None, params: list[str],
-                 bound: int = 0, *, method: bool = True) -> set[str]:
-    """traced._param_kinds_for on the `ast`: the parameters a seed by `transform` with these options leaves
-    non-TRACED (all of them where `transform` is no transformation: then nothing seeds). `method`: a def, whose
-    `self` or `cls` stays non-TRACED (a lambda's does not)."""
-    if transform not in TRANSFORMS or transform in _FILTERED:
-        return set(params)
-    untraced = set(params[:bound])
-    if method and params and params[0] in ("self", "cls"):
-        untraced.add(params[0])
-    options = {k.arg: k.value for k in keywords if k.arg is not None}
-    if transform in _JIT_LIKE:
-        for key in ("static_argnums", "static_broadcasted_argnums"):
-            if key in options:
-                numbers = _ast_literals(options[key], int)
-                if numbers is None:
-                    return set(params)
-                for n in numbers:
-                    index = bound + n if n >= 0 else len(params) + n
-                    if 0 <= index < len(params):
-                        untraced.add(params[index])
-        if "static_argnames" in options:
-            names = _ast_literals(options["static_argnames"], str)
-            if names is None:
-                return set(params)
-            untraced.update(n for n in names if n in params)
-    elif transform in _GRAD_LIKE:
-        argnums = _ast_literals(options["argnums"], int) if "argnums" in options else [0]
-        if argnums is None:
-            return set(params)
-        untraced.update(p for index, p in enumerate(params[bound:]) if index not in argnums)
-    elif transform in _VMAP_LIKE:
-        axes = options["in_axes"] if "in_axes" in options else in_axes
-        if isinstance(axes, (ast.Tuple, ast.List)):
-            free = params[bound:]
-            for index, element in enumerate(axes.elts):
-                if index < len(free) and isinstance(element, ast.Constant) and element.value is None:
-                    untraced.add(free[index])
-    return untraced
-
-
-def _ast_literals(expr: ast.expr, kind: type) -> list | None:
-    """traced._literal_ints / _literal_strs on the `ast`: a literal (an int with or without `-`), or a tuple or
-    list of them, flattened."""
-    if isinstance(expr, ast.Constant) and type(expr.value) is kind:
-        return [expr.value]
-    if kind is int and isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub):
-        inner = expr.operand
-        return [-inner.value] if isinstance(inner, ast.Constant) and type(inner.value) is int else None
-    if isinstance(expr, (ast.Tuple, ast.List)):
-        values: list = []
-        for element in expr.elts:
-            inner = _ast_literals(element, kind)
-            if inner is None:
-                return None
-            values.extend(inner)
-        return values
-    return None
-
-
-def _candidates(screen: Screen, expr: ast.expr) -> set[str]:
-    parts = dotted(expr.value if isinstance(expr, ast.Starred) else expr)
-    return set(screen.qualified_names(parts)) if parts is not None else set()
-
-
-def _decorator_untraced(screen: Screen, decorator: ast.expr, params: list[str]) -> set[str]:
-    """traced._transform_of and _param_kinds_for: what each way LibCST may resolve the decorator leaves
-    non-TRACED, intersected (a decorator that is no transformation leaves everything)."""
-    untraced = set(params)
-    if not isinstance(decorator, ast.Call):
-        for transform in _candidates(screen, decorator):
-            untraced &= _untraced_by(transform, [], None, params)
-        return untraced
-    positional = decorator.args
-    second = positional[1] if len(positional) >= 2 and not isinstance(positional[1], ast.Starred) else None
-    for callee in _candidates(screen, decorator.func):
-        if callee in TRANSFORMS and not positional:
-            untraced &= _untraced_by(callee, decorator.keywords, None, params)
-        elif callee in _PARTIAL and positional:
-            for transform in _candidates(screen, positional[0]):
-                untraced &= _untraced_by(transform, decorator.keywords, second, params)
-    return untraced
-
-
-def _seedable(screen: Screen, expr: ast.expr) -> Iterator[str]:
-    """The names traced._functions_in may resolve to functions in an argument: a name, the items of a tuple or
-    list, and the first argument of a call that may be partial or a transformation (lambdas seed themselves)."""
-    if isinstance(expr, ast.Starred):
-        expr = expr.value
-    if isinstance(expr, ast.Name):
-        yield expr.id
-    elif isinstance(expr, (ast.Tuple, ast.List)):
-        for element in expr.elts:
-            yield from _seedable(screen, element)
-    elif isinstance(expr, ast.Call) and screen.may_resolve_to(expr.func, _PARTIALS | TRANSFORMS):
-        for argument in (*expr.args, *(k.value for k in expr.keywords)):
-            yield from _seedable(screen, argument)
-
-
-def _call_untraced(screen: Screen, call: ast.Call, params: list[str]) -> set[str]:
-    """What a transformation or lax call that may seed a function leaves non-TRACED: where the function is the
-    call's first argument itself and every way LibCST may resolve the callee is a transformation, as
-    `_untraced_by` says; otherwise nothing (a lax body, `partial`, a list: every parameter may be TRACED)."""
-    positional = call.args
-    if not positional or any(isinstance(a, ast.Starred) for a in positional) or not isinstance(positional[0], ast.Name):
-        return set()
-    transforms = _candidates(screen, call.func)
-    if not transforms or not transforms <= TRANSFORMS:
-        return set()
-    second = positional[1] if len(positional) >= 2 else None
-    untraced = set(params)
-    for transform in transforms:
-        untraced &= _untraced_by(transform, call.keywords, second, params)
-    return untraced
-
-
-@once_per_screen
-def never_traced_params(screen: Screen) -> dict[int, frozenset[str]]:
-    """id() of a def → parameters PredicateAnalysis never proves tracers: those every seed of the def may leave
-    non-TRACED (its decorators, `_decorator_untraced`; the transformation and lax calls that may name it,
-    `_call_untraced`; a def nothing seeds: all), less those a call of its name in code that may be traced may pass
-    a tracer (`may_be_tracer`) and those also bound by `op=`, `:=`, `global` or `nonlocal` (a tracer, maybe)."""
-    defs: dict[str, list[tuple[ast.AST, list[str], set[str]]]] = {}
-    for function, _ in screen.statements:
-        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            continue
-        arguments = function.args
-        params = [p.arg for p in (*arguments.posonlyargs, *arguments.args)]
-        params += [arguments.vararg.arg] if arguments.vararg else []
-        params += [p.arg for p in arguments.kwonlyargs] + ([arguments.kwarg.arg] if arguments.kwarg else [])
-        untraced = set(params)
-        for decorator in function.decorator_list:
-            if untraced and screen._mentions(decorator, TRANSFORMS):
-                untraced &= _decorator_untraced(screen, decorator, params)
-        if untraced:
-            defs.setdefault(function.name, []).append((function, params, untraced))
-    if not defs:
-        return {}
-    for function in screen.project_seeds:  # seeded by another module or a library's convention
-        traced = screen.project_traced_params(function)
-        for _, _, untraced in defs.get(function.name, ()):
-            untraced -= traced
-    for node in _tracing_calls(screen):  # the calls that may seed a def of one of these names
-        for name in {n for a in (*node.args, *(k.value for k in node.keywords)) for n in _seedable(screen, a)}:
-            for _, params, untraced in defs.get(name, ()):
-                untraced &= _call_untraced(screen, node, params)
-    sites: dict[str, list[ast.Call]] = {}  # name: its calls in code that may be traced
-    for call in screen.in_traced_code(ast.Call):
-        if isinstance(call.func, ast.Name) and call.func.id in defs:
-            sites.setdefault(call.func.id, []).append(call)
-    nevers: list[tuple[ast.AST, set[str]]] = []
-    for name, functions in defs.items():
-        for function, _, untraced in functions:
-            never = untraced - _params_passed_tracers(screen, function, sites.get(name, ())) if untraced else untraced
-            nevers.append((function, never))
-    # Less the names that `op=`, `:=`, `global` or `nonlocal` anywhere inside the def binds (its decorators and
-    # nested functions included): one look at those statements and the functions around each, where a walk of
-    # every def read a nested def once per def around it (0.25 s of 0.6 s on 1,445 real files).
-    rebound: dict[int, set[str]] = {}  # id() of a function: the names rebound inside it
-    index = screen._index
-    outer = {id(index.nodes[p]): index.owners[p] for p in screen._positions(_FUNCTIONS)}
-    for position in screen._positions((ast.AugAssign, ast.NamedExpr, ast.Global, ast.Nonlocal)):
-        node = index.nodes[position]
-        if isinstance(node, (ast.Global, ast.Nonlocal)):
-            names = node.names
-        elif isinstance(node.target, ast.Name):
-            names = [node.target.id]
-        else:
-            continue
-        function = index.owners[position]
-        while function is not None:
-            rebound.setdefault(id(function), set()).update(names)
-            function = outer[id(function)]
-    found: dict[int, frozenset[str]] = {}
-    for function, never in nevers:
-        never = never - rebound.get(id(function), set())
-        if never:
-            found[id(function)] = frozenset(never)
-    return found
-
-
-@once_per_screen
-def _tracing_calls(screen: Screen) -> list[ast.Call]:
-    """The calls that may be a JAX transformation or a lax call that takes a body."""
-    return [node for node in screen.imported_calls if screen.may_resolve_to(node.func, _TRACING)]
-
-
-def _params_passed_tracers(screen: Screen, function: ast.AST, calls) -> set[str]:
-    """The parameters of `function` to which one of `calls` may pass a tracer (all of them where a call passes
-    `*args` or `**kwargs`)."""
-    arguments = function.args
-    positional = [p.arg for p in (*arguments.posonlyargs, *arguments.args)]
-    every = {p.arg for p in (*arguments.posonlyargs, *arguments.args, arguments.vararg, *arguments.kwonlyargs,
-                             arguments.kwarg) if p is not None}
-    passed: set[str] = set()
-    for call in calls:
-        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
-            return every
-        for index, value in enumerate(call.args):
-            target = positional[index] if index < len(positional) else arguments.vararg.arg if arguments.vararg else None
-            if target is not None and target not in passed and screen.may_be_tracer(value):
-                passed.add(target)
-        for keyword in call.keywords:
-            target = keyword.arg if keyword.arg in every else arguments.kwarg.arg if arguments.kwarg else None
-            if target is not None and target not in passed and screen.may_be_tracer(keyword.value):
-                passed.add(target)
-    return passed
+# PredicateAnalysis proves a parameter a tracer only where TracedAnalysis gives it Kind.TRACED (`_param_tracer`),
+# which Screen's strict tracers ask of the exact fact (`may_be_traced_param`); and nothing is a tracer in a function
+# TracedAnalysis does not trace (`_tracer` asks `in_traced_code` first; a closure's binding is judged where it is
+# bound).
 
 
 def strict_tracer_limits(screen: Screen, scope: "_Scope") -> tuple[frozenset[str], list[tuple[str, ast.expr]]] | None:
     """For Screen's strict tracers: None where no name of `scope` may be a tracer (TracedAnalysis does not trace
-    its function); else the names to take out of the scope's seeds (its parameters that are never tracers,
-    `never_traced_params`, and the names only `op=` puts there) and each `name op= value` of the function, which
+    its function); else the names to take out of the scope's seeds (the names only `op=` puts there; its parameters
+    that are never tracers go by `may_be_traced_param`) and each `name op= value` of the function, which
     makes `name` a tracer where `value` may be one (PredicateAnalysis: an augmented assignment is a tracer where
     its value is one or every binding reaching it is)."""
     function = scope.function
-    if id(function) not in screen._traced.functions:
+    if id(function) not in screen._traced.functions:  # a superset: the exact fact is asked later, if at all
         return None
     augmented, only = _augmented(screen).get(id(function), ([], frozenset()))
-    return never_traced_params(screen).get(id(function), frozenset()) | (only - scope.params), augmented
+    return only - scope.params, augmented
 
 
 @once_per_screen
@@ -2810,132 +2031,11 @@ def may_be_tracer_strict(screen: Screen, expr: ast.expr) -> bool:
 # ---- traced functions, with the names that seed or call them resolved through the functions around their use ------
 
 
-@once_per_screen
-def scoped_traced_functions(screen: Screen) -> frozenset[int]:
-    """id() of the functions TracedAnalysis may trace: `_Traced.functions` with a name that a transformation or lax
-    call is given (`_seedable`), or that traced code calls, taken for a def only where LibCST's scope of the name may
-    hold that def: the def is at module level or in a class, or in the function that reads the name or one around
-    it, or its name is declared `global` or `nonlocal` somewhere (optax's tests: `jax.vmap(reference_impl)` in one
-    method does not trace the `reference_impl` another method defines); a def in a class body only from code in
-    that body (flax's `MergeContext.unflatten` is not the `unflatten` its methods call). A function nested in a
-    traced one is traced unless it is surely handed to a host callback (`surely_host_only`)."""
-    function_of = screen.function_of
-    declared = {name for node, _ in screen.statements if isinstance(node, (ast.Global, ast.Nonlocal)) for name in node.names}
-    nested: dict[int, list[ast.AST]] = {}
-    calls: dict[int, list[ast.Call]] = {}
-    for node in screen.nodes_of(*_FUNCTIONS, ast.Call):
-        function = function_of.get(id(node))
-        if function is None:
-            continue
-        if isinstance(node, _FUNCTIONS):
-            nested.setdefault(id(function), []).append(node)
-        elif type(node.func) is ast.Name:
-            calls.setdefault(id(function), []).append(node)
-    defs: dict[str, list[ast.AST]] = {}
-    seeds: list[ast.AST] = []
-    named: list[tuple[str, ast.AST]] = []
-    for node, _ in screen.statements:
-        kind = type(node)
-        if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
-            defs.setdefault(node.name, []).append(node)
-            if any(screen._mentions(d, TRANSFORMS) for d in node.decorator_list):
-                seeds.append(node)
-    for node in _tracing_calls(screen):
-        for argument in (*node.args, *(k.value for k in node.keywords)):
-            seeds.extend(inner for inner in ast.walk(argument) if isinstance(inner, ast.Lambda))
-            named.extend((name, node) for name in _seedable(screen, argument))
-
-    def visible(name: str, use: ast.AST) -> Iterator[ast.AST]:
-        around: set[int] = set()
-        function = function_of.get(id(use))
-        while function is not None:
-            around.add(id(function))
-            function = function_of.get(id(function))
-        for definition in defs.get(name, ()):
-            owner = function_of.get(id(definition))
-            if name in declared:
-                yield definition
-            elif id(definition) in in_classes:  # seen only from the class body (not its methods, nor lambdas)
-                if owner is function_of.get(id(use)):
-                    yield definition
-            elif owner is None or id(owner) in around:
-                yield definition
-
-    in_classes = {id(node) for node, scope in screen.statements if type(scope) is ast.ClassDef}
-    for name, use in named:
-        seeds.extend(visible(name, use))
-    seeds.extend(screen.project_seeds)
-    host_only = surely_host_only(screen)
-    found: set[int] = set()
-    while seeds:
-        function = seeds.pop()
-        if id(function) not in found:
-            found.add(id(function))
-            seeds.extend(f for f in nested.get(id(function), ()) if id(f) not in host_only)
-            for call in calls.get(id(function), ()):
-                seeds.extend(visible(call.func.id, call))
-    return frozenset(found)
-
-
-@once_per_screen
-def surely_host_only(screen: Screen) -> frozenset[int]:
-    """id() of the functions TracedAnalysis surely hands to a host callback (its `_host_only`: a traced function
-    does not trace them by nesting them): the first argument of a call that surely resolves to one of
-    HOST_CALLBACKS (`_surely_qualified`), a lambda, or a name that only one def binds in the whole module, that
-    def directly in a function around the call (numpyro's progress bar: `io_callback(_update_tqdm, ...)` in a
-    lambda of the traced factory that defines `_update_tqdm`)."""
-    calls = [
-        call for call in screen.imported_calls
-        if call.args and (parts := dotted(call.func)) is not None and _surely_qualified(screen, parts) in HOST_CALLBACKS
-    ]
-    if not calls:
-        return frozenset()
-    function_of = screen.function_of
-    defs: dict[str, list[tuple[ast.AST, ast.AST]]] = {}  # name: (def, the scope its statement binds in)
-    for node, scope in screen.statements:
-        if type(node) is ast.FunctionDef or type(node) is ast.AsyncFunctionDef:
-            defs.setdefault(node.name, []).append((node, scope))
-    found: set[int] = set()
-    for call in calls:
-        first = call.args[0]
-        if any((k.lineno, k.col_offset) < (first.lineno, first.col_offset) for k in call.keywords):
-            continue  # `f(k=v, *args)`: LibCST's first argument is the keyword
-        if type(first) is ast.Lambda:
-            found.add(id(first))
-        elif type(first) is ast.Name and len(defs.get(first.id, ())) == 1 and first.id not in _bound_beside_defs(screen):
-            (definition, scope), = defs[first.id]
-            function = function_of.get(id(call))
-            while function is not None and function is not scope:
-                function = function_of.get(id(function))
-            if function is not None:
-                found.add(id(definition))
-    return frozenset(found)
-
-
-@once_per_screen
-def _bound_beside_defs(screen: Screen) -> frozenset[str]:
-    """Every name the module binds otherwise than by a def (`other_bindings` without defs, imports too), or
-    None's stand-in, every name, where a string may hold an import LibCST reads (`bound_by_imports`)."""
-    if screen.bound_by_imports is None:
-        return _EVERY_NAME
-    return frozenset(screen.bound_by_imports | _bound_by_code(screen, ast.FunctionDef, ast.AsyncFunctionDef))
-
-
-class _EveryName(frozenset):
-    def __contains__(self, name: object) -> bool:
-        return True
-
-
-_EVERY_NAME = _EveryName()
-
-
 def in_scoped_traced_function(screen: Screen, node: ast.AST) -> bool:
-    """Whether the innermost function around `node` is one `scoped_traced_functions` may trace (True for a screen
-    without the query)."""
+    """Whether TracedAnalysis traces the innermost function around `node` (True for a screen without the query)."""
     if not hasattr(screen, "in_traced_code"):
         return True
-    function = screen.function_of.get(id(node))
-    return function is not None and id(function) in scoped_traced_functions(screen)
+    return _is_traced(screen, screen.function_of.get(id(node)))
 
 
 # ---- array evidence from annotations (PredicateAnalysis.array_evidence) -------------------------------------------
@@ -2989,60 +2089,9 @@ def _container_annotation(annotation: ast.expr) -> bool:
 # ---- kinds with names resolved through the functions around their use (JF601) ------------------------------------
 
 
-@once_per_screen
-def _declared_names(screen: Screen) -> frozenset[str]:
-    """The names some `global` or `nonlocal` statement declares (a def of one may be seen from anywhere)."""
-    return frozenset(n for node in screen.nodes_of(ast.Global, ast.Nonlocal) for n in node.names)
-
-
-@once_per_screen
-def _local_defs(screen: Screen) -> dict[int, frozenset[str]]:
-    """id() of a def → the names of the defs in its own body (not in a class inside it): names local to it."""
-    found: dict[int, set[str]] = {}
-    for node, scope in screen.statements:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            found.setdefault(id(scope), set()).add(node.name)
-    return {key: frozenset(names) for key, names in found.items()}
-
-
-def _may_see(screen: Screen, name: str, definition: ast.AST, use: ast.AST) -> bool:
-    """Whether LibCST's scope of `name` read at `use` may hold `definition` (a def of that name): its name is
-    declared `global` or `nonlocal` somewhere, or, from the function around `use` outwards, the def is in one of
-    them before one whose body defines another def of that name (a local name, which hides every def outside:
-    equinox's `jax.eval_shape(_resolve_perturb_val)` beside a local def of it), or it is at module level or in a
-    class. A use outside the body of its innermost function (a decorator, a default) is read in the one around."""
-    if name in _declared_names(screen):
-        return True
-    function_of, local = screen.function_of, _local_defs(screen)
-    owner = function_of.get(id(definition))
-    function = function_of.get(id(use))
-    while function is not None:
-        if function is owner:
-            return True
-        if name in local.get(id(function), ()) and _in_body(function, use):
-            return False
-        function = function_of.get(id(function))
-    return owner is None
-
-
-def _in_body(function: ast.AST, node: ast.AST) -> bool:
-    """Whether `node`, inside `function`, stands in its body (not in its decorators, defaults or annotations,
-    which all come before the body's first statement)."""
-    first = function.body[0] if isinstance(function.body, list) else function.body
-    return (node.lineno, node.col_offset) >= (first.lineno, first.col_offset)
-
-
-@once_per_screen
-def _scoped_evaluator(screen: Screen) -> _KindEval:
-    return _traced_params(screen, _kinds(screen), scoped=True)
-
-
 def may_kind_scoped(screen: Screen, expr: ast.expr) -> tuple[bool, bool]:
-    """`may_kind` with functions matched through the scopes of their names (`_traced_params`, scoped): equinox's
-    checkpointed.py jits a local `_resolve_perturb_val` by name, which traces no module-level def of that name."""
-    function = screen.function_of.get(id(expr))
-    kinds = _kinds(screen)
-    return _scoped_evaluator(screen).kind(expr, kinds.scopes.get(id(function)) if function is not None else None, {})
+    """`may_kind`: the exact fact resolves names through their scopes already."""
+    return may_kind(screen, expr)
 
 
 def _add_bound(statements: Iterable[ast.Import | ast.ImportFrom], bound: set[str]) -> None:
