@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import libcst as cst
-from libcst.metadata import ImportAssignment, QualifiedNameSource
+from libcst.metadata import ImportAssignment
 
 from jaxfix.analysis.screen import Screen, dotted, libcst_span, other_bindings, single_import, source_bytes
 from jaxfix.analysis.syntax import dotted_name
@@ -111,21 +111,9 @@ LEGACY = ApiTable([api for api in APIS if api.old in LEGACY_ROWS])
 
 
 def qualified_reference(context, node: cst.CSTNode) -> str | None:
-    """The one imported name `node` refers to (LibCST's qualified name from an import); None if it is local, unknown, or bound to several names (a shim).
-    A dotted name whose first name no import binds refers to none: LibCST's scopes are not asked (most of the
-    names this rule visits are locals: `x`, `self.f`)."""
-    head = node
-    while isinstance(head, cst.Attribute):
-        head = head.value
-    imported = context.bound_by_imports
-    if isinstance(head, cst.Name) and imported is not None and head.value not in imported:
-        return None
-    names = context.qualified_names.get(node, ())
-    distinct = {(q.name, q.source) for q in names}
-    if len(distinct) != 1:
-        return None
-    (name, source), = distinct
-    return name if source is QualifiedNameSource.IMPORT else None
+    """The one imported name `node` refers to on every path (`Binder.imported`); None if it is local, unknown, or
+    bound to several names (a shim)."""
+    return context.names.imported(node)
 
 
 def is_dotted(node: cst.CSTNode) -> bool:

@@ -42,6 +42,7 @@ from jaxfix.analysis.syntax import AT_METHODS
 from jaxfix.analysis.traced import (
     _FILTERED, _GRAD_LIKE, _JIT_LIKE, _PARTIAL, _VMAP_LIKE, ARRAY_NAMESPACES, HOST_CALLBACKS, LAX_BODIES, STATIC_CALLS, TRANSFORMS,
 )
+from jaxfix.facts.binder import Binder
 from jaxfix.facts.knowledge import jaxtyping
 from jaxfix.facts.knowledge.jax import PURE_CALLS, PURE_PREFIXES
 from jaxfix.facts.knowledge.tables import (
@@ -187,6 +188,11 @@ class Screen:
     def tree(self) -> ast.Module:
         """The module's `ast`; raises SyntaxError (or ValueError) where Python cannot parse it."""
         return compile(self.text, "<screen>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+
+    @cached_property
+    def binder(self) -> Binder:
+        """The module's names (scopes, bindings, imports): one pass over `tree`, shared with ModuleContext."""
+        return Binder(self.tree)
 
     @property
     def nodes(self) -> list[ast.AST]:

@@ -235,6 +235,7 @@ class Binder:
         self._seen: dict[tuple[Scope, str, int], set[QualifiedName]] = {}  # reads' answers
         self._reader_of: dict[ast.AST, Read] | None = None
         self._by_type: dict[type, list[ast.AST]] | None = None
+        self._bound: frozenset[str] | None = None
         self._children(tree)
 
     # ---- queries ------------------------------------------------------------------------------------------------
@@ -250,6 +251,32 @@ class Binder:
             return None  # an attribute of a value, or a name no import binds
         imported = {q.name for q in self.names(node) if q.source == IMPORT}
         return imported.pop() if len(imported) == 1 else None
+
+    def imported(self, node: ast.AST) -> str | None:
+        """The one name `node` stands for where that is an import's on every path: no local, builtin or second
+        import beside it (`qualified` lets a fallback `xp = None` beside `import jax.numpy as xp` pass; this does
+        not), or None."""
+        base = node
+        while isinstance(base, ast.Attribute):
+            base = base.value
+        if not isinstance(base, ast.Name) or base.id not in self._imported_heads:
+            return None
+        names = self.names(node)
+        if len(names) != 1:
+            return None
+        (found,) = names
+        return found.name if found.source == IMPORT else None
+
+    def unbound_builtin(self, name: str) -> bool:
+        """Whether `name` is a builtin's that no scope of the module binds: every read of it is the builtin."""
+        if self._bound is None:
+            self._bound = frozenset(n for scope in self.scopes for n in scope.bindings)
+        return name not in self._bound and _is_builtin_name(name)
+
+    def may_be_imported(self, name: str) -> bool:
+        """Whether some import binds `name` (a name or dotted name's first part): only then may `qualified` name
+        what it starts."""
+        return name in self._imported_heads
 
     def is_builtin(self, node: ast.AST, name: str) -> bool:
         """Whether `node` is Python's own `name` (`print`) on every path: not a local or imported object of that
