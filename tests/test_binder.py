@@ -276,3 +276,24 @@ def test_name_twins_pair_as_positions_do():
                 checked += 1
         assert twins.unpaired == 0, path
     assert checked > 30_000
+
+
+def test_sole_import_and_other_bindings():
+    """What the screens' name facts read (`single_import`, `other_bindings`, `_surely_qualified`)."""
+    source = (
+        "import jax.numpy as jnp\n"
+        "import jax.random\n"
+        "try:\n    from jax import enable_x64\nexcept ImportError:\n    from jax.experimental import enable_x64\n"
+        "from . import rel\n"
+        "import numpy as np\n"
+        "def f(x):\n    global np\n    return x\n"
+        "class C:\n    import optax\n"
+        "for y in []:\n    pass\n"
+    )
+    binder = Binder(ast.parse(source))
+    assert binder.sole_import("jnp") == "jax.numpy" and binder.sole_import("jax") == "jax"
+    assert binder.sole_import("enable_x64") is None  # two homes: no one name
+    assert binder.sole_import("rel") is None and binder.sole_import("np") is None  # relative; declared global
+    assert binder.sole_import("optax") is None  # a class's import, not the module's
+    assert binder.bound_otherwise() == {"rel", "np", "f", "x", "C", "y"}
+    assert binder.bound_otherwise((ast.FunctionDef, ast.arg)) == {"rel", "np", "C", "y"}

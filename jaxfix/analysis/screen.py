@@ -1318,18 +1318,10 @@ def _surely_catches(screen: Screen, kind: ast.expr | None) -> bool:
 
 
 def _surely_qualified(screen: Screen, parts: Sequence[str]) -> str | None:
-    """The qualified name LibCST surely gives a dotted spelling anywhere in the module: its first name bound by
-    a module-level import and by nothing else (no other binding, in no scope nor string), and all imports of it
-    agreeing on one full name; else None."""
-    head = parts[0]
-    candidates = set(screen.qualified_names(parts))
-    if len(candidates) != 1 or screen.bound_by_imports is None or head in other_bindings(screen):
-        return None
-    module = screen.tree
-    for statement, scope in screen.statements:
-        if scope is module and type(statement) in (ast.Import, ast.ImportFrom) and head in _import_binds(statement):
-            return candidates.pop()
-    return None
+    """The qualified name a dotted spelling surely has anywhere in the module: its first name bound only by
+    absolute imports at module level, all of one full name (the binder's `sole_import`); else None."""
+    full = screen.binder.sole_import(parts[0])
+    return None if full is None else ".".join((full, *parts[1:]))
 
 
 # ---- JF101, JF102: loops that may carry a name from one step to the next ------------------------------------------
@@ -2525,50 +2517,13 @@ def _seeded_params(kinds: _Kinds, function: ast.AST, transform: str, call: ast.C
 
 def single_import(screen: Screen, name: str) -> bool:
     """Whether every use of `name` is of one absolute import (so that `names.qualified` surely gives the import's
-    name): one full name in `Screen.imports`, and no other binding of it anywhere (assignment, loop, `with`,
-    comprehension or match target, parameter, def, class, `except`, `global`, relative import)."""
-    full = screen.imports.get(name)
-    return full is not None and len(full) == 1 and name not in other_bindings(screen) and name in _module_imports(screen)
+    name): the binder's `sole_import`."""
+    return screen.binder.sole_import(name) is not None
 
 
-@once_per_screen
-def _module_imports(screen: Screen) -> frozenset[str]:
-    """The names an absolute import at module level binds (seen from every scope that does not rebind them)."""
-    names: set[str] = set()
-    for statement, scope in screen.statements:
-        if scope is screen.tree and isinstance(statement, ast.Import):
-            names.update((alias.asname or alias.name).split(".")[0] for alias in statement.names)
-        elif scope is screen.tree and isinstance(statement, ast.ImportFrom) and not statement.level:
-            names.update(alias.asname or alias.name for alias in statement.names if alias.name != "*")
-    return frozenset(names)
-
-
-@once_per_screen
 def other_bindings(screen: Screen) -> frozenset[str]:
-    """Every name the module binds otherwise than by an absolute import."""
-    names = _bound_by_code(screen)
-    for node in screen.nodes_of(ast.ImportFrom):
-        if node.level:
-            names.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
-    return frozenset(names)
-
-
-def _bound_by_code(screen: Screen, *skipped: type[ast.AST]) -> set[str]:
-    """Every name the module binds but by an import: stores (`x = ...`, `for x in`, `as x`, a walrus) and what
-    `_NAMED` names (parameters, defs, classes, handlers, globals, match captures) but keywords and a class
-    pattern's attributes, which bind nothing, and the node types `skipped`."""
-    skipped = (ast.keyword, ast.MatchClass, *skipped)
-    names: set[str] = set()
-    for node in screen.nodes_of(ast.Name, *_NAMED):
-        kind = type(node)
-        if kind is ast.Name:
-            if type(node.ctx) is not ast.Load:
-                names.add(node.id)
-        elif kind not in skipped:
-            for field_name in _NAMED[kind]:
-                value = getattr(node, field_name)
-                names.update([value] if isinstance(value, str) else value or ())
-    return names
+    """Every name the module binds otherwise than by an absolute import (the binder's `bound_otherwise`)."""
+    return screen.binder.bound_otherwise()
 
 
 # ---- JF704: a called name bound in the caller's own function by something that compiles nothing ---------------
@@ -3010,21 +2965,10 @@ def surely_host_only(screen: Screen) -> frozenset[int]:
     return frozenset(found)
 
 
-@once_per_screen
 def _bound_beside_defs(screen: Screen) -> frozenset[str]:
-    """Every name the module binds otherwise than by a def (`other_bindings` without defs, imports too), or
-    None's stand-in, every name, where a string may hold an import LibCST reads (`bound_by_imports`)."""
-    if screen.bound_by_imports is None:
-        return _EVERY_NAME
-    return frozenset(screen.bound_by_imports | _bound_by_code(screen, ast.FunctionDef, ast.AsyncFunctionDef))
-
-
-class _EveryName(frozenset):
-    def __contains__(self, name: object) -> bool:
-        return True
-
-
-_EVERY_NAME = _EveryName()
+    """Every name the module binds otherwise than by a def (imports too): the binder's `bound_otherwise`."""
+    binder = screen.binder
+    return binder.bound_otherwise((ast.FunctionDef, ast.AsyncFunctionDef)) | binder.imported_names
 
 
 def in_scoped_traced_function(screen: Screen, node: ast.AST) -> bool:
