@@ -277,23 +277,6 @@ class Screen:
                         bound.setdefault(alias.asname or alias.name, set()).add(f"{node.module}.{alias.name}")
         return bound
 
-    @cached_property
-    def bound_by_imports(self) -> frozenset[str] | None:
-        """Every local name an import anywhere in the module binds, relative imports included (`jnp` of `import
-        jax.numpy as jnp`, `jax` of `import jax.numpy`, `f` of `from . import f`). LibCST gives a name or dotted
-        name a qualified name of source IMPORT only where its first name is one of these. LibCST's scopes also
-        read the strings of annotations and type hints as code (`x: "import jax as j"` binds `j`): the imports
-        in any string but a docstring count too, and None (unknown) where such a string mentions `import` and
-        is no code that the `ast` can read."""
-        bound: set[str] = set()
-        _add_bound(self._import_statements, bound)
-        docstrings = {id(statement.value) for statement in self.nodes_of(ast.Expr)}
-        for constant in self.nodes_of(ast.Constant):
-            if id(constant) not in docstrings and _mentions_import(constant.value):
-                if not _bound_in_code(constant.value, bound):
-                    return None
-        return frozenset(bound)
-
     def imported_names(self) -> Iterator[str]:
         """The full names that import statements name (`jax.experimental.stax` of `from jax.experimental import
         stax`, `jax.numpy` of `import jax.numpy as jnp`); relative and star imports left out."""
@@ -3085,32 +3068,3 @@ def may_kind_scoped(screen: Screen, expr: ast.expr) -> tuple[bool, bool]:
     function = screen.function_of.get(id(expr))
     kinds = _kinds(screen)
     return _scoped_evaluator(screen).kind(expr, kinds.scopes.get(id(function)) if function is not None else None, {})
-
-
-def _add_bound(statements: Iterable[ast.Import | ast.ImportFrom], bound: set[str]) -> None:
-    for statement in statements:
-        bound.update(_import_binds(statement))
-
-
-def _import_binds(statement: ast.Import | ast.ImportFrom) -> Iterator[str]:
-    """The local names an import statement binds (`jnp` of `import jax.numpy as jnp`, `jax` of `import jax.numpy`)."""
-    return (alias.asname or alias.name.split(".")[0] for alias in statement.names if alias.name != "*")
-
-
-def _mentions_import(value: object) -> bool:
-    return (type(value) is str and "import" in value) or (type(value) is bytes and b"import" in value)
-
-
-def _bound_in_code(code: str | bytes, bound: set[str]) -> bool:
-    """Add to `bound` the names the imports in `code` bind (and those in its strings, docstrings included: read
-    as an annotation, all of them are); False where some of it is not code the `ast` can read."""
-    try:
-        tree = ast.parse(code)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
-    _add_bound((node for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))), bound)
-    return all(
-        _bound_in_code(node.value, bound)
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Constant) and _mentions_import(node.value)
-    )
