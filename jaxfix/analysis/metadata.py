@@ -242,13 +242,13 @@ def _block_holding(
     statement: cst.BaseStatement, lines: tuple[int, int, ast.stmt], inside: set[int]
 ) -> tuple[cst.IndentedBlock, list[ast.stmt]] | None:
     """The indented block of compound `statement` whose id is in `inside`, with the `ast` body it pairs with."""
-    for block, body in _blocks(statement, lines[2]):
+    for block, body in paired_blocks(statement, lines[2]):
         if id(block) in inside:
             return (block, body) if isinstance(block, cst.IndentedBlock) else None
     return None
 
 
-def _blocks(statement: cst.CSTNode, tree: ast.AST) -> list[tuple[cst.BaseSuite, list[ast.stmt]]]:
+def paired_blocks(statement: cst.CSTNode, tree: ast.AST) -> list[tuple[cst.BaseSuite, list[ast.stmt]]]:
     """The bodies of a compound statement paired with those of its `ast` statement (an `elif`'s among its `if`'s);
     none where their kinds differ."""
     if isinstance(statement, cst.FunctionDef) and isinstance(tree, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -260,7 +260,8 @@ def _blocks(statement: cst.CSTNode, tree: ast.AST) -> list[tuple[cst.BaseSuite, 
     if isinstance(statement, cst.If) and isinstance(tree, ast.If):
         orelse = statement.orelse
         if isinstance(orelse, cst.If):
-            return [(statement.body, tree.body), *(_blocks(orelse, tree.orelse[0]) if len(tree.orelse) == 1 else [])]
+            elif_blocks = paired_blocks(orelse, tree.orelse[0]) if len(tree.orelse) == 1 else []
+            return [(statement.body, tree.body), *elif_blocks]
         return [(statement.body, tree.body), *_else(orelse, tree.orelse)]
     if (isinstance(statement, cst.For) and isinstance(tree, (ast.For, ast.AsyncFor))) or (
         isinstance(statement, cst.While) and isinstance(tree, ast.While)
