@@ -297,3 +297,36 @@ def test_sole_import_and_other_bindings():
     assert binder.sole_import("optax") is None  # a class's import, not the module's
     assert binder.bound_otherwise() == {"rel", "np", "f", "x", "C", "y"}
     assert binder.bound_otherwise((ast.FunctionDef, ast.arg)) == {"rel", "np", "C", "y"}
+
+
+# Where the binder keeps Python's rule over LibCST's, findings change: LibCST's scopes saw the module `jax` below
+# (JF901 reported `jax.tree_map`, three findings before the binder answered names), Python sees a local.
+PYTHON_RULE_CASES = {
+    "match_capture": (
+        "import jax\n\n\n"
+        "def leaves(tree):\n"
+        "    match tree:\n"
+        "        case {\"params\": jax}:  # a config entry named like the module: a local from here on\n"
+        "            return jax.tree_map(lambda x: x, tree)\n"
+        "        case _:\n"
+        "            return jax.tree_map(lambda x: x, tree)  # the same local (unbound here), not the module\n"
+    ),
+    "walrus_in_a_comprehension": (
+        "import jax\n\n\n"
+        "def first_tree(candidates):\n"
+        "    if any((jax := c) is not None for c in candidates):  # binds `jax` in the function\n"
+        "        return jax.tree_map(lambda x: x, candidates)\n"
+        "    return None\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("name", PYTHON_RULE_CASES)
+def test_findings_follow_pythons_scopes(name):
+    from jaxfix import engine, registry
+
+    jf901 = next(c for c in registry.all_codemods() if c.code == "JF901")
+    text = PYTHON_RULE_CASES[name]
+    assert engine.analyse(text, [jf901])[0] == []
+    module_level = "import jax\n\ntree = jax.tree_map(lambda x: x, {})\n"  # the module's `jax`: reported
+    assert [d.code for d in engine.analyse(module_level, [jf901])[0]] == ["JF901"]
