@@ -330,3 +330,14 @@ def test_findings_follow_pythons_scopes(name):
     assert engine.analyse(text, [jf901])[0] == []
     module_level = "import jax\n\ntree = jax.tree_map(lambda x: x, {})\n"  # the module's `jax`: reported
     assert [d.code for d in engine.analyse(module_level, [jf901])[0]] == ["JF901"]
+
+
+def test_module_aliases_are_the_first_top_level_imports():
+    """How a fix spells a name (JaxNames.expression_for reads these): only top-level imports, the first wins."""
+    source = (
+        "import jax.numpy as jnp\nimport jax.numpy as np2\nimport jax.lax\nfrom jax import random as jr, tree\n"
+        "from . import local\nfrom m import *\nif x:\n    import optax\ndef f():\n    import chex\n"
+    )
+    assert Binder(ast.parse(source)).module_aliases == {
+        "jax.numpy": "jnp", "jax": "jax", "jax.lax": "jax.lax", "jax.random": "jr", "jax.tree": "tree",
+    }

@@ -42,9 +42,9 @@ class ModuleContext:
 
         binder = self.binder
         if binder is None:
-            return JaxNames(self.module, None, None)
+            return JaxNames(None, None)
         twins = NameTwins(self.module, binder.tree, self.parents, binder.parents, lambda: self.bridge)
-        return JaxNames(self.module, binder, twins)
+        return JaxNames(binder, twins)
 
     @cached_property
     def binder(self):

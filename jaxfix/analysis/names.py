@@ -9,22 +9,19 @@ a LibCST node is asked about through the `ast` node that spells it (edit/bridge.
 from __future__ import annotations
 
 import ast
-from functools import cached_property
 from typing import Iterable
 
 import libcst as cst
 
-from jaxfix.analysis.syntax import dotted_name
 from jaxfix.diagnostics import ImportSpec
 from jaxfix.edit.bridge import NameTwins
 from jaxfix.facts.binder import Binder
 
 
 class JaxNames:
-    def __init__(self, module: cst.Module, binder: Binder | None, twins: NameTwins | None) -> None:
+    def __init__(self, binder: Binder | None, twins: NameTwins | None) -> None:
         """`binder`: the `ast` binder of the module's text (None where Python rejects the text: nothing is then
         named); `twins`: from a LibCST name or attribute to the `ast` node that spells it, which the binder names."""
-        self._module = module
         self._binder = binder
         self._twins = twins
         # node -> `qualified(node)`: analyses ask again of the same nodes (TracedAnalysis re-solves each binding
@@ -87,30 +84,10 @@ class JaxNames:
     def callee(self, call: cst.Call) -> str | None:
         return self.qualified(call.func)
 
-    @cached_property
+    @property
     def _module_aliases(self) -> dict[str, str]:
-        """Module name → the local name a top-level `import` binds to it (`jax.numpy` → `jnp`)."""
-        aliases: dict[str, str] = {}
-        for statement in self._module.body:
-            if not isinstance(statement, cst.SimpleStatementLine):
-                continue
-            for small in statement.body:
-                if isinstance(small, cst.Import):
-                    for alias in small.names:
-                        dotted = dotted_name(alias.name)
-                        if alias.asname is not None:
-                            aliases.setdefault(dotted, dotted_name(alias.asname.name))
-                        else:
-                            aliases.setdefault(dotted.split(".")[0], dotted.split(".")[0])
-                            aliases.setdefault(dotted, dotted)
-                elif isinstance(small, cst.ImportFrom) and small.module is not None and not small.relative:
-                    if isinstance(small.names, cst.ImportStar):
-                        continue
-                    base = dotted_name(small.module)
-                    for alias in small.names:
-                        local = dotted_name(alias.asname.name) if alias.asname else dotted_name(alias.name)
-                        aliases.setdefault(f"{base}.{dotted_name(alias.name)}", local)
-        return aliases
+        """Module name → the local name a top-level `import` binds to it (`jax.numpy` → `jnp`): the binder's."""
+        return self._binder.module_aliases if self._binder is not None else {}
 
     def module_alias(self, module: str) -> str | None:
         """The local name a top-level import binds to `module` itself (`jnp` for `jax.numpy`), or None."""

@@ -236,6 +236,7 @@ class Binder:
         self._reader_of: dict[ast.AST, Read] | None = None
         self._by_type: dict[type, list[ast.AST]] | None = None
         self._bound: frozenset[str] | None = None
+        self._aliases: dict[str, str] | None = None
         self._sole: dict[str, set[str] | None] | None = None
         self._otherwise: dict[tuple[type, ...], frozenset[str]] = {}
         self._children(tree)
@@ -316,6 +317,28 @@ class Binder:
                             break
             found = self._otherwise[but] = frozenset(names)
         return found
+
+    @property
+    def module_aliases(self) -> dict[str, str]:
+        """Module or imported name → the local name the first top-level import of it binds (`jax.numpy` → `jnp`;
+        `jax` → `jax` and `jax.numpy` → `jax.numpy` for `import jax.numpy`): how a fix spells a name here."""
+        if self._aliases is None:
+            aliases: dict[str, str] = {}
+            for statement in self.tree.body:
+                if type(statement) is ast.Import:
+                    for alias in statement.names:
+                        if alias.asname:
+                            aliases.setdefault(alias.name, alias.asname)
+                        else:
+                            head = alias.name.split(".")[0]
+                            aliases.setdefault(head, head)
+                            aliases.setdefault(alias.name, alias.name)
+                elif type(statement) is ast.ImportFrom and statement.module and not statement.level:
+                    for alias in statement.names:
+                        if alias.name != "*":
+                            aliases.setdefault(f"{statement.module}.{alias.name}", alias.asname or alias.name)
+            self._aliases = aliases
+        return self._aliases
 
     def unbound_builtin(self, name: str) -> bool:
         """Whether `name` is a builtin's that no scope of the module binds: every read of it is the builtin."""
