@@ -1,8 +1,9 @@
 """What the `ast` binder (jaxfix/facts/binder.py) costs beside `ast.parse`, and whether its names agree with
-LibCST's (`analysis.names.JaxNames`), on trees of real code.
+LibCST's QualifiedNameProvider (its scopes' `get_qualified_names_for`, read as `analysis.names.JaxNames` read it before it read the binder), on trees
+of real code.
 
     python benchmarks/binder_speed.py [TREE ...]           # speed: binder pass, then the names queries
-    python benchmarks/binder_speed.py --agree [TREE ...]   # every disagreement with JaxNames, one a line
+    python benchmarks/binder_speed.py --agree [TREE ...]   # every disagreement with LibCST, one a line
 
 The default trees are the folders of `$JAXFIX_REALSRC` (default /work/realsrc). Speed: per file, `ast.parse`,
 the binder's pass, and `qualified` of every name and attribute plus `is_builtin` of every name, in CPU time,
@@ -56,12 +57,11 @@ class Disagreement(NamedTuple):
 
 
 def disagreements(source: str, path: str = "<string>") -> list[Disagreement]:
-    """Where the binder's `qualified`/`is_builtin` differ from JaxNames' on the LibCST node at the same position
-    (a node with no LibCST node there is one too); none for a file either tree cannot parse."""
+    """Where the binder's `qualified`/`is_builtin`/`imported` differ from LibCST's answers (`_libcst_answers`) on
+    the LibCST node at the same position (a node with no LibCST node there is one too); none for a file either
+    tree cannot parse."""
     import libcst as cst
-    from libcst.metadata import MetadataWrapper, PositionProvider
-
-    from jaxfix.analysis.names import JaxNames
+    from libcst.metadata import MetadataWrapper, PositionProvider, ScopeProvider
 
     try:
         tree = ast.parse(source)
@@ -79,7 +79,7 @@ def disagreements(source: str, path: str = "<string>") -> list[Disagreement]:
         if type(node) in (cst.Name, cst.Attribute):
             key = (type(node).__name__, place.start.line, place.start.column, place.end.line, place.end.column)
             by_position[key] = node
-    names, binder = JaxNames(wrapper), Binder(tree)
+    scopes, binder = wrapper.resolve(ScopeProvider), Binder(tree)
     found = []
     for node in _name_nodes(tree):
         start = column(node.lineno, node.col_offset)
@@ -89,11 +89,37 @@ def disagreements(source: str, path: str = "<string>") -> list[Disagreement]:
         if twin is None:
             found.append(Disagreement(*here, "no LibCST node", None, None))
             continue
-        if binder.qualified(node) != names.qualified(twin):
-            found.append(Disagreement(*here, "qualified", binder.qualified(node), names.qualified(twin)))
-        if isinstance(node, ast.Name) and binder.is_builtin(node, node.id) != names.is_builtin(twin, node.id):
-            found.append(Disagreement(*here, "is_builtin", binder.is_builtin(node, node.id), names.is_builtin(twin, node.id)))
+        scope = scopes.get(twin)  # QualifiedNameProvider's answer, as LibCST computes it
+        libcst = _libcst_answers(scope.get_qualified_names_for(twin) if scope is not None else (), twin, node)
+        if binder.qualified(node) != libcst["qualified"]:
+            found.append(Disagreement(*here, "qualified", binder.qualified(node), libcst["qualified"]))
+        if binder.imported(node) != libcst["imported"]:
+            found.append(Disagreement(*here, "imported", binder.imported(node), libcst["imported"]))
+        if isinstance(node, ast.Name) and binder.is_builtin(node, node.id) != libcst["is_builtin"]:
+            found.append(Disagreement(*here, "is_builtin", binder.is_builtin(node, node.id), libcst["is_builtin"]))
     return found
+
+
+def _libcst_answers(names, twin, node: ast.AST) -> dict[str, object]:
+    """What LibCST's qualified names of `twin` say to the binder's three questions of `node`: `qualified` (the one
+    name among those from imports, for a name or attribute chain on a name), `imported` (the one name, from an
+    import) and `is_builtin` (every name Python's own `builtins.<id>`)."""
+    import libcst as cst
+    from libcst.metadata import QualifiedNameSource
+
+    base = twin
+    while isinstance(base, cst.Attribute):
+        base = base.value
+    dotted = isinstance(base, cst.Name)
+    imported = {q.name for q in names if q.source is QualifiedNameSource.IMPORT}
+    distinct = {(q.name, q.source) for q in names}
+    (only, source), = distinct if len(distinct) == 1 else ((None, None),)
+    return {
+        "qualified": imported.pop() if dotted and len(imported) == 1 else None,
+        "imported": only if dotted and source is QualifiedNameSource.IMPORT else None,
+        "is_builtin": isinstance(node, ast.Name) and bool(names) and all(
+            q.source is QualifiedNameSource.BUILTIN and q.name == f"builtins.{node.id}" for q in names),
+    }
 
 
 def speed(files: list[Path]) -> None:

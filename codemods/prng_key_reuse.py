@@ -10,7 +10,6 @@ from jaxfix.analysis.screen import once_per_screen
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Safety
 from jaxfix.edit.bridge import Bridge
-from jaxfix.facts.binder import Binder
 from jaxfix.facts.flow import block_activity, parameter_names
 from jaxfix.facts.keys import KeyFacts, KeyFlow, Reuse
 
@@ -18,7 +17,7 @@ from jaxfix.facts.keys import KeyFacts, KeyFlow, Reuse
 @once_per_screen
 def _key_facts(screen) -> KeyFacts:
     """The module's key flow (facts/keys.py), once per module: the screen and the visit read the same flows."""
-    return KeyFacts(Binder(screen.tree), screen.text)
+    return KeyFacts(screen.binder, screen.text)
 
 
 class PrngKeyReuse(Codemod):

@@ -1,6 +1,6 @@
-"""The `ast` binder (jaxfix/facts/binder.py): Python's scoping rules on small texts, its names against LibCST's
-(`JaxNames`) on every name and attribute of the examples, the corpus and tests/planted, and its defs against the
-project index's names."""
+"""The `ast` binder (jaxfix/facts/binder.py), the one answer about names (JaxNames reads it): Python's scoping
+rules on small texts, its names against LibCST's QualifiedNameProvider on every name and attribute of the
+examples, the corpus and tests/planted, and its defs against the project index's names."""
 
 from __future__ import annotations
 
@@ -146,7 +146,9 @@ def test_a_name_bound_to_different_imports_is_no_one_name():
     shim = "try:\n    import jax.numpy as xp\nexcept ImportError:\n    import numpy as xp\nxp.zeros\n"
     assert qualified(shim, "xp.zeros") == [None]
     fallback = "try:\n    import jax.numpy as xp\nexcept ImportError:\n    xp = None\nxp.zeros\n"
-    assert qualified(fallback, "xp.zeros") == ["jax.numpy.zeros"]  # one import, as JaxNames answers
+    assert qualified(fallback, "xp.zeros") == ["jax.numpy.zeros"]  # one import among the names
+    binder, nodes = _nodes(fallback, "xp.zeros")
+    assert binder.imported(nodes[0]) is None  # but not on every path: JF901 names no API there
 
 
 def test_a_read_sees_the_bindings_made_before_it():
@@ -202,7 +204,7 @@ def test_node_index():
 
 
 # Where LibCST's scopes depart from Python's, the binder keeps Python's rule: these are all the departures.
-LIBCST_DEPARTURES = {
+LIBCST_DEPARTURES = {  # source: the names where `qualified` and `imported` answer otherwise than LibCST
     "import numpy as np\ndef f(xs):\n    ys = [(np := x) for x in xs]\n    return np.zeros\n": ["np.zeros", "np"],
     "import numpy as np\ndef f(v):\n    match v:\n        case [np]:\n            return np.zeros\n": ["np.zeros", "np"],
     "import numpy as np\ndef f():\n    y = np\n    np = 1\n": ["np"],
@@ -211,7 +213,8 @@ LIBCST_DEPARTURES = {
 
 @pytest.mark.parametrize("source", list(LIBCST_DEPARTURES))
 def test_libcst_departures_are_these(source):
-    assert [d.code for d in binder_speed.disagreements(source)] == LIBCST_DEPARTURES[source]
+    found = [(d.code, d.question) for d in binder_speed.disagreements(source)]
+    assert found == [(code, question) for code in LIBCST_DEPARTURES[source] for question in ("qualified", "imported")]
 
 
 def _sources() -> list[Path]:
@@ -239,3 +242,102 @@ def test_the_binder_imports_no_libcst_and_nothing_of_jaxfix():
     imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
     imported |= {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
     assert imported <= {"__future__", "ast", "builtins", "typing"}
+
+
+def test_name_twins_pair_as_positions_do():
+    """JaxNames finds the `ast` node of a LibCST name without positions (NameTwins); on every name and attribute
+    chain on a name of the examples, the corpus and tests/planted it finds the node the Bridge finds by position,
+    and no statement is left to positions."""
+    import libcst as cst
+    from libcst.metadata import MetadataWrapper
+
+    from jaxfix.analysis.metadata import parent_map
+    from jaxfix.edit.bridge import Bridge, NameTwins
+
+    checked = 0
+    for path in _sources():
+        source = path.read_text(encoding="utf-8")
+        try:
+            tree = ast.parse(source)
+            module = MetadataWrapper(cst.parse_module(source)).module
+        except (SyntaxError, ValueError, cst.ParserSyntaxError):
+            continue
+        bridge = Bridge(module, tree)
+        twins = NameTwins(module, tree, parent_map(module), Binder(tree).parents, lambda: bridge)
+        for node in parent_map(module):
+            if isinstance(node, (cst.Name, cst.Attribute)):
+                base = node
+                while isinstance(base, cst.Attribute):
+                    base = base.value
+                expected = bridge.ast_of(node) if isinstance(base, cst.Name) else None  # else no name of the binder's
+                if not isinstance(expected, (ast.Name, ast.Attribute)):
+                    expected = None
+                assert twins.ast_of(node) is expected, (path, module.code_for_node(node))
+                checked += 1
+        assert twins.unpaired == 0, path
+    assert checked > 30_000
+
+
+def test_sole_import_and_other_bindings():
+    """What the screens' name facts read (`single_import`, `other_bindings`, `_surely_qualified`)."""
+    source = (
+        "import jax.numpy as jnp\n"
+        "import jax.random\n"
+        "try:\n    from jax import enable_x64\nexcept ImportError:\n    from jax.experimental import enable_x64\n"
+        "from . import rel\n"
+        "import numpy as np\n"
+        "def f(x):\n    global np\n    return x\n"
+        "class C:\n    import optax\n"
+        "for y in []:\n    pass\n"
+    )
+    binder = Binder(ast.parse(source))
+    assert binder.sole_import("jnp") == "jax.numpy" and binder.sole_import("jax") == "jax"
+    assert binder.sole_import("enable_x64") is None  # two homes: no one name
+    assert binder.sole_import("rel") is None and binder.sole_import("np") is None  # relative; declared global
+    assert binder.sole_import("optax") is None  # a class's import, not the module's
+    assert binder.bound_otherwise() == {"rel", "np", "f", "x", "C", "y"}
+    assert binder.bound_otherwise((ast.FunctionDef, ast.arg)) == {"rel", "np", "C", "y"}
+
+
+# Where the binder keeps Python's rule over LibCST's, findings change: LibCST's scopes saw the module `jax` below
+# (JF901 reported `jax.tree_map`, three findings before the binder answered names), Python sees a local.
+PYTHON_RULE_CASES = {
+    "match_capture": (
+        "import jax\n\n\n"
+        "def leaves(tree):\n"
+        "    match tree:\n"
+        "        case {\"params\": jax}:  # a config entry named like the module: a local from here on\n"
+        "            return jax.tree_map(lambda x: x, tree)\n"
+        "        case _:\n"
+        "            return jax.tree_map(lambda x: x, tree)  # the same local (unbound here), not the module\n"
+    ),
+    "walrus_in_a_comprehension": (
+        "import jax\n\n\n"
+        "def first_tree(candidates):\n"
+        "    if any((jax := c) is not None for c in candidates):  # binds `jax` in the function\n"
+        "        return jax.tree_map(lambda x: x, candidates)\n"
+        "    return None\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("name", PYTHON_RULE_CASES)
+def test_findings_follow_pythons_scopes(name):
+    from jaxfix import engine, registry
+
+    jf901 = next(c for c in registry.all_codemods() if c.code == "JF901")
+    text = PYTHON_RULE_CASES[name]
+    assert engine.analyse(text, [jf901])[0] == []
+    module_level = "import jax\n\ntree = jax.tree_map(lambda x: x, {})\n"  # the module's `jax`: reported
+    assert [d.code for d in engine.analyse(module_level, [jf901])[0]] == ["JF901"]
+
+
+def test_module_aliases_are_the_first_top_level_imports():
+    """How a fix spells a name (JaxNames.expression_for reads these): only top-level imports, the first wins."""
+    source = (
+        "import jax.numpy as jnp\nimport jax.numpy as np2\nimport jax.lax\nfrom jax import random as jr, tree\n"
+        "from . import local\nfrom m import *\nif x:\n    import optax\ndef f():\n    import chex\n"
+    )
+    assert Binder(ast.parse(source)).module_aliases == {
+        "jax.numpy": "jnp", "jax": "jax", "jax.lax": "jax.lax", "jax.random": "jr", "jax.tree": "tree",
+    }

@@ -1,7 +1,8 @@
 """jaxfix.analysis.metadata gives LibCST's own answers: each node's children are `node.children` in the same
-order, the parent map equals ParentNodeProvider's and the qualified names equal QualifiedNameProvider's, node
-for node, and a visit under `fast_visits()` makes the same calls in the same order as LibCST's (so every metadata
-provider and codemod sees the same), on every corpus file and on the shapes of code that scopes treat specially."""
+order, the parent map equals ParentNodeProvider's, node for node (qualified names are the `ast` binder's, compared
+with QualifiedNameProvider's in tests/test_binder.py), and a visit under `fast_visits()` makes the same calls in
+the same order as LibCST's (so every metadata provider and codemod sees the same), on every corpus file and on
+the shapes of code that scopes treat specially."""
 
 from __future__ import annotations
 
@@ -15,12 +16,11 @@ from libcst.metadata import (
     MetadataWrapper,
     ParentNodeProvider,
     PositionProvider,
-    QualifiedNameProvider,
     ScopeProvider,
 )
 
 from jaxfix.analysis import metadata
-from jaxfix.analysis.metadata import QualifiedNames, StatementPositions, children, fast_visits, parent_map
+from jaxfix.analysis.metadata import StatementPositions, children, fast_visits, parent_map
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 SPECIAL = {
@@ -88,11 +88,6 @@ def test_same_answers_as_libcst(name, source):
     ours = parent_map(wrapper.module)
     assert ours == dict(wrapper.resolve(ParentNodeProvider))
     assert [(id(a), id(b)) for a, b in ours.items()] == _every_field_parents(wrapper.module)
-    expected = wrapper.resolve(QualifiedNameProvider)
-    ours = QualifiedNames(wrapper)
-    for node, value in expected.items():
-        value = value() if callable(value) else value
-        assert set(ours.get(node, ())) == set(value), (name, cst.Module([]).code_for_node(node))
 
 
 class _Events(cst.CSTVisitor):

@@ -132,19 +132,20 @@ DECIDED = {  # modules the `ast` must answer for, and how many hints each holds
                                       "k = jax.random.PRNGKey(0)\n", 1),
     "conflicting_imports": ("import jax\nimport numpy as jax\nk = jax.random.PRNGKey(0)\n", 0),
     "other_handler": (_KEY + "try:\n    s = None\nexcept ValueError:\n    s = jax.sharding.PositionalSharding\n", 1),
+    "parameter_shadows": (_KEY + "def f(jax):\n    return jax.random.PRNGKey(0)\n", 0),  # the binder follows the scopes
+    "assigned": ("from jax import random\nrandom = make()\nk = random.PRNGKey(0)\n", 0),  # the binder follows the scopes
+    "import_in_function": ("def f():\n    import jax\n    return jax.random.PRNGKey(0)\n", 1),  # the binder follows the scopes
+    "global": (_KEY + "def f():\n    global jax\n    return jax.random.PRNGKey(0)\n", 1),  # the binder follows the scopes
+    "several_homes_rebound": ("try:\n    from jax import enable_x64\nexcept ImportError:\n    from jax.experimental "
+                              "import enable_x64\ndef f():\n    enable_x64 = g\nwith enable_x64():\n    pass\n", 0),
+    "comprehension_variable": (_KEY + "ks = [jax.random.PRNGKey(i) for jax in mods]\n", 0),  # the binder follows the scopes
 }
-# Modules where JF901's `check` leaves the answer to its visitor; JF902's findings there, where the LibCST visitor
+# Modules where JF901's `check` leaves the answer to its visitor (shims, f-strings, stores, other rows); JF902's findings there, where the LibCST visitor
 # reported them (line, column), before JF902 moved onto `ast`.
 UNDECIDED = {
-    "parameter_shadows": (_KEY + "def f(jax):\n    return jax.random.PRNGKey(0)\n", []),
-    "assigned": ("from jax import random\nrandom = make()\nk = random.PRNGKey(0)\n", []),
-    "import_in_function": ("def f():\n    import jax\n    return jax.random.PRNGKey(0)\n", [(3, 12)]),
-    "global": (_KEY + "def f():\n    global jax\n    return jax.random.PRNGKey(0)\n", [(5, 12)]),
     "shim_word_in_a_comment": (_KEY + "if old:  # jax version\n    k = jax.random.PRNGKey(0)\n", [(4, 9)]),
     "shim_word_in_a_comment_other_row": (_KEY + "if old:  # HASATTR\n    f = jax.tree_map\n", []),
     "several_homes_unguarded": ("from jax import enable_x64\nfrom jax.experimental import enable_x64\n", []),
-    "several_homes_rebound": ("try:\n    from jax import enable_x64\nexcept ImportError:\n    from jax.experimental "
-                              "import enable_x64\ndef f():\n    enable_x64 = g\nwith enable_x64():\n    pass\n", []),
     "fstring": (_KEY + "s = f'{jax.random.PRNGKey(0)}'\n", [(3, 8)]),
     "assigned_to": (_KEY + "jax.random.PRNGKey = make\n", []),
     "deleted": (_KEY + "del jax.random.PRNGKey\n", []),
@@ -153,7 +154,6 @@ UNDECIDED = {
     "other_row_imported": ("from jax import tree_map\nimport jax\nk = jax.random.PRNGKey(0)\n", [(3, 5)]),
     "import_of_the_key_module_path": ("import jax.random.PRNGKey\nk = jax.random.PRNGKey(0)\n", [(2, 5)]),
     "from_import_through_the_key": ("import jax\nfrom jax.random.PRNGKey import x\n", []),
-    "comprehension_variable": (_KEY + "ks = [jax.random.PRNGKey(i) for jax in mods]\n", []),
     "value_row": (_KEY + "import jax.numpy as jnp\nk = jax.random.PRNGKey(0)\nm = jnp.NINF\n", [(4, 5)]),
 }
 

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import libcst as cst
-from libcst.metadata import ImportAssignment, QualifiedNameSource
+from libcst.metadata import ImportAssignment
 
-from jaxfix.analysis.screen import Screen, dotted, libcst_span, other_bindings, single_import, source_bytes
+from jaxfix.analysis.screen import Screen, dotted, libcst_span, source_bytes
 from jaxfix.analysis.syntax import dotted_name
 from jaxfix.diagnostics import Diagnostic, Fix, Position, Safety
 from jaxfix.facts.knowledge.deprecations import (
@@ -112,21 +112,9 @@ LEGACY = ApiTable([api for api in APIS if api.old in LEGACY_ROWS])
 
 
 def qualified_reference(context, node: cst.CSTNode) -> str | None:
-    """The one imported name `node` refers to (LibCST's qualified name from an import); None if it is local, unknown, or bound to several names (a shim).
-    A dotted name whose first name no import binds refers to none: LibCST's scopes are not asked (most of the
-    names this rule visits are locals: `x`, `self.f`)."""
-    head = node
-    while isinstance(head, cst.Attribute):
-        head = head.value
-    imported = context.bound_by_imports
-    if isinstance(head, cst.Name) and imported is not None and head.value not in imported:
-        return None
-    names = context.qualified_names.get(node, ())
-    distinct = {(q.name, q.source) for q in names}
-    if len(distinct) != 1:
-        return None
-    (name, source), = distinct
-    return name if source is QualifiedNameSource.IMPORT else None
+    """The one imported name `node` refers to on every path (`Binder.imported`); None if it is local, unknown, or
+    bound to several names (a shim)."""
+    return context.names.imported(node)
 
 
 def is_dotted(node: cst.CSTNode) -> bool:
@@ -336,12 +324,8 @@ def _hints(screen: Screen, table: ApiTable) -> list[tuple[ast.expr, Api]] | None
     plain:
     - every import that names a row of the table is `from jax.random import PRNGKey [as x]` (the LibCST run
       reports nothing else of it) or sits in a shim (`_guards`); no import's module path runs through a row;
-    - a dotted name resolves through the module's imports as LibCST does only where its first name is bound by
-      absolute imports of one and the same thing, at module level among them, and by nothing else anywhere (no
-      assignment, parameter, def, class, `global`, relative import, ...: `single_import`); one that module-level
-      imports alone bind to several things (`try: from jax import enable_x64` / `except ImportError: from
-      jax.experimental import enable_x64`) resolves to nothing, as LibCST's qualified names then disagree; a name
-      that resolves to a row otherwise is undecided;
+    - a dotted name resolves as the binder says (`Binder.imported`: the one import it names on every path),
+      which the LibCST run reads too;
     - a reference that resolves to a row other than a hint or a moved module (whose references the LibCST run
       leaves alone: it rewrites their imports), that is assigned or deleted, sits in an f-string, or
       sits under an `if`/`while`/conditional expression whose header mentions hasattr or version (`in_shim`'s
@@ -350,10 +334,10 @@ def _hints(screen: Screen, table: ApiTable) -> list[tuple[ast.expr, Api]] | None
     tests/test_tree_findings.py compares the answer with the LibCST run on the corpus, examples and probes."""
     try:
         guards, doubtful = _guards(screen)
-        imports = _plain_imports(screen, table, guards)
-        if not imports:
+        _check_imports(screen, table, guards)
+        if not screen.binder.imported_names:
             return []
-        return _hint_references(screen, imports, table, guards, doubtful)
+        return _hint_references(screen, table, guards, doubtful)
     except _Undecided:
         return None
 
@@ -387,10 +371,8 @@ def _guards(screen: Screen) -> tuple[list[tuple[ast.AST, ast.AST]], list[ast.AST
     return guards, doubtful
 
 
-def _plain_imports(screen: Screen, table: ApiTable, guards) -> dict[str, set[str] | None]:
-    """Every name an absolute import binds → the full names it stands for where `single_import` says so, or none
-    where module-level imports alone bind it to several (`_only_module_imports`: LibCST gives no one name), else
-    None. Undecided where an import outside the `guards` names a row of the table (other than `from jax.random
+def _check_imports(screen: Screen, table: ApiTable, guards) -> None:
+    """Undecided where an import outside the `guards` names a row of the table (other than `from jax.random
     import PRNGKey`): the LibCST run reports nothing of an import in a shim."""
     for statement, _ in screen.statements:
         if isinstance(statement, ast.Import):
@@ -404,31 +386,13 @@ def _plain_imports(screen: Screen, table: ApiTable, guards) -> dict[str, set[str
                 if found is not None and (found[0].old != "jax.random.PRNGKey" or statement.module != "jax.random"):
                     if not _guarded(statement, guards):
                         raise _Undecided  # another row: its own reports (moved modules, unused removed names, ...)
-    several = _only_module_imports(screen)
-    return {
-        local: fulls if single_import(screen, local) else set() if len(fulls) > 1 and local in several else None
-        for local, fulls in screen.imports.items()
-    }
-
-
-def _only_module_imports(screen: Screen) -> frozenset[str]:
-    """The names that only absolute imports at module level bind (LibCST's scope of every use of one then holds
-    all those imports, and nothing else)."""
-    module, elsewhere = set(), set()
-    for statement, scope in screen.statements:
-        if isinstance(statement, (ast.Import, ast.ImportFrom)):
-            names = module if scope is screen.tree and not getattr(statement, "level", 0) else elsewhere
-            names.update((a.asname or a.name).split(".")[0] for a in statement.names if a.name != "*")
-    return frozenset(module - elsewhere - other_bindings(screen))
 
 
 def _guarded(node: ast.AST, guards) -> bool:
     return any(_within(node, guard) for guard in guards)
 
 
-def _hint_references(
-    screen: Screen, imports: dict[str, set[str] | None], table: ApiTable, guards, doubtful
-) -> list[tuple[ast.expr, Api]]:
+def _hint_references(screen: Screen, table: ApiTable, guards, doubtful) -> list[tuple[ast.expr, Api]]:
     """What `DeprecatedApi._reference` (and JF902's) reports as hints: each outermost dotted name (not the `.value` of an
     attribute) that resolves to a hint's row, cut to the row's own name (`jax.random.PRNGKey` of `...PRNGKey.__doc__`).
     Which constructs enclose a reference is read from positions (`ast` spans nest), not from a walk with a stack;
@@ -445,7 +409,7 @@ def _hint_references(
         if id(node) in inner:
             continue
         try:
-            hint = _hint_target(screen, node, imports, table)
+            hint = _hint_target(screen, node, table)
         except _Undecided:
             hint = _Undecided
         if hint is None:
@@ -458,23 +422,13 @@ def _hint_references(
     return found
 
 
-def _hint_target(
-    screen: Screen, node: ast.expr, imports: dict[str, set[str] | None], table: ApiTable
-) -> tuple[ast.expr, Api] | None:
-    """The expression to report and its row if `node` resolves to a hint; None if it resolves to no row or to a
-    moved module (the LibCST run reports the import, not the references)."""
-    parts = dotted(node)
-    if parts is None or parts[0] not in imports:
+def _hint_target(screen: Screen, node: ast.expr, table: ApiTable) -> tuple[ast.expr, Api] | None:
+    """The expression to report and its row if `node` resolves to a hint (the binder's `imported`, which the LibCST
+    run reads too); None if it resolves to no row or to a moved module (the LibCST run reports the import, not the
+    references)."""
+    qualified = screen.binder.imported(node)
+    if qualified is None:
         return None
-    fulls = imports[parts[0]]
-    if fulls is None:  # bound in other ways too: LibCST's answer depends on scopes
-        if any(table.lookup(q) for q in screen.qualified_names(parts)):
-            raise _Undecided
-        return None
-    if not fulls:  # several imports: LibCST gives the name no one qualified name
-        return None
-    (full,) = fulls
-    qualified = ".".join((full, *parts[1:]))
     found = table.lookup(qualified)
     if found is None:
         return None

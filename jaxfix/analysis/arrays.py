@@ -27,7 +27,6 @@ from libcst.metadata import (
     ClassScope,
     ComprehensionScope,
     FunctionScope,
-    QualifiedNameSource,
     Scope,
     ScopeProvider,
 )
@@ -968,10 +967,6 @@ class ArrayAnalysis:
         return self._context.positions
 
     @cached_property
-    def _qualified(self):
-        return self._context.qualified_names
-
-    @cached_property
     def _all_scopes(self) -> list[Scope]:
         return list({id(s): s for s in self._scopes.values() if s is not None}.values())
 
@@ -986,12 +981,7 @@ class ArrayAnalysis:
 
     def _builtin(self, node: cst.CSTNode) -> str | None:
         """The builtin a bare name refers to (`range`, `len`), or None when it is anything else."""
-        if not isinstance(node, cst.Name) or not hasattr(builtins, node.value):
-            return None
-        names = self._qualified.get(node, ())
-        if any(q.source is QualifiedNameSource.BUILTIN for q in names) and not any(
-            q.source is not QualifiedNameSource.BUILTIN for q in names
-        ):
+        if isinstance(node, cst.Name) and self._names.is_builtin(node, node.value):
             return node.value
         return None
 

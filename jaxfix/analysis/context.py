@@ -39,16 +39,28 @@ class ModuleContext:
     def names(self):
         from jaxfix.analysis.names import JaxNames
 
-        return JaxNames(self.wrapper, self.qualified_names, self.bound_by_imports)
+        from jaxfix.edit.bridge import NameTwins
+
+        binder = self.binder
+        if binder is None:
+            return JaxNames(None, None)
+        twins = NameTwins(self.module, binder.tree, self.parents, binder.parents, lambda: self.bridge)
+        return JaxNames(binder, twins)
 
     @cached_property
-    def bound_by_imports(self) -> frozenset[str] | None:
-        """`Screen.bound_by_imports`: the names whose qualified names may come from an import; None where the
-        `ast` cannot tell (it rejects the text)."""
+    def binder(self):
+        """The screen's `ast` binder of the module (facts/binder.py), or None where Python rejects the text."""
         try:
-            return self.screen.bound_by_imports
+            return self.screen.binder
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return None
+
+    @cached_property
+    def bridge(self):
+        """From LibCST nodes to the `ast` nodes of the same code (the screen's tree), by position."""
+        from jaxfix.edit.bridge import Bridge
+
+        return Bridge(self.module, self.screen.tree, self.positions)
 
     @cached_property
     def screen(self):
@@ -56,13 +68,6 @@ class ModuleContext:
         from jaxfix.analysis.screen import Screen
 
         return self._screen if self._screen is not None else Screen(self.module.code, self._tree, self.project)
-
-    @cached_property
-    def qualified_names(self):
-        """QualifiedNameProvider's values, computed only for the nodes asked about."""
-        from jaxfix.analysis.metadata import QualifiedNames
-
-        return QualifiedNames(self.wrapper)
 
     @cached_property
     def facts(self):
@@ -73,14 +78,6 @@ class ModuleContext:
         from jaxfix.facts.module import FileFacts
 
         return FileFacts(self.module.code, self._tree, self.project, self.screen)
-
-    @cached_property
-    def bridge(self):
-        """The node bridge between this LibCST module and its `ast` (`jaxfix.edit.bridge`): how a visitor asks a
-        fact that lives on `ast` about a CST node."""
-        from jaxfix.edit.bridge import Bridge
-
-        return Bridge(self.module, self.facts.tree, self.positions)
 
     @cached_property
     def positions(self):

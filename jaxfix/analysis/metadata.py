@@ -1,11 +1,10 @@
 """Cheaper equivalents of LibCST's own tree facts, giving the same answers: a node's children, each node's
-parent, the qualified names of a node, positions, and the traversal of a visitor.
+parent, positions, and the traversal of a visitor (qualified names are the `ast` binder's: analysis/names.py).
 
 LibCST computes each through its visitor machinery. On real code (261 files of eight JAX libraries that the
 screens pass) ParentNodeProvider took 25.3 s where walking the nodes' dataclass fields takes 2.1 s;
 `CSTNode.children` runs a visitor over the node (7.1 s for the 1.3 M nodes of the corpus, flax and optax, 2.7 s
-here); QualifiedNameProvider spends a traversal wrapping `scope.get_qualified_names_for(node)` for every node,
-where the codemods ask it for a handful. `CSTNode.visit` rebuilds every node it passes (`_visit_and_replace_children`
+here). `CSTNode.visit` rebuilds every node it passes (`_visit_and_replace_children`
 constructs a new node even for a read-only visitor, only to throw it away): `fast_visits()` makes read-only
 visits call the same methods in the same order without that (LibCST work on 117 real files 25.3 s -> 15.6 s of
 CPU). PositionProvider generates the code of the whole module to place every node (0.05 s per 1,000 lines), where
@@ -22,10 +21,10 @@ import operator
 import re
 import threading
 from contextlib import contextmanager
-from typing import Callable, Collection, Iterator, Sequence
+from typing import Callable, Iterator, Sequence
 
 import libcst as cst
-from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider, QualifiedName, ScopeProvider
+from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
 from libcst.metadata.position_provider import PositionProvidingCodegenState
 
 # The node types that hold only whitespace, comments and punctuation: no name, expression or statement lies
@@ -140,18 +139,6 @@ CHILD_GETTERS = _ChildGetters()
 _FIELD_GETTERS = _FieldGetters()
 
 
-class QualifiedNames:
-    """QualifiedNameProvider's answer for one node, computed when asked: the qualified names its scope gives it,
-    or none for a node outside every scope."""
-
-    def __init__(self, wrapper: MetadataWrapper) -> None:
-        self._scopes = wrapper.resolve(ScopeProvider)
-
-    def get(self, node: cst.CSTNode, default: Collection[QualifiedName] | None = None) -> Collection[QualifiedName] | None:
-        scope = self._scopes.get(node)
-        return default if scope is None else scope.get_qualified_names_for(node)
-
-
 # ---- positions, one top-level statement at a time -----------------------------------------------------------------
 
 
@@ -255,13 +242,13 @@ def _block_holding(
     statement: cst.BaseStatement, lines: tuple[int, int, ast.stmt], inside: set[int]
 ) -> tuple[cst.IndentedBlock, list[ast.stmt]] | None:
     """The indented block of compound `statement` whose id is in `inside`, with the `ast` body it pairs with."""
-    for block, body in _blocks(statement, lines[2]):
+    for block, body in paired_blocks(statement, lines[2]):
         if id(block) in inside:
             return (block, body) if isinstance(block, cst.IndentedBlock) else None
     return None
 
 
-def _blocks(statement: cst.CSTNode, tree: ast.AST) -> list[tuple[cst.BaseSuite, list[ast.stmt]]]:
+def paired_blocks(statement: cst.CSTNode, tree: ast.AST) -> list[tuple[cst.BaseSuite, list[ast.stmt]]]:
     """The bodies of a compound statement paired with those of its `ast` statement (an `elif`'s among its `if`'s);
     none where their kinds differ."""
     if isinstance(statement, cst.FunctionDef) and isinstance(tree, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -273,7 +260,8 @@ def _blocks(statement: cst.CSTNode, tree: ast.AST) -> list[tuple[cst.BaseSuite, 
     if isinstance(statement, cst.If) and isinstance(tree, ast.If):
         orelse = statement.orelse
         if isinstance(orelse, cst.If):
-            return [(statement.body, tree.body), *(_blocks(orelse, tree.orelse[0]) if len(tree.orelse) == 1 else [])]
+            elif_blocks = paired_blocks(orelse, tree.orelse[0]) if len(tree.orelse) == 1 else []
+            return [(statement.body, tree.body), *elif_blocks]
         return [(statement.body, tree.body), *_else(orelse, tree.orelse)]
     if (isinstance(statement, cst.For) and isinstance(tree, (ast.For, ast.AsyncFor))) or (
         isinstance(statement, cst.While) and isinstance(tree, ast.While)

@@ -1,37 +1,31 @@
-"""Import aliases resolved to qualified names (`tm` → `jax.tree_map`, `jnp.sum` → `jax.numpy.sum`).
+"""Import aliases resolved to qualified names (`tm` → `jax.tree_map`, `jnp.sum` → `jax.numpy.sum`), for the
+analyses on LibCST.
 
-Built on LibCST's qualified names (QualifiedNameProvider's answers, computed per node asked), which follow
-`import x as y` and `from x import y as z` through scopes, so a name that a local variable shadows does not
-resolve to the JAX function.
+The names are the `ast` binder's (facts/binder.py, the one answer: it follows `import x as y` and `from x import
+y as z` through Python's scopes, so a name that a local variable shadows does not resolve to the JAX function):
+a LibCST node is asked about through the `ast` node that spells it (edit/bridge.py's NameTwins).
 """
 
 from __future__ import annotations
 
-from functools import cached_property
+import ast
 from typing import Iterable
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, QualifiedNameSource
 
-from jaxfix.analysis.metadata import QualifiedNames
-
-from jaxfix.analysis.syntax import dotted_name
 from jaxfix.diagnostics import ImportSpec
+from jaxfix.edit.bridge import NameTwins
+from jaxfix.facts.binder import Binder
 
 
 class JaxNames:
-    def __init__(
-        self, wrapper: MetadataWrapper, qualified: QualifiedNames | None = None, imported: frozenset[str] | None = None
-    ) -> None:
-        """`imported`: every name an import of the module binds (`Screen.bound_by_imports`), where known: a name
-        or attribute whose first name is none of them has no imported name, and LibCST's scopes need not be
-        asked (with JF901's `_qualified`, 14.9k of the 26.9k scope look-ups of a cold check of the 10 real trees)."""
-        self._wrapper = wrapper
-        self._qualified = qualified if qualified is not None else QualifiedNames(wrapper)
-        self._imported = imported
+    def __init__(self, binder: Binder | None, twins: NameTwins | None) -> None:
+        """`binder`: the `ast` binder of the module's text (None where Python rejects the text: nothing is then
+        named); `twins`: from a LibCST name or attribute to the `ast` node that spells it, which the binder names."""
+        self._binder = binder
+        self._twins = twins
         # node -> `qualified(node)`: analyses ask again of the same nodes (TracedAnalysis re-solves each binding
-        # until a fixed point), and LibCST's scope answers anew each time (94k calls for 20k nodes on the 123 real
-        # files the screens pass). Nodes are immutable and the scopes fixed for the wrapper.
+        # until a fixed point). Nodes are immutable and the binder fixed for the module.
         self._answers: dict[cst.CSTNode, str | None] = {}
 
     def qualified(self, node: cst.CSTNode) -> str | None:
@@ -49,17 +43,39 @@ class JaxNames:
             base = base.value
         if not isinstance(base, cst.Name):
             return None  # an attribute of a value (`jnp.zeros(3).sum`), not an imported name
-        if self._imported is not None and base.value not in self._imported:
+        binder = self._binder
+        if binder is None or not binder.may_be_imported(base.value):
             return None
-        names = self._qualified.get(node, ())
-        imported = {q.name for q in names if q.source is QualifiedNameSource.IMPORT}
-        return imported.pop() if len(imported) == 1 else None
+        twin = self._twin(node)
+        return binder.qualified(twin) if twin is not None else None
 
     def is_builtin(self, node: cst.CSTNode, name: str) -> bool:
         """Whether `node` is Python's own `name` (`print`) on every path: not a local or imported object of that
         name, and not one that some branch rebinds."""
-        names = self._qualified.get(node, ())
-        return bool(names) and all(q.source is QualifiedNameSource.BUILTIN and q.name == f"builtins.{name}" for q in names)
+        binder = self._binder
+        if binder is None:
+            return False
+        if type(node) is cst.Name and node.value == name and binder.unbound_builtin(name) and self._twins.is_read(node):
+            return True  # bound nowhere in the module: the builtin, with no need to find its `ast` node
+        twin = self._twin(node)
+        return twin is not None and binder.is_builtin(twin, name)
+
+    def imported(self, node: cst.CSTNode) -> str | None:
+        """The one name `node` stands for, where that is an import's on every path (no local, builtin or other
+        import beside it: `Binder.imported`); None else. What JF901 reports."""
+        base = node
+        while isinstance(base, cst.Attribute):
+            base = base.value
+        binder = self._binder
+        if not isinstance(base, cst.Name) or binder is None or not binder.may_be_imported(base.value):
+            return None
+        twin = self._twin(node)
+        return binder.imported(twin) if twin is not None else None
+
+    def _twin(self, node: cst.CSTNode) -> ast.AST | None:
+        """The `ast` node of the same name or attribute (LibCST's other names, a def's or a keyword's, have none:
+        the binder names `ast`'s names and attributes, which are all LibCST's analyses ask about)."""
+        return self._twins.ast_of(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
 
     def matches(self, node: cst.CSTNode, names: Iterable[str]) -> bool:
         qualified = self.qualified(node)
@@ -68,30 +84,10 @@ class JaxNames:
     def callee(self, call: cst.Call) -> str | None:
         return self.qualified(call.func)
 
-    @cached_property
+    @property
     def _module_aliases(self) -> dict[str, str]:
-        """Module name → the local name a top-level `import` binds to it (`jax.numpy` → `jnp`)."""
-        aliases: dict[str, str] = {}
-        for statement in self._wrapper.module.body:
-            if not isinstance(statement, cst.SimpleStatementLine):
-                continue
-            for small in statement.body:
-                if isinstance(small, cst.Import):
-                    for alias in small.names:
-                        dotted = dotted_name(alias.name)
-                        if alias.asname is not None:
-                            aliases.setdefault(dotted, dotted_name(alias.asname.name))
-                        else:
-                            aliases.setdefault(dotted.split(".")[0], dotted.split(".")[0])
-                            aliases.setdefault(dotted, dotted)
-                elif isinstance(small, cst.ImportFrom) and small.module is not None and not small.relative:
-                    if isinstance(small.names, cst.ImportStar):
-                        continue
-                    base = dotted_name(small.module)
-                    for alias in small.names:
-                        local = dotted_name(alias.asname.name) if alias.asname else dotted_name(alias.name)
-                        aliases.setdefault(f"{base}.{dotted_name(alias.name)}", local)
-        return aliases
+        """Module name → the local name a top-level `import` binds to it (`jax.numpy` → `jnp`): the binder's."""
+        return self._binder.module_aliases if self._binder is not None else {}
 
     def module_alias(self, module: str) -> str | None:
         """The local name a top-level import binds to `module` itself (`jnp` for `jax.numpy`), or None."""
@@ -107,3 +103,4 @@ class JaxNames:
             if local is not None:
                 return cst.parse_expression(".".join([local, *parts[cut:]])), None
         return cst.parse_expression(qualified_name), ImportSpec(parts[0])
+

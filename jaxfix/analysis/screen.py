@@ -39,6 +39,7 @@ from jaxfix.analysis.dataflow import (
 from jaxfix.analysis.kinds import STATIC, TRACED
 from jaxfix.analysis.syntax import AT_METHODS
 from jaxfix.analysis.traced import ARRAY_NAMESPACES, LAX_BODIES, STATIC_CALLS, TRANSFORMS
+from jaxfix.facts.binder import Binder
 from jaxfix.facts.knowledge import jaxtyping
 from jaxfix.facts.positions import Positions
 from jaxfix.facts.traced import Kind, Traced
@@ -191,6 +192,11 @@ class Screen:
         """The module's `ast`; raises SyntaxError (or ValueError) where Python cannot parse it."""
         return compile(self.text, "<screen>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
 
+    @cached_property
+    def binder(self) -> Binder:
+        """The module's names (scopes, bindings, imports): one pass over `tree`, shared with ModuleContext."""
+        return Binder(self.tree)
+
     @property
     def nodes(self) -> list[ast.AST]:
         """Every node, in `ast.walk`'s order, but the expression contexts (a Name's `ctx`)."""
@@ -273,23 +279,6 @@ class Screen:
                     if alias.name != "*":
                         bound.setdefault(alias.asname or alias.name, set()).add(f"{node.module}.{alias.name}")
         return bound
-
-    @cached_property
-    def bound_by_imports(self) -> frozenset[str] | None:
-        """Every local name an import anywhere in the module binds, relative imports included (`jnp` of `import
-        jax.numpy as jnp`, `jax` of `import jax.numpy`, `f` of `from . import f`). LibCST gives a name or dotted
-        name a qualified name of source IMPORT only where its first name is one of these. LibCST's scopes also
-        read the strings of annotations and type hints as code (`x: "import jax as j"` binds `j`): the imports
-        in any string but a docstring count too, and None (unknown) where such a string mentions `import` and
-        is no code that the `ast` can read."""
-        bound: set[str] = set()
-        _add_bound(self._import_statements, bound)
-        docstrings = {id(statement.value) for statement in self.nodes_of(ast.Expr)}
-        for constant in self.nodes_of(ast.Constant):
-            if id(constant) not in docstrings and _mentions_import(constant.value):
-                if not _bound_in_code(constant.value, bound):
-                    return None
-        return frozenset(bound)
 
     def imported_names(self) -> Iterator[str]:
         """The full names that import statements name (`jax.experimental.stax` of `from jax.experimental import
@@ -898,7 +887,7 @@ class Screen:
     def traced_fact(self) -> Traced:
         """The traced fact of the module (jaxfix/facts/traced.py), exact: what the kind screens below ask, and what
         TracedAnalysis answers the rules from (one per module)."""
-        return Traced(self.tree, project=self.project)
+        return Traced(self.tree, self.binder, project=self.project)
 
     @cached_property
     def _traced(self) -> _Traced:
@@ -1321,18 +1310,10 @@ def _surely_catches(screen: Screen, kind: ast.expr | None) -> bool:
 
 
 def _surely_qualified(screen: Screen, parts: Sequence[str]) -> str | None:
-    """The qualified name LibCST surely gives a dotted spelling anywhere in the module: its first name bound by
-    a module-level import and by nothing else (no other binding, in no scope nor string), and all imports of it
-    agreeing on one full name; else None."""
-    head = parts[0]
-    candidates = set(screen.qualified_names(parts))
-    if len(candidates) != 1 or screen.bound_by_imports is None or head in other_bindings(screen):
-        return None
-    module = screen.tree
-    for statement, scope in screen.statements:
-        if scope is module and type(statement) in (ast.Import, ast.ImportFrom) and head in _import_binds(statement):
-            return candidates.pop()
-    return None
+    """The qualified name a dotted spelling surely has anywhere in the module: its first name bound only by
+    absolute imports at module level, all of one full name (the binder's `sole_import`); else None."""
+    full = screen.binder.sole_import(parts[0])
+    return None if full is None else ".".join((full, *parts[1:]))
 
 
 # ---- JF101, JF102: loops that may carry a name from one step to the next ------------------------------------------
@@ -1932,50 +1913,13 @@ def may_be_traced_param(screen: Screen, function: ast.AST, name: str) -> bool:
 
 def single_import(screen: Screen, name: str) -> bool:
     """Whether every use of `name` is of one absolute import (so that `names.qualified` surely gives the import's
-    name): one full name in `Screen.imports`, and no other binding of it anywhere (assignment, loop, `with`,
-    comprehension or match target, parameter, def, class, `except`, `global`, relative import)."""
-    full = screen.imports.get(name)
-    return full is not None and len(full) == 1 and name not in other_bindings(screen) and name in _module_imports(screen)
+    name): the binder's `sole_import`."""
+    return screen.binder.sole_import(name) is not None
 
 
-@once_per_screen
-def _module_imports(screen: Screen) -> frozenset[str]:
-    """The names an absolute import at module level binds (seen from every scope that does not rebind them)."""
-    names: set[str] = set()
-    for statement, scope in screen.statements:
-        if scope is screen.tree and isinstance(statement, ast.Import):
-            names.update((alias.asname or alias.name).split(".")[0] for alias in statement.names)
-        elif scope is screen.tree and isinstance(statement, ast.ImportFrom) and not statement.level:
-            names.update(alias.asname or alias.name for alias in statement.names if alias.name != "*")
-    return frozenset(names)
-
-
-@once_per_screen
 def other_bindings(screen: Screen) -> frozenset[str]:
-    """Every name the module binds otherwise than by an absolute import."""
-    names = _bound_by_code(screen)
-    for node in screen.nodes_of(ast.ImportFrom):
-        if node.level:
-            names.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
-    return frozenset(names)
-
-
-def _bound_by_code(screen: Screen, *skipped: type[ast.AST]) -> set[str]:
-    """Every name the module binds but by an import: stores (`x = ...`, `for x in`, `as x`, a walrus) and what
-    `_NAMED` names (parameters, defs, classes, handlers, globals, match captures) but keywords and a class
-    pattern's attributes, which bind nothing, and the node types `skipped`."""
-    skipped = (ast.keyword, ast.MatchClass, *skipped)
-    names: set[str] = set()
-    for node in screen.nodes_of(ast.Name, *_NAMED):
-        kind = type(node)
-        if kind is ast.Name:
-            if type(node.ctx) is not ast.Load:
-                names.add(node.id)
-        elif kind not in skipped:
-            for field_name in _NAMED[kind]:
-                value = getattr(node, field_name)
-                names.update([value] if isinstance(value, str) else value or ())
-    return names
+    """Every name the module binds otherwise than by an absolute import (the binder's `bound_otherwise`)."""
+    return screen.binder.bound_otherwise()
 
 
 # ---- strict tracers: functions nothing traces, and what `op=` makes a tracer ---------------------------------------
@@ -2092,32 +2036,3 @@ def _container_annotation(annotation: ast.expr) -> bool:
 def may_kind_scoped(screen: Screen, expr: ast.expr) -> tuple[bool, bool]:
     """`may_kind`: the exact fact resolves names through their scopes already."""
     return may_kind(screen, expr)
-
-
-def _add_bound(statements: Iterable[ast.Import | ast.ImportFrom], bound: set[str]) -> None:
-    for statement in statements:
-        bound.update(_import_binds(statement))
-
-
-def _import_binds(statement: ast.Import | ast.ImportFrom) -> Iterator[str]:
-    """The local names an import statement binds (`jnp` of `import jax.numpy as jnp`, `jax` of `import jax.numpy`)."""
-    return (alias.asname or alias.name.split(".")[0] for alias in statement.names if alias.name != "*")
-
-
-def _mentions_import(value: object) -> bool:
-    return (type(value) is str and "import" in value) or (type(value) is bytes and b"import" in value)
-
-
-def _bound_in_code(code: str | bytes, bound: set[str]) -> bool:
-    """Add to `bound` the names the imports in `code` bind (and those in its strings, docstrings included: read
-    as an annotation, all of them are); False where some of it is not code the `ast` can read."""
-    try:
-        tree = ast.parse(code)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
-    _add_bound((node for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))), bound)
-    return all(
-        _bound_in_code(node.value, bound)
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Constant) and _mentions_import(node.value)
-    )

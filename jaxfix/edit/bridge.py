@@ -17,12 +17,12 @@ from __future__ import annotations
 import ast
 import bisect
 import re
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Iterator, Mapping, Sequence
 
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
-from jaxfix.analysis.metadata import children
+from jaxfix.analysis.metadata import children, paired_blocks
 
 Point = tuple[int, int]  # (line from 1, column in characters from 0), as LibCST's PositionProvider gives it
 
@@ -319,3 +319,192 @@ class Bridge:
         if comma and self._text.startswith(",", offset):
             offset = _SKIPPED.match(self._text, offset + 1).end()
         return offset
+
+
+# ---- names and attributes, without positions --------------------------------------------------------------------
+
+# The LibCST names that no `ast.Name` spells (an attribute's, a def's, a keyword's...), by their parent: the fields
+# that hold them, or None where no name in the parent's whole subtree is an `ast.Name` (an import, `global`).
+_NOT_AST_NAMES: dict[type, tuple[str, ...] | None] = {
+    cst.Attribute: ("attr",),
+    cst.FunctionDef: ("name",),
+    cst.ClassDef: ("name",),
+    cst.Param: ("name",),
+    cst.Arg: ("keyword",),
+    cst.ExceptHandler: ("name",),
+    cst.ExceptStarHandler: ("name",),
+    cst.MatchAs: ("name",),
+    cst.MatchStar: ("name",),
+    cst.MatchMapping: ("rest",),
+    cst.MatchKeywordElement: ("key",),
+    cst.Import: None,
+    cst.ImportFrom: None,
+    cst.Global: None,
+    cst.Nonlocal: None,
+    **{getattr(cst, kind): ("name",) for kind in ("TypeVar", "TypeVarTuple", "ParamSpec", "TypeAlias")
+       if hasattr(cst, kind)},
+}
+_CONSTANT_NAMES = frozenset({"True", "False", "None"})  # `ast.Constant`s
+_READ_PARENTS = frozenset({  # nodes whose every child name is an expression's
+    cst.BinaryOperation, cst.UnaryOperation, cst.BooleanOperation, cst.Comparison, cst.ComparisonTarget, cst.Expr,
+    cst.Return, cst.Index, cst.Element, cst.StarredElement, cst.DictElement, cst.IfExp, cst.Await, cst.If, cst.While,
+    cst.Decorator, cst.Annotation, cst.AssignTarget, cst.Assign,
+})
+
+
+class NameTwins:
+    """From a LibCST name or attribute chain on a name to the `ast` node that spells it, with no positions (which
+    cost LibCST a code generation per statement): in the innermost statement that holds it (a simple statement
+    line, or a compound statement's header: its blocks, paired with the `ast`'s by `metadata.paired_blocks`,
+    left out), the LibCST names that are `ast` names, in the order LibCST visits them (the text's), pair
+    with its `ast.Name`s in the order of the text, their spellings checked; an attribute is found from its
+    chain's first name, `parents` (ModuleContext.parents) up. A statement where the two do not pair (none met on
+    the examples, the corpus or the 10 real trees) is answered by position, through `fallback()` (a Bridge)."""
+
+    def __init__(self, module: cst.Module, tree: ast.Module, parents: Mapping[cst.CSTNode, cst.CSTNode],
+                 ast_parents: Mapping[ast.AST, ast.AST], fallback: Callable[[], Bridge]) -> None:
+        self.module, self.tree = module, tree
+        self._parents, self._ast_parents = parents, ast_parents
+        self._fallback, self._bridge = fallback, None
+        self._bodies: dict[cst.CSTNode, dict[cst.CSTNode, list[ast.stmt]]] = {}  # suite: its statements' twins
+        self._names: dict[cst.Name, ast.Name] = {}
+        self._paired: set[cst.CSTNode] = set()  # the statements whose names (header's, if compound) are in `_names`
+        self.unpaired = 0  # statements answered by position: what tests/test_binder.py counts
+
+    def ast_of(self, node: cst.CSTNode) -> ast.AST | None:
+        """The `ast.Name` or `ast.Attribute` that `node` spells, or None (a LibCST name no `ast.Name` spells)."""
+        base, depth = node, 0
+        while type(base) is cst.Attribute:
+            base, depth = base.value, depth + 1
+        if type(base) is not cst.Name:
+            return None  # an attribute of a value (`f(x).y`): no name of the binder's
+        found: ast.AST | None = self._names.get(base)
+        if found is None:
+            if not self._pair_around(base):
+                return self._by_position(node)
+            found = self._names.get(base)
+        cursor = base
+        for _ in range(depth):  # up the attributes of the chain, as long as both trees have them
+            outer = self._parents.get(cursor)
+            above = self._ast_parents.get(found) if found is not None else None
+            if type(above) is not ast.Attribute or above.value is not found or above.attr != outer.attr.value:
+                return None
+            found, cursor = above, outer
+        return found
+
+    def is_read(self, node: cst.Name) -> bool:
+        """Whether `node` is surely an expression's name (an `ast.Name`), from its parent alone: the callee of a
+        call, an argument's value, an operand (False where it takes more than the parent to tell)."""
+        parent = self._parents.get(node)
+        kind = type(parent)
+        if kind is cst.Call:
+            return parent.func is node
+        if kind is cst.Arg:
+            return parent.value is node
+        return kind in _READ_PARENTS
+
+    def _by_position(self, node: cst.CSTNode) -> ast.AST | None:
+        if self._bridge is None:
+            self._bridge = self._fallback()
+        return self._bridge.ast_of(node)
+
+    def _pair_around(self, name: cst.Name) -> bool:
+        """Pair the names of the innermost statement around `name` (True), or say it cannot (False; None of it
+        outside the module's statements)."""
+        chain = [name]
+        while (parent := self._parents.get(chain[-1])) is not None:
+            chain.append(parent)
+        if chain[-1] is not self.module:
+            return False
+        position = len(chain) - 1  # chain[position] is the suite (or module) whose statement list is walked
+        twins = self._twins_in(self.module, self.tree.body)
+        while True:
+            statement = chain[position - 1]
+            statements = twins.get(statement) if twins is not None else None
+            if not statements or position < 2:
+                self.unpaired += 1
+                return False
+            blocks = paired_blocks(statement, statements[0]) if len(statements) == 1 else []
+            inner = {id(suite): body for suite, body in blocks}
+            for below in range(position - 2, 0, -1):  # the innermost block of `statement` that holds `name`
+                if id(chain[below]) in inner:
+                    suite = chain[below]
+                    twins = self._twins_in(suite, inner[id(suite)])
+                    position = below
+                    break
+            else:
+                return statement in self._paired or self._pair(statement, statements, blocks)
+
+    def _twins_in(self, suite: cst.CSTNode, body: list[ast.stmt]) -> dict[cst.CSTNode, list[ast.stmt]] | None:
+        """The statements of a suite (the module, an indented block, `if x: a; b`) → their `ast` statements."""
+        found = self._bodies.get(suite)
+        if found is None:
+            found = {}
+            at = 0
+            for line in suite.body:
+                count = len(line.body) if isinstance(line, cst.SimpleStatementLine) else 1
+                found[line] = body[at:at + count]
+                at += count
+            if at != len(body):
+                found = {}
+            self._bodies[suite] = found
+        return found
+
+    def _pair(self, statement: cst.CSTNode, statements: list[ast.stmt], blocks) -> bool:
+        left_out = {id(suite) for suite, _ in blocks}
+        bodies = {id(body) for _, body in blocks}
+        ours = [n for s in statements for n in _ast_names(s, bodies)]
+        ours.sort(key=_START)
+        theirs: list[cst.Name] = []
+        _cst_names(statement, theirs, left_out)
+        if len(ours) != len(theirs) or any(a.id != b.value for a, b in zip(ours, theirs)):
+            self.unpaired += 1
+            return False
+        self._names.update(zip(theirs, ours))
+        self._paired.add(statement)
+        return True
+
+
+def _ast_names(node: ast.AST, left_out: set[int]) -> Iterator[ast.Name]:
+    """The `ast.Name`s under `node`, but in the statement lists whose id is in `left_out`."""
+    stack = [node]
+    while stack:
+        node = stack.pop()
+        if type(node) is ast.Name:
+            yield node
+            continue
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if type(value) is list:
+                if id(value) not in left_out:
+                    stack.extend(item for item in value if isinstance(item, ast.AST))
+            elif isinstance(value, ast.AST):
+                stack.append(value)
+
+
+def _START(node: ast.AST) -> tuple[int, int]:
+    return (node.lineno, node.col_offset)
+
+
+def _cst_names(node: cst.CSTNode, found: list[cst.Name], left_out: set[int] = frozenset()) -> None:
+    """The names under `node` that `ast.Name`s spell, in the order LibCST visits them, but in the suites whose id
+    is in `left_out`."""
+    stack = [node]
+    add, pop, push = found.append, stack.pop, stack.extend
+    while stack:
+        node = pop()
+        kind = type(node)
+        if kind is cst.Name:
+            if node.value not in _CONSTANT_NAMES:
+                add(node)
+            continue
+        skipped = _NOT_AST_NAMES.get(kind, ())
+        if skipped is None:
+            continue
+        inner = children(node)
+        if left_out:
+            inner = [child for child in inner if id(child) not in left_out]
+        if skipped:
+            fields = [getattr(node, f, None) for f in skipped]
+            inner = [child for child in inner if not any(child is other for other in fields)]
+        push(reversed(inner))

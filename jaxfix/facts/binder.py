@@ -235,6 +235,10 @@ class Binder:
         self._seen: dict[tuple[Scope, str, int], set[QualifiedName]] = {}  # reads' answers
         self._reader_of: dict[ast.AST, Read] | None = None
         self._by_type: dict[type, list[ast.AST]] | None = None
+        self._bound: frozenset[str] | None = None
+        self._aliases: dict[str, str] | None = None
+        self._sole: dict[str, set[str] | None] | None = None
+        self._otherwise: dict[tuple[type, ...], frozenset[str]] = {}
         self._children(tree)
 
     # ---- queries ------------------------------------------------------------------------------------------------
@@ -250,6 +254,107 @@ class Binder:
             return None  # an attribute of a value, or a name no import binds
         imported = {q.name for q in self.names(node) if q.source == IMPORT}
         return imported.pop() if len(imported) == 1 else None
+
+    def imported(self, node: ast.AST) -> str | None:
+        """The one name `node` stands for where that is an import's on every path: no local, builtin or second
+        import beside it (`qualified` lets a fallback `xp = None` beside `import jax.numpy as xp` pass; this does
+        not), or None."""
+        base = node
+        while isinstance(base, ast.Attribute):
+            base = base.value
+        if not isinstance(base, ast.Name) or base.id not in self._imported_heads:
+            return None
+        names = self.names(node)
+        if len(names) != 1:
+            return None
+        (found,) = names
+        return found.name if found.source == IMPORT else None
+
+    def sole_import(self, name: str) -> str | None:
+        """The full name `name` stands for wherever it is read, where only absolute imports at module level bind
+        it, all to that one name (`jax.numpy` for `jnp` of `import jax.numpy as jnp`; `jax` of `import
+        jax.numpy`), and no scope binds it otherwise or declares it `global`/`nonlocal`; else None."""
+        if self._sole is None:
+            self._sole = {}
+            declared = {n for scope in self.scopes for n in scope.overwrites}
+            for scope in self.scopes:
+                for bound, bindings in scope.bindings.items():
+                    if "." in bound:
+                        continue  # `a.b` of `import a.b`: its `a` answers
+                    for binding in bindings:
+                        node = binding.node
+                        absolute = type(node) is ast.Import or (type(node) is ast.ImportFrom and not node.level)
+                        if scope is self.module and absolute and bound not in declared and self._at_module_level(node):
+                            fulls = set(_imported_names(node, bound))
+                            known = self._sole.get(bound, fulls)
+                            self._sole[bound] = fulls if known == fulls else None
+                        else:
+                            self._sole[bound] = None
+                            break
+        found = self._sole.get(name)
+        return next(iter(found)) if found is not None and len(found) == 1 else None
+
+    def _at_module_level(self, statement: ast.AST) -> bool:
+        """Whether an import statement sits in the module's own code (not in a def that declares its name global)."""
+        return self.scope_of.get(statement) is self.module
+
+    def bound_otherwise(self, but: tuple[type, ...] = ()) -> frozenset[str]:
+        """Every name some scope binds otherwise than by an absolute import (a store, parameter, def, class, handler,
+        capture, relative import), or declares `global`/`nonlocal`; a binding by a node of the types `but`
+        (`ast.Import` too, say) left out."""
+        found = self._otherwise.get(but)
+        if found is None:
+            names = {n for scope in self.scopes for n in scope.overwrites}
+            for scope in self.scopes:
+                for bound, bindings in scope.bindings.items():
+                    if "." in bound:
+                        continue
+                    for binding in bindings:
+                        node = binding.node
+                        absolute = type(node) is ast.Import or (type(node) is ast.ImportFrom and not node.level)
+                        if not absolute and not isinstance(node, but):
+                            names.add(bound)
+                            break
+            found = self._otherwise[but] = frozenset(names)
+        return found
+
+    @property
+    def module_aliases(self) -> dict[str, str]:
+        """Module or imported name → the local name the first top-level import of it binds (`jax.numpy` → `jnp`;
+        `jax` → `jax` and `jax.numpy` → `jax.numpy` for `import jax.numpy`): how a fix spells a name here."""
+        if self._aliases is None:
+            aliases: dict[str, str] = {}
+            for statement in self.tree.body:
+                if type(statement) is ast.Import:
+                    for alias in statement.names:
+                        if alias.asname:
+                            aliases.setdefault(alias.name, alias.asname)
+                        else:
+                            head = alias.name.split(".")[0]
+                            aliases.setdefault(head, head)
+                            aliases.setdefault(alias.name, alias.name)
+                elif type(statement) is ast.ImportFrom and statement.module and not statement.level:
+                    for alias in statement.names:
+                        if alias.name != "*":
+                            aliases.setdefault(f"{statement.module}.{alias.name}", alias.asname or alias.name)
+            self._aliases = aliases
+        return self._aliases
+
+    def unbound_builtin(self, name: str) -> bool:
+        """Whether `name` is a builtin's that no scope of the module binds: every read of it is the builtin."""
+        if self._bound is None:
+            self._bound = frozenset(n for scope in self.scopes for n in scope.bindings)
+        return name not in self._bound and _is_builtin_name(name)
+
+    @property
+    def imported_names(self) -> frozenset[str]:
+        """Every local name an import binds, in any scope (`jnp`, `jax` of `import jax.numpy`, relative ones too)."""
+        return frozenset(self._imported_heads)
+
+    def may_be_imported(self, name: str) -> bool:
+        """Whether some import binds `name` (a name or dotted name's first part): only then may `qualified` name
+        what it starts."""
+        return name in self._imported_heads
 
     def is_builtin(self, node: ast.AST, name: str) -> bool:
         """Whether `node` is Python's own `name` (`print`) on every path: not a local or imported object of that

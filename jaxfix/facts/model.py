@@ -23,7 +23,8 @@ class ModuleModel(Protocol):
     explaining: bool  # set by `jaxfix explain`: codemods record why they leave recognised places alone
     names: Any  # names.JaxNames
     screen: Any  # screen.Screen of the same text
-    qualified_names: Any  # metadata.QualifiedNames
+    binder: Any  # facts.binder.Binder of the same text (None where Python rejects it)
+    bridge: Any  # edit.bridge.Bridge between the module and the screen's `ast`
     positions: Any  # PositionProvider's values
     parents: Any  # each node's parent
     qualified_defs: dict

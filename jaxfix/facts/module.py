@@ -46,7 +46,9 @@ class FileFacts:
 
     @cached_property
     def binder(self) -> Binder:
-        return Binder(self.tree)
+        """The screen's binder where the engine gave a screen (one binder per file), else one built here."""
+        found = getattr(self.screen, "binder", None)
+        return found if isinstance(found, Binder) and found.tree is self.tree else Binder(self.tree)
 
     @cached_property
     def positions(self) -> Positions:
