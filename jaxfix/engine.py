@@ -289,6 +289,7 @@ def _run_codemods(
 ) -> tuple[list[Diagnostic], list[str]]:
     """Every finding of `codemods` on the parsed module, without any screen (the tests' and benchmarks' bare run:
     a `check`-rule's `check`, the others' visit), and the internal errors."""
+    screen = Screen(wrapper.module.code, tree, project) if screen is None else screen  # one tree for facts and visits
     facts = FileFacts(wrapper.module.code, tree, project, screen)
     runs, _, errors = run_rules(facts, codemods, lambda: (wrapper, ModuleContext(wrapper, tree, project, screen, facts)))
     return [d for run in runs for d in run.diagnostics], errors

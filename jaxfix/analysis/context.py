@@ -67,7 +67,17 @@ class ModuleContext:
         """The engine's Screen of the module (its `ast` indexes), or one built here from the text."""
         from jaxfix.analysis.screen import Screen
 
-        return self._screen if self._screen is not None else Screen(self.module.code, self._tree, self.project)
+        if self._screen is not None:
+            return self._screen
+        if self._facts is not None and self._facts.screen is not None:
+            return self._facts.screen
+        tree = self._tree
+        if tree is None and self._facts is not None:  # one tree for the facts and the visits
+            try:
+                tree = self._facts.tree
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                tree = None
+        return Screen(self.module.code, tree, self.project)
 
     @cached_property
     def facts(self):
