@@ -3,21 +3,15 @@
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 
 import libcst as cst
 
-from jaxfix.analysis.screen import once_per_screen
 from jaxfix.codemod import Codemod, Invalid, Valid
-from jaxfix.diagnostics import Safety
-from jaxfix.edit.bridge import Bridge
+from jaxfix.diagnostics import Diagnostic, Fix, ImportSpec, Safety
 from jaxfix.facts.flow import block_activity, parameter_names
 from jaxfix.facts.keys import KeyFacts, KeyFlow, Reuse
-
-
-@once_per_screen
-def _key_facts(screen) -> KeyFacts:
-    """The module's key flow (facts/keys.py), once per module: the screen and the visit read the same flows."""
-    return KeyFacts(screen.binder, screen.text)
+from jaxfix.facts.module import FileFacts
 
 
 class PrngKeyReuse(Codemod):
@@ -173,18 +167,55 @@ class PrngKeyReuse(Codemod):
         ),
     )
 
-    @classmethod
-    def may_match_tree(cls, screen) -> bool:
-        """A finding needs a reuse: the key flow itself answers (no screen of its own restates it)."""
-        return any(True for _ in _key_facts(screen).reuses())
+    # no `looks_at`: as a visitor it read the module whole, and `explain` named it under no line; it still does not
 
-    def visit_Module(self, node: cst.Module) -> None:
-        facts = self._facts = _key_facts(self.context.screen)
-        found = list(facts.reuses())
-        if not found:
-            return
-        self._bridge = Bridge(self.context.module, facts.tree, self.context.positions, self.context.screen.text)
-        for scope, flow in found:
+    @classmethod
+    def check(cls, facts: FileFacts) -> list[Diagnostic]:
+        """A finding at each draw that the key flow (facts/keys.py) finds reusing a consumed key, with the split
+        that gives each use a key of its own where one can, planned on `ast` and built by `fix_finding`."""
+        return _Check(facts).findings()
+
+    @classmethod
+    def fix_finding(cls, finding: Diagnostic, bridge) -> Fix:
+        """The planned split, built on LibCST: `name, subkey = jax.random.split(name)` before each line of the
+        earlier uses, whose keys become `subkey`."""
+        plan: _Plan = finding.plan
+        changes = []
+        for (first, keys), subkey in zip(plan.lines, plan.subkeys):
+            # the line LibCST holds the statement in: the simple statement's parent
+            line = bridge.parent(bridge.cst_of(first))
+            new_line = line.visit(_Rename({id(bridge.cst_of(key)) for key in keys}, subkey))
+            split_code = f"{plan.name}, {subkey} = {plan.split}({plan.name})"
+            split_line = cst.parse_statement(split_code).with_changes(leading_lines=line.leading_lines)
+            changes.append((line, cst.FlattenSentinel([split_line, new_line.with_changes(leading_lines=())])))
+        imports = (plan.import_spec,) if plan.import_spec else ()
+        return Fix(cls.fix_safety, finding.fix.description, tuple(changes), imports)
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """A split to build: `name, subkey = split(name)` before each line (its first statement, with the keys there
+    that the earlier uses consume), each with its fresh subkey."""
+
+    name: str
+    lines: tuple[tuple[ast.stmt, tuple[ast.Name, ...]], ...]
+    subkeys: tuple[str, ...]
+    split: str  # how `jax.random.split` is written here
+    import_spec: ImportSpec | None
+
+
+class _Check:
+    """One module's findings: the key flow's reuses, each with its message and, where a split can give each use
+    a key of its own, the plan of that split."""
+
+    def __init__(self, facts: FileFacts) -> None:
+        self.facts = facts
+        self.keys = KeyFacts(facts.binder, facts.text)
+        self._activities: dict = {}
+
+    def findings(self) -> list[Diagnostic]:
+        found = []
+        for scope, flow in self.keys.reuses():
             # in the order of the splits' places, so that fresh names number down the file
             reuses = sorted(flow.reuses, key=lambda r: (min(_line(p) for p in r.previous), _line(r.use)))
             plans = [(reuse, *self._split_name(scope, flow, reuse)) for reuse in reuses]
@@ -198,12 +229,12 @@ class PrngKeyReuse(Codemod):
                         f"the body hands a consumed key back as the carry (see line {line}), so every step would "
                         f"still draw the same numbers; fix that first"
                     )
-                self._report(flow, reuse, split, blocker)
+                found.append(self._finding(flow, reuse, split, blocker))
+        return found
 
-    def _report(self, flow: KeyFlow, reuse: Reuse, split: str | None, blocker: str) -> None:
+    def _finding(self, flow: KeyFlow, reuse: Reuse, split: str | None, blocker: str) -> Diagnostic:
         here = _line(reuse.use)
-        use = self._bridge.cst_of(reuse.use)
-        callee = self.context.code_for(use.func)
+        callee = self.facts.positions.callee(reuse.use)
         construct = f"`{flow.body.construct}`" if flow.body is not None else "the lax loop"
         others = sorted({self._consumed(p) for p in reuse.previous} - {reuse.name})
         lines = sorted({_line(p)[0] for p in reuse.previous})
@@ -230,12 +261,13 @@ class PrngKeyReuse(Codemod):
             f"split the key (`jax.random.split`) and give each draw a key of its own"
         )
         if split is None:
-            self.report(use, f"{message}; not fixed: {blocker}")
-            return
-        self.report(use, message, self._fix(reuse, split))
+            return PrngKeyReuse.finding(self.facts, reuse.use, f"{message}; not fixed: {blocker}")
+        plan = self._plan(reuse, split)
+        description = f"split `{split}` before its earlier use (`{split}, {plan.subkeys[0]} = jax.random.split({split})`)"
+        return PrngKeyReuse.finding(self.facts, reuse.use, message, description=description, plan=plan)
 
     def _consumed(self, call: ast.Call) -> str:
-        key = self._facts.consumed_key(call)
+        key = self.keys.consumed_key(call)
         return key.id if key is not None else "?"
 
     def _split_name(self, scope, flow: KeyFlow, reuse: Reuse) -> tuple[str | None, str]:
@@ -244,12 +276,12 @@ class PrngKeyReuse(Codemod):
         rerun with the splits in place must find no draw of what a split consumed where `reuse.use` is."""
         if reuse.in_comprehension:
             return None, "a comprehension has no statement to put the split in (draw from `jax.random.split(key, n)` instead)"
-        lines = {self._facts.line_of(previous) for previous in reuse.previous}
+        lines = {self.keys.line_of(previous) for previous in reuse.previous}
         if None in lines:
             return None, "the earlier use is not in a statement of its own (a loop or `with` header, a lambda, a comprehension)"
         if any(
             isinstance(n, ast.NamedExpr)
-            for line in lines for statement in self._facts.line_statements(line) for n in ast.walk(statement)
+            for line in lines for statement in self.keys.line_statements(line) for n in ast.walk(statement)
         ):  # fmt: skip
             return None, "the earlier use's line binds a name with `:=`"
         holders = frozenset.intersection(*(flow.holders(p) for p in reuse.previous))
@@ -290,9 +322,9 @@ class PrngKeyReuse(Codemod):
         """Whether `name, subkey = split(name)` before each earlier use, with those uses drawing from `subkey`,
         leaves `reuse.use` (or the split before it, where it is an earlier use itself) a key not consumed
         before."""
-        facts = self._facts
-        flow = facts.flow_with_splits(scope, {line: name for line in lines}, frozenset(reuse.previous))
-        return not flow.reads_a_split(reuse.use, facts.line_of(reuse.use) if reuse.use in reuse.previous else None)
+        keys = self.keys
+        flow = keys.flow_with_splits(scope, {line: name for line in lines}, frozenset(reuse.previous))
+        return not flow.reads_a_split(reuse.use, keys.line_of(reuse.use) if reuse.use in reuse.previous else None)
 
     def _local_blocker(self, scope, name: str) -> str | None:
         act = self._activity(scope)
@@ -306,31 +338,22 @@ class PrngKeyReuse(Codemod):
 
     def _activity(self, scope):
         """What the scope's statements read and bind (one walk per scope: findings share it)."""
-        cache = self.__dict__.setdefault("_activities", {})
-        found = cache.get(scope)
+        found = self._activities.get(scope)
         if found is None:
-            found = cache[scope] = block_activity(scope.body)
+            found = self._activities[scope] = block_activity(scope.body)
         return found
 
-    def _fix(self, reuse: Reuse, name: str):
-        split, import_spec = self.context.names.expression_for("jax.random.split")
-        by_line: dict[ast.stmt, list[ast.Call]] = {}
-        for previous in sorted(reuse.previous, key=_line):  # in source order: it decides the fresh names
-            by_line.setdefault(self._facts.line_of(previous), []).append(previous)
-        changes = []
-        subkeys = []
-        for first, calls in by_line.items():
-            # the line LibCST holds the statement in: the simple statement's parent
-            line = self.context.parents[self._bridge.cst_of(first)]
-            subkey = self.context.fresh_names.take("subkey")
-            subkeys.append(subkey)
-            keys = {id(self._bridge.cst_of(self._facts.consumed_key(c))) for c in calls}
-            new_line = line.visit(_Rename(keys, subkey))
-            split_code = f"{name}, {subkey} = {self.context.code_for(split)}({name})"
-            split_line = cst.parse_statement(split_code).with_changes(leading_lines=line.leading_lines)
-            changes.append((line, cst.FlattenSentinel([split_line, new_line.with_changes(leading_lines=())])))
-        description = f"split `{name}` before its earlier use (`{name}, {subkeys[0]} = jax.random.split({name})`)"
-        return self.fix(description, changes, add_imports=[import_spec] if import_spec else [])
+    def _plan(self, reuse: Reuse, name: str) -> _Plan:
+        """The split of `name` before the earlier uses' lines, with a fresh subkey for each line (taken in source
+        order: it decides the fresh names)."""
+        split, needed = self.facts.binder.spelling("jax.random.split")
+        import_spec = ImportSpec(needed) if needed is not None else None
+        by_line: dict[ast.stmt, list[ast.Name]] = {}
+        for previous in sorted(reuse.previous, key=_line):
+            by_line.setdefault(self.keys.line_of(previous), []).append(self.keys.consumed_key(previous))
+        subkeys = tuple(self.facts.fresh_names.take("subkey") for _ in by_line)
+        lines = tuple((first, tuple(keys)) for first, keys in by_line.items())
+        return _Plan(name, lines, subkeys, split, import_spec)
 
 
 def _line(node: ast.AST) -> tuple[int, int]:

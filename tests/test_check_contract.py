@@ -19,11 +19,12 @@ from jaxfix.diagnostics import Diagnostic, Fix, Safety
 from jaxfix.facts.module import FileFacts
 from tests.helpers import invoke_in
 
-MOVED = "JF902,JF704,JF803,JF901"  # JF901 answers on `ast` for the hints of plain modules only
+MOVED = "JF902,JF704,JF803,JF901,JF701"  # JF901 answers on `ast` for the hints of plain modules only
 FILES = {
     "keys.py": "import jax\n\nkey = jax.random.PRNGKey(0)\n",  # JF902
     "lists.py": "import jax\n\n@jax.jit\ndef f(x):\n    return x\n\ny = f(( [1, 2] ))\n",  # JF704
     "hints.py": "import jax\n\nr = jax.device_put_replicated(x, devices)\n",  # JF901, a hint
+    "draws.py": "import jax\n\ndef f(key):\n    return [jax.random.normal(key) for _ in range(3)]\n",  # JF701, no fix
     "step.py": (  # JF803
         "import jax\nfrom functools import partial\n\ndef loss(p, x):\n    return (p * x).sum()\n\n"
         "@partial(jax.pmap, axis_name='i')\ndef step(p, x):\n    g = jax.grad(loss)(p, x)\n    return p - 0.1 * g\n"
@@ -59,12 +60,12 @@ def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
 def test_check_of_the_moved_rules_parses_no_file_with_libcst(tmp_path, parses) -> None:
     folder = _tree(tmp_path, FILES)
     result = invoke_in(folder, "check", "--select", MOVED, "--no-cache", "-j", "1", ".")
-    assert {line.split()[1] for line in result.output.splitlines() if ": JF" in line} == {"JF902", "JF704", "JF803", "JF901"}
+    assert {line.split()[1] for line in result.output.splitlines() if ": JF" in line} == {"JF902", "JF704", "JF803", "JF901", "JF701"}
     assert "`( [1, 2] )` is a Python list of numbers" in result.output  # LibCST's code of the argument, parentheses included
     assert parses == []
     # JSON output wants fixes (their edits), but none of these findings has one to build
     result = invoke_in(folder, "check", "--select", MOVED, "--no-cache", "-j", "1", "--output-format", "json", ".")
-    assert len(json.loads(result.output)) == 4 and parses == []
+    assert len(json.loads(result.output)) == 5 and parses == []
 
 
 def test_apply_diff_of_a_fixable_jf901_file_parses_it_and_fixes_it(tmp_path, parses) -> None:

@@ -95,12 +95,9 @@ class JaxNames:
 
     def expression_for(self, qualified_name: str) -> tuple[cst.BaseExpression, ImportSpec | None]:
         """An expression that names `qualified_name` here, reusing an imported alias of its module when the
-        module has one (`jnp.zeros`), else spelled in full with the import it needs (`jax.tree.map`, `import jax`)."""
-        parts = qualified_name.split(".")
-        for cut in range(len(parts), 0, -1):
-            module = ".".join(parts[:cut])
-            local = self._module_aliases.get(module)
-            if local is not None:
-                return cst.parse_expression(".".join([local, *parts[cut:]])), None
-        return cst.parse_expression(qualified_name), ImportSpec(parts[0])
-
+        module has one (`jnp.zeros`), else spelled in full with the import it needs (`jax.tree.map`, `import jax`):
+        the binder's `spelling`."""
+        if self._binder is None:
+            return cst.parse_expression(qualified_name), ImportSpec(qualified_name.split(".")[0])
+        spelled, needed = self._binder.spelling(qualified_name)
+        return cst.parse_expression(spelled), ImportSpec(needed) if needed is not None else None

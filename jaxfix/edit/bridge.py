@@ -22,7 +22,7 @@ from typing import Callable, Iterator, Mapping, Sequence
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
-from jaxfix.analysis.metadata import children, paired_blocks
+from jaxfix.analysis.metadata import children, paired_blocks, parent_map
 
 Point = tuple[int, int]  # (line from 1, column in characters from 0), as LibCST's PositionProvider gives it
 
@@ -129,6 +129,7 @@ class Bridge:
         self._child_extents: dict[cst.CSTNode, tuple[list, list, list]] = {}
         self._by_start: dict[Point, list[ast.AST]] | None = None
         self._parenthesised: dict[cst.CSTNode, ast.AST] | None = None
+        self._parents: dict[cst.CSTNode, cst.CSTNode] | None = None
 
     # ---- ast -> LibCST -------------------------------------------------------------------------------------------
 
@@ -162,6 +163,13 @@ class Bridge:
         if found is not None and isinstance(node, _WHOLE_STRING_PARTS) and self.ast_of(found) is not node:
             return None  # before Python 3.12, an f-string's parts span the whole string in `ast`
         return found
+
+    def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        """`node`'s parent in the module (the statement line of a simple statement), from one map of the module
+        made on first use."""
+        if self._parents is None:
+            self._parents = parent_map(self.module)
+        return self._parents.get(node)
 
     def _find(
         self, start: Point, accept: Callable[[cst.CSTNode, Point], bool], within: type | None = None

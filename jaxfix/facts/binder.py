@@ -340,6 +340,18 @@ class Binder:
             self._aliases = aliases
         return self._aliases
 
+    def spelling(self, qualified_name: str) -> tuple[str, str | None]:
+        """How a fix writes `qualified_name` here, and the module it must then import (None: none): through the
+        alias a top-level import binds to its longest module prefix (`jnp.zeros`), else in full (`jax.tree.map`,
+        with `import jax`)."""
+        parts = qualified_name.split(".")
+        aliases = self.module_aliases
+        for cut in range(len(parts), 0, -1):
+            local = aliases.get(".".join(parts[:cut]))
+            if local is not None:
+                return ".".join([local, *parts[cut:]]), None
+        return qualified_name, parts[0]
+
     def unbound_builtin(self, name: str) -> bool:
         """Whether `name` is a builtin's that no scope of the module binds: every read of it is the builtin."""
         if self._bound is None:

@@ -10,8 +10,9 @@ facts that still live there (read from it, not copied). `decline` records why a 
 from __future__ import annotations
 
 import ast
+import keyword
 from functools import cached_property
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from jaxfix.diagnostics import Decision, Position
 from jaxfix.facts.binder import IMPORT, Binder
@@ -55,6 +56,11 @@ class FileFacts:
         """The one position helper, shared with the screen's where the engine gave one."""
         found = getattr(self.screen, "positions", None)
         return found if isinstance(found, Positions) else Positions(self.text)
+
+    @cached_property
+    def fresh_names(self) -> "NameSupply":
+        """Fresh names for the fixes the `check`-rules plan in this module (`names_in` its tree)."""
+        return NameSupply(lambda: names_in(self.tree))
 
     def span(self, node: ast.AST) -> tuple[Position, Position]:
         """Where `node` starts and ends as a finding gives it (LibCST's positions: columns 1-based, in characters)."""
@@ -141,6 +147,77 @@ class FileFacts:
         arguments = in_order(assign.value)
         first = value_of(arguments[0]) if arguments else None
         return type(first) is ast.Name and first.id == name
+
+
+class NameSupply:
+    """Names for generated functions and variables: the first candidate that no name in the module uses (nor an
+    earlier take of the same supply), else the first with a number appended. `used` gives the module's names,
+    asked on the first take."""
+
+    def __init__(self, used: Callable[[], set[str]]) -> None:
+        self._gather = used
+        self._used: set[str] | None = None
+
+    def take(self, *candidates: str) -> str:
+        if self._used is None:
+            self._used = set(self._gather())
+        for candidate in candidates:
+            if candidate not in self._used and not keyword.iskeyword(candidate):  # `return` of `returns`: no name
+                self._used.add(candidate)
+                return candidate
+        number = 2
+        while f"{candidates[0]}_{number}" in self._used:
+            number += 1
+        self._used.add(f"{candidates[0]}_{number}")
+        return f"{candidates[0]}_{number}"
+
+
+def names_in(tree: ast.AST) -> set[str]:
+    """Every name spelled in `tree` where LibCST holds a `Name` (what `codegen.FreshNames` avoids): read and stored
+    names, attributes', defs', classes', parameters', keywords', the dotted parts of imports and their aliases,
+    `global`/`nonlocal` names, `except ... as` names, `match` captures and keys, type parameters."""
+    found: set[str] = set()
+    add = found.add
+    for node in ast.walk(tree):
+        kind = type(node)
+        if kind is ast.Name:
+            add(node.id)
+        elif kind is ast.Attribute:
+            add(node.attr)
+        elif kind is ast.arg:
+            add(node.arg)
+        elif kind is ast.keyword:
+            if node.arg is not None:
+                add(node.arg)
+        elif kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+            add(node.name)
+        elif kind is ast.alias:
+            found.update(node.name.split("."))
+            if node.asname:
+                add(node.asname)
+        elif kind is ast.ImportFrom:
+            if node.module:
+                found.update(node.module.split("."))
+        elif kind in (ast.Global, ast.Nonlocal):
+            found.update(node.names)
+        elif kind is ast.ExceptHandler or kind in _CAPTURES:
+            if getattr(node, "name", None):
+                add(node.name)
+        elif kind is _MATCH_MAPPING:
+            if node.rest:
+                add(node.rest)
+        elif kind is _MATCH_CLASS:
+            found.update(node.kwd_attrs)
+        elif kind in _TYPE_PARAMETERS:
+            add(node.name)
+    found.discard("*")
+    return found
+
+
+_CAPTURES = tuple(getattr(ast, kind) for kind in ("MatchAs", "MatchStar") if hasattr(ast, kind))
+_MATCH_MAPPING = getattr(ast, "MatchMapping", None)
+_MATCH_CLASS = getattr(ast, "MatchClass", None)
+_TYPE_PARAMETERS = tuple(getattr(ast, kind) for kind in ("TypeVar", "ParamSpec", "TypeVarTuple") if hasattr(ast, kind))
 
 
 def in_order(call: ast.Call) -> list[ast.AST]:

@@ -63,6 +63,18 @@ class Positions:
         between = _COMMENT.sub(b"", self.source_bytes(before, start))
         cut = max(between.rfind(b","), between.rfind(b"="), between.rfind(b")"))
         opened = between[cut + 1 :].count(b"(") - (0 if cut >= 0 and between[cut : cut + 1] in (b",", b"=") else 1)
+        return self._widened(node, opened)
+
+    def callee(self, call: ast.Call) -> str:
+        """The source of `call.func` as LibCST's `code_for` gives it, with the parentheses of its own (`(f)(x)`:
+        `ast` starts the call at the first of them)."""
+        func = call.func
+        before = _COMMENT.sub(b"", self.source_bytes((call.lineno, call.col_offset), (func.lineno, func.col_offset)))
+        return self._widened(func, before.count(b"("))
+
+    def _widened(self, node: ast.AST, opened: int) -> str:
+        """The source of `node` with `opened` parentheses of its own around it."""
+        start, end = (node.lineno, node.col_offset), (node.end_lineno, node.end_col_offset)
         text = self.source_bytes(start, end)
         if opened <= 0:
             return text.decode("utf-8", "surrogatepass")
