@@ -41,6 +41,7 @@ from jaxfix.analysis.syntax import AT_METHODS
 from jaxfix.analysis.traced import ARRAY_NAMESPACES, LAX_BODIES, STATIC_CALLS, TRANSFORMS
 from jaxfix.facts.binder import Binder
 from jaxfix.facts.knowledge import jaxtyping
+from jaxfix.facts.literals import int_constant
 from jaxfix.facts.positions import Positions
 from jaxfix.facts.traced import Kind, Traced
 from jaxfix.facts.knowledge.jax import PURE_CALLS, PURE_PREFIXES
@@ -1156,7 +1157,7 @@ def names_called_in_loops(screen: Screen) -> frozenset[str]:
     )
 
 
-# ---- JF702, JF703: calls of compiled functions (`jaxfix.facts.compiled.calls_compiled`) -------------------------------------------
+# ---- JF702: calls of compiled functions (`jaxfix.facts.compiled.calls_compiled`) -------------------------------------------
 
 from jaxfix.analysis.traced import COMPILED_CALLABLES as _COMPILERS  # noqa: E402  (jit.py's, one set)
 
@@ -1847,7 +1848,7 @@ def range_may_report(screen: Screen, loop: ast.For, call: ast.Call, report_trip_
 def _may_count_at_least(screen: Screen, args: list[ast.expr], threshold: int) -> bool:
     """Whether ShapeAnalysis.constant may give `range(*args)` a count of at least `threshold`: integer literals
     counted here, or names a module-level assignment binds (whose values are not followed)."""
-    values = [_literal_int(a) for a in args]
+    values = [int_constant(None, a) for a in args]  # ShapeAnalysis.constant on literals alone
     if all(v is not None for v in values):
         step = values[2] if len(values) == 3 else 1
         if not step:
@@ -1856,31 +1857,6 @@ def _may_count_at_least(screen: Screen, args: list[ast.expr], threshold: int) ->
         return len(range(start, stop, step)) >= threshold
     constants = _module_assigned(screen)
     return all(_may_be_constant(a, constants) for a in args)
-
-
-def _literal_int(expr: ast.expr) -> int | None:
-    """ShapeAnalysis.constant on literals alone: integers, unary +/-, and + - * // ** of them."""
-    if isinstance(expr, ast.Constant):
-        return expr.value if type(expr.value) is int else None
-    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, (ast.USub, ast.UAdd)):
-        inner = _literal_int(expr.operand)
-        return None if inner is None else (-inner if isinstance(expr.op, ast.USub) else inner)
-    if isinstance(expr, ast.BinOp):
-        left, right = _literal_int(expr.left), _literal_int(expr.right)
-        if left is None or right is None:
-            return None
-        op = type(expr.op)
-        if op is ast.Add:
-            return left + right
-        if op is ast.Sub:
-            return left - right
-        if op is ast.Mult:
-            return left * right
-        if op is ast.FloorDiv and right:
-            return left // right
-        if op is ast.Pow and 0 <= right < 64:
-            return left**right
-    return None
 
 
 def _may_be_constant(expr: ast.expr, constants: frozenset[str]) -> bool:
