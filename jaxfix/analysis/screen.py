@@ -1157,52 +1157,6 @@ def names_called_in_loops(screen: Screen) -> frozenset[str]:
     )
 
 
-# ---- JF702: calls of compiled functions (`jaxfix.facts.compiled.calls_compiled`) -------------------------------------------
-
-from jaxfix.analysis.traced import COMPILED_CALLABLES as _COMPILERS  # noqa: E402  (jit.py's, one set)
-
-
-def _may_compile(screen: Screen, expr: ast.AST) -> bool:
-    """A superset of jit.py's `compiler`: `jax.jit`, `jax.jit(...)`, `partial(jax.jit, ...)` (any callee whose
-    first positional argument may be jit or pmap)."""
-    if screen.may_resolve_to(expr, _COMPILERS):
-        return True
-    if not isinstance(expr, ast.Call):
-        return False
-    if screen.may_resolve_to(expr.func, _COMPILERS):
-        return True
-    # the first positional argument (`partial(jax.jit, ...)`), which may be a `*` or, with none before it, a `**`
-    first = expr.args[0] if expr.args else next((k for k in expr.keywords if k.arg is None), None)
-    if isinstance(first, (ast.Starred, ast.keyword)):
-        first = first.value
-    return first is not None and screen.may_resolve_to(first, _COMPILERS)
-
-
-@once_per_screen
-def compiled_names(screen: Screen) -> frozenset[str]:
-    """The names that some binding may make a compiled callable (jit.py's `_compiles`), matched by name instead of
-    scope: a def (or async def) with a decorator that may be jit/pmap, and `name = <call>` whose callee may be
-    jit/pmap or a call that makes one (`jax.jit(...)(f)`, `partial(jax.jit, ...)(f)`)."""
-    names: set[str] = set()
-    for statement, _ in screen.statements:
-        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            if any(_may_compile(screen, d) for d in statement.decorator_list):
-                names.add(statement.name)
-        elif isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Call):
-            if _may_compile(screen, statement.value.func):
-                names.update(t.id for t in statement.targets if isinstance(t, ast.Name))
-    return frozenset(names)
-
-
-def may_call_compiled(screen: Screen, call: ast.Call) -> bool:
-    """A superset of jit.py's `calls_compiled(call)`: `jax.jit(f)(x)` (or pmap), or a call of a name that some
-    binding in the module may make a compiled callable."""
-    func = call.func
-    if isinstance(func, ast.Call):
-        return screen.may_resolve_to(func.func, _COMPILERS)
-    return isinstance(func, ast.Name) and func.id in compiled_names(screen)
-
-
 # ---- JF301, JF705: the ways each name is bound that may make it an array ------------------------------------------
 
 _CONTAINERS = (ast.List, ast.Tuple, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp)

@@ -163,6 +163,13 @@ class Bridge:
             return None  # before Python 3.12, an f-string's parts span the whole string in `ast`
         return found
 
+    def line_of(self, statement: ast.stmt) -> cst.SimpleStatementLine | None:
+        """The LibCST line (a `SimpleStatementLine`: simple statements joined by `;`) that the simple statement
+        `statement` starts, or None (it is not the first of its line, or stands in a one-line suite)."""
+        start = self.point(statement.lineno, statement.col_offset)
+        found = self._find(start, lambda n, at: isinstance(n, cst.SimpleStatementLine))
+        return found if isinstance(found, cst.SimpleStatementLine) else None
+
     def _find(
         self, start: Point, accept: Callable[[cst.CSTNode, Point], bool], within: type | None = None
     ) -> cst.CSTNode | None:
