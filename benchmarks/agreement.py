@@ -52,6 +52,8 @@ from jaxfix.analysis.screen import Screen  # noqa: E402
 from jaxfix.analysis.traced import Kind  # noqa: E402
 from jaxfix.edit.bridge import Bridge  # noqa: E402
 from jaxfix.analysis.syntax import param_names as cst_param_names  # noqa: E402
+from jaxfix.facts.flow import Bound, Lines  # noqa: E402
+from jaxfix.facts.literals import int_constant, range_steps  # noqa: E402
 from jaxfix.facts.traced import Traced, param_names as ast_param_names  # noqa: E402
 
 
@@ -81,6 +83,15 @@ class Sides:
         self.context = ModuleContext(wrapper, self.tree, facts, self.screen)
         self.bridge = Bridge(self.context.module, self.tree, self.context.positions)
         self.facts = facts
+
+    @cached_property
+    def lines(self) -> Lines:
+        return Lines(self.text)
+
+    @cached_property
+    def bound(self) -> dict:
+        """facts.flow.Bound of each function asked (or the module)."""
+        return {}
 
     @cached_property
     def traced(self) -> Traced:
@@ -293,6 +304,58 @@ def _for_loops(sides: Sides) -> list[ast.AST]:
     return [loop for loop in sides.loops if isinstance(loop, ast.For)]
 
 
+def _int_expressions(sides: Sides) -> list[ast.expr]:
+    """Every expression read in the module that LibCST's Shapes.constant may fold: int literals, signs, arithmetic,
+    names (its other expressions answer None on both sides by construction)."""
+    kinds = (ast.Constant, ast.UnaryOp, ast.BinOp, ast.Name)
+    return [node for node in sides.expressions if type(node) in kinds]
+
+
+def _range_calls(sides: Sides) -> list[ast.Call]:
+    """Every call of the builtin `range` (JF703 asks the steps of the `for` loops' ones)."""
+    binder = sides.screen.binder
+    return [c for c in sides.screen.nodes_of(ast.Call) if binder.is_builtin(c.func, "range")]
+
+
+def _literal_trip(sides: Sides, call: cst.CSTNode):
+    from jaxfix.analysis.loops import range_trip
+
+    trip = range_trip(sides.context, call)
+    return trip.count if trip is not None and trip.kind == "literal" else None
+
+
+def _line_starts(sides: Sides) -> list[ast.stmt]:
+    """The first statement of each line LibCST holds (`Lines.group`), in every block of the module."""
+    lines = sides.lines
+    found = []
+    for node in [sides.tree, *sides.screen.nodes]:
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(node, field, None)
+            if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+                found += [group[0] for _, group in lines.group(block)]
+    return found
+
+
+def _bound_on_ast(sides: Sides, statement: ast.stmt) -> tuple[str, ...]:
+    parents = sides.screen.binder.parents
+    function = parents.get(statement)
+    while function is not None and not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        function = parents.get(function)
+    function = function or sides.tree
+    bound = sides.bound.get(function)
+    if bound is None:
+        bound = sides.bound[function] = Bound(function, sides.lines)
+    return tuple(sorted(n for n in bound.locals if bound.defined_before(statement, n)))
+
+
+def _bound_on_libcst(sides: Sides, node: cst.CSTNode) -> tuple[str, ...]:
+    if isinstance(node, cst.BaseSmallStatement):
+        node = sides.context.parents[node]
+    dataflow = sides.context.dataflow
+    flow = dataflow.flow(dataflow.enclosing_function(node))
+    return tuple(sorted(n for n in flow.locals if flow.defined_before(node, n)))
+
+
 _BODY = "at each function's first body node"
 _EXPRESSION = "for each expression read in traced code"
 FAMILIES: list[Family] = [
@@ -326,6 +389,14 @@ FAMILIES: list[Family] = [
            "exact", _all_expressions, _kind_exact, lambda s, node: s.context.traced.kind(node).name),
     Family("guarded-exact", "facts.traced.Traced.guarded vs TracedAnalysis.guarded, for each if/while", "exact",
            _branches, _guarded_on_ast, lambda s, node: s.context.traced.guarded(node)),
+    Family("bound-exact", "facts.flow.Bound.defined_before vs FunctionFlow.defined_before, for each line of each "
+           "block: the locals bound on every path to it", "exact", _line_starts, _bound_on_ast, _bound_on_libcst),
+    Family("int-constant-exact", "facts.literals.int_constant vs Shapes.constant, for each literal, sign, arithmetic "
+           "or name read in the module", "exact", _int_expressions,
+           lambda s, node: int_constant(s.screen.binder, node), lambda s, node: s.context.shapes.constant(node)),
+    Family("range-steps-exact", "facts.literals.range_steps vs range_trip's literal count, for each call of the "
+           "builtin range", "exact", _range_calls, lambda s, node: range_steps(s.screen.binder, s.screen.traced_fact, node),
+           _literal_trip),
 ]  # fmt: skip
 BY_NAME = {family.name: family for family in FAMILIES}
 

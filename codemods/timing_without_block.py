@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import ast
-import re
 
 import libcst as cst
 
-from jaxfix.analysis.dataflow import body_statements
-from jaxfix.analysis.jit import calls_compiled
-from jaxfix.analysis.screen import dotted, may_call_compiled
-from jaxfix.analysis.syntax import code_nodes, target_names, walk
 from jaxfix.codemod import Codemod, Invalid, Valid
-from jaxfix.diagnostics import Safety
+from jaxfix.diagnostics import Diagnostic, Fix, ImportSpec, Safety
+from jaxfix.facts.compiled import calls_compiled
+from jaxfix.facts.flow import Bound, Lines, target_names
+from jaxfix.facts.literals import concatenated
+from jaxfix.facts.module import FileFacts
 from jaxfix.facts.knowledge.jax import GRAD_LIKE, NUMERIC_NAMESPACES, VMAP_LIKE
 
 CLOCKS = frozenset(
@@ -123,236 +122,203 @@ class TimingWithoutBlock(Codemod):
     )
 
     @classmethod
-    def may_match_tree(cls, screen) -> bool:
-        """A finding needs, in one block, two statements that may read a clock and between them, as the last
-        statement with a call (or the last such in the body of a loop there, through loops only), `x = call(...)`
-        or `call(...)` whose call may be asynchronous (`_may_be_async`). Statements are taken one by one, and
-        LibCST's lines (`a; b`) only where the clock's line starts with others: it may pass more, never less."""
-        if sum(screen.may_resolve_to(n.func, CLOCKS) for n in screen.imported_calls) < 2:
-            return False
-
-        def clock(stmt: ast.stmt) -> bool:
-            return not isinstance(stmt, _COMPOUND) and any(
-                isinstance(n, ast.Call) and screen.may_resolve_to(n.func, CLOCKS) for n in ast.walk(stmt)
-            )
-
-        def unwaited(statements: list[ast.stmt]) -> bool:  # `_last_unwaited`, without its checks of names
-            for stmt in reversed(statements):
-                if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
-                    return not stmt.orelse and unwaited(stmt.body)
-                if isinstance(stmt, _COMPOUND):
-                    return False
-                if not any(isinstance(n, ast.Call) for n in ast.walk(stmt)):
-                    continue
-                value = stmt.value if isinstance(stmt, ast.Expr) else None
-                if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
-                    value = stmt.value
-                return isinstance(value, ast.Call) and _may_be_async(screen, value)
-            return False
-
-        lines = None
-        for node in screen.nodes_of(*_WITH_BLOCKS):
+    def check(cls, facts: FileFacts) -> list[Diagnostic]:
+        binder = facts.binder
+        if sum(binder.qualified(call.func) in CLOCKS for call in binder.calls) < 2:
+            return []  # two lines that read a clock are needed
+        lines = Lines(facts.text)
+        bound: dict[ast.AST, Bound] = {}
+        found: list[Diagnostic] = []
+        for node in [facts.tree, *binder.nodes_of(*_WITH_BLOCKS)]:
             for field in _BLOCK_FIELDS:
                 block = getattr(node, field, None)
-                if not isinstance(block, list) or len(block) < 3:
+                if not isinstance(block, list) or len(block) < 3 or not isinstance(block[0], ast.stmt):
                     continue
+                groups = lines.group(block)
+                if groups[0][0] == "suite":
+                    continue  # `if x: a; b`: no block of lines (LibCST's IndentedBlock)
                 previous = None
-                for index, stmt in enumerate(block):
-                    if not clock(stmt):
+                for index, (kind, group) in enumerate(groups):
+                    if kind != "line" or not _reads_clock(binder, group):
                         continue
-                    if previous is not None:
-                        start = index  # the clock's own LibCST line may start with other statements: not between
-                        while start - 1 > previous and not isinstance(block[start - 1], _COMPOUND):
-                            lines = lines or _physical_lines(screen.text)
-                            if not _one_line(lines, block[start - 1], block[start]):
-                                break
-                            start -= 1
-                        if unwaited(block[previous + 1 : start]):
-                            return True
+                    if previous is not None and index - previous > 1:
+                        finding = cls._check(facts, lines, bound, groups[previous + 1 : index], group[0])
+                        if finding is not None:
+                            found.append(finding)
                     previous = index
-        return False
+        return found
 
-    # ---- finding ---------------------------------------------------------------------------------------------
-
-    def visit_Module(self, node: cst.Module) -> None:
-        self._block(node, list(node.body))
-        for block in code_nodes(node):
-            if isinstance(block, cst.IndentedBlock):
-                self._block(block, list(block.body))
-
-    def _clock_read(self, stmt: cst.CSTNode) -> bool:
-        if not isinstance(stmt, cst.SimpleStatementLine):
-            return False
-        return any(isinstance(n, cst.Call) and self.context.names.qualified(n.func) in CLOCKS for n in walk(stmt))
-
-    def _block(self, owner, statements: list) -> None:
-        previous_clock = None
-        for index, stmt in enumerate(statements):
-            if not self._clock_read(stmt):
-                continue
-            if previous_clock is not None and index - previous_clock > 1:
-                self._check(statements[previous_clock + 1 : index], stmt)
-            previous_clock = index
-
-    def _check(self, between: list, clock: cst.SimpleStatementLine) -> None:
-        found = self._last_unwaited(between)
+    @classmethod
+    def _check(cls, facts: FileFacts, lines: Lines, bound: dict, between: list, clock: ast.stmt) -> Diagnostic | None:
+        found = _last_unwaited(facts, lines, between)
         if found is None:
-            return
+            return None
         stmt, call, targets, in_loop = found
-        what = self.context.code_for(call.func)
+        what = facts.positions.with_parentheses(call.func, call)
         message = (
             f"the clock is read while `{what}(...)` may still be running: JAX dispatches asynchronously, so this "
             f"times the dispatch, not the computation; wait for the result (`jax.block_until_ready`) first"
         )
-        blocker = self._blocker(clock, targets) if in_loop else None
+        blocker = _blocker(facts, lines, bound, clock, targets) if in_loop else None
         if blocker is not None:
-            self.report(call, f"{message}; not fixed: {blocker}")
-            return
-        self.report(call, message, self._fix(stmt, call, targets, clock, in_loop))
-
-    def _last_unwaited(self, statements: list):
-        """(statement, call, target names, in a loop) of the JAX computation that ends `statements`, when
-        nothing after it may wait; None when the last statement with a call is not one."""
-        for stmt in reversed(statements):
-            if isinstance(stmt, (cst.For, cst.While)):
-                if stmt.orelse is not None:
-                    return None
-                found = self._last_unwaited(list(body_statements(stmt.body)))
-                return None if found is None else (*found[:3], True)
-            if not isinstance(stmt, cst.SimpleStatementLine):
-                return None  # if, with, try: not followed
-            calls = [n for n in walk(stmt) if isinstance(n, cst.Call)]
-            if not calls:
-                continue  # `n += 1`: cannot wait for anything
-            if len(stmt.body) != 1:
-                return None
-            small = stmt.body[0]
-            value, targets = None, []
-            if isinstance(small, cst.Assign) and len(small.targets) == 1:
-                value = small.value
-                targets = target_names(small.targets[0].target)
-                if not all(isinstance(t, cst.Name) for t in _flat(small.targets[0].target)):
-                    return None
-            elif isinstance(small, cst.Expr):
-                value = small.value
-            if not isinstance(value, cst.Call) or not self._is_async(value):
-                return None
-            if any(self._syncs(c) for c in calls):
-                return None
-            return stmt, value, targets, False
-        return None
-
-    def _is_async(self, call: cst.Call) -> bool:
-        """A JAX computation: a compiled function, a `jax.numpy`/`random`/`lax` call, `jax.grad(f)(x)`."""
-        if calls_compiled(self.context, call):
-            return not self._empty_function(call)
-        names = self.context.names
-        qualified = names.qualified(call.func) or ""
-        if qualified.startswith(NUMERIC_NAMESPACES):  # a jax function that computes arrays, asynchronously
-            return True
-        return isinstance(call.func, cst.Call) and names.qualified(call.func.func) in _TRANSFORMS
-
-    def _empty_function(self, call: cst.Call) -> bool:
-        """Whether `call` calls a def whose body is only `pass`, `...` or a docstring (a benchmark of dispatch
-        overhead): it returns None and computes nothing, so there is nothing to wait for."""
-        from libcst.metadata import ScopeProvider
-
-        if not isinstance(call.func, cst.Name):
-            return False
-        scope = self.context.wrapper.resolve(ScopeProvider).get(call.func)
-        if scope is None:
-            return False
-        definitions = [getattr(a, "node", None) for a in scope[call.func.value]]
-        return bool(definitions) and all(
-            isinstance(d, cst.FunctionDef) and all(_does_nothing(s) for s in body_statements(d.body)) for d in definitions
-        )
-
-    def _syncs(self, call: cst.Call) -> bool:
-        names = self.context.names
-        qualified = names.qualified(call.func) or ""
-        if qualified in _SYNC_FUNCTIONS or qualified.startswith("numpy."):
-            return True
-        if isinstance(call.func, cst.Attribute) and call.func.attr.value in _SYNC_METHODS:
-            return True
-        return any(names.is_builtin(call.func, b) for b in _SYNC_BUILTINS)
-
-    # ---- the fix ---------------------------------------------------------------------------------------------
-
-    def _blocker(self, clock: cst.SimpleStatementLine, targets: list[str]) -> str | None:
+            return cls.finding(facts, call, f"{message}; not fixed: {blocker}")
+        wait, needed = _spelled(facts.binder, "jax.block_until_ready")
         if not targets:
-            return "the loop's result is not kept in a name to wait for after the loop"
-        flow = self.context.dataflow.flow(self.context.dataflow.enclosing_function(clock))
-        unbound = [t for t in targets if not flow.defined_before(clock, t)]
-        if unbound:
-            return f"`{unbound[0]}` may be unbound after the loop (it may run zero times)"
-        return None
+            description = "wait for the result: `jax.block_until_ready(...)`"
+            plan = (stmt, None, wait, needed)
+        else:
+            description = f"wait for `{', '.join(targets)}` before reading the clock"
+            plan = (clock, targets, wait, needed)
+        return cls.finding(facts, call, message, description=description, plan=plan)
 
-    def _fix(self, stmt, call: cst.Call, targets: list[str], clock, in_loop: bool):
-        wait, import_spec = self.context.names.expression_for("jax.block_until_ready")
-        imports = [import_spec] if import_spec else []
-        if not targets:
-            small = stmt.body[0]
-            wrapped = cst.Call(func=wait, args=[cst.Arg(small.value)])
-            new = stmt.with_changes(body=[small.with_changes(value=wrapped)])
-            return self.fix("wait for the result: `jax.block_until_ready(...)`", [(stmt, new)], add_imports=imports)
+    @classmethod
+    def fix_finding(cls, finding: Diagnostic, bridge) -> Fix | None:
+        statement, targets, wait, needed = finding.plan
+        imports = (needed,) if needed is not None else ()
+        if targets is None:  # a discarded result `f(x)` becomes `jax.block_until_ready(f(x))`
+            small = bridge.cst_of(statement)
+            if not isinstance(small, cst.Expr):
+                return None
+            wrapped = cst.Call(func=cst.parse_expression(wait), args=[cst.Arg(small.value)])
+            return Fix(cls.fix_safety, finding.fix.description, ((small, small.with_changes(value=wrapped)),), imports)
+        clock = bridge.line_of(statement)
+        if clock is None:
+            return None
         packed = targets[0] if len(targets) == 1 else "(" + ", ".join(targets) + ")"
-        line = cst.parse_statement(f"{self.context.code_for(wait)}({packed})")
+        line = cst.parse_statement(f"{wait}({packed})")
         line = line.with_changes(leading_lines=clock.leading_lines)
         new_clock = clock.with_changes(leading_lines=())
-        description = f"wait for `{', '.join(targets)}` before reading the clock"
-        return self.fix(description, [(clock, cst.FlattenSentinel([line, new_clock]))], add_imports=imports)
+        return Fix(cls.fix_safety, finding.fix.description, ((clock, cst.FlattenSentinel([line, new_clock])),), imports)
 
 
-_COMPOUND = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.If, ast.For, ast.AsyncFor, ast.While, ast.With,
-             ast.AsyncWith, ast.Try, ast.Match, *((ast.TryStar,) if hasattr(ast, "TryStar") else ()))
 _BLOCK_FIELDS = ("body", "orelse", "finalbody")
-_WITH_BLOCKS = tuple(  # the node types with one of those fields (statements, handlers, cases, lambdas, ...)
+_WITH_BLOCKS = tuple(  # the node types with one of those fields (statements, handlers, cases)
     kind for kind in vars(ast).values()
     if isinstance(kind, type) and issubclass(kind, ast.AST) and set(_BLOCK_FIELDS) & set(kind._fields)
+    and kind is not ast.Module
 )
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
-def _physical_lines(text: str) -> list[str]:
-    """The source's lines as Python's tokenizer counts them (`ast` line numbers): \\n, \\r\\n or \\r ends one."""
-    return re.split(r"\r\n|\r|\n", text)
-
-
-def _one_line(lines: list[str], first: ast.stmt, second: ast.stmt) -> bool:
-    """Whether two simple statements that follow each other in a block share one LibCST line (`a; b`): only a `;`
-    (and spaces or backslash continuations) between them."""
-    if second.lineno == first.end_lineno:
-        return True  # two statements on one physical line: `;` is all that can part them
-    tail = lines[first.end_lineno - 1].encode()[first.end_col_offset :].decode(errors="replace")
-    middle = lines[first.end_lineno : second.lineno - 1]
-    head = lines[second.lineno - 1].encode()[: second.col_offset].decode(errors="replace")
-    return re.fullmatch(r"(?:[ \t\f]|\\\n)*;(?:[ \t\f]|\\\n)*", "\n".join([tail, *middle, head])) is not None
-
-
-def _may_be_async(screen, call: ast.Call) -> bool:
-    """A superset of `_is_async` on the `ast`: a call that may call a compiled function (`may_call_compiled`), of
-    a name that may resolve into `NUMERIC_NAMESPACES`, or of what a call of a transformation returns."""
-    if may_call_compiled(screen, call):
-        return True
-    parts = dotted(call.func)
-    if parts is not None and any(q.startswith(NUMERIC_NAMESPACES) for q in screen.qualified_names(parts)):
-        return True
-    return isinstance(call.func, ast.Call) and screen.may_resolve_to(call.func.func, _TRANSFORMS)
-
-
-def _does_nothing(statement: cst.CSTNode) -> bool:
-    """`pass`, `...` or a string on its own (a docstring)."""
-    if not isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
-        return False
-    return all(
-        isinstance(s, cst.Pass)
-        or (isinstance(s, cst.Expr) and isinstance(s.value, (cst.Ellipsis, cst.SimpleString, cst.ConcatenatedString)))
-        for s in statement.body
+def _reads_clock(binder, group: list[ast.stmt]) -> bool:
+    return any(
+        type(n) is ast.Call and binder.qualified(n.func) in CLOCKS for statement in group for n in ast.walk(statement)
     )
 
 
-def _flat(target: cst.BaseExpression):
-    if isinstance(target, (cst.Tuple, cst.List)):
-        for element in target.elements:
-            yield from _flat(element.value)
+def _last_unwaited(facts: FileFacts, lines: Lines, groups: list):
+    """(statement, call, target names, in a loop) of the JAX computation that ends these lines, when nothing
+    after it may wait; None when the last line with a call is not one."""
+    binder = facts.binder
+    for kind, group in reversed(groups):
+        statement = group[0]
+        if kind == "compound" and type(statement) in _LOOPS:
+            if statement.orelse:
+                return None
+            found = _last_unwaited(facts, lines, lines.group(statement.body))
+            return None if found is None else (*found[:3], True)
+        if kind != "line":
+            return None  # if, with, try: not followed (nor a one-line suite's statements)
+        calls = [n for s in group for n in ast.walk(s) if type(n) is ast.Call]
+        if not calls:
+            continue  # `n += 1`: cannot wait for anything
+        if len(group) != 1:
+            return None
+        value, targets = None, []
+        if type(statement) is ast.Assign and len(statement.targets) == 1:
+            value = statement.value
+            targets = target_names(statement.targets[0])
+            if not all(type(t) is ast.Name for t in _flat(statement.targets[0])):
+                return None
+        elif type(statement) is ast.Expr:
+            value = statement.value
+        if type(value) is not ast.Call or not _is_async(facts, value):
+            return None
+        if any(_syncs(binder, c) for c in calls):
+            return None
+        return statement, value, targets, False
+    return None
+
+
+def _is_async(facts: FileFacts, call: ast.Call) -> bool:
+    """A JAX computation: a compiled function, a `jax.numpy`/`random`/`lax` call, `jax.grad(f)(x)`."""
+    binder = facts.binder
+    if calls_compiled(binder, call):
+        return not _empty_function(facts, call)
+    qualified = binder.qualified(call.func) or ""
+    if qualified.startswith(NUMERIC_NAMESPACES):  # a jax function that computes arrays, asynchronously
+        return True
+    return type(call.func) is ast.Call and binder.qualified(call.func.func) in _TRANSFORMS
+
+
+def _empty_function(facts: FileFacts, call: ast.Call) -> bool:
+    """Whether `call` calls a def whose body is only `pass`, `...` or a docstring (a benchmark of dispatch
+    overhead): it returns None and computes nothing, so there is nothing to wait for."""
+    if type(call.func) is not ast.Name:
+        return False
+    scope = facts.binder.scope_of.get(call.func)
+    if scope is None:
+        return False
+    definitions = [b.node for b in scope.resolve(call.func.id)]
+    return bool(definitions) and all(
+        type(d) in _DEFS and all(_does_nothing(facts, s) for s in d.body) for d in definitions
+    )
+
+
+def _does_nothing(facts: FileFacts, statement: ast.stmt) -> bool:
+    """`pass`, `...` or a string on its own (a docstring; LibCST's SimpleString or ConcatenatedString)."""
+    if type(statement) is ast.Pass:
+        return True
+    if type(statement) is not ast.Expr:
+        return False
+    value = statement.value
+    if type(value) is ast.Constant:
+        return value.value is Ellipsis or type(value.value) in (str, bytes)
+    return type(value) is ast.JoinedStr and concatenated(facts.positions.segment(value))
+
+
+def _syncs(binder, call: ast.Call) -> bool:
+    qualified = binder.qualified(call.func) or ""
+    if qualified in _SYNC_FUNCTIONS or qualified.startswith("numpy."):
+        return True
+    if type(call.func) is ast.Attribute and call.func.attr in _SYNC_METHODS:
+        return True
+    return any(binder.is_builtin(call.func, b) for b in _SYNC_BUILTINS)
+
+
+def _blocker(facts: FileFacts, lines: Lines, bound: dict, clock: ast.stmt, targets: list[str]) -> str | None:
+    if not targets:
+        return "the loop's result is not kept in a name to wait for after the loop"
+    parents = facts.binder.parents
+    function = parents.get(clock)
+    while function is not None and type(function) not in _DEFS:
+        function = parents.get(function)
+    function = function or facts.tree
+    flow = bound.get(function)
+    if flow is None:
+        flow = bound[function] = Bound(function, lines)
+    unbound = [t for t in targets if not flow.defined_before(clock, t)]
+    if unbound:
+        return f"`{unbound[0]}` may be unbound after the loop (it may run zero times)"
+    return None
+
+
+def _spelled(binder, qualified_name: str) -> tuple[str, ImportSpec | None]:
+    """How the fix spells `qualified_name` here, and the import it needs: through an imported alias of its module
+    (`JaxNames.expression_for`, over the binder's `module_aliases`), else in full with `import jax`."""
+    parts = qualified_name.split(".")
+    aliases = binder.module_aliases
+    for cut in range(len(parts), 0, -1):
+        local = aliases.get(".".join(parts[:cut]))
+        if local is not None:
+            return ".".join([local, *parts[cut:]]), None
+    return qualified_name, ImportSpec(parts[0])
+
+
+def _flat(target: ast.AST):
+    if type(target) in (ast.Tuple, ast.List):
+        for element in target.elts:
+            yield from _flat(element.value if type(element) is ast.Starred else element)
     else:
         yield target

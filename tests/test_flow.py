@@ -93,3 +93,27 @@ def test_lines_group_as_libcst_does() -> None:
     module = cst.parse_module(text)
     assert [len(s.body) for s in module.body[:2]] == [2, 2]  # LibCST's own lines, for comparison
     assert isinstance(module.body[2].body, cst.SimpleStatementSuite) and body_statements(module.body[2].body)
+
+
+@pytest.mark.parametrize(
+    ("body", "bound"),
+    [
+        ("for x in xs:\n    y = x\nt = 0\n", {"xs"}),  # the loop may run zero times
+        ("y = 0\nfor x in xs:\n    y = x\nt = 0\n", {"xs", "y"}),
+        ("while True:\n    y = 1\n    break\nt = 0\n", {"xs"}),  # LibCST's flow does not read `while True`
+        ("try:\n    y = f()\nexcept E:\n    return\nt = 0\n", {"xs", "y"}),
+        ("with c:\n    y = 1\nt = 0\n", {"xs"}),  # a context manager may swallow an exception
+        ("y = 1\ndel y\nt = 0\n", {"xs"}),
+    ],
+)
+def test_bound_names_are_libcst_defined_before(body: str, bound: set[str]) -> None:
+    """`flow.Bound` answers `FunctionFlow.defined_before` (benchmarks/agreement.py's `bound-exact` on all trees)."""
+    text = "def g(xs):\n" + "".join(f"    {line}\n" for line in body.splitlines())
+    function = ast.parse(text).body[0]
+    last = function.body[-1]
+    found = flow.Bound(function, flow.Lines(text))
+    assert {n for n in found.locals if found.defined_before(last, n)} == bound
+    libcst_function = cst.parse_module(text).body[0]
+    libcst_flow = dataflow.FunctionFlow(libcst_function)
+    libcst_last = body_statements(libcst_function.body)[-1]
+    assert {n for n in libcst_flow.locals if libcst_flow.defined_before(libcst_last, n)} == bound

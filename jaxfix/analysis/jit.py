@@ -3,7 +3,6 @@ edit jit's keywords (donation, static arguments) share."""
 
 from __future__ import annotations
 
-import ast
 from dataclasses import dataclass, field
 from typing import Iterator
 
@@ -232,12 +231,3 @@ def add_jit_keyword(context, jitted: Jitted, key: str, value: str):
     replacement = cst.parse_expression(f"{partial}({code}, {key}={value})")
     return (jitted.decorator, jitted.decorator.with_changes(decorator=replacement)), needed
 
-
-def calls_compiled(context, call: cst.Call) -> bool:
-    """Whether `call` calls a function compiled with `jax.jit`/`jax.pmap` (`jaxfix.facts.compiled`, asked of the
-    `ast` node that spells it, through the node bridge). Dispatch of such a call is asynchronous: it returns before
-    the work is done."""
-    from jaxfix.facts.compiled import calls_compiled as on_ast
-
-    node = context.bridge.ast_of(call)
-    return isinstance(node, ast.Call) and on_ast(context.facts.binder, node)

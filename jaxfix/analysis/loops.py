@@ -1,5 +1,6 @@
 """What kind of loop a `for` is: the trip count of its `range(...)` and what its bounds may be (the facts the
-loop rules JF101, JF102 and JF703 share), on LibCST and, for the screens, on `ast`."""
+loop rules JF101 and JF102 share), on LibCST and, for the screens, on `ast`. JF703 asks `range_trip`'s literal
+count on `ast` (`facts.literals.range_steps`)."""
 
 from __future__ import annotations
 

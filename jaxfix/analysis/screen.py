@@ -41,6 +41,7 @@ from jaxfix.analysis.syntax import AT_METHODS
 from jaxfix.analysis.traced import ARRAY_NAMESPACES, LAX_BODIES, STATIC_CALLS, TRANSFORMS
 from jaxfix.facts.binder import Binder
 from jaxfix.facts.knowledge import jaxtyping
+from jaxfix.facts.literals import int_constant
 from jaxfix.facts.positions import Positions
 from jaxfix.facts.traced import Kind, Traced
 from jaxfix.facts.knowledge.jax import PURE_CALLS, PURE_PREFIXES
@@ -1156,52 +1157,6 @@ def names_called_in_loops(screen: Screen) -> frozenset[str]:
     )
 
 
-# ---- JF702, JF703: calls of compiled functions (`jaxfix.facts.compiled.calls_compiled`) -------------------------------------------
-
-from jaxfix.analysis.traced import COMPILED_CALLABLES as _COMPILERS  # noqa: E402  (jit.py's, one set)
-
-
-def _may_compile(screen: Screen, expr: ast.AST) -> bool:
-    """A superset of jit.py's `compiler`: `jax.jit`, `jax.jit(...)`, `partial(jax.jit, ...)` (any callee whose
-    first positional argument may be jit or pmap)."""
-    if screen.may_resolve_to(expr, _COMPILERS):
-        return True
-    if not isinstance(expr, ast.Call):
-        return False
-    if screen.may_resolve_to(expr.func, _COMPILERS):
-        return True
-    # the first positional argument (`partial(jax.jit, ...)`), which may be a `*` or, with none before it, a `**`
-    first = expr.args[0] if expr.args else next((k for k in expr.keywords if k.arg is None), None)
-    if isinstance(first, (ast.Starred, ast.keyword)):
-        first = first.value
-    return first is not None and screen.may_resolve_to(first, _COMPILERS)
-
-
-@once_per_screen
-def compiled_names(screen: Screen) -> frozenset[str]:
-    """The names that some binding may make a compiled callable (jit.py's `_compiles`), matched by name instead of
-    scope: a def (or async def) with a decorator that may be jit/pmap, and `name = <call>` whose callee may be
-    jit/pmap or a call that makes one (`jax.jit(...)(f)`, `partial(jax.jit, ...)(f)`)."""
-    names: set[str] = set()
-    for statement, _ in screen.statements:
-        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            if any(_may_compile(screen, d) for d in statement.decorator_list):
-                names.add(statement.name)
-        elif isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Call):
-            if _may_compile(screen, statement.value.func):
-                names.update(t.id for t in statement.targets if isinstance(t, ast.Name))
-    return frozenset(names)
-
-
-def may_call_compiled(screen: Screen, call: ast.Call) -> bool:
-    """A superset of jit.py's `calls_compiled(call)`: `jax.jit(f)(x)` (or pmap), or a call of a name that some
-    binding in the module may make a compiled callable."""
-    func = call.func
-    if isinstance(func, ast.Call):
-        return screen.may_resolve_to(func.func, _COMPILERS)
-    return isinstance(func, ast.Name) and func.id in compiled_names(screen)
-
-
 # ---- JF301, JF705: the ways each name is bound that may make it an array ------------------------------------------
 
 _CONTAINERS = (ast.List, ast.Tuple, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp)
@@ -1847,7 +1802,7 @@ def range_may_report(screen: Screen, loop: ast.For, call: ast.Call, report_trip_
 def _may_count_at_least(screen: Screen, args: list[ast.expr], threshold: int) -> bool:
     """Whether ShapeAnalysis.constant may give `range(*args)` a count of at least `threshold`: integer literals
     counted here, or names a module-level assignment binds (whose values are not followed)."""
-    values = [_literal_int(a) for a in args]
+    values = [int_constant(None, a) for a in args]  # ShapeAnalysis.constant on literals alone
     if all(v is not None for v in values):
         step = values[2] if len(values) == 3 else 1
         if not step:
@@ -1856,31 +1811,6 @@ def _may_count_at_least(screen: Screen, args: list[ast.expr], threshold: int) ->
         return len(range(start, stop, step)) >= threshold
     constants = _module_assigned(screen)
     return all(_may_be_constant(a, constants) for a in args)
-
-
-def _literal_int(expr: ast.expr) -> int | None:
-    """ShapeAnalysis.constant on literals alone: integers, unary +/-, and + - * // ** of them."""
-    if isinstance(expr, ast.Constant):
-        return expr.value if type(expr.value) is int else None
-    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, (ast.USub, ast.UAdd)):
-        inner = _literal_int(expr.operand)
-        return None if inner is None else (-inner if isinstance(expr.op, ast.USub) else inner)
-    if isinstance(expr, ast.BinOp):
-        left, right = _literal_int(expr.left), _literal_int(expr.right)
-        if left is None or right is None:
-            return None
-        op = type(expr.op)
-        if op is ast.Add:
-            return left + right
-        if op is ast.Sub:
-            return left - right
-        if op is ast.Mult:
-            return left * right
-        if op is ast.FloorDiv and right:
-            return left // right
-        if op is ast.Pow and 0 <= right < 64:
-            return left**right
-    return None
 
 
 def _may_be_constant(expr: ast.expr, constants: frozenset[str]) -> bool:

@@ -171,6 +171,13 @@ class Bridge:
             self._parents = parent_map(self.module)
         return self._parents.get(node)
 
+    def line_of(self, statement: ast.stmt) -> cst.SimpleStatementLine | None:
+        """The LibCST line (a `SimpleStatementLine`: simple statements joined by `;`) that the simple statement
+        `statement` starts, or None (it is not the first of its line, or stands in a one-line suite)."""
+        start = self.point(statement.lineno, statement.col_offset)
+        found = self._find(start, lambda n, at: isinstance(n, cst.SimpleStatementLine))
+        return found if isinstance(found, cst.SimpleStatementLine) else None
+
     def _find(
         self, start: Point, accept: Callable[[cst.CSTNode, Point], bool], within: type | None = None
     ) -> cst.CSTNode | None:

@@ -1,6 +1,6 @@
 """Which calls call a function compiled with `jax.jit`/`jax.pmap` (or a library's jit): on `ast`, over the binder.
 Dispatch of such a call is asynchronous (JF702, JF703 read it) and its arguments become the compiled function's
-pytree (JF704). `analysis/jit.py`'s `calls_compiled` on LibCST asks this through the node bridge."""
+pytree (JF704)."""
 
 from __future__ import annotations
 

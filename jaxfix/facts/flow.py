@@ -424,3 +424,141 @@ class Lines:
     def is_elif(self, node: ast.If) -> bool:
         """Whether an `if` that is the sole statement of another's `else` is spelled `elif`."""
         return self._prefix(node).strip() == b"" and self._lines[node.lineno - 1].encode("utf-8")[node.col_offset:].startswith(b"elif")
+
+
+# ---- bound names: which locals are bound on every path to a statement -------------------------------------------
+
+_MaybeUnbound = frozenset  # the function's locals that may be unbound at a point; None: the point is unreachable
+
+
+def _join(a: _MaybeUnbound | None, b: _MaybeUnbound | None) -> _MaybeUnbound | None:
+    return b if a is None else a if b is None else a | b
+
+
+class Bound:
+    """Which names are bound on every path to each line of one function body (a def's, or the module's): the
+    `defined_before` of LibCST's `analysis.dataflow.FunctionFlow`, whose reaching definitions it restates with
+    one bit per name (whether an unbound path reaches), over the lines LibCST holds (`Lines.group`); the same
+    loops to a fixed point, the same `break`/`continue`, `try`, `with` (which may swallow an exception anywhere
+    in its body) and `match` (not followed). benchmarks/agreement.py (`bound-exact`) compares the two."""
+
+    def __init__(self, function: ast.AST, lines: Lines) -> None:
+        self._lines = lines
+        if isinstance(function, ast.Module):
+            statements, parameters = function.body, []
+        else:
+            statements, parameters = function.body, parameter_names(function.args)
+        whole = block_activity(statements)
+        self.declared = frozenset(whole.declared)
+        self.locals = frozenset((set(parameters) | set(whole.writes) | set(whole.deletes)) - self.declared)
+        self._at: dict[ast.stmt, _MaybeUnbound] = {}
+        self._loops: list[tuple[list, list]] = []  # (breaks, continues) of each loop we are in
+        self._collectors: list[list] = []
+        self._block(statements, self.locals - set(parameters))
+
+    def defined_before(self, statement: ast.stmt, name: str) -> bool:
+        """Whether `name` is bound on every path to the line that `statement` starts (a name not local to the
+        function counts as bound unless it is declared `global`/`nonlocal`); False where no path reaches it."""
+        if name not in self.locals:
+            return name not in self.declared
+        state = self._at.get(statement)
+        return state is not None and name not in state
+
+    def _bind(self, state: _MaybeUnbound, names) -> _MaybeUnbound:
+        return state - set(names)
+
+    def _block(self, statements: Sequence[ast.stmt], state: _MaybeUnbound | None) -> _MaybeUnbound | None:
+        for kind, group in self._lines.group(statements):
+            if kind == "compound":
+                state = self._compound(group[0], state)
+                continue
+            self._record(group[0], state)
+            for statement in group:
+                if state is None:
+                    break
+                state = self._simple(statement, state)
+        return state
+
+    def _record(self, statement: ast.stmt, state: _MaybeUnbound | None) -> None:
+        if state is None:
+            return
+        self._at[statement] = _join(self._at.get(statement), state)
+        for collector in self._collectors:
+            collector.append(state)
+
+    def _simple(self, statement: ast.stmt, state: _MaybeUnbound) -> _MaybeUnbound | None:
+        kind = type(statement)
+        if kind in (ast.Break, ast.Continue):
+            if self._loops:
+                self._loops[-1][0 if kind is ast.Break else 1].append(state)
+            return None
+        if kind in (ast.Return, ast.Raise):
+            return None
+        act = activity(statement)
+        return self._bind(state, act.writes) | (set(act.deletes) & self.locals)
+
+    def _compound(self, statement: ast.stmt, state: _MaybeUnbound | None) -> _MaybeUnbound | None:  # noqa: C901
+        self._record(statement, state)
+        if state is None:
+            return None
+        kind = type(statement)
+        act = activity(statement, deep=False)
+        if kind is ast.If:
+            state = self._bind(state, act.writes)  # walrus in the test
+            body = self._block(statement.body, state)
+            return _join(body, self._block(statement.orelse, state) if statement.orelse else state)
+        if kind in (ast.For, ast.AsyncFor, ast.While):
+            loop = kind is not ast.While
+            entry = self._bind(state, activity(statement.iter).writes) if loop else state
+            head = entry
+            frame: tuple[list, list] = ([], [])
+            for _ in range(100):
+                frame = ([], [])
+                self._loops.append(frame)
+                body_entry = self._bind(head, target_names(statement.target) if loop else act.writes)
+                end = self._block(statement.body, body_entry)
+                self._loops.pop()
+                new_head = entry
+                for other in (end, *frame[1]):
+                    new_head = _join(new_head, other)
+                if new_head == head:
+                    break
+                head = new_head
+            after = head if loop else self._bind(head, act.writes)
+            if statement.orelse:
+                after = self._block(statement.orelse, after)
+            for other in frame[0]:
+                after = _join(after, other)
+            return after
+        if kind in (ast.With, ast.AsyncWith):
+            entry = self._bind(state, act.writes)
+            collector = [entry]
+            self._collectors.append(collector)
+            result = self._block(statement.body, entry)
+            self._collectors.pop()
+            for seen in collector:  # a context manager may swallow an exception anywhere in the body
+                result = _join(result, seen)
+            return result
+        if kind in TRIES:
+            collector = [state]
+            self._collectors.append(collector)
+            end = self._block(statement.body, state)
+            self._collectors.pop()
+            raised = None
+            for seen in collector:
+                raised = _join(raised, seen)
+            if end is not None:
+                raised = _join(raised, end)
+            outcomes = None
+            for handler in statement.handlers:
+                entry = None if raised is None else self._bind(raised, [handler.name] if handler.name else [])
+                outcomes = _join(outcomes, self._block(handler.body, entry))
+            normal = self._block(statement.orelse, end) if statement.orelse else end
+            outcomes = _join(outcomes, normal)
+            if statement.finalbody:
+                self._block(statement.finalbody, raised)  # what the finally block sees on the way out of an exception
+                outcomes = self._block(statement.finalbody, outcomes)
+            return outcomes
+        if kind in (*_FUNCTIONS, ast.ClassDef):
+            return self._bind(state, act.writes)
+        return state

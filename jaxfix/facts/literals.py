@@ -1,11 +1,13 @@
 """Python values that are surely numbers, or lists of them, on `ast` over the binder: what jit would take as a
-pytree of scalars (JF704)."""
+pytree of scalars (JF704); the value of an integer expression and the steps of a `range(...)` of known bounds
+(JF703)."""
 
 from __future__ import annotations
 
 import ast
 
 from jaxfix.facts.binder import Binder
+from jaxfix.facts.traced import Kind, Traced
 
 _NOT_ARITHMETIC = (ast.Call, ast.Attribute, ast.Subscript, ast.Lambda, ast.JoinedStr)
 
@@ -75,3 +77,81 @@ def _arithmetic_of(expr: ast.AST, names: set[str]) -> bool:
         if kind is ast.BinOp and type(node.op) is ast.MatMult:
             return False
     return True
+
+
+def int_constant(binder: Binder | None, expr: ast.AST, seen: frozenset[str] = frozenset()) -> int | None:
+    """The value of an integer expression made of int literals, `+ - * // **` and module constants (a name whose one
+    binding is a plain `name = value` at module level), or None: `analysis.shapes.Shapes.constant`, on `ast`
+    (benchmarks/agreement.py, `int-constant-exact`). With no binder, of literals alone (no name is followed)."""
+    kind = type(expr)
+    if kind is ast.Constant:
+        return expr.value if type(expr.value) is int else None  # not a bool: LibCST's `Integer` only
+    if kind is ast.UnaryOp and type(expr.op) in (ast.USub, ast.UAdd):
+        inner = int_constant(binder, expr.operand, seen)
+        return None if inner is None else (-inner if type(expr.op) is ast.USub else inner)
+    if kind is ast.BinOp:
+        left, right = int_constant(binder, expr.left, seen), int_constant(binder, expr.right, seen)
+        if left is None or right is None:
+            return None
+        op = type(expr.op)
+        if op is ast.Add:
+            return left + right
+        if op is ast.Sub:
+            return left - right
+        if op is ast.Mult:
+            return left * right
+        if op is ast.FloorDiv and right:
+            return left // right
+        if op is ast.Pow and 0 <= right < 64:
+            return left**right
+        return None
+    if kind is ast.Name and binder is not None and expr.id not in seen:
+        scope = binder.scope_of.get(expr)
+        bindings = scope.resolve(expr.id) if scope is not None else []
+        if len(bindings) != 1 or bindings[0].scope.kind != "module":
+            return None
+        target = bindings[0].node
+        assign = binder.parent(target) if type(target) is ast.Name else None
+        if type(assign) is ast.Assign and len(assign.targets) == 1 and assign.targets[0] is target:
+            return int_constant(binder, assign.value, seen | {expr.id})
+    return None
+
+
+def range_steps(binder: Binder, traced: Traced, call: ast.Call) -> int | None:
+    """How many steps `range(...)` takes where its bounds are static (`traced`: the module's kinds) and known
+    numbers (`int_constant`), or None: `analysis.loops.range_trip`'s "literal" trip, on `ast` (benchmarks/
+    agreement.py, `range-steps-exact`). `call` is taken to call the builtin `range`."""
+    args = call.args
+    if call.keywords or any(type(a) is ast.Starred for a in args) or not 1 <= len(args) <= 3:
+        return None
+    step = int_constant(binder, args[2]) if len(args) == 3 else 1
+    bounds = args[:2]
+    if any(traced.kind(bound) is not Kind.STATIC for bound in bounds):
+        return None
+    start = 0 if len(bounds) == 1 else int_constant(binder, bounds[0])
+    stop = int_constant(binder, bounds[-1])
+    if start is None or stop is None or not step:
+        return None
+    return len(range(start, stop, step))
+
+
+def concatenated(text: str) -> bool:
+    """Whether the source of a string expression is several literals side by side (`"a" f"{x}"`, which `ast` folds
+    into one JoinedStr and LibCST keeps as a ConcatenatedString)."""
+    import io
+    import tokenize
+
+    pieces, depth = 0, 0
+    start, end = getattr(tokenize, "FSTRING_START", None), getattr(tokenize, "FSTRING_END", None)
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(f"({text})").readline):
+            if token.type == tokenize.STRING and depth == 0:
+                pieces += 1
+            elif start is not None and token.type == start:
+                pieces += depth == 0
+                depth += 1
+            elif end is not None and token.type == end:
+                depth -= 1
+    except (tokenize.TokenError, SyntaxError):
+        return False
+    return pieces > 1

@@ -17,6 +17,7 @@ from typing import Any, Callable, Iterator
 from jaxfix.diagnostics import Decision, Position
 from jaxfix.facts.binder import IMPORT, Binder
 from jaxfix.facts.positions import Positions
+from jaxfix.facts.traced import Traced
 
 _MISSING = frozenset({"ImportError", "ModuleNotFoundError", "AttributeError"})  # what a missing API raises
 _SHIM_TESTS = (ast.If, ast.IfExp, ast.While)
@@ -50,6 +51,15 @@ class FileFacts:
         """The screen's binder where the engine gave a screen (one binder per file), else one built here."""
         found = getattr(self.screen, "binder", None)
         return found if isinstance(found, Binder) and found.tree is self.tree else Binder(self.tree)
+
+    @cached_property
+    def traced(self) -> Traced:
+        """Which functions are traced and the kinds of values in them (`jaxfix.facts.traced`): the screen's, where
+        the engine gave one (one per file, which TracedAnalysis answers the visitors from), else one built here."""
+        found = getattr(self.screen, "traced_fact", None)
+        if isinstance(found, Traced) and found.binder is self.binder:
+            return found
+        return Traced(self.tree, self.binder, project=self.project)
 
     @cached_property
     def positions(self) -> Positions:

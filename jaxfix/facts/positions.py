@@ -90,6 +90,29 @@ class Positions:
         return data[first:last].decode("utf-8", "surrogatepass")
 
 
+    def with_parentheses(self, node: ast.AST, parent: ast.AST | None) -> str:
+        """The source of `node` with the parentheses of its own around it (`(f)` of `(f)(x)`, `(x)` of `g((x))`), as
+        LibCST's `code_for` gives it; `parent`: the node holding it, whose own parentheses (a call's, around its
+        one argument) are not the node's."""
+        data, starts = self._encoded()
+        first = starts[node.lineno - 1] + node.col_offset
+        last = starts[node.end_lineno - 1] + node.end_col_offset
+        pairs, before, after = 0, first, last
+        while True:
+            opening = len(data[:before].rstrip(b" \t\f\r\n\\"))
+            closing = _after_comments(data, after)
+            if not (opening and data[opening - 1 : opening] == b"(" and data[closing : closing + 1] == b")"):
+                break
+            pairs, before, after = pairs + 1, opening - 1, closing + 1
+        if pairs and type(parent) is ast.Call and parent.func is not node and len(parent.args) + len(parent.keywords) == 1:
+            pairs -= 1  # the call's own parentheses
+        if not pairs:
+            return self.segment(node)
+        for _ in range(pairs):
+            first = len(data[:first].rstrip(b" \t\f\r\n\\")) - 1
+            last = _after_comments(data, last) + 1
+        return data[first:last].decode("utf-8", "surrogatepass")
+
 _COMMENT = re.compile(rb"#[^\r\n]*")
 _SKIPPED = re.compile(rb"(?:[ \t\f]|\\\r?\n|\r\n|\r|\n|#[^\r\n]*)*")  # whitespace, continuations, comments
 
