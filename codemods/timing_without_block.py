@@ -162,7 +162,8 @@ class TimingWithoutBlock(Codemod):
         blocker = _blocker(facts, lines, bound, clock, targets) if in_loop else None
         if blocker is not None:
             return cls.finding(facts, call, f"{message}; not fixed: {blocker}")
-        wait, needed = _spelled(facts.binder, "jax.block_until_ready")
+        wait, module = facts.binder.spelling("jax.block_until_ready")
+        needed = ImportSpec(module) if module is not None else None
         if not targets:
             description = "wait for the result: `jax.block_until_ready(...)`"
             plan = (stmt, None, wait, needed)
@@ -302,18 +303,6 @@ def _blocker(facts: FileFacts, lines: Lines, bound: dict, clock: ast.stmt, targe
     if unbound:
         return f"`{unbound[0]}` may be unbound after the loop (it may run zero times)"
     return None
-
-
-def _spelled(binder, qualified_name: str) -> tuple[str, ImportSpec | None]:
-    """How the fix spells `qualified_name` here, and the import it needs: through an imported alias of its module
-    (`JaxNames.expression_for`, over the binder's `module_aliases`), else in full with `import jax`."""
-    parts = qualified_name.split(".")
-    aliases = binder.module_aliases
-    for cut in range(len(parts), 0, -1):
-        local = aliases.get(".".join(parts[:cut]))
-        if local is not None:
-            return ".".join([local, *parts[cut:]]), None
-    return qualified_name, ImportSpec(parts[0])
 
 
 def _flat(target: ast.AST):
