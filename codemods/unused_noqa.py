@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import re
-from typing import Sequence
+import tokenize
+from typing import Iterator, Sequence
 
 import libcst as cst
 
 from jaxfix.codemod import Codemod, Invalid, Valid
-from jaxfix.diagnostics import Diagnostic, Safety
+from jaxfix.diagnostics import Diagnostic, Fix, Position, Safety
+from jaxfix.facts.module import FileFacts
 from jaxfix.suppression import Directive, directives, matches
 
 _OURS = re.compile(r"JF\d*", re.IGNORECASE)  # in `# noqa: ...` other linters' codes sit beside jaxfix's
+_LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")  # lines with their ends, as ast and LibCST count them
 _SCREEN = re.compile(r"noqa\s*:[^\n]*\bJF|jaxfix:\s*ignore(?!-file)", re.IGNORECASE)
 
 
@@ -107,43 +110,88 @@ class UnusedNoqa(Codemod):
                     asked.update(c for c in directive.codes if directive.kind == "ignore" or _OURS.fullmatch(c))
         return sorted(asked)
 
-    def __init__(self, context) -> None:
-        super().__init__(context)
-        self._holders: list[cst.TrailingWhitespace | cst.EmptyLine] = []
+    @classmethod
+    def check(cls, facts: FileFacts) -> list[Diagnostic]:
+        """Nothing by itself: JF001 judges the other rules' findings (`judge`), on the comments of the text."""
+        return []
 
-    def visit_TrailingWhitespace(self, node: cst.TrailingWhitespace) -> None:
-        if node.comment is not None and directives(node.comment.value):
-            self._holders.append(node)
-
-    def visit_EmptyLine(self, node: cst.EmptyLine) -> None:
-        if node.comment is not None and directives(node.comment.value):
-            self._holders.append(node)
-
-    def after(self, diagnostics: Sequence[Diagnostic]) -> None:
-        for holder in self._holders:
-            comment = holder.comment
-            line = self.context.positions[comment].start.line
+    @classmethod
+    def judge(cls, facts: FileFacts, diagnostics: Sequence[Diagnostic]) -> list[Diagnostic]:
+        """Each suppression comment naming a code that silences none of `diagnostics` on its line."""
+        found = []
+        for line, column, comment in _comments(facts.text):
+            if not directives(comment):
+                continue
             here = [d for d in diagnostics if line in (d.start.line, d.end.line)]
-            text, unused = comment.value, []
-            for directive in reversed(directives(comment.value)):  # right to left: offsets stay valid
+            text, unused = comment, []
+            for directive in reversed(directives(comment)):  # right to left: offsets stay valid
                 dropped = _unused(directive, here)
                 if dropped:
                     unused = dropped + unused
                     text = text[: directive.start] + _without(directive, dropped) + text[directive.end :]
             if unused:
-                self.report(comment, _message(comment.value, unused), self._removal(holder, text))
+                kept = _kept(text)
+                description = "remove the unused codes" if kept else "remove the unused suppression"
+                found.append(Diagnostic(
+                    cls.code, cls.name, _message(comment, unused), Position(line, column + 1),
+                    Position(line, column + len(comment) + 1), Fix(cls.fix_safety, description, ()),
+                    plan=(line, comment, kept),
+                ))  # fmt: skip
+        return found
 
-    def _removal(self, holder, text: str):
-        text = re.sub(r"\s*#\s*$", "", text.rstrip())
-        text = re.sub(r"^#\s+#", "#", text)
-        kept = text.strip()
-        if kept and kept != "#":
-            new = cst.Comment(kept if kept.startswith("#") else f"# {kept}")
-            return self.fix("remove the unused codes", [(holder.comment, new)])
-        if isinstance(holder, cst.EmptyLine):
-            return self.fix("remove the unused suppression", [(holder, cst.RemoveFromParent())])
-        bare = holder.with_changes(whitespace=cst.SimpleWhitespace(""), comment=None)
-        return self.fix("remove the unused suppression", [(holder, bare)])
+    @classmethod
+    def fix_finding(cls, finding: Diagnostic, bridge) -> Fix | None:
+        """The comment replaced by what it keeps, or removed with the whitespace before it (its own line too, where
+        it stands alone)."""
+        line, comment, kept = finding.plan
+        holder = _holder(bridge, line, comment)
+        if holder is None:
+            return None
+        if kept:
+            change = (holder.comment, cst.Comment(kept))
+        elif isinstance(holder, cst.EmptyLine):
+            change = (holder, cst.RemoveFromParent())
+        else:
+            change = (holder, holder.with_changes(whitespace=cst.SimpleWhitespace(""), comment=None))
+        return Fix(finding.fix.safety, finding.fix.description, (change,))
+
+
+def _comments(text: str) -> Iterator[tuple[int, int, str]]:
+    """Each comment of the module's text: its line, its 0-based column in characters and its text. Lines end as
+    `ast` and LibCST end them (a lone "\\r" too), which `tokenize` is given as "\\n"."""
+    lines = iter(re.sub(r"\r\n?|\n", "\n", line) for line in _LINES.findall(text))
+    for token in tokenize.generate_tokens(lambda: next(lines, "")):
+        if token.type == tokenize.COMMENT:
+            yield token.start[0], token.start[1], token.string
+
+
+def _kept(text: str) -> str:
+    """What a comment keeps once its unused codes are cut out ("": nothing worth a comment)."""
+    text = re.sub(r"\s*#\s*$", "", text.rstrip())
+    text = re.sub(r"^#\s+#", "#", text)
+    kept = text.strip()
+    if not kept or kept == "#":
+        return ""
+    return kept if kept.startswith("#") else f"# {kept}"
+
+
+def _holder(bridge, line: int, comment: str) -> cst.TrailingWhitespace | cst.EmptyLine | None:
+    """The CST node that holds the comment `comment` on `line`."""
+    found = []
+
+    class _Holders(cst.CSTVisitor):
+        def visit_TrailingWhitespace(self, node: cst.TrailingWhitespace) -> None:
+            self._keep(node)
+
+        def visit_EmptyLine(self, node: cst.EmptyLine) -> None:
+            self._keep(node)
+
+        def _keep(self, node) -> None:
+            if node.comment is not None and node.comment.value == comment and bridge.line_at(node.comment) == line:
+                found.append(node)
+
+    bridge.module.visit(_Holders())
+    return found[0] if found else None
 
 
 def _unused(directive: Directive, here: Sequence[Diagnostic]) -> list[str]:

@@ -174,14 +174,17 @@ class Codemod(cst.BatchableCSTVisitor):
 
     @classmethod
     def consults(cls, text: str) -> Sequence[str]:
-        """Codes, code prefixes or names of other codemods whose findings in `text` this one reads in `after`;
+        """Codes, code prefixes or names of other codemods whose findings in `text` this one reads in `judge`;
         the engine runs them too (unreported) where they are not selected. JF001 asks for those that suppression
         comments name."""
         return ()
 
-    def after(self, diagnostics: Sequence[Diagnostic]) -> None:
-        """Called once the traversal is over, with every finding of the codemods that ran on the module
-        (suppressed ones included); it may still `report`. Not called when a codemod crashed on the module."""
+    @classmethod
+    def judge(cls, facts: FileFacts, diagnostics: Sequence[Diagnostic]) -> list[Diagnostic]:
+        """Findings about the other rules' findings on the module (`diagnostics`, suppressed ones included), asked
+        once every rule has answered: JF001 judges suppression comments here. Not asked when a rule crashed on the
+        module (its missing findings would mislead the judgement)."""
+        return []
 
     @classmethod
     def may_match(cls, text: str) -> bool:

@@ -302,7 +302,7 @@ def run_rules(
     say so. The one place the rules run: `check` and `apply` here, and `explain` with `explaining` on (the runs
     then hold the decisions they recorded). The `check`-rules answer first, on `ast` (a run of one is its class
     holding what `check` gave); the others, and a `check`-rule that answers None for this module, run as visitors
-    in one batched traversal of the LibCST module that `parse()` gives, asked for only then. `after` (JF001's
+    in one batched traversal of the LibCST module that `parse()` gives, asked for only then. `judge` (JF001's
     judgement of suppressions) sees every finding of both."""
     runs: list[Codemod] = []
     crashed: list[type[Codemod]] = []
@@ -331,8 +331,8 @@ def run_rules(
         runs.extend(visitors)
         crashed.extend(left_out)
         errors.extend(visit_errors)
-    if not errors:  # with a codemod's findings lost to a crash, `after` would judge on too little
-        _after(runs, errors)
+    if not errors:  # with a codemod's findings lost to a crash, `judge` would judge on too little
+        _judge(runs, facts, errors)
     return runs, crashed, errors
 
 
@@ -359,15 +359,15 @@ def _visit(
     return [], crashed, errors
 
 
-def _after(visitors: Sequence[Codemod], errors: list[str]) -> None:
-    """Each codemod's `after` hook, given every finding of the traversal (JF001 judges suppressions there)."""
-    found = [d for v in visitors for d in v.diagnostics]
-    for visitor in visitors:
+def _judge(runs: Sequence[Codemod], facts: FileFacts, errors: list[str]) -> None:
+    """Each rule's `judge`, given every finding of the module's rules (JF001 judges suppressions there)."""
+    found = [d for run in runs for d in run.diagnostics]
+    for run in runs:
         try:
-            visitor.after(found)
+            run.diagnostics.extend(type(run).judge(facts, found))
         except Exception:
-            errors.append(f"{visitor.code} crashed and was skipped for this file: {_last_line(traceback.format_exc())}")
-            visitor.diagnostics = []
+            errors.append(f"{run.code} crashed and was skipped for this file: {_last_line(traceback.format_exc())}")
+            run.diagnostics = []
 
 
 def _find_crashing(wrapper: MetadataWrapper, context: ModuleContext, codemods: Sequence[type[Codemod]]) -> type[Codemod]:

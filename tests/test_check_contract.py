@@ -92,6 +92,23 @@ def test_a_suppression_of_a_check_finding_is_used_and_jf001_sees_it() -> None:
     assert [d.code for d in engine.analyse(unused, rules)[0]] == ["JF001"]
 
 
+def test_jf001_judges_on_ast_and_builds_its_fix_only_when_asked(tmp_path, parses) -> None:
+    text = "import jax\n\nkey = jax.random.key(0)  # noqa: E501, JF902\n# jaxfix: ignore\nx = 1\n"
+    folder = _tree(tmp_path, {"m.py": text})
+    result = invoke_in(folder, "check", "--select", "JF001,JF902", "--no-cache", "-j", "1", ".")
+    assert "m.py:3:26: JF001 [*] unused suppression in `# noqa: E501, JF902`: JF902 finds nothing" in result.output
+    assert "m.py:4:1: JF001 [*] unused suppression `# jaxfix: ignore`" in result.output
+    assert parses == []
+    invoke_in(folder, "apply", "--select", "JF001,JF902", "--no-cache", "-j", "1", ".")
+    assert (folder / "m.py").read_text() == "import jax\n\nkey = jax.random.key(0)  # noqa: E501\nx = 1\n"
+
+
+def test_jf001_counts_lines_as_ast_does_a_lone_carriage_return_included() -> None:
+    text = "import jax\rx = 1\ry = 2  # noqa: JF902\r"
+    (finding,) = engine.analyse(text, [registry.by_code("JF001")])[0]
+    assert (finding.start.line, finding.start.column) == (3, 8)
+
+
 class _Negate(Codemod):
     """A rule for this test only: `-x` of a name `x`, fixed to `(0 - x)` through a fix plan (the `ast` node)."""
 

@@ -27,10 +27,11 @@ def unscreened(text: str, codemod: type[Codemod]) -> list:
 
 def passes(text: str, codemod: type[Codemod]) -> bool:
     """Whether the screens let the rule look at `text`; for a rule with a `check`, whether `check` finds
-    something or leaves the module to the rule's LibCST visitor (its ast screen is an early exit of `check`)."""
+    something or leaves the module to the rule's LibCST visitor (its ast screen is an early exit of `check`). A
+    rule that judges the others' findings (JF001's `judge`) has only its text screen."""
     if engine.screened(text, [codemod]) != [codemod]:
         return False
-    if codemod.answers_on_ast():
+    if codemod.answers_on_ast() and codemod.judge.__func__ is Codemod.judge.__func__:
         answer = codemod.check(FileFacts(text, screen=Screen(text)))
         return answer is None or bool(answer)
     return True

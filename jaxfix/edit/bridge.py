@@ -171,6 +171,11 @@ class Bridge:
             self._parents = parent_map(self.module)
         return self._parents.get(node)
 
+    def line_at(self, node: cst.CSTNode) -> int | None:
+        """The line where `node` starts, where its position is known."""
+        where = self._positions.get(node)
+        return None if where is None else where.start.line
+
     def line_of(self, statement: ast.stmt) -> cst.SimpleStatementLine | None:
         """The LibCST line (a `SimpleStatementLine`: simple statements joined by `;`) that the simple statement
         `statement` starts, or None (it is not the first of its line, or stands in a one-line suite)."""
