@@ -716,3 +716,35 @@ def test_package_names_remembered_by_folder_are_those_found_anew() -> None:
     for path in paths:
         assert module_names(path, repository, packages) == module_names(path, repository)
     assert len(packages) < len(paths)
+
+
+_TRANSFORMED = [
+    ("jax.jit(step, static_argnums=1)", {"x": 2, "n": 0, "scale": 2}),
+    ("jax.jit(step, static_argnames=('n', 'scale'))", {"x": 2, "n": 0, "scale": 0}),
+    ("jax.jit(step, static_argnums=k)", {"x": 1, "n": 1, "scale": 1}),  # not a literal: nothing known
+    ("jax.grad(step, argnums=(0, 2))", {"x": 2, "n": 1, "scale": 2}),
+    ("jax.vmap(step, in_axes=(0, None, None))", {"x": 2, "n": 1, "scale": 1}),
+    ("jax.vmap(step, in_axes=(0, axis, 1))", {"x": 2, "n": 1, "scale": 2}),  # `axis` may be None
+    ("jax.vmap(step, in_axes=None)", {"x": 1, "n": 1, "scale": 1}),
+    ("jax.vmap(step)", {"x": 2, "n": 2, "scale": 2}),
+    ("jax.jit(partial(step, scale=2.0))", {"x": 2, "n": 2, "scale": 0}),
+    ("eqx.filter_jit(partial(step, 1.0))", {"x": 0, "n": 1, "scale": 1}),  # partial's constants stay static
+]
+
+
+@pytest.mark.parametrize("wrapped,kinds", _TRANSFORMED, ids=[w for w, _ in _TRANSFORMED])
+def test_a_transformation_says_the_same_of_its_parameters_in_the_module_and_from_another(tmp_path, wrapped, kinds) -> None:
+    """One rule (facts.traced.parameter_kinds) reads a transformation's options for the module's own facts and for
+    the project index's, so a function transformed in another module gets the kinds it would get at home."""
+    from jaxfix.facts.binder import Binder
+    from jaxfix.facts.traced import Traced
+
+    head = "import jax\nimport equinox as eqx\nfrom functools import partial\n"
+    step = "def step(x, n, scale):\n    return x * scale\n"
+    root = _project(tmp_path, {"model.py": step, "train.py": f"{head}from model import step\nk = 1\naxis = 0\nfast = {wrapped}\n"})
+    _, across = _facts(root, "model.py").traced["step"]
+    tree = ast.parse(f"{head}{step}k = 1\naxis = 0\nfast = {wrapped}\n")
+    at_home = Traced(tree, Binder(tree))
+    function = next(node for node in tree.body if isinstance(node, ast.FunctionDef))
+    assert dict(across) == kinds
+    assert {p: int(at_home.seeded_kind(function, p)) for p in kinds} == kinds

@@ -34,8 +34,8 @@ from jaxfix.analysis.recording import Recorded
 from jaxfix.analysis.sharding import legacy_mesh_contexts
 from jaxfix.facts.knowledge import configs, conventions, jaxtyping, tables
 from jaxfix.facts.knowledge.jax import ARRAY_MAKERS, NUMERIC_NAMESPACES, REGISTER_STATIC
-from jaxfix.facts.knowledge.tables import FILTERED as _FILTERED, GRAD_LIKE as _GRAD_LIKE, JIT_LIKE as _JIT_LIKE
 from jaxfix.facts.knowledge.tables import LAX_BODIES, TRANSFORMS
+from jaxfix.facts.traced import MAPPED, SEEDING_OPTIONS, UNMAPPED, UNSURE, parameter_kinds
 
 INDEX_FORMAT = 6  # 2: a store into an attribute or item (`config.x = 1`) rebinds no name; 3: call-site evidence; 4: marshal; 5: a pack per project; 6: legacy meshes
 
@@ -856,42 +856,11 @@ class Project:
                 found |= self._static_classes().get((target[1], target[2]), set())
         return found
 
-    def _seed_kinds(self, info: dict, transform: str, options: dict, bound: int) -> dict[str, int]:
-        params = info["params"]
-        kinds = {p: TRACED for p in params}
-        for p in params[:bound]:
-            kinds[p] = UNKNOWN if p in ("self", "cls") else STATIC
-        if params[:1] in (["self"], ["cls"]):
-            kinds[params[0]] = UNKNOWN
-        if transform in _FILTERED:
-            return {p: UNKNOWN for p in params}
-        if transform in _JIT_LIKE:
-            for key in ("static_argnums", "static_broadcasted_argnums"):
-                if key in options:
-                    numbers = _literal_list(options[key], int)
-                    if numbers is None:
-                        return {p: UNKNOWN for p in params}
-                    for n in numbers:
-                        index = bound + n if n >= 0 else len(params) + n
-                        if 0 <= index < len(params):
-                            kinds[params[index]] = STATIC
-            if "static_argnames" in options:
-                names = _literal_list(options["static_argnames"], str)
-                if names is None:
-                    return {p: UNKNOWN for p in params}
-                for name in names:
-                    if name in kinds:
-                        kinds[name] = STATIC
-        elif transform in _GRAD_LIKE:
-            argnums = _literal_list(options["argnums"], int) if "argnums" in options else [0]
-            if argnums is None:
-                return {p: UNKNOWN for p in params}
-            for index, p in enumerate(params[bound:]):
-                if index not in argnums:
-                    kinds[p] = UNKNOWN
-        elif transform == "jax.vmap":
-            return {p: (k if k != TRACED else UNKNOWN) if "in_axes" in options else k for p, k in kinds.items()}
-        return kinds
+    def _seed_kinds(self, info: dict, transform: str, options: dict, bound: int, fixed=()) -> dict[str, int]:
+        """What `transform` and its options (references of the summary) say of the parameters it traces."""
+        written = {key: _option_literal(key, ref) for key, ref in options.items() if key in SEEDING_OPTIONS}
+        kinds = parameter_kinds(info["params"], transform, written, bound, fixed=fixed, method=True)
+        return {p: int(k) for p, k in kinds.items()}
 
     def _seed_from_decorator(self, module: str, qual: str, info: dict, decorator, mark) -> None:
         if decorator is None:
@@ -1015,11 +984,11 @@ class Project:
                 kinds.update({p: STATIC for p in info["params"][:target[3]]})
                 if info["params"][:1] in (["self"], ["cls"]):
                     kinds[info["params"][0]] = UNKNOWN
+                for keyword in target[4] if len(target) > 4 else ():  # `partial(f, beam_size=n)`: a constant
+                    if keyword in kinds:
+                        kinds[keyword] = STATIC
             else:
-                kinds = self._seed_kinds(info, transform, options, target[3])
-            for keyword in target[4] if len(target) > 4 else ():  # `partial(f, beam_size=n)`: a constant
-                if keyword in kinds:
-                    kinds[keyword] = STATIC
+                kinds = self._seed_kinds(info, transform, options, target[3], target[4] if len(target) > 4 else ())
             mark(key, [transform], kinds, local)
 
     def _convention_kinds(self, module: str, info: dict, limit: int = 1_000) -> dict[str, int]:
@@ -1352,6 +1321,22 @@ class Project:
                         if target[0] == "class":
                             found[(target[1], target[2])] = {"*"}
         return found
+
+
+def _option_literal(key: str, ref) -> list | str | None:
+    """A seeding option's reference as `parameter_kinds` reads it (None: not a literal)."""
+    if key == "in_axes":
+        value = ref.get("l", ref.get("t")) if ref else None
+        return [_axis(e if "t" in ref else {"l": e}) for e in value] if isinstance(value, list) else _axis(ref)
+    return _literal_list(ref, str if key == "static_argnames" else int)
+
+
+def _axis(ref) -> str:
+    if ref is not None and "l" in ref and ref["l"] is None:
+        return UNMAPPED
+    if ref is not None and "l" in ref and type(ref["l"]) is int:
+        return MAPPED
+    return UNSURE
 
 
 def _literal_list(ref, kind: type) -> list | None:

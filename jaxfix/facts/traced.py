@@ -556,51 +556,16 @@ class Traced:
 
     def _param_kinds_for(self, transform: str, call: ast.Call | None, info: _Function, bound_positional: int) -> dict[str, Kind]:
         """Parameter kinds implied by one transformation and its options."""
-        params = info.params
-        kinds = {p: Kind.TRACED for p in params}
-        for p in params[:bound_positional]:
-            kinds[p] = Kind.STATIC  # bound by functools.partial: a constant of the traced function
-        for p in self._partial_keywords.get(info.node, ()):
-            if p in kinds:
-                kinds[p] = Kind.STATIC
-        if params and params[0] in ("self", "cls") and isinstance(info.node, _DEFS):
-            kinds[params[0]] = Kind.UNKNOWN
-        if transform in FILTERED:
-            return {p: Kind.UNKNOWN for p in params}
         args = self._call_args(call) if call is not None else []
         options = {a.keyword: a.value for a in args if a.keyword is not None}
-        if transform in JIT_LIKE:
-            for key in ("static_argnums", "static_broadcasted_argnums"):
-                if key in options:
-                    numbers = _literals(options[key], (int,))
-                    if numbers is None:
-                        return {p: Kind.UNKNOWN for p in params}
-                    for n in numbers:
-                        index = bound_positional + n if n >= 0 else len(params) + n
-                        if 0 <= index < len(params):
-                            kinds[params[index]] = Kind.STATIC
-            if "static_argnames" in options:
-                names = _literals(options["static_argnames"], (str, bytes))
-                if names is None:
-                    return {p: Kind.UNKNOWN for p in params}
-                for name in names:
-                    if name in kinds:
-                        kinds[name] = Kind.STATIC
-        elif transform in GRAD_LIKE:
-            argnums = _literals(options["argnums"], (int,)) if "argnums" in options else [0]
-            if argnums is None:
-                return {p: Kind.UNKNOWN for p in params}
-            for index, p in enumerate(params[bound_positional:]):
-                if index not in argnums:
-                    kinds[p] = Kind.UNKNOWN  # concrete unless the caller is itself traced
-        elif transform in VMAP_LIKE:
-            axes = options["in_axes"] if "in_axes" in options else _positional_in_axes(args)
-            if isinstance(axes, (ast.Tuple, ast.List)):
-                free = params[bound_positional:]
-                for index, element in enumerate(axes.elts):
-                    if index < len(free) and type(element) is ast.Constant and element.value is None:
-                        kinds[free[index]] = Kind.UNKNOWN
-        return kinds
+        if "in_axes" not in options and transform in VMAP_LIKE:
+            positional = _positional_in_axes(args)
+            if positional is not None:
+                options["in_axes"] = positional
+        written = {key: _option_literal(key, value) for key, value in options.items() if key in SEEDING_OPTIONS}
+        method = bool(info.params) and isinstance(info.node, _DEFS)
+        return parameter_kinds(info.params, transform, written, bound_positional,
+                               fixed=self._partial_keywords.get(info.node, ()), method=method)
 
     def _propagate_from(self, info: _Function) -> bool:
         """Calls inside a traced function trace the same-module functions they reach; nested functions that the
@@ -784,6 +749,75 @@ def _positional_in_axes(args: list[Arg]) -> ast.expr | None:
     """The `in_axes` of `jax.vmap(f, (0, None))`, given positionally after the function."""
     positional = [a for a in args if a.keyword is None and not a.star]
     return positional[1].value if len(positional) >= 2 else None
+
+
+# What a transformation's options say of the parameters of what it traces, decoded to literals by the caller
+# (`_option_literal` here, the project index from its summaries), so that both read one rule (`parameter_kinds`).
+SEEDING_OPTIONS = frozenset({"static_argnums", "static_broadcasted_argnums", "static_argnames", "argnums", "in_axes"})
+MAPPED, UNMAPPED, UNSURE = "mapped", "unmapped", "unsure"  # an `in_axes` entry: an int, None, anything else
+
+
+def parameter_kinds(
+    params: list[str], transform: str, options: dict[str, list | str | None], bound: int = 0, *,
+    fixed: Iterable[str] = (), method: bool = False,
+) -> dict[str, Kind]:
+    """The kind of each parameter of a function that `transform` traces, from the transformation's literal
+    options: `static_argnums`/`static_broadcasted_argnums`/`argnums` a list of ints, `static_argnames` a list of
+    names, each None where the option is not a literal (then nothing is known); `in_axes` a list of
+    MAPPED/UNMAPPED/UNSURE, one per positional parameter, or one of them for all. `bound`: the leading positional parameters a
+    `functools.partial` fixed, and `fixed` the keywords it fixed (constants of the traced function); `method`: the
+    first parameter is `self`/`cls` of a def (neither static nor traced)."""
+    constants = {p for p in [*params[:bound], *fixed] if p in params}  # bound by functools.partial
+
+    def nothing_known() -> dict[str, Kind]:
+        return {p: Kind.STATIC if p in constants else Kind.UNKNOWN for p in params}
+
+    kinds = {p: Kind.STATIC if p in constants else Kind.TRACED for p in params}
+    if method and params and params[0] in ("self", "cls"):
+        kinds[params[0]] = Kind.UNKNOWN
+    if transform in FILTERED:
+        return nothing_known()
+    if transform in JIT_LIKE:
+        for key in ("static_argnums", "static_broadcasted_argnums", "static_argnames"):
+            if key not in options:
+                continue
+            if options[key] is None:
+                return nothing_known()
+            for n in options[key]:
+                if type(n) is int:
+                    index = bound + n if n >= 0 else len(params) + n
+                    n = params[index] if 0 <= index < len(params) else None
+                if n in kinds:
+                    kinds[n] = Kind.STATIC
+    elif transform in GRAD_LIKE:
+        argnums = options.get("argnums", [0])
+        if argnums is None:
+            return nothing_known()
+        for index, p in enumerate(params[bound:]):
+            if index not in argnums:
+                kinds[p] = Kind.UNKNOWN  # concrete unless the caller is itself traced
+    elif transform in VMAP_LIKE and "in_axes" in options:
+        axes = options["in_axes"]
+        free = params[bound:]
+        for p, entry in zip(free, [axes] * len(free) if type(axes) is str else axes):
+            if entry != MAPPED and kinds[p] is Kind.TRACED:
+                kinds[p] = Kind.UNKNOWN  # not mapped, or maybe not: what the caller passes
+    return kinds
+
+
+def _option_literal(key: str, value: ast.expr) -> list | str | None:
+    """A seeding option's value as `parameter_kinds` reads it (None: not a literal)."""
+    if key == "in_axes":
+        return [_axis(e) for e in value.elts] if type(value) in (ast.Tuple, ast.List) else _axis(value)
+    return _literals(value, (str, bytes) if key == "static_argnames" else (int,))
+
+
+def _axis(entry: ast.expr) -> str:
+    if type(entry) is ast.Constant and entry.value is None:
+        return UNMAPPED
+    if type(entry) is ast.Constant and type(entry.value) is int:
+        return MAPPED
+    return UNSURE
 
 
 def _literals(expr: ast.expr, kinds: tuple[type, ...]) -> list | None:
