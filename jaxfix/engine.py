@@ -23,7 +23,7 @@ import warnings
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -45,6 +45,9 @@ from jaxfix import notebook, parsed
 from jaxfix.project_io import begin_project, project_root
 from jaxfix.suppression import unsuppressed
 from jaxfix.workers import Workers, collections_deferred
+
+if TYPE_CHECKING:
+    from jaxfix.edit.bridge import Bridge
 
 MAX_PASSES = 10
 
@@ -178,12 +181,13 @@ def analyse(
         return [], [], None
     consulted = _consulted(active, text, screen, project)
     facts = FileFacts(text, tree, project, screen)
-    parsed_module: list[MetadataWrapper] = []
+    parsed_module: list[tuple[MetadataWrapper, ModuleContext]] = []
 
     def parse() -> tuple[MetadataWrapper, ModuleContext]:
-        wrapper = MetadataWrapper(fastnodes.parse_module(text), unsafe_skip_copy=True)  # freshly parsed: nobody shares it
-        parsed_module.append(wrapper)
-        return wrapper, ModuleContext(wrapper, _tree_of(screen), project, screen, facts)
+        if not parsed_module:  # once: the fix plans are built on the module the visitors saw, with its positions
+            wrapper = MetadataWrapper(fastnodes.parse_module(text), unsafe_skip_copy=True)  # freshly parsed: nobody shares it
+            parsed_module.append((wrapper, ModuleContext(wrapper, _tree_of(screen), project, screen, facts)))
+        return parsed_module[0]
 
     with fast_visits():
         runs, _, errors = run_rules(facts, [*active, *consulted], parse)
@@ -192,22 +196,18 @@ def analyse(
         silent = {c.code for c in consulted}
         diagnostics = [d for d in diagnostics if d.code not in silent]
     diagnostics = unsuppressed(diagnostics, text)
-    wrapper = parsed_module[0] if parsed_module else None
     if fixes and any(d.plan is not None and d.fixable for d in diagnostics):
-        wrapper = wrapper or parse()[0]
-        diagnostics = _planned_fixes(diagnostics, wrapper, facts, active, errors)
+        diagnostics = _planned_fixes(diagnostics, parse()[1].bridge, active, errors)
+    wrapper = parsed_module[0][0] if parsed_module else None
     return sorted(diagnostics, key=Diagnostic.sort_key), errors, wrapper
 
 
 def _planned_fixes(
-    diagnostics: list[Diagnostic], wrapper: MetadataWrapper, facts: FileFacts, codemods: Sequence[type[Codemod]],
-    errors: list[str],
+    diagnostics: list[Diagnostic], bridge: Bridge, codemods: Sequence[type[Codemod]], errors: list[str],
 ) -> list[Diagnostic]:
-    """The diagnostics with each fix plan built on LibCST (`Codemod.fix_finding`, through the node bridge). A rule
-    that fails to build one is reported as an internal error, and its finding keeps no fix."""
-    from jaxfix.edit.bridge import Bridge
-
-    bridge = Bridge(wrapper.module, facts.tree, wrapper.resolve(PositionProvider))
+    """The diagnostics with each fix plan built on LibCST (`Codemod.fix_finding`, through the node bridge, which
+    computes positions only for the statements it is asked about). A rule that fails to build one is reported as
+    an internal error, and its finding keeps no fix."""
     by_code = {c.code: c for c in codemods}
     built = []
     for diagnostic in diagnostics:
