@@ -1,35 +1,36 @@
 """JF901 deprecated-api: deprecated and removed JAX APIs rewritten to their current form, where the mapping is exact.
 
-The whole rule is a table, `jaxfix.facts.knowledge.deprecations`: one row per old name. The matcher resolves every
-dotted name through the module's imports (`jaxfix.analysis.api_references`, LibCST's qualified names, so `from jax
-import tree_map as tm; tm(...)` is found and a local variable that shadows the name is not), looks it up there,
-and builds the row's rewrite.
+The whole rule is a table, `jaxfix.facts.knowledge.deprecations`: one row per old name. `check` reads, on `ast`,
+every dotted name that resolves through the module's imports (`FileFacts.references`, so `from jax import tree_map
+as tm; tm(...)` is found and a local variable that shadows the name is not) and every import statement, looks them
+up there, and decides each finding, its safety and its fix plan (the arguments bound, `jaxfix.facts.arguments`;
+what a pjit's shardings hold and where a legacy mesh context is entered, `jaxfix.facts.sharding`); `fix_finding`
+builds the row's rewrite on LibCST from that plan (`jaxfix.edit.api_rewrites`).
 """
 
 from __future__ import annotations
 
-from typing import Sequence
+import ast
+from typing import NamedTuple
 
-import libcst as cst
-from libcst.metadata import ScopeProvider
-
-from jaxfix.analysis.api_references import (
-    DEPRECATED, Api, ApiTable, VisitsApiTable, hint_message, import_bindings, import_is_referenced, in_shim,
-    is_dotted, qualified_reference, stored,
-)  # fmt: skip
-from jaxfix.analysis.sharding import NONE, SPEC, UNKNOWN
-from jaxfix.analysis.syntax import dotted_name
-from jaxfix.codegen import keep_parens
+from jaxfix.analysis.api_references import DEPRECATED, Api, ReadsApiTable, descend, hint_message
 from jaxfix.codemod import Codemod, Invalid, Valid
-from jaxfix.diagnostics import Fix, ImportSpec, Safety
-from jaxfix.edit.api_rewrites import Qualify, TIGHT_EQUAL, bind_arguments, has_effects, jit_arguments, keyword_of, parenthesized, receiver, shard_map_arguments, spelled, with_keywords
-from jaxfix.facts.knowledge.deprecations import (
-    ADDED_KEYWORDS, AT, HINT, JIT, KEYWORD_RENAMES, MOVE, RENAME, SHARD_MAP, SHARD_MAP_ASSUMES, SPEC_REASON, TIE_IN,
-    TYPE, UNSAFE_RENAMES, VALUE, X64,
+from jaxfix.diagnostics import Diagnostic, Fix, ImportSpec, Safety
+from jaxfix.edit.api_rewrites import BUILDERS
+from jaxfix.facts import arguments
+from jaxfix.facts.imports import (
+    alone_on_line, block_of, import_bindings, import_is_read, imported_names, string_annotation_names,
 )  # fmt: skip
+from jaxfix.facts.knowledge.deprecations import (
+    ADDED_KEYWORDS, AT, EXPLICIT_IMPORTS, HINT, JIT, JIT_KEYWORDS, KEYWORD_RENAMES, MOVE, RENAME, SHARD_MAP,
+    SHARD_MAP_ASSUMES, SHARD_MAP_POSITIONAL, SPEC_REASON, TIE_IN, TYPE, UNSAFE_RENAMES, VALUE, X64,
+)  # fmt: skip
+from jaxfix.facts.literals import maybe_numpy
+from jaxfix.facts.module import FileFacts, dotted, in_order, value_of
+from jaxfix.facts.sharding import NONE, SPEC, UNKNOWN, legacy_mesh_sites, sharding_kind
 
 
-class DeprecatedApi(VisitsApiTable, Codemod):
+class DeprecatedApi(ReadsApiTable, Codemod):
     """Rewrites deprecated and removed JAX APIs to their current spelling where the mapping is exact.
 
     ## What it does
@@ -326,73 +327,114 @@ class DeprecatedApi(VisitsApiTable, Codemod):
         ),
     ]
 
-    def __init__(self, context) -> None:
-        super().__init__(context)
-        self._unused_candidates: list[tuple[cst.CSTNode, cst.ImportAlias, ImportSpec, Api]] = []
-        self._dotted_imports: list[tuple[cst.Import, cst.ImportAlias, Api]] = []
-        self._seen: set[str] = set()  # the qualified names that references to table rows resolved to
-        self._resolved: dict[type, object] = {}
 
-    def _metadata(self, provider):
-        """Metadata resolved on first use (and shared through the wrapper): most files never need it."""
-        if provider not in self._resolved:
-            self._resolved[provider] = self.context.wrapper.resolve(provider)
-        return self._resolved[provider]
+    looks_at = ("Name", "Attribute", "Import", "ImportFrom")
 
-    # ---- references ----------------------------------------------------------------------------------------------
+    @classmethod
+    def check(cls, facts: FileFacts) -> list[Diagnostic]:
+        """Every reference to a row and every import of one, each with its fix plan (`Plan`); nothing where no import
+        can reach a row (an early exit before any name is resolved)."""
+        if not any(cls.table.reaches(name) for name in imported_names(facts.binder)):
+            return []
+        return _Findings(cls, facts).run()
 
-    def referenced(self, node: cst.Name | cst.Attribute, target: cst.BaseExpression, api: Api, qualified: str) -> None:
-        self._seen.add(qualified)
-        if api.how == MOVE or stored(self.context, node) or in_shim(self.context, target) or self._rehomed(target):
-            return  # assigning or deleting `jax.tree_map` (a monkeypatch) is not a use of it
-        handler = {
-            RENAME: self._rename,
-            TYPE: self._type,
-            AT: self._at,
-            TIE_IN: self._tie_in,
-            JIT: self._jit,
-            SHARD_MAP: self._shard_map,
-            X64: self._x64,
-            VALUE: self._value,
-            HINT: self._hint,
-        }[api.how]
-        handler(target, api)
+    @classmethod
+    def fix_finding(cls, finding: Diagnostic, bridge) -> Fix | None:
+        """The rewrite `check` planned (`Plan.kind`: one of `jaxfix.edit.api_rewrites.BUILDERS`), built on the CST nodes of the plan's."""
+        plan: Plan = finding.plan
+        node = bridge.cst_of(plan.node)
+        if node is None:
+            return None
+        changes = BUILDERS[plan.kind](node, plan.data, bridge)
+        if changes is None:
+            return None
+        return Fix(finding.fix.safety, finding.fix.description, tuple(changes), plan.add, plan.remove)
 
+
+class Plan(NamedTuple):
+    """What `fix_finding` builds: `kind` (a key of `api_rewrites.BUILDERS`), the `ast` node whose CST node it rewrites, what
+    the kind needs beside it (spellings, places of arguments in `in_order`), and the imports the fix adds and
+    removes (the old name's own import, where the reference came through one)."""
+
+    kind: str
+    node: ast.AST
+    data: tuple = ()
+    add: tuple = ()
+    remove: tuple = ()
+
+
+_PJIT_RENAMES = KEYWORD_RENAMES["jax.experimental.pjit.pjit"]
+_SHARD_MAP_RENAMES = KEYWORD_RENAMES["jax.experimental.shard_map.shard_map"]
+_SHARD_MAP_KEYWORDS = frozenset(SHARD_MAP_POSITIONAL[1:])
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+class _Findings:
+    """One module's findings (`DeprecatedApi.check`): the references first, then the imports, which read what the
+    references resolved to."""
+
+    def __init__(self, rule: type[DeprecatedApi], facts: FileFacts) -> None:
+        self.rule, self.facts, self.binder, self.table = rule, facts, facts.binder, rule.table
+        self.found: list[Diagnostic] = []
+        self.seen: set[str] = set()  # the qualified names that references to rows resolved to
+        self._sites: tuple[str, ...] | None = None
+        self._annotated: set[str] | None = None  # `string_annotation_names`, asked for the first import
+
+    def run(self) -> list[Diagnostic]:
+        handlers = {
+            RENAME: self._rename, TYPE: self._type, AT: self._at, TIE_IN: self._tie_in, JIT: self._jit,
+            SHARD_MAP: self._shard_map, X64: self._x64, VALUE: self._value, HINT: self._hint,
+        }  # fmt: skip
+        for node, qualified in self.facts.references:
+            row = self.table.lookup(qualified)
+            if row is None:
+                continue
+            api, prefix = row
+            self.seen.add(qualified)
+            target = descend(node, qualified.count(".") - prefix.count("."))
+            if api.how == MOVE:
+                continue  # its imports are rewritten, its uses stay
+            if self.facts.stored(node):  # assigning or deleting `jax.tree_map` (a monkeypatch) is not a use of it
+                self.facts.decline(self.rule.code, target, "assigned or deleted here, not used")
+            elif self.facts.in_shim(target):
+                self.facts.decline(self.rule.code, target, "in a compatibility shim (a fallback for another JAX version)")
+            elif not self._rehomed(target):
+                handlers[api.how](target, api)
+        self._imports()
+        return self.found
+
+    def report(self, node: ast.AST, message: str, description: str = "", plan: Plan | None = None,
+               safety: Safety | None = None) -> None:  # fmt: skip
+        self.found.append(self.rule.finding(self.facts, node, message, safety=safety, description=description, plan=plan))
 
     # ---- one handler per kind of row ---------------------------------------------------------------------------
 
-    def _rename(self, node: cst.BaseExpression, api: Api) -> None:
+    def _rename(self, node: ast.expr, api: Api) -> None:
         if api.old == "jax.ops.index" and self._inside_fixable_at(node):
             return  # the enclosing index_update's rewrite unwraps it
-        new_expr, imports = self._expression(api.new, node)
+        text, add = self._spelled(api.new)
         added = ADDED_KEYWORDS.get(api.old, {})
         spelled = ", ".join(f"{k}={v}" for k, v in added.items())
         message = f"`{api.old}` {api.status}; use `{api.new}`" + (f" with `{spelled}`" if added else "")
         renames = KEYWORD_RENAMES.get(api.old, {})
         call = self._called(node)
-        changes: list[tuple[cst.CSTNode, cst.CSTNode]] = [(node, new_expr)]
+        plan = Plan("name", node, (text,), add, self._removed(node))
         if added:
             if call is None:
-                self.report(node, f"{message} (a reference, not a call: rewrite it by hand)")
-                return
-            if any(keyword_of(a) in added for a in call.args):
-                self.report(call, f"{message} (the call already passes one of them: rewrite it by hand)")
-                return
-            changes = [(call, call.with_changes(func=new_expr, args=with_keywords(call.args, added)))]
-        elif call is not None and renames and any(keyword_of(a) in renames for a in call.args):
-            args = [
-                a.with_changes(keyword=cst.Name(renames[keyword_of(a)])) if keyword_of(a) in renames else a
-                for a in call.args
-            ]
-            changes = [(call, call.with_changes(func=new_expr, args=args))]
+                return self.report(node, f"{message} (a reference, not a call: rewrite it by hand)")
+            if any(_keyword(a) in added for a in in_order(call)):
+                return self.report(call, f"{message} (the call already passes one of them: rewrite it by hand)")
+            plan = Plan("call", call, (text, {}, added), add, plan.remove)
+        elif call is not None and renames and any(_keyword(a) in renames for a in in_order(call)):
+            plan = Plan("call", call, (text, renames, {}), add, plan.remove)
         safety = None
         if api.old in UNSAFE_RENAMES:
             message += f" (unsafe: {UNSAFE_RENAMES[api.old]})"
             safety = Safety.UNSAFE
-        self.report(node, message, self._fix(f"Use `{api.new}`", changes, imports, node, safety=safety))
+        self.report(node, message, f"Use `{api.new}`", plan, safety)
 
-    def _type(self, node: cst.BaseExpression, api: Api) -> None:
-        new_expr, imports = self._expression(api.new, node)
+    def _type(self, node: ast.expr, api: Api) -> None:
+        text, add = self._spelled(api.new)
         if self._in_annotation(node):
             message = f"`{api.old}` {api.status}; annotate with `{api.new}`"
             safety = Safety.SAFE
@@ -402,137 +444,99 @@ class DeprecatedApi(VisitsApiTable, Codemod):
                 f"for tracers, where `{api.old.rsplit('.', 1)[-1]}` was not)"
             )
             safety = Safety.UNSAFE
-        self.report(node, message, self._fix(f"Use `{api.new}`", [(node, new_expr)], imports, node, safety=safety))
+        self.report(node, message, f"Use `{api.new}`", Plan("name", node, (text,), add, self._removed(node)), safety)
 
-    def _at(self, node: cst.BaseExpression, api: Api) -> None:
+    def _at(self, node: ast.expr, api: Api) -> None:
         call = self._called(node)
         what = f"`{api.old}` {api.status}; use `x.at[idx].{api.new}(y)`"
         if call is None:
-            self.report(node, f"{what} (a reference, not a call: rewrite it by hand)")
-            return
-        built = self._at_call(call, api)
-        if built is None:
-            self.report(call, f"{what} (cannot be rewritten exactly: it unpacks arguments or passes unknown ones)")
-            return
-        replacement, imports = built
-        self.report(call, what, self._fix(f"Use `.at[].{api.new}`", [(call, replacement)], imports, node))
-
-    def _at_call(self, call: cst.Call, api: Api) -> tuple[cst.BaseExpression, tuple] | None:
-        """`x.at[idx].op(y, **kw)` for `jax.ops.index_op(x, idx, y, **kw)`, and the imports it needs."""
-        bound = bind_arguments(call.args, ("x", "idx", "y", "indices_are_sorted", "unique_indices"), required=3)
+            return self.report(node, f"{what} (a reference, not a call: rewrite it by hand)")
+        bound = _bind_at(call)
         if bound is None:
-            return None
-        x, idx, y = bound["x"], bound["idx"], bound["y"]
-        imports: tuple = ()
-        if self._maybe_numpy(x):
-            # index_update converted its input with jnp.asarray; `.at` exists only on JAX arrays.
-            asarray, imports = self._expression("jax.numpy.asarray", x)
-            x = cst.Call(asarray.with_changes(lpar=[], rpar=[]), [cst.Arg(x)])
-        if isinstance(idx, cst.Subscript) and qualified_reference(self.context, idx.value) == "jax.ops.index" and is_dotted(idx.value):
-            elements = list(idx.slice)
-        else:
-            elements = [cst.SubscriptElement(cst.Index(idx))]
-        keywords = [
-            cst.Arg(bound[k], keyword=cst.Name(k), equal=TIGHT_EQUAL)
-            for k in ("indices_are_sorted", "unique_indices")
-            if k in bound
-        ]
-        at = cst.Subscript(cst.Attribute(receiver(x), cst.Name("at")), elements)
-        new = cst.Call(cst.Attribute(at, cst.Name(api.new)), [cst.Arg(y), *keywords])
-        return keep_parens(call, new), imports
+            return self.report(call, f"{what} (cannot be rewritten exactly: it unpacks arguments or passes unknown ones)")
+        args = in_order(call)
+        x, idx = value_of(args[bound["x"]]), value_of(args[bound["idx"]])
+        asarray, add = self._spelled("jax.numpy.asarray") if maybe_numpy(self.binder, x) else (None, ())
+        # index_update converted its input with jnp.asarray; `.at` exists only on JAX arrays.
+        unwrap = type(idx) is ast.Subscript and dotted(idx.value) is not None
+        unwrap = unwrap and self.binder.imported(idx.value) == "jax.ops.index"  # `jax.ops.index[i]` is unwrapped
+        plan = Plan("at", call, (api.new, bound, asarray, unwrap), add, self._removed(node))
+        self.report(call, what, f"Use `.at[].{api.new}`", plan)
 
-    def _maybe_numpy(self, expr: cst.BaseExpression) -> bool:
-        """Whether `expr` may be a NumPy array or a Python sequence rather than a JAX array: a literal, a `numpy`
-        call, or a name that some assignment in its scope binds to one."""
-        if _numpy_value(expr, self.context.names):
-            return True
-        if not isinstance(expr, cst.Name):
+    def _inside_fixable_at(self, node: ast.expr) -> bool:
+        """Whether `node` (`jax.ops.index`) is subscripted as an argument of an `index_*` call that is rewritten."""
+        subscript = self.binder.parent(node)
+        if type(subscript) is not ast.Subscript or subscript.value is not node:
             return False
-        scope = self._metadata(ScopeProvider).get(expr)
-        if scope is None:
+        call = self.binder.parent(subscript)
+        if type(call) is ast.keyword and call.arg is not None:
+            call = self.binder.parent(call)
+        elif type(call) is not ast.Call or call.func is subscript:
             return False
-        for assignment in scope[expr.value]:
-            target = self.context.parents.get(getattr(assignment, "node", None))
-            statement = self.context.parents.get(target) if isinstance(target, cst.AssignTarget) else None
-            if isinstance(statement, cst.Assign) and _numpy_value(statement.value, self.context.names):
-                return True
-        return False
-
-    def _inside_fixable_at(self, node: cst.CSTNode) -> bool:
-        subscript = self.context.parents.get(node)
-        arg = self.context.parents.get(subscript) if isinstance(subscript, cst.Subscript) else None
-        call = self.context.parents.get(arg) if isinstance(arg, cst.Arg) else None
-        if not isinstance(call, cst.Call) or not is_dotted(call.func):
+        if type(call) is not ast.Call or dotted(call.func) is None:
             return False
-        qualified = qualified_reference(self.context, call.func)
+        qualified = self.binder.imported(call.func)
         found = self.table.lookup(qualified) if qualified else None
-        return found is not None and found[0].how == AT and self._at_call(call, found[0]) is not None
+        return found is not None and found[0].how == AT and _bind_at(call) is not None
 
-    def _tie_in(self, node: cst.BaseExpression, api: Api) -> None:
+    def _tie_in(self, node: ast.expr, api: Api) -> None:
         call = self._called(node)
         what = f"`{api.old}` {api.status} (it has been a no-op since omnistaging); `tie_in(x, y)` is just `y`"
-        bound = bind_arguments(call.args, ("x", "y"), required=2) if call is not None else None
+        bound = arguments.bind(in_order(call), ("x", "y"), required=2) if call is not None else None
         if bound is None:
-            self.report(call or node, f"{what} (cannot be rewritten exactly here)")
-            return
-        replacement = keep_parens(call, parenthesized(bound["y"], self.context.parents.get(call)))
-        if has_effects(bound["x"]):
-            self.report(
-                call,
-                f"{what}; unsafe: dropping `x` drops the call it makes",
-                self._fix("Drop `tie_in`", [(call, replacement)], (), node, safety=Safety.UNSAFE),
-            )
+            return self.report(call or node, f"{what} (cannot be rewritten exactly here)")
+        plan = Plan("tie_in", call, (bound["y"],), (), self._removed(node))
+        if arguments.has_effects(value_of(in_order(call)[bound["x"]])):
+            self.report(call, f"{what}; unsafe: dropping `x` drops the call it makes", "Drop `tie_in`", plan, Safety.UNSAFE)
         else:
-            self.report(call, what, self._fix("Drop `tie_in`", [(call, replacement)], (), node))
+            self.report(call, what, "Drop `tie_in`", plan)
 
-    def _jit(self, node: cst.BaseExpression, api: Api) -> None:
-        new_expr, imports = self._expression(api.new, node)
+    def _jit(self, node: ast.expr, api: Api) -> None:
+        text, add = self._spelled(api.new)
         what = f"`{api.old}` {api.status}; use `jax.jit` (shardings by keyword)"
-        parent = self.context.parents.get(node)
+        remove = self._removed(node)
         call = self._called(node)
-        if isinstance(parent, cst.Decorator) and parent.decorator is node:
-            self._jit_fix(node, what, [(node, new_expr)], (), imports)
-            return
+        if self._decorates(node):
+            return self._jit_fix(node, what, Plan("name", node, (text,), add, remove), [], [])
         if call is not None:
-            args = jit_arguments(call.args, positional=("in_shardings", "out_shardings"))
-            if args is None or not call.args or call.args[0].keyword is not None or call.args[0].star:
+            args = in_order(call)
+            changes = arguments.mapped_keywords(
+                args, ("f", "in_shardings", "out_shardings"), _PJIT_RENAMES, JIT_KEYWORDS, unpacked=True
+            )
+            if changes is None or not args or type(args[0]) in (ast.keyword, ast.Starred):
                 why = "cannot be rewritten exactly: pass the function first and the rest by keyword"
-                self.report(call, f"{what} ({why})")
-                return
-            self._jit_fix(call, what, [(call, call.with_changes(func=new_expr, args=args))], args, imports, node)
-            return
+                return self.report(call, f"{what} ({why})")
+            return self._jit_fix(call, what, Plan("rekey", call, (text, changes), add, remove), args, changes)
         partial = self._partial_of(node)
         if partial is not None:
-            rest = list(partial.args[1:])
-            args = jit_arguments(rest, positional=())
-            if args is None:
-                self.report(partial, f"{what} (cannot be rewritten exactly: pass pjit's options by keyword)")
-                return
-            new = partial.with_changes(args=[partial.args[0].with_changes(value=new_expr), *args])
-            self._jit_fix(node, what, [(partial, new)], args, imports)
-            return
+            rest = in_order(partial)[1:]
+            changes = arguments.mapped_keywords(rest, (), _PJIT_RENAMES, JIT_KEYWORDS, unpacked=True)
+            if changes is None:
+                return self.report(partial, f"{what} (cannot be rewritten exactly: pass pjit's options by keyword)")
+            return self._jit_fix(node, what, Plan("partial", partial, (text, changes), add, remove), rest, changes)
         self.report(node, f"{what} (a reference, not a call: check how it is called, then rename it by hand)")
 
-    def _jit_fix(self, target, what: str, changes, args: Sequence[cst.Arg], imports, reference=None) -> None:
+    def _jit_fix(self, target: ast.AST, what: str, plan: Plan, args: list, changes: list) -> None:
         """Report pjit's rewrite with the safety its shardings allow: pjit reads the mesh of a legacy `with mesh:`,
-        jax.jit the one of `jax.set_mesh` (`jaxfix.analysis.sharding`). `Sharding` objects mean the same under
+        jax.jit the one of `jax.set_mesh` (`jaxfix.facts.sharding`). `Sharding` objects mean the same under
         both: safe. A PartitionSpec, or what may be one, works under pjit only inside `with mesh:`, where jax.jit
         raises: not fixed. `None` or no sharding at all: the same values, placed on one device instead of
         replicated over a legacy mesh: safe where the project enters none, else unsafe."""
-        sharding = self.context.sharding
-        given = [a for a in args if a.star == "**" or keyword_of(a) in ("in_shardings", "out_shardings")]
-        kinds = [UNKNOWN if a.star else sharding.kind(a.value) for a in given]
-        for arg, kind in zip(given, kinds):
+        given = [
+            (arg, arguments.keyword(arg, change)) for arg, change in zip(args, changes)
+            if _unpacks(arg) or arguments.keyword(arg, change) in ("in_shardings", "out_shardings")
+        ]  # fmt: skip
+        kinds = [UNKNOWN if _unpacks(arg) else sharding_kind(self.binder, value_of(arg)) for arg, _ in given]
+        for (arg, keyword), kind in zip(given, kinds):
             if kind in (SPEC, UNKNOWN):
-                spelled = self.context.code_for(arg.value)
-                shown = f"**{spelled}" if arg.star else f"{arg.keyword.value}={spelled}"
+                holder = arg if type(arg) is ast.keyword else self.binder.parent(arg)
+                spelled = self.facts.positions.with_parentheses(value_of(arg), holder)
+                shown = f"**{spelled}" if _unpacks(arg) else f"{keyword}={spelled}"
                 held = "holds a PartitionSpec" if kind == SPEC else "may hold PartitionSpecs"
-                self.report(target, f"{what} (not fixed: `{shown}` {held}, {SPEC_REASON})")
-                return
-        reference = reference if reference is not None else target
+                return self.report(target, f"{what} (not fixed: `{shown}` {held}, {SPEC_REASON})")
         safety = None
         if not given or NONE in kinds:
-            sites = sharding.legacy_mesh_contexts
+            sites = self._legacy_mesh_sites()
             if sites:
                 placed = "what its `None` shardings leave open" if given else "its arguments and results"
                 what = (
@@ -542,131 +546,158 @@ class DeprecatedApi(VisitsApiTable, Codemod):
                     "to keep them replicated)"
                 )
                 safety = Safety.UNSAFE
-        self.report(target, what, self._fix("Use `jax.jit`", changes, imports, reference, safety=safety))
+        self.report(target, what, "Use `jax.jit`", plan, safety)
 
-    def _shard_map(self, node: cst.BaseExpression, api: Api) -> None:
-        new_expr, imports = self._expression(api.new, node)
+    def _legacy_mesh_sites(self) -> tuple[str, ...]:
+        if self._sites is None:
+            self._sites = legacy_mesh_sites(self.facts.tree, self.binder, self.facts.project)
+        return self._sites
+
+    def _shard_map(self, node: ast.expr, api: Api) -> None:
+        text, add = self._spelled(api.new)
         what = f"`{api.old}` {api.status}; use `jax.shard_map` (mesh and specs by keyword, `check_rep` is `check_vma`)"
         unsafe = f"{what} (unsafe: {SHARD_MAP_ASSUMES})"
+        remove = self._removed(node)
         call = self._called(node)
         partial = self._partial_of(node) if call is None else None
         if call is not None:
-            args = shard_map_arguments(call.args, positional=True)
-            if args is not None:
-                new = call.with_changes(func=new_expr, args=args)
-                fix = self._fix("Use `jax.shard_map`", [(call, new)], imports, node, safety=Safety.UNSAFE)
-                self.report(call, unsafe, fix)
-                return
+            args = in_order(call)
+            changes = arguments.mapped_keywords(
+                args, SHARD_MAP_POSITIONAL, _SHARD_MAP_RENAMES, _SHARD_MAP_KEYWORDS, unpacked=False
+            )
+            if changes is not None and args and type(args[0]) is not ast.keyword:
+                plan = Plan("rekey", call, (text, changes), add, remove)
+                return self.report(call, unsafe, "Use `jax.shard_map`", plan, Safety.UNSAFE)
         elif partial is not None:
-            args = shard_map_arguments(list(partial.args[1:]), positional=False)
-            if args is not None and {"mesh", "in_specs", "out_specs"} <= {keyword_of(a) for a in args}:
-                new = partial.with_changes(args=[partial.args[0].with_changes(value=new_expr), *args])
-                fix = self._fix("Use `jax.shard_map`", [(partial, new)], imports, node, safety=Safety.UNSAFE)
-                self.report(node, unsafe, fix)
-                return
+            rest = in_order(partial)[1:]
+            changes = arguments.mapped_keywords(rest, (), _SHARD_MAP_RENAMES, _SHARD_MAP_KEYWORDS, unpacked=False)
+            named = {arguments.keyword(a, c) for a, c in zip(rest, changes)} if changes is not None else set()
+            if changes is not None and {"mesh", "in_specs", "out_specs"} <= named:
+                plan = Plan("partial", partial, (text, changes), add, remove)
+                return self.report(node, unsafe, "Use `jax.shard_map`", plan, Safety.UNSAFE)
         why = "cannot be rewritten exactly here: `auto=`, unpacked or unknown arguments, or not a call"
         self.report(call or partial or node, f"{what} ({why})")
 
-    def _x64(self, node: cst.BaseExpression, api: Api) -> None:
-        new_expr, imports = self._expression(api.new, node)
+    def _x64(self, node: ast.expr, api: Api) -> None:
+        text, add = self._spelled(api.new)
         call = self._called(node)
         enable = api.old.endswith("enable_x64")
         what = f"`{api.old}` {api.status}; use `jax.enable_x64({'True' if enable else 'False'})`"
         bound = None
-        if call is not None and not isinstance(self.context.parents.get(call), cst.Decorator):
-            bound = bind_arguments(call.args, ("new_val",) if enable else (), required=0)
+        if call is not None and not self._decorates(call):
+            bound = arguments.bind(in_order(call), ("new_val",) if enable else (), required=0)
         if bound is None:
-            self.report(call or node, f"{what} (cannot be rewritten exactly here)")
-            return
-        value = bound["new_val"] if "new_val" in bound else cst.Name("True" if enable else "False")
-        new = keep_parens(call, cst.Call(new_expr, [cst.Arg(value)]))
-        self.report(call, what, self._fix("Use `jax.enable_x64`", [(call, new)], imports, node))
+            return self.report(call or node, f"{what} (cannot be rewritten exactly here)")
+        plan = Plan("x64", call, (text, bound.get("new_val"), enable), add, self._removed(node))
+        self.report(call, what, "Use `jax.enable_x64`", plan)
 
-    def _value(self, node: cst.BaseExpression, api: Api) -> None:
-        qualify = Qualify(self.context.names)
-        value = cst.parse_expression(api.new).visit(qualify)
-        imports = tuple(dict.fromkeys(qualify.imports))
-        if node.lpar:
-            value = value.with_changes(lpar=node.lpar, rpar=node.rpar)
-        else:
-            value = parenthesized(value, self.context.parents.get(node))
-        message = f"`{api.old}` {api.status}; use `{api.new}`"
-        self.report(node, message, self._fix(f"Use `{api.new}`", [(node, value)], imports, node))
+    def _value(self, node: ast.expr, api: Api) -> None:
+        spellings, add = {}, []
+        for name in _outer_dotted(api.new):
+            spellings[name], needed = self._spelled(name)
+            add.extend(needed)
+        plan = Plan("value", node, (api.new, spellings), tuple(dict.fromkeys(add)), self._removed(node))
+        self.report(node, f"`{api.old}` {api.status}; use `{api.new}`", f"Use `{api.new}`", plan)
 
-    def _hint(self, node: cst.BaseExpression, api: Api) -> None:
-        self.report(node, hint_message(api), self.fix(f"Consider {api.new}", [], safety=Safety.DISPLAY_ONLY))
+    def _hint(self, node: ast.expr, api: Api) -> None:
+        self.report(node, hint_message(api), f"Consider {api.new}", safety=Safety.DISPLAY_ONLY)
 
     # ---- imports ---------------------------------------------------------------------------------------------
 
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-        if node.relative or node.module is None or isinstance(node.names, cst.ImportStar) or in_shim(self.context, node):
+    def _imports(self) -> None:
+        unused: list[tuple[ast.stmt, ast.alias, ImportSpec, Api]] = []  # removed names, if nothing reads them
+        dotted: list[tuple[ast.Import, ast.alias, Api]] = []  # `import jax.tools.colab_tpu`
+        for statement in self.binder.nodes_of(ast.Import, ast.ImportFrom):
+            if self.facts.in_shim(statement):
+                continue
+            if type(statement) is ast.ImportFrom:
+                self._import_from(statement, unused)
+            else:
+                self._import(statement, unused, dotted)
+        for statement, alias, spec, api in unused:
+            local = spec.asname or spec.obj or spec.module
+            if self._read(statement, local):
+                continue
+            name = f"{spec.module}.{spec.obj}" if spec.obj else spec.module
+            if "__all__" in self.facts.text and (f"'{local}'" in self.facts.text or f'"{local}"' in self.facts.text):
+                self.report(alias, f"`{name}` {api.status}, so this import fails; it is re-exported in `__all__`")
+                continue
+            message = f"`{name}` {api.status}, so this import fails; the name is unused here: remove the import"
+            self.report(alias, message, f"Remove the import of `{name}`", Plan("remove", statement, (), (), (spec,)))
+        for statement, alias, api in dotted:
+            name = alias.name
+            message = f"`{api.name}` {api.status}, so `import {name}` fails"
+            if any(seen == name or seen.startswith(name + ".") for seen in self.seen):
+                self.report(alias, f"{message}; remove it once nothing uses it")
+            elif alone_on_line(self.binder, self.facts.positions, statement) and len(statement.names) == 1 and len(block_of(self.binder, statement)) > 1:
+                message = f"{message}; nothing uses it here: remove the import"
+                self.report(alias, message, f"Remove `import {name}`", Plan("remove_line", statement))
+            else:
+                self.report(alias, f"{message}; nothing uses it here: remove the import")
+
+    def _import_from(self, statement: ast.ImportFrom, unused: list) -> None:
+        if statement.level or not statement.module or any(a.name == "*" for a in statement.names):
             return
-        module = dotted_name(node.module)
-        found = [self.table.lookup(f"{module}.{alias.evaluated_name}") for alias in node.names]
+        module = statement.module
+        found = [self.table.lookup(f"{module}.{alias.name}") for alias in statement.names]
         if any(f is not None and f[0].how == MOVE for f in found):
-            self._moved_from(node, module, found)
-            return
-        for alias, hit in zip(node.names, found):
+            return self._moved_from(statement, module, found)
+        for index, (alias, hit) in enumerate(zip(statement.names, found)):
             if hit is None:
                 continue
             api = hit[0]
-            rehome = self._rehome(node, alias)
-            local = alias.evaluated_alias or alias.evaluated_name
-            if rehome is not None and import_is_referenced(self._metadata(ScopeProvider), node, local):
+            rehome = self._rehome(statement, alias)
+            if rehome is not None and self._read(statement, alias.asname or alias.name):
                 new_module = api.new.rsplit(".", 1)[0]
                 self.report(
                     alias,
                     f"`{api.old}` {api.status}; import it from `{new_module}`",
-                    self.fix(f"Import `{alias.evaluated_name}` from `{new_module}`", [rehome]),
+                    f"Import `{alias.name}` from `{new_module}`",
+                    Plan("rehome", statement, (index, *rehome)),
                 )
             elif api.removed:
-                spec = ImportSpec(module, alias.evaluated_name, alias.evaluated_alias)
-                self._unused_candidates.append((node, alias, spec, api))
+                unused.append((statement, alias, ImportSpec(module, alias.name, alias.asname), api))
 
-    def visit_Import(self, node: cst.Import) -> None:
-        if in_shim(self.context, node):
-            return
-        for alias in node.names:
-            found = self.table.lookup(alias.evaluated_name)
+    def _import(self, statement: ast.Import, unused: list, dotted: list) -> None:
+        for index, alias in enumerate(statement.names):
+            found = self.table.lookup(alias.name)
             if found is None:
                 continue
             api = found[0]
             if api.how == MOVE:
-                rest = alias.evaluated_name[len(api.name) :]
-                new_name = api.new.rstrip(".") + rest
+                new_name = api.new.rstrip(".") + alias.name[len(api.name) :]
                 message = f"`{api.name}` {api.status}; it moved to `{api.new.rstrip('.')}`"
                 if alias.asname is None:
                     self.report(alias, f"{message} (rewrite this import and the names spelled through it by hand)")
                 else:
-                    new = alias.with_changes(name=cst.parse_expression(new_name))
-                    self.report(alias, message, self.fix(f"Import `{new_name}`", [(alias, new)]))
+                    self.report(alias, message, f"Import `{new_name}`", Plan("alias", statement, (index, new_name)))
             elif api.removed and alias.asname is not None:
-                spec = ImportSpec(alias.evaluated_name, None, alias.evaluated_alias)
-                self._unused_candidates.append((node, alias, spec, api))
+                unused.append((statement, alias, ImportSpec(alias.name, None, alias.asname), api))
             elif api.removed:
-                self._dotted_imports.append((node, alias, api))
+                dotted.append((statement, alias, api))
 
-    def _rehome(self, node: cst.ImportFrom, alias: cst.ImportAlias) -> tuple[cst.CSTNode, cst.CSTNode] | None:
-        """For a renamed class that only changed module (`from jax.experimental.maps import Mesh`): the change that
-        imports it from the new module under the same local name, so its uses stay as they are. None otherwise."""
-        if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
+    def _rehome(self, statement: ast.ImportFrom, alias: ast.alias) -> tuple[str, bool] | None:
+        """For a renamed class that only changed module (`from jax.experimental.maps import Mesh`): the module to
+        import it from under the same local name, so its uses stay as they are, and whether every name of the
+        statement moves there (else the name moves to a statement of its own). None otherwise."""
+        if statement.level or not statement.module or alias.name == "*":
             return None
-        new_module = _new_home(node, alias, self.table)
-        if new_module is None or in_shim(self.context, node):
+        new_module = self._new_home(statement.module, alias.name)
+        if new_module is None or self.facts.in_shim(statement):
             return None
-        module_expr = cst.parse_expression(new_module)
-        if all(_new_home(node, other, self.table) == new_module for other in node.names):
-            return node, node.with_changes(module=module_expr)  # every name moves to the same module
-        line = self.context.parents.get(node)
-        if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
-            return None
-        rest = [a for a in node.names if a is not alias]
-        rest[-1] = rest[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-        moved = cst.ImportFrom(module=module_expr, names=[alias.with_changes(comma=cst.MaybeSentinel.DEFAULT)])
-        kept = line.with_changes(body=[node.with_changes(names=rest)])
-        return line, cst.FlattenSentinel([kept, cst.SimpleStatementLine([moved])])
+        if all(self._new_home(statement.module, other.name) == new_module for other in statement.names):
+            return new_module, True
+        return (new_module, False) if alone_on_line(self.binder, self.facts.positions, statement) else None
 
-    def _moved_from(self, node: cst.ImportFrom, module: str, moved: list) -> None:
+    def _new_home(self, module: str, name: str) -> str | None:
+        """The module that now holds `module.name`, if only its module changed (`Mesh`, `PartitionSpec`)."""
+        api = self.table.exact.get(f"{module}.{name}")
+        if api is None or api.how != RENAME or api.old in KEYWORD_RENAMES or api.old in ADDED_KEYWORDS:
+            return None
+        new_module, new_leaf = api.new.rsplit(".", 1)
+        return new_module if new_leaf == name else None
+
+    def _moved_from(self, statement: ast.ImportFrom, module: str, moved: list) -> None:
         apis = [m[0] if m is not None and m[0].how == MOVE else None for m in moved]
         api = next(a for a in apis if a is not None)
         message = f"`{api.name}` {api.status}; it moved to `{api.new.rstrip('.')}`"
@@ -675,119 +706,83 @@ class DeprecatedApi(VisitsApiTable, Codemod):
         elif all(a is not None for a in apis) and all(a.name.rsplit(".", 1)[0] == module for a in apis):
             new_module = api.new.rstrip(".").rsplit(".", 1)[0]
         else:
-            self.report(node, f"{message} (split this import by hand: it mixes moved and other names)")
-            return
-        new = node.with_changes(module=cst.parse_expression(new_module.rstrip(".")))
-        self.report(node, message, self.fix(f"Import from `{new_module.rstrip('.')}`", [(node, new)]))
-
-    def leave_Module(self, original_node: cst.Module) -> None:
-        for statement, alias, spec, api in self._unused_candidates:
-            local = spec.asname or spec.obj or spec.module
-            if import_is_referenced(self._metadata(ScopeProvider), statement, local):
-                continue
-            name = f"{spec.module}.{spec.obj}" if spec.obj else spec.module
-            if self._exported(local):
-                self.report(alias, f"`{name}` {api.status}, so this import fails; it is re-exported in `__all__`")
-                continue
-            self.report(
-                alias,
-                f"`{name}` {api.status}, so this import fails; the name is unused here: remove the import",
-                self.fix(f"Remove the import of `{name}`", [], remove_imports=[spec]),
-            )
-        for statement, alias, api in self._dotted_imports:
-            name = alias.evaluated_name
-            message = f"`{api.name}` {api.status}, so `import {name}` fails"
-            if any(seen == name or seen.startswith(name + ".") for seen in self._seen):
-                self.report(alias, f"{message}; remove it once nothing uses it")
-                continue
-            line = self.context.parents.get(statement)
-            block = self.context.parents.get(line)
-            body = getattr(block, "body", ())
-            alone = isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 and len(statement.names) == 1
-            if alone and len(body) > 1:
-                self.report(
-                    alias,
-                    f"{message}; nothing uses it here: remove the import",
-                    self.fix(f"Remove `import {name}`", [(line, cst.RemovalSentinel.REMOVE)]),
-                )
-            else:
-                self.report(alias, f"{message}; nothing uses it here: remove the import")
-
-    def _exported(self, local: str) -> bool:
-        code = self.context.module.code
-        return "__all__" in code and (f"'{local}'" in code or f'"{local}"' in code)
+            return self.report(statement, f"{message} (split this import by hand: it mixes moved and other names)")
+        new_module = new_module.rstrip(".")
+        self.report(statement, message, f"Import from `{new_module}`", Plan("module", statement, (new_module,)))
 
     # ---- helpers -------------------------------------------------------------------------------------------
 
-    def _fix(self, description, changes, imports, reference: cst.CSTNode, *, safety: Safety | None = None) -> Fix:
-        """A fix that also drops the import of the old name, when the reference came through one."""
-        return self.fix(
-            description, changes, safety=safety, add_imports=imports, remove_imports=self._removed_import(reference)
-        )
+    def _spelled(self, qualified: str) -> tuple[str, tuple[ImportSpec, ...]]:
+        """How the fix writes `qualified` here (`Binder.spelling`) and the imports that needs: the module's own
+        where `import jax` does not load it (`jax.extend.backend`)."""
+        text, needed = self.binder.spelling(qualified)
+        spec = ImportSpec(needed) if needed is not None else None
+        module = qualified.rsplit(".", 1)[0]
+        if module in EXPLICIT_IMPORTS and self.binder.module_aliases.get(module) is None:
+            spec = ImportSpec(module)
+        return text, (spec,) if spec is not None else ()
 
-    def _expression(self, qualified: str, node: cst.BaseExpression) -> tuple[cst.BaseExpression, tuple]:
-        expr, spec = spelled(self.context.names, qualified)
-        return keep_parens(node, expr), ((spec,) if spec is not None else ())
-
-    def _removed_import(self, reference: cst.CSTNode) -> tuple[ImportSpec, ...]:
+    def _removed(self, reference: ast.expr) -> tuple[ImportSpec, ...]:
         """The import that binds `reference`'s leftmost name, if it imports the old API itself (so it must go)."""
         specs = []
-        for statement, alias, full in import_bindings(self._metadata(ScopeProvider), reference):
-            if not self.table.mapped(full):
-                continue
-            if isinstance(statement, cst.ImportFrom):
-                specs.append(ImportSpec(dotted_name(statement.module), alias.evaluated_name, alias.evaluated_alias))
-            else:
-                specs.append(ImportSpec(full, None, alias.evaluated_alias))
+        for statement, alias, full in import_bindings(self.binder, reference):
+            if self.table.mapped(full):
+                module = statement.module if type(statement) is ast.ImportFrom else full
+                specs.append(ImportSpec(module, alias.name if type(statement) is ast.ImportFrom else None, alias.asname))
         return tuple(specs)
 
-    def _rehomed(self, reference: cst.CSTNode) -> bool:
+    def _rehomed(self, reference: ast.expr) -> bool:
         """Whether `reference` is a bare name whose import `_rehome` rewrites instead (so the name itself stays)."""
-        if not isinstance(reference, cst.Name):
-            return False
-        return any(
-            isinstance(statement, cst.ImportFrom) and self._rehome(statement, alias) is not None
-            for statement, alias, _ in import_bindings(self._metadata(ScopeProvider), reference)
+        return type(reference) is ast.Name and any(
+            type(statement) is ast.ImportFrom and self._rehome(statement, alias) is not None
+            for statement, alias, _ in import_bindings(self.binder, reference)
         )
 
-    def _called(self, node: cst.CSTNode) -> cst.Call | None:
-        parent = self.context.parents.get(node)
-        return parent if isinstance(parent, cst.Call) and parent.func is node else None
+    def _read(self, statement: ast.stmt, local: str) -> bool:
+        if self._annotated is None:
+            self._annotated = string_annotation_names(self.binder)
+        return import_is_read(self.binder, statement, local, self._annotated)
 
-    def _partial_of(self, node: cst.CSTNode) -> cst.Call | None:
+    def _called(self, node: ast.AST) -> ast.Call | None:
+        parent = self.binder.parent(node)
+        return parent if type(parent) is ast.Call and parent.func is node else None
+
+    def _partial_of(self, node: ast.AST) -> ast.Call | None:
         """The `functools.partial(node, ...)` call that `node` is the first argument of."""
-        arg = self.context.parents.get(node)
-        call = self.context.parents.get(arg) if isinstance(arg, cst.Arg) else None
-        if not isinstance(call, cst.Call) or not call.args or call.args[0] is not arg or arg.keyword or arg.star:
+        call = self.binder.parent(node)
+        if type(call) is not ast.Call or call.func is node or not call.args or call.args[0] is not node:
             return None
-        return call if self.context.names.qualified(call.func) == "functools.partial" else None
+        return call if self.binder.qualified(call.func) == "functools.partial" else None
 
+    def _decorates(self, node: ast.AST) -> bool:
+        parent = self.binder.parent(node)
+        return isinstance(parent, _DEFS) and any(d is node for d in parent.decorator_list)
 
-    def _in_annotation(self, node: cst.CSTNode) -> bool:
-        current = self.context.parents.get(node)
-        while current is not None and not isinstance(current, (cst.BaseStatement, cst.BaseSmallStatement)):
-            if isinstance(current, cst.Annotation):
+    def _in_annotation(self, node: ast.AST) -> bool:
+        child, current = node, self.binder.parent(node)
+        while current is not None and not isinstance(current, ast.stmt):
+            if type(current) is ast.arg and child is current.annotation:
                 return True
-            current = self.context.parents.get(current)
-        return False
+            child, current = current, self.binder.parent(current)
+        if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return child is current.returns
+        return type(current) is ast.AnnAssign and child is current.annotation
+
+def _bind_at(call: ast.Call) -> dict[str, int] | None:
+    """`jax.ops.index_op(x, idx, y, **kw)`'s arguments bound to its parameters."""
+    return arguments.bind(in_order(call), ("x", "idx", "y", "indices_are_sorted", "unique_indices"), required=3)
 
 
-# ---- module helpers --------------------------------------------------------------------------------------------
+def _keyword(argument: ast.AST) -> str | None:
+    return argument.arg if type(argument) is ast.keyword else None
 
 
-def _numpy_value(expr: cst.BaseExpression, names) -> bool:
-    if isinstance(expr, (cst.List, cst.Tuple, cst.ListComp, cst.Integer, cst.Float)):
-        return True
-    if isinstance(expr, cst.Call) and is_dotted(expr.func):
-        callee = names.qualified(expr.func)
-        return callee is not None and callee.split(".")[0] == "numpy"
-    return False
+def _unpacks(argument: ast.AST) -> bool:
+    return type(argument) is ast.keyword and argument.arg is None
 
 
-def _new_home(node: cst.ImportFrom, alias: cst.ImportAlias, table: ApiTable) -> str | None:
-    """The module that now holds what `alias` imports, if only its module changed (`Mesh`, `PartitionSpec`)."""
-    api = table.exact.get(f"{dotted_name(node.module)}.{alias.evaluated_name}")
-    if api is None or api.how != RENAME or api.old in KEYWORD_RENAMES or api.old in ADDED_KEYWORDS:
-        return None
-    new_module, new_leaf = api.new.rsplit(".", 1)
-    return new_module if new_leaf == alias.evaluated_name else None
+def _outer_dotted(expression: str) -> list[str]:
+    """The outermost dotted names of a `value` row's expression (`jax.numpy.inf` of `-jax.numpy.inf`)."""
+    tree = ast.parse(expression, mode="eval")
+    inner = {id(node.value) for node in ast.walk(tree) if type(node) is ast.Attribute}
+    return [ast.unparse(node) for node in ast.walk(tree) if type(node) is ast.Attribute and id(node) not in inner]

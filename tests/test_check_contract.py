@@ -19,7 +19,7 @@ from jaxfix.diagnostics import Diagnostic, Fix, Safety
 from jaxfix.facts.module import FileFacts
 from tests.helpers import invoke_in
 
-MOVED = "JF902,JF704,JF803,JF901,JF701"  # JF901 answers on `ast` for the hints of plain modules only
+MOVED = "JF902,JF704,JF803,JF901,JF701"
 FILES = {
     "keys.py": "import jax\n\nkey = jax.random.PRNGKey(0)\n",  # JF902
     "lists.py": "import jax\n\n@jax.jit\ndef f(x):\n    return x\n\ny = f(( [1, 2] ))\n",  # JF704

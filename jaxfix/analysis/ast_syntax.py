@@ -1,21 +1,11 @@
-"""Small facts about `ast` syntax that the screens, the sharding facts and the rules share: the dotted spelling of
-a name, and a module's defs by the names the project index gives them."""
+"""Small facts about `ast` syntax that the screens and the rules share: the dotted spelling of a name (`dotted`,
+which lives in `jaxfix.facts.module`), and a module's defs by the names the project index gives them."""
 
 from __future__ import annotations
 
 import ast
 
-
-def dotted(expr: ast.AST) -> tuple[str, ...] | None:
-    """`("jax", "numpy", "zeros")` for `jax.numpy.zeros`; None for anything but a name and its attributes."""
-    parts: list[str] = []
-    while isinstance(expr, ast.Attribute):
-        parts.append(expr.attr)
-        expr = expr.value
-    if not isinstance(expr, ast.Name):
-        return None
-    parts.append(expr.id)
-    return tuple(reversed(parts))
+from jaxfix.facts.module import dotted  # noqa: F401 (read from here by the screens and the analyses)
 
 
 def ast_qualified_defs(tree: ast.Module) -> dict[str, ast.AST]:

@@ -143,12 +143,6 @@ class ModuleContext:
         return Dataflow(self)
 
     @cached_property
-    def sharding(self):
-        from jaxfix.analysis.sharding import ShardingAnalysis
-
-        return ShardingAnalysis(self)
-
-    @cached_property
     def donation(self):
         from jaxfix.analysis.donation import DonationAnalysis
 

@@ -31,7 +31,7 @@ from typing import Callable, Iterable, Mapping
 from jaxfix.analysis.ast_flow import target_names
 from jaxfix.analysis.kinds import STATIC, TRACED, UNKNOWN
 from jaxfix.analysis.recording import Recorded
-from jaxfix.analysis.sharding import legacy_mesh_contexts
+from jaxfix.facts.sharding import legacy_mesh_contexts
 from jaxfix.facts.knowledge import configs, conventions, jaxtyping, tables
 from jaxfix.facts.knowledge.jax import ARRAY_MAKERS, NUMERIC_NAMESPACES, REGISTER_STATIC
 from jaxfix.facts.knowledge.tables import LAX_BODIES, TRANSFORMS

@@ -43,6 +43,7 @@ from jaxfix.facts.binder import Binder
 from jaxfix.facts.knowledge import jaxtyping
 from jaxfix.facts.literals import int_constant
 from jaxfix.facts.positions import Positions
+from jaxfix.facts.imports import module_imports
 from jaxfix.facts.traced import Kind, Traced
 from jaxfix.facts.knowledge.jax import PURE_CALLS, PURE_PREFIXES
 from jaxfix.facts.knowledge.tables import (
@@ -265,34 +266,9 @@ class Screen:
     @cached_property
     def imports(self) -> dict[str, set[str]]:
         """Local name → every full name an absolute import anywhere in the module binds to it
-        (`import jax.numpy as jnp`: jnp → jax.numpy; `import jax.numpy`: jax → jax; `from jax import lax`: lax → jax.lax)."""
-        bound: dict[str, set[str]] = {}
-        for node in self._import_statements:
-            if isinstance(node, ast.Import):
-                for alias in node.names:
-                    if alias.asname:
-                        bound.setdefault(alias.asname, set()).add(alias.name)
-                    else:
-                        head = alias.name.split(".")[0]
-                        bound.setdefault(head, set()).add(head)
-            elif not node.level and node.module:
-                for alias in node.names:
-                    if alias.name != "*":
-                        bound.setdefault(alias.asname or alias.name, set()).add(f"{node.module}.{alias.name}")
-        return bound
-
-    def imported_names(self) -> Iterator[str]:
-        """The full names that import statements name (`jax.experimental.stax` of `from jax.experimental import
-        stax`, `jax.numpy` of `import jax.numpy as jnp`); relative and star imports left out."""
-        for node in self._import_statements:
-            if isinstance(node, ast.Import):
-                yield from (alias.name for alias in node.names)
-            elif not node.level and node.module:
-                yield from (f"{node.module}.{alias.name}" for alias in node.names if alias.name != "*")
-
-    @cached_property
-    def _import_statements(self) -> list[ast.Import | ast.ImportFrom]:
-        return self.nodes_of(ast.Import, ast.ImportFrom)
+        (`import jax.numpy as jnp`: jnp → jax.numpy; `import jax.numpy`: jax → jax; `from jax import lax`: lax → jax.lax):
+        `facts.imports.module_imports`."""
+        return module_imports(self.binder)
 
     def qualified_names(self, parts: Sequence[str]) -> Iterator[str]:
         """Every imported name that a dotted spelling (`("jnp", "zeros")`) may stand for: a superset of what
@@ -1742,16 +1718,6 @@ def _may_be_boolean_callee(callee: str, args: list[ast.expr], may_be_boolean: Ca
 
 
 # ---- positions as LibCST gives them: `jaxfix.facts.positions`, one per screen ------------------------------------
-
-
-def libcst_span(screen: Screen, node: ast.AST) -> tuple[tuple[int, int], tuple[int, int]]:
-    """`Positions.span` of the screen's module."""
-    return screen.positions.span(node)
-
-
-def source_bytes(screen: Screen, start: tuple[int, int], end: tuple[int, int]) -> bytes:
-    """`Positions.source_bytes` of the screen's module."""
-    return screen.positions.source_bytes(start, end)
 
 
 # ---- JF101, JF102, JF103, JF601: the kinds TracedAnalysis gives expressions, and compiled functions ------------

@@ -1,6 +1,7 @@
-"""Building the rewrites of removed or renamed JAX APIs (JF901) on LibCST: a name spelled as the module can name it,
-arguments bound to parameters as Python would bind them, and pjit's or the legacy shard_map's arguments mapped onto
-the new API's keywords; `None` wherever the mapping is not exact, so that the rule reports without a fix."""
+"""Building the rewrites of removed or renamed JAX APIs (JF901) on LibCST, from what `check` decided on `ast`: a
+removed constant's expression spelled as the module names it, keywords added or given to arguments (where
+`jaxfix.facts.arguments` mapped them onto the new API), an expression parenthesized where it takes a call's
+place."""
 
 from __future__ import annotations
 
@@ -9,34 +10,21 @@ from typing import Sequence
 import libcst as cst
 
 from jaxfix.analysis.syntax import dotted_name
-from jaxfix.diagnostics import ImportSpec
-from jaxfix.facts.knowledge.deprecations import EXPLICIT_IMPORTS, JIT_KEYWORDS, KEYWORD_RENAMES, SHARD_MAP_POSITIONAL
-
-
-def spelled(names, qualified: str) -> tuple[cst.BaseExpression, ImportSpec | None]:
-    """`names.expression_for`, and the import of the name's module itself where `import jax` does not load it."""
-    expr, spec = names.expression_for(qualified)
-    module = qualified.rsplit(".", 1)[0]
-    if module in EXPLICIT_IMPORTS and names.module_alias(module) is None:
-        spec = ImportSpec(module)
-    return expr, spec
+from jaxfix.codegen import keep_parens
 
 
 class Qualify(cst.CSTTransformer):
-    """A `value` row's expression with each dotted name spelled as this module can name it."""
+    """A `value` row's expression with each dotted name spelled as this module names it (`spellings`: the dotted
+    names of the expression → their spelling here, decided on `ast`)."""
 
-    def __init__(self, names) -> None:
-        self.names = names
-        self.imports: list[ImportSpec] = []
+    def __init__(self, spellings: dict[str, str]) -> None:
+        self.spellings = spellings
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
         return False  # the outermost dotted name is one qualified name
 
     def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
-        expr, spec = spelled(self.names, dotted_name(original_node))
-        if spec is not None:
-            self.imports.append(spec)
-        return expr
+        return cst.parse_expression(self.spellings[dotted_name(original_node)])
 
 
 def with_keywords(args: Sequence[cst.Arg], added: dict[str, str]) -> list[cst.Arg]:
@@ -52,101 +40,14 @@ def with_keywords(args: Sequence[cst.Arg], added: dict[str, str]) -> list[cst.Ar
 TIGHT_EQUAL = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
 
 
-def keyword_of(arg: cst.Arg) -> str | None:
-    return arg.keyword.value if arg.keyword is not None else None
-
-
-def bind_arguments(args: Sequence[cst.Arg], params: Sequence[str], *, required: int) -> dict[str, cst.BaseExpression] | None:
-    """Arguments bound to parameter names as Python would; None for `*`/`**`, unknown, repeated or missing ones,
-    or keywords given out of order where moving them would reorder a call's side effects."""
-    bound: dict[str, cst.BaseExpression] = {}
-    order: list[str] = []
-    positional = 0
-    for arg in args:
-        if arg.star:
-            return None
-        if arg.keyword is None:
-            if positional >= len(params):
-                return None
-            name = params[positional]
-            positional += 1
-        else:
-            name = arg.keyword.value
-            if name not in params:
-                return None
-        if name in bound:
-            return None
-        bound[name] = arg.value
-        order.append(name)
-    if any(p not in bound for p in params[:required]):
-        return None
-    canonical = [p for p in params if p in bound]
-    if order != canonical and any(has_effects(bound[n]) for n in order):
-        return None
-    return bound
-
-
-def jit_arguments(args: Sequence[cst.Arg], *, positional: Sequence[str]) -> list[cst.Arg] | None:
-    """pjit's arguments for jax.jit: positional shardings as keywords, legacy keywords renamed; None if impossible."""
-    renames = KEYWORD_RENAMES["jax.experimental.pjit.pjit"]
-    out: list[cst.Arg] = []
-    seen: set[str] = set()
-    index = 0
-    for position, arg in enumerate(args):
-        if arg.star == "*":
-            return None
-        if arg.star == "**":
-            out.append(arg)
-            continue
-        if arg.keyword is None:
-            if positional and position == 0:
-                out.append(arg)  # the function
-                continue
-            if index >= len(positional):
-                return None
-            name = positional[index]
-            index += 1
-            arg = arg.with_changes(keyword=cst.Name(name), equal=TIGHT_EQUAL)
-        else:
-            name = renames.get(arg.keyword.value, arg.keyword.value)
-            if name not in JIT_KEYWORDS:
-                return None
-            if name != arg.keyword.value:
-                arg = arg.with_changes(keyword=cst.Name(name))
-        if name in seen:
-            return None
-        seen.add(name)
+def rekeyed(args: Sequence[cst.Arg], changes: Sequence[tuple[str | None, bool]]) -> list[cst.Arg]:
+    """`args` passed as `facts.arguments.mapped_keywords` decided: each given its new keyword (`k=v` for a
+    positional one), the others as they are."""
+    out = []
+    for arg, (keyword, positional) in zip(args, changes):
+        if keyword is not None:
+            arg = arg.with_changes(keyword=cst.Name(keyword), **({"equal": TIGHT_EQUAL} if positional else {}))
         out.append(arg)
-    return out
-
-
-def shard_map_arguments(args: Sequence[cst.Arg], *, positional: bool) -> list[cst.Arg] | None:
-    """The legacy shard_map's arguments for jax.shard_map; None if they do not map exactly."""
-    out: list[cst.Arg] = []
-    seen: set[str] = set()
-    for position, arg in enumerate(args):
-        if arg.star:
-            return None
-        if arg.keyword is None:
-            if not positional or position >= len(SHARD_MAP_POSITIONAL):
-                return None
-            if position == 0:
-                out.append(arg)
-                continue
-            name = SHARD_MAP_POSITIONAL[position]
-            arg = arg.with_changes(keyword=cst.Name(name), equal=TIGHT_EQUAL)
-        else:
-            name = KEYWORD_RENAMES["jax.experimental.shard_map.shard_map"].get(arg.keyword.value, arg.keyword.value)
-            if name not in SHARD_MAP_POSITIONAL[1:]:
-                return None  # `f=` (positional-only now), `auto=` (no equivalent), anything unknown
-            if name != arg.keyword.value:
-                arg = arg.with_changes(keyword=cst.Name(name))
-        if name in seen:
-            return None
-        seen.add(name)
-        out.append(arg)
-    if positional and (not out or out[0].keyword is not None):
-        return None
     return out
 
 
@@ -176,32 +77,117 @@ def parenthesized(expr: cst.BaseExpression, parent: cst.CSTNode | None) -> cst.B
     return expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
 
 
-class _Effects(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.found = False
-
-    def visit_Call(self, node) -> bool:
-        self.found = True
-        return False
-
-    def visit_Await(self, node) -> bool:
-        self.found = True
-        return False
-
-    def visit_Yield(self, node) -> bool:
-        self.found = True
-        return False
-
-    def visit_NamedExpr(self, node) -> bool:
-        self.found = True
-        return False
-
-    def visit_Lambda(self, node) -> bool:
-        return False  # its body does not run here
+# ---- JF901's fixes, one builder per kind of plan (`DeprecatedApi.fix_finding`) -----------------------------------
+# Each builder takes the CST node of the plan's `ast` node, the plan's data and the bridge, and gives the fix's
+# changes (None: no fix after all). Arguments are found by their place in `call.args`, which is `in_order`'s on
+# `ast`, where `check` bound them.
 
 
-def has_effects(expr: cst.CSTNode) -> bool:
-    """Whether evaluating `expr` may do more than read names (a call, await, yield or walrus inside it)."""
-    visitor = _Effects()
-    expr.visit(visitor)
-    return visitor.found
+def _spelled_as(old: cst.BaseExpression, text: str) -> cst.BaseExpression:
+    return keep_parens(old, cst.parse_expression(text))
+
+
+def _build_name(node, data, bridge):
+    return [(node, _spelled_as(node, data[0]))]
+
+
+def _build_call(call, data, bridge):
+    text, renames, added = data
+    args = [
+        a.with_changes(keyword=cst.Name(renames[a.keyword.value])) if a.keyword is not None and a.keyword.value in renames
+        else a
+        for a in call.args
+    ]  # fmt: skip
+    if added:
+        args = with_keywords(args, added)
+    return [(call, call.with_changes(func=_spelled_as(call.func, text), args=args))]
+
+
+def _build_at(call, data, bridge):
+    method, bound, asarray, unwrap = data
+    value = {name: call.args[place].value for name, place in bound.items()}
+    x, idx = value["x"], value["idx"]
+    if asarray is not None:
+        x = cst.Call(cst.parse_expression(asarray), [cst.Arg(x)])
+    elements = list(idx.slice) if unwrap else [cst.SubscriptElement(cst.Index(idx))]
+    keywords = [
+        cst.Arg(value[k], keyword=cst.Name(k), equal=TIGHT_EQUAL) for k in ("indices_are_sorted", "unique_indices")
+        if k in value
+    ]  # fmt: skip
+    at = cst.Subscript(cst.Attribute(receiver(x), cst.Name("at")), elements)
+    new = cst.Call(cst.Attribute(at, cst.Name(method)), [cst.Arg(value["y"]), *keywords])
+    return [(call, keep_parens(call, new))]
+
+
+def _build_tie_in(call, data, bridge):
+    (place,) = data
+    return [(call, keep_parens(call, parenthesized(call.args[place].value, bridge.parent(call))))]
+
+
+def _build_rekey(call, data, bridge):
+    text, changes = data
+    return [(call, call.with_changes(func=_spelled_as(call.func, text), args=rekeyed(call.args, changes)))]
+
+
+def _build_partial(partial, data, bridge):
+    text, changes = data
+    first = partial.args[0]
+    args = [first.with_changes(value=_spelled_as(first.value, text)), *rekeyed(partial.args[1:], changes)]
+    return [(partial, partial.with_changes(args=args))]
+
+
+def _build_x64(call, data, bridge):
+    text, place, enable = data
+    value = call.args[place].value if place is not None else cst.Name("True" if enable else "False")
+    return [(call, keep_parens(call, cst.Call(_spelled_as(call.func, text), [cst.Arg(value)])))]
+
+
+def _build_value(node, data, bridge):
+    new, spellings = data
+    value = cst.parse_expression(new).visit(Qualify(spellings))
+    if node.lpar:
+        value = value.with_changes(lpar=node.lpar, rpar=node.rpar)
+    else:
+        value = parenthesized(value, bridge.parent(node))
+    return [(node, value)]
+
+
+def _build_rehome(statement, data, bridge):
+    index, new_module, whole = data
+    module = cst.parse_expression(new_module)
+    if whole:
+        return [(statement, statement.with_changes(module=module))]  # every name moves to the same module
+    line, alias = bridge.parent(statement), statement.names[index]
+    if not isinstance(line, cst.SimpleStatementLine):
+        return None
+    rest = [a for a in statement.names if a is not alias]
+    rest[-1] = rest[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    moved = cst.ImportFrom(module=module, names=[alias.with_changes(comma=cst.MaybeSentinel.DEFAULT)])
+    kept = line.with_changes(body=[statement.with_changes(names=rest)])
+    return [(line, cst.FlattenSentinel([kept, cst.SimpleStatementLine([moved])]))]
+
+
+def _build_module(statement, data, bridge):
+    return [(statement, statement.with_changes(module=cst.parse_expression(data[0])))]
+
+
+def _build_alias(statement, data, bridge):
+    index, new_name = data
+    alias = statement.names[index]
+    return [(alias, alias.with_changes(name=cst.parse_expression(new_name)))]
+
+
+def _build_remove(statement, data, bridge):
+    return []  # the fix's `remove` does it
+
+
+def _build_remove_line(statement, data, bridge):
+    line = bridge.parent(statement)
+    return [(line, cst.RemovalSentinel.REMOVE)] if isinstance(line, cst.SimpleStatementLine) else None
+
+
+BUILDERS = {
+    "name": _build_name, "call": _build_call, "at": _build_at, "tie_in": _build_tie_in, "rekey": _build_rekey,
+    "partial": _build_partial, "x64": _build_x64, "value": _build_value, "rehome": _build_rehome,
+    "module": _build_module, "alias": _build_alias, "remove": _build_remove, "remove_line": _build_remove_line,
+}  # fmt: skip

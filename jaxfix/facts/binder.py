@@ -234,6 +234,7 @@ class Binder:
         self._spelled: dict[tuple[Scope, str], set[QualifiedName]] = {}  # non-read spellings' answers
         self._seen: dict[tuple[Scope, str, int], set[QualifiedName]] = {}  # reads' answers
         self._reader_of: dict[ast.AST, Read] | None = None
+        self._read_bindings: set[Binding] | None = None
         self._by_type: dict[type, list[ast.AST]] | None = None
         self._bound: frozenset[str] | None = None
         self._aliases: dict[str, str] | None = None
@@ -385,6 +386,15 @@ class Binder:
         if found is None:
             found = self._answers[node] = frozenset(self._names_now(node))
         return found
+
+    def read_bindings(self) -> set[Binding]:
+        """Every binding that some read of the module may see (those whose LibCST assignment has references; names
+        read only inside string annotations aside)."""
+        if self._read_bindings is None:
+            self._read_bindings = {
+                binding for at, read in self._reads_by_node().items() for binding in self._referents(read, _full_name(at))
+            }
+        return self._read_bindings
 
     def nodes_of(self, *types: type) -> list[ast.AST]:
         """The module's nodes of these types, in the order of the pass."""

@@ -1,6 +1,6 @@
 """Python values that are surely numbers, or lists of them, on `ast` over the binder: what jit would take as a
 pytree of scalars (JF704); the value of an integer expression and the steps of a `range(...)` of known bounds
-(JF703)."""
+(JF703); values that may be NumPy arrays or Python sequences rather than JAX arrays (JF901)."""
 
 from __future__ import annotations
 
@@ -155,3 +155,33 @@ def concatenated(text: str) -> bool:
     except (tokenize.TokenError, SyntaxError):
         return False
     return pieces > 1
+
+
+def maybe_numpy(binder: Binder, expr: ast.AST) -> bool:
+    """Whether `expr` may be a NumPy array or a Python sequence rather than a JAX array: a literal, a `numpy`
+    call, or a name that some plain assignment in the scope answering it binds to one."""
+    if _numpy_value(binder, expr):
+        return True
+    scope = binder.scope_of.get(expr) if type(expr) is ast.Name else None
+    if scope is None:
+        return False
+    for binding in scope.resolve(expr.id):
+        statement = binder.parent(binding.node) if type(binding.node) is ast.Name else None
+        if type(statement) is ast.Assign and _numpy_value(binder, statement.value):
+            return True
+    return False
+
+
+def _numpy_value(binder: Binder, expr: ast.AST) -> bool:
+    kind = type(expr)
+    if kind in (ast.List, ast.Tuple, ast.ListComp):
+        return True
+    if kind is ast.Constant:
+        return type(expr.value) in (int, float)
+    if kind is ast.Call:
+        base = expr.func
+        while type(base) is ast.Attribute:
+            base = base.value
+        callee = binder.qualified(expr.func) if type(base) is ast.Name else None
+        return callee is not None and callee.split(".")[0] == "numpy"
+    return False

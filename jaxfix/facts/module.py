@@ -263,6 +263,18 @@ def spelled_names(node: ast.AST) -> Iterator[str]:
             yield found.arg
 
 
+def dotted(expr: ast.AST) -> tuple[str, ...] | None:
+    """`("jax", "numpy", "zeros")` for `jax.numpy.zeros`; None for anything but a name and its attributes."""
+    parts: list[str] = []
+    while isinstance(expr, ast.Attribute):
+        parts.append(expr.attr)
+        expr = expr.value
+    if not isinstance(expr, ast.Name):
+        return None
+    parts.append(expr.id)
+    return tuple(reversed(parts))
+
+
 def _dotted(node: ast.AST) -> bool:
     while type(node) is ast.Attribute:
         node = node.value

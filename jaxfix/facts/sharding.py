@@ -1,4 +1,4 @@
-"""What a sharding argument holds, and where a module enters a legacy mesh context.
+"""What a sharding argument holds, and where a module enters a legacy mesh context, on `ast`.
 
 `jax.experimental.pjit.pjit` and `jax.jit` read different context meshes: pjit the one a legacy `with mesh:` block
 sets, jax.jit the one `jax.set_mesh` sets (JAX's own `use_resource_env` flag, True for pjit only, in its sources
@@ -6,19 +6,18 @@ from 0.4.30 to 0.10.2). A `Sharding` object names its devices and
 means the same under both; a `PartitionSpec` names only mesh axes, and `None` (or no sharding at all) lets the
 context mesh decide: under `with mesh:` pjit resolves a spec against that mesh and replicates what `None`
 leaves open over it, where jax.jit raises RuntimeError for the spec and places the rest on one device.
-tests/test_deprecated_api_table.py keeps these premises true on the installed JAX.
+tests/test_deprecated_api_table.py keeps these premises true on the installed JAX. JF901's pjit fix reads these
+facts; the project index reads `legacy_mesh_contexts` of every module.
 """
 
 from __future__ import annotations
 
 import ast
-from functools import cached_property
 from typing import Iterable, Mapping
 
-import libcst as cst
-from libcst.metadata import ScopeProvider
-
-from jaxfix.analysis.ast_syntax import dotted
+from jaxfix.facts.binder import Binder
+from jaxfix.facts.imports import module_imports
+from jaxfix.facts.module import dotted
 from jaxfix.facts.knowledge.jax import CONTEXT_MESH_SETTERS, MESH_CLASSES, PARTITION_SPECS, SHARDING_CLASSES
 
 # What a sharding argument holds, from the most telling: a spec (or something that may be one) decides.
@@ -26,59 +25,51 @@ UNKNOWN, SPEC, NONE, SHARDING = "unknown", "spec", "none", "sharding"
 _ORDER = (UNKNOWN, SPEC, NONE, SHARDING)
 
 
-class ShardingAnalysis:
-    def __init__(self, context) -> None:
-        self.context = context
+def sharding_kind(binder: Binder, expr: ast.expr, depth: int = 0) -> str:
+    """SHARDING where `expr` is surely a `Sharding` object or a tuple, list or dict of them; SPEC where it is a
+    `PartitionSpec` (or holds one); NONE for `None` (or a container of `None`s and shardings); UNKNOWN otherwise (a
+    parameter, a call of anything else). A name counts as its one assignment in its scope."""
+    kind = type(expr)
+    if kind is ast.Constant and expr.value is None:
+        return NONE
+    if kind in (ast.Tuple, ast.List):
+        if not expr.elts or any(type(e) is ast.Starred for e in expr.elts):
+            return UNKNOWN
+        return _weakest(sharding_kind(binder, e, depth) for e in expr.elts)
+    if kind is ast.Dict:
+        if not expr.keys or any(k is None for k in expr.keys):
+            return UNKNOWN
+        return _weakest(sharding_kind(binder, v, depth) for v in expr.values)
+    if kind is ast.Call:
+        callee = binder.qualified(expr.func)
+        if callee in SHARDING_CLASSES:
+            return SHARDING
+        return SPEC if callee in PARTITION_SPECS else UNKNOWN
+    if kind is ast.Name and depth < 3:
+        value = _only_value(binder, expr)
+        return sharding_kind(binder, value, depth + 1) if value is not None else UNKNOWN
+    return UNKNOWN
 
-    def kind(self, expr: cst.BaseExpression, depth: int = 0) -> str:
-        """SHARDING where `expr` is surely a `Sharding` object or a tuple, list or dict of them; SPEC where it is
-        a `PartitionSpec` (or holds one); NONE for `None` (or a container of `None`s and shardings); UNKNOWN
-        otherwise (a parameter, a call of anything else). A name counts as its one assignment in its scope."""
-        if isinstance(expr, cst.Name) and expr.value == "None":
-            return NONE
-        if isinstance(expr, (cst.Tuple, cst.List)):
-            if not expr.elements or any(isinstance(e, cst.StarredElement) for e in expr.elements):
-                return UNKNOWN
-            return _weakest(self.kind(e.value, depth) for e in expr.elements)
-        if isinstance(expr, cst.Dict):
-            if not expr.elements or any(not isinstance(e, cst.DictElement) for e in expr.elements):
-                return UNKNOWN
-            return _weakest(self.kind(e.value, depth) for e in expr.elements)
-        if isinstance(expr, cst.Call):
-            callee = self.context.names.qualified(expr.func)
-            if callee in SHARDING_CLASSES:
-                return SHARDING
-            return SPEC if callee in PARTITION_SPECS else UNKNOWN
-        if isinstance(expr, cst.Name) and depth < 3:
-            value = self._only_value(expr)
-            return self.kind(value, depth + 1) if value is not None else UNKNOWN
-        return UNKNOWN
 
-    def _only_value(self, name: cst.Name) -> cst.BaseExpression | None:
-        """The value of the one plain assignment (`name = value`) that binds `name` in its scope, or None."""
-        scope = self.context.wrapper.resolve(ScopeProvider).get(name)
-        if scope is None:
-            return None
-        assignments = list(scope[name.value])
-        if len(assignments) != 1:
-            return None
-        target = self.context.parents.get(getattr(assignments[0], "node", None))
-        statement = self.context.parents.get(target) if isinstance(target, cst.AssignTarget) else None
-        if not isinstance(statement, cst.Assign) or len(statement.targets) != 1 or target.target is not assignments[0].node:
-            return None
-        return statement.value
+def _only_value(binder: Binder, name: ast.Name) -> ast.expr | None:
+    """The value of the one plain assignment (`name = value`) that binds `name` in the scope that answers it, or
+    None (LibCST's scope of the name: all its bindings there)."""
+    scope = binder.scope_of.get(name)
+    bindings = scope.resolve(name.id) if scope is not None else []
+    if len(bindings) != 1:
+        return None
+    target = bindings[0].node
+    statement = binder.parent(target) if type(target) is ast.Name else None
+    if type(statement) is not ast.Assign or len(statement.targets) != 1 or statement.targets[0] is not target:
+        return None
+    return statement.value
 
-    @cached_property
-    def legacy_mesh_contexts(self) -> tuple[str, ...]:
-        """Where a legacy mesh context may be entered, worded for a message: in this module (`with self._mesh:`
-        (line 426)), else elsewhere in the project (the project index's facts: `with mesh:` (in train))."""
-        screen = self.context.screen
-        try:
-            own = legacy_mesh_contexts(screen.tree, screen.imports)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            own = []
-        here = [f"`with {code}:` (line {line})" for line, code in own]
-        return (*here, *(site for site in self.context.project.legacy_meshes if not here))
+
+def legacy_mesh_sites(tree: ast.Module, binder: Binder, project) -> tuple[str, ...]:
+    """Where a legacy mesh context may be entered, worded for a message: in this module (`with self._mesh:`
+    (line 426)), else elsewhere in the project (the project index's facts: `with mesh:` (in train))."""
+    here = [f"`with {code}:` (line {line})" for line, code in legacy_mesh_contexts(tree, module_imports(binder))]
+    return (*here, *(site for site in getattr(project, "legacy_meshes", ()) if not here))
 
 
 def legacy_mesh_contexts(tree: ast.AST, imports: Mapping[str, Iterable[str]]) -> list[tuple[int, str]]:
