@@ -1,28 +1,33 @@
-"""JF502: `jax.jit` of a new function object inside a loop recompiles on every iteration."""
+"""JF502: `jax.jit` of a new function object inside a loop recompiles on every iteration. On `ast` (`check`): the
+binder's names, the flow facts (`jaxfix.facts.flow`: reads and writes, LibCST's lines and statements, `Bound`,
+the bindings of a name); the hoist is planned on `ast` and built on LibCST by `fix_finding`."""
 
 from __future__ import annotations
 
 import ast
+import builtins
 from dataclasses import dataclass
 
 import libcst as cst
 
-from jaxfix.analysis.dataflow import activity
-from jaxfix.analysis.jit import only_arithmetic
-from jaxfix.analysis.screen import binding_count, ast_target_names
-from jaxfix.analysis.syntax import walk
-from jaxfix.analysis.traced import FUNCTION_MAKERS
 from jaxfix.codemod import Codemod, Invalid, Valid
-from jaxfix.diagnostics import Safety
+from jaxfix.diagnostics import Diagnostic, Fix, Safety
+from jaxfix.facts.flow import (
+    TRIES, Bound, Lines, activity, binding_statements, block_of, only_arithmetic, statement_of,
+    top_level_bindings,
+)
+from jaxfix.facts.knowledge.jax import FUNCTION_MAKERS, PARTIAL
+from jaxfix.facts.module import FileFacts, in_order, value_of
 
 _JIT = "jax.jit"
-_PARTIAL = "functools.partial"
 # A loop that reads a clock or clears JAX's caches measures compilation: its re-jit is the point, not a mistake.
 _MEASURING = frozenset({
     "jax.clear_caches", "time.perf_counter", "time.perf_counter_ns", "time.time", "time.time_ns", "time.monotonic",
     "time.monotonic_ns", "time.process_time", "timeit.default_timer", "timeit.timeit", "timeit.repeat",
 })  # fmt: skip
-_LOOPS = (cst.For, cst.While)
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_SCOPES = (*_DEFS, ast.Lambda, ast.ClassDef)
 # Jitted callables that are one function object on every iteration: jit finds its trace again, so the jit in the
 # loop and the hoisted one compute the same (both reuse the first trace); only the wrapper is new each time.
 _SAME_OBJECT = frozenset({"function", "nested function", "module function"})
@@ -30,68 +35,9 @@ _SAME_OBJECT = frozenset({"function", "nested function", "module function"})
 _AOT = frozenset({"lower", "trace", "eval_shape"})
 
 
-def _may_jit(screen, decorator: ast.expr) -> bool:
-    """A superset of `_is_jit_decorator`: `jax.jit`, `jax.jit(...)`, `partial(jax.jit)` (any call whose callee or
-    first positional argument may be jit)."""
-    jit = frozenset({_JIT})
-    if screen.may_resolve_to(decorator, jit):
-        return True
-    if not isinstance(decorator, ast.Call):
-        return False
-    first = decorator.args[0] if decorator.args else next((k for k in decorator.keywords if k.arg is None), None)
-    if isinstance(first, (ast.Starred, ast.keyword)):
-        first = first.value
-    return screen.may_resolve_to(decorator.func, jit) or (first is not None and screen.may_resolve_to(first, jit))
-
-
-_BOUNDARIES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
-
-
-def _may_name(screen, func: ast.AST, last: str) -> bool:
-    """Cheaper than resolving, and implied by it: an attribute `.last`, or a name that an import binds."""
-    return func.attr == last if isinstance(func, ast.Attribute) else isinstance(func, ast.Name) and func.id in screen.imports
-
-
-def _calls_what_the_loop_binds(function: ast.AST, loop: ast.AST) -> bool:
-    """Whether a jitted def calls something the innermost loop around it rebinds as its target and the def does
-    not bind itself (`for layer in layers:` around `@jax.jit def f(x): return layer(x)`): a name it reads from
-    outside that the loop changes, so `_decide` finds no loop to hoist it out of and `_calls_any` declines (a
-    different program on each iteration, compiled once either way). No finding comes of such a def."""
-    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or not isinstance(loop, (ast.For, ast.AsyncFor)):
-        return False
-    changed = {name for name in ast_target_names(loop.target) if not binding_count(function, name)}
-    if not changed:
-        return False
-    for statement in function.body:
-        for node in ast.walk(statement):
-            if isinstance(node, ast.Call):
-                root = node.func
-                while isinstance(root, ast.Attribute):
-                    root = root.value
-                if isinstance(root, ast.Name) and root.id in changed:
-                    return True
-    return False
-
-
-def _root_name(target: cst.Attribute) -> str | None:
-    """`env` of `env.step`, `self` of `self.env.step`; None when the chain starts with a call or subscript."""
-    node: cst.BaseExpression = target
-    while isinstance(node, cst.Attribute):
-        node = node.value
-    return node.value if isinstance(node, cst.Name) else None
-
-
 def _snippet(text: str, limit: int = 50) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _start(node: ast.AST) -> tuple[int, int]:
-    return node.lineno, node.col_offset
-
-
-def _end(node: ast.AST) -> tuple[int, int]:
-    return node.end_lineno, node.end_col_offset
 
 
 _MEASURES = "the loop reads a clock or clears JAX's caches: a benchmark that re-jits on purpose to time compilation"
@@ -101,10 +47,24 @@ _MEASURES = "the loop reads a clock or clears JAX's caches: a benchmark that re-
 class _Jit:
     """One jit inside a loop: what it compiles and the code that depends on the loop or may."""
 
-    node: cst.CSTNode  # the `jax.jit(...)` call, or the decorated def
+    node: ast.AST  # the `jax.jit(...)` call, or the decorated def
     what: str  # "lambda", "partial", "nested def", "bound method", "attribute", or one of _SAME_OBJECT
     free: tuple[str, ...]  # names the jitted callable (and the jit keywords) read from outside
+    target: ast.AST | None = None  # the jitted callable of a call
 
+
+@dataclass(frozen=True)
+class _Plan:
+    """What `fix_finding` builds: `kind` "def" or "line" (the statement `moved` goes before `loop`), "call" (the jit
+    call `moved` is bound to `name` before the loop), "pass" (that, with `extra` names added to the lambda's
+    parameters and to the arguments of its call `call`)."""
+
+    kind: str
+    loop: ast.AST
+    moved: ast.AST
+    name: str = ""
+    call: ast.AST | None = None
+    extra: tuple[str, ...] = ()
 
 class JitInLoop(Codemod):
     """`jax.jit` applied to a new function object on each iteration of a loop.
@@ -261,433 +221,36 @@ class JitInLoop(Codemod):
         ),
     )
 
+    looks_at = ("Call", "FunctionDef")
+
     @classmethod
-    def may_match_tree(cls, screen) -> bool:
-        """A finding needs, in the body of a loop with no def, lambda or class between, a call that may be
-        `jax.jit` with one positional argument (a lambda, a call that may be `partial`, an attribute chain that
-        starts with a name, the name of some def or of an import), or a def with one decorator that may be jit
-        (`_may_jit`) that calls nothing the innermost loop binds as its target (`_calls_what_the_loop_binds`)."""
-        jit = frozenset({_JIT})
-        candidates: list[ast.AST] = []
-        for node in screen.imported_calls:
-            if _may_name(screen, node.func, "jit") and screen.may_resolve_to(node.func, jit):
-                candidates.append(node)
-        for node in screen.nodes_of(ast.FunctionDef, ast.AsyncFunctionDef):
-            if len(node.decorator_list) == 1 and _may_jit(screen, node.decorator_list[0]):
-                candidates.append(node)
+    def check(cls, facts: FileFacts) -> list[Diagnostic]:
+        """Each `jax.jit(...)` call and each def with one jit decorator in a loop's body (no def, lambda or class
+        between), in the order LibCST visits them (which decides the fresh names of their fixes)."""
+        binder = facts.binder
+        candidates: list[ast.AST] = [c for c in binder.calls if binder.qualified(c.func) == _JIT]
+        candidates += [d for d in binder.nodes_of(*_DEFS) if len(d.decorator_list) == 1]
         if not candidates:
-            return False
-        defs = {n.name for n, _ in screen.statements if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-
-        def jits_something_new(call: ast.Call) -> bool:  # `_what` is not None
-            if len(call.args) != 1 or isinstance(call.args[0], ast.Starred) or any(k.arg is None for k in call.keywords):
-                return False  # LibCST's positional arguments: those without a keyword, `**` included
-            target = call.args[0]
-            if isinstance(target, ast.Attribute):  # `_root_name` is not None
-                while isinstance(target, ast.Attribute):
-                    target = target.value
-                return isinstance(target, ast.Name)
-            return (
-                isinstance(target, ast.Lambda)
-                or (isinstance(target, ast.Call) and screen.may_resolve_to(target.func, frozenset({_PARTIAL})))
-                or (isinstance(target, ast.Call) and screen.may_resolve_to(target.func, FUNCTION_MAKERS))
-                or (isinstance(target, ast.Name) and (target.id in defs or target.id in screen.imports))
-            )
-
-        candidates = [n for n in candidates if not isinstance(n, ast.Call) or jits_something_new(n)]
-        if not candidates:
-            return False
-        boundaries = screen.nodes_of(*_BOUNDARIES)
-        loops = screen.nodes_of(ast.For, ast.AsyncFor, ast.While)
-
-        def innermost(node: ast.AST) -> ast.AST | None:  # `_loops(node)[0]`: by positions, since blocks nest
-            where = _start(node)
-            inner = max((_start(b) for b in boundaries if b is not node and _start(b) <= where < _end(b)), default=None)
-            around = [
-                loop for loop in loops
-                if _start(loop.body[0]) <= where < _end(loop.body[-1]) and (inner is None or _start(loop) > inner)
-            ]
-            return max(around, key=_start, default=None)
-
-        for node in candidates:
-            loop = innermost(node)
-            if loop is not None and not _calls_what_the_loop_binds(node, loop):
-                return True
-        return False
-
-    # ---- matching ----------------------------------------------------------------------------------------
-
-    def visit_Call(self, node: cst.Call) -> None:
-        if self.context.names.qualified(node.func) != _JIT:
-            return
-        parent = self.context.parents.get(node)
-        if isinstance(parent, cst.Decorator):
-            return  # `@jax.jit(...)` on a def: visit_FunctionDef's
-        if isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value in _AOT:
-            return  # `jax.jit(f).lower(x)`: lowering on purpose, to inspect or time what it compiles
-        loops = self._loops(node)
-        if not loops:
-            return
-        if self._measures_compilation(loops[0]):
-            return self.decline(node, _MEASURES)
-        positional = [a for a in node.args if a.keyword is None]
-        if len(positional) != 1 or positional[0].star:
-            return self.decline(node, "a jax.jit call in a loop, but not of one positional function")
-        target = positional[0].value
-        what = self._what(target, loops[0])
-        if what is None:
-            return self.decline(node, "the jitted function is not a lambda, a nested def or a name bound in the loop: jaxfix cannot tell that it is rebuilt each step")
-        free = self._free(target) + self._keyword_names(node)
-        self._decide(_Jit(node, what, free), loops)
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        if len(node.decorators) != 1 or not self._is_jit_decorator(node.decorators[0].decorator):
-            return
-        loops = self._loops(node)
-        if not loops:
-            return
-        if self._measures_compilation(loops[0]):
-            return self.decline(node.name, _MEASURES)
-        self._decide(_Jit(node, "nested def", self._free(node)), loops)
-
-    def _measures_compilation(self, loop: cst.For | cst.While) -> bool:
-        """Whether the loop's body reads a clock or calls `jax.clear_caches()`: a benchmark that re-jits on
-        purpose to time compilation, which hoisting would turn into timing a cache hit."""
-        names = self.context.names
-        return any(isinstance(n, cst.Call) and names.qualified(n.func) in _MEASURING for n in walk(loop.body))
-
-    def _is_jit_decorator(self, decorator: cst.BaseExpression) -> bool:
-        names = self.context.names
-        if names.qualified(decorator) == _JIT:
-            return True
-        if isinstance(decorator, cst.Call):
-            if names.qualified(decorator.func) == _JIT:
-                return all(a.keyword is not None for a in decorator.args)
-            positional = [a for a in decorator.args if a.keyword is None]
-            return names.qualified(decorator.func) == _PARTIAL and len(positional) == 1 and names.qualified(positional[0].value) == _JIT
-        return False
-
-    def _loops(self, node: cst.CSTNode) -> list[cst.For | cst.While]:
-        """The loops around `node` within its function, innermost first; empty when a def or lambda comes
-        first, or when `node` sits in a loop's iterable, test or `else`."""
-        found = []
-        parents = self.context.parents
-        child, current = node, parents.get(node)
-        while current is not None and not isinstance(current, (cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.Module)):
-            if isinstance(current, _LOOPS) and child is current.body:
-                found.append(current)
-            child, current = current, parents.get(current)
-        if isinstance(current, cst.Lambda) or (isinstance(current, cst.FunctionDef) and found and current is node):
             return []
+        module = _Module(cls, facts)
+        found = []
+        for node in sorted(candidates, key=_visit_order):
+            finding = module.jit_call(node) if type(node) is ast.Call else module.jitted_def(node)
+            if finding is not None:
+                found.append(finding)
         return found
 
-    def _what(self, target: cst.BaseExpression, loop) -> str | None:
-        if isinstance(target, cst.Lambda):
-            return "lambda"
-        if isinstance(target, cst.Call) and self.context.names.qualified(target.func) == _PARTIAL:
-            return "partial"
-        if isinstance(target, cst.Call) and self.context.names.qualified(target.func) in FUNCTION_MAKERS:
-            return "transformed function"  # `jax.jit(jax.grad(loss))`: jax.grad makes a new function each time
-        if isinstance(target, cst.Attribute):
-            if self._bound_method(target):
-                return "bound method"
-            root = _root_name(target)
-            if root is None:
+    @classmethod
+    def fix_finding(cls, finding: Diagnostic, bridge) -> Fix | None:
+        plan: _Plan = finding.plan
+        loop = bridge.cst_of(plan.loop)
+        if not isinstance(loop, (cst.For, cst.While)):
+            return None
+        if plan.kind in ("def", "line"):
+            moved_whole = bridge.cst_of(plan.moved) if plan.kind == "def" else bridge.line_of(plan.moved)
+            block = bridge.parent(moved_whole) if moved_whole is not None else None
+            if not isinstance(block, cst.IndentedBlock):
                 return None
-            if self.context.names.qualified(target) is not None and self._module_constant(root):
-                return "module function"  # `kinematics.forward`: an attribute of an imported module
-            return "attribute"
-        if isinstance(target, cst.Name):
-            if any(isinstance(n, cst.FunctionDef) and n.name.value == target.value for n in walk(loop.body)):
-                return "function defined in the loop"
-            if self._nested_function(target):
-                return "nested function"
-            if self._module_function(target.value) or self._imported(target):
-                return "function"
-        return None
-
-    def _imported(self, target: cst.Name) -> bool:
-        """A name a module-level import binds once (`from model import loss`), not shadowed in the function."""
-        function = self.context.dataflow.enclosing_function(target)
-        if function is not None and target.value in self.context.dataflow.flow(function).locals:
-            return False
-        return self._module_constant(target.value) and self.context.names.qualified(target) is not None
-
-    def _nested_function(self, target: cst.Name) -> bool:
-        """A `def` of the enclosing function, outside the loop, that is the name's only binding there and is
-        bound on every path to the jit: every iteration reads the same function object."""
-        function = self.context.dataflow.enclosing_function(target)
-        if not isinstance(function, cst.FunctionDef) or self._bindings(function, target.value) != 1:
-            return False
-        defs = (n for n in walk(function) if isinstance(n, cst.FunctionDef) and n is not function)
-        if not any(n.name.value == target.value for n in defs):
-            return False
-        statement = self._enclosing_statement(target)
-        return statement is not None and self.context.dataflow.flow(function).defined_before(statement, target.value)
-
-    def _enclosing_statement(self, node: cst.CSTNode) -> cst.CSTNode | None:
-        parents = self.context.parents
-        while node is not None and not isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
-            node = parents.get(node)
-        return node
-
-    def _bound_method(self, target: cst.Attribute) -> bool:
-        """`self.method` in a method of a class that defines `method` (not as a staticmethod): a new bound
-        method object at each access. Other attributes may hold one function object (a NamedTuple's field,
-        optax's `tx.update`), which jit's cache finds again."""
-        if not isinstance(target.value, cst.Name):
-            return False
-        parents = self.context.parents
-        function = self.context.dataflow.enclosing_function(target)
-        while isinstance(function, cst.Lambda):
-            function = self.context.dataflow.enclosing_function(function)
-        if not isinstance(function, cst.FunctionDef) or not function.params.params:
-            return False
-        if function.params.params[0].name.value != target.value.value:
-            return False
-        block = parents.get(function)
-        owner = parents.get(block)
-        if not isinstance(owner, cst.ClassDef):
-            return False
-        for statement in owner.body.body:
-            if isinstance(statement, cst.FunctionDef) and statement.name.value == target.attr.value:
-                return not any(
-                    isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in statement.decorators
-                ) and not any(
-                    isinstance(d.decorator, cst.Name) and d.decorator.value == "classmethod" for d in function.decorators
-                )
-        return False
-
-    def _free(self, target: cst.CSTNode) -> tuple[str, ...]:
-        """What the callable reads from outside: a lambda's or def's free names and the default values,
-        annotations and decorators evaluated where it is defined; everything a `partial(...)` reads."""
-        act = activity(target if isinstance(target, cst.FunctionDef) else cst.Expr(target))
-        return tuple(dict.fromkeys((*act.reads, *act.captured)))
-
-    def _keyword_names(self, call: cst.Call) -> tuple[str, ...]:
-        names: list[str] = []
-        for arg in call.args:
-            if arg.keyword is not None:
-                names.extend(activity(cst.Expr(arg.value)).reads)
-        return tuple(names)
-
-    def _module_function(self, name: str) -> bool:
-        bound = [s for s in self.context.module.body if self._binds(s, name)]
-        return len(bound) == 1 and isinstance(bound[0], cst.FunctionDef)
-
-    @staticmethod
-    def _binds(statement: cst.CSTNode, name: str) -> bool:
-        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
-            return statement.name.value == name
-        return name in activity(statement, deep=False).writes
-
-    def _module_constant(self, name: str) -> bool:
-        """A module-level import, function or class bound once, or a builtin: the same object all along."""
-        bound = [s for s in self.context.module.body if self._binds(s, name)]
-        if not bound:
-            import builtins
-
-            return hasattr(builtins, name)
-        if len(bound) != 1:
-            return False
-        statement = bound[0]
-        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
-            return True
-        return isinstance(statement, cst.SimpleStatementLine) and all(
-            isinstance(s, (cst.Import, cst.ImportFrom)) for s in statement.body
-        )
-
-    # ---- deciding ----------------------------------------------------------------------------------------
-
-    def _decide(self, jit: _Jit, loops) -> None:
-        same_object = jit.what in _SAME_OBJECT
-        if same_object or jit.what == "attribute":
-            code = self.context.code_for(jit.node.args[0].value)
-            problem = f"`jax.jit({code})` in a loop body builds a new jit wrapper on every iteration"
-            if jit.what == "attribute":
-                problem += (
-                    f", so each call takes jit's slow dispatch path; if `{code}` is a bound method, it is also a new "
-                    "function object that compiles again"
-                )
-            else:
-                problem += ": jit's cache still holds the compiled code, but each call takes the slow dispatch path"
-        elif jit.what == "transformed function":
-            inner = jit.node.args[0].value
-            problem = (
-                f"`jax.jit({_snippet(self.context.code_for(inner))})` in a loop body recompiles on every iteration: "
-                f"`{self.context.code_for(inner.func)}` makes a new function object each time, which jit's cache "
-                "does not find"
-            )
-        else:
-            problem = f"`jax.jit` of a {jit.what} in a loop body recompiles on every iteration (a new function object each time)"
-        if jit.what == "function defined in the loop":
-            self.report(jit.node, f"{problem}; not hoisted: define the function outside the loop")
-            return
-        function = self.context.dataflow.enclosing_function(jit.node)
-        flow = self.context.dataflow.flow(function)
-        # The outermost loop that the jitted callable does not depend on.
-        chosen = None
-        for loop in loops:
-            changed = self._changed_in(loop)
-            dependent = [n for n in jit.free if n in changed]
-            if dependent:
-                break
-            chosen = loop
-        if chosen is None:
-            changed = self._changed_in(loops[0])
-            dependent = [n for n in jit.free if n in changed]
-            names = ", ".join(f"`{n}`" for n in dependent)
-            if jit.what == "attribute":
-                code = self.context.code_for(jit.node.args[0].value)
-                self.report(
-                    jit.node,
-                    f"{problem}; not hoisted: the loop changes {names}, so `{code}` may be a different function on "
-                    "each iteration; create the object once before the loop, or jit the function once there and "
-                    "pass what changes as arguments",
-                )
-                return
-            if self._calls_any(jit, dependent):  # `for layer in layers: jax.jit(lambda x: layer(x))`
-                return self.decline(
-                    jit.node, "it calls or transforms what the loop changes: a different program on each iteration, "
-                    "compiled once either way",
-                )
-            passed = self._pass_as_arguments(jit, loops, dependent)
-            if isinstance(passed, str):
-                self.report(jit.node, f"{problem}; not hoisted: it reads {names}, which the loop changes ({passed})")
-                return
-            self._report_passing(jit, passed, dependent, problem, flow)
-            return
-        local = [] if same_object else [n for n in jit.free if n in flow.locals or not self._module_constant(n)]
-        fix = self._fix(jit, chosen, flow)
-        if fix is None:
-            self.report(
-                jit.node,
-                f"{problem}; not hoisted: it sits in a `with` or `try` block, is the only statement of its block, "
-                "or the name it is bound to has other bindings in the function",
-            )
-            return
-        if local:
-            names = ", ".join(f"`{n}`" for n in local)
-            fix = self.fix(fix[0], fix[1], safety=Safety.UNSAFE)
-            self.report(jit.node, f"{problem}; hoist it out of the loop (unsafe: it reads {names}, which a call in the loop could still mutate)", fix)
-        else:
-            self.report(jit.node, f"{problem}; hoist it out of the loop", self.fix(*fix))
-
-    def _calls_any(self, jit: _Jit, names: list[str]) -> bool:
-        """Whether the jitted callable calls one of `names` or a method of it (`layer(x)`, `layer.attend(x)`): the
-        loop then hands it a different function or module on each iteration, which compiles as a program of its
-        own whether or not the jit is hoisted."""
-        callable_ = jit.node if isinstance(jit.node, cst.FunctionDef) else jit.node.args[0].value
-        if jit.what == "transformed function" and self._transforms_any(callable_, names):
-            return True  # `jax.jit(jax.grad(layer_loss))` of a function the loop changes
-        for node in walk(callable_):
-            if isinstance(node, cst.Call):
-                func = node.func
-                while isinstance(func, cst.Attribute):
-                    func = func.value
-                if isinstance(func, cst.Name) and func.value in names:
-                    return True
-        return False
-
-    def _transforms_any(self, call: cst.BaseExpression, names: list[str]) -> bool:
-        """Whether `call`, a JAX transformation of a function (`jax.grad(f)`, `jax.vmap(jax.grad(f))`), transforms
-        one of `names` or an attribute of it."""
-        while isinstance(call, cst.Call) and self.context.names.qualified(call.func) in FUNCTION_MAKERS and call.args:
-            call = call.args[0].value
-        while isinstance(call, cst.Attribute):
-            call = call.value
-        return isinstance(call, cst.Name) and call.value in names
-
-    def _pass_as_arguments(self, jit: _Jit, loops, dependent: list[str]):
-        """A lambda jitted and called on the spot (`jax.jit(lambda v: v * scale)(x)`) that reads names the loop
-        changes can take them as arguments instead: (the new jit call, the loop to hoist it out of). A string
-        says what stops that."""
-        call = self.context.parents.get(jit.node)
-        lam = jit.node.args[0].value if isinstance(jit.node, cst.Call) and jit.node.args else None
-        if jit.what != "lambda" or not isinstance(lam, cst.Lambda):
-            return "pass it as an argument"
-        if len(jit.node.args) != 1 or not (isinstance(call, cst.Call) and call.func is jit.node):
-            return "pass it as an argument; jaxfix only does that for a lambda jitted without keywords and called at once"
-        if any(a.keyword is not None or a.star for a in call.args):
-            return "pass it as an argument; jaxfix does not add arguments to a call with keywords or unpacking"
-        params = lam.params
-        if params.posonly_params or params.kwonly_params or params.star_kwarg or params.star_arg not in (
-            cst.MaybeSentinel.DEFAULT, None
-        ) or any(p.default is not None for p in params.params):
-            return "pass it as an argument; the lambda has defaults, `*args` or keyword-only parameters"
-        traced = {p.name.value for p in params.params}
-        for name in dependent:
-            if not only_arithmetic(self.context, lam.body, name, traced):
-                return (
-                    f"`{name}` is used other than as an operand of `+ - * /` with an argument, so it may need to "
-                    "stay a Python value: pass it as a static argument"
-                )
-        new_params = [*params.params, *(cst.Param(cst.Name(n)) for n in dependent)]
-        new_params = [p.with_changes(comma=cst.MaybeSentinel.DEFAULT) for p in new_params]
-        new_lambda = lam.with_changes(params=params.with_changes(params=new_params))
-        new_jit = jit.node.with_changes(args=[jit.node.args[0].with_changes(value=new_lambda)])
-        free = tuple(n for n in jit.free if n not in dependent)
-        chosen = None
-        for loop in loops:
-            if any(n in self._changed_in(loop) for n in free):
-                break
-            chosen = loop
-        if chosen is None:
-            return "pass them as arguments; it also reads others that the loop changes"
-        return new_jit, chosen, call
-
-    def _report_passing(self, jit: _Jit, passed, dependent: list[str], problem: str, flow) -> None:
-        new_jit, loop, call = passed
-        extra = [cst.Arg(cst.Name(n)) for n in dependent]
-        names = ", ".join(f"`{n}`" for n in dependent)
-        fix = self._fix(jit, loop, flow, hoisted_node=new_jit, call=call, extra=extra)
-        if fix is None:
-            self.report(
-                jit.node, f"{problem}; not hoisted: it sits in a `with` or `try` block or is the only statement of its block"
-            )
-            return
-        plural = len(dependent) > 1
-        self.report(
-            jit.node,
-            f"{problem}; hoist it out of the loop and pass {names}, which the loop changes, as "
-            f"{'arguments' if plural else 'an argument'} (unsafe: {names} then enter{'' if plural else 's'} as "
-            f"{'traced arrays' if plural else 'a traced array'}, so a Python number is computed in float32 or int32)",
-            self.fix(fix[0] + f", passing {names}", fix[1], safety=Safety.UNSAFE),
-        )
-
-    def _changed_in(self, loop) -> set[str]:
-        act = activity(loop)
-        return set(act.writes) | set(act.deletes) | set(act.mutations) | set(act.declared)
-
-    # ---- the fix -----------------------------------------------------------------------------------------
-
-    def _fix(self, jit: _Jit, loop, flow, *, hoisted_node=None, call=None, extra=()):
-        """(description, changes), or None when the jit cannot be moved as it is. With `hoisted_node`, that is
-        what moves (a lambda that takes more parameters), and `call`, the call of the jit in the loop, gets the
-        `extra` arguments."""
-        parents = self.context.parents
-        current = parents.get(jit.node)
-        while current is not loop:
-            if isinstance(current, (cst.With, cst.Try, cst.TryStar)):
-                return None  # a context manager or handler around it would no longer apply
-            current = parents.get(current)
-        statement = self._statement_in(jit.node, loop)
-        moved_whole = None
-        if isinstance(jit.node, cst.FunctionDef) and statement is jit.node:
-            moved_whole, bound = jit.node, jit.node.name.value
-        elif isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1:
-            small = statement.body[0]
-            if (
-                isinstance(small, cst.Assign) and small.value is jit.node and len(small.targets) == 1
-                and isinstance(small.targets[0].target, cst.Name)
-            ):
-                moved_whole, bound = statement, small.targets[0].target.value
-        if moved_whole is not None:
-            if self._bindings(flow.function, bound) != 1:
-                return None
-            block = self.context.parents[moved_whole]
-            if not isinstance(block, cst.IndentedBlock) or len(block.body) == 1:
-                return None  # the block would be empty
             body = list(block.body)
             index = body.index(moved_whole)
             del body[index]
@@ -697,22 +260,29 @@ class JitInLoop(Codemod):
                 body[index] = rest
             new_loop = loop.deep_replace(block, block.with_changes(body=body))
             hoisted = moved_whole
-            description = f"move `{bound}` before the loop"
-        elif isinstance(jit.node, cst.Call):
-            name = self.context.fresh_names.take("jitted", "jitted_fn", "compiled")
-            value = hoisted_node if hoisted_node is not None else jit.node
-            hoisted = cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(name))], value)])
-            if call is not None:
+        else:
+            jit = bridge.cst_of(plan.moved)
+            if not isinstance(jit, cst.Call):
+                return None
+            value = jit
+            if plan.kind == "pass":
+                call = bridge.cst_of(plan.call)
+                lam = jit.args[0].value
+                if not isinstance(call, cst.Call) or not isinstance(lam, cst.Lambda):
+                    return None
+                params = lam.params
+                new_params = [*params.params, *(cst.Param(cst.Name(n)) for n in plan.extra)]
+                new_params = [p.with_changes(comma=cst.MaybeSentinel.DEFAULT) for p in new_params]
+                new_lambda = lam.with_changes(params=params.with_changes(params=new_params))
+                value = jit.with_changes(args=[jit.args[0].with_changes(value=new_lambda)])
                 args = list(call.args)
                 if args and args[-1].comma is cst.MaybeSentinel.DEFAULT:
                     args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-                new_call = call.with_changes(func=cst.Name(name), args=[*args, *extra])
-                new_loop = loop.deep_replace(call, new_call)
+                extra = [cst.Arg(cst.Name(n)) for n in plan.extra]
+                new_loop = loop.deep_replace(call, call.with_changes(func=cst.Name(plan.name), args=[*args, *extra]))
             else:
-                new_loop = loop.deep_replace(jit.node, cst.Name(name))
-            description = f"bind the jitted function to `{name}` before the loop"
-        else:
-            return None
+                new_loop = loop.deep_replace(jit, cst.Name(plan.name))
+            hoisted = cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(plan.name))], value)])
         if isinstance(hoisted, cst.FunctionDef):  # a def keeps its comments, then a blank line before the loop
             kept = [line for line in hoisted.leading_lines if line.comment is not None]
             hoisted = hoisted.with_changes(leading_lines=[*loop.leading_lines, *kept])
@@ -720,29 +290,413 @@ class JitInLoop(Codemod):
         else:
             hoisted = hoisted.with_changes(leading_lines=loop.leading_lines)
             new_loop = new_loop.with_changes(leading_lines=())
-        return description, [(loop, cst.FlattenSentinel([hoisted, new_loop]))]
+        return Fix(finding.fix.safety, finding.fix.description, ((loop, cst.FlattenSentinel([hoisted, new_loop])),))
 
-    def _statement_in(self, node: cst.CSTNode, loop) -> cst.CSTNode | None:
-        """The statement that contains `node` directly in some block inside `loop`."""
-        parents = self.context.parents
-        while node is not None and node is not loop:
-            if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
-                return node
-            node = parents.get(node)
+
+def _visit_order(node: ast.AST) -> tuple:
+    """LibCST's visiting order: by where the node starts, a def at its first decorator and before what is in it,
+    an enclosing call before the calls it holds (which start where it starts)."""
+    if type(node) is ast.Call:
+        return (node.lineno, node.col_offset, 1, -node.end_lineno, -node.end_col_offset)
+    first = node.decorator_list[0] if node.decorator_list else node
+    return (first.lineno, first.col_offset, 0, 0, 0)
+
+
+class _Module:
+    """The facts one module's check reads, each made on first use."""
+
+    def __init__(self, rule: type[JitInLoop], facts: FileFacts) -> None:
+        self.rule = rule
+        self.facts = facts
+        self.binder = facts.binder
+        self.parents = facts.binder.parents
+        self.lines = Lines(facts.text)
+        self._bounds: dict[ast.AST, Bound] = {}
+        self._tops: dict[str, list[ast.stmt]] | None = None
+        self._changed: dict[ast.AST, set[str]] = {}
+
+    # ---- matching ------------------------------------------------------------------------------------------------
+
+    def jit_call(self, node: ast.Call) -> Diagnostic | None:
+        parent = self.parents.get(node)
+        if isinstance(parent, (*_DEFS, ast.ClassDef)) and any(d is node for d in parent.decorator_list):
+            return None  # `@jax.jit(...)` on a def: `jitted_def`'s
+        if type(parent) is ast.Attribute and parent.value is node and parent.attr in _AOT:
+            return None  # `jax.jit(f).lower(x)`: lowering on purpose, to inspect or time what it compiles
+        loops = self._loops(node)
+        if not loops:
+            return None
+        if self._measures_compilation(loops[0]):
+            return self._decline(node, _MEASURES)
+        positional = [*node.args, *(k for k in node.keywords if k.arg is None)]  # LibCST's: `**k` too
+        if len(positional) != 1 or type(positional[0]) in (ast.Starred, ast.keyword):
+            return self._decline(node, "a jax.jit call in a loop, but not of one positional function")
+        target = positional[0]
+        what = self._what(target, loops[0])
+        if what is None:
+            return self._decline(node, "the jitted function is not a lambda, a nested def or a name bound in the loop: jaxfix cannot tell that it is rebuilt each step")
+        free = self._free(target) + self._keyword_names(node)
+        return self._decide(_Jit(node, what, free, target), loops)
+
+    def jitted_def(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> Diagnostic | None:
+        if not self._is_jit_decorator(node.decorator_list[0]):
+            return None
+        loops = self._loops(node)
+        if not loops:
+            return None
+        if self._measures_compilation(loops[0]):
+            return self._decline(self.facts.positions.name_of(node), _MEASURES)
+        return self._decide(_Jit(node, "nested def", self._free(node)), loops)
+
+    def _decline(self, node: ast.AST, reason: str) -> None:
+        self.facts.decline(self.rule.code, node, reason)
+
+    def _qualified(self, node: ast.AST) -> str | None:
+        return self.binder.qualified(node)
+
+    def _measures_compilation(self, loop: ast.AST) -> bool:
+        """Whether the loop's body reads a clock or calls `jax.clear_caches()`: a benchmark that re-jits on
+        purpose to time compilation, which hoisting would turn into timing a cache hit."""
+        return any(
+            type(n) is ast.Call and self._qualified(n.func) in _MEASURING for s in loop.body for n in ast.walk(s)
+        )
+
+    def _is_jit_decorator(self, decorator: ast.expr) -> bool:
+        if self._qualified(decorator) == _JIT:
+            return True
+        if type(decorator) is ast.Call:
+            if self._qualified(decorator.func) == _JIT:
+                return not decorator.args and all(k.arg is not None for k in decorator.keywords)
+            positional = [*decorator.args, *(k for k in decorator.keywords if k.arg is None)]
+            return (
+                self._qualified(decorator.func) == PARTIAL and len(positional) == 1
+                and self._qualified(value_of(positional[0])) == _JIT
+            )
+        return False
+
+    def _loops(self, node: ast.AST) -> list[ast.AST]:
+        """The loops around `node` within its function, innermost first; empty when a def or lambda comes
+        first, or when `node` sits in a loop's iterable, test or `else`."""
+        found = []
+        child, current = node, self.parents.get(node)
+        while current is not None and not isinstance(current, (*_SCOPES, ast.Module)):
+            if isinstance(current, _LOOPS) and any(s is child for s in current.body):
+                found.append(current)
+            child, current = current, self.parents.get(current)
+        return [] if type(current) is ast.Lambda else found
+
+    def _what(self, target: ast.AST, loop: ast.AST) -> str | None:
+        kind = type(target)
+        if kind is ast.Lambda:
+            return "lambda"
+        if kind is ast.Call and self._qualified(target.func) == PARTIAL:
+            return "partial"
+        if kind is ast.Call and self._qualified(target.func) in FUNCTION_MAKERS:
+            return "transformed function"  # `jax.jit(jax.grad(loss))`: jax.grad makes a new function each time
+        if kind is ast.Attribute:
+            if self._bound_method(target):
+                return "bound method"
+            root = target
+            while type(root) is ast.Attribute:
+                root = root.value
+            if type(root) is not ast.Name:
+                return None
+            if self._qualified(target) is not None and self._module_constant(root.id):
+                return "module function"  # `kinematics.forward`: an attribute of an imported module
+            return "attribute"
+        if kind is ast.Name:
+            if any(type(n) in _DEFS and n.name == target.id for s in loop.body for n in ast.walk(s)):
+                return "function defined in the loop"
+            if self._nested_function(target):
+                return "nested function"
+            if self._module_function(target.id) or self._imported(target):
+                return "function"
         return None
 
-    def _bindings(self, function, name: str) -> int:
-        count = 0
-        for node in walk(function):
-            if isinstance(node, (cst.FunctionDef, cst.ClassDef)) and node.name.value == name and node is not function:
-                count += 1
-            elif isinstance(node, (cst.SimpleStatementLine, cst.For, cst.With)):
-                acts = activity(node, deep=False)
-                if name in acts.writes and not isinstance(node, cst.For):
-                    count += 1
-                elif isinstance(node, cst.For) and name in activity(cst.Expr(node.target)).reads:
-                    count += 1
-        params = getattr(function, "params", None)
-        if params is not None and any(p.name.value == name for p in (*params.params, *params.posonly_params, *params.kwonly_params)):
-            count += 1
-        return count
+    def _function_of(self, node: ast.AST) -> ast.AST:
+        """The def or lambda around `node`, else the module (class bodies are passed through)."""
+        current = self.parents.get(node)
+        while current is not None and not isinstance(current, (*_DEFS, ast.Lambda)):
+            current = self.parents.get(current)
+        return current if current is not None else self.facts.tree
+
+    def _bound(self, function: ast.AST) -> Bound:
+        found = self._bounds.get(function)
+        if found is None:
+            found = self._bounds[function] = Bound(function, self.lines)
+        return found
+
+    def _imported(self, target: ast.Name) -> bool:
+        """A name a module-level import binds once (`from model import loss`), not shadowed in the function."""
+        if target.id in self._bound(self._function_of(target)).locals:
+            return False
+        return self._module_constant(target.id) and self._qualified(target) is not None
+
+    def _nested_function(self, target: ast.Name) -> bool:
+        """A `def` of the enclosing function, outside the loop, that is the name's only binding there and is
+        bound on every path to the jit: every iteration reads the same function object."""
+        function = self._function_of(target)
+        if type(function) not in _DEFS or binding_statements(function, target.id, self.lines) != 1:
+            return False
+        if not any(type(n) in _DEFS and n.name == target.id and n is not function for n in ast.walk(function)):
+            return False
+        statement = statement_of(target, self.parents, self.lines)
+        return statement is not None and self._bound(function).defined_before(statement, target.id)
+
+    def _bound_method(self, target: ast.Attribute) -> bool:
+        """`self.method` in a method of a class that defines `method` (not as a staticmethod): a new bound
+        method object at each access. Other attributes may hold one function object (a NamedTuple's field,
+        optax's `tx.update`), which jit's cache finds again."""
+        if type(target.value) is not ast.Name:
+            return False
+        function = self._function_of(target)
+        while type(function) is ast.Lambda:
+            function = self._function_of(function)
+        if type(function) not in _DEFS or not function.args.args:
+            return False
+        if function.args.args[0].arg != target.value.id:
+            return False
+        owner = self.parents.get(function)
+        if type(owner) is not ast.ClassDef:
+            return False
+        for statement in owner.body:
+            if type(statement) in _DEFS and statement.name == target.attr:
+                return not any(
+                    type(d) is ast.Name and d.id == "staticmethod" for d in statement.decorator_list
+                ) and not any(type(d) is ast.Name and d.id == "classmethod" for d in function.decorator_list)
+        return False
+
+    @staticmethod
+    def _free(target: ast.AST) -> tuple[str, ...]:
+        """What the callable reads from outside: a lambda's or def's free names and the default values,
+        annotations and decorators evaluated where it is defined; everything a `partial(...)` reads."""
+        act = activity(target)
+        return tuple(dict.fromkeys((*act.reads, *act.captured)))
+
+    @staticmethod
+    def _keyword_names(call: ast.Call) -> tuple[str, ...]:
+        names: list[str] = []
+        for keyword in sorted(call.keywords, key=lambda k: (k.lineno, k.col_offset)):
+            if keyword.arg is not None:
+                names.extend(activity(keyword.value).reads)
+        return tuple(names)
+
+    def _top_bindings(self, name: str) -> list[ast.stmt]:
+        if self._tops is None:
+            self._tops = top_level_bindings(self.facts.tree, self.lines)
+        return self._tops.get(name, [])
+
+    def _module_function(self, name: str) -> bool:
+        bound = self._top_bindings(name)
+        return len(bound) == 1 and type(bound[0]) in _DEFS
+
+    def _module_constant(self, name: str) -> bool:
+        """A module-level import, function or class bound once, or a builtin: the same object all along."""
+        bound = self._top_bindings(name)
+        if not bound:
+            return hasattr(builtins, name)
+        if len(bound) != 1:
+            return False
+        statement = bound[0]
+        if isinstance(statement, (*_DEFS, ast.ClassDef)):
+            return True
+        return all(type(s) in (ast.Import, ast.ImportFrom) for s in self._line(statement))
+
+    def _line(self, statement: ast.stmt) -> list[ast.stmt]:
+        """The statements of the line (LibCST's SimpleStatementLine) that `statement` starts."""
+        block = block_of(statement, self.parents.get(statement)) or [statement]
+        return next((group for _, group in self.lines.group(block) if group[0] is statement), [statement])
+
+    def _changed_in(self, loop: ast.AST) -> set[str]:
+        found = self._changed.get(loop)
+        if found is None:
+            act = activity(loop)
+            found = self._changed[loop] = set(act.writes) | set(act.deletes) | set(act.mutations) | set(act.declared)
+        return found
+
+    # ---- deciding ------------------------------------------------------------------------------------------------
+
+    def _code(self, node: ast.AST, holder: ast.AST) -> str:
+        return self.facts.positions.with_parentheses(node, holder)
+
+    def _decide(self, jit: _Jit, loops: list[ast.AST]) -> Diagnostic | None:
+        same_object = jit.what in _SAME_OBJECT
+        if same_object or jit.what == "attribute":
+            code = self._code(jit.target, jit.node)
+            problem = f"`jax.jit({code})` in a loop body builds a new jit wrapper on every iteration"
+            if jit.what == "attribute":
+                problem += (
+                    f", so each call takes jit's slow dispatch path; if `{code}` is a bound method, it is also a new "
+                    "function object that compiles again"
+                )
+            else:
+                problem += ": jit's cache still holds the compiled code, but each call takes the slow dispatch path"
+        elif jit.what == "transformed function":
+            inner = jit.target
+            problem = (
+                f"`jax.jit({_snippet(self._code(inner, jit.node))})` in a loop body recompiles on every iteration: "
+                f"`{self.facts.positions.callee(inner)}` makes a new function object each time, which jit's cache "
+                "does not find"
+            )
+        else:
+            problem = f"`jax.jit` of a {jit.what} in a loop body recompiles on every iteration (a new function object each time)"
+        report = self.rule.finding
+        if jit.what == "function defined in the loop":
+            return report(self.facts, jit.node, f"{problem}; not hoisted: define the function outside the loop")
+        function = self._function_of(jit.node)
+        flow = self._bound(function)
+        # The outermost loop that the jitted callable does not depend on.
+        chosen = None
+        for loop in loops:
+            changed = self._changed_in(loop)
+            if any(n in changed for n in jit.free):
+                break
+            chosen = loop
+        if chosen is None:
+            changed = self._changed_in(loops[0])
+            dependent = [n for n in jit.free if n in changed]
+            names = ", ".join(f"`{n}`" for n in dependent)
+            if jit.what == "attribute":
+                code = self._code(jit.target, jit.node)
+                return report(
+                    self.facts, jit.node,
+                    f"{problem}; not hoisted: the loop changes {names}, so `{code}` may be a different function on "
+                    "each iteration; create the object once before the loop, or jit the function once there and "
+                    "pass what changes as arguments",
+                )
+            if self._calls_any(jit, dependent):  # `for layer in layers: jax.jit(lambda x: layer(x))`
+                return self._decline(
+                    jit.node, "it calls or transforms what the loop changes: a different program on each iteration, "
+                    "compiled once either way",
+                )
+            passed = self._pass_as_arguments(jit, loops, dependent)
+            if isinstance(passed, str):
+                return report(self.facts, jit.node, f"{problem}; not hoisted: it reads {names}, which the loop changes ({passed})")
+            return self._report_passing(jit, passed, dependent, problem, function)
+        local = [] if same_object else [n for n in jit.free if n in flow.locals or not self._module_constant(n)]
+        fix = self._plan(jit, chosen, function)
+        if fix is None:
+            return report(
+                self.facts, jit.node,
+                f"{problem}; not hoisted: it sits in a `with` or `try` block, is the only statement of its block, "
+                "or the name it is bound to has other bindings in the function",
+            )
+        description, plan = fix
+        if local:
+            names = ", ".join(f"`{n}`" for n in local)
+            return report(
+                self.facts, jit.node,
+                f"{problem}; hoist it out of the loop (unsafe: it reads {names}, which a call in the loop could still mutate)",
+                safety=Safety.UNSAFE, description=description, plan=plan,
+            )
+        return report(self.facts, jit.node, f"{problem}; hoist it out of the loop", description=description, plan=plan)
+
+    def _calls_any(self, jit: _Jit, names: list[str]) -> bool:
+        """Whether the jitted callable calls one of `names` or a method of it (`layer(x)`, `layer.attend(x)`): the
+        loop then hands it a different function or module on each iteration, which compiles as a program of its
+        own whether or not the jit is hoisted."""
+        callable_ = jit.node if type(jit.node) in _DEFS else jit.target
+        if jit.what == "transformed function" and self._transforms_any(callable_, names):
+            return True  # `jax.jit(jax.grad(layer_loss))` of a function the loop changes
+        for node in ast.walk(callable_):
+            if type(node) is ast.Call:
+                func = node.func
+                while type(func) is ast.Attribute:
+                    func = func.value
+                if type(func) is ast.Name and func.id in names:
+                    return True
+        return False
+
+    def _transforms_any(self, call: ast.AST, names: list[str]) -> bool:
+        """Whether `call`, a JAX transformation of a function (`jax.grad(f)`, `jax.vmap(jax.grad(f))`), transforms
+        one of `names` or an attribute of it."""
+        while type(call) is ast.Call and self._qualified(call.func) in FUNCTION_MAKERS and in_order(call):
+            call = value_of(in_order(call)[0])
+        while type(call) is ast.Attribute:
+            call = call.value
+        return type(call) is ast.Name and call.id in names
+
+    def _pass_as_arguments(self, jit: _Jit, loops: list[ast.AST], dependent: list[str]):
+        """A lambda jitted and called on the spot (`jax.jit(lambda v: v * scale)(x)`) that reads names the loop
+        changes can take them as arguments instead: (the loop to hoist it out of, the call of the jit). A string
+        says what stops that."""
+        call = self.parents.get(jit.node)
+        lam = jit.target
+        if jit.what != "lambda" or type(lam) is not ast.Lambda:
+            return "pass it as an argument"
+        if len(in_order(jit.node)) != 1 or not (type(call) is ast.Call and call.func is jit.node):
+            return "pass it as an argument; jaxfix only does that for a lambda jitted without keywords and called at once"
+        if call.keywords or any(type(a) is ast.Starred for a in call.args):
+            return "pass it as an argument; jaxfix does not add arguments to a call with keywords or unpacking"
+        params = lam.args
+        if params.posonlyargs or params.kwonlyargs or params.kwarg or params.vararg or params.defaults:
+            return "pass it as an argument; the lambda has defaults, `*args` or keyword-only parameters"
+        traced = {p.arg for p in params.args}
+        for name in dependent:
+            if not only_arithmetic(lam.body, name, traced, self.parents):
+                return (
+                    f"`{name}` is used other than as an operand of `+ - * /` with an argument, so it may need to "
+                    "stay a Python value: pass it as a static argument"
+                )
+        free = tuple(n for n in jit.free if n not in dependent)
+        chosen = None
+        for loop in loops:
+            if any(n in self._changed_in(loop) for n in free):
+                break
+            chosen = loop
+        if chosen is None:
+            return "pass them as arguments; it also reads others that the loop changes"
+        return chosen, call
+
+    def _report_passing(self, jit: _Jit, passed, dependent: list[str], problem: str, function: ast.AST) -> Diagnostic:
+        loop, call = passed
+        names = ", ".join(f"`{n}`" for n in dependent)
+        fix = self._plan(jit, loop, function, call=call, extra=tuple(dependent))
+        if fix is None:
+            return self.rule.finding(
+                self.facts, jit.node,
+                f"{problem}; not hoisted: it sits in a `with` or `try` block or is the only statement of its block",
+            )
+        description, plan = fix
+        plural = len(dependent) > 1
+        return self.rule.finding(
+            self.facts, jit.node,
+            f"{problem}; hoist it out of the loop and pass {names}, which the loop changes, as "
+            f"{'arguments' if plural else 'an argument'} (unsafe: {names} then enter{'' if plural else 's'} as "
+            f"{'traced arrays' if plural else 'a traced array'}, so a Python number is computed in float32 or int32)",
+            safety=Safety.UNSAFE, description=description + f", passing {names}", plan=plan,
+        )
+
+    # ---- the fix's plan ------------------------------------------------------------------------------------------
+
+    def _plan(self, jit: _Jit, loop: ast.AST, function: ast.AST, *, call=None, extra=()):
+        """(description, plan), or None when the jit cannot be moved as it is. With `call`, the call of the jit in
+        the loop, the lambda takes the `extra` names as parameters and the call passes them."""
+        current = self.parents.get(jit.node)
+        while current is not loop:
+            if isinstance(current, (ast.With, ast.AsyncWith, *TRIES)):
+                return None  # a context manager or handler around it would no longer apply
+            current = self.parents.get(current)
+        statement = statement_of(jit.node, self.parents, self.lines, stop=loop)
+        kind = bound = None
+        if type(jit.node) in _DEFS and statement is jit.node:
+            kind, bound = "def", jit.node.name
+        elif type(statement) is ast.Assign:
+            line = self._line(statement)
+            if (
+                len(line) == 1 and statement.value is jit.node and len(statement.targets) == 1
+                and type(statement.targets[0]) is ast.Name
+            ):
+                kind, bound = "line", statement.targets[0].id
+        if kind is not None:
+            if binding_statements(function, bound, self.lines) != 1:
+                return None
+            block = block_of(statement, self.parents.get(statement))
+            if block is None or len(self.lines.group(block)) == 1:
+                return None  # the block would be empty
+            return f"move `{bound}` before the loop", _Plan(kind, loop, statement)
+        if type(jit.node) is ast.Call:
+            name = self.facts.fresh_names.take("jitted", "jitted_fn", "compiled")
+            plan = _Plan("pass" if call is not None else "call", loop, jit.node, name, call, tuple(extra))
+            return f"bind the jitted function to `{name}` before the loop", plan
+        return None

@@ -34,15 +34,20 @@ def _files() -> list[Path]:
     return sorted(p for folder in ("examples", "corpus", "tests/planted") for p in (ROOT / folder).rglob("*.py"))
 
 
-def test_every_statement_reads_and_writes_what_dataflow_says() -> None:
-    asked, differ = 0, []
+def _parsed():
+    """(path, ast tree, LibCST module, bridge) of every file of `_files` that both parse."""
     for path in _files():
         text = path.read_text(encoding="utf-8")
         try:
             tree, module = ast.parse(text), cst.parse_module(text)
         except (SyntaxError, cst.ParserSyntaxError):
             continue
-        bridge = Bridge(module, tree, None, text)
+        yield path, tree, module, Bridge(module, tree, None, text)
+
+
+def test_every_statement_reads_and_writes_what_dataflow_says() -> None:
+    asked, differ = 0, []
+    for path, tree, module, bridge in _parsed():
         for node in ast.walk(tree):
             if not isinstance(node, ast.stmt) or any(type(n).__name__ == "Match" for n in ast.walk(node)):
                 continue
@@ -117,3 +122,58 @@ def test_bound_names_are_libcst_defined_before(body: str, bound: set[str]) -> No
     libcst_flow = dataflow.FunctionFlow(libcst_function)
     libcst_last = body_statements(libcst_function.body)[-1]
     assert {n for n in libcst_flow.locals if libcst_flow.defined_before(libcst_last, n)} == bound
+
+
+@pytest.mark.parametrize(
+    ("code", "count"),
+    [
+        ("def f(step):\n    step = 1; step = 2\n", 2),  # a parameter, and one line however many `;` statements
+        ("def f():\n    if c: step = 1\n    for step.a in xs:\n        pass\n", 1),  # a suite is no line; `for` spells it
+        ("def f():\n    with g() as step:\n        def step():\n            pass\n", 2),
+        ("def f(*step, **kw):\n    class K:\n        step = 3\n", 1),  # not `*args`; nested scopes count
+        ("def step():\n    x = (step := 1)\n", 1),  # the def itself does not, its walrus does
+    ],
+)
+def test_binding_statements_counts_libcst_statements(code: str, count: int) -> None:
+    tree = ast.parse(code)
+    assert flow.binding_statements(tree.body[0], "step", flow.Lines(code)) == count
+
+
+def test_statement_of_is_libcst_statement() -> None:
+    """The statement LibCST holds a node in: a line by its first statement, a suite's compound statement."""
+    code = "def f(x):\n    a = 1; b = g(x)\n    if x: c = h(x)\n    for y in x:\n        d = k(y)\n"
+    tree = ast.parse(code)
+    lines, parents = flow.Lines(code), {c: p for p in ast.walk(tree) for c in ast.iter_child_nodes(p)}
+    function = tree.body[0]
+    calls = {n.func.id: n for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    assert flow.statement_of(calls["g"], parents, lines) is function.body[0]
+    assert flow.statement_of(calls["h"], parents, lines) is function.body[2]  # the `if` of the suite
+    loop = function.body[3]
+    assert flow.statement_of(calls["k"], parents, lines, stop=loop) is loop.body[0]
+    assert flow.statement_of(loop.iter, parents, lines, stop=loop) is None
+
+
+def test_top_level_bindings_by_libcst_statement() -> None:
+    code = "import a; b = 1\ndef c():\n    d = 1\nfor e in f:\n    g = 1\nclass h:\n    pass\n"
+    tree = ast.parse(code)
+    found = flow.top_level_bindings(tree, flow.Lines(code))
+    assert {name: [s.lineno for s in statements] for name, statements in found.items()} == {
+        "a": [1], "b": [1], "c": [2], "e": [4], "h": [6]
+    }
+
+
+@pytest.mark.parametrize(
+    ("body", "answer"),
+    [
+        ("v * i", True), ("v * i - t", True), ("i * 2", True),  # the whole body: its value only flows out
+        ("(v * i, v)", True), ("f(v * i)", True), ("f(i * 2)", False), ("v[i]", False), ("v ** i", False),
+        ("v * float(i)", False), ("v.i * 2", False), ("f(v, i=v) * i", False), ("(lambda: i)() * v", False),
+        ("v * 2", False),  # not read at all
+    ],
+)
+def test_only_arithmetic(body: str, answer: bool) -> None:
+    """Whether a name may become a traced argument of a lambda (its parameter `v` traced): an operand of `+ - * /`
+    with `v` or the whole body only (benchmarks/agreement.py's `only-arithmetic-exact` compares it with LibCST's)."""
+    lam = ast.parse(f"lambda v: {body}", mode="eval").body
+    parents = {child: parent for parent in ast.walk(lam) for child in ast.iter_child_nodes(parent)}
+    assert flow.only_arithmetic(lam.body, "i", {"v"}, parents) is answer

@@ -238,20 +238,6 @@ PROBES = [
     ("timing_without_block", "from timeit import default_timer as timer\nimport jax\ndef bench(g, x):\n    t0 = timer()\n"
      "    out = jax.grad(g)(x)\n    return timer() - t0\n"),
     ("timing_without_block", "import time\nimport jax.numpy as jnp\nt0 = time.time()\nout = jnp.dot(x, x)\nn = 1\nt1 = time.time()\n"),
-    # JF502: a bound method, a decorated def in a loop, a loop's iterable inside an outer loop, partial, a local def
-    ("jit_in_loop", "import jax\nclass T:\n    def step(self, x):\n        return x\n    def run(self, xs):\n"
-     "        for x in xs:\n            y = jax.jit(self.step)(x)\n"),
-    ("jit_in_loop", "import jax\nfrom functools import partial\ndef run(xs):\n    for x in xs:\n"
-     "        @partial(jax.jit, static_argnums=0)\n        def f(n, y):\n            return y * n\n        f(2, x)\n"),
-    ("jit_in_loop", "import jax\ndef run(xs, c):\n    while c:\n        if c:\n            c = jax.jit(lambda x: x * 2)(c)\n"),
-    ("jit_in_loop", "from jax import jit\ndef run(xs):\n    for a in xs:\n        for b in jit(lambda x: x)(a):\n"
-     "            print(b)\n"),
-    ("jit_in_loop", "import jax\ndef run(xs):\n    for x in xs:\n        def g(y):\n            return y\n        h = jax.jit(g)\n"),
-    ("jit_in_loop", "import jax\nfrom functools import partial\ndef g(n, y):\n    return y\nfor x in range(3):\n"
-     "    h = jax.jit(partial(g, x))\n"),
-    # JF502: a def calling the variable of an outer loop, hoisted out of the inner one
-    ("jit_in_loop", "import jax\ndef run(layers, x):\n    for layer in layers:\n        for i in range(3):\n"
-     "            @jax.jit\n            def f(y):\n                return layer(y)\n            x = f(x)\n    return x\n"),
     # JF503: floats from a linspace-like call, through an import of it
     ("static_float_arg", "import jax\nfrom numpy import geomspace as g\nfrom functools import partial\n"
      "@partial(jax.jit, static_argnums=1)\ndef f(x, lr):\n    return x * lr\n\ndef run(x):\n    for lr in g(1, 2, 5):\n"
@@ -603,21 +589,6 @@ def test_donation_of_a_method_needs_every_attribute_of_its_name_to_call_it_on_se
     assert not passes(text, codemod) and unscreened(text, codemod) == []
     kept = text.replace("        logs.update({})\n", "")
     assert passes(kept, codemod) and unscreened(kept, codemod)
-
-
-def test_jit_in_loop_leaves_a_def_calling_what_the_loop_binds() -> None:
-    codemod = codemod_for_module("jit_in_loop")
-    # flax's spmd test: `for layer in layers:` around a jitted def that calls `layer` (a different program each
-    # iteration: declined); a def calling anything else in the same place is reported
-    text = (
-        "import jax\n\ndef run(layers, x, g):\n    for layer in layers:\n        @jax.jit\n"
-        "        def f(y):\n            return layer.apply(y)\n        x = f(x)\n    return x\n"
-    )
-    assert codemod.may_match(text)
-    assert not passes(text, codemod) and unscreened(text, codemod) == []
-    for other in ("g(y)", "g(layer)"):
-        kept = text.replace("layer.apply(y)", other)
-        assert passes(kept, codemod) and unscreened(kept, codemod), other
 
 
 def test_static_float_needs_a_float_in_the_loop_around_the_call() -> None:
@@ -1008,19 +979,6 @@ def test_vmap_needs_an_appending_loop_that_carries_nothing() -> None:
     assert codemod.may_match(text) and not passes(text, codemod) and unscreened(text, codemod) == []
     independent = text.replace("carry, y = cell(carry, x)", "_, y = cell(carry, x)")
     assert unscreened(independent, codemod) and passes(independent, codemod)
-
-
-def test_jit_in_loop_needs_a_new_function_each_iteration_in_the_loop_itself() -> None:
-    codemod = codemod_for_module("jit_in_loop")
-    # brax's tests: a lambda jitted in a def that a loop defines (runs when called); a module's function jitted
-    # in the loop itself is re-wrapped on every iteration
-    text = (
-        "import jax\nfrom brax import kinematics\n\ndef test(states):\n    for s in states:\n"
-        "        x = kinematics.forward(s)\n        def check(y):\n            return jax.jit(lambda v: v)(y)\n"
-    )
-    assert codemod.may_match(text)
-    assert not passes(text, codemod)
-    assert passes(text.replace("kinematics.forward(s)", "jax.jit(kinematics.forward)(s)"), codemod)
 
 
 def test_branch_rules_need_a_test_that_may_be_proven_traced() -> None:

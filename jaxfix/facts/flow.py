@@ -19,6 +19,8 @@ import re
 from dataclasses import dataclass
 from typing import Iterator, Sequence
 
+from jaxfix.facts.module import names_in, spelled_names
+
 _SKIPPED = (ast.expr_context, ast.boolop, ast.operator, ast.unaryop, ast.cmpop)  # hold no code
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
@@ -562,3 +564,129 @@ class Bound:
         if kind in (*_FUNCTIONS, ast.ClassDef):
             return self._bind(state, act.writes)
         return state
+
+
+# ---- LibCST's statements: where a node sits, which statements bind a name ----------------------------------------
+
+_BLOCK_FIELDS = ("body", "orelse", "finalbody")
+
+
+def block_of(statement: ast.stmt, parent: ast.AST) -> list[ast.stmt] | None:
+    """The block (a `body`, `orelse` or `finalbody` of `parent`, a handler's or case's body) holding `statement`."""
+    for field in _BLOCK_FIELDS:
+        block = getattr(parent, field, None)
+        if type(block) is list and any(s is statement for s in block):
+            return block
+    return None
+
+
+def statement_of(node: ast.AST, parents: dict, lines: Lines, stop: ast.AST | None = None) -> ast.stmt | None:
+    """The innermost statement holding `node` as LibCST holds statements (`node` itself if it is one): a compound
+    statement, or a line (`SimpleStatementLine`), given as its first statement; the statements of a one-line
+    suite (`if c: x = 1`) belong to the compound statement they follow. None where `stop` (or the module) comes
+    first."""
+    while node is not None and node is not stop and not isinstance(node, ast.Module):
+        if isinstance(node, COMPOUND):
+            return node
+        if isinstance(node, ast.stmt):
+            parent = parents.get(node)
+            for kind, group in lines.group(block_of(node, parent) or [node]):
+                if any(s is node for s in group):
+                    if kind == "line":
+                        return group[0]
+                    break
+            node = parent
+            continue
+        node = parents.get(node)
+    return None
+
+
+def _blocks(node: ast.AST) -> Iterator[list[ast.stmt]]:
+    """Every block of statements under `node` (nested scopes included)."""
+    for found in ast.walk(node):
+        for field in _BLOCK_FIELDS:
+            block = getattr(found, field, None)
+            if type(block) is list and block and isinstance(block[0], ast.stmt):
+                yield block
+
+
+def binding_statements(function: ast.AST, name: str, lines: Lines) -> int:
+    """How many of LibCST's statements in `function` (a def, a lambda or the module, nested scopes included) bind
+    `name`: a line (simple statements joined by `;`, but not a one-line suite's) that writes it, a `with` that
+    binds it, a `for` whose target spells it (`for name.a in ...` too), a def or class of that name other than
+    `function`; and one more where it is a parameter of `function` (not `*args` or `**kwargs`)."""
+    count = 0
+    for block in _blocks(function):
+        for kind, group in lines.group(block):
+            if kind == "line":
+                if any(name in activity(s, deep=False).writes for s in group):
+                    count += 1
+                continue
+            if kind != "compound":
+                continue
+            statement = group[0]
+            if isinstance(statement, (*_FUNCTIONS, ast.ClassDef)):
+                count += statement.name == name and statement is not function
+            elif isinstance(statement, (ast.For, ast.AsyncFor)):
+                count += name in activity(statement.target).reads
+            elif isinstance(statement, (ast.With, ast.AsyncWith)):
+                count += name in activity(statement, deep=False).writes
+    arguments = getattr(function, "args", None)
+    if isinstance(arguments, ast.arguments) and any(
+        a.arg == name for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)
+    ):
+        count += 1
+    return count
+
+
+def top_level_bindings(module: ast.Module, lines: Lines) -> dict[str, list[ast.stmt]]:
+    """Each name the module's own statements bind, with those statements as LibCST holds them (a line as its
+    first statement): a def or class of the name, or a statement (a line, or a compound statement's header: a
+    `for` target, a `with`'s names, a handler's name, a walrus in a test) that writes it."""
+    found: dict[str, list[ast.stmt]] = {}
+    for kind, group in lines.group(module.body):
+        statement = group[0]
+        if kind == "compound" and isinstance(statement, (*_FUNCTIONS, ast.ClassDef)):
+            names: Sequence[str] = (statement.name,)
+        else:
+            names = unique(n for s in group for n in activity(s, deep=False).writes)
+        for name in names:
+            found.setdefault(name, []).append(statement)
+    return found
+
+
+# ---- Python numbers that may become traced arguments --------------------------------------------------------------
+
+_ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div)
+
+
+def only_arithmetic(body: ast.expr, name: str, traced: set[str] | frozenset[str], parents: dict) -> bool:
+    """Whether `name` is read in `body` (a lambda's expression), never bound there, and only as an operand of
+    `+ - * /` arithmetic that also has a `traced` operand or that is the whole body: code that computes the same
+    when a Python number `name` becomes a traced argument. A branch, a shape, a `range` bound, an exponent
+    (`x ** n` is repeated multiplication for a Python int), an attribute or keyword of that name, or a nested
+    lambda that spells it would need the Python value. `analysis.jit.only_arithmetic` on LibCST, which JF503
+    reads for a def's body still."""
+    for node in ast.walk(body):
+        if type(node) is ast.Lambda and node is not body and name in names_in(node):
+            return False  # a nested scope: not followed
+    if name in activity(body).writes:
+        return False
+    uses = 0
+    for node in ast.walk(body):
+        kind = type(node)
+        if (kind is ast.Attribute and node.attr == name) or (kind is ast.keyword and node.arg == name):
+            return False  # LibCST's Name of an attribute or a keyword: no operand
+        if kind is not ast.Name or node.id != name:
+            continue
+        top = node
+        while type(parents.get(top)) is ast.BinOp and type(parents[top].op) in _ARITHMETIC:
+            top = parents[top]
+        if top is node:
+            return False
+        # With a traced operand the result is a traced array already; a Python number that only flows into
+        # the result is fine too. Anything else (`int(1 / lr)`) may need a Python value.
+        if not (set(spelled_names(top)) & set(traced) or top is body):
+            return False
+        uses += 1
+    return uses > 0

@@ -90,6 +90,19 @@ class Positions:
         return data[first:last].decode("utf-8", "surrogatepass")
 
 
+    def name_of(self, definition: ast.AST) -> ast.AST:
+        """A node placed where a def's or class's name is spelled (LibCST's `FunctionDef.name`), for a finding or
+        a decline there; the definition itself where the name cannot be found."""
+        data, starts = self._encoded()
+        start = starts[definition.lineno - 1] + definition.col_offset
+        found = _DEF_NAME.match(data, start)
+        if found is None or b"\r" in data[start : found.end()] or not data.startswith(definition.name.encode("utf-8"), found.end()):
+            return definition
+        line = definition.lineno + data.count(b"\n", start, found.end())
+        column = found.end() - starts[line - 1]
+        end = column + len(definition.name.encode("utf-8"))
+        return ast.Name(definition.name, ast.Load(), lineno=line, col_offset=column, end_lineno=line, end_col_offset=end)
+
     def with_parentheses(self, node: ast.AST, parent: ast.AST | None) -> str:
         """The source of `node` with the parentheses of its own around it (`(f)` of `(f)(x)`, `(x)` of `g((x))`), as
         LibCST's `code_for` gives it; `parent`: the node holding it, whose own parentheses (a call's, around its
@@ -114,6 +127,7 @@ class Positions:
         return data[first:last].decode("utf-8", "surrogatepass")
 
 _COMMENT = re.compile(rb"#[^\r\n]*")
+_DEF_NAME = re.compile(rb"(?:async(?:[ \t\f]|\\\r?\n)+)?(?:def|class)(?:[ \t\f]|\\\r?\n)+")
 _SKIPPED = re.compile(rb"(?:[ \t\f]|\\\r?\n|\r\n|\r|\n|#[^\r\n]*)*")  # whitespace, continuations, comments
 
 
