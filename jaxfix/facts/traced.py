@@ -572,7 +572,7 @@ class Traced:
         if transform in JIT_LIKE:
             for key in ("static_argnums", "static_broadcasted_argnums"):
                 if key in options:
-                    numbers = _literals(options[key], (int,))
+                    numbers = literals(options[key], (int,))
                     if numbers is None:
                         return {p: Kind.UNKNOWN for p in params}
                     for n in numbers:
@@ -580,14 +580,14 @@ class Traced:
                         if 0 <= index < len(params):
                             kinds[params[index]] = Kind.STATIC
             if "static_argnames" in options:
-                names = _literals(options["static_argnames"], (str, bytes))
+                names = literals(options["static_argnames"], (str, bytes))
                 if names is None:
                     return {p: Kind.UNKNOWN for p in params}
                 for name in names:
                     if name in kinds:
                         kinds[name] = Kind.STATIC
         elif transform in GRAD_LIKE:
-            argnums = _literals(options["argnums"], (int,)) if "argnums" in options else [0]
+            argnums = literals(options["argnums"], (int,)) if "argnums" in options else [0]
             if argnums is None:
                 return {p: Kind.UNKNOWN for p in params}
             for index, p in enumerate(params[bound_positional:]):
@@ -786,7 +786,7 @@ def _positional_in_axes(args: list[Arg]) -> ast.expr | None:
     return positional[1].value if len(positional) >= 2 else None
 
 
-def _literals(expr: ast.expr, kinds: tuple[type, ...]) -> list | None:
+def literals(expr: ast.expr, kinds: tuple[type, ...]) -> list | None:
     """The literal values `expr` writes, flattened: one constant of `kinds` (an int also with `-`), or a tuple or
     list of them; None for anything else (`static_argnums=(0, -1)`, `static_argnames="n"`)."""
     if type(expr) is ast.Constant and type(expr.value) in kinds:
@@ -797,7 +797,7 @@ def _literals(expr: ast.expr, kinds: tuple[type, ...]) -> list | None:
     if type(expr) in (ast.Tuple, ast.List):
         values: list = []
         for element in expr.elts:
-            inner = _literals(_unstarred(element), kinds)
+            inner = literals(_unstarred(element), kinds)
             if inner is None:
                 return None
             values.extend(inner)
