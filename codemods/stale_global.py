@@ -11,14 +11,13 @@ from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Diagnostic
 from jaxfix.facts.binder import Binder, Binding
 from jaxfix.facts.flow import Lines, walk
-from jaxfix.facts.jitted import Jitted, jitted_functions
+from jaxfix.facts.jitted import Jitted, jitted_functions, module_assignments
 from jaxfix.facts.module import FileFacts
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 # bindings that make no value the rule follows: imports, defs, classes, `except ... as name` (LibCST's `AsName`)
 _NOT_VALUES = (ast.Import, ast.ImportFrom, *_DEFS, ast.ClassDef, ast.ExceptHandler)
-_CAPTURES = tuple(getattr(ast, k) for k in ("MatchAs", "MatchStar", "MatchMapping") if hasattr(ast, k))
 
 
 class StaleGlobal(Codemod):
@@ -186,17 +185,9 @@ class _Module:
         self.loops = {index for index, (_, statements) in enumerate(groups) if isinstance(statements[0], _LOOPS)}
 
     def bindings(self, name: str) -> list[Binding]:
-        """The module's bindings of `name` that LibCST records as its assignments: a `match` capture is none, and
-        LibCST binds a `:=` in a comprehension in the comprehension."""
         found = self._bindings.get(name)
         if found is None:
-            binder = self.binder
-            found = self._bindings[name] = [
-                b for b in binder.module.bindings.get(name, ())
-                if not isinstance(b.node, _CAPTURES) and not (
-                    type(binder.parents.get(b.node)) is ast.NamedExpr and binder.scope_of[b.node].kind == "comprehension"
-                )
-            ]
+            found = self._bindings[name] = module_assignments(self.binder, name)
         return found
 
     def global_reads(self, functions: list[ast.AST]) -> Iterator[tuple[str, ast.AST]]:

@@ -1,5 +1,7 @@
 """Module-level functions compiled with `jax.jit`, and how their jit keywords are written: what the rules that
-edit jit's keywords (donation, static arguments) share."""
+edit jit's keywords (donation, static arguments) share, on LibCST, for the rules that are still visitors (JF501,
+JF502, JF802). The same facts on `ast` are `jaxfix/facts/jitted.py`, which the rules
+on `check` read (JF503, JF504, JF804)."""
 
 from __future__ import annotations
 
@@ -93,11 +95,6 @@ def static_parameters(keywords: dict[str, cst.BaseExpression], params: list[str]
     return _named_parameters(keywords, params, "static")
 
 
-def donated_parameters(keywords: dict[str, cst.BaseExpression], params: list[str]) -> frozenset[str] | None:
-    """The parameter names jit donates (`donate_argnums`/`donate_argnames`), or None when they cannot be read."""
-    return _named_parameters(keywords, params, "donate")
-
-
 def _named_parameters(keywords: dict[str, cst.BaseExpression], params: list[str], prefix: str) -> frozenset[str] | None:
     found: set[str] = set()
     for key in (f"{prefix}_argnums", f"{prefix}_argnames"):
@@ -114,33 +111,6 @@ def _named_parameters(keywords: dict[str, cst.BaseExpression], params: list[str]
             else:
                 return None
     return frozenset(found)
-
-
-@dataclass
-class JitWrapped:
-    """A module-level `name = jax.jit(expr, ...)` of something other than an undecorated module-level def
-    (`jax.jit(jax.grad(loss))`, a lambda, a `partial`): jitted, but with no signature jaxfix can read."""
-
-    name: str
-    binding: cst.Assign
-    call: cst.Call  # the `jax.jit(...)` call
-
-
-def jit_wrapped(context, module: cst.Module) -> Iterator[JitWrapped]:
-    """The module-level assignments `name = jax.jit(expr, ...)` that `jitted_functions` does not cover."""
-    covered = {j.name for j in jitted_functions(context, module)}
-    for stmt in module.body:
-        if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1):
-            continue
-        assign = stmt.body[0]
-        if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1):
-            continue
-        target, value = assign.targets[0].target, assign.value
-        if not (isinstance(target, cst.Name) and isinstance(value, cst.Call)) or target.value in covered:
-            continue
-        positional = [a for a in value.args if a.keyword is None]
-        if context.names.qualified(value.func) == _JIT and len(positional) == 1 and not positional[0].star:
-            yield JitWrapped(target.value, assign, value)
 
 
 _TRACED_ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide)

@@ -240,3 +240,44 @@ def _spelled_here(node: ast.AST) -> tuple[str, ...]:
     if kind is _MATCH_CLASS:
         return tuple(node.kwd_attrs)
     return ()
+
+
+@dataclass(frozen=True, eq=False)
+class JitWrapped:
+    """A module-level `name = jax.jit(expr, ...)` of something other than an undecorated def of the module
+    (`jax.jit(jax.grad(loss))`, a lambda, a `partial`): jitted, but with no signature jaxfix can read."""
+
+    name: str
+    binding: ast.Assign
+    call: ast.Call  # the `jax.jit(...)` call
+
+
+def jit_wrapped(binder: Binder) -> list[JitWrapped]:
+    """The module-level assignments `name = jax.jit(expr, ...)` that `jitted_functions` does not cover."""
+    covered = {j.name for j in jitted_functions(binder)}
+    body = binder.tree.body
+    found = []
+    for index, stmt in enumerate(body):
+        if not (type(stmt) is ast.Assign and len(stmt.targets) == 1 and _alone(body, index)):
+            continue
+        target, value = stmt.targets[0], stmt.value
+        if not (type(target) is ast.Name and type(value) is ast.Call) or target.id in covered:
+            continue
+        one = len(value.args) == 1 and type(value.args[0]) is not ast.Starred
+        if binder.qualified(value.func) in JIT and one and all(k.arg is not None for k in value.keywords):
+            found.append(JitWrapped(target.id, stmt, value))
+    return found
+
+
+def module_assignments(binder: Binder, name: str) -> list[Binding]:
+    """The module's bindings of `name` that LibCST records as its assignments, which the rules that count them
+    read: a `match` capture is none, and LibCST binds a `:=` in a comprehension in the comprehension."""
+    return [
+        b for b in binder.module.bindings.get(name, ())
+        if not isinstance(b.node, _BOUND_CAPTURES) and not (
+            type(binder.parents.get(b.node)) is ast.NamedExpr and binder.scope_of[b.node].kind == "comprehension"
+        )
+    ]
+
+
+_BOUND_CAPTURES = (*_CAPTURES, *((_MATCH_MAPPING,) if _MATCH_MAPPING is not None else ()))
