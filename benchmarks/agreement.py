@@ -52,9 +52,9 @@ from jaxfix.analysis.screen import Screen  # noqa: E402
 from jaxfix.analysis.traced import Kind  # noqa: E402
 from jaxfix.edit.bridge import Bridge  # noqa: E402
 from jaxfix.analysis.syntax import param_names as cst_param_names  # noqa: E402
-from jaxfix.analysis.jit import only_arithmetic as cst_only_arithmetic  # noqa: E402
-from jaxfix.analysis.dataflow import activity as cst_activity  # noqa: E402
-from jaxfix.facts.flow import Bound, Lines, activity, only_arithmetic  # noqa: E402
+from jaxfix.analysis import jit as cst_jit  # noqa: E402
+from jaxfix.facts import jitted as ast_jit  # noqa: E402
+from jaxfix.facts.flow import Bound, Lines  # noqa: E402
 from jaxfix.facts.literals import int_constant, range_steps  # noqa: E402
 from jaxfix.facts.traced import Traced, param_names as ast_param_names  # noqa: E402
 
@@ -358,30 +358,35 @@ def _bound_on_libcst(sides: Sides, node: cst.CSTNode) -> tuple[str, ...]:
     return tuple(sorted(n for n in flow.locals if flow.defined_before(node, n)))
 
 
+def _module_defs(sides: Sides) -> list[ast.AST]:
+    return [s for s in sides.tree.body if isinstance(s, _FUNCTIONS)]
+
+
+def _jitted_on_ast(sides: Sides, function: ast.AST) -> tuple:
+    """(name, static parameters) of each jitted function the def is. Their call sites are not compared: the `ast`
+    side reads the binder's referents (Python's), where LibCST's `Assignment.references` also takes a read in a
+    nested function that precedes a local rebinding of the name there (`gae = ... * gae` in a def `gae`)."""
+    found = []
+    for jitted in ast_jit.jitted_functions(sides.screen.binder):
+        if jitted.function is function:
+            static = ast_jit.static_parameters(jitted)
+            found.append((jitted.name, None if static is None else tuple(sorted(static))))
+    return tuple(found)
+
+
+def _jitted_on_libcst(sides: Sides, function: cst.CSTNode) -> tuple:
+    context = sides.context
+    found = []
+    for jitted in cst_jit.jitted_functions(context, context.module):
+        if jitted.function is function:
+            params = [p.name.value for p in (*function.params.posonly_params, *function.params.params)]
+            static = cst_jit.static_parameters(cst_jit.jit_keywords(jitted), params)
+            found.append((jitted.name, None if static is None else tuple(sorted(static))))
+    return tuple(found)
+
+
 _BODY = "at each function's first body node"
 _EXPRESSION = "for each expression read in traced code"
-def _lambdas(sides: Sides) -> list[ast.Lambda]:
-    return sides.screen.nodes_of(ast.Lambda)
-
-
-_CONSTANTS = ("None", "True", "False")  # names in LibCST, constants in `ast`
-
-
-def _arithmetic_on_ast(sides: Sides, lam: ast.Lambda) -> tuple[str, ...]:
-    """The names a lambda's body reads that are only operands of `+ - * /` with a parameter (JF502's question)."""
-    traced = {a.arg for a in lam.args.args}
-    read = activity(lam.body)
-    names = sorted(set(read.reads) | set(read.captured))
-    return tuple(n for n in names if only_arithmetic(lam.body, n, traced, sides.screen.binder.parents))
-
-
-def _arithmetic_on_libcst(sides: Sides, lam: cst.Lambda) -> tuple[str, ...]:
-    traced = {p.name.value for p in lam.params.params}
-    read = cst_activity(cst.Expr(lam.body))
-    names = sorted((set(read.reads) | set(read.captured)) - set(_CONSTANTS))
-    return tuple(n for n in names if cst_only_arithmetic(sides.context, lam.body, n, traced))
-
-
 FAMILIES: list[Family] = [
     Family("traced", f"Screen.in_traced_code vs TracedAnalysis.in_traced_code, {_BODY}", "may", _functions,
            _on_body(lambda s, node: id(node) in s.in_traced_code), _in_traced_code, first_body_node),
@@ -421,8 +426,8 @@ FAMILIES: list[Family] = [
     Family("range-steps-exact", "facts.literals.range_steps vs range_trip's literal count, for each call of the "
            "builtin range", "exact", _range_calls, lambda s, node: range_steps(s.screen.binder, s.screen.traced_fact, node),
            _literal_trip),
-    Family("only-arithmetic-exact", "facts.flow.only_arithmetic vs analysis.jit.only_arithmetic, for each name each "
-           "lambda's body reads, its parameters traced", "exact", _lambdas, _arithmetic_on_ast, _arithmetic_on_libcst),
+    Family("jitted-exact", "facts.jitted vs analysis.jit (LibCST), for each module-level def: the jitted functions it "
+           "is and their static parameters", "exact", _module_defs, _jitted_on_ast, _jitted_on_libcst),
 ]  # fmt: skip
 BY_NAME = {family.name: family for family in FAMILIES}
 

@@ -6,24 +6,27 @@ import ast
 import enum
 from dataclasses import dataclass, field
 
-import libcst as cst
-from libcst.metadata import ScopeProvider
+import re
 
-from jaxfix.analysis.dataflow import activity, body_statements
-from jaxfix.analysis.jit import donated_parameters, jit_keywords, jit_wrapped, jitted_functions, static_parameters
-from jaxfix.analysis.screen import names_called_in_loops
-from jaxfix.analysis.syntax import code_nodes, walk
-from jaxfix.analysis.traced import TRANSFORMS
-from jaxfix.codegen import partial_spelling
+import libcst as cst
+
 from jaxfix.codemod import Codemod, Invalid, Valid
-from jaxfix.diagnostics import Safety
+from jaxfix.diagnostics import Diagnostic, Fix, ImportSpec, Safety
+from jaxfix.facts.binder import Binder
+from jaxfix.facts.flow import Lines, block_activity
+from jaxfix.facts.jitted import (
+    donated_parameters, jit_wrapped, jitted_functions, module_assignments, static_parameters,
+)
+from jaxfix.facts.knowledge.tables import TRANSFORMS
+from jaxfix.facts.module import FileFacts, in_order, names_in, value_of
 
 _JIT = "jax.jit"
 _PARTIAL = "functools.partial"
-_LOOPS = (cst.For, cst.While)
-_ARITHMETIC = (
-    cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.Modulo, cst.Power, cst.MatrixMultiply,
-)
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_SCOPES = (*_DEFS, ast.Lambda, ast.ClassDef)
+_ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.MatMult)
+_DEF_KEYWORD = re.compile(rb"(?:async[ \t]+)?def[ \t]+")
 # jit keywords whose meaning inside an enclosing jit jaxfix knows: static arguments (the step's become static
 # too) and donation (carried over to the step's own parameters).
 # jax.numpy functions whose output shape depends on the values (or that touch files): they run eagerly, and
@@ -68,7 +71,7 @@ class _Step:
     """What the analysis of one step function found."""
 
     params: list[str]
-    calls: list[tuple[cst.Call, _Piece]] = field(default_factory=list)
+    calls: list[tuple[ast.Call, _Piece]] = field(default_factory=list)
     static: set[str] = field(default_factory=set)
     donated: set[str] = field(default_factory=set)
     problems: list[str] = field(default_factory=list)
@@ -210,129 +213,133 @@ class FusedJitBarriers(Codemod):
         ),
     )
 
+    looks_at = ()  # it judges each module-level step against the module (its visitor looked at `Module` alone)
+
     @classmethod
-    def may_match_tree(cls, screen) -> bool:
-        """A finding needs two module-level names that may be jitted (a def with a decorator, or an assignment
-        from a call that may be `jax.jit`) and an undecorated module-level def calling them, called in a loop."""
-        may = getattr(screen, "may_resolve_to", lambda expr, names: True)
-        jitted = set()
-        steps = []
-        for stmt in screen.tree.body:
-            if isinstance(stmt, ast.FunctionDef):
-                if not stmt.decorator_list:
-                    steps.append(stmt)
-                elif len(stmt.decorator_list) == 1:
-                    decorator = stmt.decorator_list[0]
-                    if may(decorator.func if isinstance(decorator, ast.Call) else decorator, {_JIT, _PARTIAL}):
-                        jitted.add(stmt.name)
-            elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-                if isinstance(stmt.value, ast.Call) and may(stmt.value.func, {_JIT}):
-                    jitted.add(stmt.targets[0].id)
-        if len(jitted) < 1:
-            return False
-        candidates = set()
-        for step in steps:
-            called = [n for n in ast.walk(step) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in jitted]
-            if len(called) >= 2:
-                candidates.add(step.name)
-        if not candidates:
-            return False
-        return not candidates.isdisjoint(names_called_in_loops(screen))
+    def check(cls, facts: FileFacts) -> list[Diagnostic]:
+        """Each undecorated module-level def, not itself a piece, that calls module-level jitted functions twice or
+        more with nothing but `jax.numpy` arithmetic between them and is called in a loop."""
+        binder = facts.binder
+        pieces = _find_pieces(binder)
+        if not pieces:
+            return []
+        found = []
+        constants = _module_constants(facts)
+        for stmt in binder.tree.body:
+            if isinstance(stmt, _DEFS) and not stmt.decorator_list and stmt.name not in pieces:
+                finding = _Check(facts, pieces, constants).step(cls, stmt)
+                if finding is not None:
+                    found.append(finding)
+        return found
 
-    # ---- the pieces --------------------------------------------------------------------------------------
+    # ---- the fix -----------------------------------------------------------------------------------------
 
-    def visit_Module(self, node: cst.Module) -> None:
-        self._pieces = self._find_pieces(node)
-        if not self._pieces:
-            return
-        self._scopes = self.context.wrapper.resolve(ScopeProvider)
-        self._global = self._scopes[node]
-        self._constants = self._module_constants(node)
-        for stmt in node.body:
-            if isinstance(stmt, cst.FunctionDef) and not stmt.decorators and stmt.name.value not in self._pieces:
-                self._check(stmt)
+    @classmethod
+    def fix_finding(cls, finding: Diagnostic, bridge) -> Fix | None:
+        """`@jax.jit` (or `@partial(jax.jit, static_argnums=..., donate_argnums=...)`) on the step."""
+        function, decorator_code, imports = finding.plan
+        node = bridge.cst_of(function)
+        if not isinstance(node, cst.FunctionDef):
+            return None
+        new = node.with_changes(decorators=[cst.Decorator(cst.parse_expression(decorator_code))])
+        return Fix(finding.fix.safety, finding.fix.description, ((node, new),), tuple(imports))
 
-    def _find_pieces(self, module: cst.Module) -> dict[str, _Piece]:
-        pieces = {}
-        for jitted in jitted_functions(self.context, module):
-            fparams = jitted.function.params
-            params = [p.name.value for p in (*fparams.posonly_params, *fparams.params)]
-            keywords = jit_keywords(jitted)
-            piece = _Piece(jitted.name, params)
-            static, donated = static_parameters(keywords, params), donated_parameters(keywords, params)
-            other = sorted(set(keywords) - _KNOWN_KEYWORDS)
-            if other:
-                piece.problem = f"`{jitted.name}`'s jit has `{other[0]}`, which jaxfix does not carry over to the step"
-            elif static is None or donated is None:
-                piece.problem = f"jaxfix cannot read `{jitted.name}`'s static or donated arguments"
-            elif fparams.star_arg not in (cst.MaybeSentinel.DEFAULT, None) or fparams.kwonly_params:
-                piece.problem = f"jaxfix cannot map the arguments of `{jitted.name}` (`*args` or keyword-only parameters)"
-            else:
-                piece.static, piece.donated = static, donated
-            pieces[jitted.name] = piece
-        for wrapped in jit_wrapped(self.context, module):
-            piece = _Piece(wrapped.name, None)
-            if any(a.keyword is not None for a in wrapped.call.args):
-                piece.problem = f"`{wrapped.name}` is jitted with keywords on a callable whose signature jaxfix cannot see"
-            pieces[wrapped.name] = piece
-        return pieces
 
-    def _module_constants(self, module: cst.Module) -> set[str]:
-        """Module names bound once, at module level, to a number or string, and declared `global` nowhere: the
-        same value whether read at trace time or at each call."""
-        declared = {n.value for g in code_nodes(module) if isinstance(g, cst.Global) for n in (i.name for i in g.names)}
-        constants = set()
-        for stmt in module.body:
-            if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Assign):
-                assign = stmt.body[0]
-                if len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name):
-                    name = assign.targets[0].target.value
-                    literal = isinstance(assign.value, (cst.Integer, cst.Float, cst.SimpleString)) or (
-                        isinstance(assign.value, cst.UnaryOperation) and isinstance(assign.value.expression, (cst.Integer, cst.Float))
-                    )
-                    if literal and len(self._global.assignments[name]) == 1 and name not in declared:
-                        constants.add(name)
-        return constants
+def _find_pieces(binder: Binder) -> dict[str, _Piece]:
+    pieces = {}
+    for jitted in jitted_functions(binder):
+        arguments = jitted.function.args
+        params = jitted.parameters
+        keywords = jitted.keywords
+        piece = _Piece(jitted.name, params)
+        static, donated = static_parameters(jitted), donated_parameters(jitted)
+        other = sorted(set(keywords) - _KNOWN_KEYWORDS)
+        if other:
+            piece.problem = f"`{jitted.name}`'s jit has `{other[0]}`, which jaxfix does not carry over to the step"
+        elif static is None or donated is None:
+            piece.problem = f"jaxfix cannot read `{jitted.name}`'s static or donated arguments"
+        elif arguments.vararg is not None or arguments.kwonlyargs:
+            piece.problem = f"jaxfix cannot map the arguments of `{jitted.name}` (`*args` or keyword-only parameters)"
+        else:
+            piece.static, piece.donated = static, donated
+        pieces[jitted.name] = piece
+    for wrapped in jit_wrapped(binder):
+        piece = _Piece(wrapped.name, None)
+        if wrapped.call.keywords:
+            piece.problem = f"`{wrapped.name}` is jitted with keywords on a callable whose signature jaxfix cannot see"
+        pieces[wrapped.name] = piece
+    return pieces
 
-    # ---- one step ----------------------------------------------------------------------------------------
 
-    def _check(self, function: cst.FunctionDef) -> None:
-        name = function.name.value
+def _literal(node: ast.AST) -> bool:
+    """A number or string literal (LibCST's Integer, Float, SimpleString)."""
+    return type(node) is ast.Constant and type(node.value) in (int, float, str, bytes)
+
+
+def _module_constants(facts: FileFacts) -> set[str]:
+    """Module names bound once, at module level, to a number or string, and declared `global` nowhere: the same
+    value whether read at trace time or at each call."""
+    binder = facts.binder
+    declared = {n for g in binder.nodes_of(ast.Global) for n in g.names}
+    constants = set()
+    for kind, statements in Lines(facts.text).group(binder.tree.body):
+        if kind != "line" or len(statements) != 1 or type(statements[0]) is not ast.Assign:
+            continue
+        assign = statements[0]
+        if len(assign.targets) == 1 and type(assign.targets[0]) is ast.Name:
+            name = assign.targets[0].id
+            value = assign.value
+            literal = _literal(value) or (
+                type(value) is ast.UnaryOp and _literal(value.operand) and type(value.operand.value) in (int, float)
+            )
+            if literal and len(module_assignments(binder, name)) == 1 and name not in declared:
+                constants.add(name)
+    return constants
+
+
+class _Check:
+    """One step function's analysis."""
+
+    def __init__(self, facts: FileFacts, pieces: dict[str, _Piece], constants: set[str]) -> None:
+        self.facts, self.binder, self.pieces, self.constants = facts, facts.binder, pieces, constants
+
+    def step(self, rule, function: ast.AST) -> Diagnostic | None:
+        name = function.name
         calls = [
-            n for n in walk(function.body)
-            if isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and n.func.value in self._pieces and self._is_global(n.func)
+            n for statement in function.body for n in ast.walk(statement)
+            if type(n) is ast.Call and type(n.func) is ast.Name and n.func.id in self.pieces and self._is_global(n.func)
         ]
-        if len(calls) < 2 or self.context.traced.is_traced(function):
-            return
+        if len(calls) < 2 or self.facts.traced.is_traced(function):
+            return None
         uses = self._uses(function)
         if uses is None:
-            return
+            return None
         loop_calls, values = uses
         if not loop_calls:
-            return
-        fparams = function.params
-        params = [p.name.value for p in (*fparams.posonly_params, *fparams.params)]
+            return None
+        arguments = function.args
+        params = [a.arg for a in (*arguments.posonlyargs, *arguments.args)]
         step = _Step(params)
         try:
             self._analyse(function, step)
         except _NotTraceable:
-            return
+            return None
         if values:
             step.problems.append(f"`{name}` is also used as a value at line {values[0]}: jaxfix cannot see how it is called")
-        if fparams.star_arg not in (cst.MaybeSentinel.DEFAULT, None) or fparams.star_kwarg or fparams.kwonly_params:
+        if arguments.vararg is not None or arguments.kwarg is not None or arguments.kwonlyargs:
             step.problems.append(f"`{name}` takes `*args`, `**kwargs` or keyword-only parameters")
-        elif any(p.default is not None for p in (*fparams.posonly_params, *fparams.params)):
+        elif arguments.defaults:
             step.problems.append(f"`{name}` has default values, which jit would trace or keep as constants")
         pieces = list(dict.fromkeys(piece.name for _, piece in step.calls))
-        line = self.context.positions[loop_calls[0]].start.line
+        line = loop_calls[0].lineno
         listed = ", ".join(f"`{p}`" for p in pieces)
         message = (
             f"`{name}` calls jitted functions {len(step.calls)} times ({listed}) and runs in a loop (line {line}): each call is a barrier XLA cannot "
             "fuse across, and every intermediate goes through memory"
         )
+        at = self._name_of(function)
         if step.problems:
-            self.report(function.name, f"{message}; not fixed: {step.problems[0]}")
-            return
+            return rule.finding(self.facts, at, f"{message}; not fixed: {step.problems[0]}")
         notes = ["XLA may fuse and reorder the pieces' arithmetic"]
         if step.python_arithmetic:
             listed = ", ".join(f"`{code}`" for code in dict.fromkeys(step.python_arithmetic))
@@ -340,238 +347,255 @@ class FusedJitBarriers(Codemod):
         static = [p for p in params if p in step.static]
         donated = [p for p in params if p in step.donated]
         if static:
-            notes.append(f"{self._names(static)} become{'s' if len(static) == 1 else ''} static as in the pieces")
+            notes.append(f"{_names(static)} become{'s' if len(static) == 1 else ''} static as in the pieces")
         if donated:
-            notes.append(f"{self._names(donated)} {'is' if len(donated) == 1 else 'are'} donated as in the pieces")
-        self.report(
-            function.name,
-            f"{message}; jit the whole step (unsafe: {'; '.join(notes)})",
-            self._fix(function, params, static, donated),
+            notes.append(f"{_names(donated)} {'is' if len(donated) == 1 else 'are'} donated as in the pieces")
+        decorator, imports = self._decorator(params, static, donated)
+        return rule.finding(
+            self.facts, at, f"{message}; jit the whole step (unsafe: {'; '.join(notes)})",
+            description=f"add @{decorator} to `{name}`", plan=(function, decorator, imports),
         )
 
-    @staticmethod
-    def _names(names: list[str]) -> str:
-        return ", ".join(f"`{n}`" for n in names)
+    def _name_of(self, function: ast.AST) -> ast.AST:
+        """A node spanning the def's name (`ast` has none: LibCST's `FunctionDef.name`)."""
+        positions = self.facts.positions
+        start = (function.lineno, function.col_offset)
+        head = positions.source_bytes(start, (function.lineno, function.col_offset + 64 + len(function.name)))
+        match = _DEF_KEYWORD.match(head)
+        column = function.col_offset + (match.end() if match else 4)
+        width = len(function.name.encode("utf-8"))
+        return ast.Name(function.name, lineno=function.lineno, col_offset=column, end_lineno=function.lineno,
+                        end_col_offset=column + width)
 
-    def _is_global(self, name: cst.Name) -> bool:
-        scope = self._scopes.get(name)
-        if scope is None:
-            return False
-        for access in scope.accesses[name]:
-            if access.node is name:
-                return bool(access.referents) and all(r.scope is self._global for r in access.referents)
-        return False
+    def _decorator(self, params: list[str], static: list[str], donated: list[str]) -> tuple[str, list[ImportSpec]]:
+        binder = self.binder
+        jit_code, jit_module = binder.spelling(_JIT)
+        imports = [ImportSpec(jit_module)] if jit_module is not None else []
+        keywords = []
+        for key, names in (("static_argnums", static), ("donate_argnums", donated)):
+            if names:
+                indices = [str(params.index(n)) for n in names]
+                keywords.append(f"{key}={indices[0] if len(indices) == 1 else '(' + ', '.join(indices) + ')'}")
+        if not keywords:
+            return jit_code, imports
+        partial, partial_module = binder.spelling(_PARTIAL)
+        if partial_module is not None:
+            if "partial" not in names_in(binder.tree):
+                partial, needed = "partial", ImportSpec("functools", "partial")
+            else:
+                partial, needed = "functools.partial", ImportSpec("functools")
+            imports.append(needed)
+        return f"{partial}({jit_code}, {', '.join(keywords)})", imports
 
-    def _uses(self, function: cst.FunctionDef) -> tuple[list[cst.Call], list[int]] | None:
-        """The calls of the step inside loops and the lines where it is used other than called; None when it
-        is bound more than once or handed to a JAX transformation (already jitted, vmapped, scanned...)."""
-        assignments = list(self._global.assignments[function.name.value])
+    def _is_global(self, name: ast.Name) -> bool:
+        referents = self.binder.referents(name)
+        return bool(referents) and all(r.scope is self.binder.module for r in referents)
+
+    def _uses(self, function: ast.AST) -> tuple[list[ast.Call], list[int]] | None:
+        """The calls of the step inside loops and the lines where it is used other than called; None when it is
+        bound more than once or handed to a JAX transformation (already jitted, vmapped, scanned...)."""
+        binder = self.binder
+        assignments = module_assignments(binder, function.name)
         if len(assignments) != 1 or assignments[0].node is not function:
             return None
         in_loops, values = [], []
-        parents = self.context.parents
-        for access in assignments[0].references:
-            parent = parents.get(access.node)
-            if isinstance(parent, cst.Call) and parent.func is access.node:
-                if self._in_loop(parent):
+        references = sorted(
+            (n for n in binder.nodes_of(ast.Name) if n.id == function.name and assignments[0] in binder.referents(n)),
+            key=lambda n: (n.lineno, n.col_offset),
+        )
+        for access in references:
+            parent = binder.parent(access)
+            if type(parent) is ast.Call and parent.func is access:
+                if _in_loop(binder, parent):
                     in_loops.append(parent)
                 continue
-            if isinstance(parent, cst.Arg):
-                call = parents.get(parent)
-                if isinstance(call, cst.Call) and (self.context.names.qualified(call.func) or "") in TRANSFORMS | {_JIT}:
+            call = binder.parent(parent) if type(parent) in (ast.keyword, ast.Starred) else parent
+            if type(call) is ast.Call and call.func is not access and (binder.qualified(call.func) or "") in TRANSFORMS | {_JIT}:
+                if type(parent) is not ast.Starred or parent in call.args:
                     return None
-            values.append(self.context.positions[access.node].start.line)
+            values.append(access.lineno)
         return in_loops, values
-
-    def _in_loop(self, node: cst.CSTNode) -> bool:
-        parents = self.context.parents
-        child, current = node, parents.get(node)
-        while current is not None and not isinstance(current, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
-            if isinstance(current, _LOOPS) and child is current.body:
-                return True
-            child, current = current, parents.get(current)
-        return False
 
     # ---- what the step's body does ------------------------------------------------------------------------
 
-    def _analyse(self, function: cst.FunctionDef, step: _Step) -> None:
-        """Fill `step` in, or raise _NotTraceable. Two passes: the first finds the parameters the pieces take
-        as static or donate; the second walks the body in order with what each name then holds."""
-        written = set(activity(function.body).writes)
+    def _analyse(self, function: ast.AST, step: _Step) -> None:
+        """Fill `step` in, or raise _NotTraceable. Two passes: the first finds the parameters the pieces take as
+        static or donate; the second walks the body in order with what each name then holds."""
+        written = set(block_activity(function.body).writes)
         bare = [p for p in step.params if p not in written]
-        for call in (n for n in walk(function.body) if isinstance(n, cst.Call)):
-            piece = self._pieces.get(call.func.value) if isinstance(call.func, cst.Name) else None
-            if piece is None or piece.params is None or piece.problem:
-                continue
-            for slot, arg in self._slots(call, piece):
-                if isinstance(arg, cst.Name) and arg.value in bare and slot in piece.static:
-                    step.static.add(arg.value)
+        for statement in function.body:
+            for call in (n for n in ast.walk(statement) if type(n) is ast.Call):
+                piece = self.pieces.get(call.func.id) if type(call.func) is ast.Name else None
+                if piece is None or piece.params is None or piece.problem:
+                    continue
+                for slot, arg in self._slots(call, piece):
+                    if type(arg) is ast.Name and arg.id in bare and slot in piece.static:
+                        step.static.add(arg.id)
         self._bare = set(step.params)  # the names that still hold the step's own arguments (pass two)
         self._step = step
         env = {p: (_Kind.STATIC if p in step.static else _Kind.TRACED) for p in step.params}
-        statements = list(body_statements(function.body))
-        if statements and self._docstring(statements[0]):
-            statements = statements[1:]
-        if not statements or not self._returns(statements[-1]):
+        groups = Lines(self.facts.text).group(function.body)
+        if groups and _docstring(groups[0]):
+            groups = groups[1:]
+        if not groups or not (groups[-1][0] == "line" and type(groups[-1][1][-1]) is ast.Return):
             raise _NotTraceable("no return at the end")
-        for statement in statements:
-            if not isinstance(statement, cst.SimpleStatementLine):
+        for kind, statements in groups:
+            if kind != "line":
                 raise _NotTraceable("Python control flow")
-            for small in statement.body:
-                self._statement(small, env, last=statement is statements[-1])
+            for small in statements:
+                self._statement(small, env, last=statements is groups[-1][1])
         both = step.static & step.donated
         if both:
-            step.problems.append(f"{self._names(sorted(both))} is both static and donated in the pieces")
+            step.problems.append(f"{_names(sorted(both))} is both static and donated in the pieces")
 
-    @staticmethod
-    def _docstring(statement: cst.BaseStatement) -> bool:
-        return (
-            isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
-            and isinstance(statement.body[0], cst.Expr) and isinstance(statement.body[0].value, cst.SimpleString)
-        )
-
-    @staticmethod
-    def _returns(statement: cst.BaseStatement) -> bool:
-        return isinstance(statement, cst.SimpleStatementLine) and isinstance(statement.body[-1], cst.Return)
-
-    def _statement(self, small: cst.BaseSmallStatement, env: dict[str, _Kind], *, last: bool) -> None:
-        if isinstance(small, cst.Assign) and len(small.targets) == 1:
-            kind = self._kind(small.value, env)
-            target = small.targets[0].target
-            names = [target] if isinstance(target, cst.Name) else (
-                [e.value for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [None]
+    def _statement(self, small: ast.stmt, env: dict[str, _Kind], *, last: bool) -> None:
+        kind = type(small)
+        if kind is ast.Assign and len(small.targets) == 1:
+            value_kind = self._kind(small.value, env)
+            target = small.targets[0]
+            names = [target] if type(target) is ast.Name else (
+                [e.value if type(e) is ast.Starred else e for e in target.elts]
+                if type(target) in (ast.Tuple, ast.List) else [None]
             )
-            if not all(isinstance(n, cst.Name) for n in names):
+            if not all(type(n) is ast.Name for n in names):
                 raise _NotTraceable("a target other than names")
             for n in names:
-                env[n.value] = kind
-                self._bare.discard(n.value)
-        elif isinstance(small, cst.AugAssign) and isinstance(small.target, cst.Name) and small.target.value in env:
-            if not isinstance(small.operator, tuple(_AUGMENTED)):
+                env[n.id] = value_kind
+                self._bare.discard(n.id)
+        elif kind is ast.AugAssign and type(small.target) is ast.Name and small.target.id in env:
+            if type(small.op) not in _ARITHMETIC:
                 raise _NotTraceable("an augmented assignment that is not arithmetic")
-            env[small.target.value] = max(env[small.target.value], self._kind(small.value, env))
-            self._bare.discard(small.target.value)
-        elif isinstance(small, cst.Return) and last and small.value is not None:
+            env[small.target.id] = max(env[small.target.id], self._kind(small.value, env))
+            self._bare.discard(small.target.id)
+        elif kind is ast.Return and last and small.value is not None:
             self._returned(small.value, env)
         else:
             raise _NotTraceable("a statement other than an assignment")
 
-    def _returned(self, value: cst.BaseExpression, env: dict[str, _Kind]) -> None:
-        if isinstance(value, cst.Tuple):
-            for element in value.elements:
-                if isinstance(element, cst.StarredElement):
+    def _code(self, node: ast.AST) -> str:
+        """The source of `node` with its own parentheses (LibCST's `code_for`)."""
+        return self.facts.positions.with_parentheses(node, self.binder.parent(node))
+
+    def _returned(self, value: ast.AST, env: dict[str, _Kind]) -> None:
+        if type(value) is ast.Tuple:
+            for element in value.elts:
+                if type(element) is ast.Starred:
                     raise _NotTraceable("a starred return")
-                self._returned(element.value, env)
+                self._returned(element, env)
             return
         if self._kind(value, env) is not _Kind.ARRAY:
             self._step.problems.append(
-                f"it returns `{self.context.code_for(value)}`, a Python value the jitted step would return as an array"
+                f"it returns `{self._code(value)}`, a Python value the jitted step would return as an array"
             )
 
-    def _kind(self, expr: cst.BaseExpression, env: dict[str, _Kind]) -> _Kind:
-        if isinstance(expr, cst.Name):
-            if expr.value in env:
-                return env[expr.value]
-            if expr.value in self._constants and self._is_global(expr):
+    def _kind(self, expr: ast.AST, env: dict[str, _Kind]) -> _Kind:
+        kind = type(expr)
+        if kind is ast.Name:
+            if expr.id in env:
+                return env[expr.id]
+            if expr.id in self.constants and self._is_global(expr):
                 return _Kind.STATIC
-            raise _NotTraceable(f"reads `{expr.value}`")
-        if isinstance(expr, (cst.Integer, cst.Float, cst.SimpleString)):
+            raise _NotTraceable(f"reads `{expr.id}`")
+        if _literal(expr):
             return _Kind.STATIC
-        if isinstance(expr, cst.Tuple):
-            if any(isinstance(e, cst.StarredElement) for e in expr.elements):
+        if kind is ast.Tuple:
+            if any(type(e) is ast.Starred for e in expr.elts):
                 raise _NotTraceable("a starred element")
-            return max((self._kind(e.value, env) for e in expr.elements), default=_Kind.STATIC)
-        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, _ARITHMETIC):
+            return max((self._kind(e, env) for e in expr.elts), default=_Kind.STATIC)
+        if kind is ast.BinOp and type(expr.op) in _ARITHMETIC:
             left, right = self._kind(expr.left, env), self._kind(expr.right, env)
             if max(left, right) is _Kind.TRACED:
-                self._step.python_arithmetic.append(self.context.code_for(expr))
+                self._step.python_arithmetic.append(self._code(expr))
             return max(left, right)
-        if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus)):
-            return self._kind(expr.expression, env)
-        if isinstance(expr, cst.Subscript):
-            for element in expr.slice:
-                index = element.slice
-                if not (isinstance(index, cst.Index) and isinstance(index.value, (cst.Integer, cst.SimpleString))):
+        if kind is ast.UnaryOp and type(expr.op) in (ast.USub, ast.UAdd):
+            return self._kind(expr.operand, env)
+        if kind is ast.Subscript:
+            index = expr.slice
+            elements = index.elts if type(index) is ast.Tuple and not _parenthesized(self.facts, index) else [index]
+            for element in elements:
+                if not _literal(element) or type(element.value) is float:
                     raise _NotTraceable("a subscript other than a constant index")
             return self._kind(expr.value, env)
-        if isinstance(expr, cst.Call):
+        if kind is ast.Call:
             return self._call(expr, env)
-        raise _NotTraceable(type(expr).__name__)
+        raise _NotTraceable(kind.__name__)
 
-    def _call(self, call: cst.Call, env: dict[str, _Kind]) -> _Kind:
-        if any(a.star for a in call.args):
+    def _call(self, call: ast.Call, env: dict[str, _Kind]) -> _Kind:
+        if any(type(a) is ast.Starred for a in call.args) or any(k.arg is None for k in call.keywords):
             raise _NotTraceable("a call with *args or **kwargs")
-        piece = self._pieces.get(call.func.value) if isinstance(call.func, cst.Name) and self._is_global(call.func) else None
+        func = call.func
+        piece = self.pieces.get(func.id) if type(func) is ast.Name and self._is_global(func) else None
+        arguments = [value_of(a) for a in in_order(call)]
         if piece is not None:
             self._step.calls.append((call, piece))
-            kinds = [(arg, self._kind(arg.value, env)) for arg in call.args]
+            kinds = [(value, self._kind(value, env)) for value in arguments]
             if piece.problem:
                 self._step.problems.append(piece.problem)
             elif piece.params is not None:
                 for slot, value in self._slots(call, piece):
-                    kind = next(k for a, k in kinds if a.value is value)
-                    code = self.context.code_for(value)
+                    kind = next(k for a, k in kinds if a is value)
+                    code = self._code(value)
                     if slot in piece.static and kind is not _Kind.STATIC:
                         self._step.problems.append(
                             f"`{slot}`, a static argument of `{piece.name}`, receives `{code}`, which the jitted step would trace"
                         )
                     if slot not in piece.donated:
                         continue
-                    if isinstance(value, cst.Name) and value.value in self._bare:
-                        self._step.donated.add(value.value)  # the caller's array: the step donates it instead
-                    elif not (isinstance(value, cst.Name) and kind is _Kind.ARRAY):  # an intermediate: XLA's business
+                    if type(value) is ast.Name and value.id in self._bare:
+                        self._step.donated.add(value.id)  # the caller's array: the step donates it instead
+                    elif not (type(value) is ast.Name and kind is _Kind.ARRAY):  # an intermediate: XLA's business
                         self._step.problems.append(
                             f"`{piece.name}` donates `{slot}`, which receives `{code}`: the jitted step cannot donate it on its own"
                         )
             return _Kind.ARRAY
-        qualified = self.context.names.qualified(call.func) or ""
-        one_argument_where = qualified == "jax.numpy.where" and len(call.args) == 1
+        qualified = self.binder.qualified(func) or ""
+        one_argument_where = qualified == "jax.numpy.where" and len(arguments) == 1
         if qualified in _VALUE_SHAPED or one_argument_where:
             raise _NotTraceable(f"`{qualified}` has a shape that depends on values")
         if qualified.startswith("jax.numpy."):
-            for arg in call.args:
-                if self._kind(arg.value, env) is _Kind.TRACED:
+            for value in arguments:
+                if self._kind(value, env) is _Kind.TRACED:
                     self._step.problems.append(
-                        f"it passes `{self.context.code_for(arg.value)}` to `{self.context.code_for(call.func)}`, a "
+                        f"it passes `{self._code(value)}` to `{self.facts.positions.callee(call)}`, a "
                         "Python value now that the jitted step would trace"
                     )
             return _Kind.ARRAY
-        raise _NotTraceable(f"calls `{self.context.code_for(call.func)}`")
+        raise _NotTraceable("calls a function jaxfix does not know")
 
-    def _slots(self, call: cst.Call, piece: _Piece):
+    def _slots(self, call: ast.Call, piece: _Piece):
         """(parameter of the piece, argument expression) for each argument of a call of `piece`."""
-        positional = [a for a in call.args if a.keyword is None]
+        written = in_order(call)
+        positional = [a for a in written if not (type(a) is ast.keyword and a.arg is not None)]
         if len(positional) > len(piece.params):
             raise _NotTraceable("more arguments than parameters")
         for index, arg in enumerate(positional):
-            yield piece.params[index], arg.value
-        for arg in call.args:
-            if arg.keyword is not None:
-                yield arg.keyword.value, arg.value
-
-    # ---- the fix -----------------------------------------------------------------------------------------
-
-    def _fix(self, function: cst.FunctionDef, params: list[str], static: list[str], donated: list[str]):
-        jit, jit_import = self.context.names.expression_for(_JIT)
-        jit_code = cst.Module([]).code_for_node(jit)
-        imports = [jit_import] if jit_import is not None else []
-        keywords = []
-        for key, names in (("static_argnums", static), ("donate_argnums", donated)):
-            if names:
-                indices = [str(params.index(n)) for n in names]
-                keywords.append(f"{key}={indices[0] if len(indices) == 1 else '(' + ', '.join(indices) + ')'}")
-        if keywords:
-            partial, needed = partial_spelling(self.context)
-            imports += needed
-            decorator = cst.parse_expression(f"{partial}({jit_code}, {', '.join(keywords)})")
-        else:
-            decorator = jit
-        description = f"add @{cst.Module([]).code_for_node(decorator)} to `{function.name.value}`"
-        new = function.with_changes(decorators=[cst.Decorator(decorator)])
-        return self.fix(description, [(function, new)], add_imports=imports)
+            yield piece.params[index], value_of(arg)
+        for arg in written:
+            if type(arg) is ast.keyword and arg.arg is not None:
+                yield arg.arg, arg.value
 
 
-_AUGMENTED = (
-    cst.AddAssign, cst.SubtractAssign, cst.MultiplyAssign, cst.DivideAssign, cst.FloorDivideAssign, cst.ModuloAssign,
-    cst.PowerAssign, cst.MatrixMultiplyAssign,
-)
+def _names(names: list[str]) -> str:
+    return ", ".join(f"`{n}`" for n in names)
+
+
+def _in_loop(binder: Binder, node: ast.AST) -> bool:
+    child, current = node, binder.parent(node)
+    while current is not None and not isinstance(current, _SCOPES):
+        if isinstance(current, _LOOPS) and any(s is child for s in current.body):
+            return True
+        child, current = current, binder.parent(current)
+    return False
+
+
+def _docstring(group: tuple[str, list[ast.stmt]]) -> bool:
+    kind, statements = group
+    return (
+        kind == "line" and len(statements) == 1 and type(statements[0]) is ast.Expr
+        and type(statements[0].value) is ast.Constant and type(statements[0].value.value) in (str, bytes)
+    )
+
+
+def _parenthesized(facts: FileFacts, node: ast.Tuple) -> bool:
+    """Whether a tuple is written in parentheses (`ast` spans them; `x[(0, 1)]` is one index, `x[0, 1]` two)."""
+    return facts.positions.segment(node).startswith("(")

@@ -13,9 +13,10 @@ import libcst as cst
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Diagnostic, Fix, Safety
 from jaxfix.facts.flow import (
-    TRIES, Bound, Lines, activity, binding_statements, block_of, only_arithmetic, statement_of,
+    TRIES, Bound, Lines, activity, binding_statements, block_of, statement_of,
     top_level_bindings,
 )
+from jaxfix.facts.jitted import only_arithmetic
 from jaxfix.facts.knowledge.jax import FUNCTION_MAKERS, PARTIAL
 from jaxfix.facts.module import FileFacts, in_order, value_of
 
@@ -633,7 +634,7 @@ class _Module:
             return "pass it as an argument; the lambda has defaults, `*args` or keyword-only parameters"
         traced = {p.arg for p in params.args}
         for name in dependent:
-            if not only_arithmetic(lam.body, name, traced, self.parents):
+            if not only_arithmetic(self.facts.binder, lam.body, name, traced):
                 return (
                     f"`{name}` is used other than as an operand of `+ - * /` with an argument, so it may need to "
                     "stay a Python value: pass it as a static argument"

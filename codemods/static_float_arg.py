@@ -4,31 +4,20 @@ from __future__ import annotations
 
 import ast
 
+from dataclasses import dataclass
+from typing import Iterator
+
 import libcst as cst
-from libcst.metadata import ScopeProvider
 
-from jaxfix.analysis.dataflow import activity
-from jaxfix.analysis.jit import jit_keywords, jitted_functions, only_arithmetic, static_parameters
-from jaxfix.analysis.syntax import walk
 from jaxfix.codemod import Codemod, Invalid, Valid
-from jaxfix.diagnostics import Safety
+from jaxfix.diagnostics import Diagnostic, Fix, Safety
+from jaxfix.facts.flow import activity, block_activity
+from jaxfix.facts.jitted import Jitted, calls_of, jitted_functions, only_arithmetic, static_parameters
+from jaxfix.facts.module import FileFacts, names_in
 
-_LOOPS = (cst.For, cst.While)
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _FLOAT_RANGES = frozenset({"numpy.linspace", "numpy.geomspace", "numpy.logspace"})
-
-
-def _may_make_floats(screen, node: ast.AST) -> bool:
-    """Whether `node` is what `_float_expression` or `_float_iterable` takes for a float: a float literal, a true
-    division, a call of `float` or of what may be `np.linspace` (`_varies` finds every one of them inside the
-    loop it blames: in the argument, the loop's iterable or an assignment in its body)."""
-    if isinstance(node, ast.Constant):
-        return isinstance(node.value, float)
-    if isinstance(node, ast.BinOp):
-        return isinstance(node.op, ast.Div)
-    if isinstance(node, ast.Call):
-        func = node.func
-        return isinstance(func, ast.Name) and func.id == "float" or screen.may_resolve_to(func, _FLOAT_RANGES)
-    return False
 
 
 class StaticFloatArg(Codemod):
@@ -118,83 +107,60 @@ class StaticFloatArg(Codemod):
         ),
     )
 
-    @classmethod
-    def may_match_tree(cls, screen) -> bool:
-        """A finding needs a module-level def or assignment whose decorator or value passes `static_argnums`
-        or `static_argnames`, called by name inside a loop that holds what `_varies` calls a float: a float
-        literal, a true division, `float(...)`, or a call that may be `np.linspace` and its kin
-        (`_may_make_floats`)."""
-        candidates = set()
-        for stmt in screen.tree.body:
-            if isinstance(stmt, ast.FunctionDef):
-                keywords = [k.arg for d in stmt.decorator_list if isinstance(d, ast.Call) for k in d.keywords]
-                if any(k and k.startswith("static_argn") for k in keywords):
-                    candidates.add(stmt.name)
-            elif isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call):
-                if any(k.arg and k.arg.startswith("static_argn") for k in stmt.value.keywords):
-                    candidates.update(t.id for t in stmt.targets if isinstance(t, ast.Name))
-        if not candidates:
-            return False
-        for loop in screen.nodes_of(ast.For, ast.AsyncFor, ast.While):
-            nodes = list(ast.walk(loop))
-            called = {n.func.id for n in nodes if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
-            if not candidates.isdisjoint(called) and any(_may_make_floats(screen, n) for n in nodes):
-                return True
-        return False
+    looks_at = ()  # it judges each jitted function's calls (its visitor looked at `Module` alone)
 
-    def visit_Module(self, node: cst.Module) -> None:
-        jitted = list(jitted_functions(self.context, node))
-        if not jitted:
-            return
-        scopes = self.context.wrapper.resolve(ScopeProvider)
-        global_scope = scopes[node]
-        for item in jitted:
-            keywords = jit_keywords(item)
-            fparams = item.function.params
-            params = [p.name.value for p in (*fparams.posonly_params, *fparams.params)]
-            static = static_parameters(keywords, params)
+    @classmethod
+    def check(cls, facts: FileFacts) -> list[Diagnostic]:
+        """Each call, inside a loop, of a module-level jitted function that passes one of its static parameters a
+        float that changes from one iteration to the next (reported once per parameter, at its first such call)."""
+        binder = facts.binder
+        found = []
+        for item in jitted_functions(binder):
+            static = static_parameters(item)
             if not static:
                 continue
-            assignments = list(global_scope.assignments[item.name])
-            if len(assignments) != 1:
+            calls = calls_of(binder, item)
+            if calls is None:
                 continue
+            params = item.parameters
             reported: set[str] = set()
-            for access in assignments[0].references:
-                call = self.context.parents.get(access.node)
-                if not (isinstance(call, cst.Call) and call.func is access.node):
-                    continue
+            for call in calls:
                 for param in sorted(static - reported):
-                    reason = self._varies(call, params, param)
-                    if reason is not None:
-                        reported.add(param)
-                        message = (
-                            f"`{param}` is a static argument of `{item.name}` but {reason}: jit compiles again for "
-                            f"each new value; make `{param}` a traced argument (drop it from the static arguments)"
+                    reason = _varies(facts, call, params, param)
+                    if reason is None:
+                        continue
+                    reported.add(param)
+                    message = (
+                        f"`{param}` is a static argument of `{item.name}` but {reason}: jit compiles again for "
+                        f"each new value; make `{param}` a traced argument (drop it from the static arguments)"
+                    )
+                    if _only_arithmetic(binder, item.function, param, static):
+                        message += (
+                            f"; unsafe: `{param}` then enters as a float32 array, so arithmetic on it alone "
+                            f"(`{param} * {param}`) rounds in float32 where Python computed it in float64"
                         )
-                        fix = None
-                        if self._only_arithmetic(item.function, param, static):
-                            fix = self._fix(item, params, param)
-                            message += (
-                                f"; unsafe: `{param}` then enters as a float32 array, so arithmetic on it alone "
-                                f"(`{param} * {param}`) rounds in float32 where Python computed it in float64"
-                            )
-                        else:
-                            message += f"; not fixed: `{item.name}` uses `{param}` other than in arithmetic"
-                        self.report(call, message, fix)
+                        found.append(cls.finding(
+                            facts, call, message, description=f"drop `{param}` from the static arguments",
+                            plan=_Plan(item, params, param),
+                        ))  # fmt: skip
+                    else:
+                        message += f"; not fixed: `{item.name}` uses `{param}` other than in arithmetic"
+                        found.append(cls.finding(facts, call, message))
+        return found
 
     # ---- the fix -----------------------------------------------------------------------------------------
 
-    def _only_arithmetic(self, function: cst.FunctionDef, param: str, static: frozenset[str]) -> bool:
-        """Whether every use of `param` in the function is an operand of arithmetic (`params - lr * g`): such
-        code computes the same with a traced value; an `if`, a shape or a `range` would need a Python one."""
-        fparams = function.params
-        traced = {p.name.value for p in (*fparams.posonly_params, *fparams.params, *fparams.kwonly_params)}
-        traced = traced - static - set(activity(function.body).writes)
-        return only_arithmetic(self.context, function.body, param, traced)
-
-    def _fix(self, item, params: list[str], param: str):
-        call = item.call
-        index = params.index(param) if param in params else None  # None: keyword-only
+    @classmethod
+    def fix_finding(cls, finding: Diagnostic, bridge) -> Fix | None:
+        """Drop the parameter from `static_argnums`/`static_argnames` of the call that carries jit's keywords; a
+        `@partial(jax.jit, ...)` or `@jax.jit(...)` left with nothing but jit becomes `@jax.jit`."""
+        plan: _Plan = finding.plan
+        item, param = plan.jitted, plan.param
+        call = bridge.cst_of(item.call)
+        if not isinstance(call, cst.Call):
+            return None
+        jit = call.func if item.jit is item.call.func else call.args[0].value  # `jax.jit(...)` or `partial(jax.jit, ...)`
+        index = plan.params.index(param) if param in plan.params else None  # None: keyword-only
         args = []
         for arg in call.args:
             key = arg.keyword.value if arg.keyword else None
@@ -218,88 +184,112 @@ class StaticFloatArg(Codemod):
             last = args[-1]
             if last.comma is not cst.MaybeSentinel.DEFAULT and call.args[-1].comma is cst.MaybeSentinel.DEFAULT:
                 args[-1] = last.with_changes(comma=cst.MaybeSentinel.DEFAULT)
-        only_jit = (len(args) == 1 and args[0].value is item.jit) or (not args and call.func is item.jit)
-        if item.binding is item.function and only_jit:
-            replacement = (item.function.decorators[0], item.function.decorators[0].with_changes(decorator=item.jit))
+        only_jit = (len(args) == 1 and args[0].value is jit) or (not args and call.func is jit)
+        decorator = bridge.parent(call)
+        if item.binding is item.function and only_jit and isinstance(decorator, cst.Decorator):
+            replacement = (decorator, decorator.with_changes(decorator=jit))
         else:
             replacement = (call, call.with_changes(args=args))
-        return self.fix(
-            f"drop `{param}` from the static arguments", [replacement], safety=Safety.UNSAFE
-        )
+        return Fix(finding.fix.safety, finding.fix.description, (replacement,))
 
-    def _argument(self, call: cst.Call, params: list[str], param: str) -> cst.BaseExpression | None:
-        if any(a.star for a in call.args):
-            return None
-        for arg in call.args:
-            if arg.keyword is not None and arg.keyword.value == param:
-                return arg.value
-        if param not in params:  # keyword-only, or a static_argnames entry the function does not have
-            return None
-        positional = [a for a in call.args if a.keyword is None]
-        index = params.index(param)
-        return positional[index].value if index < len(positional) else None
 
-    def _varies(self, call: cst.Call, params: list[str], param: str) -> str | None:
-        """Why the value passed for `param` is a float that changes on each iteration of a loop around the call
-        (the innermost first: a rate decayed once per epoch changes in the outer loop of an epoch's batch
-        loop), or None."""
-        value = self._argument(call, params, param)
-        if value is None:
-            return None
-        for depth, loop in enumerate(self._loops(call)):
-            where = "the loop" if depth == 0 else "an outer loop"
-            act = activity(loop)
-            changed = set(act.writes) | set(act.mutations)
-            reads = {n.value for n in walk(value) if isinstance(n, cst.Name)}
-            if not reads & changed:
-                continue
-            if self._float_expression(value):
-                return f"{where} passes it a float expression of what changes each iteration"
-            if not isinstance(value, cst.Name):
-                continue
-            if isinstance(loop, cst.For) and value.value in activity(cst.Expr(loop.target)).reads:
-                if self._float_iterable(loop.iter):
-                    return f"it is the loop variable over floats `{self.context.code_for(loop.iter)}`"
-                return None
-            for node in walk(loop.body):
-                if isinstance(node, (cst.Assign, cst.AugAssign)):
-                    targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
-                    if any(isinstance(t, cst.Name) and t.value == value.value for t in targets):
-                        # `lr = 0.1` in the body binds the same float each time: only a value computed from
-                        # what the loop changes (or `lr *= 0.5`, from its own last value) is new each time.
-                        rebinds = {n.value for n in walk(node.value) if isinstance(n, cst.Name)}
-                        if isinstance(node, cst.Assign) and not rebinds & changed:
-                            continue
-                        if self._float_expression(node.value):
-                            return f"{where} rebinds `{value.value}` to a new float each iteration"
+@dataclass(frozen=True)
+class _Plan:
+    jitted: Jitted
+    params: list[str]
+    param: str
+
+
+def _only_arithmetic(binder, function: ast.AST, param: str, static: frozenset[str]) -> bool:
+    """Whether every use of `param` in the function is an operand of arithmetic (`params - lr * g`): such code
+    computes the same with a traced value; an `if`, a shape or a `range` would need a Python one."""
+    arguments = function.args
+    traced = {a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)}
+    traced = traced - static - set(block_activity(function.body).writes)
+    return only_arithmetic(binder, function.body, param, traced)
+
+
+def _argument(call: ast.Call, params: list[str], param: str) -> ast.expr | None:
+    if any(type(a) is ast.Starred for a in call.args) or any(k.arg is None for k in call.keywords):
         return None
+    for keyword in call.keywords:
+        if keyword.arg == param:
+            return keyword.value
+    if param not in params:  # keyword-only, or a static_argnames entry the function does not have
+        return None
+    index = params.index(param)
+    return call.args[index] if index < len(call.args) else None
 
-    def _loops(self, node: cst.CSTNode):
-        """The loops whose body holds `node`, innermost first, up to the enclosing function."""
-        parents = self.context.parents
-        child, current = node, parents.get(node)
-        while current is not None and not isinstance(current, (cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.Module)):
-            if isinstance(current, _LOOPS) and child is current.body:
-                yield current
-            child, current = current, parents.get(current)
 
-    def _float_expression(self, expr: cst.BaseExpression) -> bool:
-        """Arithmetic with a float literal, a true division, or `float(...)`: a Python float when its names are
-        Python numbers (an array value would not be hashable as a static argument in the first place)."""
-        for node in walk(expr):
-            if isinstance(node, cst.Float):
-                return True
-            if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Divide):
-                return True
-            if isinstance(node, cst.Call) and self.context.names.is_builtin(node.func, "float"):
-                return True
-        return False
+def _varies(facts: FileFacts, call: ast.Call, params: list[str], param: str) -> str | None:
+    """Why the value passed for `param` is a float that changes on each iteration of a loop around the call (the
+    innermost first: a rate decayed once per epoch changes in the outer loop of an epoch's batch loop), or None."""
+    value = _argument(call, params, param)
+    if value is None:
+        return None
+    binder = facts.binder
+    reads = names_in(value)
+    for depth, loop in enumerate(_loops(binder, call)):
+        where = "the loop" if depth == 0 else "an outer loop"
+        act = activity(loop)
+        changed = set(act.writes) | set(act.mutations)
+        if not reads & changed:
+            continue
+        if _float_expression(binder, value):
+            return f"{where} passes it a float expression of what changes each iteration"
+        if type(value) is not ast.Name:
+            continue
+        if type(loop) is not ast.While and value.id in {n.id for n in ast.walk(loop.target) if type(n) is ast.Name}:
+            if _float_iterable(binder, loop.iter):
+                return f"it is the loop variable over floats `{facts.positions.with_parentheses(loop.iter, loop)}`"
+            return None
+        for statement in loop.body:
+            for node in ast.walk(statement):
+                kind = type(node)
+                if kind is not ast.Assign and kind is not ast.AugAssign:
+                    continue
+                targets = node.targets if kind is ast.Assign else [node.target]
+                if any(type(t) is ast.Name and t.id == value.id for t in targets):
+                    # `lr = 0.1` in the body binds the same float each time: only a value computed from what the
+                    # loop changes (or `lr *= 0.5`, from its own last value) is new each time.
+                    if kind is ast.Assign and not names_in(node.value) & changed:
+                        continue
+                    if _float_expression(binder, node.value):
+                        return f"{where} rebinds `{value.id}` to a new float each iteration"
+    return None
 
-    def _float_iterable(self, expr: cst.BaseExpression) -> bool:
-        """A literal list or tuple with a float in it, or `np.linspace(...)`-like calls of float ranges."""
-        if isinstance(expr, (cst.List, cst.Tuple)):
-            return any(isinstance(e.value, cst.Float) for e in expr.elements)
-        if isinstance(expr, cst.Call):
-            callee = self.context.names.qualified(expr.func) or ""
-            return callee in {"numpy.linspace", "numpy.geomspace", "numpy.logspace"}
-        return False
+
+def _loops(binder, node: ast.AST) -> Iterator[ast.AST]:
+    """The loops whose body holds `node`, innermost first, up to the enclosing function."""
+    child, current = node, binder.parent(node)
+    while current is not None and not isinstance(current, _SCOPES):
+        if isinstance(current, _LOOPS) and any(s is child for s in current.body):
+            yield current
+        child, current = current, binder.parent(current)
+
+
+def _float_expression(binder, expr: ast.AST) -> bool:
+    """Arithmetic with a float literal, a true division, or `float(...)`: a Python float when its names are Python
+    numbers (an array value would not be hashable as a static argument in the first place)."""
+    for node in ast.walk(expr):
+        kind = type(node)
+        if kind is ast.Constant and type(node.value) is float:
+            return True
+        if kind is ast.BinOp and type(node.op) is ast.Div:
+            return True
+        if kind is ast.Call and binder.is_builtin(node.func, "float"):
+            return True
+    return False
+
+
+def _float_iterable(binder, expr: ast.AST) -> bool:
+    """A literal list or tuple with a float in it, or `np.linspace(...)`-like calls of float ranges."""
+    if type(expr) in (ast.List, ast.Tuple):
+        return any(type(e) is ast.Constant and type(e.value) is float for e in map(_unstar, expr.elts))
+    if type(expr) is ast.Call:
+        return binder.qualified(expr.func) in _FLOAT_RANGES
+    return False
+
+
+def _unstar(node: ast.AST) -> ast.AST:
+    return node.value if type(node) is ast.Starred else node

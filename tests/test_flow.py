@@ -16,6 +16,8 @@ from jaxfix.analysis import dataflow
 from jaxfix.analysis.syntax import body_statements
 from jaxfix.edit.bridge import Bridge
 from jaxfix.facts import flow
+from jaxfix.facts.binder import Binder
+from jaxfix.facts.jitted import only_arithmetic
 
 ROOT = Path(__file__).resolve().parent.parent
 _CONSTANTS = ("None", "True", "False")  # names in LibCST, constants in `ast`
@@ -174,6 +176,6 @@ def test_top_level_bindings_by_libcst_statement() -> None:
 def test_only_arithmetic(body: str, answer: bool) -> None:
     """Whether a name may become a traced argument of a lambda (its parameter `v` traced): an operand of `+ - * /`
     with `v` or the whole body only (benchmarks/agreement.py's `only-arithmetic-exact` compares it with LibCST's)."""
-    lam = ast.parse(f"lambda v: {body}", mode="eval").body
-    parents = {child: parent for parent in ast.walk(lam) for child in ast.iter_child_nodes(parent)}
-    assert flow.only_arithmetic(lam.body, "i", {"v"}, parents) is answer
+    tree = ast.parse(f"step = lambda v: {body}")
+    lam = tree.body[0].value
+    assert only_arithmetic(Binder(tree), lam.body, "i", {"v"}) is answer

@@ -1,5 +1,7 @@
 """Module-level functions compiled with `jax.jit`, and how their jit keywords are written: what the rules that
-edit jit's keywords (donation, static arguments) share."""
+edit jit's keywords (donation, static arguments) share, on LibCST, for the rules that are still visitors (JF501,
+JF502, JF802). The same facts on `ast` are `jaxfix/facts/jitted.py`, which the rules
+on `check` read (JF503, JF504, JF804)."""
 
 from __future__ import annotations
 
@@ -93,11 +95,6 @@ def static_parameters(keywords: dict[str, cst.BaseExpression], params: list[str]
     return _named_parameters(keywords, params, "static")
 
 
-def donated_parameters(keywords: dict[str, cst.BaseExpression], params: list[str]) -> frozenset[str] | None:
-    """The parameter names jit donates (`donate_argnums`/`donate_argnames`), or None when they cannot be read."""
-    return _named_parameters(keywords, params, "donate")
-
-
 def _named_parameters(keywords: dict[str, cst.BaseExpression], params: list[str], prefix: str) -> frozenset[str] | None:
     found: set[str] = set()
     for key in (f"{prefix}_argnums", f"{prefix}_argnames"):
@@ -114,76 +111,6 @@ def _named_parameters(keywords: dict[str, cst.BaseExpression], params: list[str]
             else:
                 return None
     return frozenset(found)
-
-
-@dataclass
-class JitWrapped:
-    """A module-level `name = jax.jit(expr, ...)` of something other than an undecorated module-level def
-    (`jax.jit(jax.grad(loss))`, a lambda, a `partial`): jitted, but with no signature jaxfix can read."""
-
-    name: str
-    binding: cst.Assign
-    call: cst.Call  # the `jax.jit(...)` call
-
-
-def jit_wrapped(context, module: cst.Module) -> Iterator[JitWrapped]:
-    """The module-level assignments `name = jax.jit(expr, ...)` that `jitted_functions` does not cover."""
-    covered = {j.name for j in jitted_functions(context, module)}
-    for stmt in module.body:
-        if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1):
-            continue
-        assign = stmt.body[0]
-        if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1):
-            continue
-        target, value = assign.targets[0].target, assign.value
-        if not (isinstance(target, cst.Name) and isinstance(value, cst.Call)) or target.value in covered:
-            continue
-        positional = [a for a in value.args if a.keyword is None]
-        if context.names.qualified(value.func) == _JIT and len(positional) == 1 and not positional[0].star:
-            yield JitWrapped(target.value, assign, value)
-
-
-_TRACED_ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide)
-
-
-def only_arithmetic(context, body: cst.CSTNode, name: str, traced: set[str] | frozenset[str]) -> bool:
-    """Whether `name` is read in `body` (a function's body or a lambda's expression), never rebound there, and
-    only as an operand of `+ - * /` arithmetic that also has a `traced` operand or whose result is returned:
-    code that computes the same when a Python number `name` becomes a traced argument. A branch, a shape, a
-    `range` bound, an exponent (`x ** n` is repeated multiplication for a Python int) or a nested function
-    would need the Python value."""
-    from jaxfix.analysis.dataflow import activity
-    from jaxfix.analysis.syntax import walk
-
-    for node in walk(body):
-        if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)) and node is not body:
-            if any(isinstance(n, cst.Name) and n.value == name for n in walk(node)):
-                return False  # a nested scope: not followed
-    flow_node = cst.Expr(body) if isinstance(body, cst.BaseExpression) else body
-    if name in activity(flow_node).writes:
-        return False
-    parents = context.parents
-    uses = 0
-    for node in walk(body):
-        if not (isinstance(node, cst.Name) and node.value == name):
-            continue
-        top = node
-        while isinstance(parents.get(top), cst.BinaryOperation) and isinstance(parents[top].operator, _TRACED_ARITHMETIC):
-            top = parents[top]
-        if top is node:
-            return False
-        # With a traced operand the result is a traced array already; a Python number that only flows into
-        # the result is fine too. Anything else (`int(1 / lr)`) may need a Python value.
-        operands = {n.value for n in walk(top) if isinstance(n, cst.Name)}
-        parent = parents.get(top)
-        returned = isinstance(parent, cst.Return) or top is body or (
-            isinstance(parent, cst.Element) and isinstance(parents.get(parent), cst.Tuple)
-            and isinstance(parents.get(parents.get(parent)), cst.Return)
-        )
-        if not (operands & set(traced) or returned):
-            return False
-        uses += 1
-    return uses > 0
 
 
 def call_sites(context, jitted: Jitted) -> list[cst.Call] | None:

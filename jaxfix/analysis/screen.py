@@ -1120,19 +1120,6 @@ def once_per_screen(fact):
     return remembered
 
 
-# ---- JF503, JF504: functions called in loops ----------------------------------------------------------------
-
-
-@once_per_screen
-def names_called_in_loops(screen: Screen) -> frozenset[str]:
-    """The names called as `name(...)` anywhere inside a `for` or `while` loop (nested code included)."""
-    return frozenset(
-        node.func.id
-        for loop in screen.nodes_of(ast.For, ast.While)
-        for node in ast.walk(loop) if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-    )
-
-
 # ---- JF301, JF705: the ways each name is bound that may make it an array ------------------------------------------
 
 _CONTAINERS = (ast.List, ast.Tuple, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp)

@@ -413,6 +413,11 @@ class Binder:
     def parent(self, node: ast.AST) -> ast.AST | None:
         return self.parents.get(node)
 
+    def referents(self, node: ast.Name) -> list[Binding]:
+        """The bindings a name read may refer to (LibCST's `Access.referents`); [] for a name that is no read."""
+        read = self.reads.get(node)
+        return [] if read is None else self._referents(read, node.id)
+
     def _names_now(self, node: ast.AST) -> set[QualifiedName]:
         read = self._reads_by_node().get(node)
         if read is not None:  # the node LibCST records the read at: what its referents name

@@ -19,8 +19,6 @@ import re
 from dataclasses import dataclass
 from typing import Iterator, Sequence
 
-from jaxfix.facts.module import names_in, spelled_names
-
 _SKIPPED = (ast.expr_context, ast.boolop, ast.operator, ast.unaryop, ast.cmpop)  # hold no code
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
@@ -653,40 +651,3 @@ def top_level_bindings(module: ast.Module, lines: Lines) -> dict[str, list[ast.s
         for name in names:
             found.setdefault(name, []).append(statement)
     return found
-
-
-# ---- Python numbers that may become traced arguments --------------------------------------------------------------
-
-_ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div)
-
-
-def only_arithmetic(body: ast.expr, name: str, traced: set[str] | frozenset[str], parents: dict) -> bool:
-    """Whether `name` is read in `body` (a lambda's expression), never bound there, and only as an operand of
-    `+ - * /` arithmetic that also has a `traced` operand or that is the whole body: code that computes the same
-    when a Python number `name` becomes a traced argument. A branch, a shape, a `range` bound, an exponent
-    (`x ** n` is repeated multiplication for a Python int), an attribute or keyword of that name, or a nested
-    lambda that spells it would need the Python value. `analysis.jit.only_arithmetic` on LibCST, which JF503
-    reads for a def's body still."""
-    for node in ast.walk(body):
-        if type(node) is ast.Lambda and node is not body and name in names_in(node):
-            return False  # a nested scope: not followed
-    if name in activity(body).writes:
-        return False
-    uses = 0
-    for node in ast.walk(body):
-        kind = type(node)
-        if (kind is ast.Attribute and node.attr == name) or (kind is ast.keyword and node.arg == name):
-            return False  # LibCST's Name of an attribute or a keyword: no operand
-        if kind is not ast.Name or node.id != name:
-            continue
-        top = node
-        while type(parents.get(top)) is ast.BinOp and type(parents[top].op) in _ARITHMETIC:
-            top = parents[top]
-        if top is node:
-            return False
-        # With a traced operand the result is a traced array already; a Python number that only flows into
-        # the result is fine too. Anything else (`int(1 / lr)`) may need a Python value.
-        if not (set(spelled_names(top)) & set(traced) or top is body):
-            return False
-        uses += 1
-    return uses > 0

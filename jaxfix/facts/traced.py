@@ -809,7 +809,7 @@ def _option_literal(key: str, value: ast.expr) -> list | str | None:
     """A seeding option's value as `parameter_kinds` reads it (None: not a literal)."""
     if key == "in_axes":
         return [_axis(e) for e in value.elts] if type(value) in (ast.Tuple, ast.List) else _axis(value)
-    return _literals(value, (str, bytes) if key == "static_argnames" else (int,))
+    return literals(value, (str, bytes) if key == "static_argnames" else (int,))
 
 
 def _axis(entry: ast.expr) -> str:
@@ -820,7 +820,7 @@ def _axis(entry: ast.expr) -> str:
     return UNSURE
 
 
-def _literals(expr: ast.expr, kinds: tuple[type, ...]) -> list | None:
+def literals(expr: ast.expr, kinds: tuple[type, ...]) -> list | None:
     """The literal values `expr` writes, flattened: one constant of `kinds` (an int also with `-`), or a tuple or
     list of them; None for anything else (`static_argnums=(0, -1)`, `static_argnames="n"`)."""
     if type(expr) is ast.Constant and type(expr.value) in kinds:
@@ -831,7 +831,7 @@ def _literals(expr: ast.expr, kinds: tuple[type, ...]) -> list | None:
     if type(expr) in (ast.Tuple, ast.List):
         values: list = []
         for element in expr.elts:
-            inner = _literals(_unstarred(element), kinds)
+            inner = literals(_unstarred(element), kinds)
             if inner is None:
                 return None
             values.extend(inner)
