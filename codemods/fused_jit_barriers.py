@@ -6,7 +6,6 @@ import ast
 import enum
 from dataclasses import dataclass, field
 
-import re
 
 import libcst as cst
 
@@ -26,7 +25,6 @@ _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _SCOPES = (*_DEFS, ast.Lambda, ast.ClassDef)
 _ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.MatMult)
-_DEF_KEYWORD = re.compile(rb"(?:async[ \t]+)?def[ \t]+")
 # jit keywords whose meaning inside an enclosing jit jaxfix knows: static arguments (the step's become static
 # too) and donation (carried over to the step's own parameters).
 # jax.numpy functions whose output shape depends on the values (or that touch files): they run eagerly, and
@@ -337,7 +335,7 @@ class _Check:
             f"`{name}` calls jitted functions {len(step.calls)} times ({listed}) and runs in a loop (line {line}): each call is a barrier XLA cannot "
             "fuse across, and every intermediate goes through memory"
         )
-        at = self._name_of(function)
+        at = self.facts.positions.name_of(function)
         if step.problems:
             return rule.finding(self.facts, at, f"{message}; not fixed: {step.problems[0]}")
         notes = ["XLA may fuse and reorder the pieces' arithmetic"]
@@ -355,17 +353,6 @@ class _Check:
             self.facts, at, f"{message}; jit the whole step (unsafe: {'; '.join(notes)})",
             description=f"add @{decorator} to `{name}`", plan=(function, decorator, imports),
         )
-
-    def _name_of(self, function: ast.AST) -> ast.AST:
-        """A node spanning the def's name (`ast` has none: LibCST's `FunctionDef.name`)."""
-        positions = self.facts.positions
-        start = (function.lineno, function.col_offset)
-        head = positions.source_bytes(start, (function.lineno, function.col_offset + 64 + len(function.name)))
-        match = _DEF_KEYWORD.match(head)
-        column = function.col_offset + (match.end() if match else 4)
-        width = len(function.name.encode("utf-8"))
-        return ast.Name(function.name, lineno=function.lineno, col_offset=column, end_lineno=function.lineno,
-                        end_col_offset=column + width)
 
     def _decorator(self, params: list[str], static: list[str], donated: list[str]) -> tuple[str, list[ImportSpec]]:
         binder = self.binder
