@@ -31,6 +31,7 @@ from operator import attrgetter
 from typing import Callable, Iterable, Iterator, Sequence
 
 from jaxfix.analysis import arrays, ast_flow, predicates, shapes
+from jaxfix.facts import predicates as fact_predicates
 from jaxfix.analysis.ast_flow import target_names as ast_target_names  # screens' name for it
 from jaxfix.analysis.ast_syntax import ast_qualified_defs, dotted
 from jaxfix.analysis.dataflow import (
@@ -1943,4 +1944,4 @@ def _container_annotation(annotation: ast.expr) -> bool:
         return False
     value = annotation.value
     last = value.attr if type(value) is ast.Attribute else value.id if type(value) is ast.Name else None
-    return last in predicates._CONTAINER_ANNOTATIONS
+    return last in fact_predicates._CONTAINER_ANNOTATIONS

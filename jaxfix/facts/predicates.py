@@ -413,28 +413,11 @@ class Predicates:
             return True
         if self.traced.kind(name) is not Kind.TRACED:
             return False
-        read = self.binder.reads.get(name)
-        if read is None:
-            return False
-        bindings = read.scope.resolve(name.id)
-        if not bindings:
+        bindings = self._bindings(name)
+        if not bindings or not all(self._not_a_container(binding.node) for binding in bindings):
             return False
         parents = self.binder.parents
-        for binding in bindings:
-            node = binding.node
-            if type(node) is ast.arg:
-                continue
-            if type(node) is not ast.Name:
-                return False
-            holder = parents.get(node)
-            if type(holder) is ast.Assign and any(t is node for t in holder.targets):
-                if isinstance(holder.value, _DISPLAYS):
-                    return False  # a container, not an array
-            elif type(holder) is ast.AugAssign and holder.target is node:
-                continue
-            else:
-                return False
-        for node in self._reads_in(read.scope, name.id):
+        for node in self._reads_in(self.binder.reads[name].scope, name.id):
             parent = parents.get(node)
             if type(parent) is ast.Attribute and parent.value is node:
                 if parent.attr in ARRAY_EVIDENCE_ATTRIBUTES:
@@ -446,6 +429,15 @@ class Predicates:
                 if callee is not None and callee.startswith(_JNP) and callee not in SEQUENCE_ACCEPTING:
                     return True
         return False
+
+    def _not_a_container(self, node: ast.AST) -> bool:
+        """A parameter, an augmented assignment's target, or a name assigned something other than a display."""
+        if type(node) is ast.arg:
+            return True
+        holder = self.binder.parents.get(node) if type(node) is ast.Name else None
+        if type(holder) is ast.Assign and any(t is node for t in holder.targets):
+            return not isinstance(holder.value, _DISPLAYS)  # a container, not an array
+        return type(holder) is ast.AugAssign and holder.target is node
 
     # ---- arrays (ArrayAnalysis.is_array) -------------------------------------------------------------------------
 
