@@ -461,7 +461,8 @@ FAMILIES: list[Family] = [
            "block: the locals bound on every path to it", "exact", _line_starts, _bound_on_ast, _bound_on_libcst),
     Family("reaching-exact", "facts.flow.Reaching.reaching vs FunctionFlow.reaching, for each name read outside a "
            "lambda: the bindings that may reach its line", "exact", _name_loads, _reaching_on_ast, _reaching_on_libcst),
-    Family("tracer-exact", f"facts.predicates.Predicates.tracer vs PredicateAnalysis.tracer, {_EXPRESSION}", "exact",
+    Family("tracer-exact", f"facts.predicates.Predicates.tracer vs PredicateAnalysis.tracer (the adapter over the "
+           f"bridge), {_EXPRESSION}", "exact",
            _expressions, lambda s, e: s.predicates.tracer(e), _tracer),
     Family("array-evidence-exact", "facts.predicates.Predicates.array_evidence vs PredicateAnalysis.array_evidence, "
            f"{_EXPRESSION}", "exact", _expressions, lambda s, e: s.predicates.array_evidence(e),
