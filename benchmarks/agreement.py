@@ -55,6 +55,7 @@ from jaxfix.analysis.syntax import param_names as cst_param_names  # noqa: E402
 from jaxfix.facts.flow import Bound, Lines  # noqa: E402
 from jaxfix.facts.literals import int_constant, range_steps  # noqa: E402
 from jaxfix.facts.traced import Traced, param_names as ast_param_names  # noqa: E402
+from jaxfix.facts.values import Values  # noqa: E402
 
 
 def _sources(paths: list[str]) -> list[tuple[str, str, object]]:
@@ -356,6 +357,39 @@ def _bound_on_libcst(sides: Sides, node: cst.CSTNode) -> tuple[str, ...]:
     return tuple(sorted(n for n in flow.locals if flow.defined_before(node, n)))
 
 
+def _values(sides: Sides) -> Values:
+    found = sides.__dict__.get("values_fact")
+    if found is None:
+        found = sides.__dict__["values_fact"] = Values(sides.screen.binder, sides.screen.traced_fact)
+    return found
+
+
+def _names_read(sides: Sides) -> list[ast.Name]:
+    """Every name read in the module: where a rule asks whether a name holds an array (JF401's item assignments'
+    bases and JF705's replicated values are names read)."""
+    return [node for node in sides.expressions if type(node) is ast.Name]
+
+
+def _array_on_ast(sides: Sides, name: ast.Name) -> tuple[bool, bool, bool]:
+    values = _values(sides)
+    return values.is_array(name), values.is_runtime_array(name), values.is_inexact(name)
+
+
+def _array_on_libcst(sides: Sides, name: cst.CSTNode) -> tuple[bool, bool, bool]:
+    arrays = sides.context.arrays
+    owner = arrays.owner(name)
+    runtime = owner is not None and name.value in arrays._solve(owner, "runtime")
+    return arrays.is_array(name), runtime, arrays.is_inexact(name)
+
+
+_INTEGER_FORMS = (ast.Constant, ast.UnaryOp, ast.BinOp, ast.Call, ast.Attribute, ast.Subscript, ast.Name)
+
+
+def _integer_candidates(sides: Sides) -> list[ast.expr]:
+    """Every expression read in the module of a form `is_integer` may prove (others are False on both sides)."""
+    return [node for node in sides.expressions if type(node) in _INTEGER_FORMS]
+
+
 _BODY = "at each function's first body node"
 _EXPRESSION = "for each expression read in traced code"
 FAMILIES: list[Family] = [
@@ -394,6 +428,11 @@ FAMILIES: list[Family] = [
     Family("int-constant-exact", "facts.literals.int_constant vs Shapes.constant, for each literal, sign, arithmetic "
            "or name read in the module", "exact", _int_expressions,
            lambda s, node: int_constant(s.screen.binder, node), lambda s, node: s.context.shapes.constant(node)),
+    Family("array-exact", "facts.values.Values vs ArrayAnalysis: (is_array, array at run time, is_inexact), for "
+           "each name read in the module", "exact", _names_read, _array_on_ast, _array_on_libcst),
+    Family("integer-exact", "facts.values.Values.is_integer vs ArrayAnalysis.is_integer, for each expression read "
+           "in the module", "exact", _integer_candidates, lambda s, node: _values(s).is_integer(node),
+           lambda s, node: s.context.arrays.is_integer(node)),
     Family("range-steps-exact", "facts.literals.range_steps vs range_trip's literal count, for each call of the "
            "builtin range", "exact", _range_calls, lambda s, node: range_steps(s.screen.binder, s.screen.traced_fact, node),
            _literal_trip),

@@ -41,19 +41,18 @@ from jaxfix.facts.knowledge.jax import ALWAYS_TRACING as _ALWAYS_TRACING, LOUD_F
 from jaxfix.facts.knowledge.jax import FRESH_ARRAY_FUNCTIONS as _FRESH_FUNCTIONS, RANDOM_SAMPLERS as _RANDOM
 from jaxfix.facts.knowledge.jax import DTYPE_POSITION, RANDOM_FLOAT_DTYPE_POSITION as _RANDOM_INEXACT_DTYPE
 from jaxfix.facts.knowledge.jax import VIEW_ARRAY_FUNCTIONS as _VIEW_FUNCTIONS
+from jaxfix.facts.knowledge.jax import (  # the array methods, attributes and dtypes: facts/values.py reads them too
+    ALWAYS_INEXACT_SHORT as _ALWAYS_INEXACT, ARRAY_FRESH_METHODS as _FRESH_METHODS,
+    ARRAY_VIEW_ATTRIBUTES as _VIEW_ATTRIBUTES, ARRAY_VIEW_METHODS as _VIEW_METHODS,
+    DTYPE_KEEPING_METHODS as _DTYPE_KEEPING_METHODS, DTYPE_KEEPING_SHORT as _DTYPE_KEEPING_FUNCTIONS,
+    FLOAT_BY_DEFAULT_SHORT as _FLOAT_BY_DEFAULT, INEXACT_DTYPE_NAMES as _INEXACT_DTYPE_NAMES,
+)
 from jaxfix.facts.knowledge.tables import ARRAY_ANNOTATIONS, TRACED_ARRAY_ANNOTATIONS
 from jaxfix.facts.model import ModuleModel
 
 _JNP = "jax.numpy."
 
-_FRESH_METHODS = frozenset(
-    "astype copy flatten sum mean prod max min std var cumsum cumprod clip round conj argmax argmin argsort dot "
-    "all any".split()
-)
-_VIEW_METHODS = frozenset("reshape ravel transpose squeeze swapaxes diagonal".split())
-_VIEW_ATTRIBUTES = frozenset({"T", "mT", "real", "imag"})
 _STATIC_ATTRIBUTES = frozenset({"shape", "dtype", "ndim", "size", "nbytes", "itemsize", "sharding", "weak_type"})
-# `x.at[idx].<method>(...)`: every one returns a new array.
 # Builtins that read an argument without keeping a reference to it.
 _NON_RETAINING_BUILTINS = frozenset("print len float int bool str repr isinstance type id hash format".split())
 _NON_RETAINING_CALLS = frozenset(
@@ -73,24 +72,6 @@ _INEXACT_ARITHMETIC = (
 # an annotation (at run time), a floating-point or complex JAX array.
 _ARRAY, _RUNTIME, _INEXACT = "array", "runtime", "inexact"
 
-# Which arrays hold floating-point (or complex) numbers, so that `x[i] /= v` cannot meet an integer array.
-_INEXACT_DTYPE_NAMES = frozenset("float16 float32 float64 bfloat16 complex64 complex128 float complex".split())
-_FLOAT_BY_DEFAULT = frozenset("zeros ones empty eye identity linspace logspace geomspace".split())
-_ALWAYS_INEXACT = frozenset(
-    """
-    exp exp2 expm1 log log1p log2 log10 sqrt cbrt sin cos tan arcsin arccos arctan arctan2 sinh cosh tanh mean std var
-    divide true_divide hypot logaddexp nanmean interp linalg.norm linalg.inv linalg.det linalg.solve linalg.pinv
-    linalg.cholesky
-    """.split()
-)
-_DTYPE_KEEPING_FUNCTIONS = frozenset(
-    """
-    copy reshape ravel transpose swapaxes moveaxis squeeze expand_dims broadcast_to flip fliplr flipud rot90 roll tile
-    repeat pad sort cumsum cumprod abs absolute negative clip maximum minimum sum prod max min amax amin take diff
-    diagonal tril triu trace nansum zeros_like ones_like empty_like full_like
-    """.split()
-)
-_DTYPE_KEEPING_METHODS = frozenset("copy flatten sum prod max min cumsum cumprod clip round conj".split())
 _RANDOM_INEXACT = frozenset(_RANDOM_INEXACT_DTYPE)
 
 # What a value may hold (`ArrayAnalysis.value_kinds`): one JAX array, a Python number, or anything else.

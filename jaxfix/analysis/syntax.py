@@ -11,6 +11,7 @@ from typing import Sequence
 import libcst as cst
 
 from jaxfix.analysis.metadata import IS_NODE_TYPE, TRIVIA, field_getter, visited_fields, children
+from jaxfix.facts.knowledge.jax import AT_METHODS  # noqa: F401 - `x.at[i].<method>(v)`, read from here too
 
 
 def target_names(target: cst.BaseExpression) -> list[str]:
@@ -44,8 +45,6 @@ def dotted_name(node: cst.BaseExpression) -> str:
     raise TypeError(f"not a dotted name: {node!r}")
 
 
-# `x.at[i].<method>(v)`: the functional updates of a JAX array.
-AT_METHODS = frozenset({"set", "add", "subtract", "multiply", "mul", "divide", "power", "min", "max", "apply", "get"})
 
 
 def walk(node: cst.CSTNode):

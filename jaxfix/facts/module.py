@@ -18,6 +18,7 @@ from jaxfix.diagnostics import Decision, Position
 from jaxfix.facts.binder import IMPORT, Binder
 from jaxfix.facts.positions import Positions
 from jaxfix.facts.traced import Traced
+from jaxfix.facts.values import Values
 
 _MISSING = frozenset({"ImportError", "ModuleNotFoundError", "AttributeError"})  # what a missing API raises
 _SHIM_TESTS = (ast.If, ast.IfExp, ast.While)
@@ -60,6 +61,11 @@ class FileFacts:
         if isinstance(found, Traced) and found.binder is self.binder:
             return found
         return Traced(self.tree, self.binder, project=self.project)
+
+    @cached_property
+    def values(self) -> Values:
+        """What each value is (`jaxfix.facts.values`): arrays, their dtype class, Python ints."""
+        return Values(self.binder, self.traced)
 
     @cached_property
     def positions(self) -> Positions:

@@ -501,3 +501,36 @@ POSITIONAL_SAMPLERS = {
 }
 # Reductions that return a 0-d array when given one array and nothing else.
 WHOLE_REDUCTIONS = REDUCTIONS - {"jax.numpy.trace", "jax.numpy.logaddexp.reduce", "jax.numpy.vdot"}
+
+
+# ---- which values are JAX arrays, by their methods and attributes (facts/values.py, analysis/arrays.py) ----------
+# `x.at[idx].<method>(...)`: every one but `get` returns a new array.
+AT_METHODS = frozenset({"set", "add", "subtract", "multiply", "mul", "divide", "power", "min", "max", "apply", "get"})
+# Methods of an array that return one new array (NumPy copies for them too).
+ARRAY_FRESH_METHODS = frozenset(
+    "astype copy flatten sum mean prod max min std var cumsum cumprod clip round conj argmax argmin argsort dot "
+    "all any".split()
+)
+# Methods and attributes of an array that return one array that, in NumPy, may be a view of it.
+ARRAY_VIEW_METHODS = frozenset("reshape ravel transpose squeeze swapaxes diagonal".split())
+ARRAY_VIEW_ATTRIBUTES = frozenset({"T", "mT", "real", "imag"})
+# The dtype names that mean floating-point or complex numbers (`jnp.float32`, `"float32"`, `float`).
+INEXACT_DTYPE_NAMES = frozenset("float16 float32 float64 bfloat16 complex64 complex128 float complex".split())
+# jax.numpy constructors (short names) whose default dtype is float, and functions whose result always is.
+FLOAT_BY_DEFAULT_SHORT = frozenset("zeros ones empty eye identity linspace logspace geomspace".split())
+ALWAYS_INEXACT_SHORT = frozenset(
+    """
+    exp exp2 expm1 log log1p log2 log10 sqrt cbrt sin cos tan arcsin arccos arctan arctan2 sinh cosh tanh mean std var
+    divide true_divide hypot logaddexp nanmean interp linalg.norm linalg.inv linalg.det linalg.solve linalg.pinv
+    linalg.cholesky
+    """.split()
+)
+# jax.numpy functions (short names) and array methods whose result has the dtype of their first argument.
+DTYPE_KEEPING_SHORT = frozenset(
+    """
+    copy reshape ravel transpose swapaxes moveaxis squeeze expand_dims broadcast_to flip fliplr flipud rot90 roll tile
+    repeat pad sort cumsum cumprod abs absolute negative clip maximum minimum sum prod max min amax amin take diff
+    diagonal tril triu trace nansum zeros_like ones_like empty_like full_like
+    """.split()
+)
+DTYPE_KEEPING_METHODS = frozenset("copy flatten sum prod max min cumsum cumprod clip round conj".split())
