@@ -360,7 +360,7 @@ def _bound_on_libcst(sides: Sides, node: cst.CSTNode) -> tuple[str, ...]:
 def _values(sides: Sides) -> Values:
     found = sides.__dict__.get("values_fact")
     if found is None:
-        found = sides.__dict__["values_fact"] = Values(sides.screen.binder, sides.screen.traced_fact)
+        found = sides.__dict__["values_fact"] = Values(sides.screen.binder, sides.screen.traced_fact, sides.screen.positions)
     return found
 
 
@@ -388,6 +388,28 @@ _INTEGER_FORMS = (ast.Constant, ast.UnaryOp, ast.BinOp, ast.Call, ast.Attribute,
 def _integer_candidates(sides: Sides) -> list[ast.expr]:
     """Every expression read in the module of a form `is_integer` may prove (others are False on both sides)."""
     return [node for node in sides.expressions if type(node) in _INTEGER_FORMS]
+
+
+def _item_updates(sides: Sides) -> list[ast.stmt]:
+    """Every `x[...] = v` (one target) and `x[...] op= v` whose `x` holds an array by facts.values (JF401 asks
+    those whether rebinding `x` is what NumPy's update does)."""
+    values = _values(sides)
+    found = []
+    for node in sides.screen.nodes_of(ast.Assign, ast.AugAssign):
+        target = node.targets[0] if type(node) is ast.Assign and len(node.targets) == 1 else getattr(node, "target", None)
+        if type(target) is ast.Subscript and type(target.value) is ast.Name and values.is_array(target.value):
+            found.append(node)
+    return found
+
+
+def _rebind_on_ast(sides: Sides, statement: ast.stmt) -> str | None:
+    target = statement.targets[0] if type(statement) is ast.Assign else statement.target
+    return _values(sides).rebind_blocker(target.value, statement)
+
+
+def _rebind_on_libcst(sides: Sides, statement: cst.CSTNode) -> str | None:
+    target = statement.targets[0].target if isinstance(statement, cst.Assign) else statement.target
+    return sides.context.arrays.rebind_blocker(target.value, statement)
 
 
 _BODY = "at each function's first body node"
@@ -428,11 +450,13 @@ FAMILIES: list[Family] = [
     Family("int-constant-exact", "facts.literals.int_constant vs Shapes.constant, for each literal, sign, arithmetic "
            "or name read in the module", "exact", _int_expressions,
            lambda s, node: int_constant(s.screen.binder, node), lambda s, node: s.context.shapes.constant(node)),
-    Family("array-exact", "facts.values.Values vs ArrayAnalysis: (is_array, array at run time, is_inexact), for "
+    Family("values-array-exact", "facts.values.Values vs ArrayAnalysis: (is_array, array at run time, is_inexact), for "
            "each name read in the module", "exact", _names_read, _array_on_ast, _array_on_libcst),
-    Family("integer-exact", "facts.values.Values.is_integer vs ArrayAnalysis.is_integer, for each expression read "
+    Family("values-integer-exact", "facts.values.Values.is_integer vs ArrayAnalysis.is_integer, for each expression read "
            "in the module", "exact", _integer_candidates, lambda s, node: _values(s).is_integer(node),
            lambda s, node: s.context.arrays.is_integer(node)),
+    Family("values-rebind-exact", "facts.values.Values.rebind_blocker vs ArrayAnalysis.rebind_blocker, for each item "
+           "assignment to a name holding an array", "exact", _item_updates, _rebind_on_ast, _rebind_on_libcst),
     Family("range-steps-exact", "facts.literals.range_steps vs range_trip's literal count, for each call of the "
            "builtin range", "exact", _range_calls, lambda s, node: range_steps(s.screen.binder, s.screen.traced_fact, node),
            _literal_trip),

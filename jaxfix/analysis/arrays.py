@@ -46,19 +46,14 @@ from jaxfix.facts.knowledge.jax import (  # the array methods, attributes and dt
     ARRAY_VIEW_ATTRIBUTES as _VIEW_ATTRIBUTES, ARRAY_VIEW_METHODS as _VIEW_METHODS,
     DTYPE_KEEPING_METHODS as _DTYPE_KEEPING_METHODS, DTYPE_KEEPING_SHORT as _DTYPE_KEEPING_FUNCTIONS,
     FLOAT_BY_DEFAULT_SHORT as _FLOAT_BY_DEFAULT, INEXACT_DTYPE_NAMES as _INEXACT_DTYPE_NAMES,
+    ARRAY_METADATA_ATTRIBUTES as _STATIC_ATTRIBUTES, NON_RETAINING_BUILTINS as _NON_RETAINING_BUILTINS,
+    NON_RETAINING_CALLS as _NON_RETAINING_CALLS, NON_RETAINING_METHODS as _NON_RETAINING_METHODS,
 )
 from jaxfix.facts.knowledge.tables import ARRAY_ANNOTATIONS, TRACED_ARRAY_ANNOTATIONS
 from jaxfix.facts.model import ModuleModel
 
 _JNP = "jax.numpy."
 
-_STATIC_ATTRIBUTES = frozenset({"shape", "dtype", "ndim", "size", "nbytes", "itemsize", "sharding", "weak_type"})
-# Builtins that read an argument without keeping a reference to it.
-_NON_RETAINING_BUILTINS = frozenset("print len float int bool str repr isinstance type id hash format".split())
-_NON_RETAINING_CALLS = frozenset(
-    {"jax.debug.print", _JNP + "shape", _JNP + "ndim", _JNP + "size", _JNP + "result_type"}
-)
-_NON_RETAINING_METHODS = frozenset({"item", "tolist"})
 _INT_BUILTINS = frozenset({"len", "int"})
 _ARITHMETIC = (
     cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.Modulo, cst.Power, cst.MatrixMultiply,

@@ -65,7 +65,7 @@ class FileFacts:
     @cached_property
     def values(self) -> Values:
         """What each value is (`jaxfix.facts.values`): arrays, their dtype class, Python ints."""
-        return Values(self.binder, self.traced)
+        return Values(self.binder, self.traced, self.positions)
 
     @cached_property
     def positions(self) -> Positions:

@@ -20,20 +20,22 @@ pass a NumPy array), and "inexact" (`is_inexact`) proves float/complex dtypes, s
 integer array.
 
 Names resolve through the binder (`Scope.resolve`: LibCST's `scope[name]`); traced functions and parameter kinds
-come from `facts/traced.py`. It answers as the LibCST ArrayAnalysis (analysis/arrays.py) it replaces for JF705
-does: `benchmarks/agreement.py`'s `array-exact` and `integer-exact` families ask both on every name and every
-integer-looking expression of a module."""
+come from `facts/traced.py`. It answers as the LibCST ArrayAnalysis (analysis/arrays.py) it replaces for JF401 and
+JF705 does (`rebind_blocker` too, word for word): `benchmarks/agreement.py`'s `values-*-exact` families ask both on
+every name, every integer-looking expression and every item assignment to an array of a module."""
 
 from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
 from jaxfix.facts.binder import Binder, Binding, Scope
+from jaxfix.facts.positions import Positions
 from jaxfix.facts.knowledge import jaxtyping
 from jaxfix.facts.knowledge.jax import (
-    ALWAYS_INEXACT_SHORT, ALWAYS_TRACING, ARRAY_FRESH_METHODS, ARRAY_VIEW_ATTRIBUTES, ARRAY_VIEW_METHODS,
-    AT_METHODS, DTYPE_KEEPING_METHODS, DTYPE_KEEPING_SHORT, DTYPE_POSITION, FLOAT_BY_DEFAULT_SHORT,
-    FRESH_ARRAY_FUNCTIONS, INEXACT_DTYPE_NAMES, RANDOM_FLOAT_DTYPE_POSITION, RANDOM_SAMPLERS, VIEW_ARRAY_FUNCTIONS,
+    ALWAYS_INEXACT_SHORT, ALWAYS_TRACING, ARRAY_FRESH_METHODS, ARRAY_METADATA_ATTRIBUTES, ARRAY_VIEW_ATTRIBUTES,
+    ARRAY_VIEW_METHODS, AT_METHODS, DTYPE_KEEPING_METHODS, DTYPE_KEEPING_SHORT, DTYPE_POSITION,
+    FLOAT_BY_DEFAULT_SHORT, FRESH_ARRAY_FUNCTIONS, INEXACT_DTYPE_NAMES, NON_RETAINING_BUILTINS, NON_RETAINING_CALLS,
+    NON_RETAINING_METHODS, RANDOM_FLOAT_DTYPE_POSITION, RANDOM_SAMPLERS, VIEW_ARRAY_FUNCTIONS,
 )
 from jaxfix.facts.knowledge.tables import ARRAY_ANNOTATIONS, LAX_BODIES, TRACED_ARRAY_ANNOTATIONS
 from jaxfix.facts.traced import Kind, Traced
@@ -63,15 +65,21 @@ _INEXACT_ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mo
 _ARRAY_UNARY = (ast.USub, ast.UAdd, ast.Invert)
 _CONTAINERS = (ast.List, ast.Tuple, ast.Dict, ast.Set, ast.ListComp, ast.SetComp, ast.DictComp)
 _RANDOM_INEXACT = frozenset(RANDOM_FLOAT_DTYPE_POSITION)
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+_COMPOUND = (
+    ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, ast.FunctionDef, ast.AsyncFunctionDef,
+    ast.ClassDef, *(getattr(ast, name) for name in ("TryStar", "Match") if hasattr(ast, name)),
+)
 _STACKS = frozenset("concatenate stack hstack vstack dstack column_stack".split())
 
 
 class Values:
     """The value facts of one module, each solved on first question and memoized."""
 
-    def __init__(self, binder: Binder, traced: Traced) -> None:
+    def __init__(self, binder: Binder, traced: Traced, positions: Positions | None = None) -> None:
         self.binder = binder
         self.traced = traced
+        self.positions = positions  # for the words of `rebind_blocker`
         self._solved: dict[tuple[int, str], set[str]] = {}
         self._deciding_integer: set[tuple[int, str]] = set()
 
@@ -440,6 +448,277 @@ class Values:
             return node.id
         return None
 
+    # ---- who else holds the array -----------------------------------------------------------------------------
+
+    def rebind_blocker(self, name: ast.Name, statement: ast.stmt) -> str | None:
+        """Why rebinding `name` at `statement` (`x = x.at[i].set(v)` for `x[i] = v`) would not do what NumPy's
+        in-place update does, or None when it would. NumPy changes the array itself, so every other reference
+        to it sees the update; a rebinding changes only this name. None requires that the name is local to the
+        statement's scope, that each of its bindings makes a new array nobody else holds, and that no reference
+        that could outlive an expression (another name, a container, a closure, an unknown callee) is taken
+        before the update."""
+        x = name.id
+        owner = self.owner(name)
+        if owner is None or self.binder.scope_of.get(statement) is not owner:
+            return f"`{x}` belongs to an enclosing scope, so rebinding it here would make it a new local name"
+        if x not in self._solve(owner, _RUNTIME):
+            return (
+                f"`{x}` is known to be a JAX array only through a `jax.Array` annotation in a function that may run "
+                "untraced: given a NumPy array instead, the original updates it in place and the rewrite would fail"
+            )
+        for binding in owner.bindings.get(x, ()):
+            reason = self._binding_blocker(binding, statement)
+            if reason is not None:
+                return reason
+        escaping = [r for r in self._reads(owner, x) if self._escapes(r, owner) and self._may_run_before(r, statement, owner)]
+        if escaping:  # the first in the file
+            read = min(escaping, key=lambda r: (r.lineno, r.col_offset))
+            return (
+                f"`{x}` is also referenced on line {read.lineno} (`{self._snippet(read)}`) before this update; in NumPy "
+                "that reference would see the update, after a rebinding it would not"
+            )
+        return None
+
+    def _binding_blocker(self, binding: Binding, statement: ast.stmt) -> str | None:
+        node, x = binding.node, binding.name
+        if type(node) is ast.arg:  # traced on every call, or _RUNTIME would not hold
+            owner = binding.scope
+            if not any(self._may_run_after(r, statement, owner) for r in self._plain_reads(owner, x)):
+                return (
+                    f"`{x}` is a parameter and is not read after this update: the caller expected the array changed "
+                    "in place, and a rebinding would silently drop the update (return it instead)"
+                )
+            return None
+        parent = self.binder.parents.get(node)
+        if type(parent) is ast.AugAssign or (type(parent) is ast.AnnAssign and parent.value is None):
+            return None  # `x += v` makes a new array from x's own; a bare annotation binds nothing
+        if type(parent) is ast.NamedExpr:
+            return f"`{x}` is bound by `:=`, whose value is also used where it stands; in NumPy both see the update"
+        if type(parent) is ast.Assign and len(parent.targets) > 1:
+            shown = self._snippet(parent)
+            return f"`{x}` is bound together with another name (`{shown}`); in NumPy both would see the update"
+        value = parent.value
+        if not self._is_fresh(value):
+            return (
+                f"`{x}` is bound to `{self._snippet(value, whole_statement=False)}`, which may share memory with "
+                "another array; in NumPy the update would change that array too"
+            )
+        return None
+
+    def _is_fresh(self, expr: ast.expr) -> bool:
+        """Whether `expr` makes an array that no other value shares: in NumPy's terms a copy, or a view of
+        something only this expression holds (`jnp.arange(6.0).reshape(2, 3)`), never a view of a name."""
+        kind = type(expr)
+        if kind in (ast.BinOp, ast.UnaryOp, ast.List, ast.Tuple):
+            return True
+        if kind is ast.Constant:
+            return type(expr.value) in (int, float)
+        if kind is ast.IfExp:
+            return self._is_fresh(expr.body) and self._is_fresh(expr.orelse)
+        if kind is ast.Subscript:
+            return self._is_fresh(expr.value)
+        if kind is ast.Attribute:
+            return expr.attr in ARRAY_VIEW_ATTRIBUTES and self._is_fresh(expr.value)
+        if kind is not ast.Call:
+            return False  # a name: the array it holds has another reference
+        callee = self.binder.callee(expr)
+        if callee is not None:
+            if callee in RANDOM_SAMPLERS:
+                return True
+            if callee in VIEW_ARRAY_FUNCTIONS or not _copies(expr):
+                arguments = sorted([*expr.args, *expr.keywords], key=lambda a: (a.lineno, a.col_offset))
+                if not arguments or type(arguments[0]) is ast.keyword:
+                    return False
+                return self._is_fresh(_unstarred(arguments[0]))
+            return callee in FRESH_ARRAY_FUNCTIONS
+        if type(expr.func) is not ast.Attribute:
+            return False
+        base, method = expr.func.value, expr.func.attr
+        if method in AT_METHODS and _at_base(base) is not None:
+            return True
+        if method in ARRAY_VIEW_METHODS or (method in ARRAY_FRESH_METHODS and not _copies(expr)):
+            return self._is_fresh(base)
+        return method in ARRAY_FRESH_METHODS
+
+    def _reads(self, owner: Scope, x: str) -> list[ast.Name]:
+        """Every read of the name `x` that refers to `owner`'s binding, from any scope (not in annotations)."""
+        found = []
+        for node, read in self.binder.reads.items():
+            if node.id != x or self._in_annotation(node):
+                continue
+            bindings = read.scope.resolve(x)
+            if bindings and bindings[0].scope is owner:
+                found.append(node)
+        return found
+
+    def _in_annotation(self, node: ast.AST) -> bool:
+        parents = self.binder.parents
+        child, current = node, parents.get(node)
+        while current is not None and not isinstance(current, ast.stmt):
+            if type(current) is ast.arg and current.annotation is child:
+                return True
+            child, current = current, parents.get(current)
+        if type(current) is ast.AnnAssign:
+            return current.annotation is child
+        if isinstance(current, _DEFS):
+            return current.returns is child
+        return False
+
+    def _plain_reads(self, owner: Scope, x: str) -> list[ast.Name]:
+        """Reads that use the value, as opposed to the base of an item assignment `x[i] = v` / `x[i] += v`."""
+        parents = self.binder.parents
+        found = []
+        for read in self._reads(owner, x):
+            node = read
+            while type(parents.get(node)) is ast.Subscript and parents[node].value is node:
+                node = parents[node]
+            parent = parents.get(node)
+            if node is not read and (
+                (type(parent) is ast.Assign and any(t is node for t in parent.targets))
+                or (type(parent) is ast.AugAssign and parent.target is node)
+            ):
+                continue
+            found.append(read)
+        return found
+
+    def _escapes(self, read: ast.Name, owner: Scope) -> bool:  # noqa: C901 - one branch per kind of parent
+        """Whether this read may leave a reference to the array (or a NumPy view of it) behind: in another name,
+        a container, a closure, a default value or an unknown callee. Reads consumed on the spot (arithmetic,
+        reductions, `.shape`, indexing with it, returning it) leave none."""
+        scope = self.binder.scope_of.get(read)
+        while scope is not None and scope is not owner:
+            if scope.kind in ("function", "lambda"):
+                return True  # a closure: it may run at any time
+            scope = scope.parent
+        parents = self.binder.parents
+        node: ast.AST = read
+        while True:
+            parent = parents.get(node)
+            kind = type(parent)
+            if kind is ast.Subscript:
+                if parent.value is not node:
+                    return False  # the index
+                node = parent
+            elif kind in (ast.Slice, ast.FormattedValue, ast.BinOp, ast.UnaryOp, ast.Compare):
+                return False
+            elif kind is ast.Attribute:
+                attribute = parent.attr
+                if attribute in ARRAY_METADATA_ATTRIBUTES or attribute == "at":
+                    return False
+                call = parents.get(parent)
+                if type(call) is ast.Call and call.func is parent:
+                    if (attribute in ARRAY_FRESH_METHODS and _copies(call)) or attribute in NON_RETAINING_METHODS:
+                        return False
+                    if attribute not in ARRAY_VIEW_METHODS and attribute not in ARRAY_FRESH_METHODS:
+                        return True
+                    node = call
+                elif attribute in ARRAY_VIEW_ATTRIBUTES:
+                    node = parent
+                else:
+                    return True
+            elif kind is ast.BoolOp:
+                node = parent
+            elif kind is ast.IfExp:
+                if parent.test is node:
+                    return False
+                node = parent
+            elif kind in (ast.List, ast.Tuple, ast.Set):
+                node = parent  # the container now holds it
+            elif kind is ast.Dict:
+                if any(k is None and v is node for k, v in zip(parent.keys, parent.values)):
+                    return True  # `{**x}`
+                node = parent
+            elif kind in (ast.Call, ast.keyword):
+                call = parent if kind is ast.Call else parents.get(parent)
+                if (kind is ast.Call and parent.func is node) or (kind is ast.keyword and parent.arg is None):
+                    return True
+                callee = self.binder.callee(call)
+                if callee in RANDOM_SAMPLERS or callee in NON_RETAINING_CALLS:
+                    return False
+                if callee in FRESH_ARRAY_FUNCTIONS and _copies(call):
+                    return False
+                if self._builtin(call.func) in NON_RETAINING_BUILTINS:
+                    return False
+                if callee in VIEW_ARRAY_FUNCTIONS or callee in FRESH_ARRAY_FUNCTIONS:
+                    node = call
+                else:
+                    return True
+            elif kind in (ast.Return, ast.Expr, ast.If, ast.While, ast.Assert, ast.Delete):
+                return False  # returned, discarded, a truth value, an assertion, `del x`
+            elif kind is ast.Assign:
+                if any(t is node for t in parent.targets):
+                    return False  # `x[i] = ...`: a store into the array, not a new reference
+                return not all(self._stores_into_array(t) for t in parent.targets)
+            elif kind is ast.AugAssign:  # `y += x` computes with x's data; `x += 1` reads x itself
+                target = parent.target
+                return target is not node and not (
+                    self._stores_into_array(target) or (type(target) is ast.Name and self.is_array(target))
+                )
+            else:
+                return True
+
+    def _stores_into_array(self, target: ast.expr) -> bool:
+        """`a[i] = value` with `a` a known array copies `value`'s data: no reference to it is kept."""
+        if type(target) is not ast.Subscript:
+            return False
+        while type(target) is ast.Subscript:
+            target = target.value
+        return type(target) is ast.Name and self.is_array(target)
+
+    # ---- order of execution ----------------------------------------------------------------------------------
+
+    def _may_run_before(self, node: ast.AST, statement: ast.stmt, owner: Scope) -> bool:
+        """Whether `node` may run before `statement` completes: it comes earlier, is part of it, or shares a loop."""
+        return (node.lineno, node.col_offset) < (statement.end_lineno, statement.end_col_offset) or self._share_loop(
+            node, statement, owner
+        )
+
+    def _may_run_after(self, node: ast.AST, statement: ast.stmt, owner: Scope) -> bool:
+        return (node.lineno, node.col_offset) >= (statement.end_lineno, statement.end_col_offset) or self._share_loop(
+            node, statement, owner
+        )
+
+    def _share_loop(self, a: ast.AST, b: ast.AST, owner: Scope) -> bool:
+        return bool(self._loops(a, owner) & self._loops(b, owner))
+
+    def _loops(self, node: ast.AST, owner: Scope) -> set[int]:
+        boundary = owner.node
+        parents = self.binder.parents
+        loops = set()
+        current = parents.get(node)
+        while current is not None and current is not boundary:
+            if type(current) in _LOOPS:
+                loops.add(id(current))
+            current = parents.get(current)
+        return loops
+
+    def _snippet(self, node: ast.AST, limit: int = 60, *, whole_statement: bool = True) -> str:
+        """Short source text for a message: the simple statement around `node`, or a compound one's header."""
+        positions = self.positions
+        chosen = node
+        if whole_statement:
+            parents = self.binder.parents
+            while not isinstance(chosen, (ast.stmt, ast.Module)):
+                parent = parents.get(chosen)
+                if parent is None:
+                    break
+                chosen = parent
+            if isinstance(chosen, ast.Module):
+                chosen = node
+        if isinstance(chosen, _COMPOUND):  # its header: `for row in x`
+            first = getattr(chosen, "decorator_list", None)
+            line, column = (first[0].lineno, 0) if first else (chosen.lineno, chosen.col_offset)
+            text = positions.text_line(line)[column if not first else 0:].strip()
+            if not first and type(chosen) is ast.If and text.startswith("elif"):
+                text = text[2:]  # LibCST spells an `elif` branch's own code `if ...`
+            text = text.rstrip(":")
+        elif isinstance(chosen, ast.stmt):
+            text = positions.segment(chosen).strip() + _semicolon(positions, chosen)
+        else:
+            text = positions.with_parentheses(chosen, self.binder.parents.get(chosen)).strip()
+        text = " ".join(text.split())
+        return text if len(text) <= limit else text[: limit - 3] + "..."
+
 
 def _is_number(expr: ast.expr) -> bool:
     """An int, float or complex literal, with signs (`True` is no number here: LibCST reads it as a name)."""
@@ -493,3 +772,21 @@ def _has_default(arguments: ast.arguments, arg: ast.arg) -> bool:
     if arg in arguments.kwonlyargs:
         return arguments.kw_defaults[arguments.kwonlyargs.index(arg)] is not None
     return False
+
+
+def _copies(call: ast.Call) -> bool:
+    """False when `copy=` is passed and is not literally True (`jnp.array(y, copy=False)` may return `y`)."""
+    for keyword in call.keywords:
+        if keyword.arg == "copy":
+            return type(keyword.value) is ast.Constant and keyword.value.value is True
+    return True
+
+
+def _semicolon(positions: Positions, statement: ast.stmt) -> str:
+    """The ` ;` that follows the simple statement on its line, if one does (LibCST's code of the statement holds
+    it, with the space before it)."""
+    rest = positions.text_line(statement.end_lineno).encode("utf-8", "surrogatepass")[statement.end_col_offset:]
+    kept = rest.lstrip(b" \t")
+    if not kept.startswith(b";"):
+        return ""
+    return rest[: len(rest) - len(kept) + 1].decode("utf-8", "surrogatepass")
