@@ -9,6 +9,7 @@ import libcst as cst
 
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Diagnostic, Fix, Safety
+from jaxfix.facts.knowledge.jax import EFFECT_FREE_NAMESPACES
 from jaxfix.facts.module import FileFacts
 
 # The `.at[idx]` method that does what each augmented assignment does to the selected elements.
@@ -17,7 +18,6 @@ _OPERATOR = {
     ast.Add: "+=", ast.Sub: "-=", ast.Mult: "*=", ast.Div: "/=", ast.FloorDiv: "//=", ast.Mod: "%=", ast.Pow: "**=",
     ast.MatMult: "@=", ast.BitAnd: "&=", ast.BitOr: "|=", ast.BitXor: "^=", ast.LShift: "<<=", ast.RShift: ">>=",
 }  # fmt: skip
-_PURE_PREFIXES = ("jax.numpy.", "jax.lax.", "jax.nn.")
 _ERROR_EXPECTING = frozenset(
     {"raises", "assertRaises", "assertRaisesRegex", "assertRaisesRegexp", "assertRaisesWithLiteralMatch", "suppress"}
 )
@@ -338,7 +338,7 @@ class _Check:
         binder = self.facts.binder
         callee = binder.callee(call)
         if callee is not None:
-            return callee.startswith(_PURE_PREFIXES)
+            return callee.startswith(EFFECT_FREE_NAMESPACES)
         if type(call.func) is ast.Name and call.func.id in _PURE_BUILTINS:
             return binder.is_builtin(call.func, call.func.id)
         return False

@@ -44,7 +44,7 @@ from jaxfix.facts.knowledge import jaxtyping
 from jaxfix.facts.literals import int_constant
 from jaxfix.facts.positions import Positions
 from jaxfix.facts.traced import Kind, Traced
-from jaxfix.facts.knowledge.jax import PURE_CALLS, PURE_PREFIXES
+from jaxfix.facts.knowledge.jax import BOOL_RESULT, PURE_CALLS, PURE_PREFIXES
 from jaxfix.facts.knowledge.tables import (
     ARRAY_ANNOTATIONS, BARE_ARRAY_ANNOTATION_NAMES, CALL_SUMMARIES, TRACED_ARRAY_ANNOTATIONS,
 )
@@ -1518,7 +1518,7 @@ def may_be_boolean_call(screen: Screen, call: ast.Call, may_be_boolean: Callable
 def _may_be_boolean_callee(callee: str, args: list[ast.expr], may_be_boolean: Callable[[ast.expr], bool]) -> bool:
     """`may_be_boolean_call` for one qualified callee, in `_call_category`'s order of cases."""
     short = callee.rsplit(".", 1)[-1]
-    if callee in predicates._BOOLEAN_CALLS or callee in shapes._TO_BOOL:
+    if callee in predicates._BOOLEAN_CALLS or callee in BOOL_RESULT:
         return True
     position = arrays.DTYPE_POSITION.get(callee)
     if position is not None and len(args) > position:

@@ -34,8 +34,8 @@ from jaxfix.facts.knowledge import jaxtyping
 from jaxfix.facts.knowledge.jax import (
     ALWAYS_INEXACT_SHORT, ALWAYS_TRACING, ARRAY_FRESH_METHODS, ARRAY_METADATA_ATTRIBUTES, ARRAY_VIEW_ATTRIBUTES,
     ARRAY_VIEW_METHODS, AT_METHODS, DTYPE_KEEPING_METHODS, DTYPE_KEEPING_SHORT, DTYPE_POSITION,
-    FLOAT_BY_DEFAULT_SHORT, FRESH_ARRAY_FUNCTIONS, INEXACT_DTYPE_NAMES, NON_RETAINING_BUILTINS, NON_RETAINING_CALLS,
-    NON_RETAINING_METHODS, RANDOM_FLOAT_DTYPE_POSITION, RANDOM_SAMPLERS, VIEW_ARRAY_FUNCTIONS,
+    FLOAT_BY_DEFAULT_SHORT, FRESH_ARRAY_FUNCTIONS, INEXACT_DTYPE_NAMES, JOINING_SHORT, NON_RETAINING_BUILTINS,
+    NON_RETAINING_CALLS, NON_RETAINING_METHODS, RANDOM_FLOAT_DTYPE_POSITION, RANDOM_SAMPLERS, VIEW_ARRAY_FUNCTIONS,
 )
 from jaxfix.facts.knowledge.tables import ARRAY_ANNOTATIONS, LAX_BODIES, TRACED_ARRAY_ANNOTATIONS
 from jaxfix.facts.traced import Kind, Traced
@@ -70,7 +70,6 @@ _COMPOUND = (
     ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, ast.FunctionDef, ast.AsyncFunctionDef,
     ast.ClassDef, *(getattr(ast, name) for name in ("TryStar", "Match") if hasattr(ast, name)),
 )
-_STACKS = frozenset("concatenate stack hstack vstack dstack column_stack".split())
 
 
 class Values:
@@ -257,11 +256,10 @@ class Values:
             callee = self.binder.callee(expr)
             if callee is not None:
                 return self._array_call(callee, expr)
-            func = expr.func
-            if type(func) is not ast.Attribute:
+            found = _method_of(expr)
+            if found is None:
                 return False
-            base, method = func.value, func.attr
-            at = _at_base(base)
+            base, method, at = found
             if method in AT_METHODS and at is not None:
                 return self._is_array(at, owner, env, prop)
             return (
@@ -312,11 +310,10 @@ class Values:
             callee = self.binder.callee(expr)
             if callee is not None:
                 return self._array_call(callee, expr) and self._inexact_call(callee, expr, inexact)
-            func = expr.func
-            if type(func) is not ast.Attribute:
+            found = _method_of(expr)
+            if found is None:
                 return False
-            base, method = func.value, func.attr
-            at = _at_base(base)
+            base, method, at = found
             if method in AT_METHODS and at is not None:
                 return method == "divide" or inexact(at)  # `.at[i].divide` makes an integer array float
             if method == "astype":
@@ -366,7 +363,7 @@ class Values:
             if any(_has_float_literal(p) for p in positional):
                 return True
             return short != "arange" and bool(positional) and inexact(positional[0])
-        if short in _STACKS:
+        if short in JOINING_SHORT:
             first = positional[0] if positional else None
             return type(first) in (ast.List, ast.Tuple) and any(inexact(_unstarred(e)) for e in first.elts)
         if short in DTYPE_KEEPING_SHORT:
@@ -734,6 +731,14 @@ def _at_base(expr: ast.expr) -> ast.expr | None:
     if type(expr) is ast.Subscript and type(expr.value) is ast.Attribute and expr.value.attr == "at":
         return expr.value.value
     return None
+
+
+def _method_of(call: ast.Call) -> tuple[ast.expr, str, ast.expr | None] | None:
+    """(receiver, method, `x` of a receiver `x.at[idx]`) of a method call `receiver.method(...)`; None for any other."""
+    func = call.func
+    if type(func) is not ast.Attribute:
+        return None
+    return func.value, func.attr, _at_base(func.value)
 
 
 def _has_keyword(call: ast.Call, name: str) -> bool:

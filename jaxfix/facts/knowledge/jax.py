@@ -534,9 +534,14 @@ DTYPE_KEEPING_SHORT = frozenset(
     """.split()
 )
 DTYPE_KEEPING_METHODS = frozenset("copy flatten sum prod max min cumsum cumprod clip round conj".split())
+# jax.numpy functions (short names) that join a list of arrays into one, of the dtype their elements promote to.
+JOINING_SHORT = frozenset("concatenate stack hstack vstack dstack column_stack".split())
 # What reads an array without keeping a reference to it (so that rebinding the name is what NumPy's in-place
 # update would have done): attributes of its metadata, builtins, calls and methods that consume it on the spot.
 ARRAY_METADATA_ATTRIBUTES = frozenset({"shape", "dtype", "ndim", "size", "nbytes", "itemsize", "sharding", "weak_type"})
 NON_RETAINING_BUILTINS = frozenset("print len float int bool str repr isinstance type id hash format".split())
 NON_RETAINING_CALLS = frozenset({"jax.debug.print", _JNP + "shape", _JNP + "ndim", _JNP + "size", _JNP + "result_type"})
 NON_RETAINING_METHODS = frozenset({"item", "tolist"})
+# The namespaces whose calls JF401 takes for free of side effects (an index and a value made of them keep their
+# meaning when `.at[i].set(v)` evaluates the index first).
+EFFECT_FREE_NAMESPACES = ("jax.numpy.", "jax.lax.", "jax.nn.")
