@@ -18,7 +18,11 @@ TRACED: each half is a may-screen (the kind screens, which had such families, no
 family asks one fact written on `ast` (jaxfix/facts/) and the analysis the rules ask with LibCST nodes (once the
 LibCST logic it replaced, which agreed exactly on every tree before it was deleted; now the adapter over the
 bridge): any difference is unsound. Key flow was compared so too (facts/keys.py against KeyAnalysis, before
-KeyAnalysis was deleted: no difference on the examples, the corpus, tests/planted and the 10 real trees).
+KeyAnalysis was deleted: no difference on the examples, the corpus, tests/planted and the 10 real trees), and so
+were facts/values.py's array-at-run-time, inexact, Python-int and `rebind_blocker` answers against ArrayAnalysis's
+before those left it with JF401 (values-integer-exact: 26,683 expressions of the examples, the corpus and
+tests/planted and 716,095 of the 10 real trees, no difference; values-rebind-exact: the 27 item assignments to an
+array there, no difference, none in the real trees).
 
 Without PATH: examples/, corpus/ and tests/planted/. Each PATH is checked as its own project (its files' facts
 from the project index, as `jaxfix check PATH` gives them). Prints a table per family and every unsound or
@@ -59,6 +63,7 @@ from jaxfix.facts.flow import UNDEFINED, Lines, Parameter, Reaching  # noqa: E40
 from jaxfix.facts.literals import int_constant, range_steps  # noqa: E402
 from jaxfix.facts.predicates import Predicates  # noqa: E402
 from jaxfix.facts.traced import Traced, param_names as ast_param_names  # noqa: E402
+from jaxfix.facts.values import Values  # noqa: E402
 
 
 def _sources(paths: list[str]) -> list[tuple[str, str, object]]:
@@ -453,6 +458,27 @@ def _reaching_on_libcst(sides: Sides, name: cst.CSTNode) -> tuple[str, ...]:
     return tuple(sorted(_described(sides, s) for s in flow.reaching(statement, name.value)))
 
 
+def _values(sides: Sides) -> Values:
+    found = sides.__dict__.get("values_fact")
+    if found is None:
+        found = sides.__dict__["values_fact"] = Values(sides.screen.binder, sides.screen.traced_fact, sides.screen.positions)
+    return found
+
+
+def _names_read(sides: Sides) -> list[ast.Name]:
+    """Every name read in the module: where a rule asks whether a name holds an array (JF401's item assignments'
+    bases and JF705's replicated values are names read)."""
+    return [node for node in sides.expressions if type(node) is ast.Name]
+
+
+def _array_on_ast(sides: Sides, name: ast.Name) -> bool:
+    return _values(sides).is_array(name)
+
+
+def _array_on_libcst(sides: Sides, name: cst.CSTNode) -> bool:
+    return sides.context.arrays.is_array(name)
+
+
 _BODY = "at each function's first body node"
 _EXPRESSION = "for each expression read in traced code"
 FAMILIES: list[Family] = [
@@ -502,6 +528,8 @@ FAMILIES: list[Family] = [
     Family("int-constant-exact", "facts.literals.int_constant vs Shapes.constant, for each literal, sign, arithmetic "
            "or name read in the module", "exact", _int_expressions,
            lambda s, node: int_constant(s.screen.binder, node), lambda s, node: s.context.shapes.constant(node)),
+    Family("values-array-exact", "facts.values.Values.is_array vs ArrayAnalysis.is_array (which the unmoved rules "
+           "read), for each name read in the module", "exact", _names_read, _array_on_ast, _array_on_libcst),
     Family("range-steps-exact", "facts.literals.range_steps vs range_trip's literal count, for each call of the "
            "builtin range", "exact", _range_calls, lambda s, node: range_steps(s.screen.binder, s.screen.traced_fact, node),
            _literal_trip),

@@ -15,7 +15,7 @@ from jaxfix.analysis.screen import (
     Screen, other_bindings, ast_children, in_scoped_traced_function, may_be_boolean_call, may_be_tracer_strict,
     traced_nodes,
 )
-from jaxfix.analysis.shapes import _TO_BOOL
+from jaxfix.facts.knowledge.jax import BOOL_RESULT as _TO_BOOL  # boolean-producing jax.numpy calls
 from jaxfix.analysis.syntax import is_number
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Safety

@@ -2,22 +2,22 @@
 
 from __future__ import annotations
 
+import ast
 import re
 
 import libcst as cst
 
-from jaxfix.analysis.screen import Screen
 from jaxfix.codemod import Codemod, Invalid, Valid
-from jaxfix.diagnostics import Safety
+from jaxfix.diagnostics import Diagnostic, Fix, Safety
+from jaxfix.facts.knowledge.jax import EFFECT_FREE_NAMESPACES
+from jaxfix.facts.module import FileFacts
 
 # The `.at[idx]` method that does what each augmented assignment does to the selected elements.
-_AT_METHOD = {
-    cst.AddAssign: "add",
-    cst.SubtractAssign: "subtract",
-    cst.MultiplyAssign: "multiply",
-    cst.DivideAssign: "divide",
-    cst.PowerAssign: "power",
-}
+_AT_METHOD = {ast.Add: "add", ast.Sub: "subtract", ast.Mult: "multiply", ast.Div: "divide", ast.Pow: "power"}
+_OPERATOR = {
+    ast.Add: "+=", ast.Sub: "-=", ast.Mult: "*=", ast.Div: "/=", ast.FloorDiv: "//=", ast.Mod: "%=", ast.Pow: "**=",
+    ast.MatMult: "@=", ast.BitAnd: "&=", ast.BitOr: "|=", ast.BitXor: "^=", ast.LShift: "<<=", ast.RShift: ">>=",
+}  # fmt: skip
 _ERROR_EXPECTING = frozenset(
     {"raises", "assertRaises", "assertRaisesRegex", "assertRaisesRegexp", "assertRaisesWithLiteralMatch", "suppress"}
 )
@@ -99,11 +99,6 @@ class InplaceArrayUpdate(Codemod):
     def may_match(cls, text: str) -> bool:
         return "jax" in text and _ITEM_ASSIGNMENT.search(text) is not None
 
-    @classmethod
-    def may_match_tree(cls, screen: Screen) -> bool:
-        """A finding needs an item assignment whose base name ArrayAnalysis proves a JAX array there."""
-        return any(screen.may_hold_array(scope, name) for scope, name in screen.item_assignments())
-
     VALID = (
         Valid("import numpy as np\n\ndef f():\n    x = np.zeros(3)\n    x[0] = 1.0\n    return x\n"),
         Valid("import jax.numpy as jnp\n\ndef f():\n    x = [0.0, 0.0]\n    x[0] = jnp.ones(())\n    return x\n"),
@@ -172,142 +167,193 @@ class InplaceArrayUpdate(Codemod):
         ),
     )
 
-    def visit_Assign(self, node: cst.Assign) -> None:
-        arrays = [(t.target, name) for t in node.targets for name in self._array_bases(t.target)]
+    looks_at = ("Assign", "AugAssign")
+
+    @classmethod
+    def check(cls, facts: FileFacts) -> list[Diagnostic]:
+        """A finding at each item assignment whose base name is proven to hold a JAX array (facts/values.py),
+        outside code that expects the TypeError; fixed where rebinding the name does what NumPy's in-place
+        update would (`Values.rebind_blocker`) and nothing else stops the rewrite."""
+        if not any(type(node.ctx) is ast.Store for node in facts.binder.nodes_of(ast.Subscript)):
+            return []  # no item is set anywhere
+        checking = _Check(cls, facts)
+        return [found for found in map(checking.statement, _statements(facts)) if found is not None]
+
+    @classmethod
+    def fix_finding(cls, finding: Diagnostic, bridge) -> Fix | None:
+        """`x = x.at[<the original index>].<method>(<the original value>)` in place of the statement, on LibCST."""
+        statement, method = finding.plan
+        small = bridge.cst_of(statement)
+        if isinstance(small, cst.Assign):
+            subscript = small.targets[0].target
+        elif isinstance(small, cst.AugAssign):
+            subscript = small.target
+        else:
+            return None
+        if not (isinstance(subscript, cst.Subscript) and isinstance(subscript.value, cst.Name)):
+            return None
+        replacement = _rewrite(small, subscript, subscript.value, method)
+        return Fix(cls.fix_safety, finding.fix.description, ((small, replacement),))
+
+
+def _statements(facts: FileFacts) -> list[ast.stmt]:
+    """Every assignment and augmented assignment, in the order of the text."""
+    found = [*facts.binder.nodes_of(ast.Assign), *facts.binder.nodes_of(ast.AugAssign)]
+    return sorted(found, key=lambda node: (node.lineno, node.col_offset))
+
+
+class _Check:
+    """One statement's finding: which name it updates, why the rewrite is stopped, the message and the plan."""
+
+    def __init__(self, rule: type[InplaceArrayUpdate], facts: FileFacts) -> None:
+        self.rule, self.facts = rule, facts
+        self.values = facts.values
+        self.positions = facts.positions
+
+    def statement(self, node: ast.stmt) -> Diagnostic | None:
+        if type(node) is ast.Assign:
+            return self._assign(node)
+        return self._aug_assign(node)
+
+    def _assign(self, node: ast.Assign) -> Diagnostic | None:
+        arrays = [(t, name) for t in node.targets for name in self._array_bases(t)]
         if not arrays or self._error_expected(node):
-            return
+            return None
         target, name = arrays[0]
-        simple = len(node.targets) == 1 and _direct_item(node.targets[0].target)
+        simple = len(node.targets) == 1 and _direct_item(node.targets[0])
         if not simple:
             if len(node.targets) > 1:
                 why = "a chained assignment, which a single rebinding cannot express"
-            elif isinstance(target, (cst.Tuple, cst.List)):
+            elif type(target) in (ast.Tuple, ast.List):
                 why = "an unpacking assignment; write one `.at[...]` update per element"
             else:
                 why = "a nested item assignment (`x[i][j] = v`); write it as one index, `x = x.at[i, j].set(v)`"
-            self._report(node, target, name, "set", f"it is {why}")
-            return
-        subscript = node.targets[0].target
+            return self._report(node, target, name, "set", f"it is {why}")
+        subscript = node.targets[0]
         why = (
-            self.context.arrays.rebind_blocker(name, node)
+            self.values.rebind_blocker(name, node)
             or _list_index_blocker(subscript)
             or self._order_blocker(subscript, node.value)
         )
-        self._report(node, subscript, name, "set", why)
+        return self._report(node, subscript, name, "set", why)
 
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+    def _aug_assign(self, node: ast.AugAssign) -> Diagnostic | None:
         names = self._array_bases(node.target)
         if not names or self._error_expected(node):
-            return
+            return None
         name = names[0]
-        method = _AT_METHOD.get(type(node.operator))
+        method = _AT_METHOD.get(type(node.op))
         if not _direct_item(node.target):
-            self._report(node, node.target, name, method, "it is a nested item assignment; write it as one index")
-            return
+            return self._report(node, node.target, name, method, "it is a nested item assignment; write it as one index")
         if method is None:
-            operator = self.context.code_for(node.operator).strip()
-            self._report(node, node.target, name, None, f"there is no `.at` method for `{operator}`")
-            return
+            return self._report(node, node.target, name, None, f"there is no `.at` method for `{_OPERATOR[type(node.op)]}`")
         why = (
-            self.context.arrays.rebind_blocker(name, node)
+            self.values.rebind_blocker(name, node)
             or _list_index_blocker(node.target)
             or self._index_blocker(node.target)
             or self._dtype_blocker(node, name, method)
         )
-        self._report(node, node.target, name, method, why)
+        return self._report(node, node.target, name, method, why)
 
     # ---- matching ------------------------------------------------------------------------------------------
 
-    def _array_bases(self, target: cst.BaseExpression) -> list[cst.Name]:
+    def _array_bases(self, target: ast.expr) -> list[ast.Name]:
         """The names proven to hold JAX arrays whose items `target` assigns (`x` in `x[i]`, `x[i][j]`, `x[i], y`)."""
-        if isinstance(target, (cst.Tuple, cst.List)):
-            return [n for e in target.elements for n in self._array_bases(e.value)]
-        if not isinstance(target, cst.Subscript):
+        if type(target) in (ast.Tuple, ast.List):
+            return [n for e in target.elts for n in self._array_bases(e.value if type(e) is ast.Starred else e)]
+        if type(target) is not ast.Subscript:
             return []
         base = target.value
-        while isinstance(base, cst.Subscript):
+        while type(base) is ast.Subscript:
             base = base.value
-        return [base] if isinstance(base, cst.Name) and self.context.arrays.is_array(base) else []
+        return [base] if type(base) is ast.Name and self.values.is_array(base) else []
 
-    def _index_blocker(self, subscript: cst.Subscript) -> str | None:
+    def _index_blocker(self, subscript: ast.Subscript) -> str | None:
         """An augmented update is exact only when no position can be selected twice."""
-        for element in subscript.slice:
-            index = element.slice
-            if isinstance(index, cst.Slice):
+        for index in _elements(self.positions, subscript):
+            if type(index) is ast.Slice:
                 continue
-            value = index.value
-            if isinstance(value, cst.Ellipsis) or (isinstance(value, cst.Name) and value.value == "None"):
+            if type(index) is ast.Constant and (index.value is Ellipsis or index.value is None):
                 continue
-            if not self.context.arrays.is_integer(value):
-                shown = self.context.code_for(value).strip()
+            if not self.values.is_integer(index):
+                shown = self.positions.with_parentheses(index, subscript).strip()
                 return (
                     f"the index `{shown}` may be an array that selects a position twice: NumPy's augmented "
                     "assignment then adds once, `.at[...]` would add for every repetition"
                 )
         return None
 
-    def _dtype_blocker(self, node: cst.AugAssign, name: cst.Name, method: str) -> str | None:
+    def _dtype_blocker(self, node: ast.AugAssign, name: ast.Name, method: str) -> str | None:
         """On an integer array NumPy refuses `x[i] /= 2` and `x[i] += 0.5` (same-kind casting), while
         `.at[i].divide` makes the whole array floating-point and `.at[i].add(0.5)` rounds the value."""
-        arrays = self.context.arrays
-        if arrays.is_inexact(name):
+        values = self.values
+        if values.is_inexact(name):
             return None
-        if method in ("add", "subtract", "multiply") and arrays.is_integer(node.value):
+        if method in ("add", "subtract", "multiply") and values.is_integer(node.value):
             return None
-        if method == "power" and isinstance(node.value, cst.Integer):
+        if method == "power" and type(node.value) is ast.Constant and type(node.value.value) is int:
             return None
-        operator = self.context.code_for(node.operator).strip()
+        operator = _OPERATOR[type(node.op)]
         return (
-            f"`{name.value}` is not known to hold floating-point numbers; on an integer array NumPy refuses "
+            f"`{name.id}` is not known to hold floating-point numbers; on an integer array NumPy refuses "
             f"`{operator}` {'' if method == 'divide' else 'with a non-integer value '}while `.at[...].{method}` "
             f"would {'make the whole array floating-point' if method == 'divide' else 'cast the value'}"
         )
 
-    def _error_expected(self, statement: cst.CSTNode) -> bool:
+    def _error_expected(self, statement: ast.stmt) -> bool:
         """Inside `try: ... except TypeError` or `with pytest.raises(...)`, the TypeError is the point."""
-        parents = self.context.parents
+        parents = self.facts.binder.parents
         node, parent = statement, parents.get(statement)
-        while parent is not None and not isinstance(parent, (cst.FunctionDef, cst.ClassDef)):
-            body = node is getattr(parent, "body", None)
-            if body and isinstance(parent, (cst.Try, cst.TryStar)) and any(map(_catches_type_error, parent.handlers)):
+        while parent is not None and not isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            body = any(s is node for s in getattr(parent, "body", ()) or ())
+            if body and type(parent) in _TRY and any(map(_catches_type_error, parent.handlers)):
                 return True
-            if body and isinstance(parent, cst.With) and any(_expects_error(i.item) for i in parent.items):
+            if body and type(parent) in (ast.With, ast.AsyncWith) and any(_expects_error(i.context_expr) for i in parent.items):
                 return True
             node, parent = parent, parents.get(parent)
         return False
 
-    def _order_blocker(self, subscript: cst.Subscript, value: cst.BaseExpression) -> str | None:
+    def _order_blocker(self, subscript: ast.Subscript, value: ast.expr) -> str | None:
         """`x[i] = v` evaluates `v` before `i`; `x.at[i].set(v)` evaluates `i` first. That only matters when both
         may have side effects."""
-        if self._may_have_effects(value) and any(self._may_have_effects(e) for e in subscript.slice):
+        if self._may_have_effects(value) and any(self._may_have_effects(e) for e in _elements(self.positions, subscript)):
             return "both the index and the value may have side effects, and the rewrite would swap their order"
         return None
 
-    def _may_have_effects(self, node: cst.CSTNode) -> bool:
-        finder = _EffectFinder(self)
-        node.visit(finder)
-        return finder.found
+    def _may_have_effects(self, node: ast.AST) -> bool:
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            kind = type(current)
+            if kind is ast.Lambda:
+                continue  # its body runs later, if at all
+            if kind is ast.Call and not self._is_pure_call(current):
+                return True
+            if kind in (ast.Yield, ast.YieldFrom, ast.Await, ast.NamedExpr):
+                return True
+            stack.extend(ast.iter_child_nodes(current))
+        return False
 
-    def _is_pure_call(self, call: cst.Call) -> bool:
-        callee = self.context.arrays.callee(call)
+    def _is_pure_call(self, call: ast.Call) -> bool:
+        binder = self.facts.binder
+        callee = binder.callee(call)
         if callee is not None:
-            return callee.startswith("jax.numpy.") or callee.startswith("jax.lax.") or callee.startswith("jax.nn.")
-        if isinstance(call.func, cst.Name) and call.func.value in _PURE_BUILTINS:
-            return self.context.names.is_builtin(call.func, call.func.value)
+            return callee.startswith(EFFECT_FREE_NAMESPACES)
+        if type(call.func) is ast.Name and call.func.id in _PURE_BUILTINS:
+            return binder.is_builtin(call.func, call.func.id)
         return False
 
     # ---- reporting -----------------------------------------------------------------------------------------
 
-    def _report(
-        self, statement, target: cst.BaseExpression, name: cst.Name, method: str | None, why: str | None
-    ) -> None:
+    def _report(self, statement: ast.stmt, target: ast.expr, name: ast.Name, method: str | None, why: str | None):
         """One finding; with a fix unless `why` says what stops it. `method` None: an operator without one."""
-        x = name.value
-        shown_target = _short(self.context.code_for(target).strip())
-        index = _short(_index_code(self.context, target)) if _direct_item(target) else "..."
+        x = name.id
+        positions = self.positions
+        shown_target = _short(positions.with_parentheses(target, statement).strip())
+        index = _short(_index_code(positions, target)) if _direct_item(target) else "..."
         if "#" in shown_target:  # a comment inside the brackets: too long to quote
             shown_target, index = f"{x}[...]", "..."
-        operator = "=" if isinstance(statement, cst.Assign) else self.context.code_for(statement.operator).strip()
+        operator = "=" if type(statement) is ast.Assign else _OPERATOR[type(statement.op)]
         if method is None:
             suggestion = f"`{x} = {x}.at[{index}].set({x}[{index}] {operator[:-1]} ...)`"
         else:
@@ -317,68 +363,59 @@ class InplaceArrayUpdate(Codemod):
             f"Use {suggestion}, which returns the updated array"
         )
         if why is not None:
-            self.report(statement, f"{message} (not fixed automatically: {why})")
-            return
-        replacement = _rewrite(statement, target, name, method)
-        self.report(statement, message, self.fix(f"Rewrite as {suggestion}", [(statement, replacement)]))
+            return self.rule.finding(self.facts, statement, f"{message} (not fixed automatically: {why})")
+        return self.rule.finding(
+            self.facts, statement, message, description=f"Rewrite as {suggestion}", plan=(statement, method)
+        )
 
 
-class _EffectFinder(cst.CSTVisitor):
-    def __init__(self, codemod: InplaceArrayUpdate) -> None:
-        super().__init__()
-        self.codemod = codemod
-        self.found = False
-
-    def visit_Call(self, node: cst.Call) -> None:
-        if not self.codemod._is_pure_call(node):
-            self.found = True
-
-    def visit_Yield(self, node: cst.Yield) -> None:
-        self.found = True
-
-    def visit_Await(self, node: cst.Await) -> None:
-        self.found = True
-
-    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-        self.found = True
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False  # its body runs later, if at all
+_TRY = (ast.Try, *((ast.TryStar,) if hasattr(ast, "TryStar") else ()))
 
 
-def _last_name(expr: cst.BaseExpression) -> str | None:
-    if isinstance(expr, cst.Attribute):
-        return expr.attr.value
-    return expr.value if isinstance(expr, cst.Name) else None
+def _elements(positions, subscript: ast.Subscript) -> list[ast.expr]:
+    """The index's elements as LibCST's subscript holds them: `i, j` of `x[i, j]` (a tuple in `ast`), but the
+    one tuple of `x[(i, j)]`."""
+    index = subscript.slice
+    if type(index) is ast.Tuple and index.elts and not positions.segment(index).startswith("("):
+        return list(index.elts)
+    return [index]
 
 
-def _catches_type_error(handler) -> bool:
+def _last_name(expr: ast.expr | None) -> str | None:
+    if type(expr) is ast.Attribute:
+        return expr.attr
+    return expr.id if type(expr) is ast.Name else None
+
+
+def _catches_type_error(handler: ast.ExceptHandler) -> bool:
     if handler.type is None:
         return True
-    types = [e.value for e in handler.type.elements] if isinstance(handler.type, cst.Tuple) else [handler.type]
+    types = handler.type.elts if type(handler.type) is ast.Tuple else [handler.type]
     return any(_last_name(t) in ("TypeError", "Exception", "BaseException") for t in types)
 
 
-def _expects_error(item: cst.BaseExpression) -> bool:
+def _expects_error(item: ast.expr) -> bool:
     """`pytest.raises(...)`, `self.assertRaises(...)`, `contextlib.suppress(...)`."""
-    return isinstance(item, cst.Call) and (_last_name(item.func) or "") in _ERROR_EXPECTING
+    return type(item) is ast.Call and (_last_name(item.func) or "") in _ERROR_EXPECTING
 
 
-def _list_index_blocker(subscript: cst.Subscript) -> str | None:
+def _list_index_blocker(subscript: ast.Subscript) -> str | None:
     """JAX rejects a list as the whole index (`x.at[[0, 2]]`); it wants `jnp.array([0, 2])`."""
-    if len(subscript.slice) == 1 and isinstance(subscript.slice[0].slice, cst.Index):
-        if isinstance(subscript.slice[0].slice.value, cst.List):
-            return "JAX does not accept a list as an index; write the positions as `jnp.array([...])`"
+    if type(subscript.slice) is ast.List:
+        return "JAX does not accept a list as an index; write the positions as `jnp.array([...])`"
     return None
 
 
-def _direct_item(target: cst.BaseExpression) -> bool:
+def _direct_item(target: ast.expr) -> bool:
     """`x[...]` with `x` a bare name (not `x[i][j]`, `(x, y)[0]` or `self.x[i]`)."""
-    return isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name)
+    return type(target) is ast.Subscript and type(target.value) is ast.Name
 
 
-def _index_code(context, subscript: cst.Subscript) -> str:
-    return context.code_for(subscript.with_changes(value=cst.Name("_"), lpar=[], rpar=[]))[2:-1].strip()
+def _index_code(positions, subscript: ast.Subscript) -> str:
+    """The source between the brackets of `x[...]`, comments and all."""
+    whole = positions.segment(subscript)
+    after = whole[len(positions.segment(subscript.value)):]
+    return after[after.index("[") + 1 : -1].strip()
 
 
 def _short(text: str, limit: int = 40) -> str:

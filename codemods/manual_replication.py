@@ -4,14 +4,14 @@ the same without n copies in the program."""
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 
 import libcst as cst
 
-from jaxfix.analysis.dataflow import activity
-from jaxfix.analysis.screen import once_per_screen, dotted, single_import
-from jaxfix.analysis.syntax import target_names, walk
 from jaxfix.codemod import Codemod, Invalid, Valid
-from jaxfix.diagnostics import Safety
+from jaxfix.diagnostics import Diagnostic, Fix, ImportSpec, Safety
+from jaxfix.facts.flow import activity, target_names
+from jaxfix.facts.module import FileFacts, in_order
 
 _BUILDERS = frozenset({"jax.numpy.stack", "jax.numpy.array", "jax.numpy.asarray"})
 _PLACEMENT = frozenset({"jax.device_put", "jax.device_put_replicated", "jax.device_put_sharded"})
@@ -108,175 +108,123 @@ class ManualReplication(Codemod):
         ),
     )
 
+    looks_at = ("Call",)
+
     @classmethod
-    def may_match_tree(cls, screen) -> bool:
-        """A finding needs a call of jnp.stack/array/asarray whose first argument repeats one value as
-        `_repeated` reads it: `[x] * n`, `n * [x]`, or `[x for _ in range(n)]` with an `x` that calls nothing and
-        reads no loop variable, and that is not surely an argument of `jax.device_put` and the like
-        (`_placed_on_devices`). jnp.array and jnp.asarray also need `x` to be a name that ArrayAnalysis may prove
-        an array where it is read (`Screen.may_hold_array`)."""
+    def check(cls, facts: FileFacts) -> list[Diagnostic]:
+        """A finding at each `jnp.stack`/`jnp.array`/`jnp.asarray` of a list that repeats one value (for
+        `jnp.array`/`jnp.asarray`, a name proven to hold a JAX array: facts/values.py), not placed on devices at
+        once; fixed with `jnp.broadcast_to` where the value is a plain name proven to hold an array."""
+        binder, values, positions = facts.binder, facts.values, facts.positions
         found = []
-        for node in screen.imported_calls:
-            if node.args and screen.may_resolve_to(node.func, _BUILDERS):
-                value = _repeated_form(node.args[0])
-                if value is not None and id(node) not in _placed(screen):
-                    if screen.may_resolve_to(node.func, {"jax.numpy.stack"}):
-                        return True
-                    if isinstance(value, ast.Name):
-                        found.append((node, value.id))
-        asked = frozenset(name for _, name in found)
-        return any(screen.may_hold_array(_reading_scope(screen, node), name, asked) for node, name in found)
-
-    def visit_Call(self, node: cst.Call) -> None:
-        if not node.args or node.args[0].keyword is not None or node.args[0].star:
-            return
-        found = self._repeated(node.args[0].value)
-        if found is None:
-            return
-        if self.context.names.qualified(node.func) not in _BUILDERS:
-            return
-        if self._placed_on_devices(node):
-            return
-        value, count = found
-        if self.context.names.qualified(node.func) != "jax.numpy.stack" and not (
-            isinstance(value, cst.Name) and self.context.arrays.is_array(value)
-        ):
-            return  # jnp.array of a list of Python numbers converts it on the host in one go: no concatenation
-        builder = self.context.code_for(node.func)
-        message = (
-            f"`{builder}` of `{self.context.code_for(value)}` repeated {self.context.code_for(count)} times copies one "
-            f"array by hand (an n-operand concatenation under jit): use `jnp.broadcast_to`, or `jax.vmap` with "
-            f"`in_axes=None` for the replicated argument"
-        )
-        blocker = self._blocker(node, value)
-        if blocker is not None:
-            self.report(node, f"{message}; not fixed: {blocker}")
-            return
-        broadcast, spec = self.context.names.expression_for("jax.numpy.broadcast_to")
-        name = value.value
-        count_code = self.context.code_for(count)
-        replacement = cst.parse_expression(
-            f"{self.context.code_for(broadcast)}({name}, ({count_code},) + {name}.shape)"
-        )
-        stack = self.context.names.qualified(node.func) == "jax.numpy.stack"
-        fix = self.fix(
-            f"`jnp.broadcast_to({name}, ({count_code},) + {name}.shape)`",
-            [(node, replacement)],
-            safety=Safety.SAFE if stack else Safety.UNSAFE,  # jnp.array([]) is an empty 1-d array, not an error
-            add_imports=[spec] if spec else [],
-        )
-        if not stack:  # the one input where the two differ: say what the fix assumes
-            message += (
-                f" (unsafe: assumes {count_code} >= 1; for 0 copies `{builder}` gives shape (0,), the broadcast "
-                f"(0,) + {name}.shape)"
+        for call in binder.calls:
+            arguments = in_order(call)
+            if not arguments or type(arguments[0]) in (ast.keyword, ast.Starred):
+                continue
+            repeated = _repeated(facts, arguments[0])
+            if repeated is None:
+                continue
+            builder = binder.callee(call)
+            if builder not in _BUILDERS or _placed_on_devices(facts, call):
+                continue
+            value, count, holder, counter = repeated
+            if builder != "jax.numpy.stack" and not (type(value) is ast.Name and values.is_array(value)):
+                continue  # jnp.array of a list of Python numbers converts it on the host in one go: no concatenation
+            shown = positions.with_parentheses(value, holder)
+            count_code = positions.with_parentheses(count, counter)
+            message = (
+                f"`{positions.callee(call)}` of `{shown}` repeated {count_code} times copies one array by hand "
+                f"(an n-operand concatenation under jit): use `jnp.broadcast_to`, or `jax.vmap` with `in_axes=None` "
+                f"for the replicated argument"
             )
-        self.report(node, message, fix)
+            blocker = _blocker(facts, arguments, value, shown)
+            if blocker is not None:
+                found.append(cls.finding(facts, call, f"{message}; not fixed: {blocker}"))
+                continue
+            stack = builder == "jax.numpy.stack"
+            name = value.id
+            if not stack:  # the one input where the two differ: say what the fix assumes
+                message += (
+                    f" (unsafe: assumes {count_code} >= 1; for 0 copies `{positions.callee(call)}` gives shape (0,), "
+                    f"the broadcast (0,) + {name}.shape)"
+                )
+            broadcast, module = binder.spelling("jax.numpy.broadcast_to")
+            plan = _Plan(call, f"{broadcast}({name}, ({count_code},) + {name}.shape)", module)
+            found.append(cls.finding(
+                facts, call, message, description=f"`jnp.broadcast_to({name}, ({count_code},) + {name}.shape)`",
+                safety=Safety.SAFE if stack else Safety.UNSAFE,  # jnp.array([]) is an empty 1-d array, not an error
+                plan=plan,
+            ))
+        return found
 
-    def _placed_on_devices(self, call: cst.Call) -> bool:
-        """`jax.device_put(jnp.stack([x] * n), sharding)`: the copies are the point, one per device."""
-        arg = self.context.parents.get(call)
-        outer = self.context.parents.get(arg) if isinstance(arg, cst.Arg) else None
-        return isinstance(outer, cst.Call) and self.context.names.qualified(outer.func) in _PLACEMENT
-
-    def _repeated(self, expr: cst.BaseExpression):
-        """(value, count) when `expr` is `[value] * count`, `count * [value]` or `[value for _ in range(count)]`."""
-        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Multiply):
-            for single, count in ((expr.left, expr.right), (expr.right, expr.left)):
-                if isinstance(single, cst.List) and len(single.elements) == 1 and not isinstance(single.elements[0], cst.StarredElement):
-                    if not isinstance(count, cst.List):
-                        return single.elements[0].value, count
+    @classmethod
+    def fix_finding(cls, finding: Diagnostic, bridge) -> Fix | None:
+        """The planned `jnp.broadcast_to(w, (n,) + w.shape)` in place of the call, built on LibCST."""
+        plan: _Plan = finding.plan
+        call = bridge.cst_of(plan.call)
+        if not isinstance(call, cst.Call):
             return None
-        if isinstance(expr, cst.ListComp) and expr.for_in.inner_for_in is None and not expr.for_in.ifs:
-            loop = expr.for_in
-            if not (isinstance(loop.iter, cst.Call) and self.context.names.is_builtin(loop.iter.func, "range")):
-                return None
-            if len(loop.iter.args) != 1 or loop.iter.args[0].keyword or loop.iter.args[0].star:
-                return None
-            bound = set(target_names(loop.target))
-            if bound & set(activity(cst.Expr(expr.elt)).reads):
-                return None
-            if any(isinstance(n, (cst.Call, cst.Await, cst.Yield, cst.NamedExpr)) for n in walk(expr.elt)):
-                return None  # evaluated n times: only side-effect-free values repeat one value
-            return expr.elt, loop.iter.args[0].value
-        return None
-
-    def _blocker(self, call: cst.Call, value: cst.BaseExpression) -> str | None:
-        extra = call.args[1:]
-        if extra:
-            if not (len(extra) == 1 and extra[0].keyword is not None and extra[0].keyword.value == "axis"
-                    and isinstance(extra[0].value, cst.Integer) and int(extra[0].value.value) == 0):
-                return "the call has other arguments (an axis, a dtype) than the list"
-        if not isinstance(value, cst.Name):
-            return f"`{self.context.code_for(value)}` is not a plain name"
-        if not self.context.arrays.is_array(value):
-            return f"`{value.value}` is not proven to be a JAX array (a number or a list has no `.shape`)"
-        return None
+        imports = (ImportSpec(plan.module),) if plan.module is not None else ()
+        return Fix(finding.fix.safety, finding.fix.description, ((call, cst.parse_expression(plan.replacement)),), imports)
 
 
-# ---- the screen ------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _Plan:
+    """The call to replace, the code of its replacement, and the module that code needs imported (or None)."""
+
+    call: ast.Call
+    replacement: str
+    module: str | None
+
 
 _EVALUATED = (ast.Call, ast.Await, ast.Yield, ast.YieldFrom, ast.NamedExpr)
-_SCOPES = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 
-def _repeated_form(expr: ast.expr) -> ast.expr | None:
-    """The value of `[value] * count`, `count * [value]` or `[value for _ in range(count)]` as `_repeated` reads
-    them (a comprehension's value may read its variable only inside a nested scope, which is not judged here)."""
-    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Mult):
-        for single, count in ((expr.left, expr.right), (expr.right, expr.left)):
-            if isinstance(single, ast.List) and len(single.elts) == 1 and not isinstance(single.elts[0], ast.Starred):
-                if not isinstance(count, ast.List):
-                    return single.elts[0]
+def _repeated(facts: FileFacts, argument: ast.expr):
+    """(value, count, the node holding value, the node holding count) when `argument` is `[value] * count`,
+    `count * [value]` or `[value for _ in range(count)]` (the value reading no comprehension variable and
+    calling nothing: evaluated n times, only a side-effect-free value repeats one value)."""
+    if type(argument) is ast.BinOp and isinstance(argument.op, ast.Mult):
+        for single, count in ((argument.left, argument.right), (argument.right, argument.left)):
+            if type(single) is ast.List and len(single.elts) == 1 and type(single.elts[0]) is not ast.Starred:
+                if type(count) is not ast.List:
+                    return single.elts[0], count, single, argument
         return None
-    if not isinstance(expr, ast.ListComp) or len(expr.generators) != 1 or expr.generators[0].ifs:
+    if type(argument) is not ast.ListComp or len(argument.generators) != 1 or argument.generators[0].ifs:
         return None
-    loop = expr.generators[0]
+    loop = argument.generators[0]
     iterable = loop.iter
-    if not (isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "range"):
+    if not (type(iterable) is ast.Call and facts.binder.is_builtin(iterable.func, "range")):
         return None
-    if len(iterable.args) != 1 or iterable.keywords or isinstance(iterable.args[0], ast.Starred):
+    if len(iterable.args) + len(iterable.keywords) != 1 or not iterable.args or type(iterable.args[0]) is ast.Starred:
         return None
-    bound = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
-    stack = [expr.elt]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, _EVALUATED) or isinstance(node, ast.Name) and node.id in bound:
-            return None
-        if not isinstance(node, _SCOPES):
-            stack.extend(ast.iter_child_nodes(node))
-    return expr.elt
+    if set(target_names(loop.target)) & set(activity(argument.elt).reads):
+        return None
+    if any(isinstance(node, _EVALUATED) for node in ast.walk(argument.elt)):
+        return None
+    return argument.elt, iterable.args[0], argument, iterable
 
 
-@once_per_screen
-def _placed(screen) -> frozenset[int]:
-    """id() of the arguments of the calls that surely are `_PLACEMENT` calls: a dotted name whose first name
-    only one absolute import binds (`single_import`), so that LibCST's qualified name is the import's."""
-    found: set[int] = set()
-    for call in screen.imported_calls:
-        parts = dotted(call.func)
-        if parts is None or not single_import(screen, parts[0]):
-            continue
-        (full,) = screen.imports[parts[0]]
-        if ".".join((full, *parts[1:])) in _PLACEMENT:
-            found.update(id(argument) for argument in (*call.args, *(k.value for k in call.keywords)))
-    return frozenset(found)
+def _placed_on_devices(facts: FileFacts, call: ast.Call) -> bool:
+    """`jax.device_put(jnp.stack([x] * n), sharding)`: the copies are the point, one per device."""
+    parents = facts.binder.parents
+    outer = parents.get(call)
+    if type(outer) in (ast.keyword, ast.Starred):
+        outer = parents.get(outer)
+    elif type(outer) is ast.Call and outer.func is call:
+        return False
+    return type(outer) is ast.Call and facts.binder.callee(outer) in _PLACEMENT
 
 
-def _reading_scope(screen, node: ast.AST) -> ast.AST:
-    """The def or module whose body holds `node`, past lambdas: a lambda (or comprehension, or class inside the
-    def) that binds the name itself makes it a name ArrayAnalysis never proves (a lambda's parameters are not a
-    def's, a comprehension's target is a loop's, a class body proves nothing), so asking the def around it errs
-    only towards "may"."""
-    index = screen._index
-    positions = _positions_of_scoped(screen)
-    scope = index.scopes[positions[id(node)]]
-    while isinstance(scope, ast.Lambda):
-        scope = index.scopes[positions[id(scope)]]
-    return scope if scope is not None else screen.tree
-
-
-@once_per_screen
-def _positions_of_scoped(screen) -> dict[int, int]:
-    """id() of each call and lambda → its position in the screen's index."""
-    nodes = screen._index.nodes
-    return {id(nodes[p]): p for p in screen._positions((ast.Call, ast.Lambda))}
+def _blocker(facts: FileFacts, arguments: list[ast.AST], value: ast.expr, shown: str) -> str | None:
+    extra = arguments[1:]
+    if extra:
+        only = extra[0]
+        if not (len(extra) == 1 and type(only) is ast.keyword and only.arg == "axis"
+                and type(only.value) is ast.Constant and type(only.value.value) is int and only.value.value == 0):
+            return "the call has other arguments (an axis, a dtype) than the list"
+    if type(value) is not ast.Name:
+        return f"`{shown}` is not a plain name"
+    if not facts.values.is_array(value):
+        return f"`{value.id}` is not proven to be a JAX array (a number or a list has no `.shape`)"
+    return None

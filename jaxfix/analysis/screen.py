@@ -5,8 +5,8 @@ Each LibCST metadata provider is a full traversal (about 0.3 s for 3000 lines, w
 fact here over-approximates one of `jaxfix.analysis` (it may say "may" for nothing, never "no" for something):
 - names (names.py): imports anywhere in the module count everywhere, whatever scope, shadowing or
   `try`/`except ImportError` shim they sit in, and every import of a name counts;
-- arrays (arrays.py): ArrayAnalysis's own rule (every binding of a name in its scope makes an array) on a subset
-  of the bindings it sees, with names read in values matched by name instead of scope;
+- arrays: what facts/values.py proves on `ast` itself (JF401 and JF705 ask it in `check`); the evidence of
+  being an array (`may_be_array`) that the unmoved rules' screens read;
 - traced code (traced.py): TracedAnalysis's seeds and propagation, with functions matched by name instead of
   scope and every name an argument of a transformation mentions taken as a function passed to it.
 A screen built on these facts is sound as long as it says "no" only where they rule a finding out.
@@ -46,7 +46,7 @@ from jaxfix.facts.literals import int_constant
 from jaxfix.facts.positions import Positions
 from jaxfix.facts.imports import module_imports
 from jaxfix.facts.traced import Kind, Traced
-from jaxfix.facts.knowledge.jax import PURE_CALLS, PURE_PREFIXES
+from jaxfix.facts.knowledge.jax import BOOL_RESULT, PURE_CALLS, PURE_PREFIXES
 from jaxfix.facts.knowledge.tables import (
     ARRAY_ANNOTATIONS, BARE_ARRAY_ANNOTATION_NAMES, CALL_SUMMARIES, TRACED_ARRAY_ANNOTATIONS,
 )
@@ -79,26 +79,8 @@ _SCOPE_BINDINGS = (  # the nodes `Screen._add_binding` reads
     ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr, ast.Global, ast.Nonlocal, *_STATEMENT_BINDERS
 )
 _ARRAY_EVIDENCE = frozenset({"shape", "ndim", "dtype", "size", "at", "T", "astype", "reshape"})  # `x.shape`: x is an array
-_ARRAY_CALLEES = arrays._FRESH_FUNCTIONS | arrays._VIEW_FUNCTIONS | arrays._RANDOM
-_ARRAY_METHODS = arrays._FRESH_METHODS | arrays._VIEW_METHODS
-_UNARY = (ast.USub, ast.UAdd, ast.Invert)
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _TRIES = (ast.Try, ast.TryStar) if hasattr(ast, "TryStar") else (ast.Try,)
-_BINDERS = frozenset({  # the statements `Screen._arrays` takes bindings from
-    *_DEFS, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, *_TRIES,
-    ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal,
-})
-
-
-@dataclass
-class _Arrays:
-    groups: dict[tuple[int, str], tuple[ast.AST, str, list]] = field(default_factory=dict)  # (scope, name): bindings
-    declared: dict[int, set[str]] = field(default_factory=dict)  # scope: its `global`/`nonlocal` names
-    unscoped: set[str] = field(default_factory=set)  # names bound by `:=`
-    names: frozenset[str] = frozenset()  # the names that may hold arrays, in some scope
-    proven: frozenset[tuple[int, str]] = frozenset()  # the (scope, name) groups that may
-
-
 @dataclass
 class _Scope:
     """One function's bindings as the tracer screens need them."""
@@ -356,33 +338,6 @@ class Screen:
                     stack.extend((child, inner) for child in block)
         return found
 
-    def item_assignments(self) -> Iterator[tuple[ast.AST, str]]:
-        """(scope, name) of every `name[...] = v`, `name[...] op= v` (nested and unpacked targets included)."""
-        if not any(type(node.ctx) is ast.Store for node in self.nodes_of(ast.Subscript)):
-            return  # no item is set anywhere: the statements and their scopes need not be listed
-        for statement, scope in self.statements:
-            if isinstance(statement, ast.Assign):
-                targets = statement.targets
-            elif isinstance(statement, ast.AugAssign):
-                targets = [statement.target]
-            else:
-                continue
-            for target in targets:
-                for base in item_assignment_bases(target):
-                    yield scope, base
-
-    def may_hold_array(self, scope: ast.AST, name: str, among: frozenset[str] | None = None) -> bool:
-        """Whether ArrayAnalysis may prove that `name`, read in `scope` (the def, class or module whose own body
-        reads it; lambdas and comprehensions left out), holds a JAX array (see `_arrays`). `among`: the names the
-        caller asks about, solved together (`name` among them); by default those item assignments update."""
-        arrays = self._arrays if among is None else self._arrays_among(among)
-        if name in arrays.unscoped or name in arrays.declared.get(id(scope), ()):
-            return name in arrays.names  # `:=`, `global`, `nonlocal`: which scope owns the name is not plain here
-        key = (id(scope), name)
-        if key in arrays.groups:  # bound in `scope` itself, which therefore owns the name
-            return key in arrays.proven
-        return name in arrays.names
-
     def binds_container(self, name: ast.Name) -> bool:
         """Whether the def whose body reads `name` owns it and binds it to a list, tuple, dict or set display or
         comprehension there (`xs = []`): then DataflowAnalysis.is_array_like surely says no, whatever its other
@@ -417,147 +372,6 @@ class Screen:
             target.id for node in self.nodes_of(ast.Assign) if isinstance(node.value, _CONTAINERS)
             for target in node.targets if type(target) is ast.Name
         )
-
-    @cached_property
-    def _arrays(self) -> _Arrays:
-        """`_arrays_among` the names item assignments update."""
-        return self._arrays_among(frozenset(name for _, name in self.item_assignments()))
-
-    def _arrays_among(self, asked: frozenset[str]) -> _Arrays:
-        """ArrayAnalysis proves a name of a function or module scope when every binding of it there makes an array,
-        given the names it proves (a greatest fixed point). Here the same rule runs on fewer bindings, so it proves
-        at least as much: the bindings whose scope is plain from the statements (assignments, loop, `with` and
-        `except` targets, imports, defs, classes, parameters), each `:=` as a group of its own, nothing of class
-        bodies (where ArrayAnalysis proves nothing), and a name read in a value counts as an array if it is one in
-        some scope. Only the names `asked`, and those their bindings read, are solved."""
-        memo = self.__dict__.setdefault("_arrays_memo", {})
-        if asked in memo:
-            return memo[asked]
-        result = memo[asked] = _Arrays()
-        groups = result.groups
-
-        def bind(scope: ast.AST, name: str, how: str, value: ast.AST | None = None) -> None:
-            groups.setdefault((id(scope), name), (scope, name, []))[2].append((how, value))
-
-        for statement, scope in self.statements:
-            if type(statement) not in _BINDERS:
-                continue  # `return`, expressions, `if`, ...: the common case, decided in one look-up
-            if isinstance(statement, _DEFS):
-                bind(scope, statement.name, "other")
-                if not isinstance(statement, ast.ClassDef):
-                    arguments = statement.args
-                    for param in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs):
-                        how = "param" if param.annotation is not None else "other"
-                        bind(statement, param.arg, how, param.annotation)
-                    for param in (arguments.vararg, arguments.kwarg):
-                        if param is not None:
-                            bind(statement, param.arg, "other")
-            elif isinstance(statement, ast.Assign):
-                for target in statement.targets:
-                    if isinstance(target, ast.Name):
-                        bind(scope, target.id, "value", statement.value)
-                    else:
-                        for name in ast_target_names(target):
-                            bind(scope, name, "other")
-            elif isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
-                how = "value" if statement.value is not None else "declared"
-                bind(scope, statement.target.id, how, statement.value)
-            elif isinstance(statement, ast.AugAssign) and isinstance(statement.target, ast.Name):
-                bind(scope, statement.target.id, "augmented", statement.value)
-            elif isinstance(statement, (ast.For, ast.AsyncFor)):
-                for name in ast_target_names(statement.target):
-                    bind(scope, name, "other")
-            elif isinstance(statement, (ast.With, ast.AsyncWith)):
-                for item in statement.items:
-                    for name in ast_target_names(item.optional_vars):
-                        bind(scope, name, "other")
-            elif isinstance(statement, _TRIES):
-                for handler in statement.handlers:
-                    if handler.name:
-                        bind(scope, handler.name, "other")
-            elif isinstance(statement, ast.Import):
-                for alias in statement.names:
-                    bind(scope, alias.asname or alias.name.split(".")[0], "other")
-            elif isinstance(statement, ast.ImportFrom):
-                for alias in statement.names:
-                    if alias.name != "*":
-                        bind(scope, alias.asname or alias.name, "other")
-            elif isinstance(statement, (ast.Global, ast.Nonlocal)):
-                result.declared.setdefault(id(scope), set()).update(statement.names)
-        candidates = [(key, bindings) for key, (scope, _, bindings) in groups.items() if not isinstance(scope, ast.ClassDef)]
-        if ":=" in self.text:  # only then can there be a NamedExpr
-            walruses = (n for n in self.nodes_of(ast.NamedExpr) if isinstance(n.target, ast.Name))
-            for index, node in enumerate(walruses):
-                result.unscoped.add(node.target.id)
-                candidates.append(((-1 - index, node.target.id), [("value", node.value)]))  # ids are never negative
-        # The names to solve: those updated by item assignments, and every name their bindings' values read.
-        by_name: dict[str, list] = {}
-        for key, bindings in candidates:
-            by_name.setdefault(key[1], []).append((key, bindings))
-        wanted = {name for name in asked if name in by_name}
-        todo = list(wanted)
-        while todo:
-            for _, bindings in by_name[todo.pop()]:
-                for _, value in bindings:
-                    for node in ast.walk(value) if value is not None else ():
-                        if isinstance(node, ast.Name) and node.id in by_name and node.id not in wanted:
-                            wanted.add(node.id)
-                            todo.append(node.id)
-        solving = [(key, bindings) for name in wanted for key, bindings in by_name[name]]
-        names = set(wanted)
-        while True:
-            proven = {key for key, bindings in solving if all(self._binds_array(h, v, names) for h, v in bindings)}
-            if {key[1] for key in proven} == names:
-                result.names, result.proven = frozenset(names), frozenset(proven)
-                return result
-            names = {key[1] for key in proven}
-
-    def _binds_array(self, how: str, value: ast.AST | None, names: set[str]) -> bool:
-        """A superset of ArrayAnalysis._binds for one binding: whether it may make its name an array."""
-        if how == "other":
-            return False  # for/with/except targets, unpacking, imports, def, class, unannotated parameters
-        if how == "declared":
-            return True  # ArrayAnalysis: a bare annotation binds nothing, so it never disproves a name
-        if how == "param":
-            if isinstance(value, ast.Subscript):  # jaxtyping's `Float[Array, "n"]`, `npt.NDArray[np.float32]`
-                head = dotted(value.value) if self._may_be_imported(value.value) else None
-                return head is not None and any(
-                    q in TRACED_ARRAY_ANNOTATIONS or q.startswith(jaxtyping.MODULE) for q in self.qualified_names(head)
-                )  # not `dict[str, Any]`
-            return self.may_resolve_to(value, ARRAY_ANNOTATIONS | TRACED_ARRAY_ANNOTATIONS)
-        if how == "augmented":  # `x += v`: arithmetic with a number or an array keeps an array an array
-            return _is_number(value) or self._may_be_array(value, names)
-        return self._may_be_array(value, names)
-
-    def _may_be_array(self, expr: ast.AST, names: set[str]) -> bool:
-        """A superset of ArrayAnalysis._is_array: whether `expr` may make a JAX array, if `names` hold arrays."""
-        may = lambda e: self._may_be_array(e, names)  # noqa: E731
-        if isinstance(expr, ast.Name):
-            return expr.id in names
-        if isinstance(expr, ast.Call):
-            func = expr.func
-            if self.may_resolve_to(func, _ARRAY_CALLEES):
-                return True
-            if not isinstance(func, ast.Attribute):
-                return False
-            base = func.value
-            if func.attr in arrays.AT_METHODS and _at_base(base) is not None and may(_at_base(base)):
-                return True
-            return func.attr in _ARRAY_METHODS and may(base)
-        if isinstance(expr, ast.Attribute):
-            return expr.attr in arrays._VIEW_ATTRIBUTES and may(expr.value)
-        if isinstance(expr, ast.Subscript):
-            return may(expr.value)
-        if isinstance(expr, ast.BinOp):  # every `ast` binary operator is one of ArrayAnalysis's arithmetic ones
-            sides = (expr.left, expr.right)
-            return any(may(s) for s in sides) and all(_is_number(s) or may(s) for s in sides)
-        if isinstance(expr, ast.UnaryOp):
-            return isinstance(expr.op, _UNARY) and may(expr.operand)
-        if isinstance(expr, ast.IfExp):
-            return may(expr.body) and may(expr.orelse)
-        if isinstance(expr, ast.NamedExpr):
-            return may(expr.value)
-        return False
 
     # ---- tracers and truth tests (predicates.py) -----------------------------------------------------------------
 
@@ -973,19 +787,6 @@ def traced_nodes(screen: Screen, *types: type[ast.AST]) -> Iterator[ast.AST]:
     return (node for node in ast.walk(screen.tree) if isinstance(node, types))
 
 
-def item_assignment_bases(target: ast.AST) -> Iterator[str]:
-    """The names whose items an assignment target sets: `x` of `x[i]`, `x[i][j]`, `(x[i], y[j])`, `*x[i:]`."""
-    if isinstance(target, (ast.Tuple, ast.List)):
-        for element in target.elts:
-            yield from item_assignment_bases(element)
-    elif isinstance(target, ast.Starred):
-        yield from item_assignment_bases(target.value)
-    elif isinstance(target, ast.Subscript):
-        base = target.value
-        while isinstance(base, ast.Subscript):
-            base = base.value
-        if isinstance(base, ast.Name):
-            yield base.id
 
 
 _BLOCK_FIELDS = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})
@@ -1080,13 +881,6 @@ def _is_number(expr: ast.AST) -> bool:
     if isinstance(expr, ast.Constant):
         return isinstance(expr.value, (int, float, complex))
     return isinstance(expr, ast.UnaryOp) and isinstance(expr.op, (ast.USub, ast.UAdd)) and _is_number(expr.operand)
-
-
-def _at_base(expr: ast.AST) -> ast.AST | None:
-    """`x` in `x.at[idx]`, else None."""
-    if isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Attribute) and expr.value.attr == "at":
-        return expr.value.value
-    return None
 
 
 # ---- facts of the rules' screens, computed once per module ---------------------------------------------------
@@ -1675,7 +1469,7 @@ def may_be_boolean_call(screen: Screen, call: ast.Call, may_be_boolean: Callable
 def _may_be_boolean_callee(callee: str, args: list[ast.expr], may_be_boolean: Callable[[ast.expr], bool]) -> bool:
     """`may_be_boolean_call` for one qualified callee, in `_call_category`'s order of cases."""
     short = callee.rsplit(".", 1)[-1]
-    if callee in predicates._BOOLEAN_CALLS or callee in shapes._TO_BOOL:
+    if callee in predicates._BOOLEAN_CALLS or callee in BOOL_RESULT:
         return True
     position = arrays.DTYPE_POSITION.get(callee)
     if position is not None and len(args) > position:

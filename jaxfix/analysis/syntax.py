@@ -45,7 +45,6 @@ def dotted_name(node: cst.BaseExpression) -> str:
     raise TypeError(f"not a dotted name: {node!r}")
 
 
-# `x.at[i].<method>(v)`: the functional updates of a JAX array.
 
 
 def walk(node: cst.CSTNode):

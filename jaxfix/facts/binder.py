@@ -235,6 +235,7 @@ class Binder:
         self._seen: dict[tuple[Scope, str, int], set[QualifiedName]] = {}  # reads' answers
         self._reader_of: dict[ast.AST, Read] | None = None
         self._read_bindings: set[Binding] | None = None
+        self._reads_by_name: dict[str, list[Read]] | None = None
         self._by_type: dict[type, list[ast.AST]] | None = None
         self._bound: frozenset[str] | None = None
         self._aliases: dict[str, str] | None = None
@@ -395,6 +396,20 @@ class Binder:
                 binding for at, read in self._reads_by_node().items() for binding in self._referents(read, _full_name(at))
             }
         return self._read_bindings
+    def references(self, scope: Scope, name: str) -> list[ast.Name]:
+        """Every read of `name` that may see one of `scope`'s own bindings of it (LibCST's `references` of
+        those assignments), in the order of the pass."""
+        own = scope.bindings.get(name)
+        if not own:
+            return []
+        if self._reads_by_name is None:
+            self._reads_by_name = {}
+            for read in self.reads.values():
+                self._reads_by_name.setdefault(read.node.id, []).append(read)
+        return [
+            read.node for read in self._reads_by_name.get(name, ())
+            if any(b in own for b in self._referents(read, name))
+        ]
 
     def nodes_of(self, *types: type) -> list[ast.AST]:
         """The module's nodes of these types, in the order of the pass."""

@@ -20,6 +20,7 @@ from jaxfix.facts.flow import Lines
 from jaxfix.facts.positions import Positions
 from jaxfix.facts.predicates import Predicates
 from jaxfix.facts.traced import Traced
+from jaxfix.facts.values import Values
 
 _MISSING = frozenset({"ImportError", "ModuleNotFoundError", "AttributeError"})  # what a missing API raises
 _SHIM_TESTS = (ast.If, ast.IfExp, ast.While)
@@ -72,6 +73,11 @@ class FileFacts:
     def predicates(self) -> Predicates:
         """Tracers and array evidence in traced code (`jaxfix.facts.predicates`)."""
         return Predicates(self.binder, self.traced, self.lines)
+
+    @cached_property
+    def values(self) -> Values:
+        """What each value is (`jaxfix.facts.values`): arrays, their dtype class, Python ints."""
+        return Values(self.binder, self.traced, self.positions)
 
     @cached_property
     def positions(self) -> Positions:

@@ -49,6 +49,12 @@ class Positions:
         data, starts = self._encoded()
         return data[starts[start[0] - 1] + start[1] : starts[end[0] - 1] + end[1]]
 
+    def text_line(self, line: int) -> str:
+        """The text of line `line` (1-based), without its line ending."""
+        data, starts = self._encoded()
+        end = starts[line] if line < len(starts) else len(data)
+        return data[starts[line - 1]:end].decode("utf-8", "surrogatepass").rstrip("\r\n")
+
     def segment(self, node: ast.AST) -> str:
         """The source text of `node` (what LibCST's `code_for` gives of a node without parentheses of its own)."""
         found = self.source_bytes((node.lineno, node.col_offset), (node.end_lineno, node.end_col_offset))

@@ -36,8 +36,8 @@ from jaxfix.facts.flow import UNDEFINED, Lines, Parameter, Reaching, activity, b
 from jaxfix.facts.knowledge import jaxtyping
 from jaxfix.facts.knowledge.jax import (
     ARRAY_EVIDENCE_ATTRIBUTES, ARRAY_METHODS, ARRAY_NAMESPACES, AT_METHODS, FRESH_ARRAY_FUNCTIONS,
-    FRESH_ARRAY_METHODS, NOT_ONE_ARRAY, NOT_ONE_ARRAY_PREFIXES, RANDOM_SAMPLERS, SEQUENCE_ACCEPTING, STATIC_CALLS,
-    VIEW_ARRAY_ATTRIBUTES, VIEW_ARRAY_FUNCTIONS, VIEW_ARRAY_METHODS,
+    ARRAY_FRESH_METHODS, NOT_ONE_ARRAY, NOT_ONE_ARRAY_PREFIXES, RANDOM_SAMPLERS, SEQUENCE_ACCEPTING, STATIC_CALLS,
+    ARRAY_VIEW_ATTRIBUTES, VIEW_ARRAY_FUNCTIONS, ARRAY_VIEW_METHODS,
 )
 from jaxfix.facts.knowledge.tables import (
     ARRAY_ANNOTATION_NAMES, ARRAY_ANNOTATIONS, BARE_ARRAY_ANNOTATION_NAMES, TRACED_ARRAY_ANNOTATIONS,
@@ -148,7 +148,7 @@ class Predicates:
         of a call on tracers, say). A field of a pytree may be static (`model.dim`, an NNX module's Python int, a
         flax.struct `pytree_node=False` field: the parameter is a tree, its attributes are not all leaves), and a
         string built from a tracer (`str(x)`, an f-string) is text made at trace time."""
-        while type(expr) is ast.Subscript or (type(expr) is ast.Attribute and expr.attr in VIEW_ARRAY_ATTRIBUTES):
+        while type(expr) is ast.Subscript or (type(expr) is ast.Attribute and expr.attr in ARRAY_VIEW_ATTRIBUTES):
             expr = expr.value
         if type(expr) is ast.Attribute:
             return (
@@ -168,7 +168,7 @@ class Predicates:
         if kind is ast.Subscript:
             return self.array_evidence(expr.value)
         if kind is ast.Attribute:
-            return expr.attr in VIEW_ARRAY_ATTRIBUTES and self.array_evidence(expr.value)
+            return expr.attr in ARRAY_VIEW_ATTRIBUTES and self.array_evidence(expr.value)
         return self.tracer(expr)
 
     def is_array(self, name: ast.Name) -> bool:
@@ -215,7 +215,7 @@ class Predicates:
         if kind is ast.Subscript:
             return tracer(expr.value) and self.array_evidence(expr.value)
         if kind is ast.Attribute:
-            return expr.attr in VIEW_ARRAY_ATTRIBUTES and tracer(expr.value)
+            return expr.attr in ARRAY_VIEW_ATTRIBUTES and tracer(expr.value)
         if kind is ast.Name:
             return self._name_tracer(expr, seen)
         return False
@@ -556,11 +556,11 @@ class Predicates:
             base, name = func.value, func.attr
             if name in AT_METHODS and _at_base(base) is not None:
                 return is_array(_at_base(base))
-            return (name in FRESH_ARRAY_METHODS or name in VIEW_ARRAY_METHODS) and not _keyword(expr, "out") and (
+            return (name in ARRAY_FRESH_METHODS or name in ARRAY_VIEW_METHODS) and not _keyword(expr, "out") and (
                 is_array(base)
             )
         if kind is ast.Attribute:
-            return expr.attr in VIEW_ARRAY_ATTRIBUTES and is_array(expr.value)
+            return expr.attr in ARRAY_VIEW_ATTRIBUTES and is_array(expr.value)
         if kind is ast.Subscript:
             return is_array(expr.value)
         if kind is ast.BinOp:

@@ -502,7 +502,49 @@ POSITIONAL_SAMPLERS = {
 # Reductions that return a 0-d array when given one array and nothing else.
 WHOLE_REDUCTIONS = REDUCTIONS - {"jax.numpy.trace", "jax.numpy.logaddexp.reduce", "jax.numpy.vdot"}
 
-# ---- methods and attributes of JAX arrays ---------------------------------------------------------------------
+
+# ---- which values are JAX arrays, by their methods and attributes (facts/values.py, analysis/arrays.py) ----------
+# `x.at[idx].<method>(...)`: every one but `get` returns a new array.
+AT_METHODS = frozenset({"set", "add", "subtract", "multiply", "mul", "divide", "power", "min", "max", "apply", "get"})
+# Methods of an array that return one new array (NumPy copies for them too).
+ARRAY_FRESH_METHODS = frozenset(
+    "astype copy flatten sum mean prod max min std var cumsum cumprod clip round conj argmax argmin argsort dot "
+    "all any".split()
+)
+# Methods and attributes of an array that return one array that, in NumPy, may be a view of it.
+ARRAY_VIEW_METHODS = frozenset("reshape ravel transpose squeeze swapaxes diagonal".split())
+ARRAY_VIEW_ATTRIBUTES = frozenset({"T", "mT", "real", "imag"})
+# The dtype names that mean floating-point or complex numbers (`jnp.float32`, `"float32"`, `float`).
+INEXACT_DTYPE_NAMES = frozenset("float16 float32 float64 bfloat16 complex64 complex128 float complex".split())
+# jax.numpy constructors (short names) whose default dtype is float, and functions whose result always is.
+FLOAT_BY_DEFAULT_SHORT = frozenset("zeros ones empty eye identity linspace logspace geomspace".split())
+ALWAYS_INEXACT_SHORT = frozenset(
+    """
+    exp exp2 expm1 log log1p log2 log10 sqrt cbrt sin cos tan arcsin arccos arctan arctan2 sinh cosh tanh mean std var
+    divide true_divide hypot logaddexp nanmean interp linalg.norm linalg.inv linalg.det linalg.solve linalg.pinv
+    linalg.cholesky
+    """.split()
+)
+# jax.numpy functions (short names) and array methods whose result has the dtype of their first argument.
+DTYPE_KEEPING_SHORT = frozenset(
+    """
+    copy reshape ravel transpose swapaxes moveaxis squeeze expand_dims broadcast_to flip fliplr flipud rot90 roll tile
+    repeat pad sort cumsum cumprod abs absolute negative clip maximum minimum sum prod max min amax amin take diff
+    diagonal tril triu trace nansum zeros_like ones_like empty_like full_like
+    """.split()
+)
+DTYPE_KEEPING_METHODS = frozenset("copy flatten sum prod max min cumsum cumprod clip round conj".split())
+# jax.numpy functions (short names) that join a list of arrays into one, of the dtype their elements promote to.
+JOINING_SHORT = frozenset("concatenate stack hstack vstack dstack column_stack".split())
+# What reads an array without keeping a reference to it (so that rebinding the name is what NumPy's in-place
+# update would have done): attributes of its metadata, builtins, calls and methods that consume it on the spot.
+ARRAY_METADATA_ATTRIBUTES = frozenset({"shape", "dtype", "ndim", "size", "nbytes", "itemsize", "sharding", "weak_type"})
+NON_RETAINING_BUILTINS = frozenset("print len float int bool str repr isinstance type id hash format".split())
+NON_RETAINING_CALLS = frozenset({"jax.debug.print", _JNP + "shape", _JNP + "ndim", _JNP + "size", _JNP + "result_type"})
+NON_RETAINING_METHODS = frozenset({"item", "tolist"})
+# The namespaces whose calls JF401 takes for free of side effects (an index and a value made of them keep their
+# meaning when `.at[i].set(v)` evaluates the index first).
+EFFECT_FREE_NAMESPACES = ("jax.numpy.", "jax.lax.", "jax.nn.")
 # Methods of JAX arrays that return a new value and change nothing.
 ARRAY_METHODS = frozenset(
     """
@@ -510,15 +552,5 @@ ARRAY_METHODS = frozenset(
     nonzero prod ptp ravel repeat reshape round searchsorted squeeze std sum swapaxes take trace transpose var view
     """.split()
 )
-# Methods that return a new array computed from the receiver, and those that return a view of it.
-FRESH_ARRAY_METHODS = frozenset(
-    "astype copy flatten sum mean prod max min std var cumsum cumprod clip round conj argmax argmin argsort dot "
-    "all any".split()
-)
-VIEW_ARRAY_METHODS = frozenset("reshape ravel transpose squeeze swapaxes diagonal".split())
-# Attributes that are the array itself, viewed (`x.T`, `x.real`).
-VIEW_ARRAY_ATTRIBUTES = frozenset({"T", "mT", "real", "imag"})
-# `x.at[idx].<method>(...)`: every one returns a new array.
-AT_METHODS = frozenset({"set", "add", "subtract", "multiply", "mul", "divide", "power", "min", "max", "apply", "get"})
 # Uses only an array allows (`x.shape`, `x.at`), evidence that a name holds one rather than a list or a tuple.
 ARRAY_EVIDENCE_ATTRIBUTES = frozenset({"shape", "ndim", "dtype", "size", "at", "T", "astype", "reshape"})
