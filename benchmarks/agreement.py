@@ -105,7 +105,7 @@ class Sides:
     @cached_property
     def predicates(self) -> Predicates:
         """The predicates fact on `ast` (jaxfix/facts/predicates.py) over the screen's binder and traced fact."""
-        return Predicates(self.screen.binder, self.screen.traced_fact, self.lines)
+        return Predicates(self.screen.binder, self.screen.traced_fact, self.lines, _values(self))
 
     @cached_property
     def traced(self) -> Traced:
@@ -522,9 +522,6 @@ FAMILIES: list[Family] = [
     Family("array-evidence-exact", "facts.predicates.Predicates.array_evidence vs PredicateAnalysis.array_evidence, "
            f"{_EXPRESSION}", "exact", _expressions, lambda s, e: s.predicates.array_evidence(e),
            lambda s, node: s.context.predicates.array_evidence(node)),
-    Family("array-exact", "facts.predicates.Predicates.is_array vs ArrayAnalysis.is_array, for each name read in the "
-           "module", "exact", _name_loads, lambda s, e: s.predicates.is_array(e),
-           lambda s, node: s.context.arrays.is_array(node)),
     Family("int-constant-exact", "facts.literals.int_constant vs Shapes.constant, for each literal, sign, arithmetic "
            "or name read in the module", "exact", _int_expressions,
            lambda s, node: int_constant(s.screen.binder, node), lambda s, node: s.context.shapes.constant(node)),

@@ -17,7 +17,6 @@ import enum
 
 import libcst as cst
 
-from jaxfix.facts.flow import Lines
 from jaxfix.facts.knowledge.jax import BOOLEAN_RESULT as _BOOLEAN_CALLS, NOT_ONE_ARRAY as _NOT_ONE_ARRAY  # noqa: F401
 from jaxfix.facts.knowledge.jax import NOT_ONE_ARRAY_PREFIXES as _NOT_ONE_ARRAY_PREFIXES  # noqa: F401 (the screen's)
 from jaxfix.facts.model import ModuleModel
@@ -38,12 +37,7 @@ class PredicateAnalysis:
     def __init__(self, context: ModuleModel) -> None:
         self._context = context
         self._names = context.names
-        screen = context.screen
-        facts = getattr(context, "_facts", None)
-        if facts is not None and facts.binder is screen.binder and facts.traced is screen.traced_fact:
-            self.fact: Predicates = facts.predicates  # one per module: JF601's `check` asks it too
-        else:
-            self.fact = Predicates(screen.binder, screen.traced_fact, Lines(screen.text))
+        self.fact: Predicates = context.facts.predicates  # one per module: the `check`-rules ask it too
 
     def _ast_of(self, node: cst.CSTNode):
         return self._context.traced._ast_of(node)

@@ -72,7 +72,7 @@ class FileFacts:
     @cached_property
     def predicates(self) -> Predicates:
         """Tracers and array evidence in traced code (`jaxfix.facts.predicates`)."""
-        return Predicates(self.binder, self.traced, self.lines)
+        return Predicates(self.binder, self.traced, self.lines, self.values)
 
     @cached_property
     def values(self) -> Values:

@@ -29,36 +29,28 @@ read, and `reaching-exact` facts/flow.py's `Reaching` with FunctionFlow's reachi
 from __future__ import annotations
 
 import ast
-from typing import Iterator
 
 from jaxfix.facts.binder import Binder, Scope
 from jaxfix.facts.flow import UNDEFINED, Lines, Parameter, Reaching, activity, block_activity
-from jaxfix.facts.knowledge import jaxtyping
 from jaxfix.facts.knowledge.jax import (
-    ARRAY_EVIDENCE_ATTRIBUTES, ARRAY_METHODS, ARRAY_NAMESPACES, AT_METHODS, FRESH_ARRAY_FUNCTIONS,
-    ARRAY_FRESH_METHODS, NOT_ONE_ARRAY, NOT_ONE_ARRAY_PREFIXES, RANDOM_SAMPLERS, SEQUENCE_ACCEPTING, STATIC_CALLS,
-    ARRAY_VIEW_ATTRIBUTES, VIEW_ARRAY_FUNCTIONS, ARRAY_VIEW_METHODS,
+    ARRAY_EVIDENCE_ATTRIBUTES, ARRAY_METHODS, ARRAY_NAMESPACES, ARRAY_VIEW_ATTRIBUTES, NOT_ONE_ARRAY,
+    NOT_ONE_ARRAY_PREFIXES, SEQUENCE_ACCEPTING, STATIC_CALLS,
 )
-from jaxfix.facts.knowledge.tables import (
-    ARRAY_ANNOTATION_NAMES, ARRAY_ANNOTATIONS, BARE_ARRAY_ANNOTATION_NAMES, TRACED_ARRAY_ANNOTATIONS,
-)
+from jaxfix.facts.knowledge.tables import ARRAY_ANNOTATION_NAMES, BARE_ARRAY_ANNOTATION_NAMES
 from jaxfix.facts.literals import is_number
 from jaxfix.facts.traced import FUNCTIONS, Kind, Traced, call_args
+from jaxfix.facts.values import Values
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _COMPARISONS = (ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Eq, ast.NotEq)
 _CONTAINERS = (ast.List, ast.Tuple, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp, ast.GeneratorExp)
 _DISPLAYS = (ast.List, ast.Tuple, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp)  # not a generator
-_ARITHMETIC = (
-    ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.MatMult, ast.BitAnd, ast.BitOr,
-    ast.BitXor, ast.LShift, ast.RShift,
-)  # fmt: skip
-_AT_UPDATES = frozenset({"set", "add", "multiply", "divide", "min", "max", "get", "apply"})
 _CONTAINER_ANNOTATIONS = frozenset(
     {"Tuple", "tuple", "List", "list", "Sequence", "MutableSequence", "Dict", "dict", "Mapping", "MutableMapping",
      "Iterable", "Iterator", "Collection", "Set", "set", "FrozenSet", "frozenset", "Deque", "deque", "NamedTuple"}
 )
 _JNP = "jax.numpy."
+_AT_UPDATES = frozenset({"set", "add", "multiply", "divide", "min", "max", "get", "apply"})
 _TEXT_BUILTINS = ("str", "repr", "format", "ascii")
 
 
@@ -70,17 +62,6 @@ def _string(expr: ast.AST) -> bool:
 
 def _none(expr: ast.AST) -> bool:
     return type(expr) is ast.Constant and expr.value is None
-
-
-def _number(expr: ast.AST) -> bool:
-    """A number literal, complex ones and nested signs included (ArrayAnalysis's operands)."""
-    while type(expr) is ast.UnaryOp and isinstance(expr.op, (ast.USub, ast.UAdd)):
-        expr = expr.operand
-    return type(expr) is ast.Constant and type(expr.value) in (int, float, complex)
-
-
-def _keyword(call: ast.Call, name: str) -> bool:
-    return any(k.arg == name for k in call.keywords)
 
 
 def _at_base(expr: ast.AST) -> ast.AST | None:
@@ -113,12 +94,12 @@ def _parameters(function: ast.AST) -> list[ast.arg]:
 class Predicates:
     """Tracers and array evidence in one module, each answer memoized where it needs no assumption."""
 
-    def __init__(self, binder: Binder, traced: Traced, lines: Lines) -> None:
+    def __init__(self, binder: Binder, traced: Traced, lines: Lines, values: Values) -> None:
         self.binder = binder
         self.traced = traced
+        self.values = values
         self._lines = lines
         self._flows: dict[ast.AST, Reaching] = {}
-        self._arrays: dict[Scope, set[str]] = {}
         self._tracers: dict[ast.AST, bool] = {}
         self._reads: dict[tuple[Scope, str], list[ast.Name]] | None = None
 
@@ -172,10 +153,8 @@ class Predicates:
         return self.tracer(expr)
 
     def is_array(self, name: ast.Name) -> bool:
-        """Whether `name`, where it stands, is known to hold a JAX array: every binding of it makes one (the
-        greatest such set of names per scope)."""
-        owner = self._owner(name)
-        return owner is not None and name.id in self._solve(owner)
+        """Whether `name`, where it stands, is known to hold a JAX array (`facts.values`)."""
+        return self.values.is_array(name)
 
     # ---- tracers ------------------------------------------------------------------------------------------------
 
@@ -440,153 +419,6 @@ class Predicates:
         if type(holder) is ast.Assign and any(t is node for t in holder.targets):
             return not isinstance(holder.value, _DISPLAYS)  # a container, not an array
         return type(holder) is ast.AugAssign and holder.target is node
-
-    # ---- arrays (ArrayAnalysis.is_array) -------------------------------------------------------------------------
-
-    def _solve(self, owner: Scope) -> set[str]:
-        """The names of `owner` proven to hold arrays: the greatest set of names all of whose bindings make an
-        array, given that the names in the set hold one."""
-        found = self._arrays.get(owner)
-        if found is not None:
-            return found
-        self._arrays[owner] = set()  # while solving, reads of this scope's names from elsewhere are unproven
-        if owner.kind in ("class", "comprehension", "builtins"):
-            return self._arrays[owner]
-        candidates = owner.bindings
-        env = set(candidates) - self._comprehension_walrus_targets(owner)
-        changed = True
-        while changed:
-            changed = False
-            for name in list(env):
-                if not all(self._binds(b, owner, env) for b in candidates[name]):
-                    env.discard(name)
-                    changed = True
-        self._arrays[owner] = env
-        return env
-
-    def _comprehension_walrus_targets(self, owner: Scope) -> set[str]:
-        """Names a `:=` inside a comprehension binds in `owner` (LibCST files them under the comprehension)."""
-        names = set()
-        for scope in self.binder.scopes:
-            if scope.kind != "comprehension":
-                continue
-            enclosing = scope.parent
-            while enclosing.kind == "comprehension":
-                enclosing = enclosing.parent
-            if enclosing is owner:
-                for node in self._walrus_in(scope):
-                    names.add(node.id)
-        return names
-
-    def _walrus_in(self, scope: Scope) -> Iterator[ast.Name]:
-        for node in self.binder.nodes_of(ast.NamedExpr):
-            if self.binder.scope_of.get(node) is scope and type(node.target) is ast.Name:
-                yield node.target
-
-    def _binds(self, binding, owner: Scope, env: set[str]) -> bool:
-        """Whether one binding gives its name an array, assuming the names in `env` hold one."""
-        node = binding.node
-        if node is None or self.binder.scope_of.get(node) is not owner:
-            return False  # builtins, and `global`/`nonlocal` rebinding from another scope
-        if type(node) is ast.arg:
-            return self._array_param(node)
-        parent = self.binder.parents.get(node)
-        value = None
-        kind = type(parent)
-        if kind is ast.Assign and any(t is node for t in parent.targets):
-            value = parent.value
-        elif kind in (ast.AnnAssign, ast.NamedExpr) and parent.target is node:
-            if parent.value is None:
-                return True  # a bare annotation binds nothing
-            value = parent.value
-        elif kind is ast.AugAssign and parent.target is node:
-            return isinstance(parent.op, _ARITHMETIC) and self._array_or_number(parent.value, owner, env)
-        if value is None:
-            return False  # for/with/except targets, unpacking, def, class, imports
-        return self._is_array(value, owner, env)
-
-    def _array_param(self, arg: ast.arg) -> bool:
-        """A parameter annotated `jax.Array`/`jnp.ndarray`, without a default (which could be anything)."""
-        parents = self.binder.parents
-        function = parents.get(parents.get(arg))
-        if arg.annotation is None or type(function) not in _DEFS:
-            return False
-        if _has_default(function, arg) or _starred_parameter(function, arg):
-            return False
-        annotation = arg.annotation
-        traced = self.traced
-        in_traced_code = traced.is_traced(function) and traced.param_kind(function, arg.arg) is Kind.TRACED
-        accepted = ARRAY_ANNOTATIONS | TRACED_ARRAY_ANNOTATIONS if in_traced_code else ARRAY_ANNOTATIONS
-        qualified = self.binder.qualified
-        if qualified(annotation) in accepted:
-            return True
-        if type(annotation) is ast.Subscript:
-            head = qualified(annotation.value) or ""
-            # `npt.NDArray[np.float32]` in traced code
-            if head in accepted and head in TRACED_ARRAY_ANNOTATIONS:
-                return True
-            # jaxtyping's `Float[Array, "n d"]`: an array of the first element's type
-            index = annotation.slice
-            array = index.elts[0] if type(index) is ast.Tuple and len(index.elts) == 2 else None
-            if head.startswith(jaxtyping.MODULE) and array is not None and type(array) is not ast.Slice:
-                return qualified(array) in accepted
-        return False
-
-    def _name_has(self, name: ast.Name, owner: Scope | None, env: set[str] | None) -> bool:
-        scope = self._owner(name)
-        if scope is None:
-            return False
-        if scope is owner and env is not None:
-            return name.id in env
-        return name.id in self._solve(scope)
-
-    def _is_array(self, expr: ast.AST, owner: Scope | None, env: set[str] | None) -> bool:
-        """Whether `expr` makes a JAX array, given that the names of `owner` in `env` hold one."""
-        is_array = lambda e: self._is_array(e, owner, env)  # noqa: E731
-        kind = type(expr)
-        if kind is ast.Name:
-            return self._name_has(expr, owner, env)
-        if kind is ast.Call:
-            callee = self.binder.callee(expr)
-            if callee is not None:
-                return self._array_call(callee, expr)
-            func = expr.func
-            if type(func) is not ast.Attribute:
-                return False
-            base, name = func.value, func.attr
-            if name in AT_METHODS and _at_base(base) is not None:
-                return is_array(_at_base(base))
-            return (name in ARRAY_FRESH_METHODS or name in ARRAY_VIEW_METHODS) and not _keyword(expr, "out") and (
-                is_array(base)
-            )
-        if kind is ast.Attribute:
-            return expr.attr in ARRAY_VIEW_ATTRIBUTES and is_array(expr.value)
-        if kind is ast.Subscript:
-            return is_array(expr.value)
-        if kind is ast.BinOp:
-            if not isinstance(expr.op, _ARITHMETIC):
-                return False
-            sides = [expr.left, expr.right]
-            return any(is_array(s) for s in sides) and all(self._array_or_number(s, owner, env) for s in sides)
-        if kind is ast.UnaryOp:
-            return isinstance(expr.op, (ast.USub, ast.UAdd, ast.Invert)) and is_array(expr.operand)
-        if kind is ast.IfExp:
-            return is_array(expr.body) and is_array(expr.orelse)
-        if kind is ast.NamedExpr:
-            return is_array(expr.value)
-        return False
-
-    def _array_call(self, callee: str, call: ast.Call) -> bool:
-        if callee not in FRESH_ARRAY_FUNCTIONS and callee not in VIEW_ARRAY_FUNCTIONS and callee not in RANDOM_SAMPLERS:
-            return False
-        if _keyword(call, "out") or _keyword(call, "retstep"):
-            return False  # `out=` returns the buffer given; `linspace(retstep=True)` returns a tuple
-        if callee == _JNP + "where":
-            return len(call.args) == 3 and not call.keywords and not any(type(a) is ast.Starred for a in call.args)
-        return True
-
-    def _array_or_number(self, expr: ast.AST, owner: Scope | None, env: set[str] | None) -> bool:
-        return _number(expr) or self._is_array(expr, owner, env)
 
 
 def _bound_argument(function: ast.AST, name: str, call: ast.Call) -> ast.AST | None:
