@@ -54,8 +54,10 @@ from jaxfix.edit.bridge import Bridge  # noqa: E402
 from jaxfix.analysis.syntax import param_names as cst_param_names  # noqa: E402
 from jaxfix.analysis.jit import only_arithmetic as cst_only_arithmetic  # noqa: E402
 from jaxfix.analysis.dataflow import activity as cst_activity  # noqa: E402
-from jaxfix.facts.flow import Bound, Lines, activity, only_arithmetic  # noqa: E402
+from jaxfix.analysis.dataflow import UNDEFINED as CST_UNDEFINED, Parameter as CstParameter  # noqa: E402
+from jaxfix.facts.flow import UNDEFINED, Lines, Parameter, Reaching, activity, only_arithmetic  # noqa: E402
 from jaxfix.facts.literals import int_constant, range_steps  # noqa: E402
+from jaxfix.facts.predicates import Predicates  # noqa: E402
 from jaxfix.facts.traced import Traced, param_names as ast_param_names  # noqa: E402
 
 
@@ -92,8 +94,13 @@ class Sides:
 
     @cached_property
     def bound(self) -> dict:
-        """facts.flow.Bound of each function asked (or the module)."""
+        """facts.flow.Reaching of each function asked (or the module)."""
         return {}
+
+    @cached_property
+    def predicates(self) -> Predicates:
+        """The predicates fact on `ast` (jaxfix/facts/predicates.py) over the screen's binder and traced fact."""
+        return Predicates(self.screen.binder, self.screen.traced_fact, self.lines)
 
     @cached_property
     def traced(self) -> Traced:
@@ -346,7 +353,7 @@ def _bound_on_ast(sides: Sides, statement: ast.stmt) -> tuple[str, ...]:
     function = function or sides.tree
     bound = sides.bound.get(function)
     if bound is None:
-        bound = sides.bound[function] = Bound(function, sides.lines)
+        bound = sides.bound[function] = Reaching(function, sides.lines)
     return tuple(sorted(n for n in bound.locals if bound.defined_before(statement, n)))
 
 
@@ -356,6 +363,67 @@ def _bound_on_libcst(sides: Sides, node: cst.CSTNode) -> tuple[str, ...]:
     dataflow = sides.context.dataflow
     flow = dataflow.flow(dataflow.enclosing_function(node))
     return tuple(sorted(n for n in flow.locals if flow.defined_before(node, n)))
+
+
+def _name_loads(sides: Sides) -> list[ast.Name]:
+    """Every name read in the module outside a lambda (whose flow LibCST holds no statements for)."""
+    return [
+        node for node in sides.screen.nodes_of(ast.Name)
+        if isinstance(node.ctx, ast.Load) and not isinstance(_flow_owner(sides, node), ast.Lambda)
+    ]  # fmt: skip
+
+
+def _flow_owner(sides: Sides, node: ast.AST) -> ast.AST:
+    parents = sides.screen.binder.parents
+    owner = parents.get(node)
+    while owner is not None and not isinstance(owner, _FUNCTIONS):
+        owner = parents.get(owner)
+    return owner if owner is not None else sides.tree
+
+
+def _described(sides: Sides, source) -> str:
+    """A reaching definition of either tree, spelled the same: `param x`, `UNDEFINED` or the LibCST node's type
+    and place."""
+    if isinstance(source, (Parameter, CstParameter)):
+        return f"param {source.node.arg if isinstance(source, Parameter) else source.param.name.value}"
+    if source is UNDEFINED or source is CST_UNDEFINED:
+        return "UNDEFINED"
+    if isinstance(source, ast.AST):
+        spelled = sides.bridge.cst_of(source)
+        if spelled is None:  # the bridge's own gap (bound-exact lists it as unmapped): named by where it starts
+            line, column = sides.bridge.point(source.lineno, source.col_offset)
+            return f"{type(source).__name__}@{line}:{column}"
+        source = spelled
+    where = sides.context.positions[source].start
+    return f"{type(source).__name__}@{where.line}:{where.column}"
+
+
+def _reaching_on_ast(sides: Sides, name: ast.Name) -> tuple[str, ...]:
+    parents = sides.screen.binder.parents
+    statement = parents.get(name)
+    while statement is not None and not isinstance(statement, ast.stmt):
+        statement = parents.get(statement)
+    if statement is None:
+        return ()
+    function = _flow_owner(sides, name)
+    reaching = sides.bound.get(function)
+    if reaching is None:
+        reaching = sides.bound[function] = Reaching(function, sides.lines)
+    return tuple(sorted(_described(sides, s) for s in reaching.reaching(statement, name.id)))
+
+
+def _reaching_on_libcst(sides: Sides, name: cst.CSTNode) -> tuple[str, ...]:
+    parents = sides.context.parents
+    statement = name
+    while statement is not None and not isinstance(
+        statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite, cst.BaseCompoundStatement)
+    ):
+        statement = parents.get(statement)
+    if statement is None:
+        return ()
+    dataflow = sides.context.dataflow
+    flow = dataflow.flow(dataflow.enclosing_function(name))
+    return tuple(sorted(_described(sides, s) for s in flow.reaching(statement, name.value)))
 
 
 _BODY = "at each function's first body node"
@@ -413,8 +481,19 @@ FAMILIES: list[Family] = [
            "exact", _all_expressions, _kind_exact, lambda s, node: s.context.traced.kind(node).name),
     Family("guarded-exact", "facts.traced.Traced.guarded vs TracedAnalysis.guarded, for each if/while", "exact",
            _branches, _guarded_on_ast, lambda s, node: s.context.traced.guarded(node)),
-    Family("bound-exact", "facts.flow.Bound.defined_before vs FunctionFlow.defined_before, for each line of each "
+    Family("bound-exact", "facts.flow.Reaching.defined_before vs FunctionFlow.defined_before, for each line of each "
            "block: the locals bound on every path to it", "exact", _line_starts, _bound_on_ast, _bound_on_libcst),
+    Family("reaching-exact", "facts.flow.Reaching.reaching vs FunctionFlow.reaching, for each name read outside a "
+           "lambda: the bindings that may reach its line", "exact", _name_loads, _reaching_on_ast, _reaching_on_libcst),
+    Family("tracer-exact", f"facts.predicates.Predicates.tracer vs PredicateAnalysis.tracer (the adapter over the "
+           f"bridge), {_EXPRESSION}", "exact",
+           _expressions, lambda s, e: s.predicates.tracer(e), _tracer),
+    Family("array-evidence-exact", "facts.predicates.Predicates.array_evidence vs PredicateAnalysis.array_evidence, "
+           f"{_EXPRESSION}", "exact", _expressions, lambda s, e: s.predicates.array_evidence(e),
+           lambda s, node: s.context.predicates.array_evidence(node)),
+    Family("array-exact", "facts.predicates.Predicates.is_array vs ArrayAnalysis.is_array, for each name read in the "
+           "module", "exact", _name_loads, lambda s, e: s.predicates.is_array(e),
+           lambda s, node: s.context.arrays.is_array(node)),
     Family("int-constant-exact", "facts.literals.int_constant vs Shapes.constant, for each literal, sign, arithmetic "
            "or name read in the module", "exact", _int_expressions,
            lambda s, node: int_constant(s.screen.binder, node), lambda s, node: s.context.shapes.constant(node)),

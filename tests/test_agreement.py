@@ -76,6 +76,16 @@ def test_the_traced_fact_on_ast_answers_as_traced_analysis(pairs) -> None:
     assert [str(pair) for pair in exact if pair.verdict != "agree"] == []
 
 
+def test_the_predicates_fact_on_ast_answers_as_predicate_analysis(pairs) -> None:
+    """facts/predicates.py (over facts/flow.py's reaching definitions) and PredicateAnalysis (over FunctionFlow and
+    ArrayAnalysis) agree exactly: every tracer and every array evidence in traced code, every name's array-ness
+    and reaching bindings (none is listed as known)."""
+    exact = [pair for pair in pairs if pair.family in ("tracer-exact", "array-evidence-exact", "array-exact",
+                                                      "reaching-exact")]  # fmt: skip
+    assert len(exact) > 40_000
+    assert [str(pair) for pair in exact if pair.verdict != "agree"] == []
+
+
 def test_a_wrong_traced_fact_is_found(agreement) -> None:
     """A `Traced.kind` that calls every expression TRACED is listed against the STATIC ones that TracedAnalysis
     (the rules' LibCST view of the same fact, through the bridge) gives."""

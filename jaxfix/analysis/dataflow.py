@@ -35,6 +35,7 @@ from jaxfix.facts.knowledge.jax import ALL, CORE_ARRAY_NAMESPACES, IMPURE_PREFIX
 from jaxfix.facts.knowledge.jax import INDEX_ACCEPTING as _INDEX_FRIENDLY, PYTREE_RETURNING as _PYTREE_RETURNING
 from jaxfix.facts.knowledge.jax import SEQUENCE_ACCEPTING as _ACCEPTS_SEQUENCES  # noqa: F401 (the screen's)
 from jaxfix.facts.knowledge.jax import SEQUENCE_RETURNING as _SEQUENCE_RETURNING
+from jaxfix.facts.knowledge.jax import ARRAY_EVIDENCE_ATTRIBUTES as _ARRAY_EVIDENCE_ATTRIBUTES, ARRAY_METHODS  # noqa: F401
 from jaxfix.facts.flow import Activity, NameUses, unique as _unique
 from jaxfix.facts.knowledge.tables import CALL_SUMMARIES
 from jaxfix.facts.model import ModuleModel
@@ -848,13 +849,6 @@ _HIGHER_ORDER: dict[str, tuple[tuple[int, ...], tuple[str, ...]]] = {
     **{name: ((0,), ("f",)) for name in TREE_MAPS},
     **LAX_BODIES,
 }
-# Methods of JAX arrays that return a new value and change nothing.
-ARRAY_METHODS = frozenset(
-    """
-    all any argmax argmin argsort astype clip conj conjugate copy cumprod cumsum diagonal dot flatten max mean min
-    nonzero prod ptp ravel repeat reshape round searchsorted squeeze std sum swapaxes take trace transpose var view
-    """.split()
-)
 # Methods that read a container without changing it (dict, list, tuple, str).
 _READING_METHODS = frozenset({"get", "items", "keys", "values", "index", "count", "copy", "format", "join", "split"})
 # Methods that change their receiver.
@@ -878,7 +872,6 @@ def returns_one_array(qualified: str) -> bool:
     )
 
 
-_ARRAY_EVIDENCE_ATTRIBUTES = frozenset({"shape", "ndim", "dtype", "size", "at", "T", "astype", "reshape"})
 
 
 class Dataflow:

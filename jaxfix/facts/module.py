@@ -16,7 +16,9 @@ from typing import Any, Callable, Iterator
 
 from jaxfix.diagnostics import Decision, Position
 from jaxfix.facts.binder import IMPORT, Binder
+from jaxfix.facts.flow import Lines
 from jaxfix.facts.positions import Positions
+from jaxfix.facts.predicates import Predicates
 from jaxfix.facts.traced import Traced
 
 _MISSING = frozenset({"ImportError", "ModuleNotFoundError", "AttributeError"})  # what a missing API raises
@@ -60,6 +62,16 @@ class FileFacts:
         if isinstance(found, Traced) and found.binder is self.binder:
             return found
         return Traced(self.tree, self.binder, project=self.project)
+
+    @cached_property
+    def lines(self) -> Lines:
+        """How each block's statements group into the lines LibCST holds (`flow.Lines`)."""
+        return Lines(self.text)
+
+    @cached_property
+    def predicates(self) -> Predicates:
+        """Tracers and array evidence in traced code (`jaxfix.facts.predicates`)."""
+        return Predicates(self.binder, self.traced, self.lines)
 
     @cached_property
     def positions(self) -> Positions:
