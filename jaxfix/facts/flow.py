@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterator, Sequence
 
-from jaxfix.facts.module import names_in, spelled_names
+from jaxfix.facts.spelling import names_in, spelled_names
 
 _SKIPPED = (ast.expr_context, ast.boolop, ast.operator, ast.unaryop, ast.cmpop)  # hold no code
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
