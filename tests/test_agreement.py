@@ -102,7 +102,7 @@ def test_the_purity_unit_cases_agree_with_dataflow(agreement) -> None:
     from tests import test_purity
 
     families = [agreement.BY_NAME["impurity-exact"]]
-    for code, _ in [*test_purity.LOOPS, *test_purity.CONCRETE]:
+    for code in [c for c, _ in [*test_purity.LOOPS, *test_purity.CONCRETE]] + [c for c, _, _ in test_purity.FUNCTIONS]:
         sides = agreement.Sides("f.py", test_purity.HEADER + code, None)
         pairs = list(agreement.compare_file(sides, families))
         assert pairs and [str(p) for p in pairs if p.verdict != "agree"] == []

@@ -70,6 +70,9 @@ LOOPS = [
          None),  # a summarised optimizer's method: pure
         ("def f(xs):\n    for x in xs:\n        (lambda v: v)(x)\n",
          ("calls `(lambda v: v)`, which is not known to be pure", 3, 8)),
+        # LibCST's code of a node holds no indentation of the block it stands in
+        ("def f(xs):\n    for x in xs:\n        y = g(\n            x\n        )(x)\n",
+         ("calls `g(\n    x\n)`, which is not known to be pure", 3, 12)),
 
 ]  # fmt: skip
 
@@ -93,6 +96,19 @@ def test_a_container_live_at_the_head_is_not_fresh() -> None:
     code = "def f(xs):\n    d = {}\n    for x in xs:\n        d = {}\n        d['k'] = x\n"
     assert loop_impurity(code) is None
     assert loop_impurity(code, live_in=["d"]) == ("assigns to `d['k']`, an object from outside the loop", 5, 8)
+
+
+FUNCTIONS = [
+    ("class C:\n    @deco(\n        'a'\n        'b'\n    )\n    def m(self):\n        pass\n", "m",
+     ("is decorated with `deco(\n    'a'\n    'b'\n)`", 2, 5)),
+    ('class C:\n    @deco("""\n    kept\n    """)\n    def m(self):\n        pass\n', "m",
+     ('is decorated with `deco("""\n    kept\n    """)`', 2, 5)),  # a string keeps its lines
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("code, name, expected", FUNCTIONS)
+def test_a_decorated_function(code, name, expected) -> None:
+    assert function_impurity(code, name) == expected
 
 
 def function_impurity(code: str, name: str, **options):
@@ -160,6 +176,18 @@ CONCRETE = [
          ("uses `i` as a Python int (a membership or identity test: `i in (1, 2)`)", 3, 12)),
         ("def f(a, b, n):\n    for i in range(n):\n        y = i and a and b\n",
          ("uses `i` as a Python int (a truth value: `i and a`)", 3, 12)),  # LibCST's inner `and`
+        ("def f(a, n):\n    for i in range(n):\n        if (i and a):\n            pass\n",
+         ("uses `i` as a Python int (a truth value: `(i and a)`)", 3, 12)),
+        # LibCST's nodes that `ast` places nowhere: a comprehension's clause, an assignment's target, a parameter
+        ("def f(xs):\n    for i in xs:\n        y = [a for a in i if a]\n",
+         ("uses `i` as a Python int (a use that may need a Python value: `for a in i if a`)", 3, 14)),
+        ("def f(xs):\n    for i in xs:\n        y = [a for a in xs if i]\n",
+         ("uses `i` as a Python int (a use that may need a Python value: `if i`)", 3, 26)),
+        ("def f(xs):\n    for i in xs:\n        i['k'] = 1\n",
+         ("uses `i` as a Python int (a use that may need a Python value: `i['k'] =`)", 3, 8)),
+        ("def f(xs, n):\n    for i in range(n):\n        g = lambda x, k=i + 1: x\n",
+         ("uses `i` as a Python int (a use that may need a Python value: `k=i + 1`)", 3, 22)),
+        ("def f(xs, n):\n    for i in range(n):\n        g = lambda x, k=i: x\n", None),  # a default: no load
 ]  # fmt: skip
 
 

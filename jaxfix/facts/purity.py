@@ -94,6 +94,29 @@ class Purity:
         indentation where it starts with it (but inside a string, which keeps every character)."""
         return self._dedented(node, self.positions.with_parentheses(node, self.binder.parents.get(node)))
 
+    def _lines_in_strings(self, literal: ast.AST) -> set[int]:
+        """The lines that start inside one of the string tokens of a (maybe implicitly concatenated) literal."""
+        data, starts = self.positions._encoded()
+        at = starts[literal.lineno - 1] + literal.col_offset
+        end = starts[literal.end_lineno - 1] + literal.end_col_offset
+        found: set[int] = set()
+        while at < end:
+            char = data[at : at + 1]
+            if char == b"#":
+                at = data.find(b"\n", at, end)
+                at = end if at < 0 else at
+                continue
+            if char not in (b"'", b'"'):
+                at += 1
+                continue
+            quote = data[at : at + 3] if data[at : at + 3] in _TRIPLE_QUOTES else char
+            close = at + len(quote)
+            while close < end and not data.startswith(quote, close):
+                close += 2 if data[close : close + 1] == b"\\" else 1
+            found.update(range(bisect.bisect_right(starts, at) + 1, bisect.bisect_right(starts, close) + 1))
+            at = close + len(quote)
+        return found
+
     def callee_code(self, call: ast.Call) -> str:
         """`code` of a call's callee (`(f)` of `(f)(x)`: `ast` starts the call at the first of its parentheses)."""
         return self._dedented(call.func, self.positions.callee(call))
@@ -114,7 +137,7 @@ class Purity:
         kept = set()  # lines that continue a string: its own characters
         for inner in ast.walk(node):
             if type(inner) in (ast.Constant, ast.JoinedStr) and getattr(inner, "end_lineno", inner.lineno) > inner.lineno:
-                kept.update(range(inner.lineno + 1, inner.end_lineno + 1))
+                kept.update(self._lines_in_strings(inner))
         lines = text.splitlines(keepends=True)
         first = getattr(node, "lineno", statement.lineno)
         found = [lines[0]]
@@ -529,6 +552,11 @@ class Purity:
                 if kind is not ast.Starred and self._accepts_traced(call, argument):
                     return set()
                 return blocked(call, f"an argument of `{self.callee_code(call)}`")
+            if kind is ast.Assign and parent.value is not child:  # LibCST's AssignTarget: the target and its `=`
+                data, starts = self.positions._encoded()
+                first = starts[child.lineno - 1] + child.col_offset
+                equal = data.index(b"=", starts[child.end_lineno - 1] + child.end_col_offset) + 1
+                return blocked(child, "a use that may need a Python value", data[first:equal].decode("utf-8", "surrogatepass"))
             if kind is ast.Assign and parent.value is child:
                 found: set[str] = set()
                 for target in parent.targets:
@@ -558,6 +586,8 @@ class Purity:
                 return blocked(parent, "a truth value")
             if kind is ast.BoolOp:  # LibCST nests `a and b and c` from the left: the operation up to `child`
                 at = next(i for i, v in enumerate(parent.values) if v is child)
+                if max(at, 1) == len(parent.values) - 1:
+                    return blocked(parent, "a truth value")  # the whole operation, with its own parentheses
                 last = parent.values[max(at, 1)]
                 text = self.positions.source_bytes(
                     (parent.lineno, parent.col_offset), (last.end_lineno, last.end_col_offset)
@@ -601,7 +631,7 @@ class Purity:
                                 end_lineno=end.end_lineno, end_col_offset=end.end_col_offset)  # fmt: skip
             return node, text(first, last)
         if any(condition is child for condition in parent.ifs):  # LibCST's CompIf: `if` and its test
-            first = data.rindex(b"if", 0, offset(child.lineno, child.col_offset))
+            first = _space_before(data, data.rindex(b"if", 0, offset(child.lineno, child.col_offset)))
             line = bisect.bisect_right(starts, first)
             node = ast.Constant(None, lineno=line, col_offset=first - starts[line - 1], end_lineno=child.end_lineno,
                                 end_col_offset=child.end_col_offset)  # fmt: skip
@@ -615,6 +645,7 @@ class Purity:
         first = data.rindex(b"for", 0, offset(target.lineno, target.col_offset))
         if parent.is_async:
             first = data.rindex(b"async", 0, first)
+        first = _space_before(data, first)
         line = bisect.bisect_right(starts, first)
         node = ast.Constant(None, lineno=line, col_offset=first - starts[line - 1], end_lineno=ending.end_lineno,
                             end_col_offset=ending.end_col_offset)  # fmt: skip
@@ -691,8 +722,16 @@ class Purity:
 
 
 _MEMBERSHIP = (ast.In, ast.NotIn, ast.Is, ast.IsNot)
+_TRIPLE_QUOTES = (b"'" * 3, b'"' * 3)
 _UNPLACED = (ast.arguments, ast.comprehension, ast.withitem)
 _SPACE = re.compile(rb"(?:[ \t\f]|\\\r?\n|\r\n|\r|\n|#[^\r\n]*)*")
+
+
+def _space_before(data: bytes, offset: int) -> int:
+    """Where the whitespace before `offset` starts (LibCST's `whitespace_before`, which a clause's place holds)."""
+    while offset > 0 and data[offset - 1 : offset] in (b" ", b"\t", b"\f", b"\n", b"\r", b"\\"):
+        offset -= 1
+    return offset
 
 
 def _line_column(starts: list[int], offset: int) -> tuple[int, int]:
