@@ -17,6 +17,9 @@ Four layers, each usable alone:
   that JAX traces once: jumps out of the body, side effects, mutation of outside objects, calls to anything not
   known to be pure; and uses of a name (the loop index) that need a Python int where a tracer would arrive.
 Everything answers with a reason a diagnostic can show. Unknown means "do not rewrite".
+The purity layer (`impurity`, `block_impurity`, `function_impurity`, `call_blocker`, `concrete_use`,
+`is_array_like`) is written on `ast` too, in jaxfix/facts/purity.py, for the rules as they move onto `check`;
+benchmarks/agreement.py's `impurity-exact` and `array-like-exact` compare the two.
 """
 
 from __future__ import annotations
