@@ -64,6 +64,10 @@ from jaxfix.facts.literals import int_constant, range_steps  # noqa: E402
 from jaxfix.facts.predicates import Predicates  # noqa: E402
 from jaxfix.facts.traced import Traced, param_names as ast_param_names  # noqa: E402
 from jaxfix.facts.values import Values  # noqa: E402
+from jaxfix.analysis.dataflow import activity as cst_activity  # noqa: E402
+from jaxfix.analysis.dataflow import block_flow as cst_block_flow  # noqa: E402
+from jaxfix.analysis.syntax import body_statements as cst_body_statements  # noqa: E402
+from jaxfix.facts.purity import Purity  # noqa: E402
 
 
 def _sources(paths: list[str]) -> list[tuple[str, str, object]]:
@@ -115,6 +119,12 @@ class Sides:
     @cached_property
     def functions(self) -> list[ast.AST]:
         return self.screen.nodes_of(*_FUNCTIONS)
+
+    @cached_property
+    def purity(self) -> Purity:
+        """The purity fact on `ast` (jaxfix/facts/purity.py), over the screen's binder and traced fact."""
+        screen = self.screen
+        return Purity(screen.binder, screen.traced_fact, screen.positions, self.lines, self.predicates)
 
     @cached_property
     def in_traced_code(self) -> set[int]:
@@ -481,6 +491,104 @@ def _array_on_libcst(sides: Sides, name: cst.CSTNode) -> bool:
 
 _BODY = "at each function's first body node"
 _EXPRESSION = "for each expression read in traced code"
+# ---- purity: Dataflow's impurity, block_impurity, function_impurity and concrete_use against facts/purity.py ----
+# What needs liveness (a loop's live-in names, an arm's) is taken from the LibCST side (FunctionFlow, block_flow)
+# and handed to both: facts/purity.py takes it as a parameter until liveness lands on `ast`.
+
+_EFFECTS = frozenset({"jax.debug.print", "jax.debug.callback"})  # JF104's run-time effects
+
+
+def _cst_blocker(sides: Sides, blocker) -> str:
+    if blocker is None:
+        return "pure"
+    node = blocker.node
+    if isinstance(node, cst.Decorator):
+        node = node.decorator
+    elif isinstance(node, cst.Else):  # `ast` has no node for the clause: its first statement stands for it
+        node = cst_body_statements(node.body)[0]
+        if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            node = node.body[0]
+    start = sides.context.positions[node].start
+    return f"{blocker.reason} @{start.line}:{start.column}" + (" collects" if blocker.collects else "")
+
+
+def _ast_blocker(sides: Sides, blocker) -> str:
+    if blocker is None:
+        return "pure"
+    line, column = sides.bridge.point(blocker.node.lineno, blocker.node.col_offset)
+    return f"{blocker.reason} @{line}:{column}" + (" collects" if blocker.collects else "")
+
+
+def _purity_candidates(sides: Sides) -> list[ast.AST]:
+    """Every loop, function, `if` and conditional expression of the module."""
+    return sides.screen.nodes_of(*_LOOPS, *_FUNCTIONS, ast.If, ast.IfExp)
+
+
+def _appended(loop: cst.CSTNode) -> frozenset[str]:
+    return frozenset(_appended_names(loop))
+
+
+def _cst_arms(node: cst.If) -> list[list[cst.CSTNode]]:
+    arms = [list(cst_body_statements(node.body))]
+    if isinstance(node.orelse, cst.If):
+        arms.append([node.orelse])
+    elif node.orelse is not None:
+        arms.append(list(cst_body_statements(node.orelse.body)))
+    return arms
+
+
+def _impurity_on_libcst(sides: Sides, node: cst.CSTNode) -> str:
+    dataflow = sides.context.dataflow
+    show = partial(_cst_blocker, sides)
+    if isinstance(node, (cst.For, cst.While)):
+        found = [show(dataflow.impurity(node)), show(dataflow.impurity(node, appendable=_appended(node))),
+                 show(dataflow.impurity(node, run_time_effects=_EFFECTS))]  # fmt: skip
+        if isinstance(node, cst.For) and isinstance(node.target, cst.Name):
+            found.append(show(dataflow.concrete_use(node, [node.target.value])))
+        elif isinstance(node, cst.While):
+            names = [n for n in cst_activity(node.test).reads if n in cst_activity(node.body).writes]
+            found.append(show(dataflow.concrete_use(node, names, also=[node.test])))
+        return " | ".join(found)
+    if isinstance(node, (cst.FunctionDef, cst.Lambda)):
+        params = frozenset(cst_param_names(node.params))
+        return f"{show(dataflow.function_impurity(node))} | {show(dataflow.function_impurity(node, arrays=params))}"
+    if isinstance(node, cst.If):
+        return " | ".join(show(dataflow.block_impurity(arm, outside=cst_block_flow(arm).live_in)) for arm in _cst_arms(node))
+    lines = [cst.SimpleStatementLine([cst.Expr(node.body)]), cst.SimpleStatementLine([cst.Expr(node.orelse)])]
+    return show(dataflow.block_impurity(lines, outside=()))
+
+
+def _impurity_on_ast(sides: Sides, node: ast.AST) -> str:
+    purity = sides.purity
+    show = partial(_ast_blocker, sides)
+    twin = sides.bridge.cst_of(node)
+    if isinstance(node, _LOOPS):
+        live_in = sides.context.dataflow.loop(twin).live_in  # liveness: LibCST's, through the bridge
+        found = [show(purity.impurity(node, live_in)), show(purity.impurity(node, live_in, appendable=_appended(twin))),
+                 show(purity.impurity(node, live_in, run_time_effects=_EFFECTS))]  # fmt: skip
+        if isinstance(node, (ast.For, ast.AsyncFor)) and isinstance(node.target, ast.Name):
+            found.append(show(purity.concrete_use(node, [node.target.id])))
+        elif isinstance(node, ast.While):
+            names = [n for n in cst_activity(twin.test).reads if n in cst_activity(twin.body).writes]
+            found.append(show(purity.concrete_use(node, names, also=[node.test])))
+        return " | ".join(found)
+    if isinstance(node, _FUNCTIONS):
+        params = frozenset(ast_param_names(node.args))
+        return f"{show(purity.function_impurity(node))} | {show(purity.function_impurity(node, arrays=params))}"
+    if isinstance(node, ast.If):
+        arms = [node.body, *([node.orelse] if node.orelse else [])]
+        return " | ".join(
+            show(purity.block_impurity(arm, outside=cst_block_flow(cst_arm).live_in))
+            for arm, cst_arm in zip(arms, _cst_arms(twin))
+        )
+    parts = [ast.copy_location(ast.Expr(part), part) for part in (node.body, node.orelse)]
+    return show(purity.block_impurity(parts, outside=()))
+
+
+def _array_like_on_ast(sides: Sides, node: ast.expr) -> bool:
+    return sides.purity.is_array_like(node)
+
+
 FAMILIES: list[Family] = [
     Family("traced", f"Screen.in_traced_code vs TracedAnalysis.in_traced_code, {_BODY}", "may", _functions,
            _on_body(lambda s, node: id(node) in s.in_traced_code), _in_traced_code, first_body_node),
@@ -532,6 +640,14 @@ FAMILIES: list[Family] = [
            _literal_trip),
     Family("jitted-exact", "facts.jitted vs analysis.jit (LibCST), for each module-level def: the jitted functions it "
            "is and their static parameters", "exact", _module_defs, _jitted_on_ast, _jitted_on_libcst),
+    Family("impurity-exact", "facts.purity.Purity vs Dataflow (impurity plain, with the lists appended to, with "
+           "run-time effects; concrete_use of a for target or a while's counters; function_impurity plain and with "
+           "its parameters as arrays; block_impurity of each if arm and of a conditional expression): reason and "
+           "node, for each loop, function, if and conditional expression", "exact", _purity_candidates,
+           _impurity_on_ast, _impurity_on_libcst),
+    Family("array-like-exact", "facts.purity.Purity.is_array_like vs Dataflow.is_array_like (a name's through "
+           "facts.predicates), for each expression read in the module", "exact", _all_expressions,
+           _array_like_on_ast, lambda s, node: s.context.dataflow.is_array_like(node)),
 ]  # fmt: skip
 BY_NAME = {family.name: family for family in FAMILIES}
 

@@ -86,6 +86,39 @@ def test_the_predicates_fact_on_ast_answers_as_predicate_analysis(pairs) -> None
     assert [str(pair) for pair in exact if pair.verdict != "agree"] == []
 
 
+def test_the_purity_fact_on_ast_answers_as_dataflow(pairs) -> None:
+    """facts/purity.py and LibCST's Dataflow agree exactly: reason and node of what stops each loop body (plain,
+    with the lists it appends to, with run-time effects), each function, each `if` arm and conditional expression,
+    of the first use of a `for` target or a `while` counter as a Python int, and whether each expression read is
+    array-like."""
+    exact = [pair for pair in pairs if pair.family in ("impurity-exact", "array-like-exact")]
+    assert {pair.family for pair in exact} == {"impurity-exact", "array-like-exact"}
+    assert len(exact) > 25_000
+    assert [str(pair) for pair in exact if pair.verdict != "agree"] == []
+
+
+def test_the_purity_unit_cases_agree_with_dataflow(agreement) -> None:
+    """Every snippet of tests/test_purity.py is answered alike on both trees."""
+    from tests import test_purity
+
+    families = [agreement.BY_NAME["impurity-exact"]]
+    for code in [c for c, _ in [*test_purity.LOOPS, *test_purity.CONCRETE]] + [c for c, _, _ in test_purity.FUNCTIONS]:
+        sides = agreement.Sides("f.py", test_purity.HEADER + code, None)
+        pairs = list(agreement.compare_file(sides, families))
+        assert pairs and [str(p) for p in pairs if p.verdict != "agree"] == []
+
+
+def test_a_wrong_purity_fact_is_found(agreement) -> None:
+    """A `Purity.call_blocker` that finds every call pure is listed against Dataflow's I/O."""
+    text = "def f(xs):\n    for x in xs:\n        print(x)\n"
+    families = [agreement.BY_NAME["impurity-exact"]]
+    sides = agreement.Sides("f.py", text, None)
+    sides.purity.call_blocker = lambda *arguments, **options: None
+    (pair, function) = agreement.compare_file(sides, families)
+    assert pair.verdict == "unsound" and "does I/O (`print`) @3:8" in pair.on_libcst and "does I/O" not in pair.on_ast
+    assert function.verdict == "unsound"
+
+
 def test_a_wrong_traced_fact_is_found(agreement) -> None:
     """A `Traced.kind` that calls every expression TRACED is listed against the STATIC ones that TracedAnalysis
     (the rules' LibCST view of the same fact, through the bridge) gives."""

@@ -17,6 +17,9 @@ Four layers, each usable alone:
   that JAX traces once: jumps out of the body, side effects, mutation of outside objects, calls to anything not
   known to be pure; and uses of a name (the loop index) that need a Python int where a tracer would arrive.
 Everything answers with a reason a diagnostic can show. Unknown means "do not rewrite".
+The purity layer (`impurity`, `block_impurity`, `function_impurity`, `call_blocker`, `concrete_use`,
+`is_array_like`) is written on `ast` too, in jaxfix/facts/purity.py, for the rules as they move onto `check`;
+benchmarks/agreement.py's `impurity-exact` and `array-like-exact` compare the two.
 """
 
 from __future__ import annotations
@@ -30,15 +33,18 @@ from libcst.metadata import ScopeProvider
 
 from jaxfix.analysis.summaries import by_method_name, summary_of
 from jaxfix.analysis.syntax import AT_METHODS, body_statements, code_children, param_names, target_names, terminal_parts
-from jaxfix.analysis.traced import LAX_BODIES, TRANSFORMS, TREE_MAPS, Kind
-from jaxfix.facts.knowledge.jax import ALL, CORE_ARRAY_NAMESPACES, IMPURE_PREFIXES, PURE_CALLS, PURE_PREFIXES
-from jaxfix.facts.knowledge.jax import INDEX_ACCEPTING as _INDEX_FRIENDLY, PYTREE_RETURNING as _PYTREE_RETURNING
+from jaxfix.analysis.traced import TRANSFORMS, Kind
+from jaxfix.facts.knowledge.jax import ALL, IMPURE_PREFIXES, PURE_CALLS, PURE_PREFIXES
+from jaxfix.facts.knowledge.jax import INDEX_ACCEPTING as _INDEX_FRIENDLY
 from jaxfix.facts.knowledge.jax import SEQUENCE_ACCEPTING as _ACCEPTS_SEQUENCES  # noqa: F401 (the screen's)
-from jaxfix.facts.knowledge.jax import SEQUENCE_RETURNING as _SEQUENCE_RETURNING
 from jaxfix.facts.knowledge.jax import ARRAY_EVIDENCE_ATTRIBUTES as _ARRAY_EVIDENCE_ATTRIBUTES, ARRAY_METHODS  # noqa: F401
 from jaxfix.facts.flow import Activity, NameUses, unique as _unique
 from jaxfix.facts.knowledge.tables import CALL_SUMMARIES
 from jaxfix.facts.model import ModuleModel
+from jaxfix.facts.knowledge.python import (
+    COLLECTING_METHODS, FRESH_CONTAINER_CALLS, IO_BUILTINS, MUTATING_METHODS, PURE_BUILTINS, READING_METHODS,
+)
+from jaxfix.facts.purity import HIGHER_ORDER, returns_one_array  # noqa: F401 (returns_one_array: read from here)
 
 FunctionLike = Union[cst.FunctionDef, cst.Lambda, cst.Module]
 Loop = Union[cst.For, cst.While]
@@ -829,49 +835,13 @@ class Blocker:
     collects: bool = False
 
 
-_IO_BUILTINS = frozenset({"print", "open", "input", "breakpoint", "help"})
-_PURE_BUILTINS = frozenset(
-    """
-    abs all any ascii bin bool callable chr complex dict divmod enumerate filter float format frozenset getattr
-    hasattr hash hex id int isinstance issubclass len list map max min oct ord pow range repr reversed round set
-    slice sorted str sum tuple type zip
-    """.split()
-)
-# Builtins and pure APIs that call a function they are given: (positions, keywords) of the function arguments.
-_HIGHER_ORDER: dict[str, tuple[tuple[int, ...], tuple[str, ...]]] = {
-    "map": ((0,), ()),
-    "filter": ((0,), ()),
-    "sorted": ((), ("key",)),
-    "max": ((), ("key",)),
-    "min": ((), ("key",)),
-    "functools.partial": ((0,), ("func",)),
-    **{name: ((0,), ("f", "fun")) for name in TRANSFORMS},
-    **{name: ((0,), ("f",)) for name in TREE_MAPS},
-    **LAX_BODIES,
-}
-# Methods that read a container without changing it (dict, list, tuple, str).
-_READING_METHODS = frozenset({"get", "items", "keys", "values", "index", "count", "copy", "format", "join", "split"})
-# Methods that change their receiver.
-MUTATING_METHODS = frozenset(
-    """
-    append extend insert pop remove clear update setdefault popitem add discard sort reverse fill put resize
-    itemset __setitem__ __delitem__ write writelines send
-    """.split()
-)
-_COLLECTING = frozenset({"append", "extend", "insert"})
-_FRESH_CONTAINER_CALLS = frozenset({"list", "dict", "set"})
+_IO_BUILTINS = IO_BUILTINS
+_PURE_BUILTINS = PURE_BUILTINS  # read by the screens too
+_HIGHER_ORDER = HIGHER_ORDER
+_READING_METHODS = READING_METHODS
+_COLLECTING = COLLECTING_METHODS
+_FRESH_CONTAINER_CALLS = FRESH_CONTAINER_CALLS
 _BUILTIN_NAMES = frozenset(dir(builtins))
-
-
-def returns_one_array(qualified: str) -> bool:
-    """Whether a JAX library function (by qualified name) returns one array, not a tuple, list or pytree."""
-    return (
-        qualified.startswith(CORE_ARRAY_NAMESPACES)
-        and qualified not in _SEQUENCE_RETURNING
-        and qualified not in _PYTREE_RETURNING
-    )
-
-
 
 
 class Dataflow:

@@ -11,6 +11,7 @@ from libcst.metadata import ScopeProvider
 from jaxfix.facts.knowledge import optax, tables
 from jaxfix.facts.knowledge.summary import CallSummary
 from jaxfix.facts.knowledge.tables import CALL_SUMMARIES
+from jaxfix.facts.summaries import BY_METHOD_NAME
 
 _OPTIMIZER = "optax.GradientTransformation"
 _GRADIENTS = tables.GRADIENTS
@@ -175,10 +176,7 @@ def array_output(context, call: cst.Call) -> str | None:
 
 
 # The summaries of methods recognised by their name alone, by that name (the first where two share one).
-_BY_METHOD_NAME: dict[str, tuple[str, CallSummary]] = {}
-for _name, _summary in CALL_SUMMARIES.items():
-    if _summary.by_method_name:
-        _BY_METHOD_NAME.setdefault(_name.rsplit(".", 1)[1], (_name, _summary))
+_BY_METHOD_NAME = BY_METHOD_NAME
 
 
 def by_method_name(call: cst.Call) -> tuple[str, CallSummary] | None:

@@ -19,6 +19,8 @@ from jaxfix.facts.binder import IMPORT, Binder
 from jaxfix.facts.flow import Lines
 from jaxfix.facts.positions import Positions
 from jaxfix.facts.predicates import Predicates
+from jaxfix.facts.purity import Purity
+from jaxfix.facts.spelling import names_in, spelled_names  # noqa: F401 (read from here too)
 from jaxfix.facts.traced import Traced
 from jaxfix.facts.values import Values
 
@@ -78,6 +80,11 @@ class FileFacts:
     def values(self) -> Values:
         """What each value is (`jaxfix.facts.values`): arrays, their dtype class, Python ints."""
         return Values(self.binder, self.traced, self.positions)
+
+    @cached_property
+    def purity(self) -> Purity:
+        """What stops a block or function from becoming a traced body (`jaxfix.facts.purity`)."""
+        return Purity(self.binder, self.traced, self.positions, self.lines, self.predicates)
 
     @cached_property
     def positions(self) -> Positions:
@@ -200,54 +207,6 @@ class NameSupply:
         return f"{candidates[0]}_{number}"
 
 
-def names_in(tree: ast.AST) -> set[str]:
-    """Every name spelled in `tree` where LibCST holds a `Name` (what `codegen.FreshNames` avoids): read and stored
-    names, attributes', defs', classes', parameters', keywords', the dotted parts of imports and their aliases,
-    `global`/`nonlocal` names, `except ... as` names, `match` captures and keys, type parameters."""
-    found: set[str] = set()
-    add = found.add
-    for node in ast.walk(tree):
-        kind = type(node)
-        if kind is ast.Name:
-            add(node.id)
-        elif kind is ast.Attribute:
-            add(node.attr)
-        elif kind is ast.arg:
-            add(node.arg)
-        elif kind is ast.keyword:
-            if node.arg is not None:
-                add(node.arg)
-        elif kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
-            add(node.name)
-        elif kind is ast.alias:
-            found.update(node.name.split("."))
-            if node.asname:
-                add(node.asname)
-        elif kind is ast.ImportFrom:
-            if node.module:
-                found.update(node.module.split("."))
-        elif kind in (ast.Global, ast.Nonlocal):
-            found.update(node.names)
-        elif kind is ast.ExceptHandler or kind in _CAPTURES:
-            if getattr(node, "name", None):
-                add(node.name)
-        elif kind is _MATCH_MAPPING:
-            if node.rest:
-                add(node.rest)
-        elif kind is _MATCH_CLASS:
-            found.update(node.kwd_attrs)
-        elif kind in _TYPE_PARAMETERS:
-            add(node.name)
-    found.discard("*")
-    return found
-
-
-_CAPTURES = tuple(getattr(ast, kind) for kind in ("MatchAs", "MatchStar") if hasattr(ast, kind))
-_MATCH_MAPPING = getattr(ast, "MatchMapping", None)
-_MATCH_CLASS = getattr(ast, "MatchClass", None)
-_TYPE_PARAMETERS = tuple(getattr(ast, kind) for kind in ("TypeVar", "ParamSpec", "TypeVarTuple") if hasattr(ast, kind))
-
-
 def in_order(call: ast.Call) -> list[ast.AST]:
     """A call's arguments as written (LibCST's `args`): positional ones, `*a`, keywords and `**k` in source order."""
     if not call.keywords:
@@ -263,22 +222,6 @@ def value_of(argument: ast.AST) -> ast.AST:
 def named(argument: ast.AST) -> bool:
     """Whether an argument is passed by keyword (`k=a`; not `**a`, which LibCST gives no keyword)."""
     return type(argument) is ast.keyword and argument.arg is not None
-
-
-def spelled_names(node: ast.AST) -> Iterator[str]:
-    """Every name spelled in `node` as LibCST holds names: read and stored names, attributes' names, keyword
-    arguments' names and lambdas' parameters (`x.grads` spells `x` and `grads`)."""
-    for found in ast.walk(node):
-        kind = type(found)
-        if kind is ast.Name:
-            yield found.id
-        elif kind is ast.Attribute:
-            yield found.attr
-        elif kind is ast.keyword:
-            if found.arg is not None:
-                yield found.arg
-        elif kind is ast.arg:
-            yield found.arg
 
 
 def dotted(expr: ast.AST) -> tuple[str, ...] | None:

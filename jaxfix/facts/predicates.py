@@ -145,7 +145,7 @@ class Predicates:
         """Whether `expr` is surely an array rather than a container of arrays (a tuple's truth is static)."""
         kind = type(expr)
         if kind is ast.Name:
-            return self.is_array(expr) or self._name_is_array(expr) or self._bound_to_arrays(expr)
+            return self.is_array(expr) or self.name_is_array_like(expr) or self._bound_to_arrays(expr)
         if kind is ast.Subscript:
             return self.array_evidence(expr.value)
         if kind is ast.Attribute:
@@ -386,7 +386,7 @@ class Predicates:
                 self._reads.setdefault((read.scope, read.node.id), []).append(read.node)
         return self._reads.get((scope, name), [])
 
-    def _name_is_array(self, name: ast.Name) -> bool:
+    def name_is_array_like(self, name: ast.Name) -> bool:
         """`Dataflow.is_array_like` of a name: proven an array, or traced, bound only by parameters, augmented
         assignments and assignments of values other than container displays, and used the way only arrays are
         (an array attribute, or a positional argument of a jax.numpy function that rejects lists)."""
