@@ -15,7 +15,7 @@ from typing import Iterator, Sequence
 
 from jaxfix.facts.binder import Binder, Binding
 from jaxfix.facts.flow import activity, block_activity
-from jaxfix.facts.module import _CAPTURES, _MATCH_CLASS, _MATCH_MAPPING, names_in
+from jaxfix.facts.spelling import _CAPTURES, _MATCH_CLASS, _MATCH_MAPPING, names_in
 from jaxfix.facts.traced import literals
 
 JIT = frozenset({"jax.jit"})

@@ -23,7 +23,7 @@ from jaxfix.facts.binder import Binder
 from jaxfix.facts.flow import Lines, children, root_name, target_names, walk
 from jaxfix.facts.knowledge.jax import (
     ALL, ARRAY_METHODS, AT_METHODS, CORE_ARRAY_NAMESPACES, IMPURE_PREFIXES, INDEX_ACCEPTING, PURE_CALLS,
-    PURE_PREFIXES, PYTREE_RETURNING, SEQUENCE_RETURNING, TREE_MAPS, VIEW_ARRAY_ATTRIBUTES,
+    PURE_PREFIXES, PYTREE_RETURNING, SEQUENCE_RETURNING, TREE_MAPS, ARRAY_VIEW_ATTRIBUTES,
 )
 from jaxfix.facts.knowledge.python import (
     COLLECTING_METHODS, FRESH_CONTAINER_CALLS, HIGHER_ORDER_BUILTINS, IO_BUILTINS, MUTATING_METHODS, PURE_BUILTINS,
@@ -714,7 +714,7 @@ class Purity:
             return False
         if kind is ast.BinOp:
             return self.is_array_like(expr.left) or self.is_array_like(expr.right)
-        if kind is ast.Attribute and expr.attr in VIEW_ARRAY_ATTRIBUTES:
+        if kind is ast.Attribute and expr.attr in ARRAY_VIEW_ATTRIBUTES:
             return self.is_array_like(expr.value)
         if kind is ast.Name:
             return self.predicates.name_is_array_like(expr)
