@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterator, Sequence
 
-from jaxfix.facts.module import names_in, spelled_names
+from jaxfix.facts.names import names_in, spelled_names
 
 _SKIPPED = (ast.expr_context, ast.boolop, ast.operator, ast.unaryop, ast.cmpop)  # hold no code
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -451,12 +451,14 @@ class Bound:
         else:
             statements, parameters = function.body, parameter_names(function.args)
         whole = block_activity(statements)
+        self.whole = whole
+        self.statements = statements
         self.declared = frozenset(whole.declared)
         self.locals = frozenset((set(parameters) | set(whole.writes) | set(whole.deletes)) - self.declared)
         self._at: dict[ast.stmt, _MaybeUnbound] = {}
         self._loops: list[tuple[list, list]] = []  # (breaks, continues) of each loop we are in
         self._collectors: list[list] = []
-        self._block(statements, self.locals - set(parameters))
+        self._block(statements, self._entry(function))
 
     def defined_before(self, statement: ast.stmt, name: str) -> bool:
         """Whether `name` is bound on every path to the line that `statement` starts (a name not local to the
@@ -466,8 +468,27 @@ class Bound:
         state = self._at.get(statement)
         return state is not None and name not in state
 
-    def _bind(self, state: _MaybeUnbound, names) -> _MaybeUnbound:
+    # The state at a point, and how bindings change it: here the locals that may be unbound; `facts.loops`'s
+    # reaching definitions (`Reaching`) keep, per local, the bindings that may reach instead.
+
+    def _entry(self, function: ast.AST) -> _MaybeUnbound:
+        parameters = () if isinstance(function, ast.Module) else parameter_names(function.args)
+        return self.locals - set(parameters)
+
+    @staticmethod
+    def _join(a, b):
+        return _join(a, b)
+
+    def _bind(self, state: _MaybeUnbound, names, source: ast.AST) -> _MaybeUnbound:
+        """`state` after `names` are bound by `source` (a statement, a handler, or the value of `name = value`)."""
         return state - set(names)
+
+    def _unbind(self, state: _MaybeUnbound, names) -> _MaybeUnbound:
+        return state | (set(names) & self.locals)
+
+    def _simple_binds(self, statement: ast.stmt, state: _MaybeUnbound, act: Activity) -> _MaybeUnbound:
+        """`state` after the bindings of the simple statement `statement` (its deletions apart)."""
+        return self._bind(state, act.writes, statement)
 
     def _block(self, statements: Sequence[ast.stmt], state: _MaybeUnbound | None) -> _MaybeUnbound | None:
         for kind, group in self._lines.group(statements):
@@ -484,7 +505,7 @@ class Bound:
     def _record(self, statement: ast.stmt, state: _MaybeUnbound | None) -> None:
         if state is None:
             return
-        self._at[statement] = _join(self._at.get(statement), state)
+        self._at[statement] = self._join(self._at.get(statement), state)
         for collector in self._collectors:
             collector.append(state)
 
@@ -497,7 +518,7 @@ class Bound:
         if kind in (ast.Return, ast.Raise):
             return None
         act = activity(statement)
-        return self._bind(state, act.writes) | (set(act.deletes) & self.locals)
+        return self._unbind(self._simple_binds(statement, state, act), act.deletes)
 
     def _compound(self, statement: ast.stmt, state: _MaybeUnbound | None) -> _MaybeUnbound | None:  # noqa: C901
         self._record(statement, state)
@@ -506,40 +527,40 @@ class Bound:
         kind = type(statement)
         act = activity(statement, deep=False)
         if kind is ast.If:
-            state = self._bind(state, act.writes)  # walrus in the test
+            state = self._bind(state, act.writes, statement)  # walrus in the test
             body = self._block(statement.body, state)
-            return _join(body, self._block(statement.orelse, state) if statement.orelse else state)
+            return self._join(body, self._block(statement.orelse, state) if statement.orelse else state)
         if kind in (ast.For, ast.AsyncFor, ast.While):
             loop = kind is not ast.While
-            entry = self._bind(state, activity(statement.iter).writes) if loop else state
+            entry = self._bind(state, activity(statement.iter).writes, statement) if loop else state
             head = entry
             frame: tuple[list, list] = ([], [])
             for _ in range(100):
                 frame = ([], [])
                 self._loops.append(frame)
-                body_entry = self._bind(head, target_names(statement.target) if loop else act.writes)
+                body_entry = self._bind(head, target_names(statement.target) if loop else act.writes, statement)
                 end = self._block(statement.body, body_entry)
                 self._loops.pop()
                 new_head = entry
                 for other in (end, *frame[1]):
-                    new_head = _join(new_head, other)
+                    new_head = self._join(new_head, other)
                 if new_head == head:
                     break
                 head = new_head
-            after = head if loop else self._bind(head, act.writes)
+            after = head if loop else self._bind(head, act.writes, statement)
             if statement.orelse:
                 after = self._block(statement.orelse, after)
             for other in frame[0]:
-                after = _join(after, other)
+                after = self._join(after, other)
             return after
         if kind in (ast.With, ast.AsyncWith):
-            entry = self._bind(state, act.writes)
+            entry = self._bind(state, act.writes, statement)
             collector = [entry]
             self._collectors.append(collector)
             result = self._block(statement.body, entry)
             self._collectors.pop()
             for seen in collector:  # a context manager may swallow an exception anywhere in the body
-                result = _join(result, seen)
+                result = self._join(result, seen)
             return result
         if kind in TRIES:
             collector = [state]
@@ -548,21 +569,21 @@ class Bound:
             self._collectors.pop()
             raised = None
             for seen in collector:
-                raised = _join(raised, seen)
+                raised = self._join(raised, seen)
             if end is not None:
-                raised = _join(raised, end)
+                raised = self._join(raised, end)
             outcomes = None
             for handler in statement.handlers:
-                entry = None if raised is None else self._bind(raised, [handler.name] if handler.name else [])
-                outcomes = _join(outcomes, self._block(handler.body, entry))
+                entry = None if raised is None else self._bind(raised, [handler.name] if handler.name else [], handler)
+                outcomes = self._join(outcomes, self._block(handler.body, entry))
             normal = self._block(statement.orelse, end) if statement.orelse else end
-            outcomes = _join(outcomes, normal)
+            outcomes = self._join(outcomes, normal)
             if statement.finalbody:
                 self._block(statement.finalbody, raised)  # what the finally block sees on the way out of an exception
                 outcomes = self._block(statement.finalbody, outcomes)
             return outcomes
         if kind in (*_FUNCTIONS, ast.ClassDef):
-            return self._bind(state, act.writes)
+            return self._bind(state, act.writes, statement)
         return state
 
 

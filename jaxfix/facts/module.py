@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterator
 
 from jaxfix.diagnostics import Decision, Position
 from jaxfix.facts.binder import IMPORT, Binder
+from jaxfix.facts.names import names_in, spelled_names  # noqa: F401 (read from here by the rules)
 from jaxfix.facts.positions import Positions
 from jaxfix.facts.traced import Traced
 
@@ -71,6 +72,49 @@ class FileFacts:
     def fresh_names(self) -> "NameSupply":
         """Fresh names for the fixes the `check`-rules plan in this module (`names_in` its tree)."""
         return NameSupply(lambda: names_in(self.tree))
+
+    # ---- flow: liveness, reaching definitions, loop-carried names (`jaxfix.facts.loops`) ----------------------
+
+    @cached_property
+    def lines(self):
+        """How the module's blocks group into LibCST's statements (`flow.Lines`)."""
+        from jaxfix.facts.flow import Lines
+
+        return Lines(self.text)
+
+    def enclosing_function(self, node: ast.AST) -> ast.AST:
+        """The def or lambda whose code holds `node`, or the module (what `flow` is asked about)."""
+        from jaxfix.facts.loops import enclosing_function
+
+        return enclosing_function(node, self.binder.parents, self.tree)
+
+    def flow(self, function: ast.AST):
+        """Liveness and reaching definitions in `function` (a def, a lambda or the module), made on first use."""
+        from jaxfix.facts.loops import FunctionFlow
+
+        found = self._flows.get(function)
+        if found is None:
+            found = self._flows[function] = FunctionFlow(function, self.lines)
+        return found
+
+    def loop(self, loop: ast.stmt):
+        """What `loop` (a `for` or `while`) carries from one iteration to the next (`facts.loops.LoopFlow`)."""
+        from jaxfix.facts.loops import loop_flow
+
+        return loop_flow(self.flow(self.enclosing_function(loop)), loop)
+
+    @cached_property
+    def carry(self):
+        """What stops a loop's carried values from becoming a lax loop's carry (`facts.carry.CarryAnalysis`)."""
+        from jaxfix.facts.carry import CarryAnalysis
+
+        # TODO(values): the ranks and dtype categories of facts/values.py (another branch); none here yet, so
+        # `blocker` needs a CarryAnalysis given them (benchmarks/agreement.py gives LibCST's through the bridge).
+        return CarryAnalysis(self, getattr(self, "values", None))
+
+    @cached_property
+    def _flows(self) -> dict:
+        return {}
 
     def span(self, node: ast.AST) -> tuple[Position, Position]:
         """Where `node` starts and ends as a finding gives it (LibCST's positions: columns 1-based, in characters)."""
@@ -182,54 +226,6 @@ class NameSupply:
         return f"{candidates[0]}_{number}"
 
 
-def names_in(tree: ast.AST) -> set[str]:
-    """Every name spelled in `tree` where LibCST holds a `Name` (what `codegen.FreshNames` avoids): read and stored
-    names, attributes', defs', classes', parameters', keywords', the dotted parts of imports and their aliases,
-    `global`/`nonlocal` names, `except ... as` names, `match` captures and keys, type parameters."""
-    found: set[str] = set()
-    add = found.add
-    for node in ast.walk(tree):
-        kind = type(node)
-        if kind is ast.Name:
-            add(node.id)
-        elif kind is ast.Attribute:
-            add(node.attr)
-        elif kind is ast.arg:
-            add(node.arg)
-        elif kind is ast.keyword:
-            if node.arg is not None:
-                add(node.arg)
-        elif kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
-            add(node.name)
-        elif kind is ast.alias:
-            found.update(node.name.split("."))
-            if node.asname:
-                add(node.asname)
-        elif kind is ast.ImportFrom:
-            if node.module:
-                found.update(node.module.split("."))
-        elif kind in (ast.Global, ast.Nonlocal):
-            found.update(node.names)
-        elif kind is ast.ExceptHandler or kind in _CAPTURES:
-            if getattr(node, "name", None):
-                add(node.name)
-        elif kind is _MATCH_MAPPING:
-            if node.rest:
-                add(node.rest)
-        elif kind is _MATCH_CLASS:
-            found.update(node.kwd_attrs)
-        elif kind in _TYPE_PARAMETERS:
-            add(node.name)
-    found.discard("*")
-    return found
-
-
-_CAPTURES = tuple(getattr(ast, kind) for kind in ("MatchAs", "MatchStar") if hasattr(ast, kind))
-_MATCH_MAPPING = getattr(ast, "MatchMapping", None)
-_MATCH_CLASS = getattr(ast, "MatchClass", None)
-_TYPE_PARAMETERS = tuple(getattr(ast, kind) for kind in ("TypeVar", "ParamSpec", "TypeVarTuple") if hasattr(ast, kind))
-
-
 def in_order(call: ast.Call) -> list[ast.AST]:
     """A call's arguments as written (LibCST's `args`): positional ones, `*a`, keywords and `**k` in source order."""
     if not call.keywords:
@@ -245,22 +241,6 @@ def value_of(argument: ast.AST) -> ast.AST:
 def named(argument: ast.AST) -> bool:
     """Whether an argument is passed by keyword (`k=a`; not `**a`, which LibCST gives no keyword)."""
     return type(argument) is ast.keyword and argument.arg is not None
-
-
-def spelled_names(node: ast.AST) -> Iterator[str]:
-    """Every name spelled in `node` as LibCST holds names: read and stored names, attributes' names, keyword
-    arguments' names and lambdas' parameters (`x.grads` spells `x` and `grads`)."""
-    for found in ast.walk(node):
-        kind = type(found)
-        if kind is ast.Name:
-            yield found.id
-        elif kind is ast.Attribute:
-            yield found.attr
-        elif kind is ast.keyword:
-            if found.arg is not None:
-                yield found.arg
-        elif kind is ast.arg:
-            yield found.arg
 
 
 def dotted(expr: ast.AST) -> tuple[str, ...] | None:
