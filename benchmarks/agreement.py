@@ -54,11 +54,13 @@ from jaxfix.edit.bridge import Bridge  # noqa: E402
 from jaxfix.analysis.syntax import param_names as cst_param_names  # noqa: E402
 from jaxfix.analysis.jit import only_arithmetic as cst_only_arithmetic  # noqa: E402
 from jaxfix.analysis.dataflow import activity as cst_activity  # noqa: E402
-from jaxfix.facts.flow import Bound, Lines, activity, only_arithmetic  # noqa: E402
-from jaxfix.facts.literals import int_constant, range_steps  # noqa: E402
 from jaxfix.facts import carry as carry_fact  # noqa: E402
 from jaxfix.facts.module import FileFacts  # noqa: E402
-from jaxfix.facts.loops import UNDEFINED, FunctionFlow, Parameter, loop_flow, match_reads  # noqa: E402
+from jaxfix.facts.loops import FunctionFlow, loop_flow, match_reads  # noqa: E402
+from jaxfix.analysis.dataflow import UNDEFINED as CST_UNDEFINED, Parameter as CstParameter  # noqa: E402
+from jaxfix.facts.flow import UNDEFINED, Lines, Parameter, Reaching, activity, only_arithmetic  # noqa: E402
+from jaxfix.facts.literals import int_constant, range_steps  # noqa: E402
+from jaxfix.facts.predicates import Predicates  # noqa: E402
 from jaxfix.facts.traced import Traced, param_names as ast_param_names  # noqa: E402
 
 
@@ -95,7 +97,7 @@ class Sides:
 
     @cached_property
     def bound(self) -> dict:
-        """facts.flow.Bound of each function asked (or the module)."""
+        """facts.flow.Reaching of each function asked (or the module)."""
         return {}
 
     @cached_property
@@ -113,6 +115,11 @@ class Sides:
         """facts.carry on `ast`, its ranks and categories LibCST's (ShapeAnalysis through the bridge) until
         facts/values.py holds them."""
         return carry_fact.CarryAnalysis(self.file_facts, _BridgedValues(self))
+
+    @cached_property
+    def predicates(self) -> Predicates:
+        """The predicates fact on `ast` (jaxfix/facts/predicates.py) over the screen's binder and traced fact."""
+        return Predicates(self.screen.binder, self.screen.traced_fact, self.lines)
 
     @cached_property
     def traced(self) -> Traced:
@@ -365,7 +372,7 @@ def _bound_on_ast(sides: Sides, statement: ast.stmt) -> tuple[str, ...]:
     function = function or sides.tree
     bound = sides.bound.get(function)
     if bound is None:
-        bound = sides.bound[function] = Bound(function, sides.lines)
+        bound = sides.bound[function] = Reaching(function, sides.lines)
     return tuple(sorted(n for n in bound.locals if bound.defined_before(statement, n)))
 
 
@@ -426,13 +433,13 @@ def _source_on_ast(sides: Sides, source) -> str:
 
 
 def _source_on_libcst(sides: Sides, source) -> str:
-    if source is UNDEFINED or isinstance(source, Parameter):
+    if source is CST_UNDEFINED or isinstance(source, CstParameter):
         return repr(source)
     where = sides.context.positions[source].start
     return f"{where.line}:{where.column}"
 
 
-def _reaching_on_ast(sides: Sides, statement: ast.stmt) -> tuple:
+def _flow_at_ast(sides: Sides, statement: ast.stmt) -> tuple:
     flow = _flow_on_ast(sides, _function_of(sides, statement))
     group = next((g for _, g in sides.lines.group(_block_holding(sides, statement)) if g[0] is statement), [statement])
     reads = [n for s in group for n in match_reads(s, activity(s, deep=False))]
@@ -446,7 +453,7 @@ def _block_holding(sides: Sides, statement: ast.stmt) -> list[ast.stmt]:
     return block_of(statement, sides.screen.binder.parents.get(statement) or sides.tree) or [statement]
 
 
-def _reaching_on_libcst(sides: Sides, node: cst.CSTNode) -> tuple:
+def _flow_at_libcst(sides: Sides, node: cst.CSTNode) -> tuple:
     if isinstance(node, cst.BaseSmallStatement):
         node = sides.context.parents[node]
     dataflow = sides.context.dataflow
@@ -521,6 +528,65 @@ def _carry_on_ast(sides: Sides, loop: ast.AST) -> tuple:
 
 def _carry_on_libcst(sides: Sides, loop: cst.CSTNode) -> tuple:
     return _carry_answers(sides.context.carry, loop, sides.context.dataflow.loop(loop))
+def _name_loads(sides: Sides) -> list[ast.Name]:
+    """Every name read in the module outside a lambda (whose flow LibCST holds no statements for)."""
+    return [
+        node for node in sides.screen.nodes_of(ast.Name)
+        if isinstance(node.ctx, ast.Load) and not isinstance(_flow_owner(sides, node), ast.Lambda)
+    ]  # fmt: skip
+
+
+def _flow_owner(sides: Sides, node: ast.AST) -> ast.AST:
+    parents = sides.screen.binder.parents
+    owner = parents.get(node)
+    while owner is not None and not isinstance(owner, _FUNCTIONS):
+        owner = parents.get(owner)
+    return owner if owner is not None else sides.tree
+
+
+def _described(sides: Sides, source) -> str:
+    """A reaching definition of either tree, spelled the same: `param x`, `UNDEFINED` or the LibCST node's type
+    and place."""
+    if isinstance(source, (Parameter, CstParameter)):
+        return f"param {source.node.arg if isinstance(source, Parameter) else source.param.name.value}"
+    if source is UNDEFINED or source is CST_UNDEFINED:
+        return "UNDEFINED"
+    if isinstance(source, ast.AST):
+        spelled = sides.bridge.cst_of(source)
+        if spelled is None:  # the bridge's own gap (bound-exact lists it as unmapped): named by where it starts
+            line, column = sides.bridge.point(source.lineno, source.col_offset)
+            return f"{type(source).__name__}@{line}:{column}"
+        source = spelled
+    where = sides.context.positions[source].start
+    return f"{type(source).__name__}@{where.line}:{where.column}"
+
+
+def _reaching_on_ast(sides: Sides, name: ast.Name) -> tuple[str, ...]:
+    parents = sides.screen.binder.parents
+    statement = parents.get(name)
+    while statement is not None and not isinstance(statement, ast.stmt):
+        statement = parents.get(statement)
+    if statement is None:
+        return ()
+    function = _flow_owner(sides, name)
+    reaching = sides.bound.get(function)
+    if reaching is None:
+        reaching = sides.bound[function] = Reaching(function, sides.lines)
+    return tuple(sorted(_described(sides, s) for s in reaching.reaching(statement, name.id)))
+
+
+def _reaching_on_libcst(sides: Sides, name: cst.CSTNode) -> tuple[str, ...]:
+    parents = sides.context.parents
+    statement = name
+    while statement is not None and not isinstance(
+        statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite, cst.BaseCompoundStatement)
+    ):
+        statement = parents.get(statement)
+    if statement is None:
+        return ()
+    dataflow = sides.context.dataflow
+    flow = dataflow.flow(dataflow.enclosing_function(name))
+    return tuple(sorted(_described(sides, s) for s in flow.reaching(statement, name.value)))
 
 
 _BODY = "at each function's first body node"
@@ -578,17 +644,28 @@ FAMILIES: list[Family] = [
            "exact", _all_expressions, _kind_exact, lambda s, node: s.context.traced.kind(node).name),
     Family("guarded-exact", "facts.traced.Traced.guarded vs TracedAnalysis.guarded, for each if/while", "exact",
            _branches, _guarded_on_ast, lambda s, node: s.context.traced.guarded(node)),
-    Family("bound-exact", "facts.flow.Bound.defined_before vs FunctionFlow.defined_before, for each line of each "
+    Family("bound-exact", "facts.flow.Reaching.defined_before vs FunctionFlow.defined_before, for each line of each "
            "block: the locals bound on every path to it", "exact", _line_starts, _bound_on_ast, _bound_on_libcst),
     Family("loop-flow-exact", "facts.loops.loop_flow vs analysis.dataflow.loop_flow (Dataflow.loop): every field, "
            "for each for/while", "exact", _all_loops, _loop_on_ast,
            lambda s, loop: _loop_fields(s.context.dataflow.loop(loop))),
-    Family("reaching-exact", "facts.loops.FunctionFlow vs analysis.dataflow.FunctionFlow: the bindings reaching each "
+    Family("flow-exact", "facts.loops.FunctionFlow vs analysis.dataflow.FunctionFlow: the bindings reaching each "
            "line of each block for each name it reads, and the names live after it", "exact", _line_starts,
-           _reaching_on_ast, _reaching_on_libcst),
+           _flow_at_ast, _flow_at_libcst),
     Family("carry-exact", "facts.carry.CarryAnalysis vs analysis.carry.CarryAnalysis (ranks and categories LibCST's "
            "for both): blocker (plain, static_ints, restartable), static_numbers and name_kind of each carried name, "
            "for each for/while", "exact", _all_loops, _carry_on_ast, _carry_on_libcst),
+    Family("reaching-exact", "facts.flow.Reaching.reaching vs FunctionFlow.reaching, for each name read outside a "
+           "lambda: the bindings that may reach its line", "exact", _name_loads, _reaching_on_ast, _reaching_on_libcst),
+    Family("tracer-exact", f"facts.predicates.Predicates.tracer vs PredicateAnalysis.tracer (the adapter over the "
+           f"bridge), {_EXPRESSION}", "exact",
+           _expressions, lambda s, e: s.predicates.tracer(e), _tracer),
+    Family("array-evidence-exact", "facts.predicates.Predicates.array_evidence vs PredicateAnalysis.array_evidence, "
+           f"{_EXPRESSION}", "exact", _expressions, lambda s, e: s.predicates.array_evidence(e),
+           lambda s, node: s.context.predicates.array_evidence(node)),
+    Family("array-exact", "facts.predicates.Predicates.is_array vs ArrayAnalysis.is_array, for each name read in the "
+           "module", "exact", _name_loads, lambda s, e: s.predicates.is_array(e),
+           lambda s, node: s.context.arrays.is_array(node)),
     Family("int-constant-exact", "facts.literals.int_constant vs Shapes.constant, for each literal, sign, arithmetic "
            "or name read in the module", "exact", _int_expressions,
            lambda s, node: int_constant(s.screen.binder, node), lambda s, node: s.context.shapes.constant(node)),

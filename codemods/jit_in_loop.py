@@ -1,5 +1,5 @@
 """JF502: `jax.jit` of a new function object inside a loop recompiles on every iteration. On `ast` (`check`): the
-binder's names, the flow facts (`jaxfix.facts.flow`: reads and writes, LibCST's lines and statements, `Bound`,
+binder's names, the flow facts (`jaxfix.facts.flow`: reads and writes, LibCST's lines and statements, `Reaching`,
 the bindings of a name); the hoist is planned on `ast` and built on LibCST by `fix_finding`."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import libcst as cst
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Diagnostic, Fix, Safety
 from jaxfix.facts.flow import (
-    TRIES, Bound, Lines, activity, binding_statements, block_of, only_arithmetic, statement_of,
+    TRIES, Lines, Reaching, activity, binding_statements, block_of, only_arithmetic, statement_of,
     top_level_bindings,
 )
 from jaxfix.facts.knowledge.jax import FUNCTION_MAKERS, PARTIAL
@@ -311,7 +311,7 @@ class _Module:
         self.binder = facts.binder
         self.parents = facts.binder.parents
         self.lines = Lines(facts.text)
-        self._bounds: dict[ast.AST, Bound] = {}
+        self._bounds: dict[ast.AST, Reaching] = {}
         self._tops: dict[str, list[ast.stmt]] | None = None
         self._changed: dict[ast.AST, set[str]] = {}
 
@@ -420,10 +420,10 @@ class _Module:
             current = self.parents.get(current)
         return current if current is not None else self.facts.tree
 
-    def _bound(self, function: ast.AST) -> Bound:
+    def _bound(self, function: ast.AST) -> Reaching:
         found = self._bounds.get(function)
         if found is None:
-            found = self._bounds[function] = Bound(function, self.lines)
+            found = self._bounds[function] = Reaching(function, self.lines)
         return found
 
     def _imported(self, target: ast.Name) -> bool:

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
+from typing import Iterator
 
 import libcst as cst
 
-from jaxfix.analysis.screen import Screen, head_name, may_kind, may_kind_scoped
-from jaxfix.analysis.syntax import is_none, is_number
-from jaxfix.analysis.traced import Kind
 from jaxfix.codemod import Codemod, Invalid, Valid
-from jaxfix.diagnostics import Safety
+from jaxfix.diagnostics import Diagnostic, Fix, ImportSpec, Safety
+from jaxfix.facts.literals import concatenated, is_number
+from jaxfix.facts.module import FileFacts
+from jaxfix.facts.traced import Kind, call_args
 
 _CONVERSIONS = {"r": "repr", "s": "str", "a": "ascii"}
 
@@ -26,9 +27,6 @@ class _Template:
 
     text: list[str] = field(default_factory=list)
     args: list[cst.BaseExpression] = field(default_factory=list)
-    static: list[str] = field(default_factory=list)  # values known at trace time: printed once there, not per call
-    suspect: dict[str, str] = field(default_factory=dict)  # values that may well be static, with why
-    unproven: list[str] = field(default_factory=list)  # traced values not proven arrays (a call's result)
 
     def literal(self, value: str) -> None:
         self.text.append(value.replace("{", "{{").replace("}", "}}"))
@@ -110,26 +108,7 @@ class PrintInTraced(Codemod):
     fix_safety = Safety.SAFE
     other_fix_safeties = (Safety.UNSAFE, Safety.DISPLAY_ONLY)
     screen = ("print",)
-
-    @classmethod
-    def may_match_tree(cls, screen: Screen) -> bool:
-        """A finding needs a call of `print` (a name LibCST resolves to the builtin: `print` itself, or `print`
-        under attributes, calls and subscripts) in a function that TracedAnalysis may find traced, with a `*`/`**`
-        argument or a positional argument (or an f-string argument) whose kind may be TRACED (`screen.may_kind`),
-        asked again, for such a call, with names resolved through the functions around their use
-        (`may_kind_scoped`, `in_scoped_traced_function`)."""
-        return any(
-            head_name(call.func) == "print" and cls._may_print_traced(screen, call, may_kind)
-            and cls._may_print_traced(screen, call, may_kind_scoped)
-            for call in screen.in_traced_code(ast.Call)
-        )
-
-    @staticmethod
-    def _may_print_traced(screen: Screen, call: ast.Call, kind=may_kind) -> bool:
-        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
-            return True
-        values = [*call.args, *(k.value for k in call.keywords if isinstance(k.value, ast.JoinedStr))]
-        return any(kind(screen, value)[0] for value in values)
+    looks_at = ("Call",)
 
     VALID = (
         Valid("import jax\n\ndef f(x):\n    print(x)\n    return x\n"),
@@ -202,139 +181,210 @@ class PrintInTraced(Codemod):
         ),
     )
 
-    def visit_Call(self, node: cst.Call) -> None:
-        if not self.context.names.is_builtin(node.func, "print"):
-            return
-        traced = self.context.traced
-        if not traced.in_traced_code(node):
-            return
-        kinds = [traced.kind(arg.value) for arg in node.args if arg.keyword is None and not arg.star]
-        for arg in node.args:
-            if isinstance(arg.value, cst.FormattedString):
-                kinds.extend(traced.kind(p.expression) for p in arg.value.parts if isinstance(p, cst.FormattedStringExpression))
-        if Kind.TRACED not in kinds and not any(arg.star for arg in node.args):
-            return  # only static (or unknowable) values: printing them at trace time is fine
-        parent = self.context.parents.get(node)
-        try:
-            if not isinstance(parent, cst.Expr):
-                raise NotTranslatable("its value is used")
-            template = self._translate(node)
-        except NotTranslatable as reason:
-            self.report(node, f"print() of a traced value runs at trace time; use jax.debug.print (no fix: {reason})")
-            return
-        debug_print, needed = self.context.names.expression_for("jax.debug.print")
-        call = cst.Call(
-            func=debug_print,
+    @classmethod
+    def check(cls, facts: FileFacts) -> list[Diagnostic]:
+        """Each call of the builtin `print` in traced code with a `*`/`**` argument or a traced value among its
+        positional arguments (or an f-string's fields), reported with the fix `_translate` decides."""
+        binder, traced = facts.binder, facts.traced
+        found = []
+        for call in binder.calls:
+            if not binder.is_builtin(call.func, "print") or not traced.in_traced_code(call):
+                continue
+            args = call_args(call)
+            kinds = [traced.kind(arg.value) for arg in args if arg.keyword is None and not arg.star]
+            for arg in args:
+                if _fstring(facts, arg.value):
+                    kinds.extend(traced.kind(part.value) for part in arg.value.values if type(part) is ast.FormattedValue)
+            if Kind.TRACED not in kinds and not any(arg.star for arg in args):
+                continue  # only static (or unknowable) values: printing them at trace time is fine
+            try:
+                if type(binder.parents.get(call)) is not ast.Expr:
+                    raise NotTranslatable("its value is used")
+                template = _Classified(facts, call)
+            except NotTranslatable as reason:
+                found.append(cls.finding(
+                    facts, call, f"print() of a traced value runs at trace time; use jax.debug.print (no fix: {reason})"
+                ))  # fmt: skip
+                continue
+            spelled, module = binder.spelling("jax.debug.print")
+            plan = (call, tuple(template.kinds), spelled, ImportSpec(module) if module is not None else None)
+            suspects: dict[str, list[str]] = {}  # why → the values it applies to
+            for code, why in template.suspect.items():
+                suspects.setdefault(why, []).append(code)
+            reasons = [f"{_names(codes)} may be static ({why})" for why, codes in suspects.items()]
+            if template.unproven:
+                reasons.append(f"assumes {_names(template.unproven)} {_is(template.unproven)} an array, not proven")
+            if template.static:
+                reasons.append(f"{_names(template.static)} {_is(template.static)} static")
+            if not reasons:
+                found.append(cls.finding(
+                    facts, call, "print() of a traced value runs at trace time and shows tracers; use jax.debug.print",
+                    description="use jax.debug.print", plan=plan,
+                ))  # fmt: skip
+                continue
+            # A value known at trace time is what a print in traced code is for: jax.debug.print would show it on
+            # every call instead, and a Python value as an array. Not applied where the code suggests a Python value.
+            safety = Safety.DISPLAY_ONLY if template.suspect else Safety.UNSAFE
+            python_values = ", a Python value as an array," if template.suspect or template.unproven else ""
+            found.append(cls.finding(
+                facts, call,
+                f"print() of a traced value runs at trace time and shows tracers; use jax.debug.print "
+                f"({'hint only' if template.suspect else 'unsafe'}: {'; '.join(reasons)}: jax.debug.print would print "
+                f"what is known at trace time on every call{python_values} instead of once when the function is traced)",
+                safety=safety, description="use jax.debug.print", plan=plan,
+            ))  # fmt: skip
+        return found
+
+    @classmethod
+    def fix_finding(cls, finding: Diagnostic, bridge) -> Fix | None:
+        call, kinds, spelled, needed = finding.plan
+        node = bridge.cst_of(call)
+        if not isinstance(node, cst.Call):
+            return None
+        template = _translate(node, iter(kinds), bridge.module)
+        debug_print = cst.Call(
+            func=cst.parse_expression(spelled),
             args=[cst.Arg(cst.SimpleString(_string_literal("".join(template.text))))]
             + [cst.Arg(arg) for arg in template.args],
         )
-        imports = [needed] if needed else []
-        suspects: dict[str, list[str]] = {}  # why → the values it applies to
-        for code, why in template.suspect.items():
-            suspects.setdefault(why, []).append(code)
-        reasons = [f"{_names(codes)} may be static ({why})" for why, codes in suspects.items()]
-        if template.unproven:
-            reasons.append(f"assumes {_names(template.unproven)} {_is(template.unproven)} an array, not proven")
-        if template.static:
-            reasons.append(f"{_names(template.static)} {_is(template.static)} static")
-        if not reasons:
-            fix = self.fix("use jax.debug.print", [(node, call)], add_imports=imports)
-            self.report(node, "print() of a traced value runs at trace time and shows tracers; use jax.debug.print", fix)
-            return
-        # A value known at trace time is what a print in traced code is for: jax.debug.print would show it on every
-        # call instead, and a Python value as an array. Not applied where the code suggests a Python value.
-        safety = Safety.DISPLAY_ONLY if template.suspect else Safety.UNSAFE
-        fix = self.fix("use jax.debug.print", [(node, call)], add_imports=imports, safety=safety)
-        python_values = ", a Python value as an array," if template.suspect or template.unproven else ""
-        self.report(
-            node,
-            f"print() of a traced value runs at trace time and shows tracers; use jax.debug.print "
-            f"({'hint only' if template.suspect else 'unsafe'}: {'; '.join(reasons)}: jax.debug.print would print "
-            f"what is known at trace time on every call{python_values} instead of once when the function is traced)",
-            fix,
-        )
+        imports = (needed,) if needed is not None else ()
+        return Fix(finding.fix.safety, finding.fix.description, ((node, debug_print),), imports)
 
-    # ---- translation ---------------------------------------------------------------------------------------
 
-    def _translate(self, node: cst.Call) -> _Template:
-        separator = " "
-        for arg in node.args:
+# ---- deciding, on ast -------------------------------------------------------------------------------------------
+
+
+def _fstring(facts: FileFacts, value: ast.AST) -> bool:
+    """An f-string written as one literal (LibCST's FormattedString; `"a" f"{x}"` is a ConcatenatedString)."""
+    return type(value) is ast.JoinedStr and not concatenated(facts.positions.segment(value))
+
+
+def _plain_string(value: ast.AST) -> bool:
+    return type(value) is ast.Constant and type(value.value) is str
+
+
+class _Classified:
+    """What `_translate` makes of a print's values, decided on `ast`: the kind of each value it formats (in its
+    order), the static values printed, those that may well be static (with why) and the traced values not proven
+    arrays, by their code; raises NotTranslatable as `_translate` does."""
+
+    def __init__(self, facts: FileFacts, call: ast.Call) -> None:
+        self._facts = facts
+        self.kinds: list[Kind] = []
+        self.static: list[str] = []
+        self.suspect: dict[str, str] = {}
+        self.unproven: list[str] = []
+        args = call_args(call)
+        for arg in args:
             if arg.star:
                 raise NotTranslatable(f"{arg.star}-arguments")
-            keyword = arg.keyword.value if arg.keyword is not None else None
+            keyword = arg.keyword
             if keyword == "sep":
-                separator = _optional_literal(arg.value, "sep", default=" ")
+                _literal_or_none(arg.value, "sep")
             elif keyword == "end":
-                if _optional_literal(arg.value, "end", default="\n") != "\n":
+                if _literal_or_none(arg.value, "end", default="\n") != "\n":
                     raise NotTranslatable("end= other than a newline")
             elif keyword == "file":
-                if not (isinstance(arg.value, cst.Name) and arg.value.value == "None"):
+                if not (type(arg.value) is ast.Constant and arg.value.value is None):
                     raise NotTranslatable("file= (jax.debug.print writes to standard output)")
-            elif keyword == "flush":
-                continue  # jax.debug.print's output is not buffered by this process's print
-            elif keyword is not None:
+            elif keyword not in (None, "flush"):  # jax.debug.print's output is not buffered by this process's print
                 raise NotTranslatable(f"unknown keyword {keyword}=")
-        template = _Template()
-        positional = [arg.value for arg in node.args if arg.keyword is None]
-        for index, value in enumerate(positional):
-            if index:
-                template.literal(separator)
-            self._add(template, value)
-        return template
-
-    def _add(self, template: _Template, value: cst.BaseExpression) -> None:
-        if isinstance(value, (cst.SimpleString, cst.ConcatenatedString)) and isinstance(value.evaluated_value, str):
-            template.literal(value.evaluated_value)
-        elif isinstance(value, cst.FormattedString):
-            self._add_fstring(template, value)
-        else:
-            self._add_value(template, value, "", "")
-
-    def _add_fstring(self, template: _Template, value: cst.FormattedString) -> None:
-        prefix = value.prefix.lower().replace("f", "")
-        for part in value.parts:
-            if isinstance(part, cst.FormattedStringText):
-                # Evaluate escapes (\n, \t) but keep {{ }}: they mean the same in str.format.
-                template.escaped(ast.literal_eval(f"{prefix}{value.quote}{part.value}{value.quote}"))
+        for value in [arg.value for arg in args if arg.keyword is None]:
+            if _plain_string(value):
                 continue
-            conversion = part.conversion or ""
-            spec = ""
-            if part.format_spec:
-                if any(isinstance(p, cst.FormattedStringExpression) for p in part.format_spec):
-                    raise NotTranslatable("a format spec with nested {…}")
-                spec = "".join(p.value for p in part.format_spec)
-            if part.equal is not None:
-                whitespace = part.equal.whitespace_before.value + "=" + part.equal.whitespace_after.value
-                template.literal(self.context.code_for(part.expression) + whitespace)
-                conversion = conversion or ("" if spec else "r")
-            self._add_value(template, part.expression, conversion, spec)
+            if _fstring(facts, value):
+                for part in value.values:
+                    if type(part) is not ast.FormattedValue:
+                        continue
+                    spec = part.format_spec
+                    if spec is not None and any(type(p) is ast.FormattedValue for p in spec.values):
+                        raise NotTranslatable("a format spec with nested {…}")
+                    self._value(part.value, part)
+            else:
+                self._value(value, call)
 
-    def _add_value(self, template: _Template, value: cst.BaseExpression, conversion: str, spec: str) -> None:
-        kind = self.context.traced.kind(value)
+    def _value(self, value: ast.AST, parent: ast.AST) -> None:
+        facts = self._facts
+        kind = facts.traced.kind(value)
+        code = facts.positions.with_parentheses(value, parent)
         if kind is Kind.TRACED:
-            predicates = self.context.predicates
+            predicates = facts.predicates
             if not predicates.traced_tree(value):
                 reason = predicates.static_suspect(value)
                 if reason is not None:
-                    template.suspect.setdefault(self.context.code_for(value), reason)
+                    self.suspect.setdefault(code, reason)
                 else:
-                    template.unproven.append(self.context.code_for(value))
-            template.placeholder(value, conversion, spec)
+                    self.unproven.append(code)
         elif kind is Kind.STATIC:
-            if not (is_number(value) or is_none(value)):
-                template.static.append(self.context.code_for(value))
-            # Formatted now, as print would: a str passes through jax.debug.print unchanged.
-            formatted = value
-            if conversion:
-                formatted = cst.Call(cst.Name(_CONVERSIONS[conversion]), [cst.Arg(formatted)])
-            if spec:
-                spec_literal = cst.SimpleString(_string_literal(spec))
-                formatted = cst.Call(cst.Name("format"), [cst.Arg(formatted), cst.Arg(spec_literal)])
-            elif not conversion:
-                formatted = cst.Call(cst.Name("str"), [cst.Arg(formatted)])
-            template.placeholder(formatted)
+            if not (is_number(value) or (type(value) is ast.Constant and value.value is None)):
+                self.static.append(code)
         else:
-            raise NotTranslatable(f"cannot tell whether `{self.context.code_for(value)}` is traced")
+            raise NotTranslatable(f"cannot tell whether `{code}` is traced")
+        self.kinds.append(kind)
+
+
+def _literal_or_none(value: ast.AST, keyword: str, *, default: str = " ") -> str:
+    if type(value) is ast.Constant and value.value is None:
+        return default
+    if _plain_string(value):
+        return value.value
+    raise NotTranslatable(f"{keyword}= is not a string literal")
+
+
+# ---- the fix, on LibCST -------------------------------------------------------------------------------------------
+
+
+def _translate(node: cst.Call, kinds: Iterator[Kind], module: cst.Module) -> _Template:
+    """The template of a print `check` found translatable, each value placed as the kind `check` gave it."""
+    separator = " "
+    for arg in node.args:
+        keyword = arg.keyword.value if arg.keyword is not None else None
+        if keyword == "sep":
+            separator = _optional_literal(arg.value, "sep", default=" ")
+    template = _Template()
+    positional = [arg.value for arg in node.args if arg.keyword is None]
+    for index, value in enumerate(positional):
+        if index:
+            template.literal(separator)
+        if isinstance(value, (cst.SimpleString, cst.ConcatenatedString)) and isinstance(value.evaluated_value, str):
+            template.literal(value.evaluated_value)
+        elif isinstance(value, cst.FormattedString):
+            _add_fstring(template, value, kinds, module)
+        else:
+            _add_value(template, value, "", "", next(kinds))
+    return template
+
+
+def _add_fstring(template: _Template, value: cst.FormattedString, kinds: Iterator[Kind], module: cst.Module) -> None:
+    prefix = value.prefix.lower().replace("f", "")
+    for part in value.parts:
+        if isinstance(part, cst.FormattedStringText):
+            # Evaluate escapes (\n, \t) but keep {{ }}: they mean the same in str.format.
+            template.escaped(ast.literal_eval(f"{prefix}{value.quote}{part.value}{value.quote}"))
+            continue
+        conversion = part.conversion or ""
+        spec = "".join(p.value for p in part.format_spec) if part.format_spec else ""
+        if part.equal is not None:
+            whitespace = part.equal.whitespace_before.value + "=" + part.equal.whitespace_after.value
+            template.literal(module.code_for_node(part.expression) + whitespace)
+            conversion = conversion or ("" if spec else "r")
+        _add_value(template, part.expression, conversion, spec, next(kinds))
+
+
+def _add_value(template: _Template, value: cst.BaseExpression, conversion: str, spec: str, kind: Kind) -> None:
+    if kind is Kind.TRACED:
+        template.placeholder(value, conversion, spec)
+        return
+    # Known at trace time: formatted now, as print would: a str passes through jax.debug.print unchanged.
+    formatted = value
+    if conversion:
+        formatted = cst.Call(cst.Name(_CONVERSIONS[conversion]), [cst.Arg(formatted)])
+    if spec:
+        spec_literal = cst.SimpleString(_string_literal(spec))
+        formatted = cst.Call(cst.Name("format"), [cst.Arg(formatted), cst.Arg(spec_literal)])
+    elif not conversion:
+        formatted = cst.Call(cst.Name("str"), [cst.Arg(formatted)])
+    template.placeholder(formatted)
 
 
 def _is(codes: list[str]) -> str:

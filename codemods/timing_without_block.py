@@ -9,7 +9,7 @@ import libcst as cst
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Diagnostic, Fix, ImportSpec, Safety
 from jaxfix.facts.compiled import calls_compiled
-from jaxfix.facts.flow import Bound, Lines, target_names
+from jaxfix.facts.flow import Lines, Reaching, target_names
 from jaxfix.facts.literals import concatenated
 from jaxfix.facts.module import FileFacts
 from jaxfix.facts.knowledge.jax import GRAD_LIKE, NUMERIC_NAMESPACES, VMAP_LIKE
@@ -127,7 +127,7 @@ class TimingWithoutBlock(Codemod):
         if sum(binder.qualified(call.func) in CLOCKS for call in binder.calls) < 2:
             return []  # two lines that read a clock are needed
         lines = Lines(facts.text)
-        bound: dict[ast.AST, Bound] = {}
+        bound: dict[ast.AST, Reaching] = {}
         found: list[Diagnostic] = []
         for node in [facts.tree, *binder.nodes_of(*_WITH_BLOCKS)]:
             for field in _BLOCK_FIELDS:
@@ -298,7 +298,7 @@ def _blocker(facts: FileFacts, lines: Lines, bound: dict, clock: ast.stmt, targe
     function = function or facts.tree
     flow = bound.get(function)
     if flow is None:
-        flow = bound[function] = Bound(function, lines)
+        flow = bound[function] = Reaching(function, lines)
     unbound = [t for t in targets if not flow.defined_before(clock, t)]
     if unbound:
         return f"`{unbound[0]}` may be unbound after the loop (it may run zero times)"

@@ -76,6 +76,16 @@ def test_the_traced_fact_on_ast_answers_as_traced_analysis(pairs) -> None:
     assert [str(pair) for pair in exact if pair.verdict != "agree"] == []
 
 
+def test_the_predicates_fact_on_ast_answers_as_predicate_analysis(pairs) -> None:
+    """facts/predicates.py (over facts/flow.py's reaching definitions) and PredicateAnalysis (over FunctionFlow and
+    ArrayAnalysis) agree exactly: every tracer and every array evidence in traced code, every name's array-ness
+    and reaching bindings (none is listed as known)."""
+    exact = [pair for pair in pairs if pair.family in ("tracer-exact", "array-evidence-exact", "array-exact",
+                                                      "reaching-exact")]  # fmt: skip
+    assert len(exact) > 40_000
+    assert [str(pair) for pair in exact if pair.verdict != "agree"] == []
+
+
 def test_a_wrong_traced_fact_is_found(agreement) -> None:
     """A `Traced.kind` that calls every expression TRACED is listed against the STATIC ones that TracedAnalysis
     (the rules' LibCST view of the same fact, through the bridge) gives."""
@@ -95,8 +105,8 @@ def test_the_loop_facts_on_ast_answer_as_dataflow_and_carry(pairs) -> None:
     """facts/loops.py and facts/carry.py agree exactly with analysis/dataflow.py and analysis/carry.py: every field
     of every loop's LoopFlow, the bindings reaching every statement and the names live after it, every carry blocker
     and the kind of every carried name."""
-    exact = [pair for pair in pairs if pair.family in ("loop-flow-exact", "reaching-exact", "carry-exact")]
-    assert {pair.family for pair in exact} == {"loop-flow-exact", "reaching-exact", "carry-exact"}
+    exact = [pair for pair in pairs if pair.family in ("loop-flow-exact", "flow-exact", "carry-exact")]
+    assert {pair.family for pair in exact} == {"loop-flow-exact", "flow-exact", "carry-exact"}
     assert len(exact) > 10_000
     assert [str(pair) for pair in exact if pair.verdict != "agree"] == []
 
@@ -104,7 +114,7 @@ def test_the_loop_facts_on_ast_answer_as_dataflow_and_carry(pairs) -> None:
 def test_a_wrong_loop_fact_is_found(agreement, monkeypatch) -> None:
     """A loop flow on `ast` that carries nothing, and a carry blocker that lets everything through, are listed."""
     text = "import jax\n\n@jax.jit\ndef f(x):\n    y = None\n    for i in range(3):\n        y = x\n    return y\n"
-    families = [agreement.BY_NAME[name] for name in ("loop-flow-exact", "reaching-exact", "carry-exact")]
+    families = [agreement.BY_NAME[name] for name in ("loop-flow-exact", "flow-exact", "carry-exact")]
     assert {p.verdict for p in agreement.compare_file(agreement.Sides("f.py", text, None), families)} == {"agree"}
     real = agreement.loop_flow
     monkeypatch.setattr(agreement, "loop_flow", lambda flow, loop: real(flow, loop).__class__(

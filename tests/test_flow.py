@@ -112,11 +112,11 @@ def test_lines_group_as_libcst_does() -> None:
     ],
 )
 def test_bound_names_are_libcst_defined_before(body: str, bound: set[str]) -> None:
-    """`flow.Bound` answers `FunctionFlow.defined_before` (benchmarks/agreement.py's `bound-exact` on all trees)."""
+    """`flow.Reaching` answers `FunctionFlow.defined_before` (benchmarks/agreement.py's `bound-exact` on all trees)."""
     text = "def g(xs):\n" + "".join(f"    {line}\n" for line in body.splitlines())
     function = ast.parse(text).body[0]
     last = function.body[-1]
-    found = flow.Bound(function, flow.Lines(text))
+    found = flow.Reaching(function, flow.Lines(text))
     assert {n for n in found.locals if found.defined_before(last, n)} == bound
     libcst_function = cst.parse_module(text).body[0]
     libcst_flow = dataflow.FunctionFlow(libcst_function)

@@ -41,19 +41,14 @@ from jaxfix.facts.knowledge.jax import ALWAYS_TRACING as _ALWAYS_TRACING, LOUD_F
 from jaxfix.facts.knowledge.jax import FRESH_ARRAY_FUNCTIONS as _FRESH_FUNCTIONS, RANDOM_SAMPLERS as _RANDOM
 from jaxfix.facts.knowledge.jax import DTYPE_POSITION, RANDOM_FLOAT_DTYPE_POSITION as _RANDOM_INEXACT_DTYPE
 from jaxfix.facts.knowledge.jax import VIEW_ARRAY_FUNCTIONS as _VIEW_FUNCTIONS
+from jaxfix.facts.knowledge.jax import FRESH_ARRAY_METHODS as _FRESH_METHODS, VIEW_ARRAY_METHODS as _VIEW_METHODS
+from jaxfix.facts.knowledge.jax import VIEW_ARRAY_ATTRIBUTES as _VIEW_ATTRIBUTES
 from jaxfix.facts.knowledge.tables import ARRAY_ANNOTATIONS, TRACED_ARRAY_ANNOTATIONS
 from jaxfix.facts.model import ModuleModel
 
 _JNP = "jax.numpy."
 
-_FRESH_METHODS = frozenset(
-    "astype copy flatten sum mean prod max min std var cumsum cumprod clip round conj argmax argmin argsort dot "
-    "all any".split()
-)
-_VIEW_METHODS = frozenset("reshape ravel transpose squeeze swapaxes diagonal".split())
-_VIEW_ATTRIBUTES = frozenset({"T", "mT", "real", "imag"})
 _STATIC_ATTRIBUTES = frozenset({"shape", "dtype", "ndim", "size", "nbytes", "itemsize", "sharding", "weak_type"})
-# `x.at[idx].<method>(...)`: every one returns a new array.
 # Builtins that read an argument without keeping a reference to it.
 _NON_RETAINING_BUILTINS = frozenset("print len float int bool str repr isinstance type id hash format".split())
 _NON_RETAINING_CALLS = frozenset(

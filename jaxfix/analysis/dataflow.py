@@ -35,8 +35,9 @@ from jaxfix.facts.knowledge.jax import ALL, CORE_ARRAY_NAMESPACES, IMPURE_PREFIX
 from jaxfix.facts.knowledge.jax import INDEX_ACCEPTING as _INDEX_FRIENDLY, PYTREE_RETURNING as _PYTREE_RETURNING
 from jaxfix.facts.knowledge.jax import SEQUENCE_ACCEPTING as _ACCEPTS_SEQUENCES  # noqa: F401 (the screen's)
 from jaxfix.facts.knowledge.jax import SEQUENCE_RETURNING as _SEQUENCE_RETURNING
+from jaxfix.facts.knowledge.jax import ARRAY_EVIDENCE_ATTRIBUTES as _ARRAY_EVIDENCE_ATTRIBUTES, ARRAY_METHODS  # noqa: F401
 from jaxfix.facts.flow import Activity, NameUses, unique as _unique
-from jaxfix.facts.loops import UNDEFINED, LoopFlow, Parameter, carried_by
+from jaxfix.facts.loops import LoopFlow, carried_by
 from jaxfix.facts.knowledge.tables import CALL_SUMMARIES
 from jaxfix.facts.model import ModuleModel
 
@@ -44,7 +45,23 @@ FunctionLike = Union[cst.FunctionDef, cst.Lambda, cst.Module]
 Loop = Union[cst.For, cst.While]
 
 
-Source = Union[cst.CSTNode, type(UNDEFINED), Parameter]
+class _Undefined:
+    """The reaching definition that stands for "not bound on this path" (function entry, `del`)."""
+
+    def __repr__(self) -> str:
+        return "UNDEFINED"
+
+
+class Parameter:
+    def __init__(self, param: cst.Param) -> None:
+        self.param = param
+
+    def __repr__(self) -> str:
+        return f"PARAM({self.param.name.value})"
+
+
+UNDEFINED = _Undefined()
+Source = Union[cst.CSTNode, _Undefined, Parameter]
 """A reaching definition: the value expression of `name = value`, the Param node of a parameter (wrapped), the
 statement for any other binding (`a, b = ...`, `x += 1`, `for x in ...`, `import x`, `def x`), or UNDEFINED."""
 
@@ -481,7 +498,7 @@ class FunctionFlow:
         self._live_block(self.statements, set(), set())
         entry: State = {name: frozenset({UNDEFINED}) for name in self.locals}
         for param in params:
-            entry[param.name.value] = frozenset({Parameter(param, param.name.value)})
+            entry[param.name.value] = frozenset({Parameter(param)})
         self._loops = []
         self._forward_block(self.statements, entry)
 
@@ -797,13 +814,6 @@ _HIGHER_ORDER: dict[str, tuple[tuple[int, ...], tuple[str, ...]]] = {
     **{name: ((0,), ("f",)) for name in TREE_MAPS},
     **LAX_BODIES,
 }
-# Methods of JAX arrays that return a new value and change nothing.
-ARRAY_METHODS = frozenset(
-    """
-    all any argmax argmin argsort astype clip conj conjugate copy cumprod cumsum diagonal dot flatten max mean min
-    nonzero prod ptp ravel repeat reshape round searchsorted squeeze std sum swapaxes take trace transpose var view
-    """.split()
-)
 # Methods that read a container without changing it (dict, list, tuple, str).
 _READING_METHODS = frozenset({"get", "items", "keys", "values", "index", "count", "copy", "format", "join", "split"})
 # Methods that change their receiver.
@@ -827,7 +837,6 @@ def returns_one_array(qualified: str) -> bool:
     )
 
 
-_ARRAY_EVIDENCE_ATTRIBUTES = frozenset({"shape", "ndim", "dtype", "size", "at", "T", "astype", "reshape"})
 
 
 class Dataflow:

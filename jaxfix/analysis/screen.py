@@ -31,6 +31,7 @@ from operator import attrgetter
 from typing import Callable, Iterable, Iterator, Sequence
 
 from jaxfix.analysis import arrays, ast_flow, predicates, shapes
+from jaxfix.facts import predicates as fact_predicates
 from jaxfix.analysis.ast_flow import target_names as ast_target_names  # screens' name for it
 from jaxfix.analysis.ast_syntax import ast_qualified_defs, dotted
 from jaxfix.analysis.dataflow import (
@@ -972,20 +973,6 @@ def traced_nodes(screen: Screen, *types: type[ast.AST]) -> Iterator[ast.AST]:
     return (node for node in ast.walk(screen.tree) if isinstance(node, types))
 
 
-def head_name(expr: ast.AST) -> str | None:
-    """The name that LibCST's full name of an expression starts with: through attributes, calls and subscripts
-    (`print` of `print.x`, `print(a)(b)`, `print[0]`)."""
-    while True:
-        if isinstance(expr, ast.Attribute):
-            expr = expr.value
-        elif isinstance(expr, ast.Call):
-            expr = expr.func
-        elif isinstance(expr, ast.Subscript):
-            expr = expr.value
-        else:
-            return expr.id if isinstance(expr, ast.Name) else None
-
-
 def item_assignment_bases(target: ast.AST) -> Iterator[str]:
     """The names whose items an assignment target sets: `x` of `x[i]`, `x[i][j]`, `(x[i], y[j])`, `*x[i:]`."""
     if isinstance(target, (ast.Tuple, ast.List)):
@@ -1923,12 +1910,4 @@ def _container_annotation(annotation: ast.expr) -> bool:
         return False
     value = annotation.value
     last = value.attr if type(value) is ast.Attribute else value.id if type(value) is ast.Name else None
-    return last in predicates._CONTAINER_ANNOTATIONS
-
-
-# ---- kinds with names resolved through the functions around their use (JF601) ------------------------------------
-
-
-def may_kind_scoped(screen: Screen, expr: ast.expr) -> tuple[bool, bool]:
-    """`may_kind`: the exact fact resolves names through their scopes already."""
-    return may_kind(screen, expr)
+    return last in fact_predicates._CONTAINER_ANNOTATIONS

@@ -10,6 +10,7 @@ from typing import Sequence
 
 import libcst as cst
 
+from jaxfix.facts.knowledge.jax import AT_METHODS  # noqa: F401 (the rules')
 from jaxfix.analysis.metadata import IS_NODE_TYPE, TRIVIA, field_getter, visited_fields, children
 
 
@@ -45,7 +46,6 @@ def dotted_name(node: cst.BaseExpression) -> str:
 
 
 # `x.at[i].<method>(v)`: the functional updates of a JAX array.
-AT_METHODS = frozenset({"set", "add", "subtract", "multiply", "mul", "divide", "power", "min", "max", "apply", "get"})
 
 
 def walk(node: cst.CSTNode):

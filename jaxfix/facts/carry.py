@@ -199,8 +199,8 @@ class CarryAnalysis:
                 if isinstance(source, Parameter):
                     if function is None or traced.param_kind(function, name) is not Kind.TRACED:
                         return f"`{name}` is a parameter that is not known to be traced"
-                    ranks.add(annotation_rank(source.param))
-                    categories.add(annotation_category(source.param))
+                    ranks.add(annotation_rank(source.node))
+                    categories.add(annotation_category(source.node))
                     continue
                 if type(source) is ast.AugAssign:
                     if traced.kind(source.value) is not Kind.TRACED:

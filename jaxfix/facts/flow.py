@@ -428,88 +428,123 @@ class Lines:
         return self._prefix(node).strip() == b"" and self._lines[node.lineno - 1].encode("utf-8")[node.col_offset:].startswith(b"elif")
 
 
-# ---- bound names: which locals are bound on every path to a statement -------------------------------------------
-
-_MaybeUnbound = frozenset  # the function's locals that may be unbound at a point; None: the point is unreachable
+# ---- reaching definitions: which bindings of each local may reach a line ---------------------------------------
 
 
-def _join(a: _MaybeUnbound | None, b: _MaybeUnbound | None) -> _MaybeUnbound | None:
-    return b if a is None else a if b is None else a | b
+class _Undefined:
+    """The reaching definition that stands for "not bound on this path" (function entry, `del`)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "UNDEFINED"
 
 
-class Bound:
-    """Which names are bound on every path to each line of one function body (a def's, or the module's): the
-    `defined_before` of LibCST's `analysis.dataflow.FunctionFlow`, whose reaching definitions it restates with
-    one bit per name (whether an unbound path reaches), over the lines LibCST holds (`Lines.group`); the same
-    loops to a fixed point, the same `break`/`continue`, `try`, `with` (which may swallow an exception anywhere
-    in its body) and `match` (not followed). benchmarks/agreement.py (`bound-exact`) compares the two."""
+UNDEFINED = _Undefined()
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """The reaching definition of a parameter at function entry."""
+
+    node: ast.arg
+
+    def __repr__(self) -> str:
+        return f"PARAM({self.node.arg})"
+
+
+# A reaching definition: the value expression of `name = value` (and of `name: T = value`), the Parameter of a
+# parameter, the statement (or `except` handler) for any other binding (`a, b = ...`, `x += 1`, `for x in ...`,
+# `import x`, `def x`, a walrus in an `if`/`while` test), or UNDEFINED.
+_State = dict  # local name -> frozenset of reaching definitions; None: the point is unreachable
+
+
+def _join(a: _State | None, b: _State | None) -> _State | None:
+    if a is None:
+        return b
+    if b is None or a is b:
+        return a
+    merged = dict(a)
+    for name, sources in b.items():
+        mine = merged.get(name)
+        merged[name] = sources if mine is None else mine | sources
+    return merged
+
+
+class Reaching:
+    """Which bindings of each local may reach each line of one function body (a def's, or the module's): the
+    reaching definitions of LibCST's `analysis.dataflow.FunctionFlow`, over the lines LibCST holds
+    (`Lines.group`: a line's state is the one before its first statement); the same loops to a fixed point, the
+    same `break`/`continue`, `try`, `with` (which may swallow an exception anywhere in its body) and `match` (not
+    followed). benchmarks/agreement.py (`bound-exact`, `reaching-exact`) compares the two."""
 
     def __init__(self, function: ast.AST, lines: Lines) -> None:
         self._lines = lines
         if isinstance(function, ast.Module):
             statements, parameters = function.body, []
         else:
-            statements, parameters = function.body, parameter_names(function.args)
+            statements, arguments = function.body, function.args
+            parameters = [a for a in (*arguments.posonlyargs, *arguments.args, arguments.vararg,
+                                      *arguments.kwonlyargs, arguments.kwarg) if a is not None]  # fmt: skip
         whole = block_activity(statements)
-        self.whole = whole
-        self.statements = statements
         self.declared = frozenset(whole.declared)
-        self.locals = frozenset((set(parameters) | set(whole.writes) | set(whole.deletes)) - self.declared)
-        self._at: dict[ast.stmt, _MaybeUnbound] = {}
+        names = [a.arg for a in parameters]
+        self.locals = frozenset((set(names) | set(whole.writes) | set(whole.deletes)) - self.declared)
+        self._at: dict[ast.stmt, _State] = {}
+        self._line_of: dict[ast.stmt, ast.stmt] = {}  # each simple statement -> the first of its line
         self._loops: list[tuple[list, list]] = []  # (breaks, continues) of each loop we are in
         self._collectors: list[list] = []
-        self._block(statements, self._entry(function))
+        entry: _State = {name: frozenset({UNDEFINED}) for name in self.locals}
+        for parameter in parameters:
+            entry[parameter.arg] = frozenset({Parameter(parameter)})
+        self._block(statements, entry)
+
+    def reaching(self, statement: ast.stmt, name: str) -> frozenset:
+        """The bindings of `name` that may reach the start of the line `statement` is on (UNDEFINED: a path where
+        it is unbound). Empty for names that are not local to the function, and for unreachable lines."""
+        state = self._at.get(self._line_of.get(statement, statement))
+        if state is None:
+            return frozenset()
+        return state.get(name, frozenset())
 
     def defined_before(self, statement: ast.stmt, name: str) -> bool:
         """Whether `name` is bound on every path to the line that `statement` starts (a name not local to the
         function counts as bound unless it is declared `global`/`nonlocal`); False where no path reaches it."""
         if name not in self.locals:
             return name not in self.declared
-        state = self._at.get(statement)
-        return state is not None and name not in state
+        sources = self.reaching(statement, name)
+        return bool(sources) and UNDEFINED not in sources
 
-    # The state at a point, and how bindings change it: here the locals that may be unbound; `facts.loops`'s
-    # reaching definitions (`Reaching`) keep, per local, the bindings that may reach instead.
+    def _bind(self, state: _State, names, source) -> _State:
+        state = dict(state)
+        for name in names:
+            if name in self.locals:
+                state[name] = frozenset({source})
+        return state
 
-    def _entry(self, function: ast.AST) -> _MaybeUnbound:
-        parameters = () if isinstance(function, ast.Module) else parameter_names(function.args)
-        return self.locals - set(parameters)
-
-    @staticmethod
-    def _join(a, b):
-        return _join(a, b)
-
-    def _bind(self, state: _MaybeUnbound, names, source: ast.AST) -> _MaybeUnbound:
-        """`state` after `names` are bound by `source` (a statement, a handler, or the value of `name = value`)."""
-        return state - set(names)
-
-    def _unbind(self, state: _MaybeUnbound, names) -> _MaybeUnbound:
-        return state | (set(names) & self.locals)
-
-    def _simple_binds(self, statement: ast.stmt, state: _MaybeUnbound, act: Activity) -> _MaybeUnbound:
-        """`state` after the bindings of the simple statement `statement` (its deletions apart)."""
-        return self._bind(state, act.writes, statement)
-
-    def _block(self, statements: Sequence[ast.stmt], state: _MaybeUnbound | None) -> _MaybeUnbound | None:
+    def _block(self, statements: Sequence[ast.stmt], state: _State | None) -> _State | None:
         for kind, group in self._lines.group(statements):
             if kind == "compound":
                 state = self._compound(group[0], state)
                 continue
-            self._record(group[0], state)
+            first = group[0]
+            for statement in group:
+                self._line_of[statement] = first
+            self._record(first, state)
             for statement in group:
                 if state is None:
                     break
                 state = self._simple(statement, state)
         return state
 
-    def _record(self, statement: ast.stmt, state: _MaybeUnbound | None) -> None:
+    def _record(self, statement: ast.stmt, state: _State | None) -> None:
         if state is None:
             return
-        self._at[statement] = self._join(self._at.get(statement), state)
+        self._at[statement] = _join(self._at.get(statement), state)  # loops record every iteration's state
         for collector in self._collectors:
             collector.append(state)
 
-    def _simple(self, statement: ast.stmt, state: _MaybeUnbound) -> _MaybeUnbound | None:
+    def _simple(self, statement: ast.stmt, state: _State) -> _State | None:
         kind = type(statement)
         if kind in (ast.Break, ast.Continue):
             if self._loops:
@@ -518,9 +553,19 @@ class Bound:
         if kind in (ast.Return, ast.Raise):
             return None
         act = activity(statement)
-        return self._unbind(self._simple_binds(statement, state, act), act.deletes)
+        if kind is ast.Assign and len(statement.targets) == 1 and type(statement.targets[0]) is ast.Name:
+            target = statement.targets[0].id
+            state = self._bind(state, [w for w in act.writes if w != target], statement)
+            return self._bind(state, [target], statement.value)
+        if kind is ast.AnnAssign and statement.value is not None and type(statement.target) is ast.Name:
+            return self._bind(state, act.writes, statement.value)
+        state = self._bind(state, act.writes, statement)
+        for name in act.deletes:
+            if name in self.locals:
+                state[name] = frozenset({UNDEFINED})
+        return state
 
-    def _compound(self, statement: ast.stmt, state: _MaybeUnbound | None) -> _MaybeUnbound | None:  # noqa: C901
+    def _compound(self, statement: ast.stmt, state: _State | None) -> _State | None:  # noqa: C901
         self._record(statement, state)
         if state is None:
             return None
@@ -529,7 +574,7 @@ class Bound:
         if kind is ast.If:
             state = self._bind(state, act.writes, statement)  # walrus in the test
             body = self._block(statement.body, state)
-            return self._join(body, self._block(statement.orelse, state) if statement.orelse else state)
+            return _join(body, self._block(statement.orelse, state) if statement.orelse else state)
         if kind in (ast.For, ast.AsyncFor, ast.While):
             loop = kind is not ast.While
             entry = self._bind(state, activity(statement.iter).writes, statement) if loop else state
@@ -543,7 +588,7 @@ class Bound:
                 self._loops.pop()
                 new_head = entry
                 for other in (end, *frame[1]):
-                    new_head = self._join(new_head, other)
+                    new_head = _join(new_head, other)
                 if new_head == head:
                     break
                 head = new_head
@@ -551,7 +596,7 @@ class Bound:
             if statement.orelse:
                 after = self._block(statement.orelse, after)
             for other in frame[0]:
-                after = self._join(after, other)
+                after = _join(after, other)
             return after
         if kind in (ast.With, ast.AsyncWith):
             entry = self._bind(state, act.writes, statement)
@@ -560,7 +605,7 @@ class Bound:
             result = self._block(statement.body, entry)
             self._collectors.pop()
             for seen in collector:  # a context manager may swallow an exception anywhere in the body
-                result = self._join(result, seen)
+                result = _join(result, seen)
             return result
         if kind in TRIES:
             collector = [state]
@@ -569,15 +614,15 @@ class Bound:
             self._collectors.pop()
             raised = None
             for seen in collector:
-                raised = self._join(raised, seen)
+                raised = _join(raised, seen)
             if end is not None:
-                raised = self._join(raised, end)
+                raised = _join(raised, end)
             outcomes = None
             for handler in statement.handlers:
                 entry = None if raised is None else self._bind(raised, [handler.name] if handler.name else [], handler)
-                outcomes = self._join(outcomes, self._block(handler.body, entry))
+                outcomes = _join(outcomes, self._block(handler.body, entry))
             normal = self._block(statement.orelse, end) if statement.orelse else end
-            outcomes = self._join(outcomes, normal)
+            outcomes = _join(outcomes, normal)
             if statement.finalbody:
                 self._block(statement.finalbody, raised)  # what the finally block sees on the way out of an exception
                 outcomes = self._block(statement.finalbody, outcomes)

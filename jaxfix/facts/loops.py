@@ -4,9 +4,8 @@ on `ast`: the facts the loop rules (JF101, JF102, JF103 and the scan and vmap re
 The answers are those of LibCST's `analysis.dataflow` (`FunctionFlow`, `loop_flow`), over the statements LibCST
 holds (`flow.Lines`: a line of simple statements joined by `;` is one statement, keyed by its first; a one-line
 suite is one too), so that a rule moving onto `ast` keeps its findings; benchmarks/agreement.py
-(`loop-flow-exact`, `reaching-exact`) compares the two on every loop and every statement. The reads and writes
-are `flow.activity`'s; the forward pass is `flow.Bound`'s, with a state that keeps, per local, the bindings that
-may reach a point (`Reaching`):
+(`loop-flow-exact`, `flow-exact`) compares the two on every loop and every statement. The reads and writes
+are `flow.activity`'s; the reaching definitions are `flow.Reaching`'s:
 - the value expression of `name = value` (and of `name: T = value`);
 - a `Parameter` for a parameter of the function;
 - the statement for any other binding (`a, b = ...`, `x += 1`, `for x in ...`, `with ... as x`, `import x`,
@@ -22,9 +21,9 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Sequence, Union
+from typing import Sequence
 
-from jaxfix.facts.flow import Activity, Bound, Lines, TRIES, activity, block_activity, target_names, unique
+from jaxfix.facts.flow import UNDEFINED, Activity, Lines, Parameter, Reaching, TRIES, activity, block_activity, target_names, unique  # noqa: F401
 from jaxfix.facts.names import names_in
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -32,84 +31,9 @@ _FOR = (ast.For, ast.AsyncFor)
 LOOPS = (ast.For, ast.AsyncFor, ast.While)
 
 
-class _Undefined:
-    """The reaching definition that stands for "not bound on this path" (function entry, `del`)."""
-
-    def __repr__(self) -> str:
-        return "UNDEFINED"
-
-
-UNDEFINED = _Undefined()
-
-
-class Parameter:
-    """The reaching definition of a parameter: `param` is the parameter's node (LibCST's `Param` or `ast.arg`)."""
-
-    def __init__(self, param, name: str) -> None:
-        self.param = param
-        self.name = name
-
-    def __repr__(self) -> str:
-        return f"PARAM({self.name})"
-
-
-Source = Union[ast.AST, _Undefined, Parameter]
-_State = dict  # name -> frozenset of sources; None stands for "unreachable"
-
-
-def _merge(a: _State | None, b: _State | None) -> _State | None:
-    if a is None:
-        return b
-    if b is None:
-        return a
-    return {name: a.get(name, frozenset()) | b.get(name, frozenset()) for name in a.keys() | b.keys()}
-
-
 def all_parameters(arguments: ast.arguments) -> list[ast.arg]:
     every = [*arguments.posonlyargs, *arguments.args, arguments.vararg, *arguments.kwonlyargs, arguments.kwarg]
     return [a for a in every if a is not None]
-
-
-class Reaching(Bound):
-    """Reaching definitions: `Bound`'s forward pass, each local keeping the bindings that may reach a point."""
-
-    def _entry(self, function: ast.AST) -> _State:
-        entry: _State = {name: frozenset({UNDEFINED}) for name in self.locals}
-        if not isinstance(function, ast.Module):
-            for param in all_parameters(function.args):
-                entry[param.arg] = frozenset({Parameter(param, param.arg)})
-        return entry
-
-    @staticmethod
-    def _join(a, b):
-        return _merge(a, b)
-
-    def _bind(self, state: _State, names, source: ast.AST) -> _State:
-        state = dict(state)
-        for name in names:
-            if name in self.locals:
-                state[name] = frozenset({source})
-        return state
-
-    def _unbind(self, state: _State, names) -> _State:
-        state = dict(state)
-        for name in names:
-            if name in self.locals:
-                state[name] = frozenset({UNDEFINED})
-        return state
-
-    def _simple_binds(self, statement: ast.stmt, state: _State, act: Activity) -> _State:
-        kind = type(statement)
-        if kind is ast.Assign and len(statement.targets) == 1 and type(statement.targets[0]) is ast.Name:
-            target = statement.targets[0].id
-            state = self._bind(state, [w for w in act.writes if w != target], statement)
-            return self._bind(state, [target], statement.value)
-        if kind is ast.AnnAssign and statement.value is not None and type(statement.target) is ast.Name:
-            return self._bind(state, act.writes, statement.value)
-        return self._bind(state, act.writes, statement)
-
-    def at(self, statement: ast.stmt) -> _State | None:
-        return self._at.get(statement)
 
 
 class FunctionFlow:
@@ -159,10 +83,7 @@ class FunctionFlow:
     def reaching(self, stmt: ast.stmt, name: str) -> frozenset:
         """The bindings of `name` that may reach the start of `stmt` (UNDEFINED: a path where it is unbound).
         Empty for names that are not local to the function, and for unreachable statements."""
-        state = self._reaching.at(stmt) if self._reaching is not None else None
-        if state is None:
-            return frozenset()
-        return state.get(name, frozenset())
+        return self._reaching.reaching(stmt, name) if self._reaching is not None else frozenset()
 
     def defined_before(self, stmt: ast.stmt, name: str) -> bool:
         """Whether `name` is bound on every path to `stmt` (a name not local to the function counts as bound

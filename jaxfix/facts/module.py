@@ -17,7 +17,9 @@ from typing import Any, Callable, Iterator
 from jaxfix.diagnostics import Decision, Position
 from jaxfix.facts.binder import IMPORT, Binder
 from jaxfix.facts.names import names_in, spelled_names  # noqa: F401 (read from here by the rules)
+from jaxfix.facts.flow import Lines
 from jaxfix.facts.positions import Positions
+from jaxfix.facts.predicates import Predicates
 from jaxfix.facts.traced import Traced
 
 _MISSING = frozenset({"ImportError", "ModuleNotFoundError", "AttributeError"})  # what a missing API raises
@@ -63,6 +65,16 @@ class FileFacts:
         return Traced(self.tree, self.binder, project=self.project)
 
     @cached_property
+    def lines(self) -> Lines:
+        """How each block's statements group into the lines LibCST holds (`flow.Lines`)."""
+        return Lines(self.text)
+
+    @cached_property
+    def predicates(self) -> Predicates:
+        """Tracers and array evidence in traced code (`jaxfix.facts.predicates`)."""
+        return Predicates(self.binder, self.traced, self.lines)
+
+    @cached_property
     def positions(self) -> Positions:
         """The one position helper, shared with the screen's where the engine gave one."""
         found = getattr(self.screen, "positions", None)
@@ -74,13 +86,6 @@ class FileFacts:
         return NameSupply(lambda: names_in(self.tree))
 
     # ---- flow: liveness, reaching definitions, loop-carried names (`jaxfix.facts.loops`) ----------------------
-
-    @cached_property
-    def lines(self):
-        """How the module's blocks group into LibCST's statements (`flow.Lines`)."""
-        from jaxfix.facts.flow import Lines
-
-        return Lines(self.text)
 
     def enclosing_function(self, node: ast.AST) -> ast.AST:
         """The def or lambda whose code holds `node`, or the module (what `flow` is asked about)."""

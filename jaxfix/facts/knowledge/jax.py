@@ -501,3 +501,24 @@ POSITIONAL_SAMPLERS = {
 }
 # Reductions that return a 0-d array when given one array and nothing else.
 WHOLE_REDUCTIONS = REDUCTIONS - {"jax.numpy.trace", "jax.numpy.logaddexp.reduce", "jax.numpy.vdot"}
+
+# ---- methods and attributes of JAX arrays ---------------------------------------------------------------------
+# Methods of JAX arrays that return a new value and change nothing.
+ARRAY_METHODS = frozenset(
+    """
+    all any argmax argmin argsort astype clip conj conjugate copy cumprod cumsum diagonal dot flatten max mean min
+    nonzero prod ptp ravel repeat reshape round searchsorted squeeze std sum swapaxes take trace transpose var view
+    """.split()
+)
+# Methods that return a new array computed from the receiver, and those that return a view of it.
+FRESH_ARRAY_METHODS = frozenset(
+    "astype copy flatten sum mean prod max min std var cumsum cumprod clip round conj argmax argmin argsort dot "
+    "all any".split()
+)
+VIEW_ARRAY_METHODS = frozenset("reshape ravel transpose squeeze swapaxes diagonal".split())
+# Attributes that are the array itself, viewed (`x.T`, `x.real`).
+VIEW_ARRAY_ATTRIBUTES = frozenset({"T", "mT", "real", "imag"})
+# `x.at[idx].<method>(...)`: every one returns a new array.
+AT_METHODS = frozenset({"set", "add", "subtract", "multiply", "mul", "divide", "power", "min", "max", "apply", "get"})
+# Uses only an array allows (`x.shape`, `x.at`), evidence that a name holds one rather than a list or a tuple.
+ARRAY_EVIDENCE_ATTRIBUTES = frozenset({"shape", "ndim", "dtype", "size", "at", "T", "astype", "reshape"})

@@ -1,0 +1,71 @@
+"""facts/predicates.py: which values in traced code are surely tracers, and surely arrays (benchmarks/agreement.py's
+`tracer-exact`, `array-evidence-exact` and `array-exact` compare it with PredicateAnalysis on every tree)."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from jaxfix.facts.module import FileFacts
+
+
+def _answers(text: str, fact: str) -> dict[str, bool]:
+    """`fact` of each expression `return`ed in the module, by its code."""
+    facts = FileFacts(text)
+    predicates = facts.predicates
+    found = {}
+    for node in ast.walk(facts.tree):
+        if isinstance(node, ast.Return) and node.value is not None:
+            found[ast.unparse(node.value)] = getattr(predicates, fact)(node.value)
+    return found
+
+
+JIT = "import jax\nimport jax.numpy as jnp\n\n@jax.jit\n"
+
+
+@pytest.mark.parametrize(
+    "body, tracer",
+    [
+        ("def f(x):\n    return jnp.sin(x)\n", True),
+        ("def f(x):\n    return x.sum()\n", True),
+        ("def f(x, n=3):\n    return n\n", False),  # an omitted default is passed as is
+        ("def f(x):\n    return x.shape[0]\n", False),
+        ("def f(state):\n    return state.count\n", False),  # a pytree's field may be static
+        ("def f(x):\n    m = None\n    m = jnp.ones(3)\n    return m\n", True),  # the binding that reaches
+        ("def f(x, c):\n    m = None\n    if c:\n        m = jnp.ones(3)\n    return m\n", False),
+        ("def f(x):\n    return '%d' % x\n", False),
+        ("def f(x):\n    n = x\n    while n > 0:\n        n = n / 2\n    return n\n", True),
+    ],
+)
+def test_tracers(body: str, tracer: bool) -> None:
+    (answer,) = _answers(JIT + body, "tracer").values()
+    assert answer is tracer
+
+
+def test_outside_traced_code_nothing_is_a_tracer() -> None:
+    (answer,) = _answers("import jax.numpy as jnp\n\ndef f(x):\n    return jnp.sin(x)\n", "tracer").values()
+    assert answer is False
+
+
+@pytest.mark.parametrize(
+    "body, evidence",
+    [
+        ("def f(x):\n    y = jnp.cos(x)\n    return y\n", True),  # bound to an array
+        ("def f(x: jax.Array):\n    return x\n", True),  # annotated
+        ("def f(x):\n    print(x.shape)\n    return x\n", True),  # used as only an array is
+        ("def f(x):\n    return x\n", False),  # may be a tuple, whose truth is its length
+        ("def f(x):\n    t = (x, x)\n    return t\n", False),
+    ],
+)
+def test_array_evidence(body: str, evidence: bool) -> None:
+    (answer,) = _answers(JIT + body, "array_evidence").values()
+    assert answer is evidence
+
+
+def test_items_of_a_traced_pytree_are_traced_trees() -> None:
+    answers = _answers(JIT + "def f(batch):\n    return batch['x']\n", "traced_tree")
+    assert answers == {"batch['x']": True}  # an item of a traced argument: a leaf or a subtree, traced alike
+    assert _answers(JIT + "def f(batch):\n    return batch['x']\n", "tracer") == {"batch['x']": False}  # a dict?
+    answers = _answers(JIT + "def f(x):\n    y = jnp.sin(x)\n    return y[0]\n", "traced_tree")
+    assert answers == {"y[0]": True}
