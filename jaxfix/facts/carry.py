@@ -25,6 +25,7 @@ from jaxfix.facts.flow import children, target_names
 from jaxfix.facts.knowledge.jaxtyping import DTYPE_WRAPPERS, WRAPPER_KINDS
 from jaxfix.facts.literals import is_number
 from jaxfix.facts.loops import UNDEFINED, LoopFlow, Parameter, captured_carries
+from jaxfix.facts.predicates import _unpacked
 from jaxfix.facts.traced import Kind
 
 
@@ -406,21 +407,7 @@ def _is_bool(expr: ast.AST) -> bool:
     return type(expr) is ast.Constant and type(expr.value) is bool
 
 
-def unpacked(assign: ast.Assign, name: str) -> ast.expr | None:
-    """The element of `a, b = x, y` bound to `name`, when the value is a display of the same length (LibCST's
-    reading: `*name` in the target counts as `name`)."""
-    if len(assign.targets) != 1:
-        return None
-    target, value = assign.targets[0], assign.value
-    if type(target) not in (ast.Tuple, ast.List) or type(value) not in (ast.Tuple, ast.List):
-        return None
-    if len(target.elts) != len(value.elts):
-        return None
-    for t, v in zip(target.elts, value.elts):
-        spelled = t.value if type(t) is ast.Starred else t
-        if type(spelled) is ast.Name and spelled.id == name and type(v) is not ast.Starred:
-            return v
-    return None
+unpacked = _unpacked  # the element of `a, b = x, y` bound to `name` (facts/predicates.py's, LibCST's reading)
 
 
 def _is_int_literal(expr: ast.AST) -> bool:
