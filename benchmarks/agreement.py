@@ -58,8 +58,11 @@ from jaxfix.edit.bridge import Bridge  # noqa: E402
 from jaxfix.analysis.syntax import param_names as cst_param_names  # noqa: E402
 from jaxfix.analysis import jit as cst_jit  # noqa: E402
 from jaxfix.analysis.dataflow import UNDEFINED as CST_UNDEFINED, Parameter as CstParameter  # noqa: E402
+from jaxfix.facts import carry as carry_fact  # noqa: E402
 from jaxfix.facts import jitted as ast_jit  # noqa: E402
-from jaxfix.facts.flow import UNDEFINED, Lines, Parameter, Reaching  # noqa: E402
+from jaxfix.facts.module import FileFacts  # noqa: E402
+from jaxfix.facts.loops import FunctionFlow, loop_flow, match_reads  # noqa: E402
+from jaxfix.facts.flow import UNDEFINED, Lines, Parameter, Reaching, activity  # noqa: E402
 from jaxfix.facts.literals import int_constant, range_steps  # noqa: E402
 from jaxfix.facts.predicates import Predicates  # noqa: E402
 from jaxfix.facts.traced import Traced, param_names as ast_param_names  # noqa: E402
@@ -105,6 +108,22 @@ class Sides:
     def bound(self) -> dict:
         """facts.flow.Reaching of each function asked (or the module)."""
         return {}
+
+    @cached_property
+    def flows(self) -> dict:
+        """facts.loops.FunctionFlow of each function asked (or the module)."""
+        return {}
+
+    @cached_property
+    def file_facts(self) -> FileFacts:
+        """The FileFacts a `check`-rule reads of this file (the screen's binder and traced fact)."""
+        return FileFacts(self.text, self.tree, self.facts, self.screen)
+
+    @cached_property
+    def carry(self) -> carry_fact.CarryAnalysis:
+        """facts.carry on `ast`, its ranks and categories LibCST's (ShapeAnalysis through the bridge) until
+        facts/values.py holds them."""
+        return carry_fact.CarryAnalysis(self.file_facts, _BridgedValues(self))
 
     @cached_property
     def predicates(self) -> Predicates:
@@ -407,6 +426,153 @@ def _jitted_on_libcst(sides: Sides, function: cst.CSTNode) -> tuple:
     return tuple(found)
 
 
+_CONSTANTS = ("None", "True", "False")  # names in LibCST, constants in `ast`
+
+
+def _function_of(sides: Sides, node: ast.AST) -> ast.AST:
+    """The def holding the statement `node`, or the module (statements lie in no lambda)."""
+    parents = sides.screen.binder.parents
+    function = parents.get(node)
+    while function is not None and not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        function = parents.get(function)
+    return function or sides.tree
+
+
+def _flow_on_ast(sides: Sides, function: ast.AST) -> FunctionFlow:
+    flow = sides.flows.get(function)
+    if flow is None:
+        flow = sides.flows[function] = FunctionFlow(function, sides.lines)
+    return flow
+
+
+def _all_loops(sides: Sides) -> list[ast.AST]:
+    return sides.screen.nodes_of(*_LOOPS)
+
+
+def _names(names) -> tuple[str, ...]:
+    return tuple(sorted(set(names) - set(_CONSTANTS)))
+
+
+def _loop_fields(flow) -> tuple:
+    return (
+        ("targets", flow.targets), ("modified", flow.modified), ("live_in", _names(flow.live_in)),
+        ("live_out", _names(flow.live_out)), ("carried", flow.carried), ("undefined", flow.undefined),
+        ("mutated", flow.mutated), ("declared", flow.declared), ("targets_live_out", flow.targets_live_out),
+    )  # fmt: skip
+
+
+def _loop_on_ast(sides: Sides, loop: ast.AST) -> tuple:
+    return _loop_fields(loop_flow(_flow_on_ast(sides, _function_of(sides, loop)), loop))
+
+
+def _source_on_ast(sides: Sides, source) -> str:
+    """A reaching definition as both sides can spell it: UNDEFINED, PARAM(name), or where its node starts (line,
+    column in characters), which tells a binding statement or a value apart."""
+    if source is UNDEFINED or isinstance(source, Parameter):
+        return repr(source)
+    spelled = sides.bridge.cst_of(source)  # `ast` spans a tuple's parentheses, LibCST not
+    if spelled is not None:
+        return _source_on_libcst(sides, spelled)
+    line, column = sides.bridge.point(source.lineno, source.col_offset)
+    return f"{line}:{column}"
+
+
+def _source_on_libcst(sides: Sides, source) -> str:
+    if source is CST_UNDEFINED or isinstance(source, CstParameter):
+        return repr(source)
+    where = sides.context.positions[source].start
+    return f"{where.line}:{where.column}"
+
+
+def _flow_at_ast(sides: Sides, statement: ast.stmt) -> tuple:
+    flow = _flow_on_ast(sides, _function_of(sides, statement))
+    group = next((g for _, g in sides.lines.group(_block_holding(sides, statement)) if g[0] is statement), [statement])
+    reads = [n for s in group for n in match_reads(s, activity(s, deep=False))]
+    found = tuple((n, tuple(sorted(_source_on_ast(sides, s) for s in flow.reaching(statement, n)))) for n in _names(reads))
+    return str((found, _names(flow.live_after(statement))))
+
+
+def _block_holding(sides: Sides, statement: ast.stmt) -> list[ast.stmt]:
+    from jaxfix.facts.flow import block_of
+
+    return block_of(statement, sides.screen.binder.parents.get(statement) or sides.tree) or [statement]
+
+
+def _flow_at_libcst(sides: Sides, node: cst.CSTNode) -> tuple:
+    if isinstance(node, cst.BaseSmallStatement):
+        node = sides.context.parents[node]
+    dataflow = sides.context.dataflow
+    flow = dataflow.flow(dataflow.enclosing_function(node))
+    reads = cst_activity(node, deep=False).reads
+    found = tuple(
+        (n, tuple(sorted(_source_on_libcst(sides, s) for s in flow.reaching(node, n)))) for n in _names(reads)
+    )
+    return str((found, _names(flow.live_after(node))))
+
+
+_CST_OPERATORS = {
+    ast.Add: cst.Add, ast.Sub: cst.Subtract, ast.Mult: cst.Multiply, ast.Div: cst.Divide, ast.FloorDiv: cst.FloorDivide,
+    ast.Mod: cst.Modulo, ast.Pow: cst.Power, ast.MatMult: cst.MatrixMultiply, ast.BitAnd: cst.BitAnd,
+    ast.BitOr: cst.BitOr, ast.BitXor: cst.BitXor,
+}  # fmt: skip
+
+
+class _BridgedValues:
+    """The `values` facts.carry asks (rank, category, least_category, reshaping), answered by LibCST's
+    ShapeAnalysis on the bridged nodes: what carry-exact compares is the carry's own logic."""
+
+    def __init__(self, sides: Sides) -> None:
+        self._sides = sides
+
+    def _cst(self, expr: ast.AST) -> cst.CSTNode:
+        if isinstance(expr, carry_fact.Update):
+            right = self._sides.bridge.cst_of(expr.right)
+            return cst.BinaryOperation(cst.Name(expr.left.id), _CST_OPERATORS[type(expr.op)](), right)
+        found = self._sides.bridge.cst_of(expr)
+        if found is None:
+            raise LookupError(f"no LibCST node for {ast.dump(expr)[:60]}")
+        return found
+
+    @staticmethod
+    def _category(found):
+        return None if found is None else carry_fact.Category(int(found))
+
+    @staticmethod
+    def _env(env):
+        from jaxfix.analysis.shapes import Category
+
+        return None if env is None else {k: None if v is None else Category(int(v)) for k, v in env.items()}
+
+    def rank(self, expr, env=None):
+        return self._sides.context.shapes.rank(self._cst(expr), env)
+
+    def category(self, expr, env=None):
+        return self._category(self._sides.context.shapes.category(self._cst(expr), self._env(env)))
+
+    def least_category(self, expr, env=None):
+        return self._category(self._sides.context.shapes.least_category(self._cst(expr), self._env(env)))
+
+    def reshaping(self, value, name):
+        return self._sides.context.shapes.reshaping(self._cst(value), name)
+
+
+def _carry_answers(carry, loop, flow) -> tuple:
+    restarted: set[str] = set()
+    return (
+        ("blocker", carry.blocker(loop, flow, construct="lax.fori_loop")),
+        ("static_ints", carry.blocker(loop, flow, construct="lax.while_loop", static_ints=True)),
+        ("restartable", carry.blocker(loop, flow, construct="lax.scan", restartable=restarted), tuple(sorted(restarted))),
+        ("static_numbers", tuple(carry.static_numbers(loop, flow))),
+        ("name_kind", tuple((n, carry.name_kind(loop, n).name) for n in flow.carried)),
+    )
+
+
+def _carry_on_ast(sides: Sides, loop: ast.AST) -> tuple:
+    return _carry_answers(sides.carry, loop, sides.file_facts.loop(loop))
+
+
+def _carry_on_libcst(sides: Sides, loop: cst.CSTNode) -> tuple:
+    return _carry_answers(sides.context.carry, loop, sides.context.dataflow.loop(loop))
 def _name_loads(sides: Sides) -> list[ast.Name]:
     """Every name read in the module outside a lambda (whose flow LibCST holds no statements for)."""
     return [
@@ -622,6 +788,15 @@ FAMILIES: list[Family] = [
            _branches, _guarded_on_ast, lambda s, node: s.context.traced.guarded(node)),
     Family("bound-exact", "facts.flow.Reaching.defined_before vs FunctionFlow.defined_before, for each line of each "
            "block: the locals bound on every path to it", "exact", _line_starts, _bound_on_ast, _bound_on_libcst),
+    Family("loop-flow-exact", "facts.loops.loop_flow vs analysis.dataflow.loop_flow (Dataflow.loop): every field, "
+           "for each for/while", "exact", _all_loops, _loop_on_ast,
+           lambda s, loop: _loop_fields(s.context.dataflow.loop(loop))),
+    Family("flow-exact", "facts.loops.FunctionFlow vs analysis.dataflow.FunctionFlow: the bindings reaching each "
+           "line of each block for each name it reads, and the names live after it", "exact", _line_starts,
+           _flow_at_ast, _flow_at_libcst),
+    Family("carry-exact", "facts.carry.CarryAnalysis vs analysis.carry.CarryAnalysis (ranks and categories LibCST's "
+           "for both): blocker (plain, static_ints, restartable), static_numbers and name_kind of each carried name, "
+           "for each for/while", "exact", _all_loops, _carry_on_ast, _carry_on_libcst),
     Family("reaching-exact", "facts.flow.Reaching.reaching vs FunctionFlow.reaching, for each name read outside a "
            "lambda: the bindings that may reach its line", "exact", _name_loads, _reaching_on_ast, _reaching_on_libcst),
     Family("tracer-exact", f"facts.predicates.Predicates.tracer vs PredicateAnalysis.tracer (the adapter over the "

@@ -134,6 +134,29 @@ def test_a_wrong_traced_fact_is_found(agreement) -> None:
     ]
 
 
+def test_the_loop_facts_on_ast_answer_as_dataflow_and_carry(pairs) -> None:
+    """facts/loops.py and facts/carry.py agree exactly with analysis/dataflow.py and analysis/carry.py: every field
+    of every loop's LoopFlow, the bindings reaching every statement and the names live after it, every carry blocker
+    and the kind of every carried name."""
+    exact = [pair for pair in pairs if pair.family in ("loop-flow-exact", "flow-exact", "carry-exact")]
+    assert {pair.family for pair in exact} == {"loop-flow-exact", "flow-exact", "carry-exact"}
+    assert len(exact) > 10_000
+    assert [str(pair) for pair in exact if pair.verdict != "agree"] == []
+
+
+def test_a_wrong_loop_fact_is_found(agreement, monkeypatch) -> None:
+    """A loop flow on `ast` that carries nothing, and a carry blocker that lets everything through, are listed."""
+    text = "import jax\n\n@jax.jit\ndef f(x):\n    y = None\n    for i in range(3):\n        y = x\n    return y\n"
+    families = [agreement.BY_NAME[name] for name in ("loop-flow-exact", "flow-exact", "carry-exact")]
+    assert {p.verdict for p in agreement.compare_file(agreement.Sides("f.py", text, None), families)} == {"agree"}
+    real = agreement.loop_flow
+    monkeypatch.setattr(agreement, "loop_flow", lambda flow, loop: real(flow, loop).__class__(
+        **{**vars(real(flow, loop)), "carried": ()}))
+    monkeypatch.setattr(agreement.carry_fact.CarryAnalysis, "blocker", lambda self, loop, flow, **options: None)
+    wrong = {p.family for p in agreement.compare_file(agreement.Sides("f.py", text, None), families) if p.verdict == "unsound"}
+    assert wrong == {"loop-flow-exact", "carry-exact"}
+
+
 def test_a_rule_asking_with_a_built_expression_reads_its_code_where_it_stands(agreement) -> None:
     """TracedAnalysis.kind of an expression no node of the module spells (a rule built it): its code's kind in
     `within`, as if it stood there (`x` TRACED, `n` STATIC there; `n` carried as traced with `assume`)."""

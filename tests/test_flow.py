@@ -179,3 +179,100 @@ def test_only_arithmetic(body: str, answer: bool) -> None:
     tree = ast.parse(f"step = lambda v: {body}")
     lam = tree.body[0].value
     assert only_arithmetic(Binder(tree), lam.body, "i", {"v"}) is answer
+
+
+# ---- facts.loops: liveness, reaching definitions and loop-carried names, as LibCST's analysis.dataflow ------------
+
+_LOOPS = [
+    "def g(x, n):\n    y = 0\n    for i in range(n):\n        y = y + x; z = i\n    return y\n",
+    "def g(x):\n    while x > 0:\n        x = x - 1\n        if x == 3:\n            break\n    return x\n",
+    "def g(xs):\n    for a, *b in xs:\n        acc = a\n        continue\n    return acc, a\n",  # acc undefined before
+    "def g(x):\n    total = x\n    for i in range(3): total += i; del x\n    return total\n",  # a one-line suite
+    "def g(x):\n    global y\n    for i in x:\n        y = i\n        x.a = i\n",  # declared, mutated
+    "def g(x):\n    def h():\n        return s\n    s = 0\n    for i in x:\n        s = s + h()\n    return s\n",
+    "def g(x):\n    try:\n        s = f()\n    except E as e:\n        s = e\n    with c as w:\n        for i in x:\n"
+    "            s = s + w\n    return s\n",
+]
+
+
+def _sources(found, spell) -> set[str]:
+    return {s if isinstance(s, str) else spell(s) for s in found}
+
+
+@pytest.mark.parametrize("text", _LOOPS)
+def test_loop_flow_and_reaching_are_libcst_s(text: str) -> None:
+    from jaxfix.facts import loops
+
+    tree = ast.parse(text)
+    module = cst.parse_module(text)
+    bridge = Bridge(module, tree)
+    lines = flow.Lines(text)
+    function, libcst_function = tree.body[0], module.body[0]
+    found, expected = loops.FunctionFlow(function, lines), dataflow.FunctionFlow(libcst_function)
+    for node in ast.walk(function):
+        if isinstance(node, (ast.For, ast.While)):
+            mine = loops.loop_flow(found, node)
+            theirs = dataflow.loop_flow(expected, bridge.cst_of(node))
+            for field in ("targets", "modified", "carried", "undefined", "mutated", "declared", "targets_live_out"):
+                assert getattr(mine, field) == getattr(theirs, field), field
+            assert mine.live_in == theirs.live_in - set(_CONSTANTS)
+            assert mine.live_out == theirs.live_out - set(_CONSTANTS)
+    last, libcst_last = function.body[-1], body_statements(libcst_function.body)[-1]
+    assert found.live_after(last) == expected.live_after(libcst_last) - set(_CONSTANTS)
+    for name in found.locals:
+        mine = {repr(s) if not isinstance(s, ast.AST) else bridge.cst_of(s) for s in found.reaching(last, name)}
+        theirs = {repr(s) if not isinstance(s, cst.CSTNode) else s for s in expected.reaching(libcst_last, name)}
+        assert mine == theirs, name
+
+
+def test_reaching_definitions_are_values_parameters_statements_or_undefined() -> None:
+    from jaxfix.facts import loops
+
+    text = "def g(p):\n    a = 1\n    b, c = f()\n    if p:\n        del a\n    return a, b, p\n"
+    function = ast.parse(text).body[0]
+    found = loops.FunctionFlow(function, flow.Lines(text))
+    ret = function.body[-1]
+    assert {type(s).__name__ for s in found.reaching(ret, "a")} == {"Constant", "_Undefined"}
+    assert found.reaching(ret, "b") == {function.body[1]}  # the statement of `b, c = ...`
+    assert [repr(s) for s in found.reaching(ret, "p")] == ["PARAM(p)"]
+    assert not found.defined_before(ret, "a") and found.defined_before(ret, "b")
+    assert found.live_after(function.body[0]) >= {"a", "p"}
+
+
+class _Scalars:
+    """Ranks and categories for the carry: every value a scalar of unknown category."""
+
+    def rank(self, expr, env=None):
+        return 0
+
+    def category(self, expr, env=None):
+        return None
+
+    least_category = category
+
+    def reshaping(self, value, name):
+        return None
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        ("    y = None\n    for i in range(3):\n        y = x\n    return y\n", "`y` starts as None"),
+        ("    y = True\n    for i in range(3):\n        y = x\n    return y\n",
+         "`y` starts as a Python bool, which lax.fori_loop does not promote"),
+        ("    for i in range(3):\n        y = x\n        y = y + 1\n    return y\n",
+         "`y` is carried from one step to the next but not defined before the loop"),
+        ("    y = 0\n    for i in range(3):\n        y = y + 1\n    return y\n", "`y` stays a Python number in the loop"),
+        ("    y = x\n    for i in range(3):\n        y = y * 2\n    return y\n", None),
+    ],
+)  # fmt: skip
+def test_carry_blocker(body: str, reason: str | None) -> None:
+    from jaxfix.facts.carry import CarryAnalysis
+    from jaxfix.facts.module import FileFacts
+
+    text = "import jax\n\n@jax.jit\ndef g(x):\n" + body
+    facts = FileFacts(text)
+    loop = next(n for n in ast.walk(facts.tree) if isinstance(n, ast.For))
+    carry = CarryAnalysis(facts, _Scalars())
+    assert carry.blocker(loop, facts.loop(loop), construct="lax.fori_loop") == reason
+    assert carry.name_kind(loop, "y").name == ("STATIC" if reason and "Python number" in reason else "TRACED")

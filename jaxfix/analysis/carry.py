@@ -117,7 +117,7 @@ class CarryAnalysis:
             ranks, categories = set(), set()
             if all(isinstance(s, cst.BaseExpression) and is_number(s) and not isinstance(s, cst.Name) for s in sources):
                 only_numbers.add(name)
-            for source in sources:
+            for source in sorted(sources, key=self._source_order):
                 if source is UNDEFINED:
                     return f"`{name}` may be undefined when the loop starts"
                 if isinstance(source, Parameter):
@@ -221,6 +221,16 @@ class CarryAnalysis:
                         f"{after.name.lower()} before the loop"
                     )
         return None
+
+    def _source_order(self, source) -> tuple:
+        """Reaching definitions in a fixed order (facts/carry.py's): an unbound path, a parameter, then bindings in
+        source order; the first that blocks names the reason."""
+        if source is UNDEFINED:
+            return (0, 0, 0)
+        if isinstance(source, Parameter):
+            return (1, 0, 0)
+        start = self._context.positions[source].start
+        return (2, start.line, start.column)
 
     def static_numbers(self, loop: Loop, flow: LoopFlow) -> list[str]:
         """The carried names that start as Python numbers (`i = 0`) and stay Python numbers in the loop: only

@@ -39,6 +39,7 @@ from jaxfix.facts.knowledge.jax import INDEX_ACCEPTING as _INDEX_FRIENDLY
 from jaxfix.facts.knowledge.jax import SEQUENCE_ACCEPTING as _ACCEPTS_SEQUENCES  # noqa: F401 (the screen's)
 from jaxfix.facts.knowledge.jax import ARRAY_EVIDENCE_ATTRIBUTES as _ARRAY_EVIDENCE_ATTRIBUTES, ARRAY_METHODS  # noqa: F401
 from jaxfix.facts.flow import Activity, NameUses, unique as _unique
+from jaxfix.facts.loops import LoopFlow, carried_by
 from jaxfix.facts.knowledge.tables import CALL_SUMMARIES
 from jaxfix.facts.model import ModuleModel
 from jaxfix.facts.knowledge.python import (
@@ -781,45 +782,9 @@ def _walrus_in(expr: cst.BaseExpression) -> tuple[str, ...]:
 # ---- loops ---------------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class LoopFlow:
-    """What a loop carries from one iteration to the next (AutoGraph's loop variables)."""
-
-    loop: Loop
-    targets: tuple[str, ...]  # names the `for` target binds on each iteration
-    modified: tuple[str, ...]  # names the body writes or deletes (targets excluded), in order of appearance
-    live_in: frozenset[str]  # live at the head of each iteration
-    live_out: frozenset[str]  # live after the loop
-    carried: tuple[str, ...]  # modified ∩ (live_in ∪ live_out), in order of appearance in the body
-    undefined: tuple[str, ...]  # carried names not bound on every path to the loop
-    mutated: tuple[str, ...]  # roots the body changes through an attribute or a subscript
-    declared: tuple[str, ...]  # modified names that are `global`/`nonlocal` in the function
-    targets_live_out: tuple[str, ...]  # target names read after the loop (Python leaves the last value there)
-
-
 def loop_flow(flow: FunctionFlow, loop: Loop) -> LoopFlow:
-    body = block_activity(body_statements(loop.body))
-    targets = tuple(target_names(loop.target)) if isinstance(loop, cst.For) else ()
-    order = _unique([*body.reads, *body.writes, *body.deletes])
-    modified_set = (set(body.writes) | set(body.deletes)) - set(targets)
-    modified = tuple(n for n in order if n in modified_set)
-    live_in = flow.live_at_head(loop)
-    live_out = flow.live_after(loop)
-    carried = tuple(n for n in modified if n in live_in or n in live_out)
-    undefined = tuple(n for n in carried if not flow.defined_before(loop, n))
-    declared = tuple(n for n in modified if n in flow.declared)
-    return LoopFlow(
-        loop=loop,
-        targets=targets,
-        modified=modified,
-        live_in=live_in,
-        live_out=live_out,
-        carried=carried,
-        undefined=undefined,
-        mutated=body.mutations,
-        declared=declared,
-        targets_live_out=tuple(t for t in targets if t in live_out),
-    )
+    targets = target_names(loop.target) if isinstance(loop, cst.For) else ()
+    return carried_by(flow, loop, block_activity(body_statements(loop.body)), targets)
 
 
 # ---- purity and concrete uses --------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterator
 
 from jaxfix.diagnostics import Decision, Position
 from jaxfix.facts.binder import IMPORT, Binder
+from jaxfix.facts.spelling import names_in, spelled_names  # noqa: F401 (read from here by the rules)
 from jaxfix.facts.flow import Lines
 from jaxfix.facts.positions import Positions
 from jaxfix.facts.predicates import Predicates
@@ -96,6 +97,42 @@ class FileFacts:
     def fresh_names(self) -> "NameSupply":
         """Fresh names for the fixes the `check`-rules plan in this module (`names_in` its tree)."""
         return NameSupply(lambda: names_in(self.tree))
+
+    # ---- flow: liveness, reaching definitions, loop-carried names (`jaxfix.facts.loops`) ----------------------
+
+    def enclosing_function(self, node: ast.AST) -> ast.AST:
+        """The def or lambda whose code holds `node`, or the module (what `flow` is asked about)."""
+        from jaxfix.facts.loops import enclosing_function
+
+        return enclosing_function(node, self.binder.parents, self.tree)
+
+    def flow(self, function: ast.AST):
+        """Liveness and reaching definitions in `function` (a def, a lambda or the module), made on first use."""
+        from jaxfix.facts.loops import FunctionFlow
+
+        found = self._flows.get(function)
+        if found is None:
+            found = self._flows[function] = FunctionFlow(function, self.lines)
+        return found
+
+    def loop(self, loop: ast.stmt):
+        """What `loop` (a `for` or `while`) carries from one iteration to the next (`facts.loops.LoopFlow`)."""
+        from jaxfix.facts.loops import loop_flow
+
+        return loop_flow(self.flow(self.enclosing_function(loop)), loop)
+
+    @cached_property
+    def carry(self):
+        """What stops a loop's carried values from becoming a lax loop's carry (`facts.carry.CarryAnalysis`)."""
+        from jaxfix.facts.carry import CarryAnalysis
+
+        # TODO(values): the ranks and dtype categories of facts/values.py (another branch); none here yet, so
+        # `blocker` needs a CarryAnalysis given them (benchmarks/agreement.py gives LibCST's through the bridge).
+        return CarryAnalysis(self, getattr(self, "values", None))
+
+    @cached_property
+    def _flows(self) -> dict:
+        return {}
 
     def span(self, node: ast.AST) -> tuple[Position, Position]:
         """Where `node` starts and ends as a finding gives it (LibCST's positions: columns 1-based, in characters)."""
