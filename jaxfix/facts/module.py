@@ -21,7 +21,6 @@ from jaxfix.facts.flow import Lines
 from jaxfix.facts.positions import Positions
 from jaxfix.facts.predicates import Predicates
 from jaxfix.facts.purity import Purity
-from jaxfix.facts.spelling import names_in, spelled_names  # noqa: F401 (read from here too)
 from jaxfix.facts.traced import Traced
 from jaxfix.facts.values import Values
 
