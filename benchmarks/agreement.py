@@ -339,6 +339,24 @@ def _tests(sides: Sides) -> list[ast.expr]:
     return sides.traced_tests
 
 
+def _truth_tests(sides: Sides) -> list[ast.expr]:
+    """Every expression Python tests for truth in the module: the tests of `if`, `while`, conditional expressions,
+    `assert` and comprehension filters, each `and`/`or` and each `not` with its operand."""
+    found: dict[int, ast.expr] = {}
+    for node in sides.screen.nodes_of(ast.If, ast.While, ast.IfExp, ast.Assert, ast.comprehension, ast.BoolOp, ast.UnaryOp):
+        if isinstance(node, (ast.If, ast.While, ast.IfExp, ast.Assert)):
+            tested = [node.test]
+        elif isinstance(node, ast.comprehension):
+            tested = list(node.ifs)
+        elif isinstance(node, ast.BoolOp):
+            tested = [node]
+        else:
+            tested = [node, node.operand] if isinstance(node.op, ast.Not) else []
+        for expr in tested:
+            found.setdefault(id(expr), expr)
+    return list(found.values())
+
+
 def _loops(sides: Sides) -> list[ast.AST]:
     return sides.loops
 
@@ -805,6 +823,10 @@ FAMILIES: list[Family] = [
     Family("array-evidence-exact", "facts.predicates.Predicates.array_evidence vs PredicateAnalysis.array_evidence, "
            f"{_EXPRESSION}", "exact", _expressions, lambda s, e: s.predicates.array_evidence(e),
            lambda s, node: s.context.predicates.array_evidence(node)),
+    Family("truth-exact", "facts.predicates.Predicates.truth vs PredicateAnalysis.test (which the branch rules "
+           "read), for each truth test in the module (if/while/conditional/assert/comprehension tests, and/or, not "
+           "and its operand)", "exact", _truth_tests, lambda s, e: s.predicates.truth(e).name,
+           lambda s, node: s.context.predicates.test(node).name),
     Family("int-constant-exact", "facts.literals.int_constant vs Shapes.constant, for each literal, sign, arithmetic "
            "or name read in the module", "exact", _int_expressions,
            lambda s, node: int_constant(s.screen.binder, node), lambda s, node: s.context.shapes.constant(node)),

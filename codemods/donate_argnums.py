@@ -6,9 +6,11 @@ import libcst as cst
 
 from jaxfix.analysis.donation import _FILTER_JIT, _PMAP
 from jaxfix.analysis.donation_screen import may_donate
-from jaxfix.analysis.jit import Jitted, add_jit_keyword
+from jaxfix.analysis.jit import Jitted
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Safety
+from jaxfix.edit.jit import add_jit_keyword
+from jaxfix.facts.jitted import partial_spelling
 
 
 class DonateArgnums(Codemod):
@@ -270,4 +272,5 @@ class DonateArgnums(Codemod):
         self.report(self._anchor(jitted), message, fix)
 
     def _edit(self, jitted: Jitted, key: str, value: str):
-        return add_jit_keyword(self.context, jitted, key, value)
+        partial = partial_spelling(self.context.binder) if jitted.call is None else None
+        return add_jit_keyword(self.context.module, jitted.call, jitted.decorator, key, value, partial)

@@ -14,13 +14,12 @@ from jaxfix.diagnostics import Diagnostic, Fix, ImportSpec, Safety
 from jaxfix.facts.binder import Binder
 from jaxfix.facts.flow import Lines, block_activity
 from jaxfix.facts.jitted import (
-    donated_parameters, jit_wrapped, jitted_functions, module_assignments, static_parameters,
+    assignments, donated_parameters, jit_wrapped, jitted_functions, partial_spelling, static_parameters,
 )
 from jaxfix.facts.knowledge.tables import TRANSFORMS
-from jaxfix.facts.module import FileFacts, in_order, names_in, value_of
+from jaxfix.facts.module import FileFacts, in_order, value_of
 
 _JIT = "jax.jit"
-_PARTIAL = "functools.partial"
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _SCOPES = (*_DEFS, ast.Lambda, ast.ClassDef)
@@ -290,7 +289,7 @@ def _module_constants(facts: FileFacts) -> set[str]:
             literal = _literal(value) or (
                 type(value) is ast.UnaryOp and _literal(value.operand) and type(value.operand.value) in (int, float)
             )
-            if literal and len(module_assignments(binder, name)) == 1 and name not in declared:
+            if literal and len(assignments(binder, name)) == 1 and name not in declared:
                 constants.add(name)
     return constants
 
@@ -365,12 +364,8 @@ class _Check:
                 keywords.append(f"{key}={indices[0] if len(indices) == 1 else '(' + ', '.join(indices) + ')'}")
         if not keywords:
             return jit_code, imports
-        partial, partial_module = binder.spelling(_PARTIAL)
-        if partial_module is not None:
-            if "partial" not in names_in(binder.tree):
-                partial, needed = "partial", ImportSpec("functools", "partial")
-            else:
-                partial, needed = "functools.partial", ImportSpec("functools")
+        partial, needed = partial_spelling(binder)
+        if needed is not None:
             imports.append(needed)
         return f"{partial}({jit_code}, {', '.join(keywords)})", imports
 
@@ -382,12 +377,12 @@ class _Check:
         """The calls of the step inside loops and the lines where it is used other than called; None when it is
         bound more than once or handed to a JAX transformation (already jitted, vmapped, scanned...)."""
         binder = self.binder
-        assignments = module_assignments(binder, function.name)
-        if len(assignments) != 1 or assignments[0].node is not function:
+        bound = assignments(binder, function.name)
+        if len(bound) != 1 or bound[0].node is not function:
             return None
         in_loops, values = [], []
         references = sorted(
-            (n for n in binder.nodes_of(ast.Name) if n.id == function.name and assignments[0] in binder.referents(n)),
+            (n for n in binder.nodes_of(ast.Name) if n.id == function.name and bound[0] in binder.referents(n)),
             key=lambda n: (n.lineno, n.col_offset),
         )
         for access in references:

@@ -11,7 +11,7 @@ from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Diagnostic
 from jaxfix.facts.binder import Binder, Binding
 from jaxfix.facts.flow import Lines, walk
-from jaxfix.facts.jitted import Jitted, jitted_functions, module_assignments
+from jaxfix.facts.jitted import Jitted, assignments, jitted_functions
 from jaxfix.facts.module import FileFacts
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
@@ -187,7 +187,7 @@ class _Module:
     def bindings(self, name: str) -> list[Binding]:
         found = self._bindings.get(name)
         if found is None:
-            found = self._bindings[name] = module_assignments(self.binder, name)
+            found = self._bindings[name] = assignments(self.binder, name)
         return found
 
     def global_reads(self, functions: list[ast.AST]) -> Iterator[tuple[str, ast.AST]]:

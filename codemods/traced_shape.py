@@ -1,18 +1,23 @@
 """JF802 traced-shape: an array shape or size taken from a traced value (`jnp.zeros(n)` with `n` a jit
-argument), which jit cannot compile; the fix marks the argument static when every call passes a constant."""
+argument), which jit cannot compile; the fix marks the argument static when every call passes a constant. On `ast`
+(`check`): traced functions (`facts.traced`), tracers and array evidence (`facts.predicates`), the jitted function
+and its calls (`facts.jitted`), integer constants (`facts.literals`); the keyword is added on LibCST in
+`fix_finding` (`jaxfix.edit.jit`)."""
 
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 
 import libcst as cst
-from libcst.metadata import ScopeProvider
 
-from jaxfix.analysis.jit import Jitted, add_jit_keyword, call_sites, jit_keywords, jitted_functions
-from jaxfix.analysis.screen import Screen, dotted, may_be_tracer_strict, traced_nodes
-from jaxfix.analysis.syntax import param_names
 from jaxfix.codemod import Codemod, Invalid, Valid
-from jaxfix.diagnostics import Safety
+from jaxfix.diagnostics import Diagnostic, Fix, ImportSpec, Safety
+from jaxfix.edit.jit import add_jit_keyword
+from jaxfix.facts.jitted import Jitted, assignments, call_sites, jitted_functions, partial_spelling
+from jaxfix.facts.literals import int_constant
+from jaxfix.facts.module import FileFacts, in_order, value_of
+from jaxfix.facts.traced import param_names
 
 SHAPE_ERROR = "TypeError: Shapes must be 1D sequences of concrete values of integer type"
 VALUE_ERROR = "ConcretizationTypeError"
@@ -31,6 +36,19 @@ _SHAPED: dict[str, tuple[tuple[int, ...], tuple[str, ...], bool]] = {
     "jax.random.bernoulli": ((2,), ("shape",), False),
     "jax.random.truncated_normal": ((3,), ("shape",), False),
 }
+_KEYWORD = "static_argnames"
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What `fix_finding` needs: the jitted function whose jit gets `static_argnames=("parameter",)`, and how the
+    module writes `functools.partial` where a bare `@jax.jit` becomes `@partial(jax.jit, ...)`."""
+
+    jitted: Jitted
+    parameter: str
+    partial: tuple[str, ImportSpec | None] | None
+
+
 class TracedShape(Codemod):
     """
     ## What it does
@@ -94,39 +112,6 @@ class TracedShape(Codemod):
     screen = ("zeros", "ones", "empty", "full", "eye", "identity", "broadcast_to", "reshape", "arange", "space",
               "normal", "uniform", "randint", "bernoulli")  # fmt: skip
 
-    @classmethod
-    def may_match_tree(cls, screen: Screen) -> bool:
-        """A finding needs, in code that may be traced, a call without `*`/`**` arguments that may be one of
-        `_SHAPED` (or a `.reshape` method of something that may be an array) with a size argument, or an
-        element of one written as a tuple or list, that may be a tracer as PredicateAnalysis.tracer proves one
-        (`may_be_tracer_strict`: not a parameter jit makes static, vmap maps with `None` or only calls with static
-        values pass, nor a name of a function nothing traces, nor `n += 1` of a static `n`)."""
-        candidates = {id(n) for n in screen.nodes_of(ast.Call) if _may_take_shape(screen, n.func)}
-        if not candidates:
-            return False  # before asking what is traced, which costs a walk of the module
-        for node in traced_nodes(screen, ast.Call):
-            if id(node) not in candidates:
-                continue
-            if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
-                continue
-            func = node.func
-            sizes: list[ast.expr] = []
-            if isinstance(func, ast.Attribute) and func.attr == "reshape" and screen.may_be_array(func.value):
-                sizes += [*node.args, *(k.value for k in node.keywords if k.arg == "shape")]
-            parts = dotted(func)
-            for callee in screen.qualified_names(parts) if parts else ():
-                if callee in _SHAPED:
-                    positions, keywords, _ = _SHAPED[callee]
-                    sizes += [a for i, a in enumerate(node.args) if i in positions]
-                    sizes += [k.value for k in node.keywords if k.arg in keywords]
-            for size in sizes:
-                elements = [size]
-                if isinstance(size, (ast.Tuple, ast.List)):
-                    elements = [e for e in size.elts if not isinstance(e, ast.Starred)]
-                if any(may_be_tracer_strict(screen, e) for e in elements):
-                    return True
-        return False
-
     VALID = (
         Valid("import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef f(x):\n    return jnp.zeros(x.shape[0])\n"),
         Valid("import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef f(x):\n    return x.reshape(len(x), -1)\n"),
@@ -158,139 +143,181 @@ class TracedShape(Codemod):
         ),
     )
 
-    def visit_Module(self, node: cst.Module) -> None:
-        self._jitted = {j.function: j for j in jitted_functions(self.context, node)}
-        self._fixed: set[tuple[cst.FunctionDef, str]] = set()
+    looks_at = ("Call",)
 
-    def visit_Call(self, node: cst.Call) -> None:
-        traced = self.context.traced
-        function = traced.enclosing_function(node)
-        if function is None or not traced.is_traced(function) or not traced.staged(function):
-            return
-        sizes = self._sizes(node)
-        if sizes is None:
-            return
-        arguments, by_value = sizes
-        predicates = self.context.predicates
-        offending = [e for a in arguments for e in _elements(a) if predicates.tracer(e)]
-        if not offending:
-            return
-        error = VALUE_ERROR if by_value else SHAPE_ERROR
-        code = self.context.code_for
-        what = f"`{code(node)}` takes a shape from traced `{code(offending[0])}`, which fails under jit ({error})"
-        parameter = self._parameter(offending[0], function)
-        if parameter is None:
-            self.report(
-                node,
-                f"{what}: it is computed from traced values, so its value is unknown until the program runs; "
-                "compute it from shapes (`x.shape[0]`, `len(x)`) or from static arguments, or keep a fixed maximum "
-                "size and mask",
+    @classmethod
+    def check(cls, facts: FileFacts) -> list[Diagnostic]:
+        """Each call in staged code that takes a shape or size from a tracer (in source order, as the visitor saw
+        them: an outer call before the calls inside it), with the static-argument fix at the first such use of
+        each parameter where every call of its module-level `@jax.jit` function passes an integer constant."""
+        binder = facts.binder
+        candidates = [(call, shaped) for call in binder.calls if (shaped := _shape_arguments(binder, call))]
+        if not candidates:
+            return []
+        candidates.sort(key=lambda pair: _preorder(pair[0]))
+        traced, predicates, positions = facts.traced, facts.predicates, facts.positions
+        jitted: dict[ast.AST, Jitted] | None = None
+        fixed: set[tuple[ast.AST, str]] = set()
+        found = []
+        for call, (arguments, by_value, receiver) in candidates:
+            function = traced.enclosing_function(call)
+            if function is None or not traced.is_traced(function) or not traced.staged(function):
+                continue
+            if receiver is not None and not predicates.array_evidence(receiver):
+                continue
+            offending = [e for a in arguments for e in _elements(a) if predicates.tracer(e)]
+            if not offending:
+                continue
+            error = VALUE_ERROR if by_value else SHAPE_ERROR
+            first = offending[0]
+            what = (
+                f"`{positions.with_parentheses(call, binder.parent(call))}` takes a shape from traced "
+                f"`{positions.with_parentheses(first, binder.parent(first))}`, which fails under jit ({error})"
             )
-            return
-        if traced.transforms(function) <= {"jax.jit"}:
-            advice = (
-                f"{what}: make `{parameter}` static (`static_argnames=(\"{parameter}\",)`, one compilation per "
-                "value) or compute it from a shape (`x.shape[0]`)"
-            )
-        else:
-            advice = (
-                f"{what}: pass `{parameter}` as a Python int outside the transformation (`functools.partial`, a "
-                "static argument of jit, `in_axes=None` under vmap) or compute it from a shape (`x.shape[0]`)"
-            )
-        fix, why = self._static_fix(function, parameter)
-        if fix is not None and (function, parameter) in self._fixed:
-            fix = None
-            why = f"one fix for `{parameter}` is offered at its first use"
-        if fix is not None:
-            self._fixed.add((function, parameter))
-        if fix is None:
-            self.report(node, f"{advice}; not fixed: {why}")
-        else:
-            self.report(
-                node,
+            parameter = _parameter(binder, first, function)
+            if parameter is None:
+                found.append(cls.finding(
+                    facts, call,
+                    f"{what}: it is computed from traced values, so its value is unknown until the program runs; "
+                    "compute it from shapes (`x.shape[0]`, `len(x)`) or from static arguments, or keep a fixed "
+                    "maximum size and mask",
+                ))  # fmt: skip
+                continue
+            if traced.transforms(function) <= {"jax.jit"}:
+                advice = (
+                    f"{what}: make `{parameter}` static (`static_argnames=(\"{parameter}\",)`, one compilation per "
+                    "value) or compute it from a shape (`x.shape[0]`)"
+                )
+            else:
+                advice = (
+                    f"{what}: pass `{parameter}` as a Python int outside the transformation (`functools.partial`, "
+                    "a static argument of jit, `in_axes=None` under vmap) or compute it from a shape (`x.shape[0]`)"
+                )
+            if jitted is None:
+                jitted = {j.function: j for j in jitted_functions(binder)}
+            plan, why = _static_fix(facts, jitted.get(function), function, parameter)
+            if plan is not None and (function, parameter) in fixed:
+                plan, why = None, f"one fix for `{parameter}` is offered at its first use"
+            if plan is None:
+                found.append(cls.finding(facts, call, f"{advice}; not fixed: {why}"))
+                continue
+            fixed.add((function, parameter))
+            found.append(cls.finding(
+                facts, call,
                 f"{advice} (unsafe: assumes callers in other modules pass Python ints too; an array or a traced "
                 "value makes jit raise)",
-                fix,
-            )
-
-    # ---- what is a size ------------------------------------------------------------------------------------
-
-    def _sizes(self, call: cst.Call) -> tuple[list[cst.BaseExpression], bool] | None:
-        """The shape or size arguments of `call`, and whether they are read as values (arange, linspace)."""
-        if any(a.star for a in call.args):
-            return None
-        func = call.func
-        if isinstance(func, cst.Attribute) and func.attr.value == "reshape" and self.context.names.callee(call) is None:
-            if not self.context.predicates.array_evidence(func.value):
-                return None
-            return [a.value for a in call.args if a.keyword is None or a.keyword.value == "shape"], False
-        callee = self.context.names.callee(call)
-        if callee not in _SHAPED:
-            return None
-        positions, keywords, by_value = _SHAPED[callee]
-        found = []
-        for index, arg in enumerate(call.args):
-            if (arg.keyword is None and index in positions) or (arg.keyword is not None and arg.keyword.value in keywords):
-                found.append(arg.value)
-        return found, by_value
-
-    def _parameter(self, expr: cst.BaseExpression, function) -> str | None:
-        """The name of a parameter of `function` that `expr` is, read where no other binding reaches."""
-        if not isinstance(expr, cst.Name) or expr.value not in param_names(function.params):
-            return None
-        scope = self.context.wrapper.resolve(ScopeProvider).get(expr)
-        if scope is None or len(scope.assignments[expr.value]) != 1:
-            return None
-        return expr.value
+                description=f'add {_KEYWORD}=("{parameter}",) to jax.jit', plan=plan,
+            ))  # fmt: skip
+        return found
 
     # ---- the fix -------------------------------------------------------------------------------------------
 
-    def _static_fix(self, function, parameter: str):
-        jitted: Jitted | None = self._jitted.get(function)
-        if jitted is None:
-            return None, "the function is not a module-level `@jax.jit` function jaxfix can edit"
-        if not self.context.traced.transforms(function) <= {"jax.jit"}:
-            return None, "another transformation also traces the function"
-        keywords = jit_keywords(jitted)
-        if any(k in keywords for k in ("static_argnums", "static_argnames")):
-            return None, "jit has static arguments already; add it there"
-        if set(keywords) - {"donate_argnums", "donate_argnames", "inline"}:
-            return None, "jit has keywords jaxfix does not read"
-        sites = call_sites(self.context, jitted)
-        if not sites:
-            return None, f"`{jitted.name}` is never called in this module, or used as a value"
-        params = param_names(function.params)
-        index = params.index(parameter)
-        for site in sites:
-            value = _argument(site, parameter, index)
-            if value is None or self.context.shapes.constant(value) is None:
-                return None, f"a call passes `{parameter}` a value that is not an integer constant"
-        change, imports = add_jit_keyword(self.context, jitted, "static_argnames", f'("{parameter}",)')
-        return self.fix(f'add static_argnames=("{parameter}",) to jax.jit', [change], add_imports=imports), None
+    @classmethod
+    def fix_finding(cls, finding: Diagnostic, bridge) -> Fix | None:
+        """`static_argnames=("n",)` appended to the call that carries jit's keywords, or the bare `@jax.jit`
+        turned into `@partial(jax.jit, static_argnames=("n",))`."""
+        plan: _Plan = finding.plan
+        item = plan.jitted
+        call = decorator = None
+        if item.call is not None:
+            call = bridge.cst_of(item.call)
+            if not isinstance(call, cst.Call):
+                return None
+        else:
+            function = bridge.cst_of(item.function)
+            if not isinstance(function, cst.FunctionDef) or len(function.decorators) != 1:
+                return None
+            decorator = function.decorators[0]
+        change, imports = add_jit_keyword(
+            bridge.module, call, decorator, _KEYWORD, f'("{plan.parameter}",)', plan.partial
+        )
+        return Fix(finding.fix.safety, finding.fix.description, (change,), tuple(imports))
 
 
-_SHAPED_NAMES = frozenset(name.rsplit(".", 1)[1] for name in _SHAPED)
+# ---- what is a size ----------------------------------------------------------------------------------------
 
 
-def _may_take_shape(screen: Screen, func: ast.AST) -> bool:
-    """A `.reshape` method, or a callee that may resolve to one of `_SHAPED` (whose last part is its own)."""
-    if isinstance(func, ast.Attribute):
-        return func.attr == "reshape" or (func.attr in _SHAPED_NAMES and screen.may_resolve_to(func, _SHAPED))
-    return isinstance(func, ast.Name) and func.id in screen.imports and screen.may_resolve_to(func, _SHAPED)
+def _shape_arguments(binder, call: ast.Call) -> tuple[list[ast.expr], bool, ast.expr | None] | None:
+    """The shape or size arguments of `call`, whether they are read as values (arange, linspace), and the array
+    whose `.reshape` it calls (None for the functions of `_SHAPED`), which must then be shown an array; None where
+    `call` takes no shape (or passes `*`/`**` arguments)."""
+    if any(type(a) is ast.Starred for a in call.args) or any(k.arg is None for k in call.keywords):
+        return None
+    func = call.func
+    callee = binder.callee(call)
+    if type(func) is ast.Attribute and func.attr == "reshape" and callee is None:
+        sizes = [value_of(a) for a in in_order(call) if type(a) is not ast.keyword or a.arg == "shape"]
+        return sizes, False, func.value
+    if callee not in _SHAPED:
+        return None
+    positions, keywords, by_value = _SHAPED[callee]
+    found = []
+    for index, argument in enumerate(in_order(call)):
+        if (type(argument) is not ast.keyword and index in positions) or (
+            type(argument) is ast.keyword and argument.arg in keywords
+        ):
+            found.append(value_of(argument))
+    return found, by_value, None
 
 
-def _elements(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
-    if isinstance(expr, (cst.Tuple, cst.List)):
-        return [e.value for e in expr.elements if not isinstance(e, cst.StarredElement)]
+def _preorder(node: ast.AST) -> tuple[int, int, int, int]:
+    """Where a node starts, a node before the nodes inside it that start where it does (LibCST's visiting order)."""
+    return node.lineno, node.col_offset, -node.end_lineno, -node.end_col_offset
+
+
+def _elements(expr: ast.expr) -> list[ast.expr]:
+    if type(expr) in (ast.Tuple, ast.List):
+        return [e for e in expr.elts if type(e) is not ast.Starred]
     return [expr]
 
 
-def _argument(call: cst.Call, name: str, index: int) -> cst.BaseExpression | None:
-    for position, arg in enumerate(call.args):
-        if arg.star:
+def _parameter(binder, expr: ast.expr, function: ast.AST) -> str | None:
+    """The name of a parameter of `function` that `expr` is, read where no other binding reaches: the scope it is
+    read in binds it once (LibCST's `scope.assignments`, of that scope alone: a comprehension's or a class's binds
+    none)."""
+    if type(expr) is not ast.Name or expr.id not in param_names(function.args):
+        return None
+    scope = binder.scope_of.get(expr)
+    if scope is None or len(assignments(binder, expr.id, scope)) != 1:
+        return None
+    return expr.id
+
+
+# ---- the fix -----------------------------------------------------------------------------------------------
+
+
+def _static_fix(facts: FileFacts, jitted: Jitted | None, function: ast.AST, parameter: str) -> tuple[_Plan | None, str | None]:
+    """The plan that makes `parameter` static, or None and why not."""
+    if jitted is None:
+        return None, "the function is not a module-level `@jax.jit` function jaxfix can edit"
+    if not facts.traced.transforms(function) <= {"jax.jit"}:
+        return None, "another transformation also traces the function"
+    keywords = jitted.keywords
+    if any(k in keywords for k in ("static_argnums", "static_argnames")):
+        return None, "jit has static arguments already; add it there"
+    if set(keywords) - {"donate_argnums", "donate_argnames", "inline"}:
+        return None, "jit has keywords jaxfix does not read"
+    binder = facts.binder
+    sites = call_sites(binder, jitted)
+    if not sites:
+        return None, f"`{jitted.name}` is never called in this module, or used as a value"
+    index = param_names(function.args).index(parameter)
+    for site in sites:
+        value = _argument(site, parameter, index)
+        if value is None or int_constant(binder, value) is None:
+            return None, f"a call passes `{parameter}` a value that is not an integer constant"
+    return _Plan(jitted, parameter, partial_spelling(binder) if jitted.call is None else None), None
+
+
+def _argument(call: ast.Call, name: str, index: int) -> ast.expr | None:
+    """What `call` passes the parameter `name` at position `index`, read in source order: None after a `*`/`**`."""
+    for position, argument in enumerate(in_order(call)):
+        kind = type(argument)
+        if kind is ast.Starred or (kind is ast.keyword and argument.arg is None):
             return None
-        if arg.keyword is not None and arg.keyword.value == name:
-            return arg.value
-        if arg.keyword is None and position == index:
-            return arg.value
+        if kind is ast.keyword:
+            if argument.arg == name:
+                return argument.value
+        elif position == index:
+            return argument
     return None

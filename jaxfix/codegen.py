@@ -8,7 +8,6 @@ from typing import Sequence
 import libcst as cst
 
 from jaxfix.analysis.syntax import body_statements, code_nodes
-from jaxfix.diagnostics import ImportSpec
 from jaxfix.facts.module import NameSupply
 
 
@@ -18,18 +17,6 @@ class FreshNames(NameSupply):
 
     def __init__(self, module: cst.Module) -> None:
         super().__init__(lambda: {n.value for n in code_nodes(module) if type(n) is cst.Name})
-
-
-def partial_spelling(context) -> tuple[str, list[ImportSpec]]:
-    """How to write `functools.partial` in this module (to build `partial(jax.jit, ...)`), and the import it
-    needs: an existing alias, else `partial` with `from functools import partial` when no name `partial` is in
-    use, else `functools.partial`."""
-    expression, needed = context.names.expression_for("functools.partial")
-    if needed is None:
-        return cst.Module([]).code_for_node(expression), []
-    if "partial" not in {n.value for n in code_nodes(context.module) if type(n) is cst.Name}:
-        return "partial", [ImportSpec("functools", "partial")]
-    return "functools.partial", [ImportSpec("functools")]
 
 
 def packed(names: Sequence[str]) -> str:

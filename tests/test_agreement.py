@@ -79,9 +79,9 @@ def test_the_traced_fact_on_ast_answers_as_traced_analysis(pairs) -> None:
 def test_the_predicates_fact_on_ast_answers_as_predicate_analysis(pairs) -> None:
     """facts/predicates.py (over facts/flow.py's reaching definitions) and PredicateAnalysis (over FunctionFlow and
     ArrayAnalysis) agree exactly: every tracer and every array evidence in traced code, every name's array-ness
-    and reaching bindings (none is listed as known)."""
+    and reaching bindings, every truth test's Truth (none is listed as known)."""
     exact = [pair for pair in pairs if pair.family in ("tracer-exact", "array-evidence-exact", "values-array-exact",
-                                                      "reaching-exact")]  # fmt: skip
+                                                      "reaching-exact", "truth-exact")]  # fmt: skip
     assert len(exact) > 40_000
     assert [str(pair) for pair in exact if pair.verdict != "agree"] == []
 

@@ -1,4 +1,4 @@
-"""The `ast` screens of the branch rules (Screen.may_be_tracer / may_be_array / may_fail_truth) are sound: on
+"""The `ast` screens of the branch rules (Screen.may_be_tracer / may_fail_truth) are sound: on
 each probe where a JF2xx codemod reports something without its screen, the screen lets the file through. A few
 probes show that the screens do reject static tests."""
 

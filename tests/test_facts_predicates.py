@@ -63,6 +63,24 @@ def test_array_evidence(body: str, evidence: bool) -> None:
     assert answer is evidence
 
 
+@pytest.mark.parametrize(
+    "test, truth",
+    [
+        ("x > 0", "TRACED"),  # a traced comparison
+        ("x", "OTHER"),  # a bare parameter may be a tuple, whose truth is static
+        ("jnp.sum(x)", "TRACED"),
+        ("n > 1", "OTHER"),  # an omitted default is a Python value
+        ("x > 0 and n > 1", "MIXED"),  # the first operand's test fails; `n > 1` alone would not
+        ("n > 1 and x > 0", "OTHER"),  # Python may stop at the static first operand
+        ("x.sum() > 0 and not x.mean() < 1", "TRACED"),
+    ],
+)
+def test_truth_of_a_test(test: str, truth: str) -> None:
+    facts = FileFacts(JIT + f"def f(x, n=3):\n    if {test}:\n        pass\n")
+    (branch,) = [node for node in ast.walk(facts.tree) if isinstance(node, ast.If)]
+    assert facts.predicates.truth(branch.test).name == truth
+
+
 def test_items_of_a_traced_pytree_are_traced_trees() -> None:
     answers = _answers(JIT + "def f(batch):\n    return batch['x']\n", "traced_tree")
     assert answers == {"batch['x']": True}  # an item of a traced argument: a leaf or a subtree, traced alike

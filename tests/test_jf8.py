@@ -101,6 +101,82 @@ def test_traced_shape_under_vmap_suggests_in_axes() -> None:
     assert finding.fix is None and "in_axes=None" in finding.message
 
 
+# Sizes the rule proves traced (`facts.predicates.tracer`), each one finding: shape functions through any import
+# alias, `.reshape` of an array, sizes inside tuples and lists; tracers at their edges: a traced parameter beside a
+# static one, vmap's mapped one beside `None`, a static parameter that a traced call also passes a tracer, a call by
+# keyword, `n += 1` of a traced `n`, `n += v` of a traced `v`, a parameter read in a nested def.
+@pytest.mark.parametrize("source", [
+    "import jax\nfrom jax.numpy import zeros as z\n@jax.jit\ndef f(x, n):\n    return x + z((n, 2))\n",
+    "import jax\n@jax.jit\ndef f(x: jax.Array, n):\n    return x.reshape(n, -1)\n",
+    "import jax\ndef f(k, n):\n    return jax.random.normal(k, shape=[n, 2])\ng = jax.vmap(f)\n",
+    "import jax\nimport jax.numpy as jnp\ng = jax.jit(lambda x: jnp.arange(jnp.sum(x)))\n",
+    "import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(x):\n    y = jnp.zeros(3)\n    return x.reshape(y.sum(), -1)\n",
+    "import jax\nimport jax.numpy as jnp\nfrom functools import partial\n"
+    "@partial(jax.jit, static_argnums=(1,))\ndef f(x, m, n):\n    return jnp.zeros((n, m))\n",
+    "import jax\nimport jax.numpy as jnp\ndef f(x, n, k):\n    return jnp.arange(n) + k\ng = jax.vmap(f, (0, 0, None))\n",
+    "import jax\nimport jax.numpy as jnp\nfrom functools import partial\n"
+    "@partial(jax.jit, static_argnums=1)\ndef g(x, n):\n    return jnp.zeros(n)\n"
+    "@jax.jit\ndef f(x):\n    return g(x, jnp.sum(x))\n",
+    "import jax\nimport jax.numpy as jnp\ndef helper(n):\n    return jnp.zeros(n)\n"
+    "@jax.jit\ndef f(x):\n    return helper(n=jnp.sum(x))\n",
+    "import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(x):\n    n = jnp.sum(x)\n    n += 1\n    return jnp.zeros(n)\n",
+    "import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(x):\n    n = 0\n    n += jnp.sum(x)\n    return jnp.arange(n)\n",
+    "import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(x, n):\n    def g():\n        return jnp.ones((n, 2))\n    return g()\n",
+])
+def test_traced_shape_finds_sizes_proven_traced(source) -> None:
+    assert len(findings(source, SHAPE)) == 1
+
+
+def test_traced_shape_needs_a_size_that_is_traced() -> None:
+    # sizes from shapes, literals and `len` inside jit, and a traced size in code that nothing traces
+    source = (
+        "import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef f(x):\n    y = jnp.zeros(x.shape[0]) + jnp.ones((3, 4))\n"
+        "    return x.reshape(len(x), -1) + y\n\ndef g(n):\n    return jnp.arange(n)\n"
+    )
+    assert findings(source, SHAPE) == []
+    assert len(findings(source.replace("len(x)", "x.sum()"), SHAPE)) == 1
+
+
+def test_traced_shape_needs_a_size_proven_a_tracer() -> None:
+    # numpyro's static_argnums, chex's function called under jit with a constant, brax's size computed by jnp in a
+    # function that jit does not trace, diffrax's `out_size = 0` then `out_size += 1`, equinox's vmap with None
+    source = (
+        "import jax\nimport jax.numpy as jnp\nfrom functools import partial\n\n"
+        "@partial(jax.jit, static_argnums=(1,))\ndef pad(x, n):\n    return x + jnp.zeros((n,))\n\n"
+        "def cube(side):\n    return jnp.ones((side, side))\n\nrun = jax.jit(lambda: cube(8))\n\n"
+        "def train(k):\n    m = jnp.round(k)\n\n    @jax.jit\n    def epoch(x):\n        size = 0\n        size += 1\n"
+        "        return jnp.arange(m) + jnp.full(size, 1.0)\n\n    return epoch\n\n"
+        "def pool(x, target):\n    return x.reshape(target, -1)\n\nop = jax.vmap(pool, (0, None))\n"
+    )
+    assert findings(source, SHAPE) == []
+    for before, after in [
+        ("lambda: cube(8)", "lambda x: cube(x.sum())"), ("static_argnums=(1,)", "static_argnums=(0,)"),
+        ("size += 1", "size += x.sum()"), ("(0, None)", "(0, 0)"),
+    ]:
+        assert findings(source.replace(before, after), SHAPE), after
+
+
+def test_traced_shape_fixes_each_parameter_once_at_its_first_use() -> None:
+    source = (
+        "import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef f(x, n):\n    return jnp.zeros(n) + jnp.ones((n,))\n\n"
+        "y = f(jnp.ones(3), 3)\n"
+    )
+    first, second = sorted(findings(source, SHAPE), key=lambda f: (f.start.line, f.start.column))
+    assert first.fix is not None and "jnp.zeros(n)" in first.message
+    assert second.fix is None and "offered at its first use" in second.message
+    fixed = rewrite(source, SHAPE, unsafe=True)
+    assert '@partial(jax.jit, static_argnames=("n",))' in fixed and "from functools import partial" in fixed
+
+
+def test_traced_shape_adds_the_keyword_to_jit_s_call() -> None:
+    source = (
+        "import jax\nimport jax.numpy as jnp\n\ndef f(x, n):\n    return x + jnp.zeros(n)\n\n"
+        "g = jax.jit(f, donate_argnums=0,)\ny = g(jnp.ones(3), 3)\n"
+    )
+    fixed = rewrite(source, SHAPE, unsafe=True)
+    assert 'g = jax.jit(f, donate_argnums=0, static_argnames=("n",),)' in fixed, fixed
+
+
 def test_collective_in_a_local_helper_that_receives_the_gradients() -> None:
     source = (
         "import jax\nfrom functools import partial\n\ndef loss(p, x):\n    return (p * x).sum()\n\n"

@@ -1,7 +1,7 @@
-"""Module-level functions compiled with `jax.jit`, and how their jit keywords are written: what the rules that
-edit jit's keywords (donation, static arguments) share, on LibCST, for the rules that are still visitors (JF501,
-JF502, JF802). The same facts on `ast` are `jaxfix/facts/jitted.py`, which the rules
-on `check` read (JF503, JF504, JF804)."""
+"""Module-level functions compiled with `jax.jit`, and how their jit keywords are written, on LibCST, for the rule
+that is still a visitor (JF501, through analysis/donation.py). The same facts on `ast` are `jaxfix/facts/jitted.py`,
+which the rules on `check` read (JF503, JF504, JF802, JF804); the edit that adds a keyword is
+`jaxfix/edit/jit.py`."""
 
 from __future__ import annotations
 
@@ -136,25 +136,3 @@ def call_sites(context, jitted: Jitted) -> list[cst.Call] | None:
             return None
         calls.append(parent)
     return calls
-
-
-def add_jit_keyword(context, jitted: Jitted, key: str, value: str):
-    """The edit that gives jit one more keyword (`donate_argnums=0`): appended to the call that carries its
-    keywords, or a bare `@jax.jit` turned into `@partial(jax.jit, key=value)`. Returns (change, imports)."""
-    from jaxfix.codegen import partial_spelling
-
-    new_arg = cst.Arg(keyword=cst.Name(key), value=cst.parse_expression(value), equal=cst.AssignEqual(
-        whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")))
-    if jitted.call is not None:
-        args = list(jitted.call.args)
-        if args and args[-1].comma is not cst.MaybeSentinel.DEFAULT:
-            # A trailing comma: the new last argument takes it, the old one takes its neighbour's layout.
-            between = args[-2].comma if len(args) > 1 else cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
-            new_arg = new_arg.with_changes(comma=args[-1].comma)
-            args[-1] = args[-1].with_changes(comma=between)
-        return (jitted.call, jitted.call.with_changes(args=[*args, new_arg])), []
-    partial, needed = partial_spelling(context)
-    code = context.code_for(jitted.jit)
-    replacement = cst.parse_expression(f"{partial}({code}, {key}={value})")
-    return (jitted.decorator, jitted.decorator.with_changes(decorator=replacement)), needed
-

@@ -3,7 +3,9 @@
 Which values are surely tracers, and surely arrays, is a fact on `ast` in jaxfix/facts/predicates.py
 (`Predicates`: tracers proven from the code, flow-sensitively; array evidence). This adapter maps each LibCST node
 to its `ast` node through jaxfix/edit/bridge.py (the traced adapter's) and asks the fact; `test` and `boolean`,
-which read it, stay here until the branch rules move.
+which read it, stay here until the branch rules move (`test` on `ast` is `Predicates.truth`, which the agreement
+family truth-exact compares with it: a rule asks `test` of LibCST's nested `and`/`or` pairs too, which `ast` holds
+as one node).
 
 A truth test (`if t:`, `while t:`, `not t`, `t and u`) surely fails when its value is a tracer. A bare name,
 attribute or subscript needs one more fact, since the truth of a tuple or a dict is a Python bool: evidence
@@ -13,24 +15,14 @@ a number (`Predicates.traced_comparison`).
 
 from __future__ import annotations
 
-import enum
-
 import libcst as cst
 
 from jaxfix.facts.knowledge.jax import BOOLEAN_RESULT as _BOOLEAN_CALLS, NOT_ONE_ARRAY as _NOT_ONE_ARRAY  # noqa: F401
 from jaxfix.facts.knowledge.jax import NOT_ONE_ARRAY_PREFIXES as _NOT_ONE_ARRAY_PREFIXES  # noqa: F401 (the screen's)
 from jaxfix.facts.model import ModuleModel
-from jaxfix.facts.predicates import Predicates
+from jaxfix.facts.predicates import Predicates, Truth  # noqa: F401 (Truth: read from here by the branch rules)
 
 _BOOLEAN_METHODS = frozenset({"all", "any"})
-
-
-class Truth(enum.Enum):
-    """What Python's truth test of an expression does in traced code."""
-
-    TRACED = "traced"  # surely raises TracerBoolConversionError, and every `and`/`or`/`not` part is traced
-    MIXED = "mixed"  # surely raises, but an `and`/`or` also has static parts, which Python short-circuits
-    OTHER = "other"  # static, unknown, or not proven: stays Python
 
 
 class PredicateAnalysis:

@@ -6,7 +6,7 @@ fact here over-approximates one of `jaxfix.analysis` (it may say "may" for nothi
 - names (names.py): imports anywhere in the module count everywhere, whatever scope, shadowing or
   `try`/`except ImportError` shim they sit in, and every import of a name counts;
 - arrays: what facts/values.py proves on `ast` itself (JF401 and JF705 ask it in `check`); the evidence of
-  being an array (`may_be_array`) that the unmoved rules' screens read;
+  being an array (`_may_hold_array_value`) that the unmoved rules' screens read;
 - traced code (traced.py): TracedAnalysis's seeds and propagation, with functions matched by name instead of
   scope and every name an argument of a transformation mentions taken as a function passed to it.
 A screen built on these facts is sound as long as it says "no" only where they rule a finding out.
@@ -382,16 +382,10 @@ class Screen:
         binding in its function (or the functions around it, for a closure) may make a tracer."""
         return self._may_be_tracer(expr, self._scope_of(expr))
 
-    def may_be_array(self, expr: ast.expr) -> bool:
-        """Over-approximates PredicateAnalysis.array_evidence: a name with evidence of being an array rather
-        than a container (an annotated parameter, an assignment, a use as `.shape`, `.at`, ... or as an argument
-        of jax.numpy), through indexing and `.T`; any other expression that may be a tracer."""
-        return self._may_hold_array_value(expr, self._scope_of(expr))
-
     def may_fail_truth(self, expr: ast.expr, strict: bool = False) -> bool:
         """Over-approximates `PredicateAnalysis.test(expr) is not Truth.OTHER`: whether Python's truth test of
         `expr` may raise TracerBoolConversionError (`and`/`or` by their first operand, which Python tests first;
-        a bare name, attribute or index also needs `may_be_array`). `strict`: a parameter without a default
+        a bare name, attribute or index also needs `_may_hold_array_value`). `strict`: a parameter without a default
         may be a tracer only in a function of `_Traced.param_seeds`, no
         name in a function nothing traces, `n op= v` by its `v` (`strict_tracer_limits`, end of this module), and
         a parameter only where `may_be_traced_param` allows."""

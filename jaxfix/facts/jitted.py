@@ -13,7 +13,8 @@ import ast
 from dataclasses import dataclass
 from typing import Iterator, Sequence
 
-from jaxfix.facts.binder import Binder, Binding
+from jaxfix.diagnostics import ImportSpec
+from jaxfix.facts.binder import Binder, Binding, Scope
 from jaxfix.facts.flow import activity, block_activity
 from jaxfix.facts.spelling import _CAPTURES, _MATCH_CLASS, _MATCH_MAPPING, names_in
 from jaxfix.facts.traced import literals
@@ -111,6 +112,18 @@ def _jitted_in(binder: Binder, statements: Sequence[ast.stmt], compilers: frozen
             function = defs.get(value.args[0].id)
             if function is not None and not function.decorator_list:
                 yield Jitted(target.id, function, stmt, value.func, value, None, compiler)
+
+
+def partial_spelling(binder: Binder) -> tuple[str, ImportSpec | None]:
+    """How a fix writes `functools.partial` in this module (to build `partial(jax.jit, ...)`), and the import it
+    needs: through an import of it or of its module (`Binder.spelling`), else `partial` with `from functools import
+    partial` where no name `partial` is spelled in the module (`names_in`), else `functools.partial`."""
+    spelled, module = binder.spelling(_PARTIAL)
+    if module is None:
+        return spelled, None
+    if "partial" not in names_in(binder.tree):
+        return "partial", ImportSpec("functools", "partial")
+    return "functools.partial", ImportSpec("functools")
 
 
 def static_parameters(jitted: Jitted) -> frozenset[str] | None:
@@ -269,11 +282,13 @@ def jit_wrapped(binder: Binder) -> list[JitWrapped]:
     return found
 
 
-def module_assignments(binder: Binder, name: str) -> list[Binding]:
-    """The module's bindings of `name` that LibCST records as its assignments, which the rules that count them
-    read: a `match` capture is none, and LibCST binds a `:=` in a comprehension in the comprehension."""
+def assignments(binder: Binder, name: str, scope: Scope | None = None) -> list[Binding]:
+    """The bindings of `name` in `scope` (the module's by default) that LibCST records as its assignments there,
+    which the rules that count them read: a `match` capture is none, and LibCST binds a `:=` in a comprehension
+    in the comprehension."""
+    scope = binder.module if scope is None else scope
     return [
-        b for b in binder.module.bindings.get(name, ())
+        b for b in scope.bindings.get(name, ())
         if not isinstance(b.node, _BOUND_CAPTURES) and not (
             type(binder.parents.get(b.node)) is ast.NamedExpr and binder.scope_of[b.node].kind == "comprehension"
         )

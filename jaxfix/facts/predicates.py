@@ -29,6 +29,7 @@ read, and `reaching-exact` facts/flow.py's `Reaching` with FunctionFlow's reachi
 from __future__ import annotations
 
 import ast
+import enum
 
 from jaxfix.facts.binder import Binder, Scope
 from jaxfix.facts.flow import UNDEFINED, Lines, Parameter, Reaching, activity, block_activity
@@ -91,6 +92,14 @@ def _parameters(function: ast.AST) -> list[ast.arg]:
     return every + [a for a in (arguments.vararg, arguments.kwarg) if a is not None]
 
 
+class Truth(enum.Enum):
+    """What Python's truth test of an expression does in traced code (`Predicates.truth`)."""
+
+    TRACED = "traced"  # surely raises TracerBoolConversionError, and every `and`/`or`/`not` part is traced
+    MIXED = "mixed"  # surely raises, but an `and`/`or` also has static parts, which Python short-circuits
+    OTHER = "other"  # static, unknown, or not proven: stays Python
+
+
 class Predicates:
     """Tracers and array evidence in one module, each answer memoized where it needs no assumption."""
 
@@ -140,6 +149,25 @@ class Predicates:
         if text or (type(expr) is ast.Call and any(self.binder.is_builtin(expr.func, n) for n in _TEXT_BUILTINS)):
             return "a string made at trace time, which shows a tracer"
         return None
+
+    def truth(self, expr: ast.AST) -> Truth:
+        """What `if expr:` (or `while`, `not`, `and`/`or`) does under tracing (`Truth`): a tracer's test fails, a
+        bare name, attribute or subscript's only with evidence of an array, a comparison's where it is traced
+        (`traced_comparison`); `and`/`or` fails surely where its first operand's test does, which Python asks
+        first."""
+        kind = type(expr)
+        if kind is ast.BoolOp:
+            parts = [self.truth(value) for value in expr.values]
+            if all(part is Truth.TRACED for part in parts):
+                return Truth.TRACED
+            return Truth.MIXED if parts[0] is not Truth.OTHER else Truth.OTHER
+        if kind is ast.UnaryOp and type(expr.op) is ast.Not:
+            return self.truth(expr.operand)
+        if kind is ast.Compare:
+            return Truth.TRACED if self.traced_comparison(expr) else Truth.OTHER
+        if kind in (ast.Name, ast.Attribute, ast.Subscript):
+            return Truth.TRACED if self.tracer(expr) and self.array_evidence(expr) else Truth.OTHER
+        return Truth.TRACED if self.tracer(expr) else Truth.OTHER
 
     def array_evidence(self, expr: ast.AST) -> bool:
         """Whether `expr` is surely an array rather than a container of arrays (a tuple's truth is static)."""
