@@ -40,7 +40,7 @@ from jaxfix.facts.knowledge.jax import (
 from jaxfix.facts.knowledge.tables import ARRAY_ANNOTATION_NAMES, BARE_ARRAY_ANNOTATION_NAMES
 from jaxfix.facts.literals import is_number
 from jaxfix.facts.traced import FUNCTIONS, Kind, Traced, call_args
-from jaxfix.facts.values import Values
+from jaxfix.facts.values import Values, has_default
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _COMPARISONS = (ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Eq, ast.NotEq)
@@ -70,16 +70,6 @@ def _at_base(expr: ast.AST) -> ast.AST | None:
     if type(expr) is ast.Subscript and type(expr.value) is ast.Attribute and expr.value.attr == "at":
         return expr.value.value
     return None
-
-
-def _has_default(function: ast.AST, arg: ast.arg) -> bool:
-    arguments = function.args
-    positional = [*arguments.posonlyargs, *arguments.args]
-    if arg in positional:
-        return positional.index(arg) >= len(positional) - len(arguments.defaults)
-    if arg in arguments.kwonlyargs:
-        return arguments.kw_defaults[arguments.kwonlyargs.index(arg)] is not None
-    return False
 
 
 def _starred_parameter(function: ast.AST, arg: ast.arg) -> bool:
@@ -337,7 +327,7 @@ class Predicates:
         return False  # `for`, `with`, other unpacking, imports, definitions: not proven
 
     def _param_tracer(self, function: ast.AST, arg: ast.arg, seen: frozenset) -> bool:
-        if _has_default(function, arg) or _starred_parameter(function, arg):
+        if has_default(function.args, arg) or _starred_parameter(function, arg):
             return False
         traced = self.traced
         if traced.param_kind(function, arg.arg) is not Kind.TRACED:

@@ -161,7 +161,7 @@ class Values:
         """A parameter of a def annotated as an array (`jax.Array`, jaxtyping's `Float[Array, "n"]`; in traced
         code NumPy's array types too), without a default (which could be anything), not `*args`/`**kwargs`."""
         function = self.binder.parents.get(self.binder.parents.get(arg))
-        if arg.annotation is None or not isinstance(function, _DEFS) or _has_default(function.args, arg):
+        if arg.annotation is None or not isinstance(function, _DEFS) or has_default(function.args, arg):
             return False
         if arg is function.args.vararg or arg is function.args.kwarg:
             return False
@@ -770,7 +770,8 @@ def _has_float_literal(expr: ast.expr) -> bool:
     return False
 
 
-def _has_default(arguments: ast.arguments, arg: ast.arg) -> bool:
+def has_default(arguments: ast.arguments, arg: ast.arg) -> bool:
+    """Whether parameter `arg` has a default value."""
     positional = [*arguments.posonlyargs, *arguments.args]
     if arg in positional:
         return positional.index(arg) >= len(positional) - len(arguments.defaults)
