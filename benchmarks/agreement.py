@@ -676,8 +676,9 @@ def _array_on_libcst(sides: Sides, name: cst.CSTNode) -> bool:
 _BODY = "at each function's first body node"
 _EXPRESSION = "for each expression read in traced code"
 # ---- purity: Dataflow's impurity, block_impurity, function_impurity and concrete_use against facts/purity.py ----
-# What needs liveness (a loop's live-in names, an arm's) is taken from the LibCST side (FunctionFlow, block_flow)
-# and handed to both: facts/purity.py takes it as a parameter until liveness lands on `ast`.
+# What needs liveness is handed to both sides as a parameter of facts/purity.py: a loop's live-in names come from
+# each side's own liveness (facts/loops.py on `ast`, FunctionFlow on LibCST); an `if` arm's outside names from
+# LibCST's block_flow for both (block_flow is not on `ast` yet).
 
 _EFFECTS = frozenset({"jax.debug.print", "jax.debug.callback"})  # JF104's run-time effects
 
@@ -747,7 +748,7 @@ def _impurity_on_ast(sides: Sides, node: ast.AST) -> str:
     show = partial(_ast_blocker, sides)
     twin = sides.bridge.cst_of(node)
     if isinstance(node, _LOOPS):
-        live_in = sides.context.dataflow.loop(twin).live_in  # liveness: LibCST's, through the bridge
+        live_in = sides.file_facts.loop(node).live_in  # liveness on `ast` (facts/loops.py), not the LibCST side's
         found = [show(purity.impurity(node, live_in)), show(purity.impurity(node, live_in, appendable=_appended(twin))),
                  show(purity.impurity(node, live_in, run_time_effects=_EFFECTS))]  # fmt: skip
         if isinstance(node, (ast.For, ast.AsyncFor)) and isinstance(node.target, ast.Name):
