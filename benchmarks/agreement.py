@@ -125,10 +125,16 @@ class Sides:
         facts/values.py holds them."""
         return carry_fact.CarryAnalysis(self.file_facts, _BridgedValues(self))
 
+    def _reaching(self, function: ast.AST) -> Reaching:
+        found = self.bound.get(function)
+        if found is None:
+            found = self.bound[function] = Reaching(function, self.lines)
+        return found
+
     @cached_property
     def predicates(self) -> Predicates:
         """The predicates fact on `ast` (jaxfix/facts/predicates.py) over the screen's binder and traced fact."""
-        return Predicates(self.screen.binder, self.screen.traced_fact, self.lines, _values(self))
+        return Predicates(self.screen.binder, self.screen.traced_fact, self.lines, _values(self), self._reaching)
 
     @cached_property
     def traced(self) -> Traced:
@@ -632,9 +638,7 @@ def _reaching_on_ast(sides: Sides, name: ast.Name) -> tuple[str, ...]:
     if statement is None:
         return ()
     function = _flow_owner(sides, name)
-    reaching = sides.bound.get(function)
-    if reaching is None:
-        reaching = sides.bound[function] = Reaching(function, sides.lines)
+    reaching = sides._reaching(function)
     return tuple(sorted(_described(sides, s) for s in reaching.reaching(statement, name.id)))
 
 

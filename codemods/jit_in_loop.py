@@ -13,7 +13,7 @@ import libcst as cst
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Diagnostic, Fix, Safety
 from jaxfix.facts.flow import (
-    TRIES, Reaching, Lines, activity, binding_statements, block_of, statement_of,
+    TRIES, Reaching, activity, binding_statements, block_of, statement_of,
     top_level_bindings,
 )
 from jaxfix.facts.jitted import only_arithmetic
@@ -311,8 +311,7 @@ class _Module:
         self.facts = facts
         self.binder = facts.binder
         self.parents = facts.binder.parents
-        self.lines = Lines(facts.text)
-        self._bounds: dict[ast.AST, Reaching] = {}
+        self.lines = facts.lines
         self._tops: dict[str, list[ast.stmt]] | None = None
         self._changed: dict[ast.AST, set[str]] = {}
 
@@ -422,10 +421,7 @@ class _Module:
         return current if current is not None else self.facts.tree
 
     def _bound(self, function: ast.AST) -> Reaching:
-        found = self._bounds.get(function)
-        if found is None:
-            found = self._bounds[function] = Reaching(function, self.lines)
-        return found
+        return self.facts.reaching(function)
 
     def _imported(self, target: ast.Name) -> bool:
         """A name a module-level import binds once (`from model import loss`), not shadowed in the function."""

@@ -9,7 +9,7 @@ import libcst as cst
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Diagnostic, Fix, ImportSpec, Safety
 from jaxfix.facts.compiled import calls_compiled
-from jaxfix.facts.flow import Lines, Reaching, target_names
+from jaxfix.facts.flow import Lines, target_names
 from jaxfix.facts.literals import concatenated
 from jaxfix.facts.module import FileFacts
 from jaxfix.facts.knowledge.jax import GRAD_LIKE, NUMERIC_NAMESPACES, VMAP_LIKE
@@ -126,8 +126,7 @@ class TimingWithoutBlock(Codemod):
         binder = facts.binder
         if sum(binder.qualified(call.func) in CLOCKS for call in binder.calls) < 2:
             return []  # two lines that read a clock are needed
-        lines = Lines(facts.text)
-        bound: dict[ast.AST, Reaching] = {}
+        lines = facts.lines
         found: list[Diagnostic] = []
         for node in [facts.tree, *binder.nodes_of(*_WITH_BLOCKS)]:
             for field in _BLOCK_FIELDS:
@@ -142,14 +141,14 @@ class TimingWithoutBlock(Codemod):
                     if kind != "line" or not _reads_clock(binder, group):
                         continue
                     if previous is not None and index - previous > 1:
-                        finding = cls._check(facts, lines, bound, groups[previous + 1 : index], group[0])
+                        finding = cls._check(facts, lines, groups[previous + 1 : index], group[0])
                         if finding is not None:
                             found.append(finding)
                     previous = index
         return found
 
     @classmethod
-    def _check(cls, facts: FileFacts, lines: Lines, bound: dict, between: list, clock: ast.stmt) -> Diagnostic | None:
+    def _check(cls, facts: FileFacts, lines: Lines, between: list, clock: ast.stmt) -> Diagnostic | None:
         found = _last_unwaited(facts, lines, between)
         if found is None:
             return None
@@ -159,7 +158,7 @@ class TimingWithoutBlock(Codemod):
             f"the clock is read while `{what}(...)` may still be running: JAX dispatches asynchronously, so this "
             f"times the dispatch, not the computation; wait for the result (`jax.block_until_ready`) first"
         )
-        blocker = _blocker(facts, lines, bound, clock, targets) if in_loop else None
+        blocker = _blocker(facts, clock, targets) if in_loop else None
         if blocker is not None:
             return cls.finding(facts, call, f"{message}; not fixed: {blocker}")
         wait, module = facts.binder.spelling("jax.block_until_ready")
@@ -288,7 +287,7 @@ def _syncs(binder, call: ast.Call) -> bool:
     return any(binder.is_builtin(call.func, b) for b in _SYNC_BUILTINS)
 
 
-def _blocker(facts: FileFacts, lines: Lines, bound: dict, clock: ast.stmt, targets: list[str]) -> str | None:
+def _blocker(facts: FileFacts, clock: ast.stmt, targets: list[str]) -> str | None:
     if not targets:
         return "the loop's result is not kept in a name to wait for after the loop"
     parents = facts.binder.parents
@@ -296,9 +295,7 @@ def _blocker(facts: FileFacts, lines: Lines, bound: dict, clock: ast.stmt, targe
     while function is not None and type(function) not in _DEFS:
         function = parents.get(function)
     function = function or facts.tree
-    flow = bound.get(function)
-    if flow is None:
-        flow = bound[function] = Reaching(function, lines)
+    flow = facts.reaching(function)
     unbound = [t for t in targets if not flow.defined_before(clock, t)]
     if unbound:
         return f"`{unbound[0]}` may be unbound after the loop (it may run zero times)"

@@ -40,7 +40,8 @@ class FunctionFlow:
     """Liveness and reaching definitions over the statements of one function body (a def's, a lambda's, none, or
     the module's). Statements are LibCST's (`Lines.group`): a line is asked about by its first statement."""
 
-    def __init__(self, function: ast.AST, lines: Lines) -> None:
+    def __init__(self, function: ast.AST, lines: Lines, reaching: Reaching | None = None) -> None:
+        """`reaching`: the function's reaching definitions where the caller has them (`FileFacts.reaching`)."""
         self.function = function
         self._lines = lines
         if isinstance(function, ast.Lambda):
@@ -63,7 +64,9 @@ class FunctionFlow:
         self._shallow: dict[ast.stmt, Activity] = {}
         self._loops: list[tuple[set[str], set[str]]] = []  # (live at the head, live after) of each loop we are in
         self._live_block(self.statements, set(), set())
-        self._reaching = Reaching(function, lines) if not isinstance(function, ast.Lambda) else None
+        if reaching is None and not isinstance(function, ast.Lambda):
+            reaching = Reaching(function, lines)
+        self._reaching = reaching
 
     # ---- queries -------------------------------------------------------------------------------------------------
 

@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterator
 from jaxfix.diagnostics import Decision, Position
 from jaxfix.facts.binder import IMPORT, Binder
 from jaxfix.facts.spelling import names_in, spelled_names  # noqa: F401 (read from here by the rules)
-from jaxfix.facts.flow import Lines
+from jaxfix.facts.flow import Lines, Reaching
 from jaxfix.facts.positions import Positions
 from jaxfix.facts.predicates import Predicates
 from jaxfix.facts.purity import Purity
@@ -74,7 +74,7 @@ class FileFacts:
     @cached_property
     def predicates(self) -> Predicates:
         """Tracers and array evidence in traced code (`jaxfix.facts.predicates`)."""
-        return Predicates(self.binder, self.traced, self.lines, self.values)
+        return Predicates(self.binder, self.traced, self.lines, self.values, self.reaching)
 
     @cached_property
     def values(self) -> Values:
@@ -111,7 +111,16 @@ class FileFacts:
 
         found = self._flows.get(function)
         if found is None:
-            found = self._flows[function] = FunctionFlow(function, self.lines)
+            reaching = None if isinstance(function, ast.Lambda) else self.reaching(function)
+            found = self._flows[function] = FunctionFlow(function, self.lines, reaching)
+        return found
+
+    def reaching(self, function: ast.AST) -> Reaching:
+        """Which bindings may reach each line of `function` (a def or the module: `flow.Reaching`), made once per
+        function for every rule and fact that asks."""
+        found = self._reachings.get(function)
+        if found is None:
+            found = self._reachings[function] = Reaching(function, self.lines)
         return found
 
     def loop(self, loop: ast.stmt):
@@ -125,12 +134,17 @@ class FileFacts:
         """What stops a loop's carried values from becoming a lax loop's carry (`facts.carry.CarryAnalysis`)."""
         from jaxfix.facts.carry import CarryAnalysis
 
-        # TODO(values): the ranks and dtype categories of facts/values.py (another branch); none here yet, so
-        # `blocker` needs a CarryAnalysis given them (benchmarks/agreement.py gives LibCST's through the bridge).
-        return CarryAnalysis(self, getattr(self, "values", None))
+        # TODO(values): the ranks and dtype categories (`rank`, `category`, `least_category`, `reshaping`) are not
+        # on facts/values.py yet, so `blocker` needs a CarryAnalysis given them (benchmarks/agreement.py gives
+        # LibCST's through the bridge); no rule reads this one yet.
+        return CarryAnalysis(self, None)
 
     @cached_property
     def _flows(self) -> dict:
+        return {}
+
+    @cached_property
+    def _reachings(self) -> dict:
         return {}
 
     def span(self, node: ast.AST) -> tuple[Position, Position]:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import ast
 import enum
+from typing import Callable
 
 from jaxfix.facts.binder import Binder, Scope
 from jaxfix.facts.flow import UNDEFINED, Lines, Parameter, Reaching, activity, block_activity
@@ -93,12 +94,15 @@ class Truth(enum.Enum):
 class Predicates:
     """Tracers and array evidence in one module, each answer memoized where it needs no assumption."""
 
-    def __init__(self, binder: Binder, traced: Traced, lines: Lines, values: Values) -> None:
+    def __init__(
+        self, binder: Binder, traced: Traced, lines: Lines, values: Values, reaching: Callable[[ast.AST], Reaching],
+    ) -> None:
+        """`reaching`: a function's reaching definitions, made once per function (`FileFacts.reaching`)."""
         self.binder = binder
         self.traced = traced
         self.values = values
         self._lines = lines
-        self._flows: dict[ast.AST, Reaching] = {}
+        self._flow = reaching
         self._tracers: dict[ast.AST, bool] = {}
         self._reads: dict[tuple[Scope, str], list[ast.Name]] | None = None
 
@@ -243,12 +247,6 @@ class Predicates:
         """The innermost def or lambda holding `node` (its signature included), or the module."""
         found = self.traced.enclosing_function(node)
         return found if found is not None else self.binder.tree
-
-    def _flow(self, function: ast.AST) -> Reaching:
-        found = self._flows.get(function)
-        if found is None:
-            found = self._flows[function] = Reaching(function, self._lines)
-        return found
 
     def _statement(self, node: ast.AST) -> ast.stmt | None:
         parents = self.binder.parents
