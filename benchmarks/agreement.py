@@ -121,9 +121,8 @@ class Sides:
 
     @cached_property
     def carry(self) -> carry_fact.CarryAnalysis:
-        """facts.carry on `ast`, its ranks and categories LibCST's (ShapeAnalysis through the bridge) until
-        facts/values.py holds them."""
-        return carry_fact.CarryAnalysis(self.file_facts, _BridgedValues(self))
+        """facts.carry on `ast`, its ranks and categories from facts/shapes.py."""
+        return self.file_facts.carry
 
     def _reaching(self, function: ast.AST) -> Reaching:
         found = self.bound.get(function)
@@ -541,43 +540,36 @@ _CST_OPERATORS = {
 }  # fmt: skip
 
 
-class _BridgedValues:
-    """The `values` facts.carry asks (rank, category, least_category, reshaping), answered by LibCST's
-    ShapeAnalysis on the bridged nodes: what carry-exact compares is the carry's own logic."""
+def _shape_answers(shapes, expr) -> tuple:
+    name = lambda found: None if found is None else found.name  # noqa: E731 (two Category enums, one per tree)
+    return (
+        shapes.rank(expr), shapes.least_rank(expr), name(shapes.category(expr)), name(shapes.least_category(expr)),
+    )
 
-    def __init__(self, sides: Sides) -> None:
-        self._sides = sides
 
-    def _cst(self, expr: ast.AST) -> cst.CSTNode:
-        if isinstance(expr, carry_fact.Update):
-            right = self._sides.bridge.cst_of(expr.right)
-            return cst.BinaryOperation(cst.Name(expr.left.id), _CST_OPERATORS[type(expr.op)](), right)
-        found = self._sides.bridge.cst_of(expr)
-        if found is None:
-            raise LookupError(f"no LibCST node for {ast.dump(expr)[:60]}")
-        return found
+def _shapes_on_ast(sides: Sides, expr: ast.expr) -> tuple:
+    return _shape_answers(sides.file_facts.shapes, expr)
 
-    @staticmethod
-    def _category(found):
-        return None if found is None else carry_fact.Category(int(found))
 
-    @staticmethod
-    def _env(env):
-        from jaxfix.analysis.shapes import Category
+def _shapes_on_libcst(sides: Sides, node: cst.CSTNode) -> tuple:
+    return _shape_answers(sides.context.shapes, node)
 
-        return None if env is None else {k: None if v is None else Category(int(v)) for k, v in env.items()}
 
-    def rank(self, expr, env=None):
-        return self._sides.context.shapes.rank(self._cst(expr), env)
+def _assigned_values(sides: Sides) -> list[ast.expr]:
+    """The value of each `name = value` (one target, a name): what a loop's carry asks `reshaping` of."""
+    return [
+        n.value for n in sides.screen.nodes_of(ast.Assign) if len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)
+    ]
 
-    def category(self, expr, env=None):
-        return self._category(self._sides.context.shapes.category(self._cst(expr), self._env(env)))
 
-    def least_category(self, expr, env=None):
-        return self._category(self._sides.context.shapes.least_category(self._cst(expr), self._env(env)))
+def _reshaping_on_ast(sides: Sides, value: ast.expr) -> str | None:
+    assign = sides.file_facts.binder.parent(value)
+    return sides.file_facts.shapes.reshaping(value, assign.targets[0].id)
 
-    def reshaping(self, value, name):
-        return self._sides.context.shapes.reshaping(self._cst(value), name)
+
+def _reshaping_on_libcst(sides: Sides, node: cst.CSTNode) -> str | None:
+    assign = sides.context.parents[node]
+    return sides.context.shapes.reshaping(node, assign.targets[0].target.value)
 
 
 def _carry_answers(carry, loop, flow) -> tuple:
@@ -817,8 +809,8 @@ FAMILIES: list[Family] = [
     Family("flow-exact", "facts.loops.FunctionFlow vs analysis.dataflow.FunctionFlow: the bindings reaching each "
            "line of each block for each name it reads, and the names live after it", "exact", _line_starts,
            _flow_at_ast, _flow_at_libcst),
-    Family("carry-exact", "facts.carry.CarryAnalysis vs analysis.carry.CarryAnalysis (ranks and categories LibCST's "
-           "for both): blocker (plain, static_ints, restartable), static_numbers and name_kind of each carried name, "
+    Family("carry-exact", "facts.carry.CarryAnalysis vs analysis.carry.CarryAnalysis (ranks and categories from "
+           "facts/shapes.py and ShapeAnalysis): blocker (plain, static_ints, restartable), static_numbers and name_kind of each carried name, "
            "for each for/while", "exact", _all_loops, _carry_on_ast, _carry_on_libcst),
     Family("reaching-exact", "facts.flow.Reaching.reaching vs FunctionFlow.reaching, for each name read outside a "
            "lambda: the bindings that may reach its line", "exact", _name_loads, _reaching_on_ast, _reaching_on_libcst),
@@ -835,6 +827,11 @@ FAMILIES: list[Family] = [
     Family("int-constant-exact", "facts.literals.int_constant vs Shapes.constant, for each literal, sign, arithmetic "
            "or name read in the module", "exact", _int_expressions,
            lambda s, node: int_constant(s.screen.binder, node), lambda s, node: s.context.shapes.constant(node)),
+    Family("shapes-exact", "facts.shapes.Shapes vs analysis.shapes.ShapeAnalysis: rank, least_rank, category and "
+           "least_category of each expression read in the module", "exact", _all_expressions, _shapes_on_ast,
+           _shapes_on_libcst),
+    Family("reshaping-exact", "facts.shapes.Shapes.reshaping vs ShapeAnalysis.reshaping, for the value of each "
+           "`name = value`", "exact", _assigned_values, _reshaping_on_ast, _reshaping_on_libcst),
     Family("values-array-exact", "facts.values.Values.is_array vs ArrayAnalysis.is_array (which the unmoved rules "
            "read), for each name read in the module", "exact", _names_read, _array_on_ast, _array_on_libcst),
     Family("range-steps-exact", "facts.literals.range_steps vs range_trip's literal count, for each call of the "

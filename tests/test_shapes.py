@@ -1,8 +1,11 @@
-"""Ranks, dtype categories and integer constants (jaxfix/analysis/shapes.py), and the dtype check that uses
-them in CarryAnalysis. Each expression is the value of the last `probe = ...` in a small function."""
+"""Ranks, dtype categories and integer constants (jaxfix/facts/shapes.py on `ast`, and analysis/shapes.py on LibCST
+while rules still read it), and the dtype check that uses them in CarryAnalysis (facts/carry.py and
+analysis/carry.py). Each expression is the value of the last `probe = ...` in a small function; each test runs on
+both trees (`side`)."""
 
 from __future__ import annotations
 
+import ast
 import textwrap
 
 import jax.numpy as jnp
@@ -12,14 +15,27 @@ import pytest
 from libcst.metadata import MetadataWrapper
 
 from jaxfix.analysis import ModuleContext
-from jaxfix.analysis.shapes import Category
+from jaxfix.facts.module import FileFacts
+from jaxfix.facts.shapes import Category
 
 HEADER = "import jax\nimport jax.numpy as jnp\nimport numpy as np\nfrom jaxtyping import Array, Float, Int\n\n"
 N = 7
 
 
-def _probe(body: str, params: str = "x"):
+@pytest.fixture(params=["ast", "libcst"])
+def side(request):
+    return request.param
+
+
+def _probe(body: str, params: str = "x", side: str = "ast"):
     source = HEADER + f"N = {N}\n\ndef f({params}):\n" + textwrap.indent(textwrap.dedent(body), "    ")
+    if side == "ast":
+        facts = FileFacts(source)
+        probes = [
+            node.value for node in ast.walk(facts.tree)
+            if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name) and node.targets[0].id == "probe"
+        ]  # fmt: skip
+        return facts.shapes, sorted(probes, key=lambda n: n.lineno)[-1]
     context = ModuleContext(MetadataWrapper(cst.parse_module(source)))
     probes = []
 
@@ -63,8 +79,8 @@ def _probe(body: str, params: str = "x"):
         ("probe = True + True\n", "x", None),  # Python bools add to ints, bool arrays do not
     ],
 )
-def test_category(body, params, expected):
-    shapes, expr = _probe(body, params)
+def test_category(body, params, expected, side):
+    shapes, expr = _probe(body, params, side)
     assert shapes.category(expr) == expected
 
 
@@ -84,9 +100,9 @@ def test_category(body, params, expected):
         "jnp.zeros(3, dtype=jnp.int32).at[0].set(2)",
     ],
 )
-def test_category_agrees_with_jax(code):
+def test_category_agrees_with_jax(code, side):
     """The category claimed for an expression is the one JAX gives it."""
-    shapes, expr = _probe(f"probe = {code}\n")
+    shapes, expr = _probe(f"probe = {code}\n", side=side)
     value = eval(code, {"jnp": jnp})
     actual = {"b": Category.BOOL, "i": Category.INT, "u": Category.INT, "f": Category.FLOAT, "c": Category.COMPLEX}
     assert shapes.category(expr) == actual[np.dtype(value.dtype).kind]
@@ -104,8 +120,8 @@ def test_category_agrees_with_jax(code):
         ("probe = foo(x)\n", None),
     ],
 )
-def test_least_category(body, expected):
-    shapes, expr = _probe(body)
+def test_least_category(body, expected, side):
+    shapes, expr = _probe(body, side=side)
     assert shapes.least_category(expr) == expected
 
 
@@ -121,14 +137,14 @@ def test_least_category(body, expected):
         ("probe = x + 1\n", "x", None),
     ],
 )
-def test_rank(body, params, expected):
-    shapes, expr = _probe(body, params)
+def test_rank(body, params, expected, side):
+    shapes, expr = _probe(body, params, side)
     assert shapes.rank(expr) == expected
 
 
 @pytest.mark.parametrize("code, expected", [("3 * N + 1", 3 * N + 1), ("2 ** 4 - N", 16 - N), ("N // 2", N // 2), ("x", None)])
-def test_constant(code, expected):
-    shapes, expr = _probe(f"probe = {code}\n")
+def test_constant(code, expected, side):
+    shapes, expr = _probe(f"probe = {code}\n", side=side)
     assert shapes.constant(expr) == expected
 
 
@@ -142,12 +158,16 @@ def test_constant(code, expected):
         ("y.reshape(-1)", "y", ".reshape()"),
     ],
 )
-def test_reshaping(code, name, expected):
-    shapes, expr = _probe(f"y = x\nprobe = {code}\n")
+def test_reshaping(code, name, expected, side):
+    shapes, expr = _probe(f"y = x\nprobe = {code}\n", side=side)
     assert shapes.reshaping(expr, name) == expected
 
 
-def _loop_blocker(source: str) -> str | None:
+def _loop_blocker(source: str, side: str) -> str | None:
+    if side == "ast":
+        facts = FileFacts(HEADER + textwrap.dedent(source))
+        loop = next(node for node in ast.walk(facts.tree) if isinstance(node, ast.For))
+        return facts.carry.blocker(loop, facts.loop(loop), construct="lax.fori_loop")
     context = ModuleContext(MetadataWrapper(cst.parse_module(HEADER + textwrap.dedent(source))))
     loops = []
 
@@ -161,7 +181,7 @@ def _loop_blocker(source: str) -> str | None:
     return context.carry.blocker(loop, flow, construct="lax.fori_loop")
 
 
-def test_carry_whose_dtype_changes_is_refused():
+def test_carry_whose_dtype_changes_is_refused(side):
     reason = _loop_blocker(
         """
         @jax.jit
@@ -170,7 +190,8 @@ def test_carry_whose_dtype_changes_is_refused():
             for i in range(100):
                 y = y * 0.5 + x
             return y
-        """
+        """,
+        side,
     )
     assert reason is not None and "changes dtype from int to float" in reason
 
@@ -183,7 +204,7 @@ def test_carry_whose_dtype_changes_is_refused():
         ("0.0 * x", "y + x"),  # unknown start: not refused here (documented in JF101's Fix safety)
     ],
 )
-def test_carry_whose_dtype_stays_is_accepted(init, update):
+def test_carry_whose_dtype_stays_is_accepted(init, update, side):
     reason = _loop_blocker(
         f"""
         @jax.jit
@@ -192,12 +213,13 @@ def test_carry_whose_dtype_stays_is_accepted(init, update):
             for i in range(100):
                 y = {update}
             return y
-        """
+        """,
+        side,
     )
     assert reason is None or "dtype" not in reason
 
 
-def test_python_bool_carry_is_refused():
+def test_python_bool_carry_is_refused(side):
     reason = _loop_blocker(
         """
         @jax.jit
@@ -206,12 +228,13 @@ def test_python_bool_carry_is_refused():
             for i in range(100):
                 done = done | (x[i] > 0)
             return done
-        """
+        """,
+        side,
     )
     assert reason is not None and "Python bool" in reason
 
 
-def test_carry_that_becomes_a_tuple_is_refused():
+def test_carry_that_becomes_a_tuple_is_refused(side):
     reason = _loop_blocker(
         """
         @jax.jit
@@ -219,6 +242,7 @@ def test_carry_that_becomes_a_tuple_is_refused():
             for i in range(100):
                 x = (x, x)
             return x
-        """
+        """,
+        side,
     )
     assert reason is not None and "becomes a Python tuple" in reason

@@ -14,7 +14,6 @@ proves each condition from the code, or says in words which one it could not pro
 from __future__ import annotations
 
 import ast
-import enum
 import re
 import tokenize
 from dataclasses import dataclass
@@ -22,21 +21,11 @@ from io import StringIO
 from typing import Sequence
 
 from jaxfix.facts.flow import children, target_names
-from jaxfix.facts.knowledge.jaxtyping import DTYPE_WRAPPERS, WRAPPER_KINDS
 from jaxfix.facts.literals import is_number
 from jaxfix.facts.loops import UNDEFINED, LoopFlow, Parameter, captured_carries
 from jaxfix.facts.predicates import _unpacked
+from jaxfix.facts.shapes import Category, annotation_category, annotation_rank
 from jaxfix.facts.traced import Kind
-
-
-class Category(enum.IntEnum):
-    """A dtype's kind, ordered as JAX promotes across kinds (bool < int < float < complex)."""
-
-    # TODO(values): facts/values.py (written on another branch) owns this; read it from there once it lands.
-    BOOL = 0
-    INT = 1
-    FLOAT = 2
-    COMPLEX = 3
 
 
 _OPERATORS = {
@@ -420,46 +409,3 @@ def snippet(text: str, limit: int = 50) -> str:
     """`text` on one line, cut to `limit` characters, for a message."""
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-# ---- annotations ---------------------------------------------------------------------------------------------------
-# TODO(values): facts/values.py (another branch) holds ranks and categories on `ast`; these two are the small part of
-# `analysis.shapes` (annotation_rank, annotation_category) the carry reads of a parameter, until it lands.
-
-
-def _jaxtyping(param: ast.arg) -> tuple[str, str] | None:
-    """(`Float`, `"n d"`) for a parameter annotated `Float[Array, "n d"]`."""
-    annotation = param.annotation
-    if type(annotation) is not ast.Subscript or type(annotation.slice) is not ast.Tuple or len(annotation.slice.elts) != 2:
-        return None
-    head = annotation.value
-    head_name = head.attr if type(head) is ast.Attribute else head.id if type(head) is ast.Name else None
-    dims = annotation.slice.elts[1]
-    if head_name not in DTYPE_WRAPPERS or type(dims) is not ast.Constant or type(dims.value) is not str:
-        return None
-    return head_name, dims.value
-
-
-def annotation_rank(param: ast.arg) -> int | None:
-    """The rank a jaxtyping annotation gives (`Float[Array, "n d"]` → 2); None without one."""
-    found = _jaxtyping(param)
-    if found is None:
-        return None
-    parts = found[1].split()
-    if any(p.startswith("*") or "..." in p or p.startswith("#") for p in parts):
-        return None
-    return len(parts)
-
-
-_JAXTYPING_CATEGORY = {wrapper: Category[kind.upper()] for wrapper, kind in WRAPPER_KINDS.items()}
-
-
-def annotation_category(param: ast.arg) -> Category | None:
-    """The category a parameter's annotation gives: jaxtyping's `Float[...]`, `Int[...]`; `float`, `int`."""
-    found = _jaxtyping(param)
-    if found is not None:
-        return _JAXTYPING_CATEGORY.get(found[0])
-    annotation = param.annotation
-    if type(annotation) is ast.Name:
-        return {"float": Category.FLOAT, "int": Category.INT, "bool": Category.BOOL}.get(annotation.id)
-    return None

@@ -21,6 +21,7 @@ from jaxfix.facts.flow import Lines, Reaching
 from jaxfix.facts.positions import Positions
 from jaxfix.facts.predicates import Predicates
 from jaxfix.facts.purity import Purity
+from jaxfix.facts.shapes import Shapes
 from jaxfix.facts.traced import Traced
 from jaxfix.facts.values import Values
 
@@ -82,6 +83,11 @@ class FileFacts:
         return Values(self.binder, self.traced, self.positions)
 
     @cached_property
+    def shapes(self) -> Shapes:
+        """Ranks, dtype categories and integer constants of expressions (`jaxfix.facts.shapes`)."""
+        return Shapes(self.binder, self.traced, self.positions)
+
+    @cached_property
     def purity(self) -> Purity:
         """What stops a block or function from becoming a traced body (`jaxfix.facts.purity`)."""
         return Purity(self.binder, self.traced, self.positions, self.lines, self.predicates)
@@ -134,10 +140,7 @@ class FileFacts:
         """What stops a loop's carried values from becoming a lax loop's carry (`facts.carry.CarryAnalysis`)."""
         from jaxfix.facts.carry import CarryAnalysis
 
-        # TODO(values): the ranks and dtype categories (`rank`, `category`, `least_category`, `reshaping`) are not
-        # on facts/values.py yet, so `blocker` needs a CarryAnalysis given them (benchmarks/agreement.py gives
-        # LibCST's through the bridge); no rule reads this one yet.
-        return CarryAnalysis(self, None)
+        return CarryAnalysis(self, self.shapes)
 
     @cached_property
     def _flows(self) -> dict:
@@ -155,6 +158,16 @@ class FileFacts:
         """Say why rule `code` leaves `node` alone although it recognised its pattern there (kept for `explain`)."""
         if self.explaining:
             self.decisions.append(Decision(code, *self.span(node), reason))
+
+    def decline_untraced(self, code: str, node: ast.AST) -> None:
+        """`decline` for a place outside traced code, naming the function that nothing traces."""
+        if self.explaining:
+            function = self.traced.enclosing_function(node)
+            if function is None:
+                self.decline(code, node, "not in traced code: module-level code runs eagerly")
+            else:
+                name = getattr(function, "name", "lambda")
+                self.decline(code, node, f"not in traced code: nothing jits, vmaps or otherwise transforms `{name}`")
 
     # ---- names: what the readers of a table of APIs share ------------------------------------------------------
 
