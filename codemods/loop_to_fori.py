@@ -4,62 +4,22 @@
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 
 import libcst as cst
 
-from jaxfix.analysis.carry import Slot
-from jaxfix.analysis.dataflow import Blocker, Dataflow, LoopFlow
-from jaxfix.analysis.loops import (
-    TRIP_COUNT_SETTINGS, Trip, bounds_may_be_traced, may_be_rows, names_in, range_trip, short_literal_range, static_advice,
-)  # fmt: skip
-from jaxfix.analysis.screen import (
-    Screen, may_carry, may_carry_traced, may_kind, range_may_report, surely_concrete_index, surely_impure, surely_reshaped_carry,
-    surely_undefined_carry,
-)  # fmt: skip
-from jaxfix.analysis.shapes import Category
-from jaxfix.analysis.syntax import walk
-from jaxfix.analysis.traced import NOT_COMPILED, Kind
 from jaxfix.codegen import carry_value, loop_function, packed
 from jaxfix.codemod import Codemod, Invalid, Option, Valid, YieldsTo
-from jaxfix.diagnostics import Safety
+from jaxfix.diagnostics import Diagnostic, Fix, ImportSpec, Safety
+from jaxfix.facts.carry import Slot
+from jaxfix.facts.loops import LoopFlow
+from jaxfix.facts.module import FileFacts, NameSupply, names_in
+from jaxfix.facts.purity import Blocker
+from jaxfix.facts.shapes import Category
+from jaxfix.facts.traced import NOT_COMPILED, Kind
+from jaxfix.facts.trips import TRIP_COUNT_SETTINGS, Trip, bound_text, count_text, range_trip, read_names, static_advice
 
-_PLAIN_ARITHMETIC = (ast.Name, ast.Constant, ast.BinOp, ast.UnaryOp, ast.operator, ast.unaryop, ast.expr_context)
-
-
-def _bound_may_be_plain_argument(screen: Screen, call: ast.Call) -> bool:
-    """Over-approximates `_argument_bound`, which a loop that carries nothing needs to be reported: a bound of
-    `range(...)` that may be traced and is plain arithmetic on names and numbers (no attribute, call or index:
-    flax's `range(nodedef.num_attributes)` is not)."""
-    return any(
-        may_kind(screen, value)[0] and all(isinstance(node, _PLAIN_ARITHMETIC) for node in ast.walk(value))
-        for value in call.args[:2]
-        if not isinstance(value, ast.Starred)
-    )
-
-
-def _surely_blocked(screen: Screen, loop: ast.For) -> bool:
-    """Under-approximates `_blocker` finding a reason (or an earlier decline): then a loop whose trip count is
-    neither traced nor long is not reported, and `range_may_report` needs no compiled function for it. A step
-    other than 1, a target other than one name, an `else:`, an impure body, a carry undefined before the loop
-    or changing shape, an index used as a Python int (an index into a name that cannot hold an array among them:
-    `may_be_rows`, which over-approximates `is_array_like`)."""
-    step = loop.iter.args[2] if len(loop.iter.args) == 3 else None
-    return (
-        (isinstance(step, ast.Constant) and type(step.value) is int and step.value != 1)
-        or not isinstance(loop.target, ast.Name)
-        or bool(loop.orelse)
-        or surely_impure(screen, loop)
-        or surely_undefined_carry(screen, loop)
-        or surely_reshaped_carry(screen, loop)
-        or surely_concrete_index(screen, loop, lambda base: type(base) is ast.Name and not may_be_rows(screen, base))
-    )
-
-
-def _expression_nodes(node: cst.CSTNode):
-    yield node
-    for child in node.children:
-        if not isinstance(child, cst.BaseParenthesizableWhitespace):
-            yield from _expression_nodes(child)
+_PLAIN_BOUND = (ast.Name, ast.BinOp, ast.UnaryOp, ast.operator, ast.unaryop, ast.expr_context)
 
 
 class LoopToForiLoop(Codemod):
@@ -174,41 +134,6 @@ class LoopToForiLoop(Codemod):
         YieldsTo("JF301", "left to JF301 (batch-loop-to-vmap): its steps are independent", fixed_only=True),
     )
 
-    @classmethod
-    def may_match_tree(cls, screen: Screen) -> bool:
-        """A finding needs a `for ... in range(...)` loop (not a short literal one) in a function that
-        TracedAnalysis may find traced, that may carry a name from one step to the next that may be TRACED
-        (`screen.may_carry_traced`: all static, it is a computation at trace time) unless its bounds may be traced
-        (then any carry, or none where a bound may be a plain argument: `_refuse_traced`), and whose bounds may be traced, or static in a function that may be compiled or a long literal count
-        (`screen.range_may_report`: the loop in a plain jax.grad or vmap function is reported only then). A
-        loop that surely cannot be rewritten (`_surely_blocked`) needs a traced or long literal count."""
-        in_traced_code = getattr(screen, "in_traced_code", None)
-        if in_traced_code is not None:
-            loops = in_traced_code(ast.For)
-        else:  # a Screen without that query: every loop inside a function
-            functions = [f for f in ast.walk(screen.tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]
-            loops = (n for f in functions for n in ast.walk(f) if isinstance(n, ast.For))
-        return any(
-            isinstance(loop.iter, ast.Call)
-            and isinstance(loop.iter.func, ast.Name)
-            and loop.iter.func.id == "range"
-            and not short_literal_range(loop.iter, cls.option("min-trip-count"))
-            and (
-                (may_carry(screen, loop) if in_traced_code is None else may_carry_traced(screen, loop))
-                or (
-                    bounds_may_be_traced(screen, loop.iter)
-                    and (may_carry(screen, loop) or _bound_may_be_plain_argument(screen, loop.iter))
-                )
-            )
-            and (
-                in_traced_code is None
-                or range_may_report(
-                    screen, loop, loop.iter, cls.option("report-trip-count"), blocked=_surely_blocked(screen, loop)
-                )
-            )
-            for loop in loops
-        )
-
     VALID = (
         # outside traced code
         Valid(
@@ -281,65 +206,106 @@ class LoopToForiLoop(Codemod):
         ),
     )
 
-    def __init__(self, context) -> None:
-        super().__init__(context)
-        self._dataflow: Dataflow | None = None
+    looks_at = ()  # it judges each `for` loop over range(...) (its visitor looked at `For`)
 
-    def _flows(self) -> Dataflow:
-        # A method, not a property: LibCST's batched visitor inspects every attribute of a visitor.
-        if self._dataflow is None:
-            self._dataflow = self.context.dataflow
-        return self._dataflow
+    @classmethod
+    def check(cls, facts: FileFacts) -> list[Diagnostic]:
+        """Each `for ... in range(...)` loop in traced code that a lax.fori_loop can run (with its fix), or whose
+        Python loop cannot run under tracing or unrolls at least report-trip-count times (without one)."""
+        found = []
+        for loop in sorted(facts.binder.nodes_of(ast.For), key=lambda n: (n.lineno, n.col_offset)):
+            finding = _Judgement(cls, facts, loop).finding()
+            if finding is not None:
+                found.append(finding)
+        return found
 
-    # ---- matching ------------------------------------------------------------------------------------------
+    @classmethod
+    def fix_finding(cls, finding: Diagnostic, bridge) -> Fix | None:
+        """The loop's body as a named local function, and the loop as one `lax.fori_loop` call."""
+        plan: _Plan = finding.plan
+        loop = bridge.cst_of(plan.loop)
+        if not isinstance(loop, cst.For):
+            return None
+        carried = list(plan.carried)
+        body_name = plan.names.take("body", "loop_body", "body_fn", "step")
+        carry_param = None if len(carried) == 1 else plan.names.take("carry", "state", "loop_carry")
+        function = loop_function(
+            loop,
+            name=body_name,
+            params=[plan.loop.target.id, carried[0] if carry_param is None else carry_param],
+            carried=carried,
+            carry_param=carry_param,
+        )
+        call = (
+            f"{packed(carried)} = {plan.fori}({plan.lower}, {plan.upper}, {body_name}, {carry_value(carried)})\n"
+        )
+        changes = ((loop, cst.FlattenSentinel([function, cst.parse_statement(call)])),)
+        return Fix(finding.fix.safety, finding.fix.description, changes, plan.imports)
 
-    def visit_For(self, node: cst.For) -> None:
-        if node.asynchronous is not None or not isinstance(node.iter, cst.Call):
-            return
-        func = node.iter.func
-        if not (isinstance(func, cst.Name) and func.value == "range"):
-            return
-        args = node.iter.args
-        literal = all(isinstance(a.value, cst.Integer) and a.keyword is None and not a.star for a in args)
-        if len(args) in (1, 2) and literal:
-            values = [int(a.value.evaluated_value) for a in args]
+
+@dataclass(frozen=True)
+class _Plan:
+    loop: ast.For
+    carried: tuple[str, ...]
+    lower: str  # code
+    upper: str
+    fori: str  # how `jax.lax.fori_loop` is spelled here
+    imports: tuple  # the ImportSpec that spelling needs, if any
+    names: NameSupply
+
+
+class _Judgement:
+    """JF101's decision on one loop: a finding, or a decline that `jaxfix explain` shows."""
+
+    def __init__(self, rule: type[LoopToForiLoop], facts: FileFacts, loop: ast.For) -> None:
+        self.rule, self.facts, self.loop = rule, facts, loop
+
+    def decline(self, node: ast.AST, reason: str) -> None:
+        self.facts.decline(self.rule.code, node, reason)
+
+    def finding(self) -> Diagnostic | None:  # noqa: C901 - one condition after another, each with its reason
+        rule, facts, node = self.rule, self.facts, self.loop
+        call = node.iter
+        if type(call) is not ast.Call or type(call.func) is not ast.Name or call.func.id != "range":
+            return None
+        count = len(call.args) + len(call.keywords)
+        literal = not call.keywords and all(type(a) is ast.Constant and type(a.value) is int for a in call.args)
+        if count in (1, 2) and literal:
+            values = [a.value for a in call.args]
             start, stop = (0, values[0]) if len(values) == 1 else values
-            if stop - start < self.option("min-trip-count"):
-                # a short loop, decided before any name is resolved
-                return self.decline(node.iter, self._short_reason(stop - start))
-        if not self.context.names.is_builtin(func, "range"):
-            return
-        traced = self.context.traced
+            if stop - start < rule.option("min-trip-count"):
+                return self.decline(call, self._short_reason(stop - start))  # decided before any name is resolved
+        if not facts.binder.is_builtin(call.func, "range"):
+            return None
+        traced = facts.traced
         if not traced.in_traced_code(node):
-            return self.decline_untraced(node.iter)
-        trip = self._trip(node.iter)
+            return facts.decline_untraced(rule.code, call)
+        trip = range_trip(facts, call)
         if trip is None:
-            return self.decline(node.iter, "the trip count's kind is unknown here (neither a traced value nor one known at trace time)")
-        if trip.kind == "literal" and trip.count < self.option("min-trip-count"):
-            return self.decline(node.iter, self._short_reason(trip.count))
-        flow = self._flows().loop(node)
-        impurity = self._flows().impurity(node, flow)
+            return self.decline(call, "the trip count's kind is unknown here (neither a traced value nor one known at trace time)")
+        if trip.kind == "literal" and trip.count < rule.option("min-trip-count"):
+            return self.decline(call, self._short_reason(trip.count))
+        flow = facts.loop(node)
+        impurity = facts.purity.impurity(node, flow.live_in)
         if impurity is not None and impurity.collects:
             # per-step outputs: a scan, not a fori_loop
-            return self._refuse_traced(node, trip, f"the body {impurity.reason}, which is lax.scan's job, and JF102 cannot rewrite it")
+            return self._refuse_traced(trip, f"the body {impurity.reason}, which is lax.scan's job, and JF102 cannot rewrite it")
         if not flow.carried:
-            return self._refuse_traced(node, trip, "nothing is carried from one step to the next")
-        kinds = {name: self.context.carry.name_kind(node, name) for name in flow.carried}
+            return self._refuse_traced(trip, "nothing is carried from one step to the next")
+        kinds = {name: facts.carry.name_kind(node, name) for name in flow.carried}
         if Kind.TRACED not in kinds.values() and trip.kind != "traced":
             # nothing traced is carried: a static computation at trace time
-            return self.decline(node.iter, "every carried value is known at trace time: a static computation")
-        reason = self._blocker(node, trip, flow, impurity, kinds)
+            return self.decline(call, "every carried value is known at trace time: a static computation")
+        reason = self._blocker(trip, flow, impurity)
         if reason is None and trip.kind != "traced" and not traced.compiled(traced.enclosing_function(node)):
             reason = NOT_COMPILED
         if reason is not None:
-            if trip.kind == "traced" or (trip.kind == "literal" and trip.count >= self.option("report-trip-count")):
+            if trip.kind == "traced" or (trip.kind == "literal" and trip.count >= rule.option("report-trip-count")):
                 message = f"{self._problem(trip)}; not rewritten to lax.fori_loop: {reason}"
                 if trip.kind == "traced":
-                    message += f"; {static_advice(self.context, trip.upper)}"
-                self.report(node.iter, message)
-                return
-            return self.decline(node.iter, f"not rewritten to lax.fori_loop: {reason}; {self._unreported(trip)}")
-        fix = self._fix(node, trip, flow)
+                    message += f"; {static_advice(facts, trip.upper)}"
+                return rule.finding(facts, call, message)
+            return self.decline(call, f"not rewritten to lax.fori_loop: {reason}; {self._unreported(trip)}")
         carried = ", ".join(f"`{name}`" for name in flow.carried)
         if trip.kind == "traced":
             message = (
@@ -349,18 +315,23 @@ class LoopToForiLoop(Codemod):
         elif trip.kind == "literal":
             message = f"{self._problem(trip)}; lax.fori_loop traces the body once (carrying {carried})"
         else:
-            count = self._count_text(trip)
             message = (
                 f"{self._problem(trip)}; lax.fori_loop traces the body once (carrying {carried}); "
-                f"keep the Python loop if `{count}` stays under ~{self.option('min-trip-count')}"
+                f"keep the Python loop if `{count_text(facts, trip)}` stays under ~{rule.option('min-trip-count')}"
             )
-        self.report(node.iter, message + self._assumes(node), fix)
+        fori, needed = facts.binder.spelling("jax.lax.fori_loop")
+        plan = _Plan(
+            node, tuple(flow.carried), "0" if trip.lower is None else bound_text(facts, trip.lower),
+            bound_text(facts, trip.upper), fori, (ImportSpec(needed),) if needed else (), facts.fresh_names,
+        )  # fmt: skip
+        return rule.finding(
+            facts, call, message + self._assumes(), description="rewrite the loop with lax.fori_loop", plan=plan
+        )
 
-    @staticmethod
-    def _assumes(loop: cst.For) -> str:
+    def _assumes(self) -> str:
         """The clause naming what the fix may change in the numbers (its Fix safety section)."""
-        index = loop.target.value  # type: ignore[union-attr]  # _blocker refused any other target
-        if any(isinstance(n, cst.Name) and n.value == index for n in walk(loop.body)):
+        index = self.loop.target.id  # _blocker refused any other target
+        if any(index in names_in(statement) for statement in self.loop.body):
             return (
                 f"; unsafe: `{index}` is a traced int32 in the body, not a Python int, and floats may round "
                 "differently in the last bits"
@@ -369,111 +340,83 @@ class LoopToForiLoop(Codemod):
 
     def _short_reason(self, count: int) -> str:
         return (
-            f"a loop of {count} known steps: below min-trip-count ({self.option('min-trip-count')}), unrolling it "
+            f"a loop of {count} known steps: below min-trip-count ({self.rule.option('min-trip-count')}), unrolling it "
             "compiles about as fast as a lax loop"
         )
 
     def _unreported(self, trip: Trip) -> str:
         """Why a loop that cannot be rewritten is not reported either."""
-        threshold = self.option("report-trip-count")
+        threshold = self.rule.option("report-trip-count")
         if trip.kind == "literal":
             return f"not reported: {trip.count} steps, below report-trip-count ({threshold})"
-        return f"not reported: `{self._count_text(trip)}` steps are known only at trace time (a few layers unroll by design)"
+        return (
+            f"not reported: `{count_text(self.facts, trip)}` steps are known only at trace time (a few layers unroll "
+            "by design)"
+        )
 
-    def _refuse_traced(self, node: cst.For, trip: Trip, reason: str) -> None:
+    def _refuse_traced(self, trip: Trip, reason: str) -> Diagnostic | None:
         """A loop no lax loop rewrites: reported when its trip count is traced in staged code (the Python loop
         cannot run there at all), else only explained."""
-        traced = self.context.traced
-        if trip.kind == "traced" and traced.staged(traced.enclosing_function(node)) and self._argument_bound(trip):
-            self.report(
-                node.iter,
-                f"{self._problem(trip)}; not rewritten: {reason}; {static_advice(self.context, trip.upper)}",
-            )
-            return
+        traced, call = self.facts.traced, self.loop.iter
+        if trip.kind == "traced" and traced.staged(traced.enclosing_function(self.loop)) and self._argument_bound(trip):
+            message = f"{self._problem(trip)}; not rewritten: {reason}; {static_advice(self.facts, trip.upper)}"
+            return self.rule.finding(self.facts, call, message)
         if trip.kind == "traced":
             reason += (
-                f"; not reported: `{self._count_text(trip)}` is traced only by inference (not a plain argument that "
-                "a transformation traces), and may well be a static field"
+                f"; not reported: `{count_text(self.facts, trip)}` is traced only by inference (not a plain argument "
+                "that a transformation traces), and may well be a static field"
             )
-        self.decline(node.iter, f"not rewritten to lax.fori_loop: {reason}")
+        return self.decline(call, f"not rewritten to lax.fori_loop: {reason}")
 
     def _argument_bound(self, trip: Trip) -> bool:
         """Whether the traced bounds are plain arithmetic on literals and parameters that a transformation
         traces directly (`range(n)` with `n` a non-static argument of a jitted function). Attributes and calls
         are left out: `range(node.num_attributes)` on a traced pytree is a static field far more often than not,
         and a report on a loop that works would be a false alarm."""
-        traced = self.context.traced
+        traced = self.facts.traced
         function = traced.enclosing_function(trip.upper)
         direct = False
         for bound in (trip.lower, trip.upper):
             if bound is None or traced.kind(bound) is not Kind.TRACED:
                 continue
-            for node in _expression_nodes(bound):
-                if not isinstance(node, (cst.Name, cst.Integer, cst.BinaryOperation, cst.UnaryOperation)) and not isinstance(
-                    node, (cst.BaseBinaryOp, cst.BaseUnaryOp, cst.LeftParen, cst.RightParen)
-                ):
+            for node in ast.walk(bound):
+                if not isinstance(node, _PLAIN_BOUND) and not _integer_like(node):
                     return False
-            names = [n.value for n in names_in(bound)]
-            direct = direct or any(traced.seeded_kind(function, name) is Kind.TRACED for name in names)
+            direct = direct or any(traced.seeded_kind(function, name) is Kind.TRACED for name in read_names(bound))
         return direct
-
-    def _count_text(self, trip: Trip) -> str:
-        upper = self.context.code_for(trip.upper)
-        return upper if trip.lower is None else f"{upper} - {self.context.code_for(trip.lower)}"
 
     def _problem(self, trip: Trip) -> str:
         if trip.kind == "traced":
             return "range() of a traced value fails under tracing"
         if trip.kind == "literal":
             return f"this Python loop unrolls {trip.count} times under tracing"
-        return f"this Python loop unrolls `{self._count_text(trip)}` times under tracing"
-
-    def _trip(self, call: cst.Call) -> Trip | None:
-        return range_trip(self.context, call)
+        return f"this Python loop unrolls `{count_text(self.facts, trip)}` times under tracing"
 
     # ---- what stops the rewrite ----------------------------------------------------------------------------
 
-    def _blocker(self, loop: cst.For, trip: Trip, flow: LoopFlow, impurity: Blocker | None, kinds) -> str | None:
+    def _blocker(self, trip: Trip, flow: LoopFlow, impurity: Blocker | None) -> str | None:
+        loop, facts = self.loop, self.facts
         if trip.problem:
             return trip.problem
-        if not isinstance(loop.target, cst.Name):
+        if type(loop.target) is not ast.Name:
             return "the loop target is not a single name"
-        if loop.orelse is not None:
+        if loop.orelse:
             return "the loop has an `else:` clause"
         if impurity is not None:
             return f"the body {impurity.reason}"
-        index = loop.target.value
+        index = loop.target.id
         if flow.targets_live_out:
             return f"the loop index `{index}` is read after the loop"
         bound = {index: Slot(rank=0, category=Category.INT)}
-        reason = self.context.carry.blocker(loop, flow, construct="lax.fori_loop", bound=bound)
+        reason = facts.carry.blocker(loop, flow, construct="lax.fori_loop", bound=bound)
         if reason is not None:
             return reason
-        concrete = self._flows().concrete_use(loop, [index])
+        concrete = facts.purity.concrete_use(loop, [index])
         if concrete is not None:
             return f"the body {concrete.reason}"
         return None
 
-    # ---- the fix -------------------------------------------------------------------------------------------
 
-    def _fix(self, loop: cst.For, trip: Trip, flow: LoopFlow):
-        code = self.context.code_for
-        carried = list(flow.carried)
-        body_name = self.context.fresh_names.take("body", "loop_body", "body_fn", "step")
-        carry_param = None if len(carried) == 1 else self.context.fresh_names.take("carry", "state", "loop_carry")
-        function = loop_function(
-            loop,
-            name=body_name,
-            params=[loop.target.value, carried[0] if carry_param is None else carry_param],  # type: ignore[union-attr]
-            carried=carried,
-            carry_param=carry_param,
-        )
-        fori, needed = self.context.names.expression_for("jax.lax.fori_loop")
-        lower = "0" if trip.lower is None else code(trip.lower)
-        call = f"{packed(carried)} = {code(fori)}({lower}, {code(trip.upper)}, {body_name}, {carry_value(carried)})\n"
-        return self.fix(
-            "rewrite the loop with lax.fori_loop",
-            [(loop, cst.FlattenSentinel([function, cst.parse_statement(call)]))],
-            add_imports=[needed] if needed else [],
-        )
-
+def _integer_like(node: ast.AST) -> bool:
+    """An int literal, or what LibCST spells as a name (`True`, `None`): the leaves a plain bound may have."""
+    return type(node) is ast.Constant and type(node.value) in (int, bool, type(None))

@@ -328,6 +328,7 @@ def run_rules(
     if visiting:
         wrapper, context = parse()
         visitors, left_out, visit_errors = _visit(wrapper, context, visiting, runs)
+        registry.yield_answered(runs, visitors, context, facts.explaining)
         runs.extend(visitors)
         crashed.extend(left_out)
         errors.extend(visit_errors)

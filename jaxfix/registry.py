@@ -3,12 +3,14 @@ and the precedence between them (`Codemod.yields_to`), applied here so that no r
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib
 import pkgutil
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 from jaxfix.codemod import Codemod, YieldsTo, _visitor_names
+from jaxfix.diagnostics import Decision
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -129,6 +131,57 @@ def with_precedence(visitors: Sequence[Codemod]) -> list[Codemod]:
                 if name.startswith("visit_"):
                     setattr(visitor, name, _guarded(visitor, getattr(visitor, name), winners))
     return ordered
+
+
+def yield_answered(answered: Sequence[Codemod], visitors: Sequence[Codemod], context, explaining: bool) -> None:
+    """`yields_to` of the `check`-rules towards the visitors they yield to, once both have run: a finding of a
+    `check`-rule about a statement that a winner reported on (with a fix, if `fixed_only`) is dropped and, under
+    `jaxfix explain`, declined with the reason, as `with_precedence` guards a visitor's visits."""
+    by_code = {v.code: v for v in visitors}
+    for run in answered:
+        winners = [(by_code[y.code], y) for y in run.yields_to if y.code in by_code]
+        if not winners:
+            continue
+        statements = [
+            (_statement_of(d.node, context.parents), y)
+            for winner, y in winners for d in winner.diagnostics
+            if d.node is not None and (d.fix is not None or not y.fixed_only)
+        ]  # fmt: skip
+        if not statements:
+            continue
+        taken = lambda place: next((y.reason for s, y in statements if _on(s, place, context.positions)), None)  # noqa: E731
+        kept = []
+        for finding in run.diagnostics:
+            reason = taken(finding)
+            if reason is None:
+                kept.append(finding)
+            elif explaining:
+                run.decisions.append(Decision(run.code, finding.start, finding.end, reason))
+        run.diagnostics = kept
+        if explaining:  # what the rule said of a place it never reached as a visitor: the winner's claim instead
+            run.decisions = [
+                d if taken(_Place(d.start, d.end)) is None else dataclasses.replace(d, reason=taken(_Place(d.start, d.end)))
+                for d in run.decisions
+            ]
+
+
+@dataclasses.dataclass(frozen=True)
+class _Place:
+    """A decision's span, asked as `_on` asks a finding (no CST node)."""
+
+    start: object
+    end: object
+    node: None = None
+
+
+def _statement_of(node: "cst.CSTNode", parents) -> "cst.CSTNode":
+    """The statement a visitor's finding is about: its node where that is a statement, else the node holding it
+    (a loop's `range(...)` is about the loop)."""
+    import libcst as cst
+
+    if isinstance(node, (cst.BaseStatement, cst.BaseSmallStatement)):
+        return node
+    return parents.get(node, node)
 
 
 def _guarded(visitor: Codemod, visit, winners: list[tuple[Codemod, YieldsTo]]):

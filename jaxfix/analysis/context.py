@@ -168,7 +168,10 @@ class ModuleContext:
 
     @cached_property
     def fresh_names(self):
-        """One supply of fresh names for every codemod of a pass, so that two fixes never pick the same one."""
+        """One supply of fresh names for every codemod of a pass, so that two fixes never pick the same one: the
+        `check`-rules' (`FileFacts.fresh_names`) where the engine gave their facts."""
+        if self._facts is not None:
+            return self._facts.fresh_names
         from jaxfix.codegen import FreshNames
 
         return FreshNames(self.module)

@@ -14,19 +14,7 @@ from jaxfix.analysis.screen import Screen, dotted, may_kind
 from jaxfix.analysis.syntax import AT_METHODS, param_names
 from jaxfix.analysis.traced import Kind
 from jaxfix.facts.knowledge.jax import CORE_ARRAY_NAMESPACES
-
-# The trip-count settings of the loop rules (JF101, JF102), in [tool.jaxfix.codemods.NAME]: (name, default, doc)
-# of each rule's `Option`.
-TRIP_COUNT_SETTINGS = (
-    (
-        "min-trip-count",
-        10,
-        "loops of fewer known steps stay Python loops (unrolling a few steps compiles about as fast; "
-        "benchmarks/loop_crossover.py measures the crossover)",
-    ),
-    ("report-trip-count", 100, "a loop that cannot be rewritten is reported from this many known steps"),
-)
-
+from jaxfix.facts.trips import TRIP_COUNT_SETTINGS  # noqa: F401 (read from here by JF102)
 
 @dataclass(frozen=True)
 class Trip:

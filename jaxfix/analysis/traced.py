@@ -22,16 +22,9 @@ from jaxfix.facts.knowledge.tables import (  # noqa: F401
     FILTERED as _FILTERED, GRAD_LIKE as _GRAD_LIKE, JIT_LIKE as _JIT_LIKE, VMAP_LIKE as _VMAP_LIKE,
 )
 from jaxfix.facts.model import ModuleModel
-from jaxfix.facts.traced import _PARTIAL, Kind, Traced, join  # noqa: F401 (Kind and join: read from here too)
+from jaxfix.facts.traced import _PARTIAL, NOT_COMPILED, Kind, Traced, join  # noqa: F401 (Kind, join, NOT_COMPILED: read from here too)
 
 FunctionNode = Union[cst.FunctionDef, cst.Lambda]
-
-# Why a loop rule leaves a loop alone in a function that no compiling transformation reaches.
-NOT_COMPILED = (
-    "no jax.jit reaches this function (only eager jax.vmap/jax.grad), where a lax loop is compiled again on every "
-    "call; jit its caller"
-)
-
 
 class TracedAnalysis:
     """`facts.traced.Traced` of the module, asked with LibCST nodes."""

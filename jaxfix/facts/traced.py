@@ -35,6 +35,13 @@ from jaxfix.facts.knowledge.tables import (
 )
 
 
+# Why a loop rule leaves a loop alone in a function that no compiling transformation reaches.
+NOT_COMPILED = (
+    "no jax.jit reaches this function (only eager jax.vmap/jax.grad), where a lax loop is compiled again on every "
+    "call; jit its caller"
+)
+
+
 class Kind(enum.IntEnum):
     STATIC = 0
     UNKNOWN = 1
