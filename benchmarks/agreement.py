@@ -22,7 +22,9 @@ KeyAnalysis was deleted: no difference on the examples, the corpus, tests/plante
 were facts/values.py's array-at-run-time, inexact, Python-int and `rebind_blocker` answers against ArrayAnalysis's
 before those left it with JF401 (values-integer-exact: 26,683 expressions of the examples, the corpus and
 tests/planted and 716,095 of the 10 real trees, no difference; values-rebind-exact: the 27 item assignments to an
-array there, no difference, none in the real trees).
+array there, no difference, none in the real trees), and facts/branches.py's BranchFacts against BranchAnalysis
+before that was deleted with JF201, JF202 and JF204's move (branches-exact: every `if` and conditional expression,
+no difference; benchmarks/agreement/real-code.md).
 
 Without PATH: examples/, corpus/ and tests/planted/. Each PATH is checked as its own project (its files' facts
 from the project index, as `jaxfix check PATH` gives them). Prints a table per family and every unsound or
@@ -56,10 +58,8 @@ from jaxfix.analysis.screen import Screen  # noqa: E402
 from jaxfix.analysis.traced import Kind  # noqa: E402
 from jaxfix.edit.bridge import Bridge  # noqa: E402
 from jaxfix.analysis.syntax import param_names as cst_param_names  # noqa: E402
-from jaxfix.analysis import jit as cst_jit  # noqa: E402
 from jaxfix.analysis.dataflow import UNDEFINED as CST_UNDEFINED, Parameter as CstParameter  # noqa: E402
 from jaxfix.facts import carry as carry_fact  # noqa: E402
-from jaxfix.facts import jitted as ast_jit  # noqa: E402
 from jaxfix.facts.module import FileFacts  # noqa: E402
 from jaxfix.facts.loops import FunctionFlow, loop_flow, match_reads  # noqa: E402
 from jaxfix.facts.flow import UNDEFINED, Lines, Parameter, Reaching, activity  # noqa: E402
@@ -422,33 +422,6 @@ def _bound_on_libcst(sides: Sides, node: cst.CSTNode) -> tuple[str, ...]:
     return tuple(sorted(n for n in flow.locals if flow.defined_before(node, n)))
 
 
-def _module_defs(sides: Sides) -> list[ast.AST]:
-    return [s for s in sides.tree.body if isinstance(s, _FUNCTIONS)]
-
-
-def _jitted_on_ast(sides: Sides, function: ast.AST) -> tuple:
-    """(name, static parameters) of each jitted function the def is. Their call sites are not compared: the `ast`
-    side reads the binder's referents (Python's), where LibCST's `Assignment.references` also takes a read in a
-    nested function that precedes a local rebinding of the name there (`gae = ... * gae` in a def `gae`)."""
-    found = []
-    for jitted in ast_jit.jitted_functions(sides.screen.binder):
-        if jitted.function is function:
-            static = ast_jit.static_parameters(jitted)
-            found.append((jitted.name, None if static is None else tuple(sorted(static))))
-    return tuple(found)
-
-
-def _jitted_on_libcst(sides: Sides, function: cst.CSTNode) -> tuple:
-    context = sides.context
-    found = []
-    for jitted in cst_jit.jitted_functions(context, context.module):
-        if jitted.function is function:
-            params = [p.name.value for p in (*function.params.posonly_params, *function.params.params)]
-            static = cst_jit.static_parameters(cst_jit.jit_keywords(jitted), params)
-            found.append((jitted.name, None if static is None else tuple(sorted(static))))
-    return tuple(found)
-
-
 _CONSTANTS = ("None", "True", "False")  # names in LibCST, constants in `ast`
 
 
@@ -570,6 +543,7 @@ def _reshaping_on_ast(sides: Sides, value: ast.expr) -> str | None:
 def _reshaping_on_libcst(sides: Sides, node: cst.CSTNode) -> str | None:
     assign = sides.context.parents[node]
     return sides.context.shapes.reshaping(node, assign.targets[0].target.value)
+
 
 
 def _carry_answers(carry, loop, flow) -> tuple:
@@ -775,8 +749,6 @@ FAMILIES: list[Family] = [
            _on_body(lambda s, node: id(node) in s.in_traced_code), _in_traced_code, first_body_node),
     Family("tracer", f"Screen.may_be_tracer vs PredicateAnalysis.tracer, {_EXPRESSION}", "may", _expressions,
            lambda s, e: s.screen.may_be_tracer(e), _tracer),
-    Family("tracer-strict", f"may_be_tracer_strict vs PredicateAnalysis.tracer, {_EXPRESSION}", "may", _expressions,
-           _screen(screens.may_be_tracer_strict), _tracer),
     Family("truth", "Screen.may_fail_truth vs PredicateAnalysis.test is not OTHER, for each if/while test in traced "
            "code", "may", _tests, lambda s, e: s.screen.may_fail_truth(e), _may_fail),
     Family("truth-strict", "Screen.may_fail_truth(strict=True) vs PredicateAnalysis.test is not OTHER, same tests",
@@ -824,6 +796,10 @@ FAMILIES: list[Family] = [
            "read), for each truth test in the module (if/while/conditional/assert/comprehension tests, and/or, not "
            "and its operand)", "exact", _truth_tests, lambda s, e: s.predicates.truth(e).name,
            lambda s, node: s.context.predicates.test(node).name),
+    Family("boolean-exact", "facts.predicates.Predicates.boolean vs PredicateAnalysis.boolean (JF203's and JF801's "
+           f"traced booleans; a name's dtype category from facts/shapes.py against ShapeAnalysis), {_EXPRESSION}",
+           "exact", _expressions, lambda s, e: s.file_facts.predicates.boolean(e),
+           lambda s, node: s.context.predicates.boolean(node)),
     Family("int-constant-exact", "facts.literals.int_constant vs Shapes.constant, for each literal, sign, arithmetic "
            "or name read in the module", "exact", _int_expressions,
            lambda s, node: int_constant(s.screen.binder, node), lambda s, node: s.context.shapes.constant(node)),
@@ -837,8 +813,6 @@ FAMILIES: list[Family] = [
     Family("range-steps-exact", "facts.literals.range_steps vs range_trip's literal count, for each call of the "
            "builtin range", "exact", _range_calls, lambda s, node: range_steps(s.screen.binder, s.screen.traced_fact, node),
            _literal_trip),
-    Family("jitted-exact", "facts.jitted vs analysis.jit (LibCST), for each module-level def: the jitted functions it "
-           "is and their static parameters", "exact", _module_defs, _jitted_on_ast, _jitted_on_libcst),
     Family("impurity-exact", "facts.purity.Purity vs Dataflow (impurity plain, with the lists appended to, with "
            "run-time effects; concrete_use of a for target or a while's counters; function_impurity plain and with "
            "its parameters as arrays; block_impurity of each if arm and of a conditional expression): reason and "

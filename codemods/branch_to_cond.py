@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 
 import libcst as cst
 
-from jaxfix.analysis.branches import Branches
-from jaxfix.analysis.predicates import Truth
-from jaxfix.analysis.screen import Screen, branch_tests, in_scoped_traced_function
-from jaxfix.analysis.syntax import walk
-from jaxfix.codegen import arm_functions, branch_result, logical_test
+from jaxfix.codegen import arm_functions, branch_result, cst_branches, logical_test
 from jaxfix.codemod import Codemod, Invalid, Valid
-from jaxfix.diagnostics import Safety
+from jaxfix.analysis.syntax import body_statements
+from jaxfix.diagnostics import Diagnostic, Fix, ImportSpec, Safety
+from jaxfix.facts.branches import Branches, logical_form
+from jaxfix.facts.module import FileFacts
+from jaxfix.facts.predicates import Truth
 
 ERROR = "TracerBoolConversionError"
 
@@ -104,15 +105,7 @@ class BranchToCond(Codemod):
     summary = f"`if` on a traced value in traced code ({ERROR}): use lax.cond"
     fix_safety = Safety.UNSAFE
     screen = ("if",)
-
-    @classmethod
-    def may_match_tree(cls, screen: Screen) -> bool:
-        """A finding needs an `if` outside an `if`/`elif` chain, in a function that TracedAnalysis may find
-        traced, whose test PredicateAnalysis may find to fail Python's truth test under tracing
-        (`screen.branch_tests`), and a function that is traced with names resolved through the functions around
-        their use (`in_scoped_traced_function`: numpyro's `io_callback(_update_tqdm, ...)` in a traced lambda
-        does not trace `_update_tqdm`), asked only for such an `if`."""
-        return any(in_scoped_traced_function(screen, node) for node in branch_tests(screen, ast.If))
+    looks_at = ("If",)
 
     VALID = (
         # a static test: the shape is known while tracing
@@ -176,92 +169,130 @@ class BranchToCond(Codemod):
         ),
     )
 
-    def __init__(self, context) -> None:
-        super().__init__(context)
+    @classmethod
+    def check(cls, facts: FileFacts) -> list[Diagnostic]:
+        """A finding at the test of each `if` outside an `if`/`elif` chain in traced code whose truth test surely
+        fails under tracing (`Predicates.truth`), fixed where its branches can be lax.cond's (`facts.branches`)."""
+        found = []
+        lines = facts.lines
+        for node in sorted(facts.binder.nodes_of(ast.If), key=lambda n: (n.lineno, n.col_offset)):
+            parent = facts.binder.parent(node)
+            elif_link = type(parent) is ast.If and len(parent.orelse) == 1 and parent.orelse[0] is node and lines.is_elif(node)
+            if elif_link or (len(node.orelse) == 1 and type(node.orelse[0]) is ast.If and lines.is_elif(node.orelse[0])):
+                facts.decline(cls.code, node.test, "an `if`/`elif` chain: left to JF204 (elif-chain)")
+                continue
+            finding = cls._judge(facts, node)
+            if finding is not None:
+                found.append(finding)
+        return found
 
-
-    # ---- matching ------------------------------------------------------------------------------------------
-
-    def visit_If(self, node: cst.If) -> None:
-        if isinstance(node.orelse, cst.If) or isinstance(self.context.parents.get(node), cst.If):
-            return self.decline(node.test, "an `if`/`elif` chain: left to JF204 (elif-chain)")
-        if not self.context.traced.in_traced_code(node):
-            return self.decline_untraced(node.test)
-        if self.context.traced.guarded(node):
+    @classmethod
+    def _judge(cls, facts: FileFacts, node: ast.If) -> Diagnostic | None:
+        test = node.test
+        if not facts.traced.in_traced_code(node):
+            return facts.decline_untraced(cls.code, test)
+        if facts.traced.guarded(node):
             # written to catch the tracer's error (`except ConcretizationTypeError`)
-            return self.decline(node.test, "inside a `try` that catches the tracer's error: written to run traced and eagerly")
-        verdict = self.context.predicates.test(node.test)
+            return facts.decline(cls.code, test, "inside a `try` that catches the tracer's error: written to run traced and eagerly")
+        verdict = facts.predicates.truth(test)
         if verdict is Truth.OTHER:
-            return self.decline(node.test, "the test is not proven to be a traced value (static or unknown here)")
+            return facts.decline(cls.code, test, "the test is not proven to be a traced value (static or unknown here)")
         problem = f"Python `if` on a traced value fails under jit ({ERROR})"
         if verdict is Truth.MIXED:
-            self.report(
-                node.test,
+            return cls.finding(
+                facts, test,
                 f"{problem}; not rewritten to lax.cond: `and`/`or` mixes a traced test with static ones (test the "
                 "static ones in a Python `if` of their own)",
-            )
-            return
-        if any(isinstance(n, cst.NamedExpr) for n in walk(node.test)):
-            self.report(node.test, f"{problem}; not rewritten to lax.cond: the test assigns with `:=`")
-            return
-        if self.context.branches.where_form(node) is not None:
+            )  # fmt: skip
+        if any(type(n) is ast.NamedExpr for n in ast.walk(test)):
+            return cls.finding(facts, test, f"{problem}; not rewritten to lax.cond: the test assigns with `:=`")
+        branch_facts = facts.branches
+        if branch_facts.where_form(node) is not None:
             # a choice between two cheap values for one variable: JF202's jnp.where
-            return self.decline(node.test, "a choice between two cheap values: left to JF202 (branch-to-where)")
-        rank = self.context.shapes.least_rank(node.test)
+            return facts.decline(cls.code, test, "a choice between two cheap values: left to JF202 (branch-to-where)")
+        rank = facts.shapes.least_rank(test)
         if rank is not None and rank > 0:
-            self.report(
-                node.test,
+            return cls.finding(
+                facts, test,
                 f"{problem}; not rewritten to lax.cond: the test is an array of rank {rank}, and lax.cond needs a "
                 "scalar (use jnp.any/jnp.all to reduce it, or jnp.where to choose element by element)",
-            )
-            return
-        orelse = node.orelse.body if isinstance(node.orelse, cst.Else) else None
-        branches = self.context.branches.branches(node, [("`if`", node.body), ("`else`", orelse)])
+            )  # fmt: skip
+        branches = branch_facts.branches(node, [("`if`", node.body), ("`else`", node.orelse or None)])
         if branches.blocker is not None:
-            self.report(node.test, f"{problem}; not rewritten to lax.cond: {branches.blocker}")
-            return
-        jnp = self._module_name("jax.numpy.logical_and")
-        predicate = logical_test(node.test, jnp[0])
-        if predicate is None:
-            self.report(
-                node.test,
+            return cls.finding(facts, test, f"{problem}; not rewritten to lax.cond: {branches.blocker}")
+        if not logical_form(test):
+            return cls.finding(
+                facts, test,
                 f"{problem}; not rewritten to lax.cond: a chained comparison computes its middle operand once, "
                 "and jnp.logical_and would compute it twice (name it first)",
-            )
-            return
-        fix = self._fix(node, branches, predicate, jnp[1] if predicate is not node.test else None)
+            )  # fmt: skip
+        names = facts.fresh_names
+        functions = tuple(
+            None if branches.passes_through(arm) else names.take(candidate)
+            for arm, candidate in zip(branches.arms, ("true_fn", "false_fn"))
+        )
+        binder = facts.binder
         if branches.returns:
             what = "returning its value"
         else:
             what = "with outputs " + ", ".join(f"`{n}`" for n in branches.outputs)
-        self.report(
-            node.test,
+        return cls.finding(
+            facts, test,
             f"{problem}; lax.cond traces both branches and picks one at run time ({what}); unsafe: assumes "
             "either branch traces with the other's inputs and both give one shape and dtype (else lax.cond raises "
             "at trace time)",
-            fix,
-        )
-
-    def _module_name(self, qualified: str):
-        """How this module spells the module of `qualified` (`jnp`), and the import it needs, if any."""
-        expression, needed = self.context.names.expression_for(qualified)
-        return self.context.code_for(expression).rsplit(".", 1)[0], needed
+            description="rewrite the `if` with lax.cond",
+            plan=_Plan(branches, functions, _spelled(binder, "jax.lax.cond"), _spelled(binder, "jax.numpy.logical_and")),
+        )  # fmt: skip
 
     # ---- the fix -------------------------------------------------------------------------------------------
 
-    def _fix(self, node: cst.If, branches: Branches, predicate: cst.BaseExpression, jnp_import):
+    @classmethod
+    def fix_finding(cls, finding: Diagnostic, bridge) -> Fix | None:
+        """The branch functions, then `outputs = lax.cond(test, true_fn, false_fn, *operands)` (or `return ...`)
+        in place of the `if`; the statements after it that moved into a branch are removed."""
+        plan: _Plan = finding.plan
+        node = bridge.cst_of(plan.branches.node)
+        if not isinstance(node, cst.If):
+            return None
         orelse = node.orelse if isinstance(node.orelse, cst.Else) else None
+        block = bridge.parent(node)
+        rest = ()
+        if plan.branches.tail:
+            if not isinstance(block, cst.IndentedBlock) or node not in block.body:
+                return None
+            rest = block.body[block.body.index(node) + 1 :]
+        suites = [body_statements(node.body), body_statements(orelse.body) if orelse is not None else ()]
+        branches = cst_branches(plan.branches, suites, rest)
+        jnp, jnp_import = plan.logical_and
+        predicate = logical_test(node.test, jnp.rsplit(".", 1)[0])
+        if predicate is None:
+            return None
         functions, references = arm_functions(
             branches,
-            self.context.fresh_names,
-            [("true_fn",), ("false_fn",)],
+            None,
+            [(name,) for name in plan.functions],
             [node.body, orelse.body if orelse is not None else None],
             [node.leading_lines, orelse.leading_lines if orelse is not None else ()],
+            reserved=True,
         )
-        cond, cond_import = self.context.names.expression_for("jax.lax.cond")
-        code = self.context.code_for
-        call = f"{code(cond)}({', '.join([code(predicate), *references, *branches.operands])})"
+        cond, cond_import = plan.cond
+        code = bridge.module.code_for_node
+        call = f"{cond}({', '.join([code(predicate), *references, *branches.operands])})"
         changes = [(node, cst.FlattenSentinel([*functions, branch_result(branches, call)]))]
         changes.extend((moved, cst.RemovalSentinel.REMOVE) for moved in branches.tail)
-        imports = [spec for spec in (cond_import, jnp_import) if spec is not None]
-        return self.fix("rewrite the `if` with lax.cond", changes, add_imports=imports)
+        imports = [spec for spec in (cond_import, jnp_import if predicate is not node.test else None) if spec is not None]
+        return Fix(finding.fix.safety, finding.fix.description, tuple(changes), tuple(imports))
+
+
+@dataclass(frozen=True)
+class _Plan:
+    branches: Branches
+    functions: tuple[str | None, ...]  # the name of each arm's function; None: `lambda` (it passes through)
+    cond: tuple[str, ImportSpec | None]  # how the module spells jax.lax.cond, and the import it then needs
+    logical_and: tuple[str, ImportSpec | None]
+
+
+def _spelled(binder, qualified: str) -> tuple[str, ImportSpec | None]:
+    spelled, module = binder.spelling(qualified)
+    return spelled, ImportSpec(module) if module is not None else None

@@ -4,16 +4,18 @@ cheap values for one variable, become `jnp.where` (or `lax.cond` where one side 
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 
 import libcst as cst
 
-from jaxfix.analysis.carry import snippet
-from jaxfix.analysis.predicates import Truth
-from jaxfix.analysis.screen import Screen, branch_tests
-from jaxfix.analysis.syntax import is_none, walk
 from jaxfix.codegen import logical_test
 from jaxfix.codemod import Codemod, Invalid, Valid
-from jaxfix.diagnostics import Safety
+from jaxfix.diagnostics import Diagnostic, Fix, ImportSpec, Safety
+from jaxfix.facts.branches import logical_form
+from jaxfix.facts.carry import snippet
+from jaxfix.facts.literals import concatenated
+from jaxfix.facts.module import FileFacts
+from jaxfix.facts.predicates import Truth
 
 ERROR = "TracerBoolConversionError"
 
@@ -102,14 +104,7 @@ class BranchToWhere(Codemod):
     summary = f"`a if t else b` or a one-variable `if` on a traced value ({ERROR}): use jnp.where or lax.cond"
     fix_safety = Safety.UNSAFE
     screen = ("if",)
-
-    @classmethod
-    def may_match_tree(cls, screen: Screen) -> bool:
-        """A finding needs a conditional expression, or an `if` outside an `if`/`elif` chain that only assigns
-        one name (`branches.where_form`: `if t: y = a`, with or without `else: y = b`), in a function that
-        TracedAnalysis may find traced, whose test PredicateAnalysis may find to fail Python's truth test under
-        tracing (`screen.branch_tests`)."""
-        return any(isinstance(node, ast.IfExp) or _one_assignment(node) for node in branch_tests(screen, ast.If, ast.IfExp))
+    looks_at = ("IfExp", "If")
 
     VALID = (
         # a static test
@@ -153,132 +148,172 @@ class BranchToWhere(Codemod):
         ),
     )
 
+    @classmethod
+    def check(cls, facts: FileFacts) -> list[Diagnostic]:
+        """A finding at the test of each conditional expression, and of each `if` that only chooses one variable's
+        value (`BranchFacts.where_form`), in traced code whose truth test surely fails under tracing."""
+        found = []
+        nodes = [*facts.binder.nodes_of(ast.IfExp), *facts.binder.nodes_of(ast.If)]
+        for node in sorted(nodes, key=lambda n: (n.lineno, n.col_offset)):
+            finding = _Check(cls, facts).expression(node) if type(node) is ast.IfExp else _Check(cls, facts).statement(node)
+            if finding is not None:
+                found.append(finding)
+        return found
+
+    # ---- the fix -------------------------------------------------------------------------------------------
+
+    @classmethod
+    def fix_finding(cls, finding: Diagnostic, bridge) -> Fix | None:
+        plan: _Plan = finding.plan
+        node = bridge.cst_of(plan.node)
+        if not isinstance(node, (cst.If, cst.IfExp)):
+            return None
+        jnp, jnp_import = plan.logical_and
+        predicate = logical_test(node.test, jnp.rsplit(".", 1)[0])
+        if predicate is None:
+            return None
+        code = bridge.module.code_for_node
+        function, needed = plan.function
+        imports = [needed, jnp_import if predicate is not node.test else None]
+        if isinstance(node, cst.If):
+            true_value, false_value = bridge.cst_of(plan.values[0]), bridge.cst_of(plan.values[1])
+            if true_value is None or false_value is None:
+                return None
+            text = f"{plan.name} = {function}({code(predicate)}, {_bare(true_value)}, {_bare(false_value)})\n"
+            statement = cst.parse_statement(text).with_changes(leading_lines=[*node.leading_lines, *_comments(node)])
+            changes = ((node, statement),)
+        else:
+            if plan.name == "where":
+                text = f"{function}({code(predicate)}, {_bare(node.body)}, {_bare(node.orelse)})"
+            else:
+                text = f"{function}({code(predicate)}, lambda: {_bare(node.body)}, lambda: {_bare(node.orelse)})"
+            replacement = cst.parse_expression(text).with_changes(lpar=node.lpar, rpar=node.rpar)
+            changes = ((node, replacement),)
+        return Fix(finding.fix.safety, finding.fix.description, changes, tuple(i for i in imports if i is not None))
+
+
+@dataclass(frozen=True)
+class _Plan:
+    node: ast.AST  # the IfExp or the If
+    name: str  # "where" or "cond" for an IfExp; the variable an If chooses
+    values: tuple[ast.AST, ...]  # an If's value when true and when false
+    function: tuple[str, ImportSpec | None]  # how the module spells jnp.where or lax.cond, and the import it needs
+    logical_and: tuple[str, ImportSpec | None]
+
+
+class _Check:
+    def __init__(self, rule: type[BranchToWhere], facts: FileFacts) -> None:
+        self.rule, self.facts = rule, facts
+
     # ---- conditional expressions ---------------------------------------------------------------------------
 
-    def visit_IfExp(self, node: cst.IfExp) -> None:
-        predicate = self._predicate(node, node.test, "`a if t else b`")
-        if predicate is None:
-            return
+    def expression(self, node: ast.IfExp) -> Diagnostic | None:
+        facts = self.facts
+        found = self._predicate(node, "`a if t else b`")
+        if found is not None or not self._proven:
+            return found
         problem = f"`a if t else b` on a traced value fails under jit ({ERROR})"
         mismatch = self._mismatch(node.body, node.orelse)
         if mismatch is not None:
-            self.report(node.test, f"{problem}; not rewritten: {mismatch}")
-            return
-        code = self.context.code_for
-        branches = self.context.branches
+            return self.rule.finding(facts, node.test, f"{problem}; not rewritten: {mismatch}")
+        branches = facts.branches
         if branches.where_choice(node.body, node.orelse):
-            where, needed = self.context.names.expression_for("jax.numpy.where")
-            text = f"{code(where)}({code(predicate)}, {_bare(node.body)}, {_bare(node.orelse)})"
-            fix = self._replace(node, text, "rewrite with jnp.where", [needed, self._logical_import(predicate, node)])
-            self.report(node.test, f"{problem}; jnp.where computes both sides and selects one{_WHERE_ASSUMES}", fix)
-            return
-        impurity = self.context.dataflow.block_impurity(
-            [cst.SimpleStatementLine([cst.Expr(node.body)]), cst.SimpleStatementLine([cst.Expr(node.orelse)])],
-            outside=(),
-        )
+            return self.rule.finding(
+                facts, node.test, f"{problem}; jnp.where computes both sides and selects one{_WHERE_ASSUMES}",
+                description="rewrite with jnp.where", plan=self._plan(node, "where", (), "jax.numpy.where"),
+            )  # fmt: skip
+        sides = [ast.copy_location(ast.Expr(side), side) for side in (node.body, node.orelse)]
+        impurity = facts.purity.block_impurity(sides, outside=())
         if impurity is not None:
             reason = impurity.reason.replace("the branch", "the expression")
-            self.report(node.test, f"{problem}; not rewritten: a side {reason}, and lax.cond would trace both sides")
-            return
+            return self.rule.finding(
+                facts, node.test, f"{problem}; not rewritten: a side {reason}, and lax.cond would trace both sides"
+            )
         why = branches.where_blocker(node.body) or branches.where_blocker(node.orelse)
-        cond, needed = self.context.names.expression_for("jax.lax.cond")
-        text = f"{code(cond)}({code(predicate)}, lambda: {_bare(node.body)}, lambda: {_bare(node.orelse)})"
-        fix = self._replace(node, text, "rewrite with lax.cond", [needed, self._logical_import(predicate, node)])
         if why is not None:
             reason = f"a side is not safe to compute for the other's inputs ({why}), so lax.cond computes only the side taken"
         else:
             reason = "jaxfix cannot prove both sides have the same shape, so lax.cond (which checks it) picks one"
-        self.report(
-            node.test,
+        return self.rule.finding(
+            facts, node.test,
             f"{problem}; {reason} (unsafe: assumes each side traces with the other's inputs, else lax.cond raises "
             "at trace time)",
-            fix,
-        )
+            description="rewrite with lax.cond", plan=self._plan(node, "cond", (), "jax.lax.cond"),
+        )  # fmt: skip
 
     # ---- `if` statements that choose one value -------------------------------------------------------------
 
-    def visit_If(self, node: cst.If) -> None:
-        if isinstance(node.orelse, cst.If) or isinstance(self.context.parents.get(node), cst.If):
-            return  # an `if`/`elif` chain: JF204's
-        if not self.context.traced.in_traced_code(node):
-            return self.decline_untraced(node.test)
-        if self.context.traced.guarded(node):
-            return self.decline(node.test, "inside a `try` that catches the tracer's error: written to run traced and eagerly")
-        form = self.context.branches.where_form(node)
+    def statement(self, node: ast.If) -> Diagnostic | None:
+        facts, code = self.facts, self.rule.code
+        lines, parent = facts.lines, facts.binder.parent(node)
+        has_elif = len(node.orelse) == 1 and type(node.orelse[0]) is ast.If and lines.is_elif(node.orelse[0])
+        is_elif = type(parent) is ast.If and len(parent.orelse) == 1 and parent.orelse[0] is node and lines.is_elif(node)
+        if has_elif or is_elif:
+            return None  # an `if`/`elif` chain: JF204's
+        if not facts.traced.in_traced_code(node):
+            return facts.decline_untraced(code, node.test)
+        if facts.traced.guarded(node):
+            return facts.decline(code, node.test, "inside a `try` that catches the tracer's error: written to run traced and eagerly")
+        form = facts.branches.where_form(node)
         if form is None:
-            return self.decline(node.test, "the branches do more than choose one cheap value for one variable: JF201's (lax.cond)")
-        predicate = self._predicate(node, node.test, "`if`", mixed_reported=True)
-        if predicate is None:
-            return
+            return facts.decline(code, node.test, "the branches do more than choose one cheap value for one variable: JF201's (lax.cond)")
+        found = self._predicate(node, "`if`", mixed_reported=True)
+        if found is not None or not self._proven:
+            return found
         name, true_value, false_value = form
-        where, needed = self.context.names.expression_for("jax.numpy.where")
-        code = self.context.code_for
-        text = f"{name} = {code(where)}({code(predicate)}, {_bare(true_value)}, {_bare(false_value)})\n"
-        statement = cst.parse_statement(text).with_changes(leading_lines=[*node.leading_lines, *_comments(node)])
-        fix = self.fix(
-            "rewrite the `if` with jnp.where",
-            [(node, statement)],
-            add_imports=[spec for spec in (needed, self._logical_import(predicate, node)) if spec is not None],
-        )
-        self.report(
-            node.test,
+        return self.rule.finding(
+            facts, node.test,
             f"Python `if` on a traced value fails under jit ({ERROR}); it only chooses `{name}`: jnp.where computes "
             f"both values and selects one{_WHERE_ASSUMES}",
-            fix,
-        )
+            description="rewrite the `if` with jnp.where",
+            plan=self._plan(node, name, (true_value, false_value), "jax.numpy.where"),
+        )  # fmt: skip
 
     # ---- shared --------------------------------------------------------------------------------------------
 
-    def _predicate(self, node, test: cst.BaseExpression, what: str, mixed_reported: bool = False):
-        """The test as an array expression, or None (after reporting what stops the rewrite, if anything)."""
-        if not self.context.traced.in_traced_code(node):
+    _proven = False  # the last `_predicate` found the test traced and rewritable
+
+    def _predicate(self, node, what: str, mixed_reported: bool = False) -> Diagnostic | None:
+        """The finding that says what stops the rewrite of the test, if anything; `_proven` says whether the
+        test is one to rewrite (a traced, rewritable test)."""
+        facts, test = self.facts, node.test
+        self._proven = False
+        if not facts.traced.in_traced_code(node):
             return None
-        verdict = self.context.predicates.test(test)
+        verdict = facts.predicates.truth(test)
         if verdict is Truth.OTHER:
             return None
         problem = f"{what} on a traced value fails under jit ({ERROR})"
+        finding = lambda message: self.rule.finding(facts, test, message)  # noqa: E731
         if verdict is Truth.MIXED:
-            if not mixed_reported:
-                self.report(
-                    test, f"{problem}; not rewritten: `and`/`or` mixes a traced test with static ones (test the static "
-                    "ones in a Python `if` of their own)",
-                )  # fmt: skip
-            return None
-        if any(isinstance(n, cst.NamedExpr) for n in walk(node)):
-            self.report(test, f"{problem}; not rewritten: it assigns with `:=`")
-            return None
-        rank = self.context.shapes.least_rank(test)
+            if mixed_reported:
+                return None
+            return finding(
+                f"{problem}; not rewritten: `and`/`or` mixes a traced test with static ones (test the static ones in "
+                "a Python `if` of their own)"
+            )
+        if any(type(n) is ast.NamedExpr for n in ast.walk(node)):
+            return finding(f"{problem}; not rewritten: it assigns with `:=`")
+        rank = facts.shapes.least_rank(test)
         if rank is not None and rank > 0:
-            self.report(
-                test,
+            return finding(
                 f"{problem}; not rewritten: the test is an array of rank {rank}, not one truth value (jnp.where(t, a, "
-                "b) chooses element by element, if that was meant)",
+                "b) chooses element by element, if that was meant)"
             )
-            return None
-        jnp = self._jnp(node)
-        predicate = logical_test(test, jnp)
-        if predicate is None:
-            self.report(
-                test,
+        if not logical_form(test):
+            return finding(
                 f"{problem}; not rewritten: a chained comparison computes its middle operand once, and "
-                "jnp.logical_and would compute it twice (name it first)",
+                "jnp.logical_and would compute it twice (name it first)"
             )
-        return predicate
+        self._proven = True
+        return None
 
-    def _jnp(self, node) -> str:
-        expression, _ = self.context.names.expression_for("jax.numpy.logical_and")
-        return self.context.code_for(expression).rsplit(".", 1)[0]
-
-    def _logical_import(self, predicate, node):
-        if predicate is node.test:
-            return None
-        return self.context.names.expression_for("jax.numpy.logical_and")[1]
-
-    def _mismatch(self, a: cst.BaseExpression, b: cst.BaseExpression) -> str | None:
-        shapes = self.context.shapes
+    def _mismatch(self, a: ast.expr, b: ast.expr) -> str | None:
+        facts = self.facts
+        shapes = facts.shapes
         for side in (a, b):
-            if is_none(side) or isinstance(side, (cst.SimpleString, cst.FormattedString, cst.Lambda)):
-                return f"`{snippet(self.context.code_for(side))}` is not an array, and lax.cond and jnp.where need arrays"
+            if _not_an_array(facts, side):
+                return f"`{snippet(facts.branches.code(side))}` is not an array, and lax.cond and jnp.where need arrays"
         rank_a, rank_b = shapes.rank(a), shapes.rank(b)
         if rank_a is not None and rank_b is not None and rank_a != rank_b:
             return f"the two sides have ranks {rank_a} and {rank_b}"
@@ -291,9 +326,25 @@ class BranchToWhere(Codemod):
             )
         return None
 
-    def _replace(self, node: cst.IfExp, text: str, description: str, imports):
-        replacement = cst.parse_expression(text).with_changes(lpar=node.lpar, rpar=node.rpar)
-        return self.fix(description, [(node, replacement)], add_imports=[i for i in imports if i is not None])
+    def _plan(self, node, name: str, values: tuple, qualified: str) -> _Plan:
+        binder = self.facts.binder
+        return _Plan(node, name, values, _spelled(binder, qualified), _spelled(binder, "jax.numpy.logical_and"))
+
+
+def _not_an_array(facts: FileFacts, side: ast.expr) -> bool:
+    """None, a string or f-string written as one literal, or a lambda (LibCST's None, SimpleString, FormattedString
+    and Lambda: a ConcatenatedString is let through, as it was)."""
+    kind = type(side)
+    if kind is ast.Lambda or (kind is ast.Constant and side.value is None):
+        return True
+    if kind is ast.JoinedStr or (kind is ast.Constant and isinstance(side.value, (str, bytes))):
+        return not concatenated(facts.positions.segment(side))
+    return False
+
+
+def _spelled(binder, qualified: str) -> tuple[str, ImportSpec | None]:
+    spelled, module = binder.spelling(qualified)
+    return spelled, ImportSpec(module) if module is not None else None
 
 
 # What a jnp.where rewrite takes for granted, in its message: Python's `if` accepts a test of shape (1,), which
@@ -307,8 +358,6 @@ _WHERE_ASSUMES = (
 def _bare(expr: cst.BaseExpression) -> str:
     """An operand as a call argument: its own outer parentheses dropped."""
     return cst.Module(body=[]).code_for_node(expr.with_changes(lpar=[], rpar=[]))
-
-
 
 
 def _comments(node: cst.If) -> list[cst.EmptyLine]:
@@ -335,17 +384,3 @@ def _comments(node: cst.If) -> list[cst.EmptyLine]:
         else:
             add(suite.trailing_whitespace.comment)
     return lines
-
-
-def _one_assignment(node: ast.If) -> bool:
-    """The shape `branches.where_form` needs: a body that is only `name = value`, and an `else` that is only
-    `name = value` for the same name, or none."""
-
-    def assigned(block: list[ast.stmt]) -> str | None:
-        if len(block) != 1 or not isinstance(block[0], ast.Assign) or len(block[0].targets) != 1:
-            return None
-        target = block[0].targets[0]
-        return target.id if isinstance(target, ast.Name) else None
-
-    name = assigned(node.body)
-    return name is not None and (not node.orelse or assigned(node.orelse) == name)

@@ -4,22 +4,23 @@ become `jnp.maximum`/`jnp.minimum`/`jnp.any`/`jnp.all` and `jnp.logical_and`/`lo
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 
 import libcst as cst
 
-from jaxfix.analysis.predicates import _BOOLEAN_CALLS, _BOOLEAN_METHODS
-from jaxfix.analysis.screen import Screen, may_be_tracer_strict, may_kind, traced_nodes
-from jaxfix.analysis.syntax import is_none, is_number
-from jaxfix.analysis.traced import Kind
 from jaxfix.codegen import logical_test
 from jaxfix.codemod import Codemod, Invalid, Valid
-from jaxfix.diagnostics import Safety
+from jaxfix.diagnostics import Diagnostic, Fix, ImportSpec, Safety
+from jaxfix.facts.literals import is_number
+from jaxfix.facts.module import FileFacts
+from jaxfix.facts.traced import Kind
 
 ERROR = "TracerBoolConversionError"
 _ELEMENTWISE = {"max": "jax.numpy.maximum", "min": "jax.numpy.minimum"}
 _REDUCTIONS = {"any": "jax.numpy.any", "all": "jax.numpy.all"}
-_STRINGS = (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)
-_CONTAINERS = (cst.List, cst.Tuple, cst.Dict, cst.Set, cst.ListComp, cst.DictComp, cst.SetComp, cst.GeneratorExp)
+_BUILTINS = frozenset({*_ELEMENTWISE, *_REDUCTIONS, "bool"})
+_CONTAINERS = (ast.List, ast.Tuple, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp, ast.GeneratorExp)
+_TESTED = (ast.If, ast.While, ast.IfExp, ast.Assert)
 
 
 class BuiltinOnTraced(Codemod):
@@ -92,24 +93,6 @@ class BuiltinOnTraced(Codemod):
     fix_safety = Safety.UNSAFE
     screen = ("max", "min", "any", "all", "and", "or", "not", "bool")
 
-    @classmethod
-    def may_match_tree(cls, screen: Screen) -> bool:
-        """A finding needs, in code TracedAnalysis may find traced, a call of one of the builtins that
-        `_may_report_call` lets through, or `and`/`or`/`not` outside the test of an `if`, `while`, conditional
-        expression, `assert` or comprehension (`_in_test`) whose every operand may be a traced boolean
-        (`PredicateAnalysis.boolean`, see `_may_be_boolean`)."""
-        in_tests = None
-        for node in traced_nodes(screen, ast.Call, ast.BoolOp, ast.UnaryOp):
-            if isinstance(node, ast.Call):
-                if isinstance(node.func, ast.Name) and node.func.id in (*_ELEMENTWISE, *_REDUCTIONS, "bool"):
-                    if _may_report_call(screen, node):
-                        return True
-            elif (isinstance(node, ast.BoolOp) or isinstance(node.op, ast.Not)) and _boolean_shape(node):
-                in_tests = _in_tests(screen) if in_tests is None else in_tests
-                if id(node) not in in_tests and _may_be_boolean(screen, node):
-                    return True
-        return False
-
     VALID = (
         # static values
         Valid("import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef f(x):\n    n = max(x.shape[0], 2)\n    return x[:n]\n"),
@@ -146,206 +129,188 @@ class BuiltinOnTraced(Codemod):
         ),
     )
 
-    # ---- builtins ------------------------------------------------------------------------------------------
+    looks_at = ("Call", "BooleanOperation", "UnaryOperation")
 
-    def visit_Call(self, node: cst.Call) -> None:
-        func = node.func
-        if not isinstance(func, cst.Name) or func.value not in (*_ELEMENTWISE, *_REDUCTIONS, "bool"):
-            return
-        if not self.context.names.is_builtin(func, func.value) or not self.context.traced.in_traced_code(node):
-            return
-        if any(arg.star or arg.keyword is not None for arg in node.args):
-            return
-        values = [arg.value for arg in node.args]
-        predicates = self.context.predicates
-        name = func.value
-        if name in _ELEMENTWISE:
-            if len(values) < 2 or not any(predicates.tracer(v) for v in values):
-                return
-            if not all(self._operand(v) for v in values):
-                return
-            target, needed = self.context.names.expression_for(_ELEMENTWISE[name])
-            code = self.context.code_for
-            text = _bare(values[0])
-            for value in values[1:]:
-                text = f"{code(target)}({text}, {_bare(value)})"
-            fix = self.fix(f"use {code(target)}", [(node, _parsed(text, node))], add_imports=[needed] if needed else [])
-            self.report(
-                node,
-                f"{name}() compares traced values with Python's `{'>' if name == 'max' else '<'}`, which fails under jit "
-                f"({ERROR}); "
-                f"{code(target)} compares element by element (unsafe: at a tie it splits the gradient that {name}() "
-                "gives to one argument, and it returns NaN wherever an argument is NaN)",
-                fix,
-            )
-            return
-        if len(values) != 1:
-            return
-        value = values[0]
-        if not (predicates.tracer(value) and predicates.array_evidence(value)):
-            return
-        if name == "bool":
-            self.report(
-                node,
-                f"bool() of a traced value fails under jit ({ERROR}); keep the boolean array and choose with "
-                "lax.cond or jnp.where",
-            )
-            return
-        target, needed = self.context.names.expression_for(_REDUCTIONS[name])
-        code = self.context.code_for
-        fix = self.fix(
-            f"use {code(target)}", [(node, _parsed(f"{code(target)}({_bare(value)})", node))],
-            add_imports=[needed] if needed else [],
-        )  # fmt: skip
-        self.report(
-            node,
-            f"{name}() of a traced array asks Python for the truth of each element, which fails under jit ({ERROR}); "
-            f"{code(target)} reduces inside the program (unsafe: an array of two or more dimensions, whose rows Python "
-            "rejects, is reduced over every element)",
-            fix,
-        )
+    @classmethod
+    def check(cls, facts: FileFacts) -> list[Diagnostic]:
+        """Each call of the builtin `max`/`min` (two or more operands, one a tracer) or `any`/`all`/`bool` (of a
+        traced array) in traced code, and each outermost `and`/`or`/`not` there, outside a test that the branch and
+        loop rewrites own, whose operands are all traced booleans (`Predicates.boolean`)."""
+        binder = facts.binder
+        found = []
+        for node in binder.nodes_of(ast.Call, ast.BoolOp, ast.UnaryOp):
+            kind = type(node)
+            if kind is ast.Call:
+                finding = _call(cls, facts, node)
+            elif kind is ast.BoolOp or type(node.op) is ast.Not:
+                finding = _logical(cls, facts, node)
+            else:
+                continue
+            if finding is not None:
+                found.append(finding)
+        return found
 
-    def _operand(self, value: cst.BaseExpression) -> bool:
-        """An argument `jnp.maximum` takes the way `max` did: a tracer, a number, or a static scalar."""
-        if is_none(value) or isinstance(value, _STRINGS + _CONTAINERS):
-            return False
-        if is_number(value) or self.context.predicates.tracer(value):
-            return True
-        return self.context.traced.kind(value) is Kind.STATIC and self.context.shapes.rank(value) == 0
+    # ---- the fix -----------------------------------------------------------------------------------------
 
-    # ---- and / or / not ------------------------------------------------------------------------------------
-
-    def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
-        self._logical(node)
-
-    def visit_UnaryOperation(self, node: cst.UnaryOperation) -> None:
-        if isinstance(node.operator, cst.Not):
-            self._logical(node)
-
-    def _logical(self, node: cst.BaseExpression) -> None:
-        parent = self.context.parents.get(node)
-        if isinstance(parent, cst.BooleanOperation) or (
-            isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.Not)
-        ):
-            return  # part of a larger expression, handled from its top
-        if self._in_test(node) or not self.context.traced.in_traced_code(node):
-            return
-        if not self.context.predicates.boolean(node):
-            return
-        expression, needed = self.context.names.expression_for("jax.numpy.logical_and")
-        jnp = self.context.code_for(expression).rsplit(".", 1)[0]
-        converted = logical_test(node, jnp)
-        if converted is None or converted is node:
-            return
-        fix = self.fix("use jnp.logical_*", [(node, converted.with_changes(lpar=node.lpar, rpar=node.rpar))],
-                       add_imports=[needed] if needed else [])  # fmt: skip
-        if isinstance(node, cst.UnaryOperation):
-            operator, functions = "not", "jnp.logical_not computes it"
+    @classmethod
+    def fix_finding(cls, finding: Diagnostic, bridge) -> Fix | None:
+        """The call or the `and`/`or`/`not` rewritten on LibCST, with the parentheses it had."""
+        plan: _Plan = finding.plan
+        node = bridge.cst_of(plan.node)
+        imports = (ImportSpec(plan.module),) if plan.module is not None else ()
+        if plan.function is None:  # and / or / not
+            if not isinstance(node, (cst.BooleanOperation, cst.UnaryOperation)):
+                return None
+            converted = logical_test(node, plan.spelled.rsplit(".", 1)[0])
+            if converted is None or converted is node:
+                return None
+            replacement = converted.with_changes(lpar=node.lpar, rpar=node.rpar)
         else:
-            operator = "and" if isinstance(node.operator, cst.And) else "or"
-            functions = "jnp.logical_and/logical_or compute it"
-        self.report(
-            node,
-            f"`{operator}` asks Python for the truth of a traced boolean, which fails under jit ({ERROR}); "
-            f"{functions} in the program (unsafe: an array of more than one element, which Python rejects, is "
-            "combined element by element)",
-            fix,
-        )
-
-    def _in_test(self, node: cst.CSTNode) -> bool:
-        """Whether `node` is (part of) the test of an `if`, `elif`, `while`, conditional expression or `assert`,
-        which the branch and loop rewrites own."""
-        parents = self.context.parents
-        child, parent = node, parents.get(node)
-        while isinstance(parent, (cst.BooleanOperation, cst.UnaryOperation)):
-            child, parent = parent, parents.get(parent)
-        if isinstance(parent, (cst.If, cst.While, cst.IfExp, cst.Assert)):
-            return getattr(parent, "test", None) is child
-        return isinstance(parent, cst.CompIf)
+            if not isinstance(node, cst.Call):
+                return None
+            values = [arg.value for arg in node.args]
+            text = f"{plan.spelled}({_bare(values[0])})"
+            if plan.function in _ELEMENTWISE:
+                text = _bare(values[0])
+                for value in values[1:]:
+                    text = f"{plan.spelled}({text}, {_bare(value)})"
+            replacement = cst.parse_expression(text).with_changes(lpar=node.lpar, rpar=node.rpar)
+        return Fix(finding.fix.safety, finding.fix.description, ((node, replacement),), imports)
 
 
-def _may_report_call(screen: Screen, call: ast.Call) -> bool:
-    """Over-approximates `visit_Call` past its name and traced-code tests: only positional arguments; `max`/`min`
-    with two or more, one of which PredicateAnalysis may prove a tracer (`may_be_tracer_strict`: flax's gemma
-    sampler's `min(mask.shape[-1], seq_len)` on a static `int` parameter) and none None, a string or a
-    container display (`_operand`); `any`/`all`/`bool` with one, whose truth test may fail (a tracer with
-    evidence of an array: `Screen.may_fail_truth`, strict)."""
-    args = call.args
-    if call.keywords or any(isinstance(a, ast.Starred) for a in args):
+@dataclass(frozen=True)
+class _Plan:
+    node: ast.expr  # the call, or the outermost `and`/`or`/`not`
+    function: str | None  # the builtin called; None for `and`/`or`/`not`
+    spelled: str  # how the module spells the jax.numpy function (`jnp.maximum`, `jnp.logical_and`)
+    module: str | None  # the module the fix must import for it, or None
+
+
+# ---- builtins ------------------------------------------------------------------------------------------------
+
+
+def _call(rule: type[BuiltinOnTraced], facts: FileFacts, node: ast.Call) -> Diagnostic | None:
+    func = node.func
+    if type(func) is not ast.Name or func.id not in _BUILTINS:
+        return None
+    binder, predicates = facts.binder, facts.predicates
+    if not binder.is_builtin(func, func.id) or not facts.traced.in_traced_code(node):
+        return None
+    if node.keywords or any(type(arg) is ast.Starred for arg in node.args):
+        return None
+    values, name = node.args, func.id
+    if name in _ELEMENTWISE:
+        if len(values) < 2 or not any(predicates.tracer(v) for v in values):
+            return None
+        if not all(_operand(facts, v) for v in values):
+            return None
+        spelled, module = binder.spelling(_ELEMENTWISE[name])
+        return rule.finding(
+            facts, node,
+            f"{name}() compares traced values with Python's `{'>' if name == 'max' else '<'}`, which fails under jit "
+            f"({ERROR}); {spelled} compares element by element (unsafe: at a tie it splits the gradient that {name}() "
+            "gives to one argument, and it returns NaN wherever an argument is NaN)",
+            description=f"use {spelled}", plan=_Plan(node, name, spelled, module),
+        )  # fmt: skip
+    if len(values) != 1:
+        return None
+    value = values[0]
+    if not (predicates.tracer(value) and predicates.array_evidence(value)):
+        return None
+    if name == "bool":
+        return rule.finding(
+            facts, node,
+            f"bool() of a traced value fails under jit ({ERROR}); keep the boolean array and choose with lax.cond or "
+            "jnp.where",
+        )  # fmt: skip
+    spelled, module = binder.spelling(_REDUCTIONS[name])
+    return rule.finding(
+        facts, node,
+        f"{name}() of a traced array asks Python for the truth of each element, which fails under jit ({ERROR}); "
+        f"{spelled} reduces inside the program (unsafe: an array of two or more dimensions, whose rows Python "
+        "rejects, is reduced over every element)",
+        description=f"use {spelled}", plan=_Plan(node, name, spelled, module),
+    )  # fmt: skip
+
+
+def _operand(facts: FileFacts, value: ast.expr) -> bool:
+    """An argument `jnp.maximum` takes the way `max` did: a tracer, a number, or a static scalar (not None, a
+    string or a container display)."""
+    if type(value) is ast.Constant and (value.value is None or isinstance(value.value, (str, bytes))):
         return False
-    if call.func.id in _ELEMENTWISE:
-        return (
-            len(args) >= 2
-            and not any(_never_operand(a) for a in args)
-            and any(may_be_tracer_strict(screen, a) for a in args)
-        )
-    return len(args) == 1 and screen.may_fail_truth(args[0], strict=True)
-
-
-_DISPLAYS = (ast.List, ast.Tuple, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp, ast.GeneratorExp)
-
-
-def _never_operand(expr: ast.expr) -> bool:
-    """What `_operand` rejects by its form: None, a string (f-strings too) or a container display."""
-    if isinstance(expr, ast.Constant):
-        return expr.value is None or isinstance(expr.value, (str, bytes))
-    return isinstance(expr, (ast.JoinedStr, *_DISPLAYS))
-
-
-def _may_be_boolean(screen: Screen, expr: ast.expr) -> bool:
-    """Over-approximates `PredicateAnalysis.boolean`: `and`/`or` of operands that all may be, `not` of one, a
-    comparison that may be traced, a call of a boolean jax.numpy function or of `.all()`/`.any()` that may be a
-    tracer, a name that may be one. Numbers, strings, attributes, indexing and other calls never are."""
-    if isinstance(expr, ast.BoolOp):
-        return all(_may_be_boolean(screen, value) for value in expr.values)
-    if isinstance(expr, ast.UnaryOp):
-        return isinstance(expr.op, ast.Not) and _may_be_boolean(screen, expr.operand)
-    if isinstance(expr, ast.Call):
-        func = expr.func
-        boolean = screen.may_resolve_to(func, _BOOLEAN_CALLS) or (
-            isinstance(func, ast.Attribute) and func.attr in _BOOLEAN_METHODS
-        )
-        if not boolean:
-            return False
-    elif not isinstance(expr, (ast.Compare, ast.Name)):
+    if type(value) is ast.JoinedStr or isinstance(value, _CONTAINERS):
         return False
-    # PredicateAnalysis._tracer: a tracer has the kind TRACED (a traced comparison has a traced side)
-    return may_be_tracer_strict(screen, expr) and may_kind(screen, expr)[0]
+    if is_number(value) or facts.predicates.tracer(value):
+        return True
+    return facts.traced.kind(value) is Kind.STATIC and facts.shapes.rank(value) == 0
 
 
-def _boolean_shape(expr: ast.expr) -> bool:
-    """`_may_be_boolean`'s syntax alone (no name resolved): the cheap part, asked first."""
-    if isinstance(expr, ast.BoolOp):
-        return all(_boolean_shape(value) for value in expr.values)
-    if isinstance(expr, ast.UnaryOp):
-        return isinstance(expr.op, ast.Not) and _boolean_shape(expr.operand)
-    return isinstance(expr, (ast.Call, ast.Compare, ast.Name))
+# ---- and / or / not ------------------------------------------------------------------------------------------
 
 
-def _in_tests(screen: Screen) -> set[int]:
-    """`BuiltinOnTraced._in_test`: the `and`/`or`/`not` nodes that are (part of) a test of an `if`, `while`,
-    conditional expression or `assert`, through `and`/`or` and unary operators, or of a comprehension's `if`."""
-    tests = []
-    for node in screen.nodes_of(ast.If, ast.While, ast.IfExp, ast.Assert, ast.comprehension):
-        if isinstance(node, (ast.If, ast.While, ast.IfExp, ast.Assert)):
-            tests.append(node.test)
-        elif isinstance(node, ast.comprehension):
-            tests.extend(node.ifs)
-    found: set[int] = set()
-    while tests:
-        test = tests.pop()
-        if isinstance(test, ast.BoolOp):
-            found.add(id(test))
-            tests.extend(test.values)
-        elif isinstance(test, ast.UnaryOp):
-            found.add(id(test))
-            tests.append(test.operand)
-    return found
+def _logical(rule: type[BuiltinOnTraced], facts: FileFacts, node: ast.BoolOp | ast.UnaryOp) -> Diagnostic | None:
+    binder = facts.binder
+    parent = binder.parent(node)
+    if type(parent) is ast.BoolOp or (type(parent) is ast.UnaryOp and type(parent.op) is ast.Not):
+        return None  # part of a larger expression, handled from its top
+    if _in_test(binder, node) or not facts.traced.in_traced_code(node):
+        return None
+    if not facts.predicates.boolean(node) or not _convertible(node):
+        return None
+    spelled, module = binder.spelling("jax.numpy.logical_and")
+    if type(node) is ast.UnaryOp:
+        operator, functions = "not", "jnp.logical_not computes it"
+    else:
+        operator = "and" if type(node.op) is ast.And else "or"
+        functions = "jnp.logical_and/logical_or compute it"
+    return rule.finding(
+        facts, node,
+        f"`{operator}` asks Python for the truth of a traced boolean, which fails under jit ({ERROR}); {functions} in "
+        "the program (unsafe: an array of more than one element, which Python rejects, is combined element by "
+        "element)",
+        description="use jnp.logical_*", plan=_Plan(node, None, spelled, module),
+    )  # fmt: skip
+
+
+def _in_test(binder, node: ast.expr) -> bool:
+    """Whether `node` is (part of) the test of an `if`, `elif`, `while`, conditional expression, `assert` or a
+    comprehension's `if`, through `and`/`or` and unary operators: the branch and loop rewrites own those."""
+    child, parent = node, binder.parent(node)
+    while type(parent) in (ast.BoolOp, ast.UnaryOp):
+        child, parent = parent, binder.parent(parent)
+    if type(parent) in _TESTED:
+        return parent.test is child
+    return type(parent) is ast.comprehension and any(test is child for test in parent.ifs)
+
+
+def _convertible(expr: ast.expr) -> bool:
+    """Whether `codegen.logical_test` rewrites `expr`: not where a chained comparison among its `and`/`or`/`not`
+    operands has a computation in the middle (it would be evaluated twice)."""
+    kind = type(expr)
+    if kind is ast.BoolOp:
+        return all(_convertible(value) for value in expr.values)
+    if kind is ast.UnaryOp and type(expr.op) is ast.Not:
+        return _convertible(expr.operand)
+    if kind is ast.Compare and len(expr.ops) > 1:
+        return all(_simple(operand) for operand in expr.comparators[:-1])
+    return True
+
+
+def _simple(expr: ast.expr) -> bool:
+    """`codegen._simple`: a name, attribute, number or constant subscript (`True`/`None` are LibCST names)."""
+    kind = type(expr)
+    if kind is ast.Name:
+        return True
+    if kind is ast.Constant:
+        return expr.value is None or type(expr.value) in (int, float, bool)
+    if kind is ast.Attribute:
+        return _simple(expr.value)
+    if kind is ast.Subscript:
+        index = expr.slice
+        elements = index.elts if type(index) is ast.Tuple else [index]
+        return _simple(expr.value) and all(_simple(element) for element in elements)  # a slice or `*a` is not
+    return False
 
 
 def _bare(expr: cst.BaseExpression) -> str:
     return cst.Module(body=[]).code_for_node(expr.with_changes(lpar=[], rpar=[]))
-
-
-def _parsed(text: str, node: cst.BaseExpression) -> cst.BaseExpression:
-    return cst.parse_expression(text).with_changes(lpar=node.lpar, rpar=node.rpar)

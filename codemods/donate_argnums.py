@@ -1,16 +1,28 @@
-"""JF501: donate the buffers of a jitted step's arguments that every call site rebinds from its results."""
+"""JF501: donate the buffers of a jitted step's arguments that every call site rebinds from its results. On `ast`
+(`check`): what each step may donate is `facts.donation` (`FileFacts.donation`); the keyword is added on LibCST in
+`fix_finding` (`edit.jit.add_jit_keyword`)."""
 
 from __future__ import annotations
 
-import libcst as cst
+from dataclasses import dataclass
 
-from jaxfix.analysis.donation import _FILTER_JIT, _PMAP
-from jaxfix.analysis.donation_screen import may_donate
-from jaxfix.analysis.jit import Jitted
 from jaxfix.codemod import Codemod, Invalid, Valid
-from jaxfix.diagnostics import Safety
-from jaxfix.edit.jit import add_jit_keyword
-from jaxfix.facts.jitted import partial_spelling
+from jaxfix.diagnostics import Diagnostic, Fix, ImportSpec, Safety
+from jaxfix.edit.jit import add_jit_keyword_to
+from jaxfix.facts.donation import FILTER_JIT, PMAP
+from jaxfix.facts.jitted import Jitted, partial_spelling
+from jaxfix.facts.module import FileFacts
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What `fix_finding` needs: the step whose compiler gets `key=value`, and how the module writes
+    `functools.partial` where a bare decorator becomes `@partial(jax.jit, ...)`."""
+
+    jitted: Jitted
+    key: str
+    value: str
+    partial: tuple[str, ImportSpec | None] | None
 
 
 class DonateArgnums(Codemod):
@@ -181,56 +193,47 @@ class DonateArgnums(Codemod):
         ),
     )
 
+    looks_at = ("FunctionDef", "Assign")
+
     @classmethod
-    def may_match_tree(cls, screen) -> bool:
-        """The `ast` screen of `jaxfix.analysis.donation`: `may_donate`."""
-        return may_donate(screen)
+    def check(cls, facts: FileFacts) -> list[Diagnostic]:
+        """Each step whose calls all rebind an argument, with the donation keyword as the fix, or why not."""
+        donation = facts.donation
+        found: list[Diagnostic] = []
+        for jitted in donation.steps:
+            finding = cls._check(facts, jitted)
+            if finding is not None:
+                found.append(finding)
+        return found
 
-    def visit_Module(self, node: cst.Module) -> None:
-        for jitted in self.context.donation.steps:
-            self._check(jitted)
-
-    # ---- one jitted function -----------------------------------------------------------------------------
-
-    def _check(self, jitted: Jitted) -> None:
-        found = self.context.donation.donatable(jitted)
+    @classmethod
+    def _check(cls, facts: FileFacts, jitted: Jitted) -> Diagnostic | None:
+        found = facts.donation.donatable(jitted)
         if found is None:
-            return
+            return None
         donated, assumed, blockers = found.donated, found.assumed, found.blockers
-        if jitted.compiler == _FILTER_JIT and donated and not self._filter_donation(found.params, donated):
+        if jitted.compiler == FILTER_JIT and donated and not _filter_donation(found.params, donated):
             if blockers:
-                self.report(self._anchor(jitted), f"`{jitted.name}` could donate buffers, but {blockers[0]}")
-            return  # `donate=` cannot leave out the arguments that are still read
+                return cls.finding(facts, cls._anchor(facts, jitted), f"`{jitted.name}` could donate buffers, but {blockers[0]}")
+            return None  # `donate=` cannot leave out the arguments that are still read
         if not donated:
             if blockers:
-                self.report(self._anchor(jitted), f"`{jitted.name}` could donate buffers, but {blockers[0]}")
-            return
-        self._report_fix(jitted, donated, assumed, blockers)
+                return cls.finding(facts, cls._anchor(facts, jitted), f"`{jitted.name}` could donate buffers, but {blockers[0]}")
+            return None
+        return cls._report_fix(facts, jitted, found.params, donated, assumed, blockers)
 
     @staticmethod
-    def _filter_donation(params: list[str], donated) -> str | None:
-        """`eqx.filter_jit`'s `donate=` value that gives away exactly the donated arguments: "warn" when they are
-        all of the parameters, "warn-except-first" when all but the first; None otherwise. ("warn" keeps JAX's
-        warning where a donated buffer is not usable, which "all" silences.)"""
-        names = {param for _, param, _ in donated}
-        if names == set(params):
-            return "warn"
-        if len(params) > 1 and names == set(params[1:]):
-            return "warn-except-first"
-        return None
-
-    def _anchor(self, jitted: Jitted) -> cst.CSTNode:
-        return jitted.function.name if jitted.binding is jitted.function else jitted.binding
+    def _anchor(facts: FileFacts, jitted: Jitted):
+        return facts.positions.name_of(jitted.function) if jitted.binding is jitted.function else jitted.binding
 
     # ---- report and fix ----------------------------------------------------------------------------------
 
-    def _report_fix(self, jitted: Jitted, donated, assumed: list[str], blockers: list[str]) -> None:
+    @classmethod
+    def _report_fix(cls, facts: FileFacts, jitted: Jitted, params, donated, assumed: list[str], blockers: list[str]) -> Diagnostic:
         # pmap has no donate_argnames
-        by_keyword = jitted.compiler != _PMAP and all(site.keyword for _, _, sites in donated for site in sites)
-        if jitted.compiler == _FILTER_JIT:
-            fparams = jitted.function.params
-            params = [p.name.value for p in (*fparams.posonly_params, *fparams.params)]
-            key, items = "donate", [f'"{self._filter_donation(params, donated)}"']
+        by_keyword = jitted.compiler != PMAP and all(site.keyword for _, _, sites in donated for site in sites)
+        if jitted.compiler == FILTER_JIT:
+            key, items = "donate", [f'"{_filter_donation(params, donated)}"']
         elif by_keyword:
             items = [f'"{param}"' for _, param, _ in donated]
             key = "donate_argnames"
@@ -246,14 +249,15 @@ class DonateArgnums(Codemod):
         )
         if blockers:
             message += f" (not donating more: {blockers[0]})"
+        donation = facts.donation
         sites = [site for _, _, sites in donated for site in sites if site.unsafe]
         reasons = [site.unsafe for site in sites if not site.shares]
-        if jitted.function in self.context.donation.methods:
+        if jitted.function in donation.methods:
             reasons.insert(0, (
                 f"`{jitted.name}` is a method: callers jaxfix does not see (other modules, subclasses, an attribute "
                 "holding another instance) lose their arguments"
             ))
-        elif jitted.binding not in self.context.donation.nested and self.context.donation.public(jitted.name):
+        elif jitted.binding not in donation.nested and donation.public(jitted.name):
             reasons.insert(0, f"`{jitted.name}` is public: callers in other modules lose their arguments")
         reasons[:0] = [site.unsafe for site in sites if site.shares]  # the call itself may raise: said first
         if assumed:
@@ -267,10 +271,31 @@ class DonateArgnums(Codemod):
             message += f"; unsafe fix: {reasons[0]}"
         if len(reasons) > 1:
             message += f"; it is unsafe also because {reasons[1]}"
-        change, imports = self._edit(jitted, key, value)
-        fix = self.fix(f"add {keyword} to {jitted.compiler}", [change], safety=safety, add_imports=imports)
-        self.report(self._anchor(jitted), message, fix)
+        plan = _Plan(jitted, key, value, partial_spelling(facts.binder) if jitted.call is None else None)
+        return cls.finding(
+            facts, cls._anchor(facts, jitted), message, safety=safety,
+            description=f"add {keyword} to {jitted.compiler}", plan=plan,
+        )
 
-    def _edit(self, jitted: Jitted, key: str, value: str):
-        partial = partial_spelling(self.context.binder) if jitted.call is None else None
-        return add_jit_keyword(self.context.module, jitted.call, jitted.decorator, key, value, partial)
+    @classmethod
+    def fix_finding(cls, finding: Diagnostic, bridge) -> Fix | None:
+        """`key=value` appended to the call that carries the compiler's keywords, or the bare decorator turned into
+        `@partial(jax.jit, key=value)`."""
+        plan: _Plan = finding.plan
+        edit = add_jit_keyword_to(bridge, plan.jitted, plan.key, plan.value, plan.partial)
+        if edit is None:
+            return None
+        change, imports = edit
+        return Fix(finding.fix.safety, finding.fix.description, (change,), tuple(imports))
+
+
+def _filter_donation(params: list[str], donated) -> str | None:
+    """`eqx.filter_jit`'s `donate=` value that gives away exactly the donated arguments: "warn" when they are all
+    of the parameters, "warn-except-first" when all but the first; None otherwise. ("warn" keeps JAX's warning
+    where a donated buffer is not usable, which "all" silences.)"""
+    names = {param for _, param, _ in donated}
+    if names == set(params):
+        return "warn"
+    if len(params) > 1 and names == set(params[1:]):
+        return "warn-except-first"
+    return None

@@ -9,11 +9,9 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-import libcst as cst
-
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Diagnostic, Fix, ImportSpec, Safety
-from jaxfix.edit.jit import add_jit_keyword
+from jaxfix.edit.jit import add_jit_keyword_to
 from jaxfix.facts.jitted import Jitted, assignments, call_sites, jitted_functions, partial_spelling
 from jaxfix.facts.literals import int_constant
 from jaxfix.facts.module import FileFacts, in_order, value_of
@@ -217,20 +215,10 @@ class TracedShape(Codemod):
         """`static_argnames=("n",)` appended to the call that carries jit's keywords, or the bare `@jax.jit`
         turned into `@partial(jax.jit, static_argnames=("n",))`."""
         plan: _Plan = finding.plan
-        item = plan.jitted
-        call = decorator = None
-        if item.call is not None:
-            call = bridge.cst_of(item.call)
-            if not isinstance(call, cst.Call):
-                return None
-        else:
-            function = bridge.cst_of(item.function)
-            if not isinstance(function, cst.FunctionDef) or len(function.decorators) != 1:
-                return None
-            decorator = function.decorators[0]
-        change, imports = add_jit_keyword(
-            bridge.module, call, decorator, _KEYWORD, f'("{plan.parameter}",)', plan.partial
-        )
+        edit = add_jit_keyword_to(bridge, plan.jitted, _KEYWORD, f'("{plan.parameter}",)', plan.partial)
+        if edit is None:
+            return None
+        change, imports = edit
         return Fix(finding.fix.safety, finding.fix.description, (change,), tuple(imports))
 
 

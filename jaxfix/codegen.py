@@ -3,6 +3,7 @@ module, and a loop body turned into a named local function that takes and return
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Sequence
 
 import libcst as cst
@@ -209,6 +210,33 @@ def _simple(expr: cst.BaseExpression) -> bool:
     return False
 
 
+@dataclass(frozen=True)
+class CstArm:
+    statements: tuple[cst.BaseStatement, ...]  # the arm's statements on LibCST, the tail it takes along included
+
+
+@dataclass(frozen=True)
+class CstBranches:
+    """What `arm_functions` and `branch_result` read of an `if`'s branches, on LibCST: each arm's statements, and
+    the outputs, operands and whether the arms return, as `facts.branches` decided them on `ast`."""
+
+    arms: tuple[CstArm, ...]
+    outputs: tuple[str, ...]
+    operands: tuple[str, ...]
+    returns: bool
+    tail: tuple[cst.BaseStatement, ...]  # statements after the `if` that moved into the arms that fall through
+
+
+def cst_branches(branches, suites: Sequence[Sequence[cst.BaseStatement]], block: Sequence[cst.BaseStatement]) -> CstBranches:
+    """The LibCST statements of `branches` (a `facts.branches.Branches`): each arm's own statements (`suites`),
+    then, for an arm that takes the tail along, the statements of `block` (those after the `if` in its block)."""
+    tail = tuple(block) if branches.tail else ()
+    arms = tuple(
+        CstArm((*suite, *(tail if len(arm.statements) > arm.own else ()))) for arm, suite in zip(branches.arms, suites)
+    )
+    return CstBranches(arms, branches.outputs, branches.operands, branches.returns, tail)
+
+
 def arm_functions(
     branches,
     names: FreshNames,
@@ -218,7 +246,7 @@ def arm_functions(
     *,
     reserved: bool = False,
 ) -> tuple[list[cst.FunctionDef], list[str]]:
-    """The branch functions of a `jaxfix.analysis.branches.Branches` (one per arm, named by the first free
+    """The branch functions of a `CstBranches` (one per arm, named by the first free
     candidate of that arm), and how a `lax.cond`/`lax.switch` call refers to each. An empty arm that only
     passes its operands through (the missing `else` of `if t: x = f(x)`) is `lambda x: x` instead of a def.
     `suites`/`leading`: each arm's block (for its header and trailing comments) and the comment lines above

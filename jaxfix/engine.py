@@ -325,6 +325,7 @@ def run_rules(
         run.diagnostics = list(answer)
         run.decisions = [d for d in facts.decisions if d.code == codemod.code]
         runs.append(run)
+    registry.yield_checked(runs, facts)
     if visiting:
         wrapper, context = parse()
         visitors, left_out, visit_errors = _visit(wrapper, context, visiting, runs)
@@ -840,11 +841,12 @@ def _with_edits(text: str, module: cst.Module, diagnostic: Diagnostic) -> Diagno
 
 
 def _detached(diagnostic: Diagnostic) -> Diagnostic:
-    """The diagnostic without CST nodes: cheap to send between processes, and all a renderer needs."""
+    """The diagnostic without CST nodes or a fix plan (which holds the module's `ast` nodes and its name supply):
+    cheap to send between processes, and all a renderer needs."""
     fix = diagnostic.fix
     if fix is not None:
         fix = dataclasses.replace(fix, changes=())
-    return dataclasses.replace(diagnostic, fix=fix, node=None)
+    return dataclasses.replace(diagnostic, fix=fix, node=None, plan=None)
 
 
 def _process_one(job: tuple[str, Settings, bool, bool, ResultCache | None, ModuleFacts | None]) -> FileResult:

@@ -133,6 +133,54 @@ def with_precedence(visitors: Sequence[Codemod]) -> list[Codemod]:
     return ordered
 
 
+def yield_checked(answered: Sequence[Codemod], facts) -> None:
+    """`yields_to` between `check`-rules, once they have all answered: a finding about a statement that a winner
+    reported on (its own span or one of its parts', on `ast`) is dropped and, under `jaxfix explain`, declined
+    with the reason; what the rule declined there says the reason too."""
+    by_code = {run.code: run for run in answered}
+    places = None
+    for run in answered:
+        claims = [
+            (d, y) for y in run.yields_to if y.code in by_code and y.code != run.code
+            for d in by_code[y.code].diagnostics if d.fix is not None or not y.fixed_only
+        ]  # fmt: skip
+        if not claims:
+            continue
+        if places is None:
+            places = _statement_places(facts)
+        taken: dict[int, str] = {}
+        for claim, y in claims:
+            statement = places.get((claim.start, claim.end))
+            if statement is not None:
+                taken.setdefault(id(statement), y.reason)
+        reason_at = lambda place: taken.get(id(places.get((place.start, place.end))))  # noqa: E731
+        kept = []
+        for finding in run.diagnostics:
+            reason = reason_at(finding)
+            if reason is None:
+                kept.append(finding)
+            elif facts.explaining:
+                run.decisions.append(Decision(run.code, finding.start, finding.end, reason))
+        run.diagnostics = kept
+        run.decisions = [d if reason_at(d) is None else dataclasses.replace(d, reason=reason_at(d)) for d in run.decisions]
+
+
+def _statement_places(facts) -> dict:
+    """(start, end) as findings give them → the `ast` statement a finding there is about: each statement's own
+    span, and the spans of its parts that are not statements (a loop's iterable, an `if`'s test)."""
+    import ast
+
+    places: dict = {}
+    statements = [node for node in ast.walk(facts.tree) if isinstance(node, ast.stmt)]
+    for statement in statements:
+        places[facts.span(statement)] = statement
+    for statement in statements:
+        for child in ast.iter_child_nodes(statement):
+            if isinstance(child, ast.expr):
+                places.setdefault(facts.span(child), statement)
+    return places
+
+
 def yield_answered(answered: Sequence[Codemod], visitors: Sequence[Codemod], context, explaining: bool) -> None:
     """`yields_to` of the `check`-rules towards the visitors they yield to, once both have run: a finding of a
     `check`-rule about a statement that a winner reported on (with a fix, if `fixed_only`) is dropped and, under

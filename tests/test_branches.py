@@ -1,42 +1,37 @@
-"""The branch analyses: which truth tests surely fail under tracing (predicates.py), what an `if`'s branches
-need and give (branches.py, block_flow), and the `jnp.logical_*` form of a test (codegen.logical_test)."""
+"""The branch facts: which truth tests surely fail under tracing (facts/predicates.py), what an `if`'s branches
+need and give (facts/branches.py, facts/loops.block_flow), and the `jnp.logical_*` form of a test
+(codegen.logical_test)."""
 
 from __future__ import annotations
 
+import ast
 import textwrap
 
 import jax
 import jax.numpy as jnp
 import libcst as cst
 import pytest
-from libcst.metadata import MetadataWrapper
 
-from jaxfix.analysis import ModuleContext
-from jaxfix.analysis.dataflow import block_flow
-from jaxfix.analysis.predicates import Truth
 from jaxfix.codegen import logical_test
+from jaxfix.facts.flow import Lines
+from jaxfix.facts.loops import block_flow
+from jaxfix.facts.module import FileFacts
+from jaxfix.facts.predicates import Truth
 
 HEADER = "import jax\nimport jax.numpy as jnp\nfrom jax import lax\nfrom functools import partial\n\n"
 
 
-def _context(source: str) -> ModuleContext:
-    return ModuleContext(MetadataWrapper(cst.parse_module(HEADER + textwrap.dedent(source))))
+def _context(source: str) -> FileFacts:
+    return FileFacts(HEADER + textwrap.dedent(source))
 
 
-def _ifs(context: ModuleContext) -> list[cst.If]:
-    found: list[cst.If] = []
-
-    class Finder(cst.CSTVisitor):
-        def visit_If(self, node: cst.If) -> None:
-            found.append(node)
-
-    context.module.visit(Finder())
-    return found
+def _ifs(facts: FileFacts) -> list[ast.If]:
+    return sorted(facts.binder.nodes_of(ast.If), key=lambda node: (node.lineno, node.col_offset))
 
 
 def _test(source: str) -> Truth:
     context = _context(source)
-    return context.predicates.test(_ifs(context)[-1].test)
+    return context.predicates.truth(_ifs(context)[-1].test)
 
 
 # ---- which tests surely fail ---------------------------------------------------------------------------------
@@ -109,10 +104,10 @@ def test_parameters_of_helpers_follow_their_call_sites() -> None:
     helper = "def helper(x, t):\n    if t > 0:\n        x = -x\n    return x\n\n"
     traced_call = helper + "@jax.jit\ndef f(x, t):\n    return helper(x, t)\n"
     context = _context(traced_call)
-    assert context.predicates.test(_ifs(context)[0].test) is Truth.TRACED
+    assert context.predicates.truth(_ifs(context)[0].test) is Truth.TRACED
     static_call = helper + "@jax.jit\ndef f(x):\n    return helper(x, x.shape[0])\n"
     context = _context(static_call)
-    assert context.predicates.test(_ifs(context)[0].test) is Truth.OTHER
+    assert context.predicates.truth(_ifs(context)[0].test) is Truth.OTHER
 
 
 def test_lax_bodies_and_unbatched_vmap_arguments() -> None:
@@ -120,28 +115,28 @@ def test_lax_bodies_and_unbatched_vmap_arguments() -> None:
         "@jax.jit\ndef f(x):\n    def body(i, x):\n        if i % 2 == 0:\n            x = -x\n        return x\n"
         "    return lax.fori_loop(0, 4, body, x)\n"
     )
-    assert context.predicates.test(_ifs(context)[0].test) is Truth.TRACED
+    assert context.predicates.truth(_ifs(context)[0].test) is Truth.TRACED
     # vmap with in_axes None passes the argument through untouched: a Python int stays one.
     context = _context("def g(x, n):\n    if n > 1:\n        x = x[1:]\n    return x\n\nh = jax.vmap(g, (0, None))\n")
-    assert context.predicates.test(_ifs(context)[0].test) is Truth.OTHER
+    assert context.predicates.truth(_ifs(context)[0].test) is Truth.OTHER
 
 
 # ---- block flow and branch outputs ---------------------------------------------------------------------------
 
 
 def test_block_flow() -> None:
-    statements = cst.parse_module("a = x + 1\nif c:\n    y = a\nelse:\n    y = 0\nz = z + y\n").body
-    flow = block_flow(statements, ["y", "z"])
+    text = "a = x + 1\nif c:\n    y = a\nelse:\n    y = 0\nz = z + y\n"
+    flow = block_flow(ast.parse(text).body, Lines(text), ["y", "z"])
     assert {"x", "c", "z"} <= flow.live_in and "a" not in flow.live_in and "y" not in flow.live_in
     assert flow.defined == {"a", "y", "z"}
-    assert block_flow(cst.parse_module("if c:\n    y = 1\n").body).defined == frozenset()
+    text = "if c:\n    y = 1\n"
+    assert block_flow(ast.parse(text).body, Lines(text)).defined == frozenset()
 
 
 def _branches(source: str):
     context = _context(source)
     node = _ifs(context)[-1]
-    orelse = node.orelse.body if isinstance(node.orelse, cst.Else) else None
-    return context.branches.branches(node, [("`if`", node.body), ("`else`", orelse)])
+    return context.branches.branches(node, [("`if`", node.body), ("`else`", node.orelse or None)])
 
 
 def test_outputs_and_operands() -> None:
@@ -214,13 +209,13 @@ def test_logical_test_matches_python_truth() -> None:
 
 
 def test_while_tests_see_the_body_bindings() -> None:
-    """What a `while` loop codemod asks (context.predicates.test on its test): the body's bindings count."""
+    """What a `while` loop codemod asks (Predicates.truth of its test): the body's bindings count."""
     context = _context(
         "@jax.jit\ndef f(x):\n    n = jnp.sum(x)\n    while n > 1:\n        n = n / 2\n    m = jnp.sum(x)\n"
         "    while m > 1:\n        m = 3\n    k = 0\n    while k < 3:\n        k = k + 1\n    return n\n"
     )
-    loops = [s for s in context.module.body[-1].body.body if isinstance(s, cst.While)]
-    assert [context.predicates.test(loop.test) for loop in loops] == [Truth.TRACED, Truth.OTHER, Truth.OTHER]
+    loops = [s for s in context.tree.body[-1].body if isinstance(s, ast.While)]
+    assert [context.predicates.truth(loop.test) for loop in loops] == [Truth.TRACED, Truth.OTHER, Truth.OTHER]
 
 
 def test_loop_carried_values_stay_tracers() -> None:

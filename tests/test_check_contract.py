@@ -172,18 +172,16 @@ class _Loops(_Negate):
         return [cls.finding(facts, node, "a loop") for node in facts.binder.nodes_of(ast.For)]
 
 
-def test_a_visitor_yields_to_a_check_rule_by_the_place_of_its_finding() -> None:
-    """registry.with_precedence guards a visitor with a `check`-rule's findings too, which hold no CST node."""
+def test_a_check_rule_yields_to_another_by_the_place_of_its_finding() -> None:
+    """registry.yield_checked: JF101 (a `check`-rule) leaves the loop to a `check`-rule it yields to, which reports
+    on the whole `for` statement while JF101 reports on its `range(...)`; `explain` gives the reason there."""
     from jaxfix.codemod import YieldsTo
 
     fori = registry.by_code("JF101")
     text = "import jax\n\n@jax.jit\ndef f(x):\n    for i in range(100):\n        x = x * 2 + i\n    return x\n"
-    assert [d.code for d in engine.analyse(text, [fori])[0]] == ["JF101"]
     yielding = type("Fori", (fori,), {"yields_to": (YieldsTo("JF997", "left to the test's loop rule"),), "__module__": fori.__module__})
     assert [d.code for d in engine.analyse(text, [yielding, _Loops])[0]] == ["JF997"]
-
-
-def test_no_check_rule_yields_to_another_yet() -> None:
-    """A `check`-rule answers before the visitors run, so it cannot leave a statement to one of them: until the
-    registry applies precedence to `check` findings, no rule with a `check` declares `yields_to`."""
-    assert not [c.code for c in registry.all_codemods() if c.answers_on_ast() and c.yields_to]
+    facts = FileFacts(text, explaining=True)
+    runs, _, _ = engine.run_rules(facts, [yielding, _Loops], lambda: None)
+    (run,) = [r for r in runs if r.code == "JF101"]
+    assert not run.diagnostics and [d.reason for d in run.decisions] == ["left to the test's loop rule"]

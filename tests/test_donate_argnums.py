@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
-import libcst as cst
 import pytest
-from libcst.metadata import MetadataWrapper
 
-from jaxfix.analysis import ModuleContext
 from jaxfix.codemods.donate_argnums import DonateArgnums
+from jaxfix.facts.module import FileFacts
 from tests.helpers import findings, rewrite
 
 HEAD = """\
@@ -396,12 +394,12 @@ def peek(trainer):
          "`p` is also read at line 17 (`old = p`)"),
     ],
 )
-def test_the_donation_facts_are_read_from_the_module_context(body: str, donated, blocker: str | None) -> None:
-    """What a step may donate is a fact of the module (`ModuleContext.donation`), which any reader asks without the
-    rule: its steps, the arguments every call rebinds, and why the others are kept."""
-    context = ModuleContext(MetadataWrapper(cst.parse_module(HEAD + "\n" + body)))
-    (step,) = context.donation.steps
-    found = context.donation.donatable(step)
+def test_the_donation_facts_are_read_from_the_file_facts(body: str, donated, blocker: str | None) -> None:
+    """What a step may donate is a fact of the module (`FileFacts.donation`, on `ast`), which any reader asks
+    without the rule: its steps, the arguments every call rebinds, and why the others are kept."""
+    facts = FileFacts(HEAD + "\n" + body)
+    (step,) = facts.donation.steps
+    found = facts.donation.donatable(step)
     assert step.name == "_step" and found.params == ["p", "x"] and found.assumed == []
     assert [(index, name) for index, name, _ in found.donated] == donated
     assert found.blockers == [] if blocker is None else blocker in found.blockers[0]

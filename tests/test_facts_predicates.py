@@ -87,3 +87,21 @@ def test_items_of_a_traced_pytree_are_traced_trees() -> None:
     assert _answers(JIT + "def f(batch):\n    return batch['x']\n", "tracer") == {"batch['x']": False}  # a dict?
     answers = _answers(JIT + "def f(x):\n    y = jnp.sin(x)\n    return y[0]\n", "traced_tree")
     assert answers == {"y[0]": True}
+
+
+@pytest.mark.parametrize(
+    "body, boolean",
+    [
+        ("def f(x):\n    return (x > 0) and not (x < 1)\n", True),
+        ("def f(x):\n    return jnp.isnan(x).any() or (x > 0).all()\n", True),
+        ("def f(x):\n    m = x > 0\n    return m\n", True),  # a name of dtype category bool (facts/shapes.py)
+        ("def f(x):\n    m = x + 1\n    return m\n", False),
+        ("def f(x, n=2):\n    return (x > 0) and n\n", False),  # a Python operand: `and` returns it
+        ("def f(x):\n    return x.shape[0] > 1\n", False),
+        ("def f(x):\n    return -(x > 0)\n", False),
+    ],
+)
+def test_traced_booleans(body: str, boolean: bool) -> None:
+    """`Predicates.boolean`: what JF203 rewrites into jnp.logical_* and JF801 takes for a mask."""
+    (answer,) = _answers(JIT + body, "boolean").values()
+    assert answer is boolean

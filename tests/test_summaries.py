@@ -9,7 +9,7 @@ import numpy as np
 import optax
 import pytest
 
-from jaxfix.analysis.summaries import TRAINING_CALLS, TRAINING_METHODS
+from jaxfix.facts.summaries import TRAINING_CALLS, TRAINING_METHODS
 from jaxfix.codemods.donate_argnums import DonateArgnums
 from jaxfix.facts.knowledge import optax as optax_knowledge, tables
 from tests.helpers import findings, rewrite

@@ -75,10 +75,26 @@ def test_each_sample_goes_to_the_first_stage_its_stack_belongs_to():
     assert where_cpu_goes.stage_of([importing, ("/x/jaxfix/cli.py", "main")]) == where_cpu_goes.START_UP
     assert where_cpu_goes.stage_of([("/x/jaxfix/engine.py", "_bytecode_error"), engine]).startswith("rest of the check")
 
+# A loop that collects its steps: JF102 (loop-to-scan), still a LibCST visitor, has the module parsed by LibCST
+# even where no fix is wanted (JF101, a `check`-rule, finds LOOP_IN_JIT's loop on `ast` alone).
+COLLECTING_LOOP_IN_JIT = """\
+import jax
+import jax.numpy as jnp
+
+
+@jax.jit
+def decay(x):
+    ys = []
+    for i in range(100):
+        x = x * 0.5 + jnp.sin(x)
+        ys.append(x)
+    return jnp.stack(ys)
+"""
+
 
 def test_the_profile_counts_the_modules_libcst_parses(tmp_path):
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'tiny'\n")
-    (tmp_path / "loop.py").write_text(LOOP_IN_JIT)
+    (tmp_path / "loop.py").write_text(COLLECTING_LOOP_IN_JIT)
     (tmp_path / "plain.py").write_text("x = 1\n")
     run = subprocess.run([sys.executable, str(BENCHMARKS / "where_cpu_goes.py"), str(tmp_path)],
                          capture_output=True, text=True, check=True, cwd=tmp_path)

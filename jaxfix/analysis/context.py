@@ -143,12 +143,6 @@ class ModuleContext:
         return Dataflow(self)
 
     @cached_property
-    def donation(self):
-        from jaxfix.analysis.donation import DonationAnalysis
-
-        return DonationAnalysis(self)
-
-    @cached_property
     def batches(self):
         from jaxfix.analysis.batches import BatchAnalysis
 
@@ -181,12 +175,6 @@ class ModuleContext:
         from jaxfix.analysis.predicates import PredicateAnalysis
 
         return PredicateAnalysis(self)
-
-    @cached_property
-    def branches(self):
-        from jaxfix.analysis.branches import BranchAnalysis
-
-        return BranchAnalysis(self)
 
     def code_for(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)

@@ -19,10 +19,9 @@ import libcst as cst
 
 from jaxfix.facts.knowledge.jax import BOOLEAN_RESULT as _BOOLEAN_CALLS, NOT_ONE_ARRAY as _NOT_ONE_ARRAY  # noqa: F401
 from jaxfix.facts.knowledge.jax import NOT_ONE_ARRAY_PREFIXES as _NOT_ONE_ARRAY_PREFIXES  # noqa: F401 (the screen's)
+from jaxfix.facts.knowledge.jax import BOOLEAN_METHODS as _BOOLEAN_METHODS
 from jaxfix.facts.model import ModuleModel
 from jaxfix.facts.predicates import Predicates, Truth  # noqa: F401 (Truth: read from here by the branch rules)
-
-_BOOLEAN_METHODS = frozenset({"all", "any"})
 
 
 class PredicateAnalysis:

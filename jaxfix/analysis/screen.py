@@ -30,7 +30,7 @@ from functools import cached_property, wraps
 from operator import attrgetter
 from typing import Callable, Iterable, Iterator, Sequence
 
-from jaxfix.analysis import arrays, ast_flow, predicates, shapes
+from jaxfix.analysis import ast_flow, predicates, shapes
 from jaxfix.facts import predicates as fact_predicates
 from jaxfix.analysis.ast_flow import target_names as ast_target_names  # screens' name for it
 from jaxfix.analysis.ast_syntax import ast_qualified_defs, dotted
@@ -46,7 +46,7 @@ from jaxfix.facts.literals import int_constant
 from jaxfix.facts.positions import Positions
 from jaxfix.facts.imports import module_imports
 from jaxfix.facts.traced import Kind, Traced
-from jaxfix.facts.knowledge.jax import BOOL_RESULT, PURE_CALLS, PURE_PREFIXES
+from jaxfix.facts.knowledge.jax import PURE_CALLS, PURE_PREFIXES
 from jaxfix.facts.knowledge.tables import (
     ARRAY_ANNOTATIONS, BARE_ARRAY_ANNOTATION_NAMES, CALL_SUMMARIES, TRACED_ARRAY_ANNOTATIONS,
 )
@@ -936,79 +936,6 @@ def array_bindings(screen: Screen) -> dict[str, frozenset[str]]:
     return {name: frozenset(how) for name, how in kinds.items()}
 
 
-# ---- JF201, JF202: truth tests of `if` statements and conditional expressions -----------------------------------
-
-
-def elif_of(node: ast.If) -> ast.If | None:
-    """The `elif` of `node`, if it has one. `ast` writes `elif t:` and `else:` holding only `if t:` alike; the
-    `if` of an `else` block is indented deeper than the `else`, an `elif` starts in the column of its `if`."""
-    if len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If) and node.orelse[0].col_offset == node.col_offset:
-        return node.orelse[0]
-    return None
-
-
-def branch_tests(screen: Screen, *types: type[ast.AST]) -> Iterator[ast.AST]:
-    """The nodes of these types (ast.If, ast.IfExp) in code TracedAnalysis may trace whose test PredicateAnalysis
-    may prove to fail Python's truth test (`Screen.may_fail_truth`, strict: with parameters only of functions a
-    transformation or lax call seeds or traced code calls by name); an `if` of an `if`/`elif` chain (JF204's),
-    or one `surely_guarded_ifs` holds, never."""
-    nodes = list(traced_nodes(screen, *types))
-    chained = set(surely_guarded_ifs(screen))
-    for node in nodes:
-        if isinstance(node, ast.If) and (link := elif_of(node)) is not None:
-            chained.update((id(node), id(link)))
-    for node in nodes:
-        if id(node) not in chained and screen.may_fail_truth(node.test, strict=True):
-            yield node
-
-
-_TRACER_ERRORS = frozenset({"Exception", "BaseException", "TypeError", "jax.core.ConcretizationTypeError"})
-
-
-@once_per_screen
-def surely_guarded_ifs(screen: Screen) -> frozenset[int]:
-    """id() of each `if` that TracedAnalysis.guarded surely finds in the body of a `try` (in its own function: no
-    def or lambda between them) with a handler that catches the tracer's errors (`_surely_catches`): haiku's
-    dropout tests `rate` in `try: ... except jax.errors.ConcretizationTypeError`, which JF201, JF202 and JF204
-    leave alone as written to run traced and eagerly."""
-    found: set[int] = set()
-    for node in screen.nodes_of(*_TRIES):
-        if any(_surely_catches(screen, handler.type) for handler in node.handlers):
-            stack = list(node.body)
-            while stack:
-                inner = stack.pop()
-                if isinstance(inner, _FUNCTIONS):
-                    continue
-                if type(inner) is ast.If:
-                    found.add(id(inner))
-                stack.extend(ast_children(inner))
-    return frozenset(found)
-
-
-def _surely_catches(screen: Screen, kind: ast.expr | None) -> bool:
-    """Under-approximates TracedAnalysis._catches_tracer_errors: a bare `except`, a tuple with one such type, a
-    name it reads by its spelling (`Exception`, `TypeError`: no import binds it, so it has no qualified name),
-    or a dotted name that surely resolves into `jax.errors` (`_surely_qualified`)."""
-    if kind is None:
-        return True
-    if type(kind) is ast.Tuple:
-        return any(_surely_catches(screen, element) for element in kind.elts)
-    parts = dotted(kind)
-    if parts is None:
-        return False
-    if len(parts) == 1 and parts[0] in _TRACER_ERRORS and parts[0] not in screen.imports:
-        return True
-    qualified = _surely_qualified(screen, parts)
-    return qualified is not None and (qualified.startswith("jax.errors.") or qualified in _TRACER_ERRORS)
-
-
-def _surely_qualified(screen: Screen, parts: Sequence[str]) -> str | None:
-    """The qualified name a dotted spelling surely has anywhere in the module: its first name bound only by
-    absolute imports at module level, all of one full name (the binder's `sole_import`); else None."""
-    full = screen.binder.sole_import(parts[0])
-    return None if full is None else ".".join((full, *parts[1:]))
-
-
 # ---- JF101, JF102: loops that may carry a name from one step to the next ------------------------------------------
 
 _DYNAMIC_SCOPE = frozenset({"locals", "vars", "eval", "exec", "dir"})  # dataflow's _OPAQUE_CALLS
@@ -1429,56 +1356,6 @@ def _surely_not_array_like(expr: ast.expr) -> bool:
     return isinstance(expr, _NEVER_ARRAYS)
 
 
-# ---- calls that may give a boolean array (ShapeAnalysis._call_category, PredicateAnalysis.boolean) ---------------
-
-# The methods whose category ShapeAnalysis takes from the receiver, a dtype or the updated array.
-_CATEGORY_METHODS = frozenset(
-    {"astype", "max", "min", "clip", "reshape", "ravel", "flatten", "squeeze", "transpose", "copy", *AT_METHODS}
-)
-
-
-def may_be_boolean_call(screen: Screen, call: ast.Call, may_be_boolean: Callable[[ast.expr], bool]) -> bool:
-    """Over-approximates ShapeAnalysis.category giving `call` the category BOOL, or PredicateAnalysis.boolean
-    taking it for a mask, whatever callee the names resolve to; `may_be_boolean` judges an argument whose category
-    the result takes. A `dtype=` (or `**kwargs`), `bool(...)`, a boolean function or a method that keeps or casts
-    a category may; a plain call that no import resolves does not (a same-module function: no category), nor a
-    JAX function that returns floats or ints (`jnp.searchsorted`, `jnp.argmax`, `jnp.linspace`)."""
-    func = call.func
-    if any(k.arg in (None, "dtype") for k in call.keywords) or any(isinstance(a, ast.Starred) for a in call.args):
-        return True
-    if type(func) is ast.Name and func.id == "bool":
-        return True
-    parts = dotted(func)
-    imported = parts is not None and screen._may_be_imported(func)
-    if type(func) is ast.Attribute:
-        if func.attr in predicates._BOOLEAN_METHODS:
-            return True  # `.all()`, `.any()`, whatever the callee
-        if func.attr in _CATEGORY_METHODS and not (imported and single_import(screen, parts[0])):
-            return True  # a method of a value, or of a module name that may resolve to no one import
-    if not imported:
-        return False
-    return any(_may_be_boolean_callee(q, call.args, may_be_boolean) for q in screen.qualified_names(parts))
-
-
-def _may_be_boolean_callee(callee: str, args: list[ast.expr], may_be_boolean: Callable[[ast.expr], bool]) -> bool:
-    """`may_be_boolean_call` for one qualified callee, in `_call_category`'s order of cases."""
-    short = callee.rsplit(".", 1)[-1]
-    if callee in predicates._BOOLEAN_CALLS or callee in BOOL_RESULT:
-        return True
-    position = arrays.DTYPE_POSITION.get(callee)
-    if position is not None and len(args) > position:
-        return True  # a dtype by position
-    if callee.startswith(shapes._JNP) and short in shapes._DTYPE_NAMES:
-        return short in ("bool", "bool_")
-    if callee in shapes.LIKE or callee == shapes._JNP + "full":
-        chosen = args[1:2] if callee.endswith("full") else args[:1]
-        return bool(chosen) and may_be_boolean(chosen[0])
-    if callee in shapes._KEEP_CATEGORY and short not in ("sum", "prod", "cumsum", "cumprod"):
-        chosen = args[1:3] if short == "where" else args[:1] if short == "clip" else args
-        return bool(chosen) and all(may_be_boolean(a) for a in chosen)
-    return False  # float or int by default, inexact, or no category known
-
-
 # ---- positions as LibCST gives them: `jaxfix.facts.positions`, one per screen ------------------------------------
 
 
@@ -1575,11 +1452,6 @@ def single_import(screen: Screen, name: str) -> bool:
     return screen.binder.sole_import(name) is not None
 
 
-def other_bindings(screen: Screen) -> frozenset[str]:
-    """Every name the module binds otherwise than by an absolute import (the binder's `bound_otherwise`)."""
-    return screen.binder.bound_otherwise()
-
-
 # ---- strict tracers: functions nothing traces, and what `op=` makes a tracer ---------------------------------------
 #
 # PredicateAnalysis proves a parameter a tracer only where TracedAnalysis gives it Kind.TRACED (`_param_tracer`),
@@ -1621,13 +1493,6 @@ def _augmented(screen: Screen) -> dict[int, tuple[list[tuple[str, ast.expr]], fr
         else:
             others.update(node.names)
     return {key: (values, frozenset(targets - others)) for key, (values, targets) in found.items()}
-
-
-def may_be_tracer_strict(screen: Screen, expr: ast.expr) -> bool:
-    """`Screen.may_be_tracer` as PredicateAnalysis.tracer needs it: a parameter only of a function that a
-    transformation or lax call seeds or traced code calls by name, never one jit makes static, and no name of a
-    function nothing traces (`strict_tracer_limits`)."""
-    return screen._may_be_tracer(expr, screen._scope_of(expr), None, True)
 
 
 # ---- traced functions, with the names that seed or call them resolved through the functions around their use ------

@@ -1,29 +1,17 @@
-"""Reading the library call summaries (`CALL_SUMMARIES` of `jaxfix.facts.knowledge.tables`) at a call: which
-summary applies, whether the call marks a training step, whether its result holds an argument's arrays or only new
-ones (donation), whether it is one array by convention (`array_output`: evidence for the loop rewrites). A summarised call is pure, which the
-loop-body purity check of `jaxfix.analysis.dataflow` reads too."""
+"""Reading the library call summaries (`CALL_SUMMARIES` of `jaxfix.facts.knowledge.tables`) at a call, on LibCST:
+which summary applies, whether it is one array by convention (`array_output`: evidence for the loop rewrites). A
+summarised call is pure, which the loop-body purity check of `jaxfix.analysis.dataflow` reads too. What donation
+asks of the summaries is on `ast` in `jaxfix.facts.summaries`."""
 
 from __future__ import annotations
 
 import libcst as cst
 from libcst.metadata import ScopeProvider
 
-from jaxfix.facts.knowledge import optax, tables
+from jaxfix.facts.knowledge import tables
 from jaxfix.facts.knowledge.summary import CallSummary
 from jaxfix.facts.knowledge.tables import CALL_SUMMARIES
 from jaxfix.facts.summaries import BY_METHOD_NAME
-
-_OPTIMIZER = "optax.GradientTransformation"
-_GRADIENTS = tables.GRADIENTS
-# What marks a training step: a gradient taken in its body, or an optimizer's update applied (by qualified name,
-# or by method name where the receiver's type cannot be seen).
-TRAINING_CALLS = _GRADIENTS | {
-    name for name, summary in CALL_SUMMARIES.items() if summary.updates and not summary.by_method_name
-}
-TRAINING_METHODS = frozenset(
-    name.rsplit(".", 1)[1] for name, summary in CALL_SUMMARIES.items() if summary.updates and summary.by_method_name
-)
-
 
 def summary_of(context, call: cst.Call) -> tuple[str, CallSummary] | None:
     """The summary that applies to `call` and its name: a library function by its qualified name, or a method of
@@ -36,70 +24,6 @@ def summary_of(context, call: cst.Call) -> tuple[str, CallSummary] | None:
     method = _method_name(context, call.func)
     if method in CALL_SUMMARIES:
         return method, CALL_SUMMARIES[method]
-    return None
-
-
-def holds_argument(
-    context, call: cst.Call, argument: cst.BaseExpression, output: int | None = None
-) -> bool | None:
-    """Whether the result of `call` (its output number `output`, None: all of it) may hold the arrays of
-    `argument`, one of its arguments, as they are: None when no summary tells. An optax optimizer's `init` makes
-    new arrays only for FRESH_INIT_OPTIMIZERS."""
-    found = summary_of(context, call)
-    if found is None:
-        return None
-    name, summary = found
-    parameter = _parameter_of(call, argument, summary)
-    if parameter is None:
-        return None
-    if name == f"{_OPTIMIZER}.init":
-        return not _fresh_init(context, _optimizer(context, call.func.value))
-    return parameter in summary.output_aliases(output)
-
-
-def fresh_result(context, call: cst.Call, output: int | None = None) -> bool:
-    """Whether the result of `call` (its output number `output`, None: all of it) holds only new arrays, none of
-    its arguments' (summaries say so)."""
-    found = summary_of(context, call)
-    if found is None:
-        return False
-    return all(holds_argument(context, call, arg.value, output) is False for arg in call.args) and (
-        bool(call.args) or not found[1].output_aliases(output)
-    )
-
-
-def init_keeps_params(context, call: cst.Call) -> bool | None:
-    """For an optax optimizer's `init` call: True when its state holds the parameters' own arrays (one of
-    PARAMS_KEEPING_OPTIMIZERS, alone or in an `optax.chain`), False when it makes only new arrays, None when
-    jaxfix cannot tell (not an `init` of a known optimizer)."""
-    found = summary_of(context, call)
-    if found is None or found[0] != f"{_OPTIMIZER}.init":
-        return None
-    constructor = _optimizer(context, call.func.value)
-    if _fresh_init(context, constructor):
-        return False
-    return True if _keeps_params(context, constructor) else None
-
-
-def _parameter_of(call: cst.Call, argument: cst.BaseExpression, summary: CallSummary) -> str | None:
-    """The summary's parameter that `argument` is passed to (a method's receiver counts as "self"; past the named
-    ones, "*args" and "**kwargs" where the summary has them)."""
-    positional = [p for p in summary.parameters if p not in ("self", "*args", "**kwargs")]
-    index = 0
-    for arg in call.args:
-        if arg.star:
-            return None
-        if arg.value is argument:
-            if arg.keyword is not None:
-                keyword = arg.keyword.value
-                if keyword not in positional and "**kwargs" in summary.parameters:
-                    return "**kwargs"
-                return keyword
-            if index < len(positional):
-                return positional[index]
-            return "*args" if "*args" in summary.parameters else None
-        if arg.keyword is None:
-            index += 1
     return None
 
 
@@ -227,14 +151,6 @@ def _made_by(context, receiver: cst.BaseExpression):
     return receiver if isinstance(receiver, cst.Call) else _binding(context, receiver)
 
 
-def _optimizer(context, receiver: cst.BaseExpression) -> cst.Call | None:
-    """The `optax.X(...)` call that made `receiver` (see `_made_by`), else None."""
-    bound = _made_by(context, receiver)
-    if not isinstance(bound, cst.Call) or _type_of(context, bound) != _OPTIMIZER:
-        return None
-    return bound
-
-
 def _attribute_binding(context, attribute: str) -> cst.BaseExpression | None:
     from jaxfix.analysis.syntax import code_nodes
 
@@ -249,32 +165,3 @@ def _attribute_binding(context, attribute: str) -> cst.BaseExpression | None:
     if len(stores) != 1 or not isinstance(stores[0], cst.Assign) or len(stores[0].targets) != 1:
         return None
     return stores[0].value
-
-
-def _keeps_params(context, constructor: cst.Call | None) -> bool:
-    """Whether the optimizer that `constructor` makes has an `init` whose state holds the parameters' arrays: one
-    of the optimizers it combines does."""
-    return any(name in optax.PARAMS_KEEPING_OPTIMIZERS for name in _combined(context, constructor))
-
-
-def _fresh_init(context, constructor: cst.Call | None) -> bool:
-    """Whether the optimizer that `constructor` makes has an `init` that returns only new arrays: every one of the
-    optimizers it combines does."""
-    return all(name in optax.FRESH_INIT_OPTIMIZERS for name in _combined(context, constructor))
-
-
-def _combined(context, constructor: cst.Call | None, depth: int = 0) -> list[str | None]:
-    """The optimizers an optax constructor call makes, by qualified name: its own, or those that the calls given
-    to a combinator (`optax.chain(optax.clip(1.0), optax.adam(lr))`) make. None stands for what is not known: no
-    call, an argument passed by keyword or star, nesting past 4 levels."""
-    if constructor is None or depth > 4:
-        return [None]
-    name = context.names.qualified(constructor.func)
-    if name not in optax.FRESH_INIT_COMBINATORS:
-        return [name]
-    found: list[str | None] = []
-    for arg in constructor.args:
-        if arg.keyword or arg.star:
-            found.append(None)
-        found.extend(_combined(context, arg.value, depth + 1) if isinstance(arg.value, cst.Call) else [None])
-    return found

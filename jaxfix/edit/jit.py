@@ -1,6 +1,5 @@
 """Giving `jax.jit` one more keyword on LibCST (`donate_argnums=0`, `static_argnames=("n",)`): what the rules that
-edit jit's keywords share, JF501 from its visitor's nodes and JF802 from the `ast` nodes of its plan (through the
-bridge). Which function is jitted and how its keywords are written is decided on `ast` (`jaxfix.facts.jitted`)."""
+edit jit's keywords share, JF501 and JF802 from the `ast` nodes of their plans (through the bridge). Which function is jitted and how its keywords are written is decided on `ast` (`jaxfix.facts.jitted`)."""
 
 from __future__ import annotations
 
@@ -35,3 +34,20 @@ def add_jit_keyword(
     code = module.code_for_node(decorator.decorator)
     replacement = cst.parse_expression(f"{spelled}({code}, {key}={value})")
     return (decorator, decorator.with_changes(decorator=replacement)), [needed] if needed is not None else []
+
+
+def add_jit_keyword_to(bridge, jitted, key: str, value: str, partial: tuple[str, ImportSpec | None] | None):
+    """`add_jit_keyword` for a `facts.jitted.Jitted` (its `ast` nodes mapped through `bridge`, an
+    `edit.bridge.Bridge`): None where the bridge finds no call carrying its keywords, or no def with its one
+    decorator."""
+    call = decorator = None
+    if jitted.call is not None:
+        call = bridge.cst_of(jitted.call)
+        if not isinstance(call, cst.Call):
+            return None
+    else:
+        function = bridge.cst_of(jitted.function)
+        if not isinstance(function, cst.FunctionDef) or len(function.decorators) != 1:
+            return None
+        decorator = function.decorators[0]
+    return add_jit_keyword(bridge.module, call, decorator, key, value, partial)

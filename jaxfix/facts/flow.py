@@ -421,9 +421,54 @@ class Lines:
                 found.append(("line", [statement]))
         return found
 
+    def units(self, *blocks: Sequence[ast.stmt]) -> list[list[ast.stmt]]:
+        """The statements LibCST holds for `blocks` written one after the other (an arm, then the statements after
+        its `if` that move into it): each block grouped on its own (`group`), so that a one-line suite stays one."""
+        return [group for block in blocks for _, group in self.group(block)]
+
     def is_elif(self, node: ast.If) -> bool:
         """Whether an `if` that is the sole statement of another's `else` is spelled `elif`."""
         return self._prefix(node).strip() == b"" and self._lines[node.lineno - 1].encode("utf-8")[node.col_offset:].startswith(b"elif")
+
+
+def sole_return(unit: Sequence[ast.stmt]) -> ast.Return | None:
+    """The `return` of a LibCST statement (a unit of `Lines.units`) that is only a `return`; None otherwise."""
+    return unit[0] if len(unit) == 1 and type(unit[0]) is ast.Return else None
+
+
+def is_terminal(lines: Lines, units: Sequence[Sequence[ast.stmt]]) -> bool:
+    """Whether every path through the statements `units` ends in a `return` they end with: a final `return`, or a
+    final `if` whose every branch (an `else` included) is terminal."""
+    if not units:
+        return False
+    last = units[-1]
+    if sole_return(last) is not None:
+        return True
+    if len(last) == 1 and type(last[0]) is ast.If:
+        statement = last[0]
+        if not statement.orelse:
+            return False
+        return is_terminal(lines, lines.units(statement.body)) and is_terminal(lines, lines.units(statement.orelse))
+    return False
+
+
+def terminal_parts(lines: Lines, units: Sequence[Sequence[ast.stmt]]) -> Iterator[ast.AST]:
+    """The pieces of the statements `units` to check as ordinary code: every statement but the returns that end
+    a terminal block (for those, their values) and the `if` tests that lead to them."""
+    terminal = is_terminal(lines, units)
+    for index, unit in enumerate(units):
+        if index == len(units) - 1 and terminal:
+            final = sole_return(unit)
+            if final is not None:
+                if final.value is not None:
+                    yield final.value
+                return
+            statement = unit[0]
+            yield statement.test
+            yield from terminal_parts(lines, lines.units(statement.body))
+            yield from terminal_parts(lines, lines.units(statement.orelse))
+            return
+        yield from unit
 
 
 # ---- reaching definitions: which bindings of each local may reach a line ---------------------------------------

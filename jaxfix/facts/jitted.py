@@ -137,7 +137,12 @@ def donated_parameters(jitted: Jitted) -> frozenset[str] | None:
 
 
 def _named_parameters(jitted: Jitted, prefix: str) -> frozenset[str] | None:
-    keywords, params = jitted.keywords, jitted.parameters
+    return named_parameters(jitted.keywords, jitted.parameters, prefix)
+
+
+def named_parameters(keywords: dict[str, ast.expr], params: list[str], prefix: str) -> frozenset[str] | None:
+    """The parameters `{prefix}_argnums` and `{prefix}_argnames` among `keywords` name (pmap's
+    `static_broadcasted_argnums` given as `static_argnums`), or None when they cannot be read."""
     found: set = set()
     numbers = keywords.get(f"{prefix}_argnums")
     if numbers is not None:

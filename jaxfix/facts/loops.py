@@ -230,6 +230,46 @@ def _free_match_names(function: ast.AST) -> set[str]:
     return (reads | captured) - bound - declared_global
 
 
+# ---- a block as a function body of its own (an `if` arm that becomes a `lax.cond` branch) -----------------------
+
+
+@dataclass(frozen=True)
+class BlockFlow:
+    """What a block of statements needs and gives when it becomes a function body of its own."""
+
+    live_in: frozenset[str]  # names it may read (or leave live, per `live_out`) before writing them
+    defined: frozenset[str]  # names bound on every path that reaches its end (not those that return or raise)
+    writes: tuple[str, ...]  # names it binds anywhere, in order of appearance
+
+
+_AFTER_TEXT = 1 << 30  # a line past the end of any text: synthetic statements there join no line of the code
+
+
+def _synthetic(statement: ast.stmt, line: int) -> ast.stmt:
+    for node in ast.walk(statement):
+        node.lineno = node.end_lineno = line
+        node.col_offset, node.end_col_offset = 0, 1
+    return statement
+
+
+def block_flow(statements: Sequence[ast.stmt], lines: Lines, live_out: Sequence[str] = ()) -> BlockFlow:
+    """Liveness and definite assignment of `statements` taken alone, as if they were a function body followed by
+    a read of `live_out` (the names a branch function returns): the body of a module of `pass`, the statements
+    and that read, asked of FunctionFlow (LibCST's `analysis.dataflow.block_flow` so, with LibCST's spelling that
+    the read of no names reads `None`: `None`, `True` and `False` are never live here)."""
+    start = _synthetic(ast.Pass(), _AFTER_TEXT)
+    names = [ast.Name(name, ast.Load()) for name in live_out]
+    read = ast.Tuple(names, ast.Load()) if names else ast.Constant(None)
+    reader = _synthetic(ast.Expr(read), _AFTER_TEXT + 1)
+    flow = FunctionFlow(ast.Module([start, *statements, reader], []), lines)
+    writes = block_activity(statements).writes
+    return BlockFlow(
+        live_in=flow.live_after(start),
+        defined=frozenset(n for n in writes if flow.defined_before(reader, n)),
+        writes=writes,
+    )
+
+
 # ---- loops -------------------------------------------------------------------------------------------------------
 
 

@@ -33,13 +33,11 @@ class ModuleModel(Protocol):
     shapes: Any  # shapes.ShapeAnalysis
     carry: Any  # carry.CarryAnalysis
     dataflow: Any  # dataflow.Dataflow
-    donation: Any  # donation.DonationAnalysis
     row_writes: Any  # row_writes.RowWriteAnalysis
     scan_loops: Any  # scan_loops.ScanLoopAnalysis
     batches: Any  # batches.BatchAnalysis
     fresh_names: Any  # codegen.FreshNames
     predicates: Any  # predicates.PredicateAnalysis
-    branches: Any  # branches.BranchAnalysis
 
     def code_for(self, node: cst.CSTNode) -> str: ...
 

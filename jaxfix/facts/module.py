@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterator
 
 from jaxfix.diagnostics import Decision, Position
 from jaxfix.facts.binder import IMPORT, Binder
-from jaxfix.facts.spelling import names_in, spelled_names  # noqa: F401 (read from here by the rules)
+from jaxfix.facts.spelling import in_order, names_in, spelled_names, value_of  # noqa: F401 (read from here by the rules)
 from jaxfix.facts.flow import Lines, Reaching
 from jaxfix.facts.positions import Positions
 from jaxfix.facts.predicates import Predicates
@@ -75,7 +75,7 @@ class FileFacts:
     @cached_property
     def predicates(self) -> Predicates:
         """Tracers and array evidence in traced code (`jaxfix.facts.predicates`)."""
-        return Predicates(self.binder, self.traced, self.lines, self.values, self.reaching)
+        return Predicates(self.binder, self.traced, self.lines, self.values, self.reaching, lambda: self.shapes)
 
     @cached_property
     def values(self) -> Values:
@@ -141,6 +141,20 @@ class FileFacts:
         from jaxfix.facts.carry import CarryAnalysis
 
         return CarryAnalysis(self, self.shapes)
+
+    @cached_property
+    def donation(self):
+        """Which arguments of each compiled step its calls let it donate (`facts.donation.DonationFacts`)."""
+        from jaxfix.facts.donation import DonationFacts
+
+        return DonationFacts(self)
+
+    @cached_property
+    def branches(self):
+        """What the branches of each `if` compute, for lax.cond, lax.switch and jnp.where (`facts.branches`)."""
+        from jaxfix.facts.branches import BranchFacts
+
+        return BranchFacts(self, self.shapes)
 
     @cached_property
     def _flows(self) -> dict:
@@ -268,18 +282,6 @@ class NameSupply:
             number += 1
         self._used.add(f"{candidates[0]}_{number}")
         return f"{candidates[0]}_{number}"
-
-
-def in_order(call: ast.Call) -> list[ast.AST]:
-    """A call's arguments as written (LibCST's `args`): positional ones, `*a`, keywords and `**k` in source order."""
-    if not call.keywords:
-        return list(call.args)
-    return sorted([*call.args, *call.keywords], key=lambda a: (a.lineno, a.col_offset))
-
-
-def value_of(argument: ast.AST) -> ast.AST:
-    """An argument's expression (LibCST's `Arg.value`): `a` of `*a`, of `**a` and of `k=a`; an element's of `*a`."""
-    return argument.value if type(argument) in (ast.Starred, ast.keyword) else argument
 
 
 def named(argument: ast.AST) -> bool:

@@ -35,8 +35,8 @@ from typing import Callable
 from jaxfix.facts.binder import Binder, Scope
 from jaxfix.facts.flow import UNDEFINED, Lines, Parameter, Reaching, activity, block_activity
 from jaxfix.facts.knowledge.jax import (
-    ARRAY_EVIDENCE_ATTRIBUTES, ARRAY_METHODS, ARRAY_NAMESPACES, ARRAY_VIEW_ATTRIBUTES, NOT_ONE_ARRAY,
-    NOT_ONE_ARRAY_PREFIXES, SEQUENCE_ACCEPTING, STATIC_CALLS,
+    ARRAY_EVIDENCE_ATTRIBUTES, ARRAY_METHODS, ARRAY_NAMESPACES, ARRAY_VIEW_ATTRIBUTES, BOOLEAN_METHODS, BOOLEAN_RESULT,
+    NOT_ONE_ARRAY, NOT_ONE_ARRAY_PREFIXES, SEQUENCE_ACCEPTING, STATIC_CALLS,
 )
 from jaxfix.facts.knowledge.tables import ARRAY_ANNOTATION_NAMES, BARE_ARRAY_ANNOTATION_NAMES
 from jaxfix.facts.literals import is_number
@@ -96,9 +96,12 @@ class Predicates:
 
     def __init__(
         self, binder: Binder, traced: Traced, lines: Lines, values: Values, reaching: Callable[[ast.AST], Reaching],
+        shapes: Callable[[], object] | None = None,
     ) -> None:
-        """`reaching`: a function's reaching definitions, made once per function (`FileFacts.reaching`)."""
+        """`reaching`: a function's reaching definitions, made once per function (`FileFacts.reaching`); `shapes`:
+        the module's `facts.shapes.Shapes`, asked when a name's dtype category is wanted (`boolean`)."""
         self.binder = binder
+        self._shapes = shapes
         self.traced = traced
         self.values = values
         self._lines = lines
@@ -162,6 +165,30 @@ class Predicates:
         if kind in (ast.Name, ast.Attribute, ast.Subscript):
             return Truth.TRACED if self.tracer(expr) and self.array_evidence(expr) else Truth.OTHER
         return Truth.TRACED if self.tracer(expr) else Truth.OTHER
+
+    def boolean(self, expr: ast.AST) -> bool:
+        """Whether `expr` surely is a traced boolean array, so that `and`/`or`/`not` on it mean `jnp.logical_and`/
+        `logical_or`/`logical_not` in any context, not only in a truth test: a traced comparison, a boolean
+        jax.numpy function's or `.all()`/`.any()`'s tracer, a tracer name of dtype category bool, and their
+        `and`/`or`/`not`."""
+        kind = type(expr)
+        if kind is ast.BoolOp:
+            return all(self.boolean(value) for value in expr.values)
+        if kind is ast.UnaryOp:
+            return type(expr.op) is ast.Not and self.boolean(expr.operand)
+        if kind is ast.Compare:
+            return self.traced_comparison(expr)
+        if kind is ast.Call:
+            func = expr.func
+            if self.binder.callee(expr) in BOOLEAN_RESULT or (type(func) is ast.Attribute and func.attr in BOOLEAN_METHODS):
+                return self.tracer(expr)
+            return False
+        if kind is ast.Name:
+            if not self.tracer(expr) or self._shapes is None:
+                return False
+            category = self._shapes().category(expr)
+            return category is not None and category.name == "BOOL"
+        return False
 
     def array_evidence(self, expr: ast.AST) -> bool:
         """Whether `expr` is surely an array rather than a container of arrays (a tuple's truth is static)."""

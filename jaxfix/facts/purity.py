@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator, Sequence
 
 from jaxfix.facts.binder import Binder
-from jaxfix.facts.flow import Lines, children, root_name, target_names, walk
+from jaxfix.facts.flow import Lines, children, root_name, target_names, terminal_parts, walk
 from jaxfix.facts.knowledge.jax import (
     ALL, ARRAY_METHODS, AT_METHODS, CORE_ARRAY_NAMESPACES, IMPURE_PREFIXES, INDEX_ACCEPTING, PURE_CALLS,
     PURE_PREFIXES, PYTREE_RETURNING, SEQUENCE_RETURNING, TREE_MAPS, ARRAY_VIEW_ATTRIBUTES,
@@ -174,57 +174,21 @@ class Purity:
             return Blocker(loop.orelse[0], "is followed by an `else:` clause")
         return None
 
-    def block_impurity(self, statements: Sequence[ast.stmt], *, outside: Iterable[str]) -> Blocker | None:
+    def block_impurity(
+        self, statements: Sequence[ast.stmt], *, outside: Iterable[str], tail: Sequence[ast.stmt] = ()
+    ) -> Blocker | None:
         """What stops a block that is not a loop body (a branch of an `if`) from becoming a function JAX traces,
         by the rules of `impurity`. The `return`s that end it (a last `return` alone on its line, or one at the
         end of every branch of a last `if`) are left to the caller: their values and the tests leading to them
         are walked. `outside`: names whose values come from outside the block (a container they hold is not
-        fresh)."""
-        fresh = self._fresh_names(statements, exclude=outside)
+        fresh). `tail`: statements after the block's `if` that move into it (the early-return pattern)."""
+        fresh = self._fresh_names([*statements, *tail], exclude=outside)
         walker = _PurityWalker(self, fresh=fresh, loop_body=True, place="the branch")
-        for part in self._terminal_parts(list(statements)):
+        for part in terminal_parts(self.lines, self.lines.units(statements, tail)):
             walker.visit(part)
             if walker.blocker is not None:
                 return walker.blocker
         return None
-
-    def _units(self, block: Sequence[ast.stmt]) -> list[list[ast.stmt]]:
-        """The block as LibCST's statements: a compound statement, a line of simple ones, a one-line suite."""
-        return [group for _, group in self.lines.group(block)]
-
-    def _sole_return(self, unit: list[ast.stmt]) -> ast.Return | None:
-        return unit[0] if len(unit) == 1 and type(unit[0]) is ast.Return else None
-
-    def _is_terminal(self, block: Sequence[ast.stmt]) -> bool:
-        units = self._units(block)
-        if not units:
-            return False
-        last = units[-1]
-        if self._sole_return(last) is not None:
-            return True
-        if len(last) == 1 and type(last[0]) is ast.If:
-            statement = last[0]
-            if not statement.orelse:
-                return False
-            return self._is_terminal(statement.body) and self._is_terminal(statement.orelse)
-        return False
-
-    def _terminal_parts(self, block: Sequence[ast.stmt]) -> Iterator[ast.AST]:
-        units = self._units(block)
-        terminal = self._is_terminal(block)
-        for index, unit in enumerate(units):
-            if index == len(units) - 1 and terminal:
-                final = self._sole_return(unit)
-                if final is not None:
-                    if final.value is not None:
-                        yield final.value
-                    return
-                statement = unit[0]
-                yield statement.test
-                yield from self._terminal_parts(statement.body)
-                yield from self._terminal_parts(statement.orelse)
-                return
-            yield from unit
 
     # ---- functions -----------------------------------------------------------------------------------------
 

@@ -1,5 +1,6 @@
 """The names a piece of code spells, as LibCST holds names (`Name` nodes): what fresh names must avoid and what
-a name search over LibCST would meet. No fact here, only spelling (facts/module.py and facts/flow.py read it)."""
+a name search over LibCST would meet, and a call's arguments as LibCST holds them (`in_order`, `value_of`). No fact
+here, only spelling (facts/module.py and facts/flow.py read it)."""
 
 from __future__ import annotations
 
@@ -69,3 +70,15 @@ def spelled_names(node: ast.AST) -> Iterator[str]:
                 yield found.arg
         elif kind is ast.arg:
             yield found.arg
+
+
+def in_order(call: ast.Call) -> list[ast.AST]:
+    """A call's arguments as written (LibCST's `args`): positional ones, `*a`, keywords and `**k` in source order."""
+    if not call.keywords:
+        return list(call.args)
+    return sorted([*call.args, *call.keywords], key=lambda a: (a.lineno, a.col_offset))
+
+
+def value_of(argument: ast.AST) -> ast.AST:
+    """An argument's expression (LibCST's `Arg.value`): `a` of `*a`, of `**a` and of `k=a`; an element's of `*a`."""
+    return argument.value if type(argument) in (ast.Starred, ast.keyword) else argument

@@ -4,16 +4,19 @@ method recognised by its name alone. A summarised call is pure (`jaxfix.facts.pu
 
 The answers are those of `analysis.summaries.summary_of` and `by_method_name` on LibCST (which the LibCST rules
 still read), with the binder's scopes for LibCST's: a name "bound once" is one whose scope that answers it holds
-exactly one binding of it."""
+exactly one binding of it. What donation (JF501, `facts.donation`) asks of them is here too: whether a call marks a
+training step (TRAINING_CALLS, TRAINING_METHODS), whether its result holds an argument's arrays or only new ones
+(`holds_argument`, `fresh_result`), whether an optimizer's state keeps the parameters (`init_keeps_params`)."""
 
 from __future__ import annotations
 
 import ast
 
 from jaxfix.facts.binder import Binder
-from jaxfix.facts.knowledge import tables
+from jaxfix.facts.knowledge import optax, tables
 from jaxfix.facts.knowledge.summary import CallSummary
 from jaxfix.facts.knowledge.tables import CALL_SUMMARIES
+from jaxfix.facts.spelling import in_order, value_of
 
 # The summaries of methods recognised by their name alone, by that name (the first where two share one).
 BY_METHOD_NAME: dict[str, tuple[str, CallSummary]] = {}
@@ -22,6 +25,16 @@ for _name, _summary in CALL_SUMMARIES.items():
         BY_METHOD_NAME.setdefault(_name.rsplit(".", 1)[1], (_name, _summary))
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_OPTIMIZER = "optax.GradientTransformation"
+
+# What marks a training step: a gradient taken in its body, or an optimizer's update applied (by qualified name,
+# or by method name where the receiver's type cannot be seen).
+TRAINING_CALLS = tables.GRADIENTS | {
+    name for name, summary in CALL_SUMMARIES.items() if summary.updates and not summary.by_method_name
+}
+TRAINING_METHODS = frozenset(
+    name.rsplit(".", 1)[1] for name, summary in CALL_SUMMARIES.items() if summary.updates and summary.by_method_name
+)
 
 
 def by_method_name(call: ast.Call) -> tuple[str, CallSummary] | None:
@@ -49,6 +62,76 @@ class Summaries:
         if method in CALL_SUMMARIES:
             return method, CALL_SUMMARIES[method]
         return None
+
+    def holds_argument(self, call: ast.Call, argument: ast.AST, output: int | None = None) -> bool | None:
+        """Whether the result of `call` (its output number `output`, None: all of it) may hold the arrays of
+        `argument`, one of its arguments, as they are: None when no summary tells. An optax optimizer's `init` makes
+        new arrays only for FRESH_INIT_OPTIMIZERS."""
+        found = self.summary_of(call)
+        if found is None:
+            return None
+        name, summary = found
+        parameter = _parameter_of(call, argument, summary)
+        if parameter is None:
+            return None
+        if name == f"{_OPTIMIZER}.init":
+            return not self._fresh_init(self._optimizer(call.func.value))
+        return parameter in summary.output_aliases(output)
+
+    def fresh_result(self, call: ast.Call, output: int | None = None) -> bool:
+        """Whether the result of `call` (its output number `output`, None: all of it) holds only new arrays, none of
+        its arguments' (summaries say so)."""
+        found = self.summary_of(call)
+        if found is None:
+            return False
+        arguments = in_order(call)
+        return all(self.holds_argument(call, value_of(a), output) is False for a in arguments) and (
+            bool(arguments) or not found[1].output_aliases(output)
+        )
+
+    def init_keeps_params(self, call: ast.Call) -> bool | None:
+        """For an optax optimizer's `init` call: True when its state holds the parameters' own arrays (one of
+        PARAMS_KEEPING_OPTIMIZERS, alone or in an `optax.chain`), False when it makes only new arrays, None when
+        jaxfix cannot tell (not an `init` of a known optimizer)."""
+        found = self.summary_of(call)
+        if found is None or found[0] != f"{_OPTIMIZER}.init":
+            return None
+        constructor = self._optimizer(call.func.value)
+        if self._fresh_init(constructor):
+            return False
+        return True if self._keeps_params(constructor) else None
+
+    def _optimizer(self, receiver: ast.AST) -> ast.Call | None:
+        """The `optax.X(...)` call that made `receiver` (see `_made_by`), else None."""
+        bound = self._made_by(receiver)
+        if type(bound) is not ast.Call or self._type_of(bound) != _OPTIMIZER:
+            return None
+        return bound
+
+    def _keeps_params(self, constructor: ast.Call | None) -> bool:
+        """Whether one of the optimizers `constructor` combines keeps the parameters' arrays in its state."""
+        return any(name in optax.PARAMS_KEEPING_OPTIMIZERS for name in self._combined(constructor))
+
+    def _fresh_init(self, constructor: ast.Call | None) -> bool:
+        """Whether every one of the optimizers `constructor` combines has an `init` that makes new arrays only."""
+        return all(name in optax.FRESH_INIT_OPTIMIZERS for name in self._combined(constructor))
+
+    def _combined(self, constructor: ast.Call | None, depth: int = 0) -> list[str | None]:
+        """The optimizers an optax constructor call makes, by qualified name: its own, or those that the calls given
+        to a combinator (`optax.chain(optax.clip(1.0), optax.adam(lr))`) make. None stands for what is not known: no
+        call, an argument passed by keyword or star, nesting past 4 levels."""
+        if constructor is None or depth > 4:
+            return [None]
+        name = self.binder.qualified(constructor.func)
+        if name not in optax.FRESH_INIT_COMBINATORS:
+            return [name]
+        found: list[str | None] = []
+        for argument in in_order(constructor):
+            if type(argument) in (ast.keyword, ast.Starred):
+                found.append(None)
+            value = value_of(argument)
+            found.extend(self._combined(value, depth + 1) if type(value) is ast.Call else [None])
+        return found
 
     def _method_name(self, func: ast.AST) -> str | None:
         if type(func) is ast.Attribute:
@@ -162,6 +245,28 @@ class Summaries:
         if len(stores) != 1 or type(stores[0]) is not ast.Assign or len(stores[0].targets) != 1:
             return None
         return stores[0].value
+
+
+def _parameter_of(call: ast.Call, argument: ast.AST, summary: CallSummary) -> str | None:
+    """The summary's parameter that `argument` is passed to (past the named ones, "*args" and "**kwargs" where the
+    summary has them); None after a `*`/`**` argument."""
+    positional = [p for p in summary.parameters if p not in ("self", "*args", "**kwargs")]
+    index = 0
+    for written in in_order(call):
+        kind = type(written)
+        if kind is ast.Starred or (kind is ast.keyword and written.arg is None):
+            return None
+        if value_of(written) is argument:
+            if kind is ast.keyword:
+                if written.arg not in positional and "**kwargs" in summary.parameters:
+                    return "**kwargs"
+                return written.arg
+            if index < len(positional):
+                return positional[index]
+            return "*args" if "*args" in summary.parameters else None
+        if kind is not ast.keyword:
+            index += 1
+    return None
 
 
 def _bare_slice(node: ast.Tuple, parents: dict) -> bool:

@@ -404,6 +404,12 @@ BOOLEAN_RESULT = frozenset(
     array_equal array_equiv logical_and logical_or logical_not logical_xor all any signbit isreal iscomplex
     """.split()
 )
+# Elementwise tests of one array, whose result has its shape (`jnp.isnan(x)`), and the elementwise logical
+# functions of two.
+SHAPE_KEEPING_TESTS = _jnp("isnan isfinite isinf isposinf isneginf signbit isreal iscomplex")
+LOGICAL_BINARY = _jnp("logical_and logical_or logical_xor")
+# Array methods whose result is boolean (`(x > 0).any()`).
+BOOLEAN_METHODS = frozenset({"all", "any"})
 
 # ---- derivatives and random keys ---------------------------------------------------------------------------------
 # Elementwise functions whose derivative is finite wherever their arguments are finite: evaluating them on the
