@@ -796,10 +796,6 @@ FAMILIES: list[Family] = [
            "read), for each truth test in the module (if/while/conditional/assert/comprehension tests, and/or, not "
            "and its operand)", "exact", _truth_tests, lambda s, e: s.predicates.truth(e).name,
            lambda s, node: s.context.predicates.test(node).name),
-    Family("boolean-exact", "facts.predicates.Predicates.boolean vs PredicateAnalysis.boolean (JF203's and JF801's "
-           f"traced booleans; a name's dtype category from facts/shapes.py against ShapeAnalysis), {_EXPRESSION}",
-           "exact", _expressions, lambda s, e: s.file_facts.predicates.boolean(e),
-           lambda s, node: s.context.predicates.boolean(node)),
     Family("int-constant-exact", "facts.literals.int_constant vs Shapes.constant, for each literal, sign, arithmetic "
            "or name read in the module", "exact", _int_expressions,
            lambda s, node: int_constant(s.screen.binder, node), lambda s, node: s.context.shapes.constant(node)),

@@ -4,7 +4,6 @@ cannot stage; a masked sum or mean keeps the shape and becomes `jnp.where`/`wher
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
 
 import libcst as cst
 

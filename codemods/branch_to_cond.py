@@ -10,7 +10,7 @@ import libcst as cst
 from jaxfix.codegen import arm_functions, branch_result, cst_branches, logical_test
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.analysis.syntax import body_statements
-from jaxfix.diagnostics import Diagnostic, Fix, ImportSpec, Safety
+from jaxfix.diagnostics import Diagnostic, Fix, ImportSpec, Safety, spelled_with_import
 from jaxfix.facts.branches import Branches, logical_form
 from jaxfix.facts.module import FileFacts
 from jaxfix.facts.predicates import Truth
@@ -242,7 +242,8 @@ class BranchToCond(Codemod):
             "either branch traces with the other's inputs and both give one shape and dtype (else lax.cond raises "
             "at trace time)",
             description="rewrite the `if` with lax.cond",
-            plan=_Plan(branches, functions, _spelled(binder, "jax.lax.cond"), _spelled(binder, "jax.numpy.logical_and")),
+            plan=_Plan(branches, functions, spelled_with_import(binder, "jax.lax.cond"),
+                       spelled_with_import(binder, "jax.numpy.logical_and")),
         )  # fmt: skip
 
     # ---- the fix -------------------------------------------------------------------------------------------
@@ -293,6 +294,3 @@ class _Plan:
     logical_and: tuple[str, ImportSpec | None]
 
 
-def _spelled(binder, qualified: str) -> tuple[str, ImportSpec | None]:
-    spelled, module = binder.spelling(qualified)
-    return spelled, ImportSpec(module) if module is not None else None

@@ -10,7 +10,7 @@ import libcst as cst
 
 from jaxfix.codegen import logical_test
 from jaxfix.codemod import Codemod, Invalid, Valid
-from jaxfix.diagnostics import Diagnostic, Fix, ImportSpec, Safety
+from jaxfix.diagnostics import Diagnostic, Fix, ImportSpec, Safety, spelled_with_import
 from jaxfix.facts.branches import logical_form
 from jaxfix.facts.carry import snippet
 from jaxfix.facts.literals import concatenated
@@ -328,7 +328,8 @@ class _Check:
 
     def _plan(self, node, name: str, values: tuple, qualified: str) -> _Plan:
         binder = self.facts.binder
-        return _Plan(node, name, values, _spelled(binder, qualified), _spelled(binder, "jax.numpy.logical_and"))
+        return _Plan(node, name, values, spelled_with_import(binder, qualified),
+                     spelled_with_import(binder, "jax.numpy.logical_and"))
 
 
 def _not_an_array(facts: FileFacts, side: ast.expr) -> bool:
@@ -341,10 +342,6 @@ def _not_an_array(facts: FileFacts, side: ast.expr) -> bool:
         return not concatenated(facts.positions.segment(side))
     return False
 
-
-def _spelled(binder, qualified: str) -> tuple[str, ImportSpec | None]:
-    spelled, module = binder.spelling(qualified)
-    return spelled, ImportSpec(module) if module is not None else None
 
 
 # What a jnp.where rewrite takes for granted, in its message: Python's `if` accepts a test of shape (1,), which

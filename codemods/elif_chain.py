@@ -11,7 +11,7 @@ import libcst as cst
 from jaxfix.analysis.syntax import body_statements
 from jaxfix.codegen import CstArm, arm_functions, branch_result, cst_branches, logical_test
 from jaxfix.codemod import Codemod, Invalid, Valid
-from jaxfix.diagnostics import Diagnostic, Fix, ImportSpec, Safety
+from jaxfix.diagnostics import Diagnostic, Fix, ImportSpec, Safety, spelled_with_import
 from jaxfix.facts.branches import Branches, logical_form
 from jaxfix.facts.module import FileFacts
 from jaxfix.facts.predicates import Truth
@@ -266,7 +266,7 @@ class _Chain:
         index = names.take("index", "branch_index")
         binder = facts.binder
         plan = _SwitchPlan(
-            head, start, branches, functions, index, _spelled(binder, "jax.lax.switch"), _spelled(binder, "jax.numpy.select")
+            head, start, branches, functions, index, spelled_with_import(binder, "jax.lax.switch"), spelled_with_import(binder, "jax.numpy.select")
         )
         return self.rule.finding(
             facts, start.test,
@@ -285,8 +285,8 @@ class _Chain:
         levels, branches = built
         binder = facts.binder
         plan = _CondPlan(
-            self.head, start, branches, tuple(levels), _spelled(binder, "jax.lax.cond"),
-            _spelled(binder, "jax.numpy.logical_and"),
+            self.head, start, branches, tuple(levels), spelled_with_import(binder, "jax.lax.cond"),
+            spelled_with_import(binder, "jax.numpy.logical_and"),
         )  # fmt: skip
         return self.rule.finding(
             facts, start.test,
@@ -444,6 +444,3 @@ def _integer(expr: ast.expr) -> int | None:
     return None
 
 
-def _spelled(binder, qualified: str) -> tuple[str, ImportSpec | None]:
-    spelled, module = binder.spelling(qualified)
-    return spelled, ImportSpec(module) if module is not None else None

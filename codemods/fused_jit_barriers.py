@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from jaxfix.codemod import Codemod, Invalid, Valid
-from jaxfix.diagnostics import Diagnostic, Fix, ImportSpec, Safety
+from jaxfix.diagnostics import Diagnostic, Fix, ImportSpec, Safety, spelled_with_import
 from jaxfix.facts.binder import Binder
 from jaxfix.facts.flow import Lines, block_activity
 from jaxfix.facts.jitted import (
@@ -355,8 +355,8 @@ class _Check:
 
     def _decorator(self, params: list[str], static: list[str], donated: list[str]) -> tuple[str, list[ImportSpec]]:
         binder = self.binder
-        jit_code, jit_module = binder.spelling(_JIT)
-        imports = [ImportSpec(jit_module)] if jit_module is not None else []
+        jit_code, jit_import = spelled_with_import(binder, _JIT)
+        imports = [jit_import] if jit_import is not None else []
         keywords = []
         for key, names in (("static_argnums", static), ("donate_argnums", donated)):
             if names:

@@ -10,7 +10,7 @@ import libcst as cst
 
 from jaxfix.codegen import carry_value, loop_function, packed
 from jaxfix.codemod import Codemod, Invalid, Option, Valid, YieldsTo
-from jaxfix.diagnostics import Diagnostic, Fix, ImportSpec, Safety
+from jaxfix.diagnostics import Diagnostic, Fix, Safety, spelled_with_import
 from jaxfix.facts.carry import Slot
 from jaxfix.facts.loops import LoopFlow
 from jaxfix.facts.module import FileFacts, NameSupply, names_in
@@ -319,10 +319,10 @@ class _Judgement:
                 f"{self._problem(trip)}; lax.fori_loop traces the body once (carrying {carried}); "
                 f"keep the Python loop if `{count_text(facts, trip)}` stays under ~{rule.option('min-trip-count')}"
             )
-        fori, needed = facts.binder.spelling("jax.lax.fori_loop")
+        fori, needed = spelled_with_import(facts.binder, "jax.lax.fori_loop")
         plan = _Plan(
             node, tuple(flow.carried), "0" if trip.lower is None else bound_text(facts, trip.lower),
-            bound_text(facts, trip.upper), fori, (ImportSpec(needed),) if needed else (), facts.fresh_names,
+            bound_text(facts, trip.upper), fori, (needed,) if needed else (), facts.fresh_names,
         )  # fmt: skip
         return rule.finding(
             facts, call, message + self._assumes(), description="rewrite the loop with lax.fori_loop", plan=plan

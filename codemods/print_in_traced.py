@@ -9,7 +9,7 @@ from typing import Iterator
 import libcst as cst
 
 from jaxfix.codemod import Codemod, Invalid, Valid
-from jaxfix.diagnostics import Diagnostic, Fix, ImportSpec, Safety
+from jaxfix.diagnostics import Diagnostic, Fix, Safety, spelled_with_import
 from jaxfix.facts.literals import concatenated, is_number
 from jaxfix.facts.module import FileFacts
 from jaxfix.facts.traced import Kind, call_args
@@ -206,8 +206,8 @@ class PrintInTraced(Codemod):
                     facts, call, f"print() of a traced value runs at trace time; use jax.debug.print (no fix: {reason})"
                 ))  # fmt: skip
                 continue
-            spelled, module = binder.spelling("jax.debug.print")
-            plan = (call, tuple(template.kinds), spelled, ImportSpec(module) if module is not None else None)
+            spelled, needed = spelled_with_import(binder, "jax.debug.print")
+            plan = (call, tuple(template.kinds), spelled, needed)
             suspects: dict[str, list[str]] = {}  # why → the values it applies to
             for code, why in template.suspect.items():
                 suspects.setdefault(why, []).append(code)

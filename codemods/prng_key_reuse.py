@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from jaxfix.codemod import Codemod, Invalid, Valid
-from jaxfix.diagnostics import Diagnostic, Fix, ImportSpec, Safety
+from jaxfix.diagnostics import Diagnostic, Fix, ImportSpec, Safety, spelled_with_import
 from jaxfix.facts.flow import block_activity, parameter_names
 from jaxfix.facts.keys import KeyFacts, KeyFlow, Reuse
 from jaxfix.facts.module import FileFacts
@@ -346,8 +346,7 @@ class _Check:
     def _plan(self, reuse: Reuse, name: str) -> _Plan:
         """The split of `name` before the earlier uses' lines, with a fresh subkey for each line (taken in source
         order: it decides the fresh names)."""
-        split, needed = self.facts.binder.spelling("jax.random.split")
-        import_spec = ImportSpec(needed) if needed is not None else None
+        split, import_spec = spelled_with_import(self.facts.binder, "jax.random.split")
         by_line: dict[ast.stmt, list[ast.Name]] = {}
         for previous in sorted(reuse.previous, key=_line):
             by_line.setdefault(self.keys.line_of(previous), []).append(self.keys.consumed_key(previous))

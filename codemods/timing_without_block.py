@@ -7,7 +7,7 @@ import ast
 import libcst as cst
 
 from jaxfix.codemod import Codemod, Invalid, Valid
-from jaxfix.diagnostics import Diagnostic, Fix, ImportSpec, Safety
+from jaxfix.diagnostics import Diagnostic, Fix, Safety, spelled_with_import
 from jaxfix.facts.compiled import calls_compiled
 from jaxfix.facts.flow import Lines, target_names
 from jaxfix.facts.literals import concatenated
@@ -161,8 +161,7 @@ class TimingWithoutBlock(Codemod):
         blocker = _blocker(facts, clock, targets) if in_loop else None
         if blocker is not None:
             return cls.finding(facts, call, f"{message}; not fixed: {blocker}")
-        wait, module = facts.binder.spelling("jax.block_until_ready")
-        needed = ImportSpec(module) if module is not None else None
+        wait, needed = spelled_with_import(facts.binder, "jax.block_until_ready")
         if not targets:
             description = "wait for the result: `jax.block_until_ready(...)`"
             plan = (stmt, None, wait, needed)

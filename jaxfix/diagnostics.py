@@ -34,6 +34,13 @@ class ImportSpec:
     asname: str | None = None
 
 
+def spelled_with_import(binder, qualified_name: str) -> tuple[str, ImportSpec | None]:
+    """How a fix writes `qualified_name` in a module (`facts.binder.Binder.spelling`), with the import it must add
+    (None: the module binds it already)."""
+    text, module = binder.spelling(qualified_name)
+    return text, ImportSpec(module) if module is not None else None
+
+
 @dataclass(frozen=True)
 class Fix:
     """Node replacements that together repair one diagnostic.

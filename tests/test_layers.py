@@ -101,7 +101,7 @@ def test_the_model_protocol_imports_nothing_of_jaxfix() -> None:
     assert {owner(name) for name in imported("jaxfix.facts.model")} == {None}
 
 
-def test_the_facts_import_only_the_facts_and_diagnostics_and_no_libcst() -> None:
+def test_the_facts_import_graph_leaves_the_facts_only_for_diagnostics() -> None:
     """DESIGN.md: `facts/` imports nothing of jaxfix but itself (`knowledge/` among it) and `diagnostics`, and
     `ast` is its tree: LibCST only builds fixes. `facts/model.py`, the Protocol of the LibCST analyses, names
     LibCST's types for typing only."""

@@ -2,8 +2,7 @@
 
 Which values are surely tracers, and surely arrays, is a fact on `ast` in jaxfix/facts/predicates.py
 (`Predicates`: tracers proven from the code, flow-sensitively; array evidence). This adapter maps each LibCST node
-to its `ast` node through jaxfix/edit/bridge.py (the traced adapter's) and asks the fact; `test` and `boolean`,
-which read it, stay here until the branch rules move (`test` on `ast` is `Predicates.truth`, which the agreement
+to its `ast` node through jaxfix/edit/bridge.py (the traced adapter's) and asks the fact; `test`, which reads it, stay here until the branch rules move (`test` on `ast` is `Predicates.truth`, which the agreement
 family truth-exact compares with it: a rule asks `test` of LibCST's nested `and`/`or` pairs too, which `ast` holds
 as one node).
 
@@ -17,9 +16,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from jaxfix.facts.knowledge.jax import BOOLEAN_RESULT as _BOOLEAN_CALLS, NOT_ONE_ARRAY as _NOT_ONE_ARRAY  # noqa: F401
+from jaxfix.facts.knowledge.jax import NOT_ONE_ARRAY as _NOT_ONE_ARRAY  # noqa: F401 (the screen's)
 from jaxfix.facts.knowledge.jax import NOT_ONE_ARRAY_PREFIXES as _NOT_ONE_ARRAY_PREFIXES  # noqa: F401 (the screen's)
-from jaxfix.facts.knowledge.jax import BOOLEAN_METHODS as _BOOLEAN_METHODS
 from jaxfix.facts.model import ModuleModel
 from jaxfix.facts.predicates import Predicates, Truth  # noqa: F401 (Truth: read from here by the branch rules)
 
@@ -74,29 +72,3 @@ class PredicateAnalysis:
         if isinstance(expr, (cst.Name, cst.Attribute, cst.Subscript)):
             return Truth.TRACED if self.tracer(expr) and self.array_evidence(expr) else Truth.OTHER
         return Truth.TRACED if self.tracer(expr) else Truth.OTHER
-
-    def boolean(self, expr: cst.BaseExpression) -> bool:
-        """Whether `expr` surely is a traced boolean array (so that `and`/`or`/`not` on it mean
-        `jnp.logical_and`/`logical_or`/`logical_not` in any context, not only in a truth test)."""
-        if isinstance(expr, cst.BooleanOperation):
-            return self.boolean(expr.left) and self.boolean(expr.right)
-        if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Not):
-            return self.boolean(expr.expression)
-        if isinstance(expr, cst.Comparison):
-            return self._traced_comparison(expr)
-        if isinstance(expr, cst.Call):
-            callee = self._callee(expr)
-            if callee in _BOOLEAN_CALLS:
-                return self.tracer(expr)
-            func = expr.func
-            if isinstance(func, cst.Attribute) and func.attr.value in _BOOLEAN_METHODS:
-                return self.tracer(expr)
-            return False
-        if isinstance(expr, cst.Name):
-            return self.tracer(expr) and self._context.shapes.category(expr) is not None and (
-                self._context.shapes.category(expr).name == "BOOL"
-            )
-        return False
-
-    def _callee(self, call: cst.Call) -> str | None:
-        return self._names.callee(call) if call in self._context.parents else None
