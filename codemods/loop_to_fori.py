@@ -206,7 +206,7 @@ class LoopToForiLoop(Codemod):
         ),
     )
 
-    looks_at = ()  # it judges each `for` loop over range(...) (its visitor looked at `For`)
+    looks_at = ("For",)  # it judges each `for` loop over range(...)
 
     @classmethod
     def check(cls, facts: FileFacts) -> list[Diagnostic]:

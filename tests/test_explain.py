@@ -235,3 +235,14 @@ def test_a_loop_jf102_takes_is_left_to_it_when_jf101_runs_alone(tmp_path: Path) 
     assert not any(line.startswith("JF102") for line in lines)
     assert "m.py" not in invoke_in(tmp_path, "check", "m.py", "--select", "JF101").output
     assert "JF102" in invoke_in(tmp_path, "check", "m.py", "--select", "JF102").output
+
+
+def test_a_loop_no_rule_takes_says_no_match_for_the_loop_rules(tmp_path: Path) -> None:
+    """A `for` over a list in traced code: JF101 looks at every `for` and answers "no match", not "not
+    applicable" (a check-rule says what it looks at with `looks_at`)."""
+    (tmp_path / "step.py").write_text(
+        "import jax\n\n\n@jax.jit\ndef step(x, ys):\n    for y in ys:\n        x = x + y\n    return x\n"
+    )
+    lines = _lines(invoke_in(tmp_path, "explain", "step.py:6"))
+    no_match = next(line for line in lines if line.startswith("no match: "))
+    assert "JF101" in no_match.split("(")[0]
