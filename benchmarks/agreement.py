@@ -744,6 +744,71 @@ def _array_like_on_ast(sides: Sides, node: ast.expr) -> bool:
     return sides.purity.is_array_like(node)
 
 
+# ---- scans: analysis.scan_loops.ScanLoopAnalysis (LibCST) against facts/scans.py, for each `for` loop ----------
+_SCAN_OPTIONS = ((10, 100), (2, 5))  # (min-trip-count, report-trip-count): the defaults, and low ones
+
+
+def _scan_plan(plan, code, where) -> tuple:
+    """A scan plan, comparable across the trees: its iteration, carries, outputs, rows and assumptions."""
+    if plan is None:
+        return ()
+    iteration = plan.iteration
+    bounds = tuple(None if b is None else code(b) for b in (iteration.lower, iteration.upper, iteration.array))
+    outputs = tuple(
+        (o.name, where(o.creation), where(o.append), code(o.value), tuple(where(u) for u in o.uses),
+         None if o.reversal is None else where(o.reversal))
+        for o in plan.outputs
+    )  # fmt: skip
+    rows = tuple((name, tuple(where(s) for s in subscripts)) for name, subscripts in plan.rows)
+    return ((iteration.mode, iteration.reverse, iteration.kind, iteration.count, iteration.problem, bounds),
+            plan.carried, outputs, rows, plan.index_used, plan.restart, plan.assumed, plan.assumed_in,
+            plan.assumed_outputs)  # fmt: skip
+
+
+def _scan_on_libcst(sides: Sides, loop: cst.CSTNode) -> tuple:
+    context = sides.context
+    code = context.code_for
+
+    def where(node):
+        start = context.positions[node].start
+        return f"{start.line}:{start.column}"
+
+    found = []
+    for options in _SCAN_OPTIONS:
+        finding = context.scan_loops.finding(loop, options)
+        refusal = context.scan_loops.refusal(loop, options)
+        if finding is None:
+            found.append(("none", refusal))
+        else:
+            found.append((where(finding.node), finding.message, _scan_plan(finding.plan, code, where)))
+    return tuple(found)
+
+
+def _scan_on_ast(sides: Sides, loop: ast.AST) -> tuple:
+    from jaxfix.facts.scans import code as scan_code
+
+    facts = sides.file_facts
+
+    def where(node):
+        line, column = sides.bridge.point(node.lineno, node.col_offset)
+        return f"{line}:{column}"
+
+    found = []
+    for options in _SCAN_OPTIONS:
+        finding = facts.scans.finding(loop, options)
+        refusal = facts.scans.refusal(loop, options)
+        if finding is None:
+            found.append(("none", refusal))
+        else:
+            found.append((where(finding.node), finding.message, _scan_plan(finding.plan, partial(scan_code, facts), where)))
+    return tuple(found)
+
+
+def _plain_for_loops(sides: Sides) -> list[ast.AST]:
+    """Every (not async) `for` loop of the module."""
+    return sides.screen.nodes_of(ast.For)
+
+
 FAMILIES: list[Family] = [
     Family("traced", f"Screen.in_traced_code vs TracedAnalysis.in_traced_code, {_BODY}", "may", _functions,
            _on_body(lambda s, node: id(node) in s.in_traced_code), _in_traced_code, first_body_node),
@@ -814,6 +879,9 @@ FAMILIES: list[Family] = [
            "its parameters as arrays; block_impurity of each if arm and of a conditional expression): reason and "
            "node, for each loop, function, if and conditional expression", "exact", _purity_candidates,
            _impurity_on_ast, _impurity_on_libcst),
+    Family("scan-exact", "facts.scans.ScanFacts vs analysis.scan_loops.ScanLoopAnalysis: the finding's place, message "
+           "and plan, or the refusal, at two sets of trip-count options, for each `for` loop", "exact",
+           _plain_for_loops, _scan_on_ast, _scan_on_libcst),
     Family("array-like-exact", "facts.purity.Purity.is_array_like vs Dataflow.is_array_like (a name's through "
            "facts.predicates), for each expression read in the module", "exact", _all_expressions,
            _array_like_on_ast, lambda s, node: s.context.dataflow.is_array_like(node)),

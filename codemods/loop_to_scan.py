@@ -6,16 +6,19 @@ or reports is left to it, so that one loop never gets two fixes."""
 
 from __future__ import annotations
 
+import ast
+from dataclasses import dataclass
+
 import libcst as cst
 
-from jaxfix.analysis.dataflow import activity, block_activity, body_statements
-from jaxfix.analysis.loops import TRIP_COUNT_SETTINGS
-from jaxfix.analysis.scan_loops import Plan
-from jaxfix.analysis.scan_loops_screen import may_scan_loops
-from jaxfix.analysis.screen import Screen
 from jaxfix.codegen import carry_value, loop_function, packed
 from jaxfix.codemod import Codemod, Invalid, Option, Valid, YieldsTo
-from jaxfix.diagnostics import Safety
+from jaxfix.diagnostics import Diagnostic, Fix, Safety, spelled_with_import
+from jaxfix.facts.flow import activity, block_activity
+from jaxfix.facts.module import FileFacts, NameSupply
+from jaxfix.facts.scans import STACK, Plan, code
+from jaxfix.facts.spelling import in_order
+from jaxfix.facts.trips import TRIP_COUNT_SETTINGS
 
 
 class LoopToScan(Codemod):
@@ -186,11 +189,6 @@ class LoopToScan(Codemod):
     # Independent steps writing the rows of a fresh buffer are a batch: JF301's jax.vmap, where it rewrites them.
     yields_to = (YieldsTo("JF301", "left to JF301 (batch-loop-to-vmap): its steps are independent", fixed_only=True),)
 
-    @classmethod
-    def may_match_tree(cls, screen: Screen) -> bool:
-        """The `ast` screen of `jaxfix.analysis.scan_loops`: `may_scan_loops`."""
-        return may_scan_loops(screen, cls.option("min-trip-count"), cls.option("report-trip-count"))
-
     VALID = (
         # a short loop: four steps unroll into less code than a scan
         Valid(
@@ -245,26 +243,59 @@ class LoopToScan(Codemod):
         ),
     )
 
-    def visit_For(self, node: cst.For) -> None:
-        if isinstance(node.iter, cst.Call) and isinstance(node.iter.func, cst.Name) and node.iter.func.value == "range":
-            args = node.iter.args
-            if 1 <= len(args) <= 2 and all(isinstance(a.value, cst.Integer) and a.keyword is None for a in args):
-                values = [int(a.value.evaluated_value) for a in args]
-                start, stop = (0, values[0]) if len(values) == 1 else values
-                if stop - start < self.option("min-trip-count"):
-                    # a short loop, decided before any analysis
-                    return self.decline(node.iter, f"a loop of {stop - start} known steps: below min-trip-count ({self.option('min-trip-count')})")
-        trip_counts = (self.option("min-trip-count"), self.option("report-trip-count"))
-        finding = self.context.scan_loops.finding(node, trip_counts)
-        if finding is None:
-            reason = self.context.scan_loops.refusal(node, trip_counts)
-            if reason == "not in traced code":
-                return self.decline_untraced(node.iter)
-            if reason is not None:
-                self.decline(node.iter, reason)
-            return
-        fix = None if finding.plan is None else _Rewrite(self, finding.plan).fix()
-        self.report(finding.node, finding.message, fix)
+    looks_at = ("For",)  # it judges each `for` loop
+
+    @classmethod
+    def check(cls, facts: FileFacts) -> list[Diagnostic]:
+        """Each `for` loop in traced code that a lax.scan can run (with its fix), or that a scan would take but for
+        what the message names (without one); why the others got no finding, for `jaxfix explain`."""
+        found = []
+        trip_counts = (cls.option("min-trip-count"), cls.option("report-trip-count"))
+        for loop in sorted(facts.binder.nodes_of(ast.For), key=lambda n: (n.lineno, n.col_offset)):
+            call = loop.iter
+            if type(call) is ast.Call and type(call.func) is ast.Name and call.func.id == "range":
+                if 1 <= len(call.args) <= 2 and not call.keywords and all(
+                    type(a) is ast.Constant and type(a.value) is int for a in call.args
+                ):
+                    values = [a.value for a in call.args]
+                    start, stop = (0, values[0]) if len(values) == 1 else values
+                    if stop - start < trip_counts[0]:
+                        # a short loop, decided before any analysis
+                        facts.decline(cls.code, call, f"a loop of {stop - start} known steps: below min-trip-count ({trip_counts[0]})")
+                        continue
+            finding = facts.scans.finding(loop, trip_counts)
+            if finding is None:
+                reason = facts.scans.refusal(loop, trip_counts)
+                if reason == "not in traced code":
+                    facts.decline_untraced(cls.code, call)
+                elif reason is not None:
+                    facts.decline(cls.code, call, reason)
+                continue
+            if finding.plan is None:
+                found.append(cls.finding(facts, finding.node, finding.message))
+                continue
+            plan = _FixPlan(finding.plan, facts, facts.fresh_names)
+            found.append(
+                cls.finding(facts, finding.node, finding.message, description="rewrite the loop with lax.scan", plan=plan)
+            )
+        return found
+
+    @classmethod
+    def fix_finding(cls, finding: Diagnostic, bridge) -> Fix | None:
+        """The step function and the scan call in place of the loop, built on LibCST from the plan."""
+        plan: _FixPlan = finding.plan
+        loop = bridge.cst_of(plan.scan.loop)
+        if not isinstance(loop, cst.For):
+            return None
+        changes, imports = _Rewrite(plan, bridge, loop).fix()
+        return Fix(finding.fix.safety, finding.fix.description, tuple(changes), tuple(imports))
+
+
+@dataclass(frozen=True)
+class _FixPlan:
+    scan: Plan  # the decision on `ast` (facts/scans.py)
+    facts: FileFacts
+    names: NameSupply
 
 
 def _atomic(code: str) -> bool:
@@ -318,24 +349,41 @@ class _Rewrite:
     """Builds the fix of one plan: the step function and the scan call in place of the loop, the `ys = []`
     lines removed (their comments moved to the next line), the stacking calls replaced by the outputs."""
 
-    def __init__(self, codemod: LoopToScan, plan: Plan) -> None:
-        self.codemod = codemod
-        self.context = codemod.context
-        self.plan = plan
-        self.names = codemod.context.fresh_names
+    def __init__(self, plan: _FixPlan, bridge, loop: cst.For) -> None:
+        self.plan = plan.scan
+        self.facts = plan.facts
+        self.names = plan.names
+        self.bridge = bridge
+        self.loop = loop
         self.imports = []
 
     def _code(self, node: cst.CSTNode) -> str:
-        return self.context.code_for(node)
+        return self.bridge.module.code_for_node(node)
+
+    def _text(self, node: ast.AST) -> str:
+        """The code of an `ast` node of the plan, as LibCST spells it."""
+        return code(self.facts, node)
 
     def _expression(self, qualified: str) -> str:
-        expr, needed = self.context.names.expression_for(qualified)
+        text, needed = spelled_with_import(self.facts.binder, qualified)
         if needed is not None and needed not in self.imports:
             self.imports.append(needed)
-        return self._code(expr)
+        return text
+
+    def _line(self, statement: ast.stmt) -> cst.SimpleStatementLine:
+        line = self.bridge.line_of(statement)
+        if line is None:
+            raise ValueError(f"no LibCST line for the statement at line {statement.lineno}")
+        return line
+
+    def _node(self, node: ast.AST) -> cst.CSTNode:
+        found = self.bridge.cst_of(node)
+        if found is None:
+            raise ValueError(f"no LibCST node for the {type(node).__name__} at line {node.lineno}")
+        return found
 
     def fix(self):
-        plan, loop = self.plan, self.plan.loop
+        plan, loop = self.plan, self.loop
         carried = list(plan.carried)
         step = self.names.take("step", "scan_step", "step_fn")
         carry_param = None if len(carried) == 1 else self.names.take("carry", "state", "loop_carry")
@@ -371,16 +419,17 @@ class _Rewrite:
         else:
             call = f"{packed(carried)} = {scan}({arguments})[0]\n"
         # The comments of a removed `ys = ys[::-1]` line go above the scan, which now keeps the time order.
-        reversal_comments = [line for output in plan.outputs if output.reversal for line in _comment_lines(output.reversal)]
+        reversals = {output.name: self._line(output.reversal) for output in plan.outputs if output.reversal is not None}
+        reversal_comments = [line for output in plan.outputs if output.name in reversals for line in _comment_lines(reversals[output.name])]
         scan_line = cst.parse_statement(call).with_changes(leading_lines=reversal_comments)
         starts = self._restart_lines(step)
         changes.insert(0, (loop, cst.FlattenSentinel([function, *starts, scan_line])))
         for output in plan.outputs:
-            if output.reversal is not None:
-                changes.append((output.reversal, cst.RemovalSentinel.REMOVE))
+            if output.name in reversals:
+                changes.append((reversals[output.name], cst.RemovalSentinel.REMOVE))
             for use in output.uses:
                 changes.extend(self._use(output.name, use, plan.iteration.reverse != (output.reversal is not None)))
-        return self.codemod.fix("rewrite the loop with lax.scan", changes, add_imports=self.imports)
+        return changes, self.imports
 
     def _restart_lines(self, step: str) -> list[cst.BaseStatement]:
         """For carries that start as Python numbers and become arrays of an unproven shape: lines that start them
@@ -412,34 +461,34 @@ class _Rewrite:
         plan = self.plan
         iteration = plan.iteration
         if iteration.mode == "rows" or plan.rows:
-            arrays = [self._code(iteration.array)] if iteration.mode == "rows" else [array for array, _ in plan.rows]
+            arrays = [self._text(iteration.array)] if iteration.mode == "rows" else [array for array, _ in plan.rows]
             firsts = [f"{a}[0]" if _atomic(a) else f"({a})[0]" for a in arrays]
             return firsts[0] if len(firsts) == 1 else f"({', '.join(firsts)})"
         if not plan.index_used:
             return "None"
-        return "0" if iteration.lower is None else self._code(iteration.lower)
+        return "0" if iteration.lower is None else self._text(iteration.lower)
 
     def _inputs(self) -> tuple[str, str, _Rows]:
         """The step's second parameter, the scan's `xs` argument (or `length=`), and the transformer that
         turns a range loop's `xs[t]` into that parameter (with an unpacking line for several arrays)."""
         plan = self.plan
         iteration = plan.iteration
-        target = plan.loop.target.value
+        target = plan.loop.target.id
         if iteration.mode == "rows":
-            return target, self._code(iteration.array), _Rows({})
+            return target, self._text(iteration.array), _Rows({})
         if not plan.rows:
             if not plan.index_used:
                 return target, f"length={self._length()}", _Rows({})
             bounds = [iteration.upper] if iteration.lower is None else [iteration.lower, iteration.upper]
             arange = self._expression("jax.numpy.arange")
-            return target, f"{arange}({', '.join(self._code(b) for b in bounds)})", _Rows({})
+            return target, f"{arange}({', '.join(self._text(b) for b in bounds)})", _Rows({})
         replacements: dict[cst.Subscript, str] = {}
         row_names = []
         for array, subscripts in plan.rows:
             singular = _singular(array)
             row = self.names.take(f"{singular}_{target}", f"{array}_{target}", f"{singular}_row")
             row_names.append(row)
-            replacements.update({s: row for s in subscripts})
+            replacements.update({self._node(s): row for s in subscripts})
         if len(row_names) == 1:
             return row_names[0], plan.rows[0][0], _Rows(replacements)
         param = self.names.take("inputs", "rows", "step_inputs")
@@ -451,7 +500,7 @@ class _Rewrite:
         appended name or expression itself where nothing after the append changes it, else a new name bound
         where the append was. Comments of removed lines move to the next line that stays."""
         plan = self.plan
-        body = plan.loop.body
+        body = self.loop.body
         if isinstance(body, cst.SimpleStatementSuite):
             statements = [cst.SimpleStatementLine(body=body.body)]
         else:
@@ -460,8 +509,8 @@ class _Rewrite:
         returned: dict[str, str] = {}
         pending: list[cst.EmptyLine] = []
         kept: list[cst.BaseStatement] = []
-        appends = {output.append: output for output in plan.outputs}
-        for index, statement in enumerate(statements):
+        appends = {self._line(output.append): output for output in plan.outputs}
+        for statement in statements:
             output = appends.get(statement)
             if output is None:
                 if pending:
@@ -469,21 +518,22 @@ class _Rewrite:
                     pending = []
                 kept.append(statement)
                 continue
-            later = statements[index + 1 :]
-            written = set(block_activity(later).writes)
+            position = next(i for i, s in enumerate(plan.loop.body) if s is output.append)
+            written = set(block_activity(plan.loop.body[position + 1 :]).writes)
             value = output.value
-            if isinstance(value, cst.Name) and value.value not in written:
-                returned[output.name] = value.value
+            if type(value) is ast.Name and value.id not in written:
+                returned[output.name] = value.id
                 pending.extend(_comment_lines(statement))
             elif not (set(activity(value).reads) & written):
-                returned[output.name] = self._code(value.visit(rows))
+                returned[output.name] = self._code(self._node(value).visit(rows))
                 pending.extend(_comment_lines(statement))
             else:
                 singular = _singular(output.name)
-                name = self.names.take(singular, f"{singular}_{plan.loop.target.value}", "y")
-                assign = cst.parse_statement(f"{name} = {self._code(value)}\n")
+                name = self.names.take(singular, f"{singular}_{plan.loop.target.id}", "y")
+                spelled = self._node(value)
+                assign = cst.parse_statement(f"{name} = {self._code(spelled)}\n")
                 assign = assign.with_changes(
-                    body=[assign.body[0].with_changes(value=value)],
+                    body=[assign.body[0].with_changes(value=spelled)],
                     leading_lines=[*pending, *statement.leading_lines],
                     trailing_whitespace=statement.trailing_whitespace,
                 )
@@ -498,9 +548,9 @@ class _Rewrite:
     def _remove_creations(self):
         """Changes removing the `ys = []` lines, whose comments go to the next line that stays (the loop's
         own leading lines, returned, when that is the loop)."""
-        loop = self.plan.loop
-        creations = list(dict.fromkeys(output.creation for output in self.plan.outputs))
-        siblings = list(getattr(self.context.parents.get(loop), "body", ()))
+        loop = self.loop
+        creations = list(dict.fromkeys(self._line(output.creation) for output in self.plan.outputs))
+        siblings = list(getattr(self.bridge.parent(loop), "body", ()))
         leading = list(loop.leading_lines)
         changes: list = []
         carried_over: dict[cst.CSTNode, list[cst.EmptyLine]] = {}
@@ -519,51 +569,57 @@ class _Rewrite:
 
     def _length(self) -> str:
         iteration = self.plan.iteration
-        upper = self._code(iteration.upper)
-        if iteration.lower is None or self.context.shapes.constant(iteration.lower) == 0:
+        upper = self._text(iteration.upper)
+        if iteration.lower is None or self.facts.shapes.constant(iteration.lower) == 0:
             return upper
         lower = iteration.lower
-        if isinstance(iteration.upper, (cst.IfExp, cst.Lambda, cst.BooleanOperation, cst.Comparison)):
+        if type(iteration.upper) in (ast.IfExp, ast.Lambda, ast.BoolOp, ast.Compare):
             upper = f"({upper})"
-        lower_text = self._code(lower)
-        if not isinstance(lower, (cst.Name, cst.Integer, cst.Attribute, cst.Subscript, cst.Call)):
+        lower_text = self._text(lower)
+        plain = type(lower) in (ast.Name, ast.Attribute, ast.Subscript, ast.Call) or (
+            type(lower) is ast.Constant and (type(lower.value) in (int, bool) or lower.value is None)
+        )
+        if not plain:
             lower_text = f"({lower_text})"
         return f"{upper} - {lower_text}"
 
     def _throwaway_free(self) -> bool:
         """Whether binding `_` after the loop is harmless: nothing reads it later in the function, and it is
         already local or read nowhere in the function (else it would turn a global `_` local)."""
-        dataflow = self.context.dataflow
-        function = dataflow.enclosing_function(self.plan.loop)
-        flow = dataflow.flow(function)
-        if "_" in flow.live_after(self.plan.loop):
+        facts, loop = self.facts, self.plan.loop
+        function = facts.enclosing_function(loop)
+        flow = facts.flow(function)
+        if "_" in flow.live_after(loop):
             return False
         if "_" in flow.locals:
             return True
-        body = body_statements(function.body) if isinstance(function, cst.FunctionDef) else ()
+        body = function.body if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) else ()
         whole = block_activity(body)
         return "_" not in whole.reads and "_" not in whole.captured
 
-    def _use(self, name: str, call: cst.Call, reverse: bool):
+    def _use(self, name: str, call: ast.Call, reverse: bool):
         """`jnp.stack(ys)` → `ys` (reversed: `ys[::-1]`), `jnp.stack(ys, axis=k)` → `jnp.moveaxis(ys, 0, k)`;
         other arguments (a dtype): the call stays, on the array."""
-        arg = call.args[0]
-        flipped = not isinstance(arg.value, cst.Name)  # `ys[::-1]`, `list(reversed(ys))`
+        arguments = in_order(call)
+        flipped = type(arguments[0]) is not ast.Name  # `ys[::-1]`, `list(reversed(ys))`
         array = f"{name}[::-1]" if flipped != reverse else name
-        rest = call.args[1:]
-        callee = self.context.names.callee(call)
+        rest = arguments[1:]
         axis = None
-        if callee == "jax.numpy.stack" and len(rest) == 1:
+        if self.facts.binder.callee(call) == STACK and len(rest) == 1:
             only = rest[0]
-            if (only.keyword is None and not only.star) or (only.keyword is not None and only.keyword.value == "axis"):
-                axis = only.value
-        if not rest or (axis is not None and self.context.shapes.constant(axis) == 0):
-            replacement = cst.parse_expression(array).with_changes(lpar=call.lpar, rpar=call.rpar)
-            return [(call, replacement)]
+            if (type(only) is not ast.keyword and type(only) is not ast.Starred) or (
+                type(only) is ast.keyword and only.arg == "axis"
+            ):
+                axis = only.value if type(only) is ast.keyword else only
+        spelled = self._node(call)
+        if not rest or (axis is not None and self.facts.shapes.constant(axis) == 0):
+            replacement = cst.parse_expression(array).with_changes(lpar=spelled.lpar, rpar=spelled.rpar)
+            return [(spelled, replacement)]
         if axis is not None:
             moveaxis = self._expression("jax.numpy.moveaxis")
-            text = f"{moveaxis}({array}, 0, {self._code(axis)})"
-            return [(call, cst.parse_expression(text).with_changes(lpar=call.lpar, rpar=call.rpar))]
-        if array != self._code(arg.value):
-            return [(arg.value, cst.parse_expression(array))]
+            text = f"{moveaxis}({array}, 0, {self._text(axis)})"
+            return [(spelled, cst.parse_expression(text).with_changes(lpar=spelled.lpar, rpar=spelled.rpar))]
+        first = spelled.args[0].value
+        if array != self._code(first):
+            return [(first, cst.parse_expression(array))]
         return []

@@ -144,14 +144,19 @@ def test_declining_costs_nothing_outside_explain(project: Path) -> None:
 
     from jaxfix.analysis.context import ModuleContext
 
+    from jaxfix.facts.module import FileFacts
+
     context = ModuleContext(MetadataWrapper(cst.parse_module(STEP)))
     visitors = [codemod(context) for codemod in all_codemods()]
     context.wrapper.visit_batched(visitors)
     assert all(not v.decisions for v in visitors)
-    context.explaining = True
-    explaining = [codemod(context) for codemod in all_codemods()]
-    context.wrapper.visit_batched(explaining)
-    assert any(v.decisions for v in explaining)
+    # The loop rules that decline on STEP (JF101, JF102) decide on `ast`: their channel is FileFacts.decline.
+    quiet, explaining = FileFacts(STEP), FileFacts(STEP, explaining=True)
+    for codemod in all_codemods():
+        codemod.check(quiet)
+        codemod.check(explaining)
+    assert not quiet.decisions
+    assert explaining.decisions
 
 
 def test_explain_runs_the_rules_through_the_engines_loop(monkeypatch) -> None:

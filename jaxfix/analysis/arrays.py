@@ -14,7 +14,6 @@ moved there with JF401 after agreeing word for word on every tree); benchmarks/a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cached_property
 
 import libcst as cst
@@ -28,7 +27,6 @@ from libcst.metadata import (
 )
 
 from jaxfix.analysis.dataflow import ARRAY_METHODS, Parameter
-from jaxfix.analysis.recording import describe
 from jaxfix.analysis.summaries import array_output
 from jaxfix.analysis.syntax import AT_METHODS, at_base, is_number
 from jaxfix.analysis.traced import Kind
@@ -41,6 +39,7 @@ from jaxfix.facts.knowledge.jax import (  # the array methods and attributes: fa
     ARRAY_FRESH_METHODS as _FRESH_METHODS, ARRAY_VIEW_ATTRIBUTES as _VIEW_ATTRIBUTES, ARRAY_VIEW_METHODS as _VIEW_METHODS,
 )
 from jaxfix.facts.knowledge.tables import ARRAY_ANNOTATIONS, TRACED_ARRAY_ANNOTATIONS
+from jaxfix.facts.arrays import CalledArray, RecordedArray  # noqa: F401 (the evidence classes: one copy, read from here)
 from jaxfix.facts.model import ModuleModel
 
 _JNP = "jax.numpy."
@@ -64,42 +63,6 @@ _AUGMENTED_BINARY = {
     cst.MatrixMultiplyAssign: cst.MatrixMultiply,
     cst.PowerAssign: cst.Power,
 }
-
-
-@dataclass(frozen=True)
-class RecordedArray:
-    """A parameter that a recorded run saw holding one array in every call (ArrayAnalysis.recorded_argument)."""
-
-    function: str
-    name: str
-    rank: int  # recording.VARYING where the calls disagree
-    calls: int  # distinct signatures recorded
-
-    def evidence(self) -> str:
-        """What a message says of it: `evidence: a recorded run: `xs` was an array of rank 2 in every recorded call
-        (3 distinct signatures); not proven: check with `jaxfix apply --verify``."""
-        return (
-            f"evidence: a recorded run (`jaxfix record`): {describe(self.name, self.rank, self.calls)} of "
-            f"`{self.function}`; not proven for other callers: check with `jaxfix apply --verify`"
-        )
-
-
-@dataclass(frozen=True)
-class CalledArray:
-    """A parameter that every call in the project passes an array (ArrayAnalysis.called_argument)."""
-
-    function: str
-    name: str
-    sites: int  # the calls in the project that reach the function
-
-    def evidence(self) -> str:
-        """What a message says of it: `evidence: every call of `encode` in the project passes an array for `xs`
-        (2 call sites); not proven for callers outside it: check with `jaxfix apply --verify``."""
-        sites = "1 call site" if self.sites == 1 else f"{self.sites} call sites"
-        return (
-            f"evidence: every call of `{self.function}` in the project passes an array for `{self.name}` ({sites}); "
-            "not proven for callers outside it: check with `jaxfix apply --verify`"
-        )
 
 
 class ArrayAnalysis:

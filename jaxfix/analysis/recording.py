@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-VARYING = -1  # a parameter that held an array in every call, of ranks that differ between calls
+from jaxfix.facts.arrays import VARYING  # noqa: F401 (one copy, in facts/arrays.py, with `describe`; read from here)
 
 
 class Recorded(NamedTuple):
@@ -55,11 +55,3 @@ def _agreed(specs: list) -> int | None:
     if not ranks:
         return None
     return ranks.pop() if len(ranks) == 1 else VARYING
-
-
-def describe(name: str, rank: int, calls: int) -> str:
-    """`xs` was an array of rank 2 in every recorded call (3 distinct signatures): the recorder keeps each
-    distinct signature once, so `calls` counts those, not the calls."""
-    what = "an array" if rank == VARYING else f"an array of rank {rank}"
-    signatures = "1 signature" if calls == 1 else f"{calls} distinct signatures"
-    return f"`{name}` was {what} in every recorded call ({signatures})"

@@ -143,6 +143,20 @@ class FileFacts:
         return CarryAnalysis(self, self.shapes)
 
     @cached_property
+    def arrays(self):
+        """One array or not, and the evidence short of proof that a value is one (`facts.arrays.ArrayEvidence`)."""
+        from jaxfix.facts.arrays import ArrayEvidence
+
+        return ArrayEvidence(self)
+
+    @cached_property
+    def scans(self):
+        """What each `for` loop in traced code is as a lax.scan (`facts.scans.ScanFacts`: JF102's decision)."""
+        from jaxfix.facts.scans import ScanFacts
+
+        return ScanFacts(self)
+
+    @cached_property
     def donation(self):
         """Which arguments of each compiled step its calls let it donate (`facts.donation.DonationFacts`)."""
         from jaxfix.facts.donation import DonationFacts
