@@ -252,7 +252,7 @@ def _loop_flow(sides: Sides, loop: cst.CSTNode):
 
 
 def _appended_names(loop: cst.CSTNode) -> set[str]:
-    """The names whose `.append(...)` the body calls (what `surely_impure(..., appending=True)` lets through)."""
+    """The names whose `.append(...)` the body calls (the lists JF102 lets the body append to: `appendable`)."""
     found: set[str] = set()
 
     class Appends(cst.CSTVisitor):
@@ -263,11 +263,6 @@ def _appended_names(loop: cst.CSTNode) -> set[str]:
 
     loop.body.visit(Appends())
     return found
-
-
-def _carries_traced(sides: Sides, loop: cst.CSTNode) -> bool:
-    flow = _loop_flow(sides, loop)
-    return any(sides.context.carry.name_kind(loop, name) is Kind.TRACED for name in flow.carried)
 
 
 def _screen(fact: Callable, **options) -> Callable[[Sides, ast.AST], object]:
@@ -364,10 +359,6 @@ def _truth_tests(sides: Sides) -> list[ast.expr]:
 
 def _loops(sides: Sides) -> list[ast.AST]:
     return sides.loops
-
-
-def _for_loops(sides: Sides) -> list[ast.AST]:
-    return [loop for loop in sides.loops if isinstance(loop, ast.For)]
 
 
 def _int_expressions(sides: Sides) -> list[ast.expr]:
@@ -744,71 +735,6 @@ def _array_like_on_ast(sides: Sides, node: ast.expr) -> bool:
     return sides.purity.is_array_like(node)
 
 
-# ---- scans: analysis.scan_loops.ScanLoopAnalysis (LibCST) against facts/scans.py, for each `for` loop ----------
-_SCAN_OPTIONS = ((10, 100), (2, 5))  # (min-trip-count, report-trip-count): the defaults, and low ones
-
-
-def _scan_plan(plan, code, where) -> tuple:
-    """A scan plan, comparable across the trees: its iteration, carries, outputs, rows and assumptions."""
-    if plan is None:
-        return ()
-    iteration = plan.iteration
-    bounds = tuple(None if b is None else code(b) for b in (iteration.lower, iteration.upper, iteration.array))
-    outputs = tuple(
-        (o.name, where(o.creation), where(o.append), code(o.value), tuple(where(u) for u in o.uses),
-         None if o.reversal is None else where(o.reversal))
-        for o in plan.outputs
-    )  # fmt: skip
-    rows = tuple((name, tuple(where(s) for s in subscripts)) for name, subscripts in plan.rows)
-    return ((iteration.mode, iteration.reverse, iteration.kind, iteration.count, iteration.problem, bounds),
-            plan.carried, outputs, rows, plan.index_used, plan.restart, plan.assumed, plan.assumed_in,
-            plan.assumed_outputs)  # fmt: skip
-
-
-def _scan_on_libcst(sides: Sides, loop: cst.CSTNode) -> tuple:
-    context = sides.context
-    code = context.code_for
-
-    def where(node):
-        start = context.positions[node].start
-        return f"{start.line}:{start.column}"
-
-    found = []
-    for options in _SCAN_OPTIONS:
-        finding = context.scan_loops.finding(loop, options)
-        refusal = context.scan_loops.refusal(loop, options)
-        if finding is None:
-            found.append(("none", refusal))
-        else:
-            found.append((where(finding.node), finding.message, _scan_plan(finding.plan, code, where)))
-    return tuple(found)
-
-
-def _scan_on_ast(sides: Sides, loop: ast.AST) -> tuple:
-    from jaxfix.facts.scans import code as scan_code
-
-    facts = sides.file_facts
-
-    def where(node):
-        line, column = sides.bridge.point(node.lineno, node.col_offset)
-        return f"{line}:{column}"
-
-    found = []
-    for options in _SCAN_OPTIONS:
-        finding = facts.scans.finding(loop, options)
-        refusal = facts.scans.refusal(loop, options)
-        if finding is None:
-            found.append(("none", refusal))
-        else:
-            found.append((where(finding.node), finding.message, _scan_plan(finding.plan, partial(scan_code, facts), where)))
-    return tuple(found)
-
-
-def _plain_for_loops(sides: Sides) -> list[ast.AST]:
-    """Every (not async) `for` loop of the module."""
-    return sides.screen.nodes_of(ast.For)
-
-
 FAMILIES: list[Family] = [
     Family("traced", f"Screen.in_traced_code vs TracedAnalysis.in_traced_code, {_BODY}", "may", _functions,
            _on_body(lambda s, node: id(node) in s.in_traced_code), _in_traced_code, first_body_node),
@@ -822,15 +748,8 @@ FAMILIES: list[Family] = [
            _screen(screens.may_carry), _carries),
     Family("carry-sure", "surely_carries vs LoopFlow.carried, for each loop in a function", "must", _loops,
            _screen(screens.surely_carries), _carries),
-    Family("carry-traced", "may_carry_traced vs a carried name TRACED at its first mention (CarryAnalysis.name_kind)",
-           "may", _loops, _screen(screens.may_carry_traced), _carries_traced),
     Family("carry-undefined", "surely_undefined_carry vs LoopFlow.undefined (CarryAnalysis.blocker's first reason)",
            "must", _loops, _screen(screens.surely_undefined_carry), lambda s, loop: bool(_loop_flow(s, loop).undefined)),
-    Family("impure", "surely_impure vs Dataflow.impurity is not None, for each `for` in a function", "must", _for_loops,
-           _screen(screens.surely_impure), lambda s, loop: s.context.dataflow.impurity(loop) is not None),
-    Family("impure-appending", "surely_impure(appending=True) vs Dataflow.impurity(appendable=the lists appended to)",
-           "must", _for_loops, _screen(screens.surely_impure, appending=True),
-           lambda s, loop: s.context.dataflow.impurity(loop, appendable=_appended_names(loop)) is not None),
     Family("traced-exact", "facts.traced.Traced vs TracedAnalysis (LibCST nodes, through the bridge): traced, transforms, staged, compiled, parameter "
            "kinds, seeded kinds, traced call sites, for each function", "exact", _functions, _traced_on_ast,
            _traced_on_libcst),
@@ -879,9 +798,6 @@ FAMILIES: list[Family] = [
            "its parameters as arrays; block_impurity of each if arm and of a conditional expression): reason and "
            "node, for each loop, function, if and conditional expression", "exact", _purity_candidates,
            _impurity_on_ast, _impurity_on_libcst),
-    Family("scan-exact", "facts.scans.ScanFacts vs analysis.scan_loops.ScanLoopAnalysis: the finding's place, message "
-           "and plan, or the refusal, at two sets of trip-count options, for each `for` loop", "exact",
-           _plain_for_loops, _scan_on_ast, _scan_on_libcst),
     Family("array-like-exact", "facts.purity.Purity.is_array_like vs Dataflow.is_array_like (a name's through "
            "facts.predicates), for each expression read in the module", "exact", _all_expressions,
            _array_like_on_ast, lambda s, node: s.context.dataflow.is_array_like(node)),

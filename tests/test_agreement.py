@@ -52,7 +52,7 @@ def test_every_unsound_disagreement_is_known(pairs) -> None:
 
 def test_every_candidate_is_mapped_and_answered_on_both_sides(pairs) -> None:
     assert len(pairs) > 20_000  # every family asks something
-    assert {pair.family for pair in pairs} >= {"traced", "truth", "carry", "impure", "traced-exact", "kind-exact"}
+    assert {pair.family for pair in pairs} >= {"traced", "truth", "carry", "impurity-exact", "traced-exact", "kind-exact"}
     failing = [f"{pair} [{pair.verdict}]" for pair in pairs if pair.verdict in ("unmapped", "error")]
     assert failing == []
 

@@ -521,13 +521,12 @@ def test_a_carry_started_from_the_first_steps_shape_gives_the_loops_numbers_exac
 # ---- the facts, without the rule -------------------------------------------------------------------------------
 
 
-def test_the_scan_facts_of_a_loop_are_read_from_the_module_context() -> None:
-    """What a loop is as a scan is a fact of the module (`ModuleContext.scan_loops`), which any reader asks without
+def test_the_scan_facts_of_a_loop_are_read_from_the_file_facts() -> None:
+    """What a loop is as a scan is a fact of the module (`FileFacts.scans`, on `ast`), which any reader asks without
     the rule: what the loop walks and in which direction, what it carries and collects, and why a loop has none."""
-    import libcst as cst
-    from libcst.metadata import MetadataWrapper
+    import ast
 
-    from jaxfix.analysis import ModuleContext
+    from jaxfix.facts.module import FileFacts
 
     source = _source(
         """
@@ -543,16 +542,16 @@ def test_the_scan_facts_of_a_loop_are_read_from_the_module_context() -> None:
             return jnp.stack(advantages), w
         """
     )
-    context = ModuleContext(MetadataWrapper(cst.parse_module(source)))
-    (function,) = [node for node in context.module.body if isinstance(node, cst.FunctionDef)]
-    long, short = [node for node in function.body.body if isinstance(node, cst.For)]
+    facts = FileFacts(source)
+    (function,) = [node for node in facts.tree.body if isinstance(node, ast.FunctionDef)]
+    long, short = [node for node in function.body if isinstance(node, ast.For)]
     counts = (10, 100)
-    finding = context.scan_loops.finding(long, counts)
+    finding = facts.scans.finding(long, counts)
     plan = finding.plan
-    assert finding.node is long.iter and context.scan_loops.finding(long, counts) is finding
+    assert finding.node is long.iter and facts.scans.finding(long, counts) is finding
     assert (plan.iteration.mode, plan.iteration.reverse, plan.carried) == ("index", True, ("gae",))
     assert [output.name for output in plan.outputs] == ["advantages"] and plan.outputs[0].reversal is not None
     assert [array for array, _ in plan.rows] == ["rewards"] and not plan.index_used
-    assert context.scan_loops.refusal(long, counts) is None
-    assert context.scan_loops.finding(short, counts) is None
-    assert context.scan_loops.refusal(short, counts) == "a loop of 4 known steps: below min-trip-count (10)"
+    assert facts.scans.refusal(long, counts) is None
+    assert facts.scans.finding(short, counts) is None
+    assert facts.scans.refusal(short, counts) == "a loop of 4 known steps: below min-trip-count (10)"

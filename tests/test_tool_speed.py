@@ -75,19 +75,19 @@ def test_each_sample_goes_to_the_first_stage_its_stack_belongs_to():
     assert where_cpu_goes.stage_of([importing, ("/x/jaxfix/cli.py", "main")]) == where_cpu_goes.START_UP
     assert where_cpu_goes.stage_of([("/x/jaxfix/engine.py", "_bytecode_error"), engine]).startswith("rest of the check")
 
-# A loop that collects its steps: JF102 (loop-to-scan), still a LibCST visitor, has the module parsed by LibCST
-# even where no fix is wanted (JF101, a `check`-rule, finds LOOP_IN_JIT's loop on `ast` alone).
+# A loop over the rows of an array that maps each row independently: JF301 (batch-loop-to-vmap), still a LibCST
+# visitor, has the module parsed by LibCST even where no fix is wanted (JF101 and JF102, `check`-rules, decide on
+# `ast` alone).
 COLLECTING_LOOP_IN_JIT = """\
 import jax
 import jax.numpy as jnp
 
 
 @jax.jit
-def decay(x):
+def decay(xs: jax.Array):
     ys = []
-    for i in range(100):
-        x = x * 0.5 + jnp.sin(x)
-        ys.append(x)
+    for x in xs:
+        ys.append(jnp.sin(x))
     return jnp.stack(ys)
 """
 

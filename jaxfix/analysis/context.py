@@ -155,12 +155,6 @@ class ModuleContext:
         return RowWriteAnalysis(self)
 
     @cached_property
-    def scan_loops(self):
-        from jaxfix.analysis.scan_loops import ScanLoopAnalysis
-
-        return ScanLoopAnalysis(self)
-
-    @cached_property
     def fresh_names(self):
         """One supply of fresh names for every codemod of a pass, so that two fixes never pick the same one: the
         `check`-rules' (`FileFacts.fresh_names`) where the engine gave their facts."""

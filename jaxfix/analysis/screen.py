@@ -34,21 +34,16 @@ from jaxfix.analysis import ast_flow, predicates, shapes
 from jaxfix.facts import predicates as fact_predicates
 from jaxfix.analysis.ast_flow import target_names as ast_target_names  # screens' name for it
 from jaxfix.analysis.ast_syntax import ast_qualified_defs, dotted
-from jaxfix.analysis.dataflow import (
-    _ACCEPTS_SEQUENCES, _PURE_BUILTINS, _READING_METHODS, ARRAY_METHODS,
-)  # fmt: skip
+from jaxfix.analysis.dataflow import _ACCEPTS_SEQUENCES, ARRAY_METHODS
 from jaxfix.analysis.kinds import STATIC, TRACED
-from jaxfix.analysis.syntax import AT_METHODS
 from jaxfix.analysis.traced import ARRAY_NAMESPACES, LAX_BODIES, STATIC_CALLS, TRANSFORMS
 from jaxfix.facts.binder import Binder
 from jaxfix.facts.knowledge import jaxtyping
-from jaxfix.facts.literals import int_constant
 from jaxfix.facts.positions import Positions
 from jaxfix.facts.imports import module_imports
 from jaxfix.facts.traced import Kind, Traced
-from jaxfix.facts.knowledge.jax import PURE_CALLS, PURE_PREFIXES
 from jaxfix.facts.knowledge.tables import (
-    ARRAY_ANNOTATIONS, BARE_ARRAY_ANNOTATION_NAMES, CALL_SUMMARIES, TRACED_ARRAY_ANNOTATIONS,
+    ARRAY_ANNOTATIONS, BARE_ARRAY_ANNOTATION_NAMES, TRACED_ARRAY_ANNOTATIONS,
 )
 
 _ID, _ATTR = attrgetter("id"), attrgetter("attr")
@@ -150,22 +145,6 @@ class Screen:
                 for node in by_node if by_node[node] in self.project.traced
             }
         return self._project_params.get(id(function), set())
-
-    @cached_property
-    def evidence_params(self) -> frozenset[str]:
-        """The names of every parameter of the defs a recorded run has facts for (project.py's `recorded`), and of
-        the parameters every call in the project passes an array (`called_with`): an over-approximation of the
-        parameters ArrayAnalysis.argument_evidence may count as arrays."""
-        recorded = self.project.recorded if self.project else None
-        called = self.project.called_with if self.project else None
-        if not recorded and not called:
-            return frozenset()
-        names = {p for params in (called or {}).values() for p in params}
-        for qualname, node in self.qualified_defs.items():
-            if recorded and qualname in recorded:
-                arguments = node.args
-                names.update(a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs])
-        return frozenset(names)
 
     @cached_property
     def positions(self) -> Positions:
@@ -970,23 +949,6 @@ def may_carry(screen: Screen, loop: ast.For | ast.While) -> bool:
     return _carry_candidates(screen, loop) != frozenset()
 
 
-def may_carry_traced(screen: Screen, loop: ast.For | ast.While) -> bool:
-    """Over-approximates a name of `LoopFlow.carried` being TRACED where the body first mentions it
-    (`CarryAnalysis.name_kind`, which JF101 and JF102 ask of a loop whose count is not traced: all static, it is a
-    computation at trace time): one of `may_carry`'s names whose kind may be TRACED in the loop's function or in a
-    function nested in the body (where that first mention may stand, whatever node it is: TracedAnalysis.kind of a
-    name is its lookup from the mention's function)."""
-    candidates = _carry_candidates(screen, loop)
-    if candidates is None:
-        return True
-    if not candidates:
-        return False
-    fact = screen.traced_fact
-    functions = [screen.function_of.get(id(loop))]
-    functions += [node for statement in loop.body for node in ast.walk(statement) if type(node) in _FUNCTION_TYPES]
-    return any(fact.name_kind(name, function) is Kind.TRACED for name in candidates for function in functions)
-
-
 def _carry_candidates(screen: Screen, loop: ast.For | ast.While) -> frozenset[str] | None:
     """`may_carry`'s names; None at module level (nothing here to decide it: not traced code anyway)."""
     function = screen.function_of.get(id(loop))
@@ -1026,107 +988,6 @@ def _loop_liveness(screen: Screen, function: ast.AST) -> dict[int, frozenset[str
     if found is None:
         found = cache[id(function)] = ast_flow.loop_liveness(function)
     return found
-
-
-# Statements that make `Dataflow.impurity` reject a loop body wherever they stand in it.
-_IMPURE_STATEMENTS = (
-    ast.With, ast.AsyncWith, ast.Try, ast.Raise, ast.Delete, ast.Import, ast.ImportFrom, ast.ClassDef, ast.FunctionDef,
-    ast.AsyncFunctionDef, ast.Global, ast.Nonlocal, ast.Yield, ast.YieldFrom, ast.Await, ast.Return, ast.AsyncFor,
-    *((ast.Match,) if hasattr(ast, "Match") else ()), *((ast.TryStar,) if hasattr(ast, "TryStar") else ()),
-)  # fmt: skip
-
-
-_SUMMARISED_METHODS = frozenset(name.rsplit(".", 1)[1] for name in CALL_SUMMARIES)
-
-
-def surely_impure(screen: Screen, loop: ast.For, appending: bool = False) -> bool:
-    """Under-approximates `Dataflow.impurity(loop)` being found (the body cannot become a traced function): a
-    statement it always rejects, a store into an object the body did not bind, or a call `call_blocker` always
-    rejects. A loop that JF101 can rewrite is never surely impure; one that is, with a trip count known only at
-    trace time, is not reported either (a model's layers: `for i in range(self.num_layers): x = self.block(x)`).
-    `appending`: `impurity(loop, appendable=...)` (JF102), which lets `name.append(...)` through."""
-    function = screen.function_of.get(id(loop))
-    if function is None:
-        return False
-    bound = {node.id for statement in loop.body for node in ast.walk(statement)
-             if isinstance(node, ast.Name) and type(node.ctx) is not ast.Load}  # fmt: skip
-    params = {a.arg for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs)} - bound
-    for statement in loop.body:
-        for node in ast.walk(statement):
-            if isinstance(node, _IMPURE_STATEMENTS):
-                return True
-            if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                if any(_stores_outside(target, bound) for target in targets):
-                    return True
-            if isinstance(node, ast.Call) and _surely_impure_call(screen, node.func, params):
-                if appending and appends_to_name(node):
-                    continue
-                return True
-    return False
-
-
-def appends_to_name(call: ast.Call) -> bool:
-    """`name.append(...)`."""
-    func = call.func
-    return type(func) is ast.Attribute and func.attr == "append" and type(func.value) is ast.Name
-
-
-def _stores_outside(target: ast.expr, bound: set[str]) -> bool:
-    """Whether an assignment target stores into an attribute or item of an object the loop body does not bind."""
-    if isinstance(target, (ast.Tuple, ast.List)):
-        return any(_stores_outside(element, bound) for element in target.elts)
-    if isinstance(target, ast.Starred):
-        return _stores_outside(target.value, bound)
-    if isinstance(target, (ast.Attribute, ast.Subscript)):
-        base = target
-        while isinstance(base, (ast.Attribute, ast.Subscript)):
-            base = base.value
-        return not (isinstance(base, ast.Name) and base.id in bound)
-    return False
-
-
-def _surely_impure_call(screen: Screen, func: ast.expr, params: set[str]) -> bool:
-    """Whether `Dataflow.call_blocker` rejects every call of `func`, whatever the names in it resolve to.
-    `params`: the enclosing function's parameters that the loop body does not rebind (`self`), whose attributes
-    no import can make a known-pure function."""
-    if isinstance(func, ast.Subscript):
-        return True  # `self.layers[i](x)`: no callee call_blocker knows
-    if isinstance(func, ast.Call):  # `nn.Dense(8)(x)`: only a transformation's or partial's result is looked into
-        inner = dotted(func.func)
-        return inner is not None and inner[-1][:1].isupper()
-    parts = dotted(func)
-    if parts is None:
-        return False
-    if len(parts) == 1 and not screen._may_be_imported(func):
-        # `block(x)`, `ResidualBlock(...)`: call_blocker lets a plain name through only as a pure builtin or a
-        # same-module def or lambda (a relative import resolves to no pure name either)
-        return parts[0] not in _PURE_BUILTINS and parts[0] not in _function_names(screen)
-    if screen._may_be_imported(func):
-        if not single_import(screen, parts[0]):
-            return False
-        return all(
-            not (q.startswith(PURE_PREFIXES) or q in PURE_CALLS or q in TRANSFORMS or q in CALL_SUMMARIES
-                 or q == "functools.partial")
-            for q in screen.qualified_names(parts)
-        )  # fmt: skip
-    method = parts[-1]
-    if len(parts) < 2 or method in ARRAY_METHODS or method in _READING_METHODS or method in AT_METHODS:
-        return False
-    if method in _SUMMARISED_METHODS:
-        return False  # `tx.update(g, s)`, `state.apply_gradients(...)`: a library call its summary makes pure
-    return parts[0] in params and parts[0] not in screen.imports  # `self.block(x)`: a method of an object from outside
-
-
-@once_per_screen
-def _function_names(screen: Screen) -> frozenset[str]:
-    """The names a `def` (in any scope) or an assignment of a lambda binds: the only plain names that
-    `Dataflow.call_blocker` looks into as same-module functions (`_local_definitions`)."""
-    names = {node.name for node in screen.nodes_of(ast.FunctionDef, ast.AsyncFunctionDef)}
-    for node in screen.nodes_of(ast.Assign):
-        if type(node.value) is ast.Lambda:
-            names.update(name for target in node.targets for name in ast_target_names(target))
-    return frozenset(names)
 
 
 # ---- JF101, JF301: carried names and index uses that surely stop a lax loop or a batch ---------------------------
@@ -1371,71 +1232,11 @@ def _is_traced(screen: Screen, function: ast.AST | None) -> bool:
     return function is not None and id(function) in screen._traced.functions and screen.traced_fact.is_traced(function)
 
 
-def may_be_compiled(screen: Screen, function: ast.AST | None) -> bool:
-    """`TracedAnalysis.compiled(function)`, asked of the exact fact."""
-    return _is_traced(screen, function) and screen.traced_fact.compiled(function)
-
-
 def may_kind(screen: Screen, expr: ast.expr) -> tuple[bool, bool]:
     """`(t, s)`: whether TracedAnalysis's kind of `expr`, where it stands, is TRACED, and whether it is STATIC
     (neither: UNKNOWN), asked of the exact fact (`Screen.traced_fact`)."""
     kind = screen.traced_fact.kind(expr)
     return kind is Kind.TRACED, kind is Kind.STATIC
-
-
-def range_may_report(screen: Screen, loop: ast.For, call: ast.Call, report_trip_count: int, blocked: bool = False) -> bool:
-    """Over-approximates whether JF101 or JF102 may report a loop over `call` (`range(...)`): `range_trip` needs
-    plain positional bounds, none of kind UNKNOWN; then a finding needs a TRACED bound, or a function that may be
-    compiled, or a literal count of at least `report_trip_count` steps (the loop that cannot be rewritten).
-    `blocked`: the loop surely cannot be rewritten (`surely_impure`), so a static count must be that long."""
-    args = call.args
-    if call.keywords or any(isinstance(a, ast.Starred) for a in args) or not 1 <= len(args) <= 3:
-        return False
-    t, s = False, True
-    for value in args[:2]:
-        vt, vs = may_kind(screen, value)
-        t, s = t or vt, s and vs
-    if t:
-        return True
-    if not s:
-        return False
-    if not blocked and may_be_compiled(screen, screen.function_of.get(id(loop))):
-        return True
-    return _may_count_at_least(screen, args, report_trip_count)
-
-
-def _may_count_at_least(screen: Screen, args: list[ast.expr], threshold: int) -> bool:
-    """Whether ShapeAnalysis.constant may give `range(*args)` a count of at least `threshold`: integer literals
-    counted here, or names a module-level assignment binds (whose values are not followed)."""
-    values = [int_constant(None, a) for a in args]  # ShapeAnalysis.constant on literals alone
-    if all(v is not None for v in values):
-        step = values[2] if len(values) == 3 else 1
-        if not step:
-            return False
-        start, stop = (0, values[0]) if len(values) == 1 else values[:2]
-        return len(range(start, stop, step)) >= threshold
-    constants = _module_assigned(screen)
-    return all(_may_be_constant(a, constants) for a in args)
-
-
-def _may_be_constant(expr: ast.expr, constants: frozenset[str]) -> bool:
-    if isinstance(expr, ast.Constant):
-        return type(expr.value) is int
-    if isinstance(expr, ast.UnaryOp):
-        return isinstance(expr.op, (ast.USub, ast.UAdd)) and _may_be_constant(expr.operand, constants)
-    if isinstance(expr, ast.BinOp):
-        return _may_be_constant(expr.left, constants) and _may_be_constant(expr.right, constants)
-    return isinstance(expr, ast.Name) and expr.id in constants
-
-
-@once_per_screen
-def _module_assigned(screen: Screen) -> frozenset[str]:
-    """The names a module-level `name = value` binds."""
-    return frozenset(
-        target.id
-        for statement, scope in screen.statements if scope is screen.tree and isinstance(statement, ast.Assign)
-        for target in statement.targets if isinstance(target, ast.Name)
-    )
 
 
 # ---- which parameters TracedAnalysis may give the kind TRACED ---------------------------------------------------
@@ -1444,12 +1245,6 @@ def _module_assigned(screen: Screen) -> frozenset[str]:
 def may_be_traced_param(screen: Screen, function: ast.AST, name: str) -> bool:
     """`TracedAnalysis.param_kind(function, name) is Kind.TRACED`, asked of the exact fact."""
     return _is_traced(screen, function) and screen.traced_fact.param_kind(function, name) is Kind.TRACED
-
-
-def single_import(screen: Screen, name: str) -> bool:
-    """Whether every use of `name` is of one absolute import (so that `names.qualified` surely gives the import's
-    name): the binder's `sole_import`."""
-    return screen.binder.sole_import(name) is not None
 
 
 # ---- strict tracers: functions nothing traces, and what `op=` makes a tracer ---------------------------------------
