@@ -721,7 +721,10 @@ class _ScanAnalysis:
             if type(parent) in (ast.Call, ast.Subscript, ast.BinOp, ast.Compare, ast.UnaryOp):
                 return parent
             if isinstance(parent, ast.stmt):
-                return current if isinstance(parent, _COMPOUND) else parent
+                if isinstance(parent, _COMPOUND):
+                    # a `with` item or a def's defaults, which `ast` gives no place: the use itself
+                    return current if hasattr(current, "lineno") else node
+                return parent
             current = parent
 
     # ---- every condition -----------------------------------------------------------------------------------
