@@ -15,8 +15,10 @@ from dataclasses import dataclass
 
 from jaxfix.facts.flow import Parameter
 from jaxfix.facts.knowledge.jax import ARRAY_METHODS, AT_METHODS
+from jaxfix.facts.literals import is_number
 from jaxfix.facts.summaries import by_method_name
 from jaxfix.facts.traced import Kind
+from jaxfix.facts.values import _at_base  # `x` of `x.at[i]`: one copy
 
 # What a value may hold (`ArrayEvidence.value_kinds`): one JAX array, a Python number, or anything else.
 ARRAY_VALUE, NUMBER, OTHER = "array", "number", "other"
@@ -69,22 +71,6 @@ class CalledArray:
             f"evidence: every call of `{self.function}` in the project passes an array for `{self.name}` ({sites}); "
             "not proven for callers outside it: check with `jaxfix apply --verify`"
         )
-
-
-def is_number(expr: ast.AST) -> bool:
-    """A Python number literal (`3`, `-0.5`, `True`)."""
-    if type(expr) is ast.Constant:
-        return type(expr.value) in (int, float, bool)
-    if type(expr) is ast.UnaryOp and type(expr.op) in (ast.USub, ast.UAdd):
-        return type(expr.operand) is ast.Constant and type(expr.operand.value) in (int, float)
-    return False
-
-
-def _at_base(expr: ast.AST) -> ast.AST | None:
-    """`x` for the receiver `x.at[i]` of a functional update; None for anything else."""
-    if type(expr) is ast.Subscript and type(expr.value) is ast.Attribute and expr.value.attr == "at":
-        return expr.value.value
-    return None
 
 
 class ArrayEvidence:

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from jaxfix.diagnostics import spelled_with_import
 from jaxfix.facts.arrays import ARRAY_VALUE, OTHER
 from jaxfix.facts.carry import Slot, number_start, snippet
-from jaxfix.facts.flow import children
 from jaxfix.facts.knowledge.jax import ARRAY_CONVERSIONS, LIKE
 from jaxfix.facts.loops import LoopFlow
+from jaxfix.facts.purity import _preorder as preorder  # every node in source order: one copy
 from jaxfix.facts.shapes import Category
 from jaxfix.facts.spelling import in_order, value_of
 from jaxfix.facts.traced import NOT_COMPILED, Kind
@@ -112,15 +112,6 @@ class ScanFacts:
             analysis = _ScanAnalysis(self.facts, loop, *trip_counts)
             self._known[key] = (analysis.run(), analysis.why)
         return self._known[key]
-
-
-def preorder(node: ast.AST):
-    """Every node under `node` in source order."""
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(reversed(children(current)))
 
 
 def code(facts, node: ast.AST) -> str:
