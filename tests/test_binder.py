@@ -279,7 +279,7 @@ def test_name_twins_pair_as_positions_do():
 
 
 def test_sole_import_and_other_bindings():
-    """What the screens' name facts read (`single_import`, `other_bindings`, `_surely_qualified`)."""
+    """What the screens' name facts read (`sole_import`, `other_bindings`, `_surely_qualified`)."""
     source = (
         "import jax.numpy as jnp\n"
         "import jax.random\n"

@@ -1033,7 +1033,7 @@ def test_loop_rules_need_a_carried_name_and_rows_that_may_be_an_array() -> None:
     assert passes(text, fori) and not passes(text, scan)
     assert passes(text.replace("    for i", "    ys = []\n    for i").replace("    return", "        ys.append(x)\n    return"), scan)
     # a parameter used as an array (`groups.shape`) may hold one (with a carry that may be traced: `n += 1` alone is a
-    # static computation, `may_carry_traced`)
+    # static computation, `CarryAnalysis.name_kind`)
     assert not passes(_BRANCH + texts[2].replace("x * n", "x * n + groups.shape[0]"), scan)
     assert passes(_BRANCH + texts[2].replace("x * n", "x * n + groups.shape[0]").replace("n += 1", "n += group"), scan)
 
