@@ -15,7 +15,7 @@ from functools import cached_property
 from typing import Any, Callable, Iterator
 
 from jaxfix.diagnostics import Decision, Position
-from jaxfix.facts.binder import IMPORT, Binder
+from jaxfix.facts.binder import Binder
 from jaxfix.facts.spelling import in_order, names_in, spelled_names, value_of  # noqa: F401 (read from here by the rules)
 from jaxfix.facts.flow import Lines, Reaching
 from jaxfix.facts.keys import KeyFacts
@@ -215,14 +215,10 @@ class FileFacts:
         inner = {id(node.value) for node in binder.nodes_of(ast.Attribute)}
         found = []
         for node in binder.nodes_of(ast.Name, ast.Attribute):
-            if id(node) in inner or not _dotted(node):
-                continue
-            names = binder.names(node)
-            if len(names) != 1:
-                continue
-            (name,) = names
-            if name.source == IMPORT:
-                found.append((node, name.name))
+            if id(node) not in inner:
+                name = binder.imported(node)  # a name no import binds is asked nothing more
+                if name is not None:
+                    found.append((node, name))
         return found
 
     @staticmethod
