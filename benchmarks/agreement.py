@@ -24,7 +24,8 @@ before those left it with JF401 (values-integer-exact: 26,683 expressions of the
 tests/planted and 716,095 of the 10 real trees, no difference; values-rebind-exact: the 27 item assignments to an
 array there, no difference, none in the real trees), and facts/branches.py's BranchFacts against BranchAnalysis
 before that was deleted with JF201, JF202 and JF204's move (branches-exact: every `if` and conditional expression,
-no difference; benchmarks/agreement/real-code.md).
+no difference; benchmarks/agreement/real-code.md), and facts/row_writes.py's RowWrites against RowWriteAnalysis
+before that was deleted with JF104's move (rows-exact: every call spelled fori_loop, no difference).
 
 Without PATH: examples/, corpus/ and tests/planted/. Each PATH is checked as its own project (its files' facts
 from the project index, as `jaxfix check PATH` gives them). Prints a table per family and every unsound or
@@ -744,69 +745,6 @@ def _array_like_on_ast(sides: Sides, node: ast.expr) -> bool:
     return sides.purity.is_array_like(node)
 
 
-def _fori_calls(sides: Sides) -> list[ast.Call]:
-    """Every call spelled `...fori_loop(...)` (JF104's candidates; which of them is `jax.lax.fori_loop` is asked)."""
-    return [
-        node for node in sides.screen.nodes_of(ast.Call)
-        if (isinstance(node.func, ast.Attribute) and node.func.attr == "fori_loop")
-        or (isinstance(node.func, ast.Name) and node.func.id == "fori_loop")
-    ]  # fmt: skip
-
-
-def _rows_answers(rows, loop, plan_of, line_of, removable, later) -> tuple:
-    if loop is None:
-        return (None,)
-    body = getattr(loop.body, "name", "lambda")
-    body = body if isinstance(body, str) else body.value
-    found = [(body, loop.index, loop.carry), rows.traced_count(loop), rows.updates_existing_rows(loop)]
-    if body == "lambda":
-        return tuple(found)
-    plan = plan_of(loop)
-    if plan is None or isinstance(plan, str):
-        return (*found, plan)
-    outputs = tuple(
-        (o.position, o.name, o.write, o.cast, line_of(o.fresh.binding), removable(plan, o), tuple(sorted(later(plan, o))))
-        for o in plan.outputs
-    )
-    return (*found, tuple(plan.names), plan.unpack, plan.tuple_carry, len(plan.statements), outputs,
-            tuple(plan.scanned), plan.uses_index, line_of(plan.line), line_of(plan.init_line))  # fmt: skip
-
-
-def _rows_on_ast(sides: Sides, call: ast.Call) -> tuple:
-    rows = sides.file_facts.row_writes
-    return _rows_answers(
-        rows, rows.loop(call), rows.plan, lambda node: None if node is None else node.lineno,
-        lambda plan, output: output.removable, lambda plan, output: output.later if output.write is not None else (),
-    )
-
-
-def _rows_on_libcst(sides: Sides, call: cst.CSTNode) -> tuple:
-    from jaxfix.analysis.row_writes import assigned, single_assign
-
-    rows = sides.context.row_writes
-
-    def line_of(node):
-        return None if node is None else sides.context.positions[node].start.line
-
-    def removable(plan, output) -> bool:
-        binding = output.fresh.binding
-        assign = single_assign(binding) if binding is not None else None
-        if assign is None or len(binding.body) != 1:
-            return False
-        init = plan.init[output.position]
-        if not isinstance(init, cst.Name):
-            return False
-        reader = plan.init_line if plan.init_line is not None else plan.line
-        return rows.only_read_by(assign.targets[0].target.value, assign.value, reader, [init])
-
-    def later(plan, output):
-        if output.write is None:
-            return ()
-        return set().union(*(assigned(s) for s in plan.statements[output.write + 1 :]))
-
-    return _rows_answers(rows, rows.loop(call), rows.plan, line_of, removable, later)
-
-
 FAMILIES: list[Family] = [
     Family("traced", f"Screen.in_traced_code vs TracedAnalysis.in_traced_code, {_BODY}", "may", _functions,
            _on_body(lambda s, node: id(node) in s.in_traced_code), _in_traced_code, first_body_node),
@@ -880,10 +818,6 @@ FAMILIES: list[Family] = [
     Family("array-like-exact", "facts.purity.Purity.is_array_like vs Dataflow.is_array_like (a name's through "
            "facts.predicates), for each expression read in the module", "exact", _all_expressions,
            _array_like_on_ast, lambda s, node: s.context.dataflow.is_array_like(node)),
-    Family("rows-exact", "facts.row_writes.RowWrites vs analysis.row_writes.RowWriteAnalysis: the loop, traced count, "
-           "updates of existing rows, and the scan plan (or what stops it) with its outputs, casts, removable "
-           "initial lines, scanned arrays and lines, for each call spelled fori_loop", "exact", _fori_calls,
-           _rows_on_ast, _rows_on_libcst),
 ]  # fmt: skip
 BY_NAME = {family.name: family for family in FAMILIES}
 
