@@ -813,31 +813,9 @@ def _writes_rows(body: ast.AST, index: str, carry: str) -> bool:
 
 
 def _cst_names(node: ast.AST) -> Iterator[tuple[ast.AST, str]]:
-    """Where LibCST holds a `Name` in `node`, with its spelling: names, attributes' names, keywords', parameters',
-    defs' and classes' names, `global`/`nonlocal` names, import aliases."""
+    """Where LibCST holds a `Name` in `node`, with its spelling (`_own_names` of each node under it)."""
     for found in ast.walk(node):
-        kind = type(found)
-        if kind is ast.Name:
-            yield found, found.id
-        elif kind is ast.Attribute:
-            yield found, found.attr
-        elif kind is ast.keyword:
-            if found.arg is not None:
-                yield found, found.arg
-        elif kind is ast.arg:
-            yield found, found.arg
-        elif kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
-            yield found, found.name
-        elif kind in (ast.Global, ast.Nonlocal):
-            for name in found.names:
-                yield found, name
-        elif kind is ast.alias:
-            for part in found.name.split("."):
-                yield found, part
-            if found.asname:
-                yield found, found.asname
-        elif kind is ast.ExceptHandler and found.name:
-            yield found, found.name
+        yield from _own_names(found)
 
 
 def _cst_walk_names(node: ast.AST, name: str) -> list[ast.AST]:
@@ -846,6 +824,8 @@ def _cst_walk_names(node: ast.AST, name: str) -> list[ast.AST]:
 
 
 def _own_names(node: ast.AST) -> list[tuple[ast.AST, str]]:
+    """The `Name`s LibCST holds for `node` itself: a name's, an attribute's, a keyword's, a parameter's, a def's or
+    class's name, `global`/`nonlocal` names, an import alias's dotted parts and its alias, an `except ... as` name."""
     kind = type(node)
     if kind is ast.Name:
         return [(node, node.id)]
