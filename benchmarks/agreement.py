@@ -24,7 +24,8 @@ before those left it with JF401 (values-integer-exact: 26,683 expressions of the
 tests/planted and 716,095 of the 10 real trees, no difference; values-rebind-exact: the 27 item assignments to an
 array there, no difference, none in the real trees), and facts/branches.py's BranchFacts against BranchAnalysis
 before that was deleted with JF201, JF202 and JF204's move (branches-exact: every `if` and conditional expression,
-no difference; benchmarks/agreement/real-code.md).
+no difference; benchmarks/agreement/real-code.md), and facts/row_writes.py's RowWrites against RowWriteAnalysis
+before that was deleted with JF104's move (rows-exact: every call spelled fori_loop, no difference).
 
 Without PATH: examples/, corpus/ and tests/planted/. Each PATH is checked as its own project (its files' facts
 from the project index, as `jaxfix check PATH` gives them). Prints a table per family and every unsound or

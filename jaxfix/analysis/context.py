@@ -149,12 +149,6 @@ class ModuleContext:
         return BatchAnalysis(self)
 
     @cached_property
-    def row_writes(self):
-        from jaxfix.analysis.row_writes import RowWriteAnalysis
-
-        return RowWriteAnalysis(self)
-
-    @cached_property
     def scan_loops(self):
         from jaxfix.analysis.scan_loops import ScanLoopAnalysis
 

@@ -177,6 +177,14 @@ class FileFacts:
         return BranchFacts(self, self.shapes)
 
     @cached_property
+    def row_writes(self):
+        """The `lax.fori_loop` calls whose bodies write rows of their carry, and their scan plans
+        (`facts.row_writes.RowWrites`)."""
+        from jaxfix.facts.row_writes import RowWrites
+
+        return RowWrites(self)
+
+    @cached_property
     def _flows(self) -> dict:
         return {}
 
