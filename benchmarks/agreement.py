@@ -740,6 +740,30 @@ def _impurity_on_ast(sides: Sides, node: ast.AST) -> str:
     return show(purity.block_impurity(parts, outside=()))
 
 
+def _in_tests(sides: Sides) -> list[ast.expr]:
+    """Every expression read in the test of an `if` or a `while` (where a rule asks a test's kind at its line)."""
+    return [node for node in sides.expressions if _test_statement(sides, node) is not None]
+
+
+def _test_statement(sides: Sides, node: ast.AST) -> ast.stmt | None:
+    parents = sides.screen.binder.parents
+    child, current = node, parents.get(node)
+    while current is not None and not isinstance(current, ast.stmt):
+        child, current = current, parents.get(current)
+    return current if isinstance(current, (ast.If, ast.While)) and current.test is child else None
+
+
+def _kind_at_on_ast(sides: Sides, node: ast.expr) -> str:
+    return sides.carry.kind_at(_test_statement(sides, node), node).name
+
+
+def _kind_at_on_libcst(sides: Sides, node: cst.CSTNode) -> str:
+    statement = sides.context.parents.get(node)
+    while not isinstance(statement, (cst.If, cst.While)):
+        statement = sides.context.parents.get(statement)
+    return sides.context.dataflow.kind_at(statement, node).name
+
+
 def _array_like_on_ast(sides: Sides, node: ast.expr) -> bool:
     return sides.purity.is_array_like(node)
 
@@ -814,6 +838,9 @@ FAMILIES: list[Family] = [
            "its parameters as arrays; block_impurity of each if arm and of a conditional expression): reason and "
            "node, for each loop, function, if and conditional expression", "exact", _purity_candidates,
            _impurity_on_ast, _impurity_on_libcst),
+    Family("kind-at-exact", "facts.carry.CarryAnalysis.kind_at vs Dataflow.kind_at (the kind where the statement "
+           "starts, each local name joined over the bindings that reach it), for each expression in an if/while test",
+           "exact", _in_tests, _kind_at_on_ast, _kind_at_on_libcst),
     Family("array-like-exact", "facts.purity.Purity.is_array_like vs Dataflow.is_array_like (a name's through "
            "facts.predicates), for each expression read in the module", "exact", _all_expressions,
            _array_like_on_ast, lambda s, node: s.context.dataflow.is_array_like(node)),
