@@ -187,7 +187,12 @@ class CarryAnalysis:
         restartable: set[str] | None = None,
     ) -> str | None:
         """Why the carried values of `loop` cannot be a lax loop's carry, or None when they can (LibCST's
-        `CarryAnalysis.blocker`, which documents `construct`, `bound`, `static_ints` and `restartable`)."""
+        `CarryAnalysis.blocker`, which documents `construct`, `bound` and `restartable`).
+
+        `static_ints` lets through carried Python ints that stay Python ints in the loop (a counter `i = 0`,
+        `i += 1`), which the lax loop turns into traced int32 values: a `while` on a traced test has no other
+        way to run. The caller must then prove that nothing needs them as Python ints (`Purity.concrete_use`
+        on `static_numbers(...)`)."""
         bound = bound or {}
         facts, traced, values = self._facts, self._facts.traced, self._values
         function_flow = facts.flow(facts.enclosing_function(loop))
