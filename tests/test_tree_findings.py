@@ -163,10 +163,14 @@ def test_a_module_the_ast_answers_for_is_not_parsed_with_libcst(monkeypatch) -> 
 
 
 def test_another_codemod_that_may_match_sends_the_module_to_libcst() -> None:
-    text = _KEY + "k = jax.random.PRNGKey(0)\n\n@jax.jit\ndef f(x):\n    while x > 1:\n        x = x / 2\n    return x\n"
+    text = _KEY + (
+        "import jax.numpy as jnp\nfrom jax import lax\n\nk = jax.random.PRNGKey(0)\n\ndef f(buffer, h):\n"
+        "    def body(i, carry):\n        h, buffer = carry\n        h = jnp.tanh(h)\n        buffer = buffer.at[i].set(h)\n"
+        "        return h, buffer\n    h, buffer = lax.fori_loop(0, buffer.shape[0], body, (h, buffer))\n    return buffer\n"
+    )
     diagnostics, _, wrapper = engine.analyse(text, registry.all_codemods())
-    assert wrapper is not None  # JF103 (while-to-while-loop) still runs as a LibCST visitor
-    assert {d.code for d in diagnostics} == {"JF902", "JF103"}
+    assert wrapper is not None  # JF104 (fori-at-set-to-scan) still runs as a LibCST visitor
+    assert {d.code for d in diagnostics} == {"JF902", "JF104"}
 
 
 def test_suppressed_hints_stay_suppressed() -> None:
