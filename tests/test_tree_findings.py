@@ -164,13 +164,12 @@ def test_a_module_the_ast_answers_for_is_not_parsed_with_libcst(monkeypatch) -> 
 
 def test_another_codemod_that_may_match_sends_the_module_to_libcst() -> None:
     text = _KEY + (
-        "import jax.numpy as jnp\nfrom jax import lax\n\nk = jax.random.PRNGKey(0)\n\ndef f(buffer, h):\n"
-        "    def body(i, carry):\n        h, buffer = carry\n        h = jnp.tanh(h)\n        buffer = buffer.at[i].set(h)\n"
-        "        return h, buffer\n    h, buffer = lax.fori_loop(0, buffer.shape[0], body, (h, buffer))\n    return buffer\n"
+        "import jax.numpy as jnp\n\nk = jax.random.PRNGKey(0)\n\ndef f(w, xs: jax.Array):\n"
+        "    return jnp.stack([jnp.dot(w, x) for x in xs])\n"
     )
     diagnostics, _, wrapper = engine.analyse(text, registry.all_codemods())
-    assert wrapper is not None  # JF104 (fori-at-set-to-scan) still runs as a LibCST visitor
-    assert {d.code for d in diagnostics} == {"JF902", "JF104"}
+    assert wrapper is not None  # JF301 (batch-loop-to-vmap) still runs as a LibCST visitor
+    assert {d.code for d in diagnostics} == {"JF902", "JF301"}
 
 
 def test_suppressed_hints_stay_suppressed() -> None:
