@@ -24,7 +24,8 @@ before those left it with JF401 (values-integer-exact: 26,683 expressions of the
 tests/planted and 716,095 of the 10 real trees, no difference; values-rebind-exact: the 27 item assignments to an
 array there, no difference, none in the real trees), and facts/branches.py's BranchFacts against BranchAnalysis
 before that was deleted with JF201, JF202 and JF204's move (branches-exact: every `if` and conditional expression,
-no difference; benchmarks/agreement/real-code.md).
+no difference; benchmarks/agreement/real-code.md), and facts/row_writes.py's RowWrites against RowWriteAnalysis
+before that was deleted with JF104's move (rows-exact: every call spelled fori_loop, no difference).
 
 Without PATH: examples/, corpus/ and tests/planted/. Each PATH is checked as its own project (its files' facts
 from the project index, as `jaxfix check PATH` gives them). Prints a table per family and every unsound or
@@ -541,9 +542,7 @@ def _carry_answers(carry, loop, flow) -> tuple:
     restarted: set[str] = set()
     return (
         ("blocker", carry.blocker(loop, flow, construct="lax.fori_loop")),
-        ("static_ints", carry.blocker(loop, flow, construct="lax.while_loop", static_ints=True)),
         ("restartable", carry.blocker(loop, flow, construct="lax.scan", restartable=restarted), tuple(sorted(restarted))),
-        ("static_numbers", tuple(carry.static_numbers(loop, flow))),
         ("name_kind", tuple((n, carry.name_kind(loop, n).name) for n in flow.carried)),
     )
 
@@ -641,9 +640,6 @@ _EXPRESSION = "for each expression read in traced code"
 # each side's own liveness (facts/loops.py on `ast`, FunctionFlow on LibCST); an `if` arm's outside names from
 # LibCST's block_flow for both (block_flow is not on `ast` yet).
 
-_EFFECTS = frozenset({"jax.debug.print", "jax.debug.callback"})  # JF104's run-time effects
-
-
 def _cst_blocker(sides: Sides, blocker) -> str:
     if blocker is None:
         return "pure"
@@ -687,8 +683,7 @@ def _impurity_on_libcst(sides: Sides, node: cst.CSTNode) -> str:
     dataflow = sides.context.dataflow
     show = partial(_cst_blocker, sides)
     if isinstance(node, (cst.For, cst.While)):
-        found = [show(dataflow.impurity(node)), show(dataflow.impurity(node, appendable=_appended(node))),
-                 show(dataflow.impurity(node, run_time_effects=_EFFECTS))]  # fmt: skip
+        found = [show(dataflow.impurity(node)), show(dataflow.impurity(node, appendable=_appended(node)))]
         if isinstance(node, cst.For) and isinstance(node.target, cst.Name):
             found.append(show(dataflow.concrete_use(node, [node.target.value])))
         elif isinstance(node, cst.While):
@@ -710,8 +705,7 @@ def _impurity_on_ast(sides: Sides, node: ast.AST) -> str:
     twin = sides.bridge.cst_of(node)
     if isinstance(node, _LOOPS):
         live_in = sides.file_facts.loop(node).live_in  # liveness on `ast` (facts/loops.py), not the LibCST side's
-        found = [show(purity.impurity(node, live_in)), show(purity.impurity(node, live_in, appendable=_appended(twin))),
-                 show(purity.impurity(node, live_in, run_time_effects=_EFFECTS))]  # fmt: skip
+        found = [show(purity.impurity(node, live_in)), show(purity.impurity(node, live_in, appendable=_appended(twin)))]
         if isinstance(node, (ast.For, ast.AsyncFor)) and isinstance(node.target, ast.Name):
             found.append(show(purity.concrete_use(node, [node.target.id])))
         elif isinstance(node, ast.While):
@@ -766,7 +760,7 @@ FAMILIES: list[Family] = [
            "line of each block for each name it reads, and the names live after it", "exact", _line_starts,
            _flow_at_ast, _flow_at_libcst),
     Family("carry-exact", "facts.carry.CarryAnalysis vs analysis.carry.CarryAnalysis (ranks and categories from "
-           "facts/shapes.py and ShapeAnalysis): blocker (plain, static_ints, restartable), static_numbers and name_kind of each carried name, "
+           "facts/shapes.py and ShapeAnalysis): blocker (plain, restartable) and name_kind of each carried name, "
            "for each for/while", "exact", _all_loops, _carry_on_ast, _carry_on_libcst),
     Family("reaching-exact", "facts.flow.Reaching.reaching vs FunctionFlow.reaching, for each name read outside a "
            "lambda: the bindings that may reach its line", "exact", _name_loads, _reaching_on_ast, _reaching_on_libcst),
@@ -793,8 +787,8 @@ FAMILIES: list[Family] = [
     Family("range-steps-exact", "facts.literals.range_steps vs range_trip's literal count, for each call of the "
            "builtin range", "exact", _range_calls, lambda s, node: range_steps(s.screen.binder, s.screen.traced_fact, node),
            _literal_trip),
-    Family("impurity-exact", "facts.purity.Purity vs Dataflow (impurity plain, with the lists appended to, with "
-           "run-time effects; concrete_use of a for target or a while's counters; function_impurity plain and with "
+    Family("impurity-exact", "facts.purity.Purity vs Dataflow (impurity plain and with the lists appended to; "
+           "concrete_use of a for target or a while's counters; function_impurity plain and with "
            "its parameters as arrays; block_impurity of each if arm and of a conditional expression): reason and "
            "node, for each loop, function, if and conditional expression", "exact", _purity_candidates,
            _impurity_on_ast, _impurity_on_libcst),

@@ -76,7 +76,7 @@ class BatchLoopToVmap(Codemod):
     flows between steps, the buffer is not read in the loop), and that each row has the shape of a row of the
     buffer (`.at[i].set` broadcasts a smaller value across the row, jax.vmap would stack it as it is). Where
     the rows' dtype is not proven to be the buffer's, the result gets `.astype(dtype)`, the cast `.at[i].set`
-    made. The shape and dtype proofs are shared with JF104 (jaxfix/analysis/shapes.py, `SymbolicShapes`).
+    made. The shape and dtype proofs are JF104's (jaxfix/analysis/shapes.py; on `ast`, jaxfix/facts/symbolic.py).
 
     Such a loop in traced code carries the buffer, so JF101 (fori_loop) and JF102 (scan) would see it too:
     steps that do not depend on each other are a batch, so those rules leave every loop that JF301 rewrites

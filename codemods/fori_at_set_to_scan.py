@@ -3,19 +3,20 @@ becomes `lax.scan`, which stacks the rows itself."""
 
 from __future__ import annotations
 
+import ast
 import builtins
 import keyword
 import re
+from dataclasses import dataclass
 from typing import Sequence
 
 import libcst as cst
 
-from jaxfix.analysis.row_writes import RowOutput, ScanPlan, assigned, single_assign
-from jaxfix.analysis.row_writes_screen import may_write_rows
-from jaxfix.analysis.screen import Screen
 from jaxfix.analysis.syntax import row_write, walk
 from jaxfix.codemod import Codemod, Invalid, Valid
-from jaxfix.diagnostics import Safety
+from jaxfix.diagnostics import Diagnostic, Fix, Safety, spelled_with_import
+from jaxfix.facts.module import FileFacts, NameSupply
+from jaxfix.facts.row_writes import ScanPlan
 
 _AT = re.compile(r"\.\s*at\b")
 _BUILTIN_NAMES = frozenset(dir(builtins))
@@ -116,11 +117,6 @@ class ForiAtSetToScan(Codemod):
     def may_match(cls, text: str) -> bool:
         return "fori_loop" in text and _AT.search(text) is not None
 
-    @classmethod
-    def may_match_tree(cls, screen: Screen) -> bool:
-        """The `ast` screen of `jaxfix.analysis.row_writes`: `may_write_rows`."""
-        return may_write_rows(screen)
-
     VALID = (
         # no per-step output: the carry is state only
         Valid(
@@ -208,51 +204,115 @@ class ForiAtSetToScan(Codemod):
         ),
     )
 
+    looks_at = ("Call",)  # it judges each lax.fori_loop call
+
     # ---- matching ------------------------------------------------------------------------------------------
 
-    def visit_Call(self, node: cst.Call) -> None:
-        rows = self.context.row_writes
-        loop = rows.loop(node)
-        if loop is None:
-            return
-        if rows.traced_count(loop):
-            # a traced number of steps: lax.scan needs a static length
-            return self.decline(node, "a traced number of steps: lax.scan needs a static length (the fori_loop works as it is)")
-        if rows.updates_existing_rows(loop):
-            # rows of an array that existed before the loop, not outputs collected step by step
-            return self.decline(node, "it updates rows of an array that existed before the loop, not outputs collected step by step")
-        message = (
-            "lax.fori_loop writes per-step outputs with `.at[i].set`: its gradient saves the whole output array "
-            "at every step; lax.scan stacks the rows instead"
-        )
-        if isinstance(loop.body, cst.Lambda):
-            self.report(node, f"{message}; not rewritten: the body is a lambda (make it a named local function)")
-            return
-        plan = rows.plan(loop)
-        if plan is None:
-            return
-        if isinstance(plan, str):
-            self.report(node, f"{message}; not rewritten to lax.scan: {plan}")
-            return
-        written = ", ".join(f"`{o.name}`" for o in plan.outputs)
-        self.report(
-            node,
-            f"{message} ({written}); unsafe: the scanned index is a strongly typed int32 where fori_loop's is weak "
-            "(int8/int16 arithmetic with it promotes differently), and floats may round differently in the last bits",
-            self._fix(plan),
-        )
+    @classmethod
+    def check(cls, facts: FileFacts) -> list[Diagnostic]:
+        """Each `lax.fori_loop` call whose body writes rows of its carry at the loop index and collects them one
+        per step (`facts.row_writes`): with a fix where every part of the scan is proven, else saying why not."""
+        found = []
+        rows = facts.row_writes
+        for loop in rows.loops():
+            node = loop.call
+            if rows.traced_count(loop):
+                # a traced number of steps: lax.scan needs a static length
+                facts.decline(cls.code, node, "a traced number of steps: lax.scan needs a static length (the fori_loop works as it is)")
+                continue
+            if rows.updates_existing_rows(loop):
+                # rows of an array that existed before the loop, not outputs collected step by step
+                facts.decline(cls.code, node, "it updates rows of an array that existed before the loop, not outputs collected step by step")
+                continue
+            message = (
+                "lax.fori_loop writes per-step outputs with `.at[i].set`: its gradient saves the whole output array "
+                "at every step; lax.scan stacks the rows instead"
+            )
+            if isinstance(loop.body, ast.Lambda):
+                found.append(cls.finding(facts, node, f"{message}; not rewritten: the body is a lambda (make it a named local function)"))
+                continue
+            plan = rows.plan(loop)
+            if plan is None:
+                continue
+            if isinstance(plan, str):
+                found.append(cls.finding(facts, node, f"{message}; not rewritten to lax.scan: {plan}"))
+                continue
+            written = ", ".join(f"`{o.name}`" for o in plan.outputs)
+            message = (
+                f"{message} ({written}); unsafe: the scanned index is a strongly typed int32 where fori_loop's is weak "
+                "(int8/int16 arithmetic with it promotes differently), and floats may round differently in the last bits"
+            )
+            found.append(cls.finding(facts, node, message, description="rewrite the loop with lax.scan", plan=_plan(facts, plan)))
+        return found
 
     # ---- the fix -------------------------------------------------------------------------------------------
 
-    def _fix(self, plan: ScanPlan):
-        names = self.context.fresh_names
-        code = self.context.code_for
-        body = plan.body
+    @classmethod
+    def fix_finding(cls, finding: Diagnostic, bridge) -> Fix | None:
+        """The body as a scan body (state and row in, state and rows out) and the call as one `lax.scan`."""
+        fix_plan: _Plan = finding.plan
+        plan = fix_plan.plan
+        body = bridge.cst_of(plan.body)
+        assign = bridge.cst_of(plan.assign)
+        line = bridge.parent(assign) if assign is not None else None
+        if not isinstance(body, cst.FunctionDef) or not isinstance(assign, cst.Assign):
+            return None
+        if not isinstance(line, cst.SimpleStatementLine):
+            return None
+        lines = {}
+        for statement in [plan.init_line, *(o.fresh.binding for o in plan.outputs)]:
+            if statement is not None:
+                found = bridge.line_of(statement)
+                if found is None:
+                    return None
+                lines[id(statement)] = found
+        changes, imports = _Rewrite(fix_plan, bridge, body, line, assign, lines).changes()
+        return Fix(finding.fix.safety, finding.fix.description, changes, imports)
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What the fix of one loop needs: the proven scan plan (on `ast`), the code of its parts as LibCST spells
+    them, how `jax.lax.scan` and `jax.numpy.arange` are written here, and the module's supply of fresh names."""
+
+    plan: ScanPlan
+    upper: str
+    unroll: str | None
+    init_arg: str
+    init: tuple[str, ...]
+    scan: tuple  # (spelling, ImportSpec or None)
+    arange: tuple
+    names: NameSupply
+
+
+def _plan(facts: FileFacts, plan: ScanPlan) -> _Plan:
+    code = facts.purity.code
+    return _Plan(
+        plan, code(plan.upper), code(plan.unroll) if plan.unroll is not None else None, code(plan.init_arg),
+        tuple(code(e) for e in plan.init), spelled_with_import(facts.binder, "jax.lax.scan"),
+        spelled_with_import(facts.binder, "jax.numpy.arange"), facts.fresh_names,
+    )  # fmt: skip
+
+
+class _Rewrite:
+    """The LibCST changes of one loop's fix: the body's statements, its signature, the call, and the lines around
+    the loop that fed only the dropped initial carry."""
+
+    def __init__(self, fix_plan: _Plan, bridge, body: cst.FunctionDef, line, assign, lines: dict) -> None:
+        self.fix_plan, self.plan, self.bridge = fix_plan, fix_plan.plan, bridge
+        self.body, self.line, self.assign, self.lines = body, line, assign, lines
+
+    def code(self, node: cst.CSTNode) -> str:
+        return self.bridge.module.code_for_node(node)
+
+    def changes(self) -> tuple[list, list]:
+        fix_plan, plan, code, body = self.fix_plan, self.plan, self.code, self.body
+        names = fix_plan.names
         outputs = {o.position: o for o in plan.outputs}
         states = [p for p in range(len(plan.names)) if p not in outputs]
         # Rows of the scanned arrays get names: `xs[i]` → `x`.
         rows = {array: names.take(*_row_names(array)) for array in plan.scanned}
-        statements = [_replace_rows(s, plan.index, rows) for s in plan.statements]
+        statements = [_replace_rows(s, plan.index, rows) for s in body.body.body]  # an indented block: the plan ends with a `return` line
         returned_node = statements[-1].body[0]
         returned = (
             [e.value for e in returned_node.value.elements] if plan.tuple_carry else [returned_node.value]
@@ -264,9 +324,9 @@ class ForiAtSetToScan(Codemod):
                 value = row_write(returned[output.position], plan.index, output.name)
                 text = code(value)
             else:
-                assign = single_assign(statements[output.write])
+                assign = statements[output.write].body[0]
                 value = row_write(assign.value, plan.index, output.name)
-                later = set().union(*(assigned(s) for s in statements[output.write + 1 :]))
+                later = output.later
                 free = {n.value for n in walk(value) if isinstance(n, cst.Name)}
                 if isinstance(value, cst.Name) and value.value not in later:
                     text = value.value
@@ -320,21 +380,21 @@ class ForiAtSetToScan(Codemod):
             body=body.body.with_changes(body=statements),
         )
         # The call.
-        scan, needed = self.context.names.expression_for("jax.lax.scan")
+        scan, needed = fix_plan.scan
         imports = [needed] if needed else []
-        init_text = self._init_text(plan, states)
-        upper = code(plan.upper)
+        init_text = self._init_text(states)
+        upper = fix_plan.upper
         if plan.uses_index:
-            arange, more = self.context.names.expression_for("jax.numpy.arange")
+            arange, more = fix_plan.arange
             imports += [more] if more else []
-            over = f"{code(arange)}({upper})"
+            over = f"{arange}({upper})"
         elif plan.scanned:
             over = plan.scanned[0]
         else:
             over = f"length={upper}"
-        unroll = f", unroll={code(plan.unroll)}" if plan.unroll is not None else ""
-        call_text = f"{code(scan)}({body.name.value}, {init_text}, {over}{unroll})"
-        target = plan.assign.targets[0].target
+        unroll = f", unroll={fix_plan.unroll}" if fix_plan.unroll is not None else ""
+        call_text = f"{scan}({body.name.value}, {init_text}, {over}{unroll})"
+        target = self.assign.targets[0].target
         elements = [code(e.value) for e in target.elements] if plan.tuple_carry else [code(target)]
         outputs_target = _packed([elements[p] for p in sorted(outputs)])
         if states:
@@ -343,54 +403,41 @@ class ForiAtSetToScan(Codemod):
         else:
             statement = f"{', '.join(elements[p] for p in sorted(outputs))} = {call_text}[1]\n"
         new_assign = cst.parse_statement(statement).body[0]
-        new_line = plan.line.with_changes(
-            body=[new_assign if small is plan.assign else small for small in plan.line.body]
+        new_line = self.line.with_changes(
+            body=[new_assign if small is self.assign else small for small in self.line.body]
         )
-        replacements: dict[cst.CSTNode, cst.CSTNode] = {body: new_body, plan.line: new_line}
+        replacements: dict[cst.CSTNode, cst.CSTNode] = {body: new_body, self.line: new_line}
         removals = []
-        if plan.init_line is not None:
-            kept_init = [plan.init[p] for p in states]
+        init_line = self.lines.get(id(plan.init_line)) if plan.init_line is not None else None
+        if init_line is not None:
+            kept_init = [fix_plan.init[p] for p in states]
             if kept_init:
-                init_assign = plan.init_line.body[0]
-                replacements[plan.init_line] = plan.init_line.with_changes(
-                    body=[init_assign.with_changes(value=cst.parse_expression(_packed([code(e) for e in kept_init])))]
+                init_assign = init_line.body[0]
+                replacements[init_line] = init_line.with_changes(
+                    body=[init_assign.with_changes(value=cst.parse_expression(_packed(kept_init)))]
                 )
             else:
-                removals.append(plan.init_line)
+                removals.append(init_line)
         for output in plan.outputs:
-            binding = output.fresh.binding
-            if binding is not None and binding not in removals and self._removable(plan, output, binding):
+            binding = self.lines.get(id(output.fresh.binding)) if output.fresh.binding is not None else None
+            if binding is not None and binding not in removals and output.removable:
                 removals.append(binding)
-        changes = self._outer_changes(replacements, removals)
-        return self.fix("rewrite the loop with lax.scan", changes, add_imports=imports)
+        return self._outer_changes(replacements, removals), imports
 
-    def _init_text(self, plan: ScanPlan, states: list[int]) -> str:
+    def _init_text(self, states: list[int]) -> str:
         if not states:
             return "None"
-        if plan.init_line is not None:
-            return self.context.code_for(plan.init_arg)  # `init`, which now holds the state only
-        return _packed([self.context.code_for(plan.init[p]) for p in states])
-
-    def _removable(self, plan: ScanPlan, output: RowOutput, binding: cst.CSTNode) -> bool:
-        """Whether the `out = jnp.zeros(...)` line that only fed the dropped initial carry can go."""
-        assign = single_assign(binding)
-        if assign is None or len(binding.body) != 1:
-            return False
-        name = assign.targets[0].target.value
-        reader = plan.init_line if plan.init_line is not None else plan.line
-        init = plan.init[output.position]
-        if not isinstance(init, cst.Name):
-            return False
-        return self.context.row_writes.only_read_by(name, assign.value, reader, [init])
+        if self.plan.init_line is not None:
+            return self.fix_plan.init_arg  # `init`, which now holds the state only
+        return _packed([self.fix_plan.init[p] for p in states])
 
     def _outer_changes(self, replacements: dict, removals: list) -> list:
         """Node changes for the statements around the loop: replaced ones, and removed ones whose comments
         move to the next statement that stays."""
         changes = dict(replacements)
-        parents = self.context.parents
         blocks: dict[int, tuple] = {}
         for statement in removals:
-            block = parents.get(statement)
+            block = self.bridge.parent(statement)
             blocks.setdefault(id(block), (block, []))[1].append(statement)
         for block, removed in blocks.values():
             body = list(block.body)

@@ -10,7 +10,7 @@ import libcst as cst
 from jaxfix.codemod import Codemod, Invalid, Valid
 from jaxfix.diagnostics import Diagnostic, Fix, ImportSpec, Safety, spelled_with_import
 from jaxfix.facts.flow import block_activity, parameter_names
-from jaxfix.facts.keys import KeyFacts, KeyFlow, Reuse
+from jaxfix.facts.keys import KeyFlow, Reuse
 from jaxfix.facts.module import FileFacts
 
 
@@ -210,7 +210,7 @@ class _Check:
 
     def __init__(self, facts: FileFacts) -> None:
         self.facts = facts
-        self.keys = KeyFacts(facts.binder, facts.text)
+        self.keys = facts.keys
         self._activities: dict = {}
 
     def findings(self) -> list[Diagnostic]:

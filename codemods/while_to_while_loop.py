@@ -7,40 +7,39 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from jaxfix.analysis.carry import snippet
-from jaxfix.analysis.dataflow import LoopFlow, Parameter, body_statements
-from jaxfix.analysis.metadata import children
-from jaxfix.analysis.screen import Screen, may_carry, may_kind
-from jaxfix.analysis.shapes import Category
-from jaxfix.analysis.syntax import is_none, mentions, walk
-from jaxfix.analysis.traced import REVERSE_MODE, Kind
 from jaxfix.codegen import carry_value, loop_function, packed, predicate_function
 from jaxfix.codemod import Codemod, Invalid, Valid
-from jaxfix.diagnostics import Safety
+from jaxfix.diagnostics import Diagnostic, Fix, ImportSpec, Safety, spelled_with_import
+from jaxfix.facts.carry import snippet
+from jaxfix.facts.flow import Parameter, walk
+from jaxfix.facts.knowledge.tables import REVERSE_MODE
+from jaxfix.facts.loops import LoopFlow
+from jaxfix.facts.module import FileFacts, NameSupply, spelled_names
+from jaxfix.facts.shapes import Category
+from jaxfix.facts.traced import Kind
 
 _PROBLEM = "`while` on a traced value fails under tracing (TracerBoolConversionError)"
-_ORDERING = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
+_ORDERING = (ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Eq, ast.NotEq)
 _CONTAINERS = (
-    cst.List, cst.Tuple, cst.Set, cst.Dict, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp,
-    cst.SimpleString, cst.FormattedString, cst.ConcatenatedString,
-)  # fmt: skip
-# lax functions that return Python values, which TracedAnalysis and `is_array_like` count as arrays.
+    ast.List, ast.Tuple, ast.Set, ast.Dict, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.JoinedStr,
+)  # fmt: skip  (and string literals: `_container`)
+# lax functions that return Python values, which the traced fact and `is_array_like` count as arrays.
 _PYTHON_VALUED = frozenset({"jax.lax.axis_size"})
-_LOGICAL = {cst.And: "jax.numpy.logical_and", cst.Or: "jax.numpy.logical_or"}
+_LOGICAL = {ast.And: "jax.numpy.logical_and", ast.Or: "jax.numpy.logical_or"}
+_CST_LOGICAL = {cst.And: "jax.numpy.logical_and", cst.Or: "jax.numpy.logical_or"}
 # Effects that a lax.while_loop body performs at run time, once per iteration, as the Python loop does eagerly.
 _RUN_TIME_EFFECTS = frozenset({"jax.debug.print", "jax.debug.callback"})
 
 
 @dataclass
 class _Test:
-    """A `while` test taken apart: `expression` is what `cond` returns (`and`/`or`/`not` turned into
-    `jnp.logical_*`), `atoms` the parts it combines (comparisons, boolean arrays)."""
+    """A `while` test taken apart: `atoms` the parts its `and`/`or`/`not` combine (comparisons, boolean arrays),
+    which `cond` returns combined with `jnp.logical_*`."""
 
-    expression: cst.BaseExpression | None = None
-    atoms: list[cst.BaseExpression] = field(default_factory=list)
+    atoms: list[ast.expr] = field(default_factory=list)
     proven: bool = False  # some part is surely a traced boolean array: the Python loop fails under tracing
     problem: str | None = None  # why `cond` cannot be written
-    imports: list = field(default_factory=list)
+
 
 
 class WhileToWhileLoop(Codemod):
@@ -156,24 +155,6 @@ class WhileToWhileLoop(Codemod):
     fix_safety = Safety.UNSAFE
     screen = ("while",)
 
-    @classmethod
-    def may_match_tree(cls, screen: Screen) -> bool:
-        """A finding needs a `while` whose test is not a constant (`while True:`) in a function that
-        TracedAnalysis may find traced, and whose kind may be TRACED (`screen.may_kind`: DataflowAnalysis.kind_at
-        joins only the bindings that reach the loop, never more than TracedAnalysis's join of them all), with a
-        body that may carry a name from one step to the next (`screen.may_carry`: else no state to build)."""
-        in_traced_code = getattr(screen, "in_traced_code", None)
-        if in_traced_code is not None:
-            loops = in_traced_code(ast.While)
-        else:  # a Screen without that query: every loop inside a function
-            functions = [f for f in ast.walk(screen.tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]
-            loops = (n for f in functions for n in ast.walk(f) if isinstance(n, ast.While))
-        return any(
-            not isinstance(loop.test, ast.Constant)
-            and (in_traced_code is None or (may_kind(screen, loop.test)[0] and may_carry(screen, loop)))
-            for loop in loops
-        )
-
     VALID = (
         # outside traced code: the loop runs eagerly on concrete arrays
         Valid(
@@ -265,230 +246,51 @@ class WhileToWhileLoop(Codemod):
         ),
     )
 
-    def __init__(self, context) -> None:
-        super().__init__(context)
+    looks_at = ("While",)  # it judges each `while` loop
 
-    # ---- matching ------------------------------------------------------------------------------------------
+    @classmethod
+    def check(cls, facts: FileFacts) -> list[Diagnostic]:
+        """Each `while` in staged code whose test is a traced boolean array: rewritten to lax.while_loop where the
+        loop's carry and body allow it, else reported saying what stopped it."""
+        found = []
+        for loop in sorted(facts.binder.nodes_of(ast.While), key=lambda n: (n.lineno, n.col_offset)):
+            finding = _Judgement(cls, facts, loop).finding()
+            if finding is not None:
+                found.append(finding)
+        return found
 
-    def visit_While(self, node: cst.While) -> None:
-        traced = self.context.traced
-        if not traced.in_traced_code(node):
-            return self.decline_untraced(node.test)
-        function = traced.enclosing_function(node)
-        if not traced.staged(function):
-            # only jax.grad-like transformations reach it: they run it eagerly, where the loop works
-            return self.decline(node.test, "only jax.grad-like transformations reach this function: they run it eagerly, where the loop works")
-        dataflow = self.context.dataflow
-        test_kind = dataflow.kind_at(node, node.test)
-        if test_kind is not Kind.TRACED:
-            # with the bindings that reach the loop, not every binding in the function
-            return self.decline(node.test, f"the test is not traced here ({test_kind.name.lower()}): the Python loop runs at trace time")
-        flow = dataflow.loop(node)
-        if not flow.carried:
-            return self.decline(node.test, "nothing is carried from one step to the next: no lax.while_loop state to build")
-        carry = self.context.carry
-        counters = carry.static_numbers(node, flow)
-        if carry.kind_assuming(node.test, function, {c: Kind.STATIC for c in counters}) is not Kind.TRACED:
-            # traced only through a counter that stays a Python int: a static loop
-            return self.decline(node.test, "traced only through a counter that stays a Python int: the loop runs at trace time")
-        test = self._test(node.test, flow)
-        if not test.proven:
-            # perhaps a Python list or a Python bool: the loop may well work
-            return self.decline(node.test, "no part of the test is proven to be a traced boolean array (it may be a Python value, and the loop may work)")
-        reason = test.problem or self._blocker(node, flow, counters, test)
-        if reason is not None:
-            self.report(node.test, f"{_PROBLEM}; not rewritten to lax.while_loop: {reason}")
-            return
-        carried = ", ".join(f"`{name}`" for name in flow.carried)
-        message = (
-            f"{_PROBLEM}; lax.while_loop runs it with a traced test (carrying {carried}), but jax.grad cannot "
-            "differentiate it (no reverse-mode gradients)"
-        )
-        if counters:
-            listed = ", ".join(f"`{name}`" for name in counters)
-            message += f"; the Python int {listed} becomes a traced int32"
-        message += "; unsafe: floats may round differently in the last bits, so a tolerance test may stop a step sooner or later"
-        self.report(node.test, message, self._fix(node, flow, test))
-
-    # ---- the test ------------------------------------------------------------------------------------------
-
-    def _test(self, test: cst.BaseExpression, flow: LoopFlow) -> _Test:
-        result = _Test()
-        if any(isinstance(n, cst.NamedExpr) for n in walk(test)):
-            result.problem = "the test assigns with `:=`"
-        result.expression = self._convert(test, flow, result)
-        return result
-
-    def _convert(self, expr: cst.BaseExpression, flow: LoopFlow, result: _Test):
-        """`expr` as `cond` returns it; notes in `result` what is proven and what stops the rewrite."""
-        if isinstance(expr, cst.BooleanOperation):
-            function, needed = self.context.names.expression_for(_LOGICAL[type(expr.operator)])
-            result.imports.append(needed)
-            left = self._convert(expr.left, flow, result)
-            right = self._convert(expr.right, flow, result)
-            return cst.Call(func=function, args=[cst.Arg(left), cst.Arg(right)])
-        if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Not):
-            function, needed = self.context.names.expression_for("jax.numpy.logical_not")
-            result.imports.append(needed)
-            return cst.Call(func=function, args=[cst.Arg(self._convert(expr.expression, flow, result))])
-        self._atom(expr, flow, result)
-        result.atoms.append(expr)
-        bare = expr.with_changes(lpar=(), rpar=()) if expr.lpar else expr
-        # `(a > b) and c` → `logical_and(a > b, c)`; a test written over several lines keeps its parentheses
-        return bare if "\n" not in self.context.code_for(bare) else expr
-
-    def _atom(self, expr: cst.BaseExpression, flow: LoopFlow, result: _Test) -> None:
-        """Whether one operand of the test's `and`/`or`/`not` is a boolean `cond` may return, and whether it
-        is surely a traced array (whose truth value the Python loop asks for, and fails)."""
-        loop = flow.loop
-        kind = self.context.dataflow.kind_at(loop, expr)
-        shown = snippet(self.context.code_for(expr))
-
-        def problem(reason: str) -> None:
-            result.problem = result.problem or reason
-
-        if isinstance(expr, cst.Comparison):
-            operators = [c.operator for c in expr.comparisons]
-            operands = [expr.left, *(c.comparator for c in expr.comparisons)]
-            if kind is Kind.TRACED and any(self._surely_array(o, loop) for o in operands):
-                result.proven = True
-            if not all(isinstance(op, _ORDERING) for op in operators):
-                carried = any(mentions(expr, name) for name in flow.carried)
-                if kind is not Kind.STATIC or carried:
-                    problem(f"the test uses `in` or `is` on a traced value (`{shown}`)")
-            elif len(operators) > 1 and kind is not Kind.STATIC:
-                problem(f"the test is a chained comparison (`{shown}`); write it with `and`")
-            elif any(isinstance(o, _CONTAINERS) or is_none(o) for o in operands) and kind is not Kind.STATIC:
-                problem(f"the test compares with a container, string or None (`{shown}`)")
-            elif kind is Kind.UNKNOWN:
-                problem(f"the test reads a value not known to be traced or static (`{shown}`)")
-        elif kind is Kind.TRACED and self._surely_array(expr, loop):
-            result.proven = True  # bool() of a traced array fails
-            if self.context.shapes.category(expr) is not Category.BOOL:
-                problem(f"the test `{shown}` is not known to be a boolean; compare it (`{shown} != 0`)")
-        elif not (isinstance(expr, cst.Name) and expr.value in ("True", "False")):
-            problem(f"the test reads `{shown}`, which is not known to be a boolean array")
-        if kind is Kind.TRACED:
-            rank = self.context.shapes.rank(expr)
-            if rank is not None and rank > 0:
-                problem(
-                    f"the test `{shown}` is an array of rank {rank}; lax.while_loop needs a scalar "
-                    "(`jnp.all(...)` or `jnp.any(...)`)"
-                )
-
-    def _surely_array(self, expr: cst.BaseExpression, loop: cst.While, seen: frozenset[str] = frozenset()) -> bool:
-        """Traced and surely a JAX array (not a Python value that the traced analysis over-approximates, such
-        as `lax.axis_size(...)`): a JAX computation, or a traced argument of the staged function."""
-        dataflow = self.context.dataflow
-        if dataflow.kind_at(loop, expr) is not Kind.TRACED:
-            return False
-        if isinstance(expr, cst.Call):
-            return self.context.names.callee(expr) not in _PYTHON_VALUED and dataflow.is_array_like(expr)
-        if isinstance(expr, cst.BinaryOperation):
-            return self._surely_array(expr.left, loop, seen) or self._surely_array(expr.right, loop, seen)
-        if isinstance(expr, (cst.UnaryOperation, cst.NamedExpr)):
-            inner = expr.expression if isinstance(expr, cst.UnaryOperation) else expr.value
-            return self._surely_array(inner, loop, seen)
-        if isinstance(expr, (cst.Subscript, cst.Attribute)):
-            return self._surely_array(expr.value, loop, seen)  # `x[0]`, `x.T`: of an array, an array
-        if isinstance(expr, cst.Comparison):
-            operands = [expr.left, *(c.comparator for c in expr.comparisons)]
-            return any(self._surely_array(o, loop, seen) for o in operands)
-        if isinstance(expr, cst.Name) and expr.value not in seen:
-            # a traced argument of the staged function, or a name bound to an array computation
-            traced = self.context.traced
-            function = traced.enclosing_function(loop)
-            flow = dataflow.flow(dataflow.enclosing_function(loop))
-            for source in flow.reaching(loop, expr.value):
-                if isinstance(source, Parameter):
-                    if traced.param_kind(function, expr.value) is Kind.TRACED:
-                        return True
-                elif isinstance(source, cst.BaseExpression):
-                    if self._surely_array(source, loop, seen | {expr.value}):
-                        return True
-        return False
-
-    # ---- what stops the rewrite ----------------------------------------------------------------------------
-
-    def _blocker(self, loop: cst.While, flow: LoopFlow, counters: list[str], test: _Test) -> str | None:
-        traced = self.context.traced
-        dataflow = self.context.dataflow
-        function = traced.enclosing_function(loop)
-        reverse = sorted(traced.transforms(function) & REVERSE_MODE)
-        if reverse:
-            return (
-                f"this module differentiates the function with `{reverse[0]}`, and lax.while_loop has no "
-                "reverse-mode derivative"
-            )
-        if loop.orelse is not None:
-            return "the loop has an `else:` clause"
-        impurity = dataflow.impurity(loop, flow, run_time_effects=_RUN_TIME_EFFECTS)
-        if impurity is not None:
-            return f"the body {impurity.reason}"
-        for call in (n for n in walk(loop.test) if isinstance(n, cst.Call)):
-            blocker = dataflow.call_blocker(call, frozenset())
-            if blocker is not None:
-                return f"the test {blocker.reason}"
-        statements = body_statements(function.body) if isinstance(function, cst.FunctionDef) else ()
-        reason = self.context.carry.blocker(loop, flow, construct="lax.while_loop", static_ints=True)
-        if reason is not None:
-            return reason
-        branch = self._traced_branch(loop)
-        if branch is not None:
-            return branch
-        if counters:
-            returns = [n.value for s in statements for n in walk(s) if isinstance(n, cst.Return) and n.value]
-            concrete = dataflow.concrete_use(loop, counters, also=statements, consumed=[*test.atoms, *returns])
-            if concrete is not None:
-                listed = ", ".join(f"`{name}`" for name in counters)
-                return f"the Python int {listed} would become a traced int32, but the function {concrete.reason}"
-        return None
-
-    def _traced_branch(self, loop: cst.While) -> str | None:
-        """A Python `if`/`while`/`and`/`or`/`not`/conditional expression/`assert` in the body that asks a
-        traced value for its truth: it fails in the loop function as it fails in the original."""
-        kind = self.context.traced.kind
-        code = self.context.code_for
-        for stmt in body_statements(loop.body):
-            for node in walk(stmt):
-                if isinstance(node, (cst.If, cst.While, cst.IfExp, cst.Assert)) and kind(node.test) is Kind.TRACED:
-                    what = {cst.If: "`if`", cst.While: "`while`", cst.IfExp: "`... if ... else ...`"}.get(
-                        type(node), "`assert`"
-                    )
-                    return f"the body tests a traced value with a Python {what} (`{snippet(code(node.test))}`)"
-                if isinstance(node, cst.BooleanOperation) and kind(node) is Kind.TRACED:
-                    return f"the body uses `and`/`or` on a traced value (`{snippet(code(node))}`)"
-                if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
-                    if kind(node.expression) is Kind.TRACED:
-                        return f"the body uses `not` on a traced value (`{snippet(code(node))}`)"
-        return None
-
-    # ---- the fix -------------------------------------------------------------------------------------------
-
-    def _fix(self, loop: cst.While, flow: LoopFlow, test: _Test):
-        code = self.context.code_for
-        carried = list(flow.carried)
-        names = self.context.fresh_names
+    @classmethod
+    def fix_finding(cls, finding: Diagnostic, bridge) -> Fix | None:
+        """`cond` (the test, with `and`/`or`/`not` as `jnp.logical_*`) and `body` (one step) as named local
+        functions, and the loop as one `lax.while_loop` call."""
+        plan: _Plan = finding.plan
+        loop = bridge.cst_of(plan.loop)
+        if not isinstance(loop, cst.While):
+            return None
+        code = bridge.module.code_for_node
+        carried = list(plan.carried)
+        names = plan.names
         cond_name = names.take("cond", "cond_fun", "keep_going")
         body_name = names.take("body", "body_fun", "step")
         carry_param = None if len(carried) == 1 else names.take("carry", "state", "loop_carry")
+        imports: list[ImportSpec | None] = []
+        expression = _converted(loop.test, plan.logical, imports, code)
         header = None
         body_loop = loop
         if isinstance(loop.body, cst.IndentedBlock):
             # A comment after `while test:` is about the test: it moves to `def cond(...):`.
             header = loop.body.header
             body_loop = loop.with_changes(body=loop.body.with_changes(header=cst.TrailingWhitespace()))
-        reads = [name for name in carried if mentions(loop.test, name)]
         # Comments inside a test written over several lines that the conversion drops: above the `return`.
-        kept = {id(n) for n in walk(test.expression) if isinstance(n, cst.Comment)}
+        kept = {id(n) for n in _in_order(expression) if isinstance(n, cst.Comment)}
         comments = [cst.EmptyLine(comment=n) for n in _in_order(loop.test) if isinstance(n, cst.Comment) and id(n) not in kept]
         cond = predicate_function(
             comments=comments,
             name=cond_name,
             carried=carried,
             carry_param=carry_param,
-            test=test.expression,
-            reads=reads,
+            test=expression,
+            reads=list(plan.reads),
             header=header,
             leading_lines=loop.leading_lines,
         )
@@ -499,19 +301,260 @@ class WhileToWhileLoop(Codemod):
             carried=carried,
             carry_param=carry_param,
         ).with_changes(leading_lines=())
-        while_loop, needed = self.context.names.expression_for("jax.lax.while_loop")
-        call = f"{packed(carried)} = {code(while_loop)}({cond_name}, {body_name}, {carry_value(carried)})\n"
-        imports = [spec for spec in [*test.imports, needed] if spec is not None]
-        return self.fix(
-            "rewrite the loop with lax.while_loop",
-            [(loop, cst.FlattenSentinel([cond, body, cst.parse_statement(call)]))],
-            add_imports=list(dict.fromkeys(imports)),
-        )
+        while_loop, needed = plan.while_loop
+        call = f"{packed(carried)} = {while_loop}({cond_name}, {body_name}, {carry_value(carried)})\n"
+        added = tuple(dict.fromkeys(spec for spec in [*imports, needed] if spec is not None))
+        changes = ((loop, cst.FlattenSentinel([cond, body, cst.parse_statement(call)])),)
+        return Fix(finding.fix.safety, finding.fix.description, changes, added)
 
+
+@dataclass(frozen=True)
+class _Plan:
+    loop: ast.While
+    carried: tuple[str, ...]
+    reads: tuple[str, ...]  # the carried names the test reads
+    while_loop: tuple[str, ImportSpec | None]  # how `jax.lax.while_loop` is spelled here, and the import it needs
+    logical: dict  # the same for jnp.logical_and, logical_or and logical_not, by qualified name
+    names: NameSupply
+
+
+class _Judgement:
+    """JF103's decision on one `while` loop: a finding, or a decline that `jaxfix explain` shows."""
+
+    def __init__(self, rule: type[WhileToWhileLoop], facts: FileFacts, loop: ast.While) -> None:
+        self.rule, self.facts, self.loop = rule, facts, loop
+        self.function = facts.traced.enclosing_function(loop)
+
+    def decline(self, reason: str) -> None:
+        self.facts.decline(self.rule.code, self.loop.test, reason)
+
+    def kind_at(self, expr: ast.AST) -> Kind:
+        return self.facts.carry.kind_at(self.loop, expr)
+
+    def finding(self) -> Diagnostic | None:
+        rule, facts, node = self.rule, self.facts, self.loop
+        traced = facts.traced
+        if not traced.in_traced_code(node):
+            return facts.decline_untraced(rule.code, node.test)
+        function = self.function
+        if not traced.staged(function):
+            # only jax.grad-like transformations reach it: they run it eagerly, where the loop works
+            return self.decline("only jax.grad-like transformations reach this function: they run it eagerly, where the loop works")
+        test_kind = self.kind_at(node.test)
+        if test_kind is not Kind.TRACED:
+            # with the bindings that reach the loop, not every binding in the function
+            return self.decline(f"the test is not traced here ({test_kind.name.lower()}): the Python loop runs at trace time")
+        flow = facts.loop(node)
+        if not flow.carried:
+            return self.decline("nothing is carried from one step to the next: no lax.while_loop state to build")
+        carry = facts.carry
+        counters = carry.static_numbers(node, flow)
+        if carry.kind_assuming(node.test, function, {c: Kind.STATIC for c in counters}) is not Kind.TRACED:
+            # traced only through a counter that stays a Python int: a static loop
+            return self.decline("traced only through a counter that stays a Python int: the loop runs at trace time")
+        test = self._test(node.test, flow)
+        if not test.proven:
+            # perhaps a Python list or a Python bool: the loop may well work
+            return self.decline("no part of the test is proven to be a traced boolean array (it may be a Python value, and the loop may work)")
+        reason = test.problem or self._blocker(flow, counters, test)
+        if reason is not None:
+            return rule.finding(facts, node.test, f"{_PROBLEM}; not rewritten to lax.while_loop: {reason}")
+        carried = ", ".join(f"`{name}`" for name in flow.carried)
+        message = (
+            f"{_PROBLEM}; lax.while_loop runs it with a traced test (carrying {carried}), but jax.grad cannot "
+            "differentiate it (no reverse-mode gradients)"
+        )
+        if counters:
+            listed = ", ".join(f"`{name}`" for name in counters)
+            message += f"; the Python int {listed} becomes a traced int32"
+        message += "; unsafe: floats may round differently in the last bits, so a tolerance test may stop a step sooner or later"
+        binder = facts.binder
+        spelled = set(spelled_names(node.test))
+        plan = _Plan(
+            node, tuple(flow.carried), tuple(name for name in flow.carried if name in spelled),
+            spelled_with_import(binder, "jax.lax.while_loop"),
+            {name: spelled_with_import(binder, name) for name in (*_LOGICAL.values(), "jax.numpy.logical_not")},
+            facts.fresh_names,
+        )  # fmt: skip
+        return rule.finding(facts, node.test, message, description="rewrite the loop with lax.while_loop", plan=plan)
+
+    # ---- the test ------------------------------------------------------------------------------------------
+
+    def _test(self, test: ast.expr, flow: LoopFlow) -> _Test:
+        result = _Test()
+        if any(type(n) is ast.NamedExpr for n in ast.walk(test)):
+            result.problem = "the test assigns with `:=`"
+        self._parts(test, flow, result)
+        return result
+
+    def _parts(self, expr: ast.expr, flow: LoopFlow, result: _Test) -> None:
+        """Notes in `result` what is proven and what stops the rewrite, for each operand of `and`/`or`/`not`."""
+        if type(expr) is ast.BoolOp:
+            for value in expr.values:
+                self._parts(value, flow, result)
+            return
+        if type(expr) is ast.UnaryOp and type(expr.op) is ast.Not:
+            return self._parts(expr.operand, flow, result)
+        self._atom(expr, flow, result)
+        result.atoms.append(expr)
+
+    def _atom(self, expr: ast.expr, flow: LoopFlow, result: _Test) -> None:
+        """Whether one operand of the test's `and`/`or`/`not` is a boolean `cond` may return, and whether it
+        is surely a traced array (whose truth value the Python loop asks for, and fails)."""
+        facts = self.facts
+        kind = self.kind_at(expr)
+        shown = snippet(facts.carry.code(expr))
+
+        def problem(reason: str) -> None:
+            result.problem = result.problem or reason
+
+        if type(expr) is ast.Compare:
+            operands = [expr.left, *expr.comparators]
+            if kind is Kind.TRACED and any(self._surely_array(o) for o in operands):
+                result.proven = True
+            if not all(isinstance(op, _ORDERING) for op in expr.ops):
+                spelled = set(spelled_names(expr))
+                carried = any(name in spelled for name in flow.carried)
+                if kind is not Kind.STATIC or carried:
+                    problem(f"the test uses `in` or `is` on a traced value (`{shown}`)")
+            elif len(expr.ops) > 1 and kind is not Kind.STATIC:
+                problem(f"the test is a chained comparison (`{shown}`); write it with `and`")
+            elif any(_container(o) for o in operands) and kind is not Kind.STATIC:
+                problem(f"the test compares with a container, string or None (`{shown}`)")
+            elif kind is Kind.UNKNOWN:
+                problem(f"the test reads a value not known to be traced or static (`{shown}`)")
+        elif kind is Kind.TRACED and self._surely_array(expr):
+            result.proven = True  # bool() of a traced array fails
+            if facts.shapes.category(expr) is not Category.BOOL:
+                problem(f"the test `{shown}` is not known to be a boolean; compare it (`{shown} != 0`)")
+        elif not (type(expr) is ast.Constant and type(expr.value) is bool):
+            problem(f"the test reads `{shown}`, which is not known to be a boolean array")
+        if kind is Kind.TRACED:
+            rank = facts.shapes.rank(expr)
+            if rank is not None and rank > 0:
+                problem(
+                    f"the test `{shown}` is an array of rank {rank}; lax.while_loop needs a scalar "
+                    "(`jnp.all(...)` or `jnp.any(...)`)"
+                )
+
+    def _surely_array(self, expr: ast.AST, seen: frozenset[str] = frozenset()) -> bool:
+        """Traced and surely a JAX array (not a Python value that the traced fact over-approximates, such as
+        `lax.axis_size(...)`): a JAX computation, or a traced argument of the staged function."""
+        if self.kind_at(expr) is not Kind.TRACED:
+            return False
+        kind = type(expr)
+        if kind is ast.Call:
+            facts = self.facts
+            return facts.binder.callee(expr) not in _PYTHON_VALUED and facts.purity.is_array_like(expr)
+        if kind is ast.BinOp:
+            return self._surely_array(expr.left, seen) or self._surely_array(expr.right, seen)
+        if kind is ast.UnaryOp:
+            return self._surely_array(expr.operand, seen)
+        if kind is ast.NamedExpr:
+            return self._surely_array(expr.value, seen)
+        if kind is ast.Subscript or kind is ast.Attribute:
+            return self._surely_array(expr.value, seen)  # `x[0]`, `x.T`: of an array, an array
+        if kind is ast.Compare:
+            return any(self._surely_array(o, seen) for o in (expr.left, *expr.comparators))
+        if kind is ast.Name and expr.id not in seen:
+            # a traced argument of the staged function, or a name bound to an array computation
+            facts, loop = self.facts, self.loop
+            flow = facts.flow(facts.enclosing_function(loop))
+            for source in flow.reaching(loop, expr.id):
+                if isinstance(source, Parameter):
+                    if facts.traced.param_kind(self.function, expr.id) is Kind.TRACED:
+                        return True
+                elif isinstance(source, ast.expr):
+                    if self._surely_array(source, seen | {expr.id}):
+                        return True
+        return False
+
+    # ---- what stops the rewrite ----------------------------------------------------------------------------
+
+    def _blocker(self, flow: LoopFlow, counters: list[str], test: _Test) -> str | None:
+        facts, loop, function = self.facts, self.loop, self.function
+        reverse = sorted(facts.traced.transforms(function) & REVERSE_MODE)
+        if reverse:
+            return (
+                f"this module differentiates the function with `{reverse[0]}`, and lax.while_loop has no "
+                "reverse-mode derivative"
+            )
+        if loop.orelse:
+            return "the loop has an `else:` clause"
+        purity = facts.purity
+        impurity = purity.impurity(loop, flow.live_in, run_time_effects=_RUN_TIME_EFFECTS)
+        if impurity is not None:
+            return f"the body {impurity.reason}"
+        for call in (n for n in walk(loop.test) if type(n) is ast.Call):
+            blocker = purity.call_blocker(call, frozenset())
+            if blocker is not None:
+                return f"the test {blocker.reason}"
+        statements = function.body if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) else ()
+        reason = facts.carry.blocker(loop, flow, construct="lax.while_loop", static_ints=True)
+        if reason is not None:
+            return reason
+        branch = self._traced_branch()
+        if branch is not None:
+            return branch
+        if counters:
+            returns = [n.value for s in statements for n in ast.walk(s) if type(n) is ast.Return and n.value]
+            concrete = purity.concrete_use(loop, counters, also=statements, consumed=[*test.atoms, *returns])
+            if concrete is not None:
+                listed = ", ".join(f"`{name}`" for name in counters)
+                return f"the Python int {listed} would become a traced int32, but the function {concrete.reason}"
+        return None
+
+    def _traced_branch(self) -> str | None:
+        """A Python `if`/`while`/`and`/`or`/`not`/conditional expression/`assert` in the body that asks a
+        traced value for its truth: it fails in the loop function as it fails in the original."""
+        kind = self.facts.traced.kind
+        code = self.facts.carry.code
+        for stmt in self.loop.body:
+            for node in walk(stmt):
+                which = type(node)
+                if which in _TESTED and kind(node.test) is Kind.TRACED:
+                    return f"the body tests a traced value with a Python {_TESTED[which]} (`{snippet(code(node.test))}`)"
+                if which is ast.BoolOp and kind(node) is Kind.TRACED:
+                    return f"the body uses `and`/`or` on a traced value (`{snippet(code(node))}`)"
+                if which is ast.UnaryOp and type(node.op) is ast.Not and kind(node.operand) is Kind.TRACED:
+                    return f"the body uses `not` on a traced value (`{snippet(code(node))}`)"
+        return None
+
+
+_TESTED = {ast.If: "`if`", ast.While: "`while`", ast.IfExp: "`... if ... else ...`", ast.Assert: "`assert`"}
+
+
+def _container(expr: ast.expr) -> bool:
+    """A display, a comprehension, a string or None: what a traced test is never compared with."""
+    if isinstance(expr, _CONTAINERS):
+        return True
+    return type(expr) is ast.Constant and (expr.value is None or type(expr.value) in (str, bytes))
+
+
+# ---- the fix, on LibCST --------------------------------------------------------------------------------------
+
+
+def _converted(expr: cst.BaseExpression, logical: dict, imports: list, code) -> cst.BaseExpression:
+    """`expr` as `cond` returns it: `and`/`or`/`not` as `jnp.logical_*` calls (the imports they need added to
+    `imports`), each operand without its own parentheses unless it is written over several lines."""
+    if isinstance(expr, cst.BooleanOperation):
+        function, needed = logical[_CST_LOGICAL[type(expr.operator)]]
+        imports.append(needed)
+        left = _converted(expr.left, logical, imports, code)
+        right = _converted(expr.right, logical, imports, code)
+        return cst.Call(func=cst.parse_expression(function), args=[cst.Arg(left), cst.Arg(right)])
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Not):
+        function, needed = logical["jax.numpy.logical_not"]
+        imports.append(needed)
+        inner = _converted(expr.expression, logical, imports, code)
+        return cst.Call(func=cst.parse_expression(function), args=[cst.Arg(inner)])
+    bare = expr.with_changes(lpar=(), rpar=()) if expr.lpar else expr
+    # `(a > b) and c` → `logical_and(a > b, c)`; a test written over several lines keeps its parentheses
+    return bare if "\n" not in code(bare) else expr
 
 
 def _in_order(node: cst.CSTNode):
-    """Every node under `node` in source order (`walk` visits the last child first)."""
+    """Every node under `node` in source order."""
     yield node
-    for child in children(node):
+    for child in node.children:
         yield from _in_order(child)

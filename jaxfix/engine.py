@@ -199,6 +199,8 @@ def analyse(
     if fixes and any(d.plan is not None and d.fixable for d in diagnostics):
         diagnostics = _planned_fixes(diagnostics, parse()[1].bridge, active, errors)
     wrapper = parsed_module[0][0] if parsed_module else None
+    diagnostics = [dataclasses.replace(d, plan=None) if d.plan is not None else d for d in diagnostics]
+    facts.release()  # nothing reads them now: freed by reference counting, not by the cyclic collector
     return sorted(diagnostics, key=Diagnostic.sort_key), errors, wrapper
 
 

@@ -464,20 +464,6 @@ def test_collecting_is_marked() -> None:
     assert blocker is not None and blocker.collects
 
 
-def test_run_time_effects_let_exactly_those_calls_through() -> None:
-    """JF103 keeps `jax.debug.print` in a lax.while_loop body: `run_time_effects` lets that call through, its
-    arguments are still checked, and other I/O still stops the body."""
-    source = "@jax.jit\ndef f(x, xs):\n    out = x\n    for i in range(100):\n{body}    return out\n"
-    effects = ["jax.debug.print"]
-    _, dataflow, loop = _first_loop(source.format(body="        out = out + 1\n        jax.debug.print('{}', out)\n"))
-    assert dataflow.impurity(loop, run_time_effects=effects) is None
-    assert "jax.debug.print" in dataflow.impurity(loop).reason
-    _, dataflow, loop = _first_loop(source.format(body="        jax.debug.print('{}', xs.pop())\n"))
-    assert "`.pop()`" in dataflow.impurity(loop, run_time_effects=effects).reason
-    _, dataflow, loop = _first_loop(source.format(body="        print(out)\n"))
-    assert "I/O (`print`)" in dataflow.impurity(loop, run_time_effects=effects).reason
-
-
 def test_appendable_lists_allow_append_and_nothing_else() -> None:
     """JF102 turns `outs.append(v)` into a scan output: `appendable` lets exactly that call through."""
     source = (

@@ -6,14 +6,12 @@ from __future__ import annotations
 import textwrap
 
 import jax.numpy as jnp
-import libcst as cst
 import numpy as np
 import pytest
-from libcst.metadata import MetadataWrapper
 
 from jaxfix import corpus
-from jaxfix.analysis import ModuleContext
 from jaxfix.engine import Settings, fix_text
+from jaxfix.facts.module import FileFacts
 from tests.helpers import codemod_for_module, findings, rewrite
 
 JF104 = codemod_for_module("fori_at_set_to_scan")
@@ -543,21 +541,13 @@ def f(w, xs, grid):
 """
 
 
-def test_what_a_loop_body_does_to_its_rows_is_read_from_the_module_context() -> None:
+def test_what_a_loop_body_does_to_its_rows_is_read_from_the_file_facts() -> None:
     """Which fori_loops write rows of their carry, and what their bodies do to those rows, are facts of the module
-    (`ModuleContext.row_writes`), which any reader asks without the rule: the loop's index and carry, whether it
+    on `ast` (`FileFacts.row_writes`), which any reader asks without the rule: the loop's index and carry, whether it
     updates an array that existed before it, and the plan of its scan (outputs, scanned arrays) or what stops it."""
-    context = ModuleContext(MetadataWrapper(cst.parse_module(ROW_LOOPS)))
-    rows = context.row_writes
-    found: list[cst.Call] = []
-
-    class Calls(cst.CSTVisitor):
-        def visit_Call(self, call: cst.Call) -> None:
-            found.append(call)
-
-    context.module.visit(Calls())
-    loops = [loop for loop in map(rows.loop, found) if loop is not None]
-    assert [(loop.body.name.value, loop.index, loop.carry) for loop in loops] == [
+    rows = FileFacts(ROW_LOOPS).row_writes
+    loops = list(rows.loops())
+    assert [(loop.body.name, loop.index, loop.carry) for loop in loops] == [
         ("body", "i", "carry"), ("running", "i", "out"), ("clear", "i", "grid"),
     ]
     collecting, running, clearing = loops

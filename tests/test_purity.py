@@ -92,6 +92,20 @@ def test_a_collected_list_and_run_time_effects() -> None:
     assert loop_impurity(effect, run_time_effects=["jax.debug.print"]) == ("does I/O (`print`)", 3, 30)
 
 
+def test_run_time_effects_let_exactly_those_calls_through() -> None:
+    """JF103 keeps `jax.debug.print` in a lax.while_loop body: `run_time_effects` lets that call through, its
+    arguments are still checked, and other I/O still stops the body."""
+    source = "@jax.jit\ndef f(x, xs):\n    out = x\n    for i in range(100):\n{body}    return out\n"
+    effects = ["jax.debug.print"]
+    printed = source.format(body="        out = out + 1\n        jax.debug.print('{}', out)\n")
+    assert loop_impurity(printed, ("out",), run_time_effects=effects) is None
+    assert "jax.debug.print" in loop_impurity(printed, ("out",))[0]
+    popped = source.format(body="        jax.debug.print('{}', xs.pop())\n")
+    assert "`.pop()`" in loop_impurity(popped, ("out",), run_time_effects=effects)[0]
+    shown = source.format(body="        print(out)\n")
+    assert "I/O (`print`)" in loop_impurity(shown, ("out",), run_time_effects=effects)[0]
+
+
 def test_a_container_live_at_the_head_is_not_fresh() -> None:
     code = "def f(xs):\n    d = {}\n    for x in xs:\n        d = {}\n        d['k'] = x\n"
     assert loop_impurity(code) is None

@@ -1039,13 +1039,22 @@ def test_loop_rules_need_a_carried_name_and_rows_that_may_be_an_array() -> None:
 
 
 def test_fori_at_set_needs_a_body_that_writes_rows_of_its_carry() -> None:
+    """JF104's check looks at a fori_loop only where its body writes rows of its carry at the loop index: a write at
+    `[0]` is no row per step (nothing to say); one at `[i]` into an array that existed before is declined."""
     codemod = codemod_for_module("fori_at_set_to_scan")
     text = _BRANCH + (
         "@jax.jit\ndef f(x):\n    y = x.at[0].set(1.0)\n    def body(i, c):\n        return c.at[0].set(c[i])\n"
         "    return jax.lax.fori_loop(0, 10, body, y)\n"
     )
     assert codemod.may_match(text) and not passes(text, codemod)
-    assert passes(text.replace("c.at[0]", "c.at[i]"), codemod)
+    facts = FileFacts(text, screen=Screen(text), explaining=True)
+    assert codemod.check(facts) == [] and facts.decisions == []
+    text = text.replace("c.at[0]", "c.at[i]")
+    facts = FileFacts(text, screen=Screen(text), explaining=True)
+    assert codemod.check(facts) == []
+    assert [d.reason for d in facts.decisions] == [
+        "it updates rows of an array that existed before the loop, not outputs collected step by step"
+    ]
 
 
 def test_loop_rules_need_a_traced_count_or_a_compiled_function() -> None:

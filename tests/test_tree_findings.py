@@ -163,10 +163,13 @@ def test_a_module_the_ast_answers_for_is_not_parsed_with_libcst(monkeypatch) -> 
 
 
 def test_another_codemod_that_may_match_sends_the_module_to_libcst() -> None:
-    text = _KEY + "k = jax.random.PRNGKey(0)\n\n@jax.jit\ndef f(x):\n    while x > 1:\n        x = x / 2\n    return x\n"
+    text = _KEY + (
+        "import jax.numpy as jnp\n\nk = jax.random.PRNGKey(0)\n\ndef f(w, xs: jax.Array):\n"
+        "    return jnp.stack([jnp.dot(w, x) for x in xs])\n"
+    )
     diagnostics, _, wrapper = engine.analyse(text, registry.all_codemods())
-    assert wrapper is not None  # JF103 (while-to-while-loop) still runs as a LibCST visitor
-    assert {d.code for d in diagnostics} == {"JF902", "JF103"}
+    assert wrapper is not None  # JF301 (batch-loop-to-vmap) still runs as a LibCST visitor
+    assert {d.code for d in diagnostics} == {"JF902", "JF301"}
 
 
 def test_suppressed_hints_stay_suppressed() -> None:

@@ -4,33 +4,29 @@ test kinds, Python int counters), and the claims its docs make (reverse mode is 
 
 from __future__ import annotations
 
+import ast
+
 import jax
 import jax.numpy as jnp
-import libcst as cst
 import numpy as np
 import pytest
-from libcst.metadata import MetadataWrapper
 
 from jaxfix import corpus
-from jaxfix.analysis.context import ModuleContext
-from jaxfix.analysis.syntax import walk
-from jaxfix.analysis.traced import Kind
+from jaxfix.facts.loops import captured_carries
+from jaxfix.facts.module import FileFacts
+from jaxfix.facts.traced import Kind
 from tests.helpers import codemod_for_module, findings, rewrite
 
 CODEMOD = codemod_for_module("while_to_while_loop")
 POSITIVE = [c for c in corpus.cases() if c.codemod == "while_to_while_loop" and not c.negative]
 
 
-def _context(source: str) -> ModuleContext:
-    return ModuleContext(MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True))
+def _function(facts: FileFacts, name: str) -> ast.FunctionDef:
+    return next(n for n in ast.walk(facts.tree) if isinstance(n, ast.FunctionDef) and n.name == name)
 
 
-def _function(context: ModuleContext, name: str) -> cst.FunctionDef:
-    return next(n for n in walk(context.module) if isinstance(n, cst.FunctionDef) and n.name.value == name)
-
-
-def _loop(context: ModuleContext) -> cst.While:
-    return next(n for n in walk(context.module) if isinstance(n, cst.While))
+def _loop(facts: FileFacts) -> ast.While:
+    return next(n for n in ast.walk(facts.tree) if isinstance(n, ast.While))
 
 
 # ---- the corpus comparison is not vacuous --------------------------------------------------------------------
@@ -100,10 +96,10 @@ def test_flow_sensitive_test_kind() -> None:
         "    return x * vec\n"
     )
     assert findings(source, CODEMOD) == []
-    context = _context(source)
-    loop = _loop(context)
-    assert context.traced.kind(loop.test) is Kind.TRACED  # flow-insensitive: joins the parameter in
-    assert context.dataflow.kind_at(loop, loop.test) is Kind.STATIC
+    facts = FileFacts(source)
+    loop = _loop(facts)
+    assert facts.traced.kind(loop.test) is Kind.TRACED  # flow-insensitive: joins the parameter in
+    assert facts.carry.kind_at(loop, loop.test) is Kind.STATIC
 
 
 def test_static_values_the_traced_analysis_over_approximates_stay_quiet() -> None:
@@ -167,8 +163,8 @@ def test_transforms_and_staging() -> None:
         "def step(c, x):\n    def inner(y):\n        return y\n    return inner(c), x\n\n"
         "def run(xs):\n    return lax.scan(step, 0.0, xs)\n\n@jax.custom_jvp\ndef smooth(x):\n    return x\n"
     )
-    context = _context(source)
-    traced = context.traced
+    facts = FileFacts(source)
+    traced = facts.traced
     expected = {
         "jitted": ({"jax.jit"}, True),
         "helper": ({"jax.jit"}, True),
@@ -179,7 +175,7 @@ def test_transforms_and_staging() -> None:
         "run": (set(), False),
     }
     for name, (transforms, staged) in expected.items():
-        function = _function(context, name)
+        function = _function(facts, name)
         assert traced.transforms(function) == transforms, name
         assert traced.staged(function) is staged, name
 
@@ -190,12 +186,12 @@ def test_static_numbers_and_static_ints() -> None:
         "    while jnp.sum(x) > 1.0:\n        x = x / 2.0\n        i += 1\n        t = t + 1.0\n"
         "        k = k + jnp.sum(x)\n    return x, i, t, k\n"
     )
-    context = _context(source)
-    loop = _loop(context)
-    flow = context.dataflow.loop(loop)
-    assert context.carry.static_numbers(loop, flow) == ["i", "t"]  # `k` becomes traced: not static
-    assert "stays a Python number" in context.carry.blocker(loop, flow, construct="lax.while_loop")
-    reason = context.carry.blocker(loop, flow, construct="lax.while_loop", static_ints=True)
+    facts = FileFacts(source)
+    loop = _loop(facts)
+    flow = facts.loop(loop)
+    assert facts.carry.static_numbers(loop, flow) == ["i", "t"]  # `k` becomes traced: not static
+    assert "stays a Python number" in facts.carry.blocker(loop, flow, construct="lax.while_loop")
+    reason = facts.carry.blocker(loop, flow, construct="lax.while_loop", static_ints=True)
     assert reason is not None and reason.startswith("`t`")  # ints pass, the float does not
 
 
@@ -204,13 +200,13 @@ def test_concrete_use_stops_at_consumed_expressions() -> None:
         "import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef f(x):\n    i = 0\n"
         "    while jnp.sum(x) > 1.0 and i < 5:\n        x = x / 2.0\n        i += 1\n    return x\n"
     )
-    context = _context(source)
-    loop = _loop(context)
-    comparison = loop.test.right
-    statements = list(_function(context, "f").body.body)
-    blocked = context.dataflow.concrete_use(loop, ["i"], also=statements)
+    facts = FileFacts(source)
+    loop = _loop(facts)
+    comparison = loop.test.values[1]
+    statements = _function(facts, "f").body
+    blocked = facts.purity.concrete_use(loop, ["i"], also=statements)
     assert blocked is not None and "truth value" in blocked.reason  # Python's `and` needs a bool
-    assert context.dataflow.concrete_use(loop, ["i"], also=statements, consumed=[comparison]) is None
+    assert facts.purity.concrete_use(loop, ["i"], also=statements, consumed=[comparison]) is None
 
 
 def test_captured_carries() -> None:
@@ -219,10 +215,11 @@ def test_captured_carries() -> None:
         "import jax\nimport jax.numpy as jnp\n\n@jax.jit\ndef f(x, y):\n    g = lambda: 2.0 * x\n"
         "    while jnp.sum(x) > 1.0:\n        x = g() / 4.0\n        y = y + 1.0\n    return x, y\n"
     )
-    context = _context(source)
-    flow = context.dataflow.loop(_loop(context))
+    facts = FileFacts(source)
+    loop = _loop(facts)
+    flow = facts.loop(loop)
     assert set(flow.carried) == {"x", "y"}
-    assert context.dataflow.captured_carries(flow) == ("x",)
+    assert captured_carries(flow, facts.enclosing_function(loop)) == ("x",)
     [finding] = findings(source, CODEMOD)
     assert finding.fix is None and "`x` is carried and read by a function defined outside the loop" in finding.message
 

@@ -12,32 +12,35 @@ def ast_qualified_defs(tree: ast.Module) -> dict[str, ast.AST]:
     """The module's functions by the names the index gives them: `f`, `C.m` (a method of a module-level class),
     `f.<locals>.g` (nested in a function); inside module-level `if`/`try` blocks too."""
     found: dict[str, ast.AST] = {}
-
-    def in_function(statements, qual: str) -> None:
-        for statement in statements:
-            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                inner = f"{qual}.<locals>.{statement.name}"
-                found[inner] = statement
-                in_function(statement.body, inner)
-            elif not isinstance(statement, ast.ClassDef):
-                for block in ("body", "orelse", "finalbody", "handlers", "cases"):
-                    children = getattr(statement, block, None)
-                    if isinstance(children, list):
-                        in_function([c for c in children if isinstance(c, ast.AST)], qual)
-
-    def walk(statements, prefix: str) -> None:
-        for statement in statements:
-            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                found[prefix + statement.name] = statement
-                in_function(statement.body, prefix + statement.name)
-            elif isinstance(statement, ast.ClassDef) and not prefix:
-                walk(statement.body, statement.name + ".")
-            elif isinstance(statement, (ast.If, ast.Try)) or type(statement).__name__ == "TryStar":
-                if not prefix:
-                    for block in ("body", "orelse", "finalbody"):
-                        walk(getattr(statement, block, ()), prefix)
-                    for handler in getattr(statement, "handlers", ()):
-                        walk(handler.body, prefix)
-
-    walk(tree.body, "")
+    _walk(tree.body, "", found)
     return found
+
+
+# Module-level, not closures over `found`: two closures that call each other form a reference cycle, which would
+# keep `found`, and through it the module's tree, alive until the cyclic collector runs.
+def _walk(statements, prefix: str, found: dict[str, ast.AST]) -> None:
+    for statement in statements:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found[prefix + statement.name] = statement
+            _in_function(statement.body, prefix + statement.name, found)
+        elif isinstance(statement, ast.ClassDef) and not prefix:
+            _walk(statement.body, statement.name + ".", found)
+        elif isinstance(statement, (ast.If, ast.Try)) or type(statement).__name__ == "TryStar":
+            if not prefix:
+                for block in ("body", "orelse", "finalbody"):
+                    _walk(getattr(statement, block, ()), prefix, found)
+                for handler in getattr(statement, "handlers", ()):
+                    _walk(handler.body, prefix, found)
+
+
+def _in_function(statements, qual: str, found: dict[str, ast.AST]) -> None:
+    for statement in statements:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            inner = f"{qual}.<locals>.{statement.name}"
+            found[inner] = statement
+            _in_function(statement.body, inner, found)
+        elif not isinstance(statement, ast.ClassDef):
+            for block in ("body", "orelse", "finalbody", "handlers", "cases"):
+                children = getattr(statement, block, None)
+                if isinstance(children, list):
+                    _in_function([c for c in children if isinstance(c, ast.AST)], qual, found)

@@ -75,16 +75,10 @@ class CarryAnalysis:
         *,
         construct: str,
         bound: dict[str, Slot] | None = None,
-        static_ints: bool = False,
         restartable: set[str] | None = None,
     ) -> str | None:
         """Why the carried values of `loop` cannot be a lax loop's carry, or None when they can. `construct`
         names the lax loop in messages; `bound` describes the names the loop binds in its body.
-
-        `static_ints` lets through carried Python ints that stay Python ints in the loop (a counter `i = 0`,
-        `i += 1`), which the lax loop turns into traced int32 values: a `while` on a traced test has no other
-        way to run. The caller must then prove that nothing needs them as Python ints (`Dataflow.concrete_use`
-        on `static_numbers(...)`).
 
         `restartable`, when given, collects the carried names that start as a Python number (`gae = 0.0`) whose
         shape after one step is unproven or not a scalar, instead of blocking on them: the caller then starts
@@ -164,20 +158,10 @@ class CarryAnalysis:
         # Python numbers must become traced in the loop, or the rewrite would turn a trace-time constant into
         # a traced int32 (wrapping on overflow, unusable as a shape).
         static = self._still_static(numbers, updates, function)
-        allowed: set[str] = set()
-        if static and static_ints:
-            ints = {name: Category.INT for name in static}
-            for name in sorted(static, key=list(flow.carried).index):
-                reason = self._int_counter_blocker(loop, name, updates[name], function_flow, ints)
-                if reason is not None:
-                    return reason
-            allowed, static = static, set()
         if static:
             name = sorted(static, key=list(flow.carried).index)[0]
             return f"`{name}` stays a Python number in the loop"
         for name in flow.carried:
-            if name in allowed:
-                continue
             kind = self.name_kind(loop, name)
             if kind is not Kind.TRACED:
                 return f"`{name}` is carried but not known to be traced"
@@ -232,22 +216,6 @@ class CarryAnalysis:
         start = self._context.positions[source].start
         return (2, start.line, start.column)
 
-    def static_numbers(self, loop: Loop, flow: LoopFlow) -> list[str]:
-        """The carried names that start as Python numbers (`i = 0`) and stay Python numbers in the loop: only
-        updated from themselves and static values (`i += 1`). A lax loop makes them traced."""
-        function_flow = self._context.dataflow.flow(self._context.dataflow.enclosing_function(loop))
-        numbers = []
-        for name in flow.carried:
-            for source in function_flow.reaching(loop, name):
-                if isinstance(source, cst.Assign):
-                    source = unpacked(source, name)
-                if isinstance(source, cst.BaseExpression) and is_number(source):
-                    numbers.append(name)
-                    break
-        updates = {name: self.updates(loop, name) for name in numbers}
-        static = self._still_static(numbers, updates, self._context.traced.enclosing_function(loop))
-        return [name for name in flow.carried if name in static]
-
     def _still_static(self, numbers: Sequence[str], updates, function) -> set[str]:
         """Those of `numbers` that no update makes traced, assuming the others stay static too."""
         static = set(numbers)
@@ -261,22 +229,6 @@ class CarryAnalysis:
                     static.discard(name)
                     changed = True
         return static
-
-    def _int_counter_blocker(self, loop: Loop, name: str, updates, function_flow, ints) -> str | None:
-        """Why the static carried number `name` cannot become a traced int32: it must start as an int literal
-        on every path and stay an int (`i += 1`, not `i = i / 2`)."""
-        for source in function_flow.reaching(loop, name):
-            if isinstance(source, cst.Assign):
-                source = unpacked(source, name)
-            if not (isinstance(source, cst.BaseExpression) and _is_int_literal(source)):
-                return f"`{name}` stays a Python number in the loop and does not start as an int"
-        for value in updates:
-            if value is None or self._context.shapes.category(value, ints) is not Category.INT:
-                return (
-                    f"`{name}` stays a Python number in the loop and may not stay an int "
-                    "(lax would compute it in float32)"
-                )
-        return None
 
     def updates(self, loop: Loop, name: str) -> list[cst.BaseExpression | None]:
         """The values assigned to `name` in the loop body (None: an assignment whose value is not one
@@ -343,12 +295,6 @@ def unpacked(assign: cst.Assign, name: str) -> cst.BaseExpression | None:
         if isinstance(t.value, cst.Name) and t.value.value == name and not isinstance(v, cst.StarredElement):
             return v.value
     return None
-
-
-def _is_int_literal(expr: cst.BaseExpression) -> bool:
-    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus)):
-        expr = expr.expression
-    return isinstance(expr, cst.Integer)
 
 
 def _first_occurrence(node: cst.CSTNode, name: str) -> cst.Name | None:

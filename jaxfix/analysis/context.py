@@ -149,12 +149,6 @@ class ModuleContext:
         return BatchAnalysis(self)
 
     @cached_property
-    def row_writes(self):
-        from jaxfix.analysis.row_writes import RowWriteAnalysis
-
-        return RowWriteAnalysis(self)
-
-    @cached_property
     def fresh_names(self):
         """One supply of fresh names for every codemod of a pass, so that two fixes never pick the same one: the
         `check`-rules' (`FileFacts.fresh_names`) where the engine gave their facts."""

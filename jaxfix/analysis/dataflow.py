@@ -850,36 +850,6 @@ class Dataflow:
         captured = set(block_activity(statements).captured)
         return tuple(name for name in flow.carried if name in captured)
 
-    def kind_at(self, stmt: cst.CSTNode, expr: cst.BaseExpression) -> Kind:
-        """The kind of `expr` (inside `stmt`, say a `while` test) where `stmt` starts, each local name it reads
-        taking the join of the bindings that reach `stmt`, not of every binding in the function as
-        TracedAnalysis does: `n = static_arg` then `if n is None: n = 32 // bits` then `while n < m:` is
-        static there even though `n` is a traced parameter elsewhere. A loop's own updates reach its head."""
-        traced = self._context.traced
-        function = traced.enclosing_function(stmt)
-        flow = self.flow(self.enclosing_function(stmt))
-        assumed: dict[str, Kind] = {}
-        for name in _unique(n.value for n in _walk(expr) if isinstance(n, cst.Name)):
-            if name not in flow.locals or name in flow.declared:
-                continue
-            kinds = []
-            for source in flow.reaching(stmt, name):
-                if source is UNDEFINED:
-                    continue
-                if isinstance(source, Parameter):
-                    kinds.append(traced.param_kind(function, name) if function is not None else Kind.UNKNOWN)
-                elif isinstance(source, cst.AugAssign):
-                    kinds.append(traced.kind(source.value))  # the other operand is the name itself
-                elif isinstance(source, cst.BaseExpression):
-                    kinds.append(traced.kind(source))
-                elif isinstance(source, cst.Assign):
-                    kinds.append(traced.kind(source.value))
-                else:  # a `for` target, `with ... as`, an import: what the flow-insensitive analysis says
-                    kinds.append(traced.kind(cst.Name(name), within=function))
-            if kinds:
-                assumed[name] = max(kinds)
-        return traced.kind(expr, within=function, assume=assumed)
-
     # ---- purity --------------------------------------------------------------------------------------------
 
     def impurity(
@@ -888,20 +858,14 @@ class Dataflow:
         flow: LoopFlow | None = None,
         *,
         appendable: Iterable[str] = (),
-        run_time_effects: Iterable[str] = (),
     ) -> Blocker | None:
         """What stops the body of `loop` from running as a traced function once per trip: None if nothing.
         `appendable` names outside lists whose `.append(v)` calls a codemod turns into outputs (lax.scan's
-        stacked results): those calls are not counted; the caller checks every other use of the lists.
-        `run_time_effects`: qualified names of calls whose effect the caller's construct performs at run time,
-        once per trip as the loop does (`jax.debug.print` in a `lax.while_loop` body); their arguments are
-        still checked."""
+        stacked results): those calls are not counted; the caller checks every other use of the lists."""
         flow = flow or self.loop(loop)
         statements = body_statements(loop.body)
         fresh = self._fresh_names(statements, exclude=flow.live_in)
-        walker = _PurityWalker(
-            self, fresh=fresh, loop_body=True, appendable=frozenset(appendable), effects=frozenset(run_time_effects)
-        )
+        walker = _PurityWalker(self, fresh=fresh, loop_body=True, appendable=frozenset(appendable))
         for stmt in statements:
             stmt.visit(walker)
             if walker.blocker is not None:
@@ -1128,7 +1092,6 @@ class Dataflow:
         is_array: Callable[[cst.BaseExpression], bool] | None = None,
         *,
         also: Sequence[cst.CSTNode] = (),
-        consumed: Iterable[cst.CSTNode] = (),
     ) -> Blocker | None:
         """The first use in the body of `loop` that needs one of `names` (say the loop index) to be a Python
         int, which it stops being when the body becomes a traced function: a Python `if`/`and`/`not`, a slice
@@ -1136,17 +1099,14 @@ class Dataflow:
         to anything not known to accept a traced integer there, or `n ** i` (int32 overflow). Names assigned
         from such values in the body are followed. None when every use works with a traced integer.
 
-        `also` are more nodes to search (a `while` test, the rest of the function); a use whose value reaches
-        one of the `consumed` expressions (the parts of a test that the rewrite hands to `jnp.logical_and`)
-        counts as one that works with a traced integer."""
+        `also` are more nodes to search (a `while` test, the rest of the function)."""
         is_array = is_array or self.is_array_like
         tainted = set(names)
         statements = [*body_statements(loop.body), *also]
-        stops = set(consumed)
         for _ in range(20):
             grown = False
             for occurrence in self._name_loads(statements, tainted):
-                outcome = self._climb(occurrence, tainted, is_array, stops)
+                outcome = self._climb(occurrence, tainted, is_array)
                 if isinstance(outcome, Blocker):
                     return outcome
                 if outcome - tainted:
@@ -1188,8 +1148,8 @@ class Dataflow:
                 return False
         return True
 
-    def _climb(self, name: cst.Name, tainted: set[str], is_array, stops=frozenset()) -> set[str] | Blocker:
-        """Follow a use of a tainted name outwards until its value is consumed (or reaches one of `stops`).
+    def _climb(self, name: cst.Name, tainted: set[str], is_array) -> set[str] | Blocker:
+        """Follow a use of a tainted name outwards until its value is consumed.
         Returns names that now hold an index-derived value (assignment targets), or a Blocker."""
         parents = self._context.parents
         child: cst.CSTNode = name
@@ -1202,8 +1162,6 @@ class Dataflow:
             return Blocker(node, f"uses `{shown}` as a Python int ({what}: `{snippet}`)")
 
         while True:
-            if child in stops:
-                return set()
             parent = parents.get(child)
             if parent is None:
                 return set()
@@ -1391,12 +1349,10 @@ class _PurityWalker(cst.CSTVisitor):
         appendable: frozenset[str] = frozenset(),
         place: str | None = None,
         arrays: frozenset[str] = frozenset(),
-        effects: frozenset[str] = frozenset(),
     ) -> None:
         super().__init__()
         self.dataflow = dataflow
         self.fresh = fresh
-        self.effects = effects  # qualified names of calls whose effects run at run time (see `impurity`)
         self.appendable = appendable
         self.arrays = arrays
         self.loop_body = loop_body
@@ -1545,8 +1501,6 @@ class _PurityWalker(cst.CSTVisitor):
             and func.value.value in self.appendable
         ):
             return True  # an output the caller collects; its argument is still walked
-        if self.effects and self.dataflow._names.qualified(func) in self.effects:
-            return True  # an effect the construct keeps at run time; its arguments are still walked
         blocker = self.dataflow.call_blocker(node, self.fresh, self.arrays)
         if blocker is not None:
             return self._fail(blocker.node, blocker.reason, blocker.collects)

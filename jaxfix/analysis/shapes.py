@@ -620,7 +620,8 @@ def annotation_category(param: cst.Param) -> Category | None:
 # A loop that fills a fresh buffer row by row (`out = jnp.zeros((n, d))`, then `out = out.at[i].set(v)` for each
 # `i < n`) computes what a stacking transform (lax.scan, jax.vmap) computes only when the loop runs exactly as
 # many steps as the buffer has rows and each `v` has a row's shape and dtype (`.at[i].set` broadcasts and casts,
-# stacking does not). JF104 (fori_loop to scan) and JF301 (loop to vmap) prove both here.
+# stacking does not). JF301 (loop to vmap) proves both here; JF104 (fori_loop to scan) reads the same answers on
+# `ast` from jaxfix/facts/symbolic.py, which this copy becomes a twin of until JF301 moves.
 #
 # A shape is a tuple of parts: ("const", 3), ("dim", key, k) for `x.shape[k]`, ("name", key) for an integer
 # variable, and ("spread", key, k) for the dimensions `x.shape[k:]`. A key names one value of a variable: the set

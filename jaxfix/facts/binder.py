@@ -354,6 +354,13 @@ class Binder:
                 return ".".join([local, *parts[cut:]]), None
         return qualified_name, parts[0]
 
+    def release(self) -> None:
+        """Breaks the reference cycles of this pass (a scope holds its bindings, each binding its scope), once
+        nothing will ask it again: reference counting then frees the file's tree and facts at once, instead of
+        the cyclic collector after scanning all of them."""
+        for scope in (self.builtins, *self.scopes):
+            scope.bindings, scope.overwrites, scope.parent = {}, {}, None
+
     def unbound_builtin(self, name: str) -> bool:
         """Whether `name` is a builtin's that no scope of the module binds: every read of it is the builtin."""
         if self._bound is None:

@@ -25,6 +25,7 @@ from jaxfix.facts.literals import is_number
 from jaxfix.facts.loops import UNDEFINED, LoopFlow, Parameter, captured_carries
 from jaxfix.facts.predicates import _unpacked
 from jaxfix.facts.shapes import Category, annotation_category, annotation_rank
+from jaxfix.facts.spelling import spelled_names
 from jaxfix.facts.traced import Kind
 
 
@@ -144,6 +145,35 @@ class CarryAnalysis:
             return assumed[expr.id]
         return self._facts.traced.kind(expr, within=function, assume=assumed)
 
+    def kind_at(self, stmt: ast.stmt, expr: ast.AST) -> Kind:
+        """The kind of `expr` (inside `stmt`, say a `while` test) where `stmt` starts, each local name it spells
+        taking the join of the bindings that reach `stmt`, not of every binding in the function as `Traced.kind`
+        does: `n = static_arg` then `if n is None: n = 32 // bits` then `while n < m:` is static there even though
+        `n` is a traced parameter elsewhere. A loop's own updates reach its head."""
+        facts = self._facts
+        traced = facts.traced
+        function = traced.enclosing_function(stmt)
+        flow = facts.flow(facts.enclosing_function(stmt))
+        assumed: dict[str, Kind] = {}
+        for name in dict.fromkeys(spelled_names(expr)):
+            if name not in flow.locals or name in flow.declared:
+                continue
+            kinds = []
+            for source in flow.reaching(stmt, name):
+                if source is UNDEFINED:
+                    continue
+                if isinstance(source, Parameter):
+                    kinds.append(traced.param_kind(function, name) if function is not None else Kind.UNKNOWN)
+                elif type(source) is ast.AugAssign or type(source) is ast.Assign:
+                    kinds.append(traced.kind(source.value))  # `x += v`: the other operand is the name itself
+                elif _is_expression(source):
+                    kinds.append(traced.kind(source))
+                else:  # a `for` target, `with ... as`, an import: what the flow-insensitive kind says
+                    kinds.append(traced.name_kind(name, function))
+            if kinds:
+                assumed[name] = max(kinds)
+        return traced.kind(expr, within=function, assume=assumed)
+
     # ---- the carry -----------------------------------------------------------------------------------------------
 
     def blocker(  # noqa: C901 - one condition after another, each with its message
@@ -157,7 +187,12 @@ class CarryAnalysis:
         restartable: set[str] | None = None,
     ) -> str | None:
         """Why the carried values of `loop` cannot be a lax loop's carry, or None when they can (LibCST's
-        `CarryAnalysis.blocker`, which documents `construct`, `bound`, `static_ints` and `restartable`)."""
+        `CarryAnalysis.blocker`, which documents `construct`, `bound` and `restartable`).
+
+        `static_ints` lets through carried Python ints that stay Python ints in the loop (a counter `i = 0`,
+        `i += 1`), which the lax loop turns into traced int32 values: a `while` on a traced test has no other
+        way to run. The caller must then prove that nothing needs them as Python ints (`Purity.concrete_use`
+        on `static_numbers(...)`)."""
         bound = bound or {}
         facts, traced, values = self._facts, self._facts.traced, self._values
         function_flow = facts.flow(facts.enclosing_function(loop))

@@ -15,9 +15,10 @@ from functools import cached_property
 from typing import Any, Callable, Iterator
 
 from jaxfix.diagnostics import Decision, Position
-from jaxfix.facts.binder import IMPORT, Binder
+from jaxfix.facts.binder import Binder
 from jaxfix.facts.spelling import in_order, names_in, spelled_names, value_of  # noqa: F401 (read from here by the rules)
 from jaxfix.facts.flow import Lines, Reaching
+from jaxfix.facts.keys import KeyFacts
 from jaxfix.facts.positions import Positions
 from jaxfix.facts.predicates import Predicates
 from jaxfix.facts.purity import Purity
@@ -42,6 +43,20 @@ class FileFacts:
         self._tree = tree
         self.explaining = explaining
         self.decisions: list[Decision] = []  # filled only while explaining (`decline`)
+
+    def release(self) -> None:
+        """Drops every fact, once every rule has answered and every fix is built: the facts hold reference cycles
+        (an analysis and its memos, the binder's scopes), which only the cyclic collector frees, after scanning
+        the file's whole tree; dropped here, reference counting frees them at once. Nothing may read these facts
+        after (the engine calls it at the end of a file's analysis)."""
+        binder = self.__dict__.get("binder")
+        if binder is not None:
+            binder.release()
+        for value in list(self.__dict__.values()):
+            for fact in value.values() if isinstance(value, dict) else (value,):
+                if type(fact).__module__.startswith("jaxfix.facts"):
+                    getattr(fact, "__dict__", {}).clear()
+        self.__dict__.clear()
 
     @cached_property
     def tree(self) -> ast.Module:
@@ -71,6 +86,11 @@ class FileFacts:
     def lines(self) -> Lines:
         """How each block's statements group into the lines LibCST holds (`flow.Lines`)."""
         return Lines(self.text)
+
+    @cached_property
+    def keys(self) -> KeyFacts:
+        """PRNG key flow: which calls consume which key, and where a key is used twice."""
+        return KeyFacts(self.binder, self.text)
 
     @cached_property
     def predicates(self) -> Predicates:
@@ -171,6 +191,14 @@ class FileFacts:
         return BranchFacts(self, self.shapes)
 
     @cached_property
+    def row_writes(self):
+        """The `lax.fori_loop` calls whose bodies write rows of their carry, and their scan plans
+        (`facts.row_writes.RowWrites`)."""
+        from jaxfix.facts.row_writes import RowWrites
+
+        return RowWrites(self)
+
+    @cached_property
     def _flows(self) -> dict:
         return {}
 
@@ -209,14 +237,10 @@ class FileFacts:
         inner = {id(node.value) for node in binder.nodes_of(ast.Attribute)}
         found = []
         for node in binder.nodes_of(ast.Name, ast.Attribute):
-            if id(node) in inner or not _dotted(node):
-                continue
-            names = binder.names(node)
-            if len(names) != 1:
-                continue
-            (name,) = names
-            if name.source == IMPORT:
-                found.append((node, name.name))
+            if id(node) not in inner:
+                name = binder.imported(node)  # a name no import binds is asked nothing more
+                if name is not None:
+                    found.append((node, name))
         return found
 
     @staticmethod
