@@ -82,12 +82,14 @@ class ArrayEvidence:
 
     # ---- one array, not a pytree ---------------------------------------------------------------------------
 
-    def value_kinds(self, expr: ast.AST, at: ast.stmt, rows: frozenset = frozenset(), seen: frozenset = frozenset()) -> frozenset:
+    def value_kinds(
+        self, expr: ast.AST, at: ast.stmt, rows: frozenset = frozenset(), seen: frozenset = frozenset(), calls=None
+    ) -> frozenset:
         """What `expr`, evaluated at the statement `at`, may hold: ARRAY_VALUE (one JAX array), NUMBER (a Python
         number) or OTHER (a tuple, a list, anything unknown), as a set of those (== {ARRAY_VALUE}: surely one
         array). `rows` are names known to hold arrays (the rows a loop walks). Names follow their reaching
         definitions; a cycle through a loop holds if every way into it does."""
-        kinds = lambda e: self.value_kinds(e, at, rows, seen)  # noqa: E731
+        kinds = lambda e: self.value_kinds(e, at, rows, seen, calls)  # noqa: E731
         purity = self.facts.purity
         kind = type(expr)
         if is_number(expr):
@@ -106,17 +108,17 @@ class ArrayEvidence:
                 if isinstance(source, Parameter):
                     found.add(ARRAY_VALUE if purity.is_array_like(expr) else OTHER)
                 elif isinstance(source, ast.expr):
-                    found |= self.value_kinds(source, self._statement_of(source), rows, seen | {source})
+                    found |= self.value_kinds(source, self._statement_of(source), rows, seen | {source}, calls)
                 elif type(source) is ast.AugAssign and type(source.target) is ast.Name:
                     if not isinstance(source.op, _AUGMENTED):
                         found.add(OTHER)
                     else:
-                        found |= self._binary_kinds(source.target, source.op, source.value, source, rows, seen | {source})
+                        found |= self._binary_kinds(source.target, source.op, source.value, source, rows, seen | {source}, calls)
                 else:
                     found.add(OTHER)
             return frozenset(found) if found else frozenset({OTHER})
         if kind is ast.BinOp:
-            return self._binary_kinds(expr.left, expr.op, expr.right, at, rows, seen)
+            return self._binary_kinds(expr.left, expr.op, expr.right, at, rows, seen, calls)
         if kind is ast.UnaryOp:
             if type(expr.op) is ast.Not:
                 return frozenset({OTHER})
@@ -135,13 +137,13 @@ class ArrayEvidence:
                 return frozenset({ARRAY_VALUE}) if kinds(base) == {ARRAY_VALUE} else frozenset({OTHER})
             if method in ARRAY_METHODS:
                 return frozenset({ARRAY_VALUE}) if kinds(receiver) == {ARRAY_VALUE} else frozenset({OTHER})
-        if purity.is_array_like(expr):
+        if purity.is_array_like(expr) or (calls is not None and kind is ast.Call and calls(expr)):
             return frozenset({ARRAY_VALUE})
         return frozenset({OTHER})
 
-    def _binary_kinds(self, left, op, right, at, rows, seen) -> frozenset:
-        left = self.value_kinds(left, at, rows, seen)
-        right = self.value_kinds(right, at, rows, seen)
+    def _binary_kinds(self, left, op, right, at, rows, seen, calls=None) -> frozenset:
+        left = self.value_kinds(left, at, rows, seen, calls)
+        right = self.value_kinds(right, at, rows, seen, calls)
         if left == {ARRAY_VALUE} or right == {ARRAY_VALUE}:
             return frozenset({ARRAY_VALUE})  # an array on either side makes an array (tuple + array too)
         union = left | right

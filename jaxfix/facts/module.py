@@ -199,6 +199,14 @@ class FileFacts:
         return RowWrites(self)
 
     @cached_property
+    def batches(self):
+        """The comprehensions, maps and loops over the rows of arrays whose steps are independent, and JF301's
+        decision on each (`facts.batches.BatchFacts`)."""
+        from jaxfix.facts.batches import BatchFacts
+
+        return BatchFacts(self)
+
+    @cached_property
     def _flows(self) -> dict:
         return {}
 
