@@ -729,87 +729,6 @@ def _array_like_on_ast(sides: Sides, node: ast.expr) -> bool:
     return sides.purity.is_array_like(node)
 
 
-# ---- batches: JF301's LibCST visitor against facts/batches.py, for each `for` loop and call ----------------------
-
-
-def _batch_outcomes_on_libcst(sides: Sides) -> dict:
-    """What JF301's visitor says (reports and declines), by where it says it: (line, column)."""
-    found = sides.__dict__.get("_jf301")
-    if found is None:
-        from codemods.batch_loop_to_vmap import BatchLoopToVmap
-
-        context = sides.context
-        context.explaining = True
-        visitor = BatchLoopToVmap(context)
-        try:
-            context.module.visit(_Batched(visitor))
-        finally:
-            context.explaining = False
-        found = {}
-        for diagnostic in visitor.diagnostics:
-            key = (diagnostic.start.line, diagnostic.start.column)
-            found.setdefault(key, []).append(("finding", diagnostic.message, diagnostic.fix is not None))
-        for decision in visitor.decisions:
-            key = (decision.start.line, decision.start.column)
-            found.setdefault(key, []).append(("declined", decision.reason))
-        sides.__dict__["_jf301"] = found
-    return found
-
-
-class _Batched(cst.CSTVisitor):
-    """Runs one BatchableCSTVisitor's visit_For and visit_Call over a module."""
-
-    def __init__(self, visitor) -> None:
-        super().__init__()
-        self.visitor = visitor
-
-    def visit_For(self, node: cst.For) -> None:
-        self.visitor.visit_For(node)
-
-    def visit_Call(self, node: cst.Call) -> None:
-        self.visitor.visit_Call(node)
-
-
-def _batch_key_libcst(sides: Sides, node: cst.CSTNode) -> tuple:
-    start = sides.context.positions[node].start
-    return (start.line, start.column + 1)
-
-
-def _batch_on_libcst(sides: Sides, node: cst.CSTNode) -> tuple:
-    found = _batch_outcomes_on_libcst(sides)
-    keys = [_batch_key_libcst(sides, node)]
-    if isinstance(node, cst.For):
-        keys.append(_batch_key_libcst(sides, node.iter))
-    return tuple(tuple(found.get(key, ())) for key in keys)
-
-
-def _batch_on_ast(sides: Sides, node: ast.AST) -> tuple:
-    facts = sides.file_facts
-    found: dict = sides.__dict__.get("_jf301_ast")
-    if found is None:
-        found = {}
-        for outcome in facts.batches.outcomes():
-            start = facts.span(outcome.node)[0]
-            key = (start.line, start.column)
-            if outcome.declined is not None:
-                found.setdefault(key, []).append(("declined", outcome.declined))
-            else:
-                found.setdefault(key, []).append(("finding", outcome.message, outcome.plan is not None))
-        sides.__dict__["_jf301_ast"] = found
-
-    def key(n):
-        start = facts.span(n)[0]
-        return (start.line, start.column)
-
-    keys = [key(node)] + ([key(node.iter)] if isinstance(node, ast.For) else [])
-    return tuple(tuple(found.get(k, ())) for k in keys)
-
-
-def _batch_candidates(sides: Sides) -> list[ast.AST]:
-    """Every (not async) `for` loop and every call of the module."""
-    return [*sides.screen.nodes_of(ast.For), *sides.screen.nodes_of(ast.Call)]
-
-
 FAMILIES: list[Family] = [
     Family("traced", f"Screen.in_traced_code vs TracedAnalysis.in_traced_code, {_BODY}", "may", _functions,
            _on_body(lambda s, node: id(node) in s.in_traced_code), _in_traced_code, first_body_node),
@@ -873,9 +792,6 @@ FAMILIES: list[Family] = [
            "its parameters as arrays; block_impurity of each if arm and of a conditional expression): reason and "
            "node, for each loop, function, if and conditional expression", "exact", _purity_candidates,
            _impurity_on_ast, _impurity_on_libcst),
-    Family("batches-exact", "facts.batches.BatchFacts vs JF301's LibCST visitor (analysis/batches.py): the finding's "
-           "place, message and whether it has a fix, or the decline, for each `for` loop and call", "exact",
-           _batch_candidates, _batch_on_ast, _batch_on_libcst),
     Family("array-like-exact", "facts.purity.Purity.is_array_like vs Dataflow.is_array_like (a name's through "
            "facts.predicates), for each expression read in the module", "exact", _all_expressions,
            _array_like_on_ast, lambda s, node: s.context.dataflow.is_array_like(node)),

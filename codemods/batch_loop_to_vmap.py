@@ -8,52 +8,25 @@ leaves loops that append or that JF301 rewrites, so one loop never gets two fixe
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass
 
 import libcst as cst
 
-from jaxfix.analysis.arrays import CalledArray, RecordedArray
-from jaxfix.analysis.dataflow import block_activity, body_statements
-from jaxfix.analysis.screen import Screen
-from jaxfix.analysis.shapes import FreshBuffer, same_shape
-from jaxfix.analysis.syntax import row_write, target_names, walk
-from jaxfix.analysis.batches import (
-    Batch, Count, Refused, append_of, batched_names, index_only, mentions, simple_assignment,
-    single_name_assign, snippet, stack_axis,
-)
-from jaxfix.analysis.batches_screen import may_batch
 from jaxfix.codemod import Codemod, Invalid, Valid
-from jaxfix.diagnostics import Fix, Safety
-from jaxfix.facts.knowledge.jax import STACKING
-from jaxfix.edit.batch_loop_to_vmap_fix import keep_body_comments, row_names, tuple_text
+from jaxfix.diagnostics import Diagnostic, Fix, Safety
+from jaxfix.edit.batch_loop_to_vmap_fix import keep_body_comments
+from jaxfix.facts.batches import Function, Plan
+from jaxfix.facts.module import FileFacts
 
 _AT = re.compile(r"\.\s*at\b")
-_RANDOM_NOTE = (
-    "; the body draws random numbers: jax.vmap draws the loop's numbers with JAX's default threefry PRNG, not "
-    "with the rbg implementations; check the stream if you rely on it"
-)
-# The Fix safety section's "may compute different numbers", in the message of every fix.
-_ROUNDING_NOTE = "; unsafe: batched products and reductions may round differently in the last bits"
-_INDEX_NOTE = (
-    "; unsafe: the index is mapped as an int32 array (the loop's was a Python int), and batched products and "
-    "reductions may round differently in the last bits"
-)
-
-class _NotThis(Exception):
-    """Not this rule's pattern after all: no finding."""
-
-
-@dataclass
-class _Spec:
-    """What jax.vmap maps: `func` (code) over `arguments` with `axes`; `function` is the local function to
-    define first, when the element is not a single call."""
-
-    func: str
-    axes: list
-    arguments: list[str]
-    random: bool
-    function: cst.FunctionDef | None = None
+_DESCRIPTIONS = {
+    "replace": "rewrite the list of per-element results with jax.vmap",
+    "define": "rewrite the list of per-element results with jax.vmap",
+    "append": "rewrite the loop of per-element results with jax.vmap",
+    "rows": "rewrite the loop writing rows with jax.vmap",
+}
 
 
 class BatchLoopToVmap(Codemod):
@@ -76,7 +49,7 @@ class BatchLoopToVmap(Codemod):
     flows between steps, the buffer is not read in the loop), and that each row has the shape of a row of the
     buffer (`.at[i].set` broadcasts a smaller value across the row, jax.vmap would stack it as it is). Where
     the rows' dtype is not proven to be the buffer's, the result gets `.astype(dtype)`, the cast `.at[i].set`
-    made. The shape and dtype proofs are JF104's (jaxfix/analysis/shapes.py; on `ast`, jaxfix/facts/symbolic.py).
+    made. The shape and dtype proofs are JF104's (jaxfix/facts/symbolic.py).
 
     Such a loop in traced code carries the buffer, so JF101 (fori_loop) and JF102 (scan) would see it too:
     steps that do not depend on each other are a batch, so those rules leave every loop that JF301 rewrites
@@ -209,10 +182,6 @@ class BatchLoopToVmap(Codemod):
     def may_match(cls, text: str) -> bool:
         return any(s in text for s in cls.screen) or _AT.search(text) is not None
 
-    @classmethod
-    def may_match_tree(cls, screen: Screen) -> bool:
-        return may_batch(screen)
-
 
     VALID = (
         # NumPy data preparation on the host
@@ -266,468 +235,123 @@ class BatchLoopToVmap(Codemod):
         ),
     )
 
-    def __init__(self, context) -> None:
-        super().__init__(context)
-        self._arange_used = False  # whether the fix being built maps `jnp.arange(n)` (its import may be needed)
+    looks_at = ("For", "Call")  # each `for` loop and each stacking call
 
-    @property
-    def batches(self):
-        """The module's batch facts (`jaxfix.analysis.batches`): what the rule reads to decide."""
-        return self.context.batches
-
-
-    # ---- matching ------------------------------------------------------------------------------------------
-
-    def visit_Call(self, node: cst.Call) -> None:
-        callee = self.context.names.callee(node)
-        if callee not in STACKING or not node.args:
-            return
-        first = node.args[0]
-        out_axis = stack_axis(node, callee)
-        if first.keyword is not None or first.star or out_axis is None:
-            return
-        batch = self.batches.batch(first.value)
-        if batch is None:
-            return
-        assumed = self.batches.assumed_rows(batch)
-        if assumed is None:
-            return  # NumPy data, a Python list, a pytree: not a batch jaxfix can prove
-        shown = STACKING[callee]
-        walked = "an index" if all(isinstance(a, Count) for a in batch.arrays) else "the rows of an array"
-        message = f"{shown} of per-element results over {walked}: jax.vmap computes them in one batched call"
-        try:
-            fix, random = self._plan(node, batch, out_axis)
-        except Refused as refused:
-            if not index_only(batch):
-                self.report(node, f"{message}; not rewritten: {refused}")
-                return
-            # over an index alone, what cannot be mapped is host-side arithmetic (brax's link roots)
-            return self.decline(node, f"not rewritten: {refused}; not reported: over an index alone this is usually host-side arithmetic")
-        if random:
-            message += _RANDOM_NOTE
-        if isinstance(assumed, (RecordedArray, CalledArray)):
-            message += "; " + assumed.evidence()
-        elif assumed[0]:
-            array, why, use = assumed
-            message += (
-                f"; assumes `{array}` is an array: {why} (given a tuple, list or dict, jax.vmap would walk its leaves "
-                f"and `{snippet(self.context.code_for(use))}` raises at trace time)"
-            )
-        self.report(node, message + self._unsafe_note(), fix)
-
-    def visit_For(self, node: cst.For) -> None:
-        """`ys = []`, `for x in xs: ...; ys.append(e)`, then `jnp.stack(ys)`: the loop form, when nothing
-        flows from one element to the next (a loop that carries state is JF102's)."""
-        if node.asynchronous is not None or node.orelse is not None:
-            return
-        statements = list(body_statements(node.body))
-        if not statements:
-            return
-        appended = append_of(statements[-1])
-        if appended is None:
-            finding = self._row_loop(node)
-            if finding is not None:
-                self.report(node, *finding)
-            return
-        collector, element = appended
-        batch = self.batches.loop_batch(node, element, statements[:-1])
-        if batch is not None:
-            batch.append = statements[-1]
-        if batch is None:
-            return
-        # Each array the loop walks is proven one, or a recorded run or every call in the project passed one there.
-        unproven = [a for a in batch.arrays if not (isinstance(a, Count) or self.batches.is_array(a))]
-        recorded = [self.context.arrays.argument_evidence(a) for a in unproven]
-        if None in recorded:
-            return
-        creation = self.batches.creation(node, collector)
-        if creation is None:
-            return
-        stack = self.batches.single_stack(node, collector, creation)
-        if stack is None:
-            return
-        stack_call, shown, out_axis = stack
-        flow = self.batches.dataflow().loop(node)
-        if flow.carried or flow.targets_live_out or flow.declared:
-            # a value flows between iterations (JF102's scan), or the loop's variable is read after it
-            return self.decline(node.iter, "a value flows from one step to the next, or the loop variable is read after the loop: not independent steps")
-        function = self.batches.dataflow().enclosing_function(node)
-        if isinstance(function, cst.FunctionDef):
-            captured = set(block_activity(body_statements(function.body)).captured)
-            if captured & {*flow.modified, *flow.targets}:
-                return  # a closure reads a name the loop assigns: it would stop seeing the loop's values
-        message = (
-            f"a loop appending per-element results that are stacked with {shown}: jax.vmap computes them in one "
-            "batched call"
-        )
-        try:
-            spec = self._spec(batch)
-            reason = next((simple_assignment(st) for st in batch.statements if simple_assignment(st)), None)
-            if reason:
-                raise Refused(reason)
-            if not self.batches.can_define_before(node) and spec.function is not None:
-                raise Refused("the loop's block cannot take a local function")
-        except Refused as refused:
-            if not index_only(batch):
-                self.report(node, f"{message}; not rewritten: {refused}")
-                return
-            return self.decline(node.iter, f"not rewritten: {refused}; not reported: over an index alone this is usually host-side arithmetic")
-        if spec.random:
-            message += _RANDOM_NOTE
-        for evidence in recorded:
-            message += "; " + evidence.evidence()
-        assign = cst.parse_statement(f"{collector} = {self._vmap_text(spec, out_axis)}\n")
-        pieces = [spec.function, assign] if spec.function is not None else [assign]
-        moved = [*creation.leading_lines, *node.leading_lines]
-        if creation.trailing_whitespace.comment is not None:  # `ys = []  # comment`
-            moved.insert(len(creation.leading_lines), cst.EmptyLine(comment=creation.trailing_whitespace.comment))
-        pieces = keep_body_comments(node, spec, pieces, moved)
-        if node.body.header.comment is not None:  # `for x in xs:  # comment` keeps its comment on the new line
-            pieces[-1] = pieces[-1].with_changes(trailing_whitespace=node.body.header)
-        fix = self.fix(
-            "rewrite the loop of per-element results with jax.vmap",
-            [
-                (creation, cst.RemovalSentinel.REMOVE),
-                (node, cst.FlattenSentinel(pieces)),
-                (stack_call, cst.Name(collector)),
-            ],
-            add_imports=self._imports(),
-        )
-        self.report(node, message + self._unsafe_note(), fix)
-
-    # ---- loops writing the rows of a fresh buffer ----------------------------------------------------------
-
-    def _row_loop(self, loop: cst.For) -> tuple[str, Fix | None] | None:
-        """`out = jnp.zeros((n, d))`, `for i in range(n): out = out.at[i].set(f(xs[i]))`: the finding (message,
-        fix) when every row of a fresh buffer is written once from `xs[i]`, None when this is not that loop."""
-        if loop.asynchronous is not None or loop.orelse is not None or not isinstance(loop.target, cst.Name):
-            return None
-        iterable = loop.iter
-        if not (isinstance(iterable, cst.Call) and self.batches.builtin(iterable.func, "range") and len(iterable.args) == 1):
-            return None
-        if iterable.args[0].keyword is not None or iterable.args[0].star:
-            return None
-        statements = list(body_statements(loop.body))
-        index = loop.target.value
-        write = single_name_assign(statements[-1]) if statements else None
-        value = row_write(write.value, index) if write is not None else None
-        if value is None or write.targets[0].target.value != write.value.func.value.value.value.value:
-            return None
-        out = write.targets[0].target.value
-        creation = self.batches.buffer_creation(loop, out)
-        if creation is None:
-            return None  # not a buffer created fresh just before the loop: not this pattern
-        message = (
-            f"a loop writing each row of `{out}` from one element of the batch: jax.vmap computes the rows in one "
-            "batched call"
-        )
-        try:
-            cast, spec = self._row_loop_plan(loop, statements, index, out, value, creation)
-        except Refused as refused:
-            return f"{message}; not rewritten: {refused}", None
-        except _NotThis:
-            return None
-        if spec.random:
-            message += _RANDOM_NOTE
-        vmapped = self._vmap_text(spec, 0)
-        line = cst.parse_statement(f"{out} = {vmapped}{f'.astype({cast})' if cast else ''}\n")
-        pieces = [spec.function, line] if spec.function is not None else [line]
-        moved = [*creation.leading_lines, *loop.leading_lines]
-        if creation.trailing_whitespace.comment is not None:
-            moved.insert(len(creation.leading_lines), cst.EmptyLine(comment=creation.trailing_whitespace.comment))
-        pieces = keep_body_comments(loop, spec, pieces, moved)
-        if loop.body.header.comment is not None:
-            pieces[-1] = pieces[-1].with_changes(trailing_whitespace=loop.body.header)
-        fix = self.fix(
-            "rewrite the loop writing rows with jax.vmap",
-            [(creation, cst.RemovalSentinel.REMOVE), (loop, cst.FlattenSentinel(pieces))],
-            add_imports=self._imports(),
-        )
-        return message + self._unsafe_note(), fix
-
-    def _unsafe_note(self) -> str:
-        """What the fix just built may change in the numbers: rounding, and an index mapped as int32."""
-        return _INDEX_NOTE if self._arange_used else _ROUNDING_NOTE
-
-    def _row_loop_plan(self, loop, statements, index, out, value, creation):
-        """What proves the rewrite (raises Refused with what is missing, _NotThis where the loop is no batch):
-        (the cast of the rows or None, the vmap spec)."""
-        symbolic = self.context.shapes.symbolic
-        buffer_call = creation.body[0].value
-        flow = self.batches.dataflow().loop(loop)
-        if flow.declared:
-            raise Refused("the loop assigns a global or nonlocal name")
-        if flow.targets_live_out:
-            raise Refused(f"the index `{index}` is read after the loop")
-        if any(n != out for n in flow.carried):
-            raise _NotThis()  # state flows from one step to the next: a scan or a fori_loop (JF102, JF101)
-        function = self.batches.dataflow().enclosing_function(loop)
-        if isinstance(function, cst.FunctionDef):
-            captured = set(block_activity(body_statements(function.body)).captured)
-            if captured & {*flow.modified, *flow.targets}:
-                raise Refused("a closure reads a name the loop assigns")
-        before = statements[:-1]
-        readers = [n for st in before for n in walk(st) if isinstance(n, cst.Name) and n.value == out]
-        readers += [n for n in walk(value) if isinstance(n, cst.Name) and n.value == out]
-        if readers:
-            raise _NotThis()  # rows computed from the buffer's earlier rows: a scan, not a batch
-        if any(out in target_names(t.target) for st in before for n in walk(st) if isinstance(n, cst.Assign) for t in n.targets):
-            raise Refused(f"the body assigns `{out}` besides writing its row")
-        reason = next((simple_assignment(st) for st in before if simple_assignment(st)), None)
-        if reason:
-            raise Refused(reason.replace("`.append`", f"row written into `{out}`"))
-        # The buffer: fresh, exactly as long as the loop, every row written.
-        trip = symbolic.dim(loop.iter.args[0].value, loop)
-        buffer = symbolic.fresh(buffer_call, creation, integer=trip)
-        if isinstance(buffer, str):
-            raise _NotThis()  # `out` starts as something else than a fresh array: not this pattern
-        if trip is None or buffer.leading is None or buffer.leading != trip:
-            if trip is not None and trip[0] == "const" and buffer.leading is not None and buffer.leading[0] == "const":
-                raise _NotThis()  # a buffer filled in part on purpose
-            raise Refused(
-                f"nothing proves that the loop's `{self.context.code_for(loop.iter.args[0].value)}` steps write "
-                f"every row of `{out}` (`{snippet(self.context.code_for(buffer_call))}`)"
-            )
-        # What the loop maps over: the rows of one array exactly `trip` rows long, read only as `xs[i]`; else
-        # the index itself, as `jnp.arange(n)` (the body then reads `xs[i]` with a traced index).
-        count = loop.iter.args[0].value
-        batch = Batch(value, [index], [Count(self.context.code_for(count))], statements=before)
-        parts = (*before, value)
-        rows = [s for part in parts for s in walk(part) if self.batches.row_subscript(s, index)]
-        uses = [n for part in parts for n in walk(part) if isinstance(n, cst.Name) and n.value == index]
-        if not uses:
-            raise Refused(f"the rows do not depend on the index `{index}`")
-        if self.batches.indexes_containers(index, parts):
-            raise _NotThis()  # copying items of Python lists or NumPy arrays into a buffer: host-side, no batch
-        if rows and len({r.value.value for r in rows}) == 1 and not self.batches.indexes_other(index, parts, rows[0].value):
-            array = rows[0].value
-            if (
-                array.value not in flow.modified
-                and self.batches.is_array(array)
-                and trip in symbolic.leading_dims(array.value, loop)
-            ):
-                batch = Batch(value, [index], [array], index=index, statements=before, count=count)
-        for row in rows:
-            if row.value.value in flow.modified or row.value.value == out:
-                raise Refused(f"the loop assigns `{row.value.value}`, whose rows it reads")
-        batch.append = statements[-1]  # the line writing the row: its comments go with the returned value
-        spec = self._spec(batch)  # a pure body that batches, using the index only where a tracer can be
-        # The rows' shape and dtype: those of a row of the buffer, or a cast to its dtype.
-        env: dict = {}
-        for statement in before:
-            assign = statement.body[0]
-            facts = self.batches.row_facts(assign.value, env, loop, index, 0)
-            for target in assign.targets:
-                for name in target_names(target.target):
-                    env[name] = facts if isinstance(target.target, cst.Name) else ([], [])
-        shapes, dtypes = self.batches.row_facts(value, env, loop, index, 0)
-        if buffer.row != () and (buffer.row is None or not any(same_shape(buffer.row, s) for s in shapes)):
-            raise Refused(
-                f"nothing proves that `{snippet(self.context.code_for(value))}` has the shape of a row of `{out}` "
-                "(`.at[i].set` broadcasts into the row, jax.vmap would stack it as it is)"
-            )
-        cast = None
-        if buffer.dtype is None or buffer.dtype not in dtypes:
-            cast = self._cast_text(buffer, loop)
-            if cast is None:
-                raise Refused(f"nothing proves that the rows have the dtype of `{out}`, and that dtype cannot be written here")
-        return cast, spec
-
-    def _cast_text(self, buffer: FreshBuffer, loop: cst.For) -> str | None:
-        """The buffer's dtype written so that it means the same where the loop was (`float`, `jnp.int32`,
-        `xs.dtype` of an `xs` the loop sees unchanged)."""
-        symbolic = self.context.shapes.symbolic
-        spelling = buffer.spelling
-        if spelling is None:
-            return None
-        if spelling[0] == "kind":
-            return spelling[1]
-        if spelling[0] == "dtype-of":
-            _, array, key = spelling
-            return f"{array.value}.dtype" if key is not None and symbolic.key(array.value, loop) == key else None
-        token = buffer.dtype
-        if token is None:
-            return None
-        if token[0] == "dtype-of":
-            name = spelling[1].value.value  # `x.dtype`
-            return f"{name}.dtype" if symbolic.key(name, loop) == token[1] else None
-        return self.context.code_for(spelling[1])
-
-    # ---- planning ------------------------------------------------------------------------------------------
-
-    def _plan(self, node: cst.Call, batch: Batch, out_axis: int):
-        """The fix for a comprehension or `map`, and whether the body draws random numbers; raises Refused
-        with what stops it."""
-        spec = self._spec(batch)
-        vmap_call = self._vmap_text(spec, out_axis)
-        if spec.function is None:
-            return self._replace(node, vmap_call), spec.random
-        statement = self.batches.statement(node)
-        if statement is None or not self.batches.can_define_before(statement) or self.batches.in_nested_scope(node, statement):
-            raise Refused("the element is not a single call, and its statement cannot take a local function before it")
-        function = spec.function.with_changes(leading_lines=statement.leading_lines)
-        replaced = statement.deep_replace(node, cst.parse_expression(vmap_call)).with_changes(leading_lines=())
-        fix = self.fix(
-            "rewrite the list of per-element results with jax.vmap",
-            [(statement, cst.FlattenSentinel([function, replaced]))],
-            add_imports=self._imports(),
-        )
-        return fix, spec.random
-
-    def _spec(self, batch: Batch) -> "_Spec":
-        """What jax.vmap maps: an existing function with each argument's axis, or a new local function."""
-        code = self.context.code_for
-        self._arange_used = False
-        if batch.mapped is not None:
-            positions = list(range(len(batch.arrays)))
-            random = self.batches.check_function(batch.mapped, positions, arguments=len(batch.arrays))
-            self.batches.check_single_result(batch.mapped, positions)
-            return _Spec(code(batch.mapped), [0] * len(positions), [self._argument(a) for a in batch.arrays], random)
-        element = batch.element
-        everything = [*batch.statements, element]
-        if any(isinstance(n, cst.NamedExpr) for part in everything for n in walk(part)):
-            raise Refused("the element assigns with `:=`")
-        rows = self._rows(batch)  # variable → the array it walks (index loops: `xs[i]` → xs)
-        single = None if batch.statements else self._single_call(element, batch, rows)
-        if single is not None:
-            func, axes, arguments = single
-            for arg in element.args:
-                impurity = self.batches.expression_impurity(arg.value)
-                if impurity is not None:
-                    raise Refused(f"an argument {impurity}")
-            batched = [i for i, axis in enumerate(axes) if axis == 0]
-            random = self.batches.check_function(func, batched, arguments=len(axes))
-            counted = [a for a in batch.arrays if isinstance(a, Count)]
-            if batch.numbered:
-                counted.append(Count(self.context.code_for(batch.count)))
-            counts = {self._argument(a) for a in counted}
-            self.batches.check_single_result(func, [i for i in batched if arguments[i] not in counts])  # an index is no array
-            return _Spec(code(func), axes, arguments, random)
-        # A named local function for the element.
-        params, arrays, statements, element = self._body_parameters(batch, element)
-        # The checks read the original code (the rewritten rows `xs[i]` → `x` are new nodes, without the
-        # metadata that resolves names): for an index loop the index and the array it reads are the batched
-        # values (the array is used only through `xs[i]`, so this taints no more than the rows; it is an array).
-        checked = [*batch.statements, batch.element] if batch.index is not None else [*statements, element]
-        tainted = {batch.index, batch.arrays[0].value} if batch.index is not None else set(params)
-        counted = {v for v, a in zip(batch.variables, batch.arrays) if isinstance(a, Count)}
-        rows = {batch.arrays[0].value} if batch.index is not None else set(params) - counted  # an index is no array
-        blocker = self.batches.batch_blocker(checked, tainted, 0)
-        if blocker is not None:
-            raise Refused(blocker)
-        arrays_known = frozenset(batched_names(checked, tainted))
-        for part in checked:
-            purity = self.batches.expression_impurity(part, arrays_known)
-            if purity is not None:
-                raise Refused(f"the body {purity}")
-        if not self.batches.element_is_array(checked[-1], rows):
-            raise Refused("the element is not proven to be one JAX array (a tuple would stack differently)")
-        random = self.batches.draws_random(checked, 0)
-        name = self.context.fresh_names.take("body", "batch_body", "per_element")
-        # The statements go in as nodes, not text: their comments and indentation would not parse as a body.
-        function = cst.parse_statement(f"def {name}({', '.join(params)}):\n    return {code(element)}\n")
-        if statements or batch.append is not None:  # keep the statements' own comments and blank lines
-            returned = function.body.body[-1]
-            if batch.append is not None:
-                returned = returned.with_changes(
-                    leading_lines=batch.append.leading_lines, trailing_whitespace=batch.append.trailing_whitespace
-                )
-            function = function.with_changes(body=function.body.with_changes(body=[*statements, returned]))
-        return _Spec(name, [0] * len(arrays), [self._argument(a) for a in arrays], random, function)
-
-    def _vmap_text(self, spec: "_Spec", out_axis: int) -> str:
-        vmap, _ = self.context.names.expression_for("jax.vmap")
-        in_axes = "" if all(axis == 0 for axis in spec.axes) else f", in_axes={tuple_text(spec.axes)}"
-        out_axes = "" if out_axis == 0 else f", out_axes={out_axis}"
-        return f"{self.context.code_for(vmap)}({spec.func}{in_axes}{out_axes})({', '.join(spec.arguments)})"
-
-    def _imports(self) -> list:
-        _, needed = self.context.names.expression_for("jax.vmap")
-        found = [needed] if needed else []
-        if self._arange_used:
-            _, arange = self.context.names.expression_for("jax.numpy.arange")
-            if arange and arange not in found:
-                found.append(arange)
+    @classmethod
+    def check(cls, facts: FileFacts) -> list[Diagnostic]:
+        """Each stacking call of a comprehension or map and each loop over the rows of arrays whose steps are
+        independent (facts/batches.py decides, in the order of the source), with its fix where jaxfix proves one;
+        why the others it recognised got no finding, for `jaxfix explain`."""
+        found = []
+        for outcome in facts.batches.outcomes():
+            if outcome.declined is not None:
+                facts.decline(cls.code, outcome.node, outcome.declined)
+            elif outcome.plan is None:
+                found.append(cls.finding(facts, outcome.node, outcome.message))
+            else:
+                plan = _FixPlan(outcome.plan, facts)
+                description = _DESCRIPTIONS[outcome.plan.form]
+                found.append(cls.finding(facts, outcome.node, outcome.message, description=description, plan=plan))
         return found
 
-    def _argument(self, array) -> str:
-        """The code of what jax.vmap maps: an array, or `jnp.arange(n)` for an index used as a number."""
-        if not isinstance(array, Count):
-            return self.context.code_for(array)
-        arange, _ = self.context.names.expression_for("jax.numpy.arange")
-        self._arange_used = True
-        return f"{self.context.code_for(arange)}({array.count})"
-
-    def _replace(self, node: cst.Call, call: str):
-        return self.fix(
-            "rewrite the list of per-element results with jax.vmap",
-            [(node, cst.parse_expression(call))],
-            add_imports=self._imports(),
-        )
-
-    def _rows(self, batch: Batch) -> dict[str, cst.BaseExpression]:
-        if batch.index is None:
-            return dict(zip(batch.variables, batch.arrays))
-        array = batch.arrays[0]
-        parts = [*batch.statements, batch.element]
-        uses = [n for p in parts for n in walk(p) if isinstance(n, cst.Name) and n.value == batch.index]
-        rows = [s for p in parts for s in walk(p) if self.batches.is_row(s, batch.index, array)]
-        if len(uses) != len(rows):
-            # The index is used as a number too: map it over `jnp.arange(n)`, and read the rows in the body.
-            if batch.count is None:
-                raise Refused(f"the index `{batch.index}` is used otherwise than as `{self.context.code_for(array)}[{batch.index}]`")
-            if rows and not self.batches.indexes_other(batch.index, parts, array):
-                batch.numbered = True  # map the rows of `xs` and the index (an empty `xs` stays empty)
-                return {batch.index: array}
-            batch.arrays = [Count(self.context.code_for(batch.count))]
-            batch.index = None
-            return {batch.variables[0]: batch.arrays[0]}
-        return {batch.index: array}
-
-    def _single_call(self, element, batch: Batch, rows):
-        """`f(a, x)`: the function, each argument's axis, and the arguments of the batched call; None when the
-        element is not one call whose arguments are either a whole row or free of the loop's variables."""
-        if not isinstance(element, cst.Call):
+    @classmethod
+    def fix_finding(cls, finding: Diagnostic, bridge) -> Fix | None:
+        """The batched call (and the local function) in place of the list or the loop, built on LibCST."""
+        plan: Plan = finding.plan.plan
+        changes = _Rewrite(plan, bridge).changes()
+        if changes is None:
             return None
-        variables = set(batch.variables)
-        if mentions(element.func, variables):
+        return Fix(finding.fix.safety, finding.fix.description, tuple(changes), tuple(plan.imports))
+
+
+@dataclass(frozen=True)
+class _FixPlan:
+    plan: Plan  # the decision on `ast` (facts/batches.py)
+    facts: FileFacts
+
+
+class _Rows(cst.CSTTransformer):
+    """`array[index]` read as the local function's parameter `row`."""
+
+    def __init__(self, index: str, array: str, row: str) -> None:
+        super().__init__()
+        self.index, self.array, self.row = index, array, row
+
+    def leave_Subscript(self, original, updated):
+        node = original
+        if (
+            isinstance(node.value, cst.Name)
+            and node.value.value == self.array
+            and len(node.slice) == 1
+            and isinstance(node.slice[0].slice, cst.Index)
+            and isinstance(node.slice[0].slice.value, cst.Name)
+            and node.slice[0].slice.value.value == self.index
+        ):
+            return cst.Name(self.row)
+        return updated
+
+
+class _Rewrite:
+    def __init__(self, plan: Plan, bridge) -> None:
+        self.plan = plan
+        self.bridge = bridge
+
+    def _node(self, node: ast.AST) -> cst.CSTNode:
+        found = self.bridge.cst_of(node)
+        if found is None:
+            raise ValueError(f"no LibCST node for the {type(node).__name__} at line {node.lineno}")
+        return found
+
+    def _line(self, statement: ast.stmt) -> cst.SimpleStatementLine:
+        line = self.bridge.line_of(statement)
+        if line is None:
+            raise ValueError(f"no LibCST line for the statement at line {statement.lineno}")
+        return line
+
+    def _function(self, function: Function | None) -> cst.FunctionDef | None:
+        """The local function: its statements go in as nodes, not text (their comments and indentation would not
+        parse as a body)."""
+        if function is None:
             return None
-        axes, arguments = [], []
-        for arg in element.args:
-            if arg.keyword is not None or arg.star:
-                return None  # jax.vmap maps keyword arguments along axis 0: keep them in a local function
-            value = arg.value
-            if batch.index is None and isinstance(value, cst.Name) and value.value in variables:
-                axes.append(0)
-                arguments.append(self._argument(rows[value.value]))
-            elif batch.index is not None and self.batches.is_row(value, batch.index, batch.arrays[0]):
-                axes.append(0)
-                arguments.append(self.context.code_for(batch.arrays[0]))
-            elif batch.numbered and isinstance(value, cst.Name) and value.value == batch.index:
-                axes.append(0)
-                arguments.append(self._argument(Count(self.context.code_for(batch.count))))
-            elif mentions(value, variables):
-                return None
-            else:
-                axes.append(None)
-                arguments.append(self.context.code_for(value))
-        if 0 not in axes:
-            raise Refused("the element does not depend on the loop's variable")
-        return element.func, axes, arguments
+        rows = _Rows(*function.rows) if function.rows is not None else None
+        element = self._node(function.element)
+        statements = [self._line(unit[0]) for unit in function.statements]
+        if rows is not None:
+            element = element.visit(rows)
+            statements = [statement.visit(rows) for statement in statements]
+        code = self.bridge.module.code_for_node(element)
+        made = cst.parse_statement(f"def {function.name}({', '.join(function.params)}):\n    return {code}\n")
+        if statements or function.append is not None:  # keep the statements' own comments and blank lines
+            returned = made.body.body[-1]
+            if function.append is not None:
+                append = self._line(function.append[0])
+                returned = returned.with_changes(leading_lines=append.leading_lines, trailing_whitespace=append.trailing_whitespace)
+            made = made.with_changes(body=made.body.with_changes(body=[*statements, returned]))
+        return made
 
-    def _body_parameters(self, batch: Batch, element):
-        """Parameters of the local function, the arrays it is mapped over, and its returned expression."""
-        if batch.index is None:
-            return list(batch.variables), list(batch.arrays), list(batch.statements), element
-        array = batch.arrays[0]
-        row = self.context.fresh_names.take(*row_names(array.value))
-        index, is_row = batch.index, self.batches.is_row
-
-        class Rows(cst.CSTTransformer):
-            def leave_Subscript(self, original, updated):
-                return cst.Name(row) if is_row(original, index, array) else updated
-
-        params, arrays = [row], [array]
-        if batch.numbered:
-            params, arrays = [index, row], [Count(self.context.code_for(batch.count)), array]
-        return params, arrays, [st.visit(Rows()) for st in batch.statements], element.visit(Rows())
+    def changes(self) -> list | None:
+        plan = self.plan
+        function = self._function(plan.spec.function)
+        if plan.form == "replace":
+            return [(self._node(plan.node), cst.parse_expression(plan.vmap_call))]
+        if plan.form == "define":
+            statement = self._line(plan.statement[0])
+            function = function.with_changes(leading_lines=statement.leading_lines)
+            call = self._node(plan.node)
+            replaced = statement.deep_replace(call, cst.parse_expression(plan.vmap_call)).with_changes(leading_lines=())
+            return [(statement, cst.FlattenSentinel([function, replaced]))]
+        loop = self._node(plan.node)
+        creation = self._line(plan.creation)
+        cast = f".astype({plan.cast})" if plan.cast else ""
+        line = cst.parse_statement(f"{plan.collector} = {plan.vmap_call}{cast}\n")
+        pieces = [function, line] if function is not None else [line]
+        moved = [*creation.leading_lines, *loop.leading_lines]
+        if creation.trailing_whitespace.comment is not None:  # `ys = []  # comment`
+            moved.insert(len(creation.leading_lines), cst.EmptyLine(comment=creation.trailing_whitespace.comment))
+        pieces = keep_body_comments(loop, plan.spec, pieces, moved)
+        if loop.body.header.comment is not None:  # `for x in xs:  # comment` keeps its comment on the new line
+            pieces[-1] = pieces[-1].with_changes(trailing_whitespace=loop.body.header)
+        changes = [(creation, cst.RemovalSentinel.REMOVE), (loop, cst.FlattenSentinel(pieces))]
+        if plan.form == "append":
+            changes.append((self._node(plan.stack_call), cst.Name(plan.collector)))
+        return changes

@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
-import libcst as cst
 import numpy as np
 import pytest
-from libcst.metadata import MetadataWrapper
 
 from jaxfix import corpus
-from jaxfix.analysis import ModuleContext
-from jaxfix.analysis.batches import Refused
+from jaxfix.facts.batches import Refused
+from jaxfix.facts.module import FileFacts
 from tests.helpers import codemod_for_module, findings, rewrite
 
 CODEMOD = codemod_for_module("batch_loop_to_vmap")
@@ -333,9 +331,9 @@ def test_jf301_takes_a_fresh_buffer_loop_that_jf101_and_jf102_would_rewrite(monk
     diagnostics, _, _ = analyse(independent, without)
     # The owner of a loop does not depend on the selection (as between JF101 and JF102): no fori_loop or scan.
     assert [d.code for d in diagnostics if d.fix is not None] == []
-    import jaxfix.codemods.batch_loop_to_vmap as jf301
+    import jaxfix.facts.batches as batch_facts
 
-    monkeypatch.setattr(jf301.BatchLoopToVmap, "_row_loop", lambda self, loop: None)
+    monkeypatch.setattr(batch_facts._Decision, "_row_loop", lambda self, loop, groups: None)
     diagnostics, _, _ = analyse(independent, without)
     assert [d.code for d in diagnostics if d.fix is not None] == ["JF101"]  # what JF301 takes over
 
@@ -488,25 +486,25 @@ def f(w, xs: jax.Array, ys: jax.Array, key):
 """
 
 
-def test_what_a_batch_walks_is_read_from_the_module_context() -> None:
-    """Which comprehension or loop walks the rows of arrays, and what its steps do, are facts of the module
-    (`ModuleContext.batches`), which any reader asks without the rule: the variables and what each walks, an
+def test_what_a_batch_walks_is_read_from_the_file_facts() -> None:
+    """Which comprehension or loop walks the rows of arrays, and what its steps do, are facts of the file
+    (`FileFacts.batches`, on `ast`), which any reader asks without the rule: the variables and what each walks, an
     index read as a row, the list an appending loop fills and the one stack that reads it, the fresh buffer a
     loop writes row by row, and what stops jax.vmap (a batched value given as a shape)."""
-    context = ModuleContext(MetadataWrapper(cst.parse_module(BATCHES)))
-    batches = context.batches
-    code = context.code_for
-    function = context.module.body[2]
-    pairs, noisy, rows, loop, out, buffer_loop, _ = function.body.body
-    zipped = batches.batch(pairs.body[0].value.args[0].value)
+    facts = FileFacts(BATCHES)
+    batches = facts.batches
+    code = batches.code
+    function = facts.tree.body[2]
+    pairs, noisy, rows, loop, out, buffer_loop, _ = function.body
+    zipped = batches.batch(pairs.value.args[0])
     assert zipped.variables == ["x", "y"] and [code(a) for a in zipped.arrays] == ["xs", "ys"]
     assert all(batches.is_array(a) for a in zipped.arrays) and batches.assumed_rows(zipped) == ("", None, None)
-    indexed = batches.batch(noisy.body[0].value.args[0].value)
+    indexed = batches.batch(noisy.value.args[0])
     assert indexed.index == "i" and code(indexed.arrays[0]) == "xs" and code(indexed.count) == "len(xs)"
     normal = indexed.element
     with pytest.raises(Refused, match="shape"):
         batches.check_function(normal.func, [1], len(normal.args))
-    appended = batches.loop_batch(loop, loop.body.body[-1].body[0].value.args[0].value, loop.body.body[:-1])
+    appended = batches.iteration(loop.target, loop.iter, loop.body[-1].value.args[0], [[s] for s in loop.body[:-1]])
     assert appended.variables == ["x"] and code(appended.arrays[0]) == "xs" and len(appended.statements) == 1
     creation = batches.creation(loop, "rows")
     assert creation is rows

@@ -3,6 +3,7 @@ fails loudly. These tests keep the premises true on the installed JAX, and show 
 
 from __future__ import annotations
 
+import ast
 import textwrap
 
 import libcst as cst
@@ -10,13 +11,14 @@ import pytest
 from libcst.metadata import MetadataWrapper
 
 from jaxfix.analysis.context import ModuleContext
+from jaxfix.facts.module import FileFacts
 
 
 def _argument(source: str, name: str) -> str | None:
-    context = ModuleContext(MetadataWrapper(cst.parse_module(textwrap.dedent(source).lstrip("\n"))))
-    for node in _walk(context.wrapper.module):
-        if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and node.value.value == name:
-            return context.arrays.traced_argument(node.value)
+    facts = FileFacts(textwrap.dedent(source).lstrip("\n"))
+    for node in ast.walk(facts.tree):
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == name:
+            return facts.arrays.traced_argument(node.value)
     raise AssertionError(f"no `{name}[...]` in the source")
 
 
@@ -87,7 +89,7 @@ def test_every_loud_function_raises_on_a_container() -> None:
     import jax
     import jax.numpy as jnp
 
-    from jaxfix.analysis.arrays import LOUD_FUNCTIONS
+    from jaxfix.facts.knowledge.jax import LOUD_FUNCTIONS
 
     other = {"dot", "matmul", "maximum", "minimum", "outer", "tensordot"}
     for qualified in sorted(LOUD_FUNCTIONS):
@@ -113,7 +115,7 @@ def test_every_loud_operator_and_attribute_raises_on_a_container() -> None:
 
     import jax.numpy as jnp
 
-    from jaxfix.analysis.arrays import LOUD_ATTRIBUTES
+    from jaxfix.facts.batches import LOUD_ATTRIBUTES
 
     loud = [operator.sub, operator.truediv, operator.floordiv, operator.pow, operator.matmul]
     with_arrays = [operator.add, operator.mul]
@@ -166,12 +168,10 @@ def test_vmap_over_a_tuple_computes_something_else_unless_a_use_raises() -> None
     ],
 )
 def test_loud_uses(element: str, loud: bool) -> None:
-    from jaxfix.analysis.arrays import loud_use
-
     source = HEAD + f"def f(xs, w, c):\n    return [{element} for x in xs]\n"
-    context = ModuleContext(MetadataWrapper(cst.parse_module(source)))
-    comprehension = next(n for n in _walk(context.wrapper.module) if isinstance(n, cst.ListComp))
-    assert (loud_use(context, "x", comprehension.elt) is not None) is loud
+    facts = FileFacts(source)
+    comprehension = next(n for n in ast.walk(facts.tree) if isinstance(n, ast.ListComp))
+    assert (facts.batches.loud_use("x", comprehension.elt) is not None) is loud
 
 
 def test_fixes_on_evidence_say_what_they_assume() -> None:
@@ -218,9 +218,9 @@ def test_array_annotations_of_every_common_spelling(annotation: str, imports: st
 
 def test_a_lambda_parameter_is_no_argument_of_the_enclosing_function() -> None:
     source = HEAD + "@jax.jit\ndef f(xs, i):\n    g = lambda xs: xs[i]\n    return g(xs)\n"
-    context = ModuleContext(MetadataWrapper(cst.parse_module(source)))
-    lambda_read = [n for n in _walk(context.wrapper.module) if isinstance(n, cst.Subscript)][0].value
-    assert context.arrays.traced_argument(lambda_read) is None
+    facts = FileFacts(source)
+    lambda_read = [n for n in ast.walk(facts.tree) if isinstance(n, ast.Subscript)][0].value
+    assert facts.arrays.traced_argument(lambda_read) is None
 
 
 # ---- a library call's output: a Flax module's `apply`, by convention one array --------------------------------
@@ -250,9 +250,10 @@ stateful = hk.transform_with_state(lambda x: hk.Linear(4)(x))
 def _output(body: str) -> str | None:
     source = HEAD + _MODELS + "\n@jax.jit\ndef f(variables, state, x, i):\n" + textwrap.indent(body, "    ")
     source += "    return out[i]\n"
-    context = ModuleContext(MetadataWrapper(cst.parse_module(source)))
-    reads = [n for n in _walk(context.wrapper.module) if isinstance(n, cst.Subscript) and isinstance(n.value, cst.Name)]
-    return context.arrays.library_output(reads[-1].value)
+    facts = FileFacts(source)
+    reads = [n for n in ast.walk(facts.tree) if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name)]
+    reads.sort(key=lambda n: (n.lineno, n.col_offset))
+    return facts.arrays.library_output(reads[-1].value)
 
 
 @pytest.mark.parametrize(

@@ -162,14 +162,23 @@ def test_a_module_the_ast_answers_for_is_not_parsed_with_libcst(monkeypatch) -> 
     assert wrapper is None and not errors and len(diagnostics) == 1
 
 
-def test_another_codemod_that_may_match_sends_the_module_to_libcst() -> None:
+def test_no_visitor_is_left_so_only_a_wanted_fix_parses_with_libcst(monkeypatch) -> None:
+    """Every rule decides on `ast` (JF301, the last visitor, moved): `check` with no fix wanted parses no module
+    with LibCST, even one where every rule may match; with fixes wanted, a module with a fixable finding is parsed,
+    to build its fix."""
     text = _KEY + (
         "import jax.numpy as jnp\n\nk = jax.random.PRNGKey(0)\n\ndef f(w, xs: jax.Array):\n"
         "    return jnp.stack([jnp.dot(w, x) for x in xs])\n"
     )
-    diagnostics, _, wrapper = engine.analyse(text, registry.all_codemods())
-    assert wrapper is not None  # JF301 (batch-loop-to-vmap) still runs as a LibCST visitor
-    assert {d.code for d in diagnostics} == {"JF902", "JF301"}
+    assert not [c.code for c in registry.all_codemods() if not c.answers_on_ast()], "no LibCST visitor left"
+    with monkeypatch.context() as patched:
+        patched.setattr(engine.cst, "parse_module", lambda *a, **k: pytest.fail("parsed with LibCST"))
+        patched.setattr(engine.fastnodes, "parse_module", lambda *a, **k: pytest.fail("parsed with LibCST"))
+        diagnostics, _, wrapper = engine.analyse(text, registry.all_codemods())
+    assert wrapper is None and {d.code for d in diagnostics} == {"JF902", "JF301"}
+    diagnostics, _, wrapper = engine.analyse(text, registry.all_codemods(), fixes=True)
+    assert wrapper is not None  # JF301's finding has a fix: built on LibCST
+    assert any(d.code == "JF301" and d.fix is not None and d.fix.changes for d in diagnostics)
 
 
 def test_suppressed_hints_stay_suppressed() -> None:

@@ -143,12 +143,6 @@ class ModuleContext:
         return Dataflow(self)
 
     @cached_property
-    def batches(self):
-        from jaxfix.analysis.batches import BatchAnalysis
-
-        return BatchAnalysis(self)
-
-    @cached_property
     def fresh_names(self):
         """One supply of fresh names for every codemod of a pass, so that two fixes never pick the same one: the
         `check`-rules' (`FileFacts.fresh_names`) where the engine gave their facts."""

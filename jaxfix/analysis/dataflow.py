@@ -45,7 +45,7 @@ from jaxfix.facts.model import ModuleModel
 from jaxfix.facts.knowledge.python import (
     COLLECTING_METHODS, FRESH_CONTAINER_CALLS, IO_BUILTINS, MUTATING_METHODS, PURE_BUILTINS, READING_METHODS,
 )
-from jaxfix.facts.purity import HIGHER_ORDER, returns_one_array  # noqa: F401 (returns_one_array: read from here)
+from jaxfix.facts.purity import HIGHER_ORDER, returns_one_array
 
 FunctionLike = Union[cst.FunctionDef, cst.Lambda, cst.Module]
 Loop = Union[cst.For, cst.While]

@@ -75,7 +75,6 @@ _SCOPE_BINDINGS = (  # the nodes `Screen._add_binding` reads
 )
 _ARRAY_EVIDENCE = frozenset({"shape", "ndim", "dtype", "size", "at", "T", "astype", "reshape"})  # `x.shape`: x is an array
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-_TRIES = (ast.Try, ast.TryStar) if hasattr(ast, "TryStar") else (ast.Try,)
 @dataclass
 class _Scope:
     """One function's bindings as the tracer screens need them."""
@@ -300,57 +299,6 @@ class Screen:
             found.update(_spellings(node.module or "", bound))
         found.update((word,) for word in words if word in bound)
         return found
-
-    # ---- arrays ------------------------------------------------------------------------------------------------
-
-    @cached_property
-    def statements(self) -> list[tuple[ast.stmt, ast.AST]]:
-        """Every statement, with the scope it binds names in: the innermost def or class around it, or the module."""
-        found: list[tuple[ast.stmt, ast.AST]] = []
-        stack = [(statement, self.tree) for statement in self.tree.body]
-        while stack:
-            statement, scope = stack.pop()
-            found.append((statement, scope))
-            if type(statement) in _WITH_BLOCKS:
-                inner = statement if isinstance(statement, _DEFS) else scope
-                for block in statement_blocks(statement):
-                    stack.extend((child, inner) for child in block)
-        return found
-
-    def binds_container(self, name: ast.Name) -> bool:
-        """Whether the def whose body reads `name` owns it and binds it to a list, tuple, dict or set display or
-        comprehension there (`xs = []`): then DataflowAnalysis.is_array_like surely says no, whatever its other
-        bindings (ArrayAnalysis needs every one to make an array, the traced-name path refuses a container, and a
-        single binding must be array-like). False where the owner is not plain: a lambda, class or module around
-        the read, `global`, `nonlocal`, `:=`, a comprehension or `match` binding the name, a class binding it."""
-        word = name.id
-        if word not in self._container_names:
-            return False  # the common case, decided in one look-up
-        index = self._index
-        position = next((p for p in index.positions.get(ast.Name, ()) if index.nodes[p] is name), None)
-        function = index.scopes[position] if position is not None else None
-        if type(function) not in (ast.FunctionDef, ast.AsyncFunctionDef) or self.nodes_of(ast.match_case):
-            return False
-        if any(word in ast_target_names(node.target) for node in self.nodes_of(ast.comprehension, ast.NamedExpr)):
-            return False
-        container = False
-        for statement, scope in self.statements:
-            if scope is function:
-                if isinstance(statement, (ast.Global, ast.Nonlocal)) and word in statement.names:
-                    return False
-                if type(statement) is ast.Assign and isinstance(statement.value, _CONTAINERS):
-                    container = container or any(type(t) is ast.Name and t.id == word for t in statement.targets)
-            elif isinstance(scope, ast.ClassDef) and word in _binds_here(statement):
-                return False
-        return container
-
-    @cached_property
-    def _container_names(self) -> frozenset[str]:
-        """The names some `name = <list, tuple, dict or set display or comprehension>` binds, in any scope."""
-        return frozenset(
-            target.id for node in self.nodes_of(ast.Assign) if isinstance(node.value, _CONTAINERS)
-            for target in node.targets if type(target) is ast.Name
-        )
 
     # ---- tracers and truth tests (predicates.py) -----------------------------------------------------------------
 
@@ -812,21 +760,6 @@ def _statement_binds(node: ast.AST) -> Iterator[str]:
         yield node.name
 
 
-def _binds_here(statement: ast.stmt) -> Iterator[str]:
-    """Names a statement binds in its own scope (not in the def or class it makes)."""
-    if isinstance(statement, ast.Assign):
-        for target in statement.targets:
-            yield from ast_target_names(target)
-    elif isinstance(statement, (ast.AnnAssign, ast.AugAssign)):
-        yield from ast_target_names(statement.target)
-    elif isinstance(statement, _DEFS):
-        yield statement.name
-    elif isinstance(statement, _TRIES):
-        yield from (handler.name for handler in statement.handlers if handler.name)
-    else:
-        yield from _statement_binds(statement)
-
-
 def _spellings(name: str, bound) -> Iterator[tuple[str, ...]]:
     """A dotted name of an import statement: each dotted prefix and each part alone, where import-bound."""
     parts = tuple(name.split(".")) if name and name != "*" else ()
@@ -872,47 +805,6 @@ def once_per_screen(fact):
             return found
 
     return remembered
-
-
-# ---- JF301, JF705: the ways each name is bound that may make it an array ------------------------------------------
-
-_CONTAINERS = (ast.List, ast.Tuple, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp)
-_SCALARS = (ast.Constant, ast.JoinedStr, ast.Lambda, ast.GeneratorExp)
-
-
-@once_per_screen
-def array_bindings(screen: Screen) -> dict[str, frozenset[str]]:
-    """Name → the kinds of its bindings, in any scope, that DataflowAnalysis.is_array_like may count for it:
-    "annotated" (a parameter with an annotation), "parameter" (one without), "value" (`name = v`, `name: T = v`
-    or `name := v` with a `v` that is no literal container, constant, f-string, lambda or generator; a bare
-    `name: T`), "scalar" (`name = v` with one of those but a container: a traced name may hold it), "augmented"
-    (`name op= v`). ArrayAnalysis proves a name only when all its bindings in its scope make arrays, which
-    "annotated", "value" and "augmented" may; the traced-name path also takes "parameter" and "scalar".
-    Names that only loops, `with`, imports, unpacking, defs and classes bind are absent."""
-    kinds: dict[str, set[str]] = {}
-
-    def add(name: str, kind: str) -> None:
-        kinds.setdefault(name, set()).add(kind)
-
-    for node in screen.nodes_of(ast.arg, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.NamedExpr):
-        kind = type(node)
-        if kind is ast.arg:
-            add(node.arg, "annotated" if node.annotation is not None else "parameter")
-        elif kind is ast.Assign:
-            value = node.value
-            how = None if isinstance(value, _CONTAINERS) else "scalar" if isinstance(value, _SCALARS) else "value"
-            if how is not None:
-                for target in node.targets:
-                    if type(target) is ast.Name:
-                        add(target.id, how)
-        elif kind is ast.AugAssign:
-            if type(node.target) is ast.Name:
-                add(node.target.id, "augmented")
-        elif kind in (ast.AnnAssign, ast.NamedExpr):
-            value = node.value
-            if type(node.target) is ast.Name and not isinstance(value, (*_CONTAINERS, *_SCALARS)):
-                add(node.target.id, "value")
-    return {name: frozenset(how) for name, how in kinds.items()}
 
 
 # ---- JF101, JF102: loops that may carry a name from one step to the next ------------------------------------------
@@ -990,7 +882,7 @@ def _loop_liveness(screen: Screen, function: ast.AST) -> dict[int, frozenset[str
     return found
 
 
-# ---- JF101, JF301: carried names and index uses that surely stop a lax loop or a batch ---------------------------
+# ---- JF101: carried names and index uses that surely stop a lax loop ----------------------------------------------
 
 _JUMPS = (ast.Return, ast.Raise, ast.Break, ast.Continue)
 _NESTED_SCOPES = (

@@ -1,5 +1,5 @@
 """Reading the library call summaries (`CALL_SUMMARIES` of `jaxfix.facts.knowledge.tables`) at a call, on LibCST:
-which summary applies, whether it is one array by convention (`array_output`: evidence for the loop rewrites). A
+which summary applies (whether it is one array by convention is facts/arrays.py's `array_output`, on `ast`). A
 summarised call is pure, which the loop-body purity check of `jaxfix.analysis.dataflow` reads too. What donation
 asks of the summaries is on `ast` in `jaxfix.facts.summaries`."""
 
@@ -80,23 +80,6 @@ def _instance_type(context, cls: cst.ClassDef, depth: int) -> str | None:
         if made is not None:
             return made
     return None
-
-
-def array_output(context, call: cst.Call) -> str | None:
-    """Evidence, not proof: the summary by which `call` returns one array by convention (`model.apply(variables,
-    x)` of a Flax module, `state.apply_fn(...)` by its name), or None; None too where a keyword the summary names
-    is passed (`mutable=[...]` returns a tuple). A module may return a tuple or a dict all the same: a rule may rely
-    on this only where anything but an array fails loudly."""
-    found = summary_of(context, call) or by_method_name(call)
-    if found is None or found[1].array_unless is None:
-        return None
-    for arg in call.args:
-        if arg.star == "**":
-            return None
-        if arg.keyword is not None and arg.keyword.value in found[1].array_unless:
-            if not (isinstance(arg.value, cst.Name) and arg.value.value in ("False", "None")):
-                return None
-    return found[0]
 
 
 # The summaries of methods recognised by their name alone, by that name (the first where two share one).

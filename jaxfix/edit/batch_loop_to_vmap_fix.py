@@ -1,15 +1,11 @@
-"""The code text and CST pieces of JF301's fix: the loop body's comments kept, the axes tuple, a row's name."""
+"""The CST pieces of JF301's fix: the loop body's comments kept (the axes tuple and a row's name are facts/batches.py's
+`tuple_text` and `row_names`)."""
 
 from __future__ import annotations
-
-import builtins
-from typing import Sequence
 
 import libcst as cst
 
 from jaxfix.analysis.metadata import children
-
-_BUILTINS = frozenset(dir(builtins))
 
 
 def keep_body_comments(loop: cst.For, spec, pieces: list, moved: list) -> list:
@@ -37,18 +33,3 @@ def _in_order(node: cst.CSTNode):
     yield node
     for child in children(node):
         yield from _in_order(child)
-
-
-def tuple_text(axes: Sequence[int | None]) -> str:
-    parts = ["None" if axis is None else str(axis) for axis in axes]
-    return f"({parts[0]},)" if len(parts) == 1 else f"({', '.join(parts)})"
-
-
-def row_names(array: str) -> tuple[str, ...]:
-    """Names for one row of `array`: `xs` → `x`, else `array_row`."""
-    names = []
-    singular = array[:-1]
-    if array.endswith("s") and not array.endswith("ss") and singular.isidentifier() and singular not in _BUILTINS:
-        names.append(array[:-1])
-    names.append(f"{array}_row")
-    return tuple(names)

@@ -39,7 +39,7 @@ _SCOPES = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp
 # A use of a name that raises on a tuple, list or dict (jaxfix.facts.arrays' loud uses).
 _LOUD_OPERATORS = (ast.Sub, ast.Div, ast.FloorDiv, ast.Pow, ast.MatMult)
 _LOUD_WITH_ARRAYS = (ast.Add, ast.Mult)  # `x * 2` repeats a tuple, `x + x` concatenates: only with an array or float
-_LOUD_ATTRIBUTES = frozenset("shape ndim T dtype size astype reshape sum mean max min ravel flatten transpose squeeze at".split())
+LOUD_ATTRIBUTES = frozenset("shape ndim T dtype size astype reshape sum mean max min ravel flatten transpose squeeze at".split())
 
 RANDOM_NOTE = (
     "; the body draws random numbers: jax.vmap draws the loop's numbers with JAX's default threefry PRNG, not "
@@ -268,7 +268,7 @@ def index_only(batch) -> bool:
 
 def _loud_parent(node, parent, facts) -> ast.AST | None:
     kind = type(parent)
-    if kind is ast.Attribute and parent.value is node and parent.attr in _LOUD_ATTRIBUTES:
+    if kind is ast.Attribute and parent.value is node and parent.attr in LOUD_ATTRIBUTES:
         return parent
     if kind is ast.UnaryOp and type(parent.op) is ast.USub:
         return parent

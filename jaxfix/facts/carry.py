@@ -403,6 +403,7 @@ class CarryAnalysis:
 
         for statement in loop.body:
             visit(statement)
+        visit = None  # the recursive closure holds itself (and `found`) in a cell: a cycle, unless cleared
         return found
 
     def code(self, expr: ast.AST) -> str:

@@ -33,7 +33,6 @@ class ModuleModel(Protocol):
     shapes: Any  # shapes.ShapeAnalysis
     carry: Any  # carry.CarryAnalysis
     dataflow: Any  # dataflow.Dataflow
-    batches: Any  # batches.BatchAnalysis
     fresh_names: Any  # codegen.FreshNames
     predicates: Any  # predicates.PredicateAnalysis
 

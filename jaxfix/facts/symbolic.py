@@ -9,8 +9,8 @@ A shape is a tuple of parts: ("const", 3), ("dim", key, k) for `x.shape[k]`, ("n
 variable, and ("spread", key, k) for the dimensions `x.shape[k:]`. A key names one value of a variable: the set
 of its bindings that reach the place it is read (so `n` read twice with no assignment in between is one key), or
 ("free", name) for a name the enclosing function does not bind. A dtype is a token: ("default", "float") for the
-default dtype of a kind, ("dtype", "float32"), or ("dtype-of", key) for `x.dtype`. The answers are those of
-LibCST's `analysis.shapes.SymbolicShapes` (which JF301 still reads), so that JF104 keeps its findings.
+default dtype of a kind, ("dtype", "float32"), or ("dtype-of", key) for `x.dtype`. The answers were those of
+LibCST's `analysis.shapes.SymbolicShapes`, deleted once JF301 (which reads this through facts/batches.py) moved.
 """
 
 from __future__ import annotations
