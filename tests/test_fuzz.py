@@ -49,13 +49,14 @@ def test_applying_twice_equals_applying_once(case) -> None:
 
 
 def test_the_checks_catch_a_broken_codemod(monkeypatch) -> None:
-    """The fuzzer's oracle can fail: a codemod that crashes on every call is reported."""
-    from jaxfix.analysis.context import ModuleContext
+    """The fuzzer's oracle can fail: a codemod that crashes on every call is reported (every rule is a `check`-rule:
+    the crash is planted in the facts they read)."""
+    from jaxfix.facts.module import FileFacts
 
     def broken(self):
         raise RuntimeError("planted")
 
-    monkeypatch.setattr(ModuleContext, "traced", property(broken))
+    monkeypatch.setattr(FileFacts, "traced", property(broken))
     text = next(t for t in SOURCES if "for " in t and "jit" in t)
     assert any("crashed" in problem for problem in fuzz.problems_of(text))
 
