@@ -185,3 +185,34 @@ def test_suppressed_hints_stay_suppressed() -> None:
     text = _KEY + "a = jax.random.PRNGKey(0)  # noqa: JF902\nb = jax.random.PRNGKey(1)\n"
     diagnostics, _, wrapper = engine.analyse(text, [JF902])
     assert wrapper is None and [d.start.line for d in diagnostics] == [4]
+
+
+def test_jaxfix_check_of_a_tree_with_findings_parses_no_file_with_libcst(tmp_path, monkeypatch) -> None:
+    """`jaxfix check` (text output, no fix asked for) of the bundled examples and a slice of the corpus, which hold
+    findings of every family, fixable ones among them: no module is parsed with LibCST (one process, so that the
+    patch reaches every file); `--diff` of the same tree parses the modules it fixes."""
+    import shutil
+    from pathlib import Path
+
+    from tests.helpers import invoke_in
+
+    root = Path(__file__).resolve().parent.parent
+    shutil.copytree(root / "examples", tmp_path / "examples")
+    for case in sorted((root / "corpus").glob("*/*/before.py"))[::3]:
+        shutil.copy(case, tmp_path / f"{case.parent.parent.name}_{case.parent.name}.py")
+    parsed: list[int] = []
+
+    def counting(original):
+        def counted(*args, **kwargs):
+            parsed.append(1)
+            return original(*args, **kwargs)
+        return counted
+
+    monkeypatch.setattr(engine.cst, "parse_module", counting(engine.cst.parse_module))  # libcst's own
+    monkeypatch.setattr(engine.fastnodes, "parse_module", counting(engine.fastnodes.parse_module))
+    result = invoke_in(tmp_path, "check", "--no-cache", "-j", "1", "--exit-zero", ".")
+    assert result.exit_code == 0, result.output
+    assert sum(" JF" in line for line in result.output.splitlines()) > 50  # findings of many rules
+    assert parsed == []
+    result = invoke_in(tmp_path, "apply", "--diff", "--unsafe-fixes", "--no-cache", "-j", "1", ".")
+    assert result.output.count("+++ ") > 10 and parsed  # fixes are built on LibCST, only here
