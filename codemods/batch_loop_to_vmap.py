@@ -8,7 +8,6 @@ leaves loops that append or that JF301 rewrites, so one loop never gets two fixe
 
 from __future__ import annotations
 
-import ast
 import re
 from dataclasses import dataclass
 
@@ -296,26 +295,14 @@ class _Rewrite:
         self.plan = plan
         self.bridge = bridge
 
-    def _node(self, node: ast.AST) -> cst.CSTNode:
-        found = self.bridge.cst_of(node)
-        if found is None:
-            raise ValueError(f"no LibCST node for the {type(node).__name__} at line {node.lineno}")
-        return found
-
-    def _line(self, statement: ast.stmt) -> cst.SimpleStatementLine:
-        line = self.bridge.line_of(statement)
-        if line is None:
-            raise ValueError(f"no LibCST line for the statement at line {statement.lineno}")
-        return line
-
     def _function(self, function: Function | None) -> cst.FunctionDef | None:
         """The local function: its statements go in as nodes, not text (their comments and indentation would not
         parse as a body)."""
         if function is None:
             return None
         rows = _Rows(*function.rows) if function.rows is not None else None
-        element = self._node(function.element)
-        statements = [self._line(unit[0]) for unit in function.statements]
+        element = self.bridge.required_cst(function.element)
+        statements = [self.bridge.required_line(unit[0]) for unit in function.statements]
         if rows is not None:
             element = element.visit(rows)
             statements = [statement.visit(rows) for statement in statements]
@@ -324,7 +311,7 @@ class _Rewrite:
         if statements or function.append is not None:  # keep the statements' own comments and blank lines
             returned = made.body.body[-1]
             if function.append is not None:
-                append = self._line(function.append[0])
+                append = self.bridge.required_line(function.append[0])
                 returned = returned.with_changes(leading_lines=append.leading_lines, trailing_whitespace=append.trailing_whitespace)
             made = made.with_changes(body=made.body.with_changes(body=[*statements, returned]))
         return made
@@ -333,15 +320,15 @@ class _Rewrite:
         plan = self.plan
         function = self._function(plan.spec.function)
         if plan.form == "replace":
-            return [(self._node(plan.node), cst.parse_expression(plan.vmap_call))]
+            return [(self.bridge.required_cst(plan.node), cst.parse_expression(plan.vmap_call))]
         if plan.form == "define":
-            statement = self._line(plan.statement[0])
+            statement = self.bridge.required_line(plan.statement[0])
             function = function.with_changes(leading_lines=statement.leading_lines)
-            call = self._node(plan.node)
+            call = self.bridge.required_cst(plan.node)
             replaced = statement.deep_replace(call, cst.parse_expression(plan.vmap_call)).with_changes(leading_lines=())
             return [(statement, cst.FlattenSentinel([function, replaced]))]
-        loop = self._node(plan.node)
-        creation = self._line(plan.creation)
+        loop = self.bridge.required_cst(plan.node)
+        creation = self.bridge.required_line(plan.creation)
         cast = f".astype({plan.cast})" if plan.cast else ""
         line = cst.parse_statement(f"{plan.collector} = {plan.vmap_call}{cast}\n")
         pieces = [function, line] if function is not None else [line]
@@ -353,5 +340,5 @@ class _Rewrite:
             pieces[-1] = pieces[-1].with_changes(trailing_whitespace=loop.body.header)
         changes = [(creation, cst.RemovalSentinel.REMOVE), (loop, cst.FlattenSentinel(pieces))]
         if plan.form == "append":
-            changes.append((self._node(plan.stack_call), cst.Name(plan.collector)))
+            changes.append((self.bridge.required_cst(plan.stack_call), cst.Name(plan.collector)))
         return changes

@@ -370,18 +370,6 @@ class _Rewrite:
             self.imports.append(needed)
         return text
 
-    def _line(self, statement: ast.stmt) -> cst.SimpleStatementLine:
-        line = self.bridge.line_of(statement)
-        if line is None:
-            raise ValueError(f"no LibCST line for the statement at line {statement.lineno}")
-        return line
-
-    def _node(self, node: ast.AST) -> cst.CSTNode:
-        found = self.bridge.cst_of(node)
-        if found is None:
-            raise ValueError(f"no LibCST node for the {type(node).__name__} at line {node.lineno}")
-        return found
-
     def fix(self):
         plan, loop = self.plan, self.loop
         carried = list(plan.carried)
@@ -419,7 +407,7 @@ class _Rewrite:
         else:
             call = f"{packed(carried)} = {scan}({arguments})[0]\n"
         # The comments of a removed `ys = ys[::-1]` line go above the scan, which now keeps the time order.
-        reversals = {output.name: self._line(output.reversal) for output in plan.outputs if output.reversal is not None}
+        reversals = {output.name: self.bridge.required_line(output.reversal) for output in plan.outputs if output.reversal is not None}
         reversal_comments = [line for output in plan.outputs if output.name in reversals for line in _comment_lines(reversals[output.name])]
         scan_line = cst.parse_statement(call).with_changes(leading_lines=reversal_comments)
         starts = self._restart_lines(step)
@@ -488,7 +476,7 @@ class _Rewrite:
             singular = _singular(array)
             row = self.names.take(f"{singular}_{target}", f"{array}_{target}", f"{singular}_row")
             row_names.append(row)
-            replacements.update({self._node(s): row for s in subscripts})
+            replacements.update({self.bridge.required_cst(s): row for s in subscripts})
         if len(row_names) == 1:
             return row_names[0], plan.rows[0][0], _Rows(replacements)
         param = self.names.take("inputs", "rows", "step_inputs")
@@ -509,7 +497,7 @@ class _Rewrite:
         returned: dict[str, str] = {}
         pending: list[cst.EmptyLine] = []
         kept: list[cst.BaseStatement] = []
-        appends = {self._line(output.append): output for output in plan.outputs}
+        appends = {self.bridge.required_line(output.append): output for output in plan.outputs}
         for statement in statements:
             output = appends.get(statement)
             if output is None:
@@ -525,12 +513,12 @@ class _Rewrite:
                 returned[output.name] = value.id
                 pending.extend(_comment_lines(statement))
             elif not (set(activity(value).reads) & written):
-                returned[output.name] = self._code(self._node(value).visit(rows))
+                returned[output.name] = self._code(self.bridge.required_cst(value).visit(rows))
                 pending.extend(_comment_lines(statement))
             else:
                 singular = _singular(output.name)
                 name = self.names.take(singular, f"{singular}_{plan.loop.target.id}", "y")
-                spelled = self._node(value)
+                spelled = self.bridge.required_cst(value)
                 assign = cst.parse_statement(f"{name} = {self._code(spelled)}\n")
                 assign = assign.with_changes(
                     body=[assign.body[0].with_changes(value=spelled)],
@@ -549,7 +537,7 @@ class _Rewrite:
         """Changes removing the `ys = []` lines, whose comments go to the next line that stays (the loop's
         own leading lines, returned, when that is the loop)."""
         loop = self.loop
-        creations = list(dict.fromkeys(self._line(output.creation) for output in self.plan.outputs))
+        creations = list(dict.fromkeys(self.bridge.required_line(output.creation) for output in self.plan.outputs))
         siblings = list(getattr(self.bridge.parent(loop), "body", ()))
         leading = list(loop.leading_lines)
         changes: list = []
@@ -611,7 +599,7 @@ class _Rewrite:
                 type(only) is ast.keyword and only.arg == "axis"
             ):
                 axis = only.value if type(only) is ast.keyword else only
-        spelled = self._node(call)
+        spelled = self.bridge.required_cst(call)
         if not rest or (axis is not None and self.facts.shapes.constant(axis) == 0):
             replacement = cst.parse_expression(array).with_changes(lpar=spelled.lpar, rpar=spelled.rpar)
             return [(spelled, replacement)]

@@ -133,6 +133,21 @@ class Bridge:
 
     # ---- ast -> LibCST -------------------------------------------------------------------------------------------
 
+    def required_cst(self, node: ast.AST) -> cst.CSTNode:
+        """`cst_of`, for a fix that cannot be built without the node: a missing one raises (the engine reports
+        the rule's internal error and keeps the finding without a fix)."""
+        found = self.cst_of(node)
+        if found is None:
+            raise ValueError(f"no LibCST node for the {type(node).__name__} at line {node.lineno}")
+        return found
+
+    def required_line(self, statement: ast.stmt) -> cst.SimpleStatementLine:
+        """`line_of`, raising where the statement has no LibCST line (as `required_cst`)."""
+        line = self.line_of(statement)
+        if line is None:
+            raise ValueError(f"no LibCST line for the statement at line {statement.lineno}")
+        return line
+
     def cst_of(self, node: ast.AST) -> cst.CSTNode | None:
         """The LibCST node that spells `node`, or None (a node LibCST has no node for, such as an f-string's
         literal part before Python 3.12, or a type the bridge does not know)."""
